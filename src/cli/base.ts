@@ -1,0 +1,44 @@
+import {Command, Errors} from '@oclif/core'
+import {ExitCode, InputError} from '../input/errors.js'
+
+/** Shown at the end of every command's help. */
+export const exitCodeHelp = `EXIT CODES
+  0    done
+  1    failed (an API or runtime error)
+  2    bad input (flags, scenario, runbook)
+  3    a gate failed and the run rolled back or held
+  4    refused (frozen, locked, not confirmed)
+  130  interrupted`
+
+/**
+ * The base of every sluice command: `--json` on, one exit-code table, errors as one line on
+ * stderr (or a JSON object on stdout under --json) with the right exit code either way.
+ */
+export abstract class SluiceCommand extends Command {
+  static override enableJsonFlag = true
+
+  /** Whether human output may use colour: only on a terminal, and never when NO_COLOR is set. */
+  protected get color(): boolean {
+    return Boolean(process.stdout.isTTY) && !process.env.NO_COLOR && !this.jsonEnabled()
+  }
+
+  /** Progress and notes go to stderr so stdout stays for results. */
+  protected note(message: string): void {
+    if (!this.jsonEnabled()) process.stderr.write(`${message}\n`)
+  }
+
+  // @oclif/core 4 exits 1 under --json whatever exit code the error carried, and wraps long
+  // messages over several lines; an operator needs the code and one greppable line.
+  protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+    if (error instanceof Errors.ExitError) throw error
+    const exit = error instanceof InputError ? error.exit : error.oclif?.exit ?? error.exitCode ?? ExitCode.failed
+    if (this.jsonEnabled()) {
+      this.logJson({error: {message: error.message, exit}})
+    } else {
+      const [first, ...rest] = error.message.split('\n')
+      process.stderr.write(`Error: ${first}\n${rest.length > 0 ? `${rest.join('\n')}\n` : ''}`)
+      if (process.env.DEBUG && error.stack) process.stderr.write(`${error.stack}\n`)
+    }
+    return this.exit(exit)
+  }
+}

@@ -1,0 +1,199 @@
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {basename, extname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import type {FleetConfig, Policy} from '../sim/config.js'
+import {InputError} from '../input/errors.js'
+import {formatPath, validate, YamlSource, type Path} from '../input/yaml-source.js'
+import {policyKeys, policySchema, scenarioSchema, type Scenario} from './schema.js'
+
+/** The scenarios that ship with sluice, in `scenarios/` at the package root. */
+export const builtinScenarioDir = fileURLToPath(new URL('../../../scenarios/', import.meta.url))
+
+export function builtinScenarioNames(): string[] {
+  return readdirSync(builtinScenarioDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => basename(f, '.yaml'))
+    .sort()
+}
+
+/** Command-line overrides of a scenario's numbers. They apply to the first pool and the first `broken` fault. */
+export interface ScenarioOverrides {
+  servers?: number
+  capacity?: number
+  demand?: number
+  broken?: number
+  faultAt?: number
+  fixAt?: number
+  duration?: number
+  seed?: number
+}
+
+const overrideFlags: Record<string, string> = {
+  'pools[0].servers': '--servers',
+  'pools[0].capacity': '--capacity',
+  'demand.rps': '--demand',
+  duration: '--duration',
+  seed: '--seed',
+}
+
+export interface LoadedScenario {
+  scenario: Scenario
+  /** Where it came from: a built-in name or a file path. */
+  origin: string
+}
+
+/** Loads a scenario by built-in name or file path, applies overrides, and validates the result. */
+export function loadScenario(nameOrFile: string, overrides: ScenarioOverrides = {}): LoadedScenario {
+  const file = resolveScenarioFile(nameOrFile)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new InputError(`--scenario: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+  }
+  const source = YamlSource.parse(file, text)
+  const data = source.data()
+  const brokenIndex = applyOverrides(data, overrides)
+  const flags = {...overrideFlags}
+  if (brokenIndex !== null) {
+    if (overrides.broken !== undefined) flags[`faults[${brokenIndex}].servers`] = '--broken'
+    if (overrides.faultAt !== undefined) flags[`faults[${brokenIndex}].from`] = '--fault-at'
+    if (overrides.fixAt !== undefined) flags[`faults[${brokenIndex}].to`] = overrides.faultAt === undefined ? '--fix-at' : '--fix-at/--fault-at'
+  }
+  const used = new Set(usedOverridePaths(overrides, brokenIndex))
+  const scenario = validate(scenarioSchema, data, source, (path: Path) => {
+    const key = formatPath(path)
+    return used.has(key) ? flags[key] : undefined
+  })
+  return {scenario, origin: nameOrFile}
+}
+
+function resolveScenarioFile(nameOrFile: string): string {
+  const looksLikeFile = nameOrFile.includes('/') || ['.yaml', '.yml'].includes(extname(nameOrFile))
+  if (looksLikeFile) {
+    if (!existsSync(nameOrFile)) throw new InputError(`--scenario: no such file ${nameOrFile}`)
+    return nameOrFile
+  }
+  const builtin = join(builtinScenarioDir, `${nameOrFile}.yaml`)
+  if (existsSync(builtin)) return builtin
+  if (existsSync(nameOrFile)) return nameOrFile
+  throw new InputError(`--scenario: unknown scenario "${nameOrFile}"; built-in scenarios are ${builtinScenarioNames().join(', ')}, or give a path to a YAML file`)
+}
+
+function usedOverridePaths(o: ScenarioOverrides, brokenIndex: number | null): string[] {
+  const paths: string[] = []
+  if (o.servers !== undefined) paths.push('pools[0].servers')
+  if (o.capacity !== undefined) paths.push('pools[0].capacity')
+  if (o.demand !== undefined) paths.push('demand.rps')
+  if (o.duration !== undefined) paths.push('duration')
+  if (o.seed !== undefined) paths.push('seed')
+  if (brokenIndex !== null) {
+    if (o.broken !== undefined) paths.push(`faults[${brokenIndex}].servers`)
+    if (o.faultAt !== undefined) paths.push(`faults[${brokenIndex}].from`)
+    if (o.fixAt !== undefined) paths.push(`faults[${brokenIndex}].to`)
+  }
+  return paths
+}
+
+type Loose = Record<string, unknown>
+
+/** Writes overrides into the raw data before validation, so one schema checks file and flags alike. Returns the index of the broken fault touched. */
+function applyOverrides(data: unknown, o: ScenarioOverrides): number | null {
+  if (typeof data !== 'object' || data === null) return null
+  const root = data as Loose
+  const pool = Array.isArray(root.pools) && typeof root.pools[0] === 'object' ? (root.pools[0] as Loose) : null
+  if (pool && o.servers !== undefined) pool.servers = o.servers
+  if (pool && o.capacity !== undefined) pool.capacity = o.capacity
+  if (o.demand !== undefined) {
+    const demand = (typeof root.demand === 'object' && root.demand !== null ? root.demand : {}) as Loose
+    delete demand.curve
+    demand.rps = o.demand
+    root.demand = demand
+  }
+  if (o.duration !== undefined) root.duration = o.duration
+  if (o.seed !== undefined) root.seed = o.seed
+  if (o.broken === undefined && o.faultAt === undefined && o.fixAt === undefined) return null
+  const faults = Array.isArray(root.faults) ? (root.faults as Loose[]) : []
+  root.faults = faults
+  let index = faults.findIndex((f) => typeof f === 'object' && f !== null && f.kind === 'broken')
+  if (index < 0) {
+    faults.push({kind: 'broken'})
+    index = faults.length - 1
+  }
+  const fault = faults[index]
+  if (o.broken !== undefined) fault.servers = o.broken
+  if (o.faultAt !== undefined) fault.from = o.faultAt
+  if (o.fixAt !== undefined) fault.to = o.fixAt
+  return index
+}
+
+/**
+ * A custom setup from the command line: `key=value,key=value`, e.g.
+ * `maxEjectionPercent=33,shed=true,slowStart=30`.
+ */
+export function parsePolicy(text: string): Policy {
+  const raw: Record<string, unknown> = {}
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=')
+    if (eq <= 0) throw new InputError(`--policy: expected key=value pairs separated by commas, got "${part}"`)
+    const key = part.slice(0, eq).trim()
+    const value = part.slice(eq + 1).trim()
+    if (!(policyKeys as string[]).includes(key))
+      throw new InputError(`--policy: unknown key "${key}"; expected one of ${policyKeys.join(', ')}`)
+    raw[key] = value === 'true' ? true : value === 'false' ? false : value !== '' && !Number.isNaN(Number(value)) ? Number(value) : value
+  }
+  const result = policySchema.safeParse(raw)
+  if (!result.success) {
+    const issue = result.error.issues[0]
+    throw new InputError(`--policy: ${formatPath(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`)
+  }
+  return result.data
+}
+
+/** The simulator's input for one of the scenario's setups (or a custom policy). */
+export function fleetConfig(scenario: Scenario, policy: Policy): FleetConfig {
+  const firstPool = scenario.pools[0].name
+  const servingPools = scenario.pools.filter((p) => p.kind === 'servers')
+  return {
+    duration: scenario.duration,
+    tick: scenario.tick,
+    seed: scenario.seed,
+    pools: scenario.pools.map((p) => ({
+      name: p.name,
+      kind: p.kind,
+      servers: p.servers ?? 0,
+      capacity: p.capacity ?? 0,
+      capacitySpread: p.capacitySpread,
+      collapse: p.collapse,
+      handshakeCost: p.handshakeCost,
+      connectionChurn: p.connectionChurn,
+      coldFactor: p.coldFactor,
+      warmupSeconds: p.warmupSeconds,
+      // Two seconds' worth of requests in flight: enough that normal traffic never runs out of threads.
+      threads: p.threads ?? 2 * (p.capacity ?? 1),
+    })),
+    dns: {
+      ttl: scenario.dns.ttl,
+      weights: scenario.dns.weights ?? Object.fromEntries(servingPools.map((p) => [p.name, 100])),
+    },
+    healthCheck: scenario.healthCheck,
+    clients: scenario.clients,
+    demand: {
+      curve: scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]],
+      types: Object.entries(scenario.demand.types).map(([name, share]) => ({name, share})),
+    },
+    faults: scenario.faults.map((f) => ({...f, pool: f.pool ?? firstPool})),
+    policy,
+  }
+}
+
+/** Picks setups by name; unknown names are an InputError that lists the scenario's setups. */
+export function pickSetups(scenario: Scenario, names: string[] | 'all'): Array<{name: string; policy: Policy}> {
+  const all = Object.entries(scenario.setups).map(([name, policy]) => ({name, policy}))
+  if (names === 'all') return all
+  return names.map((name) => {
+    const found = all.find((s) => s.name === name)
+    if (!found) throw new InputError(`--setup: unknown setup "${name}" in scenario ${scenario.name}; its setups are ${all.map((s) => s.name).join(', ')}`)
+    return found
+  })
+}

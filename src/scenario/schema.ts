@@ -1,0 +1,147 @@
+import {z} from 'zod'
+
+const seconds = z.number().nonnegative()
+const positive = z.number().positive()
+
+export const policySchema = z.strictObject({
+  maxEjectionPercent: z.number().min(0).max(100).default(100),
+  panicThreshold: z.number().min(0).max(100).default(0),
+  shed: z.boolean().default(false),
+  slowStart: seconds.default(0),
+  slowStartMinWeightPercent: z.number().gt(0).max(100).default(10),
+})
+
+export const policyKeys = Object.keys(policySchema.shape) as Array<keyof z.infer<typeof policySchema>>
+
+const poolSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes'),
+    kind: z.enum(['servers', 'sorry']).default('servers'),
+    servers: z.number().int().min(1).optional(),
+    capacity: positive.optional(),
+    capacitySpread: z.number().min(0).lt(1).default(0),
+    collapse: z.number().nonnegative().default(1),
+    handshakeCost: z.number().min(1).default(1),
+    connectionChurn: z.number().min(0).max(1).default(0),
+    coldFactor: z.number().gt(0).max(1).default(1),
+    warmupSeconds: seconds.default(0),
+    threads: positive.optional(),
+  })
+  .superRefine((pool, ctx) => {
+    if (pool.kind === 'sorry') return
+    if (pool.servers === undefined) ctx.addIssue({code: 'custom', path: ['servers'], message: 'a pool of kind servers needs a server count'})
+    if (pool.capacity === undefined) ctx.addIssue({code: 'custom', path: ['capacity'], message: 'a pool of kind servers needs a capacity (rps per server)'})
+  })
+
+const faultSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('broken'),
+    pool: z.string().optional(),
+    servers: z.number().int().min(1),
+    from: seconds,
+    to: seconds,
+    mode: z.enum(['hang', 'refuse']).default('hang'),
+  }),
+  z.strictObject({
+    kind: z.literal('thread-hold'),
+    pool: z.string().optional(),
+    type: z.string(),
+    holdSeconds: positive,
+    from: seconds,
+    to: seconds,
+  }),
+  z.strictObject({
+    kind: z.literal('metadata-outage'),
+    pool: z.string().optional(),
+    from: seconds,
+    to: seconds,
+    lookupCapacity: positive.nullable().default(null),
+  }),
+])
+
+const curvePoint = z.tuple([seconds, z.number().nonnegative()])
+
+export const scenarioSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    description: z.string().default(''),
+    duration: positive.default(600),
+    tick: positive.default(1),
+    seed: z.number().int().nonnegative().default(1),
+    pools: z.array(poolSchema).min(1),
+    demand: z
+      .strictObject({
+        rps: z.number().nonnegative().optional(),
+        curve: z.array(curvePoint).min(1).optional(),
+        types: z.record(z.string(), z.number().min(0).max(1)).default({all: 1}),
+      })
+      .superRefine((demand, ctx) => {
+        if ((demand.rps === undefined) === (demand.curve === undefined))
+          ctx.addIssue({code: 'custom', path: [], message: 'expected exactly one of rps (constant) or curve ([[seconds, rps], ...])'})
+        demand.curve?.forEach((point, i) => {
+          if (i > 0 && point[0] <= demand.curve![i - 1][0])
+            ctx.addIssue({code: 'custom', path: ['curve', i, 0], message: `expected times in ascending order, got ${point[0]} after ${demand.curve![i - 1][0]}`})
+        })
+        const total = Object.values(demand.types).reduce((a, b) => a + b, 0)
+        if (Math.abs(total - 1) > 1e-6)
+          ctx.addIssue({code: 'custom', path: ['types'], message: `expected traffic type shares that add up to 1, got ${Number(total.toFixed(6))}`})
+      }),
+    dns: z
+      .strictObject({
+        ttl: seconds.default(60),
+        weights: z.record(z.string(), z.number().int().min(0).max(255)).optional(),
+      })
+      .default({ttl: 60}),
+    healthCheck: z
+      .strictObject({
+        interval: positive.default(10),
+        baseEjection: positive.default(30),
+        maxEjection: positive.default(300),
+      })
+      .default({interval: 10, baseEjection: 30, maxEjection: 300}),
+    clients: z
+      .strictObject({
+        attempts: z.number().int().min(1).max(10).default(1),
+        timeout: positive.default(5),
+        backoffBase: seconds.default(0.1),
+        backoffMax: seconds.default(20),
+        retryBudget: z.number().min(0).max(1).nullable().default(null),
+        budgetWindow: positive.default(10),
+        honourRetryAfter: z.boolean().default(true),
+        retryAfter: seconds.default(5),
+      })
+      .default({attempts: 1, timeout: 5, backoffBase: 0.1, backoffMax: 20, retryBudget: null, budgetWindow: 10, honourRetryAfter: true, retryAfter: 5}),
+    faults: z.array(faultSchema).default([]),
+    setups: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case setup name'), policySchema).refine((s) => Object.keys(s).length > 0, 'expected at least one setup'),
+  })
+  .superRefine((scenario, ctx) => {
+    const pools = new Set(scenario.pools.map((p) => p.name))
+    scenario.pools.forEach((pool, i) => {
+      if (scenario.pools.findIndex((p) => p.name === pool.name) !== i)
+        ctx.addIssue({code: 'custom', path: ['pools', i, 'name'], message: `expected a unique pool name, "${pool.name}" is used twice`})
+    })
+    for (const name of Object.keys(scenario.dns.weights ?? {})) {
+      if (!pools.has(name)) ctx.addIssue({code: 'custom', path: ['dns', 'weights', name], message: `no pool named "${name}"; pools are ${[...pools].join(', ')}`})
+    }
+    if (scenario.pools.length > 1 && scenario.dns.weights === undefined)
+      ctx.addIssue({code: 'custom', path: ['dns'], message: 'expected dns.weights for every pool when there is more than one pool'})
+    scenario.faults.forEach((fault, i) => {
+      if (fault.to <= fault.from)
+        ctx.addIssue({code: 'custom', path: ['faults', i, 'to'], message: `expected the fix (to: ${fault.to}) after the fault starts (from: ${fault.from})`})
+      if (fault.from >= scenario.duration)
+        ctx.addIssue({code: 'custom', path: ['faults', i, 'from'], message: `expected a start before the end of the run (${scenario.duration} s)`})
+      if (fault.pool !== undefined && !pools.has(fault.pool))
+        ctx.addIssue({code: 'custom', path: ['faults', i, 'pool'], message: `no pool named "${fault.pool}"; pools are ${[...pools].join(', ')}`})
+      const target = scenario.pools.find((p) => p.name === (fault.pool ?? scenario.pools[0].name))
+      if (target?.kind === 'sorry')
+        ctx.addIssue({code: 'custom', path: ['faults', i, 'pool'], message: `pool "${target.name}" is a sorry pool and has no servers to break`})
+      if (fault.kind === 'broken' && target?.servers !== undefined && fault.servers > target.servers)
+        ctx.addIssue({code: 'custom', path: ['faults', i, 'servers'], message: `expected at most the pool's ${target.servers} servers, got ${fault.servers}`})
+      if (fault.kind === 'thread-hold' && !(fault.type in scenario.demand.types))
+        ctx.addIssue({code: 'custom', path: ['faults', i, 'type'], message: `no traffic type named "${fault.type}"; types are ${Object.keys(scenario.demand.types).join(', ')}`})
+    })
+  })
+
+export type ScenarioInput = z.input<typeof scenarioSchema>
+export type Scenario = z.output<typeof scenarioSchema>
+export type PolicyInput = z.input<typeof policySchema>

@@ -1,0 +1,111 @@
+/**
+ * The resolved description of a simulated fleet: what the scenario loader produces and the
+ * simulator consumes. Every field is filled in; defaults live in the scenario schema, so the
+ * simulator never has to guess.
+ */
+
+export interface PoolConfig {
+  name: string
+  /** `servers` is a load-balanced pool; `sorry` answers every request with a fast 503 (a maintenance endpoint a ramp parks traffic on). */
+  kind: 'servers' | 'sorry'
+  servers: number
+  /** Requests per second one warm server completes. */
+  capacity: number
+  /** Per-server capacity is drawn uniformly from capacity × (1 ± spread). */
+  capacitySpread: number
+  /** Work wasted per unit of overload: past capacity a server completes capacity × (1 − collapse × (asked/capacity − 1)). */
+  collapse: number
+  /** Work units a request on a new connection costs (the TLS handshake); 1 means no more than a request on an open one. */
+  handshakeCost: number
+  /** Fraction of open connections that clients close and reopen each second. */
+  connectionChurn: number
+  /** Capacity multiplier of a server that has just restarted (1 = never cold). */
+  coldFactor: number
+  /** Seconds of taking traffic a cold server needs to reach full capacity. */
+  warmupSeconds: number
+  /** Requests a server can hold open at once; a dependency that holds threads stalls the server when they run out. */
+  threads: number
+}
+
+/** A load-balancer setup: the guards the seed compares. */
+export interface Policy {
+  /** At most this share of a pool is ejected at once (100 = no cap). */
+  maxEjectionPercent: number
+  /** Below this share of hosts in rotation, route to every registered host (0 = off). */
+  panicThreshold: number
+  /** Servers reject work beyond their capacity with a fast 503 instead of slowing down. */
+  shed: boolean
+  /** Seconds over which a returning server's weight grows to full (0 = off). */
+  slowStart: number
+  /** Weight a server in slow start begins at, in percent. */
+  slowStartMinWeightPercent: number
+}
+
+export interface HealthCheckConfig {
+  interval: number
+  baseEjection: number
+  maxEjection: number
+}
+
+export interface ClientConfig {
+  /** Attempts per request, the first included. */
+  attempts: number
+  /** Seconds a client waits before it gives up on an attempt that gets no answer. */
+  timeout: number
+  backoffBase: number
+  backoffMax: number
+  /** Retries are allowed while retries stay under this share of requests (null = no budget). */
+  retryBudget: number | null
+  /** Seconds of history the retry budget looks at. */
+  budgetWindow: number
+  /** Clients wait for Retry-After on a 503 instead of their own backoff. */
+  honourRetryAfter: boolean
+  /** Seconds the Retry-After header of a fast 503 asks for. */
+  retryAfter: number
+}
+
+export interface TrafficType {
+  name: string
+  share: number
+}
+
+export interface DemandConfig {
+  /** Piecewise-linear curve of user requests per second: [seconds, rps], ascending. One point means constant. */
+  curve: Array<[number, number]>
+  types: TrafficType[]
+}
+
+export interface DnsConfig {
+  /** Seconds resolvers cache an answer; a weight change reaches all clients after one TTL. */
+  ttl: number
+  /** Route 53-style weights (0–255) per pool. */
+  weights: Record<string, number>
+}
+
+export type Fault =
+  | {kind: 'broken'; pool: string; servers: number; from: number; to: number; mode: 'hang' | 'refuse'}
+  | {kind: 'thread-hold'; pool: string; type: string; holdSeconds: number; from: number; to: number}
+  | {kind: 'metadata-outage'; pool: string; from: number; to: number; lookupCapacity: number | null}
+
+export interface FleetConfig {
+  /** Seconds simulated. */
+  duration: number
+  /** Seconds per tick. */
+  tick: number
+  seed: number
+  pools: PoolConfig[]
+  dns: DnsConfig
+  healthCheck: HealthCheckConfig
+  clients: ClientConfig
+  demand: DemandConfig
+  faults: Fault[]
+  policy: Policy
+}
+
+export const noGuard: Policy = {
+  maxEjectionPercent: 100,
+  panicThreshold: 0,
+  shed: false,
+  slowStart: 0,
+  slowStartMinWeightPercent: 10,
+}

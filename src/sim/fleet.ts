@@ -1,0 +1,260 @@
+import {ClientPopulation} from './clients.js'
+import type {FleetConfig} from './config.js'
+import {WeightedDns} from './dns.js'
+import {ServerPool, type PoolTick, type ThreadHold} from './pool.js'
+import {Random} from './random.js'
+import {SimulationRecord} from './record.js'
+
+interface ScheduledFault {
+  pool: number
+  from: number
+  to: number
+  apply: (active: boolean) => void
+}
+
+/**
+ * A simulated fleet in virtual time: clients, weighted DNS across pools, and each pool's load
+ * balancer and servers, advanced one fixed tick at a time. Deterministic for a given config and seed.
+ */
+export class Fleet {
+  readonly pools: ServerPool[]
+  readonly record: SimulationRecord
+  readonly dt: number
+  readonly ticks: number
+  readonly typeNames: string[]
+  /** Ticks simulated so far; the next step simulates tick `tick`. */
+  tick = 0
+  private readonly dns: WeightedDns
+  private readonly clients: ClientPopulation
+  private readonly restricted: Uint8Array
+  private readonly weights: Float64Array
+  private readonly faults: ScheduledFault[] = []
+  private readonly holds: Array<ThreadHold | null>
+  private readonly outages: Array<{from: number; to: number; lookupCapacity: number | null} | null>
+  private readonly fresh: Float64Array
+  private readonly arrived: Float64Array
+  private readonly poolArrivals: Float64Array
+  private readonly typeFast: Float64Array
+  private readonly typeSlow: Float64Array
+  private readonly tickOut: PoolTick = {
+    offered: 0, served: 0, failedFast: 0, failedSlow: 0, shed: 0, restricted: 0,
+    servedFraction: 0, fastFraction: 0, inRotation: 0, ejected: 0, panic: false,
+  }
+
+  constructor(readonly config: FleetConfig) {
+    this.dt = config.tick
+    this.ticks = Math.round(config.duration / config.tick)
+    const random = new Random(config.seed)
+    this.typeNames = config.demand.types.map((t) => t.name)
+    const types = this.typeNames.length
+    this.pools = config.pools.map((p) => new ServerPool(p, config.policy, config.healthCheck, this.dt, random))
+    this.weights = Float64Array.from(config.pools, (p) => config.dns.weights[p.name] ?? 0)
+    this.dns = new WeightedDns(this.pools.length, config.dns.ttl / this.dt, this.weights)
+    this.clients = new ClientPopulation(config.clients, types, this.dt)
+    this.restricted = new Uint8Array(types)
+    this.holds = this.pools.map(() => null)
+    this.outages = this.pools.map(() => null)
+    this.fresh = new Float64Array(types)
+    this.arrived = new Float64Array(types * config.clients.attempts)
+    this.poolArrivals = new Float64Array(types)
+    this.typeFast = new Float64Array(types)
+    this.typeSlow = new Float64Array(types)
+    this.record = new SimulationRecord(this.ticks, this.dt, config.pools.map((p) => p.name))
+    this.scheduleFaults(random)
+
+    // The run starts in steady state: every client already connected to the pool DNS sends it to.
+    const share = this.dns.published()
+    const demand0 = this.demandAt(0)
+    this.pools.forEach((pool, p) => pool.primeConnections(demand0 * share[p]))
+  }
+
+  get time(): number {
+    return this.tick * this.dt
+  }
+
+  get done(): boolean {
+    return this.tick >= this.ticks
+  }
+
+  poolIndex(name: string): number {
+    const p = this.pools.findIndex((pool) => pool.config.name === name)
+    if (p < 0) throw new Error(`no pool named ${name}`)
+    return p
+  }
+
+  typeIndex(name: string): number {
+    const j = this.typeNames.indexOf(name)
+    if (j < 0) throw new Error(`no traffic type named ${name}`)
+    return j
+  }
+
+  /** Publishes new DNS weights; clients follow as their resolvers' caches expire. */
+  setWeights(weights: Record<string, number>): void {
+    for (const [name, w] of Object.entries(weights)) this.weights[this.poolIndex(name)] = w
+    this.dns.publish(this.weights)
+  }
+
+  currentWeights(): Record<string, number> {
+    return Object.fromEntries(this.pools.map((p, i) => [p.config.name, this.weights[i]]))
+  }
+
+  /** Turns a traffic type away at every load balancer with a fast 503, or lets it back in. */
+  setRestricted(type: string, restricted: boolean): void {
+    this.restricted[this.typeIndex(type)] = restricted ? 1 : 0
+  }
+
+  isRestricted(type: string): boolean {
+    return this.restricted[this.typeIndex(type)] === 1
+  }
+
+  demandAt(seconds: number): number {
+    const curve = this.config.demand.curve
+    if (seconds <= curve[0][0]) return curve[0][1]
+    for (let i = 1; i < curve.length; i++) {
+      const [t1, r1] = curve[i]
+      if (seconds <= t1) {
+        const [t0, r0] = curve[i - 1]
+        return r0 + ((r1 - r0) * (seconds - t0)) / (t1 - t0)
+      }
+    }
+    return curve[curve.length - 1][1]
+  }
+
+  runUntil(seconds: number): void {
+    const until = Math.min(this.ticks, Math.round(seconds / this.dt))
+    while (this.tick < until) this.step()
+  }
+
+  run(): SimulationRecord {
+    while (!this.done) this.step()
+    return this.record
+  }
+
+  step(): void {
+    const t = this.tick
+    if (t >= this.ticks) return
+    const {dt, record, pools, typeNames} = this
+    const types = typeNames.length
+    const a = this.clients.attempts
+    const seconds = t * dt
+
+    for (const fault of this.faults) {
+      if (t === fault.from) fault.apply(true)
+      if (t === fault.to) fault.apply(false)
+    }
+    pools.forEach((pool, p) => {
+      const outage = this.outages[p]
+      if (!outage) return
+      if (t >= outage.from && t < outage.to) pool.newConnectionAdmission = 0
+      else if (outage.lookupCapacity !== null && pool.lastNewConnections > 0)
+        pool.newConnectionAdmission = Math.min(1, outage.lookupCapacity / pool.lastNewConnections)
+      else pool.newConnectionAdmission = 1
+    })
+
+    const demand = this.demandAt(seconds)
+    for (let j = 0; j < types; j++) this.fresh[j] = demand * this.config.demand.types[j].share
+    this.clients.arrivals(t, this.fresh, this.arrived)
+
+    const share = this.dns.advance()
+    this.typeFast.fill(0)
+    this.typeSlow.fill(0)
+    let offered = 0, served = 0, failed = 0, shed = 0, restricted = 0, inRotation = 0, ejected = 0, panic = 0
+    for (let p = 0; p < pools.length; p++) {
+      const pool = pools[p]
+      const s = share[p]
+      for (let j = 0; j < types; j++) {
+        let arriving = 0
+        for (let k = 0; k < a; k++) arriving += this.arrived[j * a + k]
+        this.poolArrivals[j] = arriving * s
+      }
+      const out = this.tickOut
+      if (pool.config.kind === 'sorry') {
+        let total = 0
+        for (let j = 0; j < types; j++) total += this.poolArrivals[j]
+        out.offered = total
+        out.served = 0
+        out.failedFast = total
+        out.failedSlow = 0
+        out.shed = 0
+        out.restricted = 0
+        out.servedFraction = 0
+        out.fastFraction = 1
+        out.inRotation = 0
+        out.ejected = 0
+        out.panic = false
+      } else {
+        pool.step(t, this.poolArrivals, this.restricted, this.holds[p], out)
+      }
+      // Each type's outcome at this pool, weighted by the share of the type's attempts it received.
+      const hold = this.holds[p]
+      for (let j = 0; j < types; j++) {
+        if (pool.config.kind !== 'sorry' && this.restricted[j]) {
+          this.typeFast[j] += s
+        } else if (hold && hold.type === j) {
+          this.typeSlow[j] += s
+        } else {
+          this.typeFast[j] += s * out.fastFraction
+          this.typeSlow[j] += s * Math.max(0, 1 - out.servedFraction - out.fastFraction)
+        }
+      }
+      const ps = record.pools[p]
+      ps.offered[t] = out.offered
+      ps.served[t] = out.served
+      ps.failed[t] = out.failedFast + out.failedSlow
+      ps.inRotation[t] = out.inRotation
+      offered += out.offered
+      served += out.served
+      failed += out.failedFast + out.failedSlow
+      shed += out.shed
+      restricted += out.restricted
+      inRotation += out.inRotation
+      ejected += out.ejected
+      if (out.panic) panic++
+    }
+    this.clients.settle(t, this.arrived, this.typeFast, this.typeSlow)
+
+    record.t[t] = seconds
+    record.demand[t] = demand
+    record.offered[t] = offered
+    record.served[t] = served
+    record.failed[t] = failed
+    record.shed[t] = shed
+    record.restricted[t] = restricted
+    record.retries[t] = this.clients.retriesMade
+    record.inRotation[t] = inRotation
+    record.ejected[t] = ejected
+    record.panic[t] = panic
+    this.tick = t + 1
+  }
+
+  private scheduleFaults(random: Random): void {
+    const toTick = (s: number): number => Math.round(s / this.dt)
+    for (const fault of this.config.faults) {
+      const p = this.poolIndex(fault.pool)
+      const pool = this.pools[p]
+      const from = toTick(fault.from)
+      const to = toTick(fault.to)
+      if (fault.kind === 'broken') {
+        // Which servers break is a seeded draw: the fault does not pick the first ones in a list.
+        const order = Int32Array.from({length: pool.size}, (_, i) => i)
+        random.shuffle(order, pool.size)
+        const victims = order.slice(0, Math.min(fault.servers, pool.size))
+        const refuse = fault.mode === 'refuse' ? 1 : 0
+        this.faults.push({
+          pool: p, from, to,
+          apply: (active) => {
+            for (const i of victims) {
+              pool.broken[i] += active ? 1 : -1
+              pool.refuses[i] = active ? refuse : 0
+            }
+          },
+        })
+      } else if (fault.kind === 'thread-hold') {
+        const hold = {type: this.typeIndex(fault.type), holdSeconds: fault.holdSeconds}
+        this.faults.push({pool: p, from, to, apply: (active) => { this.holds[p] = active ? hold : null }})
+      } else {
+        this.outages[p] = {from, to, lookupCapacity: fault.lookupCapacity}
+      }
+    }
+  }
+}
