@@ -32,11 +32,15 @@ export abstract class SluiceCommand extends Command {
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error
     const exit = error instanceof InputError ? error.exit : error.oclif?.exit ?? error.exitCode ?? ExitCode.failed
+    // oclif prefixes a flag's own parse error with "Parsing --flag" (ours already names the flag)
+    // and appends a pointer to --help; one line is what an operator can read and grep.
+    const message = error.message
+      .replace(/^Parsing --[\w-]+\s*\n\s*/, '')
+      .replace(/\n\s*See more help with --help\s*$/, '')
     if (this.jsonEnabled()) {
-      this.logJson({error: {message: error.message, exit}})
+      this.logJson({error: {message, exit}})
     } else {
-      const [first, ...rest] = error.message.split('\n')
-      process.stderr.write(`Error: ${first}\n${rest.length > 0 ? `${rest.join('\n')}\n` : ''}`)
+      process.stderr.write(`Error: ${message}\n`)
       if (process.env.DEBUG && error.stack) process.stderr.write(`${error.stack}\n`)
     }
     return this.exit(exit)

@@ -1,13 +1,13 @@
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {basename, extname, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 import type {FleetConfig, Policy} from '../sim/config.js'
 import {InputError} from '../input/errors.js'
+import {packageRoot} from '../package-root.js'
 import {formatPath, validate, YamlSource, type Path} from '../input/yaml-source.js'
 import {policyKeys, policySchema, scenarioSchema, type Scenario} from './schema.js'
 
 /** The scenarios that ship with sluice, in `scenarios/` at the package root. */
-export const builtinScenarioDir = fileURLToPath(new URL('../../../scenarios/', import.meta.url))
+export const builtinScenarioDir = join(packageRoot, 'scenarios')
 
 export function builtinScenarioNames(): string[] {
   return readdirSync(builtinScenarioDir)
@@ -169,8 +169,9 @@ export function fleetConfig(scenario: Scenario, policy: Policy): FleetConfig {
       connectionChurn: p.connectionChurn,
       coldFactor: p.coldFactor,
       warmupSeconds: p.warmupSeconds,
-      // Two seconds' worth of requests in flight: enough that normal traffic never runs out of threads.
+      // Two seconds' worth of requests at capacity: normal traffic never runs out of threads.
       threads: p.threads ?? 2 * (p.capacity ?? 1),
+      serviceTime: p.serviceTime,
     })),
     dns: {
       ttl: scenario.dns.ttl,

@@ -26,6 +26,7 @@ const poolSchema = z
     coldFactor: z.number().gt(0).max(1).default(1),
     warmupSeconds: seconds.default(0),
     threads: positive.optional(),
+    serviceTime: positive.default(0.1),
   })
   .superRefine((pool, ctx) => {
     if (pool.kind === 'sorry') return

@@ -25,6 +25,8 @@ export interface PoolConfig {
   warmupSeconds: number
   /** Requests a server can hold open at once; a dependency that holds threads stalls the server when they run out. */
   threads: number
+  /** Seconds a normal request holds a thread. */
+  serviceTime: number
 }
 
 /** A load-balancer setup: the guards the seed compares. */

@@ -190,7 +190,7 @@ export class Fleet {
       for (let j = 0; j < types; j++) {
         if (pool.config.kind !== 'sorry' && this.restricted[j]) {
           this.typeFast[j] += s
-        } else if (hold && hold.type === j) {
+        } else if (hold && hold.active && hold.type === j) {
           this.typeSlow[j] += s
         } else {
           this.typeFast[j] += s * out.fastFraction
@@ -250,8 +250,9 @@ export class Fleet {
           },
         })
       } else if (fault.kind === 'thread-hold') {
-        const hold = {type: this.typeIndex(fault.type), holdSeconds: fault.holdSeconds}
-        this.faults.push({pool: p, from, to, apply: (active) => { this.holds[p] = active ? hold : null }})
+        const hold: ThreadHold = {type: this.typeIndex(fault.type), holdSeconds: fault.holdSeconds, active: false}
+        this.holds[p] = hold
+        this.faults.push({pool: p, from, to, apply: (active) => { hold.active = active }})
       } else {
         this.outages[p] = {from, to, lookupCapacity: fault.lookupCapacity}
       }

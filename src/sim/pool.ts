@@ -20,11 +20,13 @@ export interface PoolTick {
   panic: boolean
 }
 
-/** The state of a thread-holding dependency for this tick, if any. */
+/** A dependency that holds threads: while active, requests of one type each hold a thread for holdSeconds. */
 export interface ThreadHold {
   /** Index of the traffic type whose requests hold threads. */
   type: number
   holdSeconds: number
+  /** After the fault is fixed, threads already held are still released only as their calls time out. */
+  active: boolean
 }
 
 /**
@@ -38,6 +40,7 @@ export interface ThreadHold {
 export class ServerPool {
   readonly size: number
   readonly capacity: Float64Array
+  readonly threads: Float64Array
   /** 1 while the server is registered with the load balancer (a drained server is not). */
   readonly registered: Uint8Array
   readonly ejected: Uint8Array
@@ -81,6 +84,7 @@ export class ServerPool {
     const n = config.kind === 'servers' ? config.servers : 0
     this.size = n
     this.capacity = new Float64Array(n)
+    this.threads = new Float64Array(n)
     this.registered = new Uint8Array(n).fill(1)
     this.ejected = new Uint8Array(n)
     this.ejectedUntil = new Int32Array(n)
@@ -101,6 +105,7 @@ export class ServerPool {
     for (let i = 0; i < n; i++) {
       const spread = config.capacitySpread === 0 ? 0 : config.capacitySpread * (2 * this.random.next() - 1)
       this.capacity[i] = config.capacity * (1 + spread)
+      this.threads[i] = config.threads * (1 + spread)
     }
   }
 
@@ -130,7 +135,7 @@ export class ServerPool {
       if (restricted[j]) restrictedLoad += arriving[j]
     }
     const routed = offered - restrictedLoad
-    const holdLoad = hold && !restricted[hold.type] ? arriving[hold.type] : 0
+    const holdLoad = hold && hold.active && !restricted[hold.type] ? arriving[hold.type] : 0
     const holdShare = routed > 0 ? holdLoad / routed : 0
 
     // Timers first: ejections that ran out and restarts that finished put servers back.
@@ -191,6 +196,7 @@ export class ServerPool {
     const warmStep = config.warmupSeconds > 0 ? dt / config.warmupSeconds : 1
     const cold = config.coldFactor
     const collapse = config.collapse
+    const serviceTime = config.serviceTime
     const admission = this.newConnectionAdmission
 
     if (totalWeight === 0) {
@@ -218,11 +224,14 @@ export class ServerPool {
           continue
         }
         // Requests of a thread-holding type never succeed and keep a thread each for holdSeconds.
+        // Threads limit throughput only near exhaustion (threads left / service time); when none
+        // are left the server stalls, and stays stalled until it is restarted.
         const heldLoad = l * holdShare
-        let threadsFree = 1
+        let threadCap = Infinity
         if (heldLoad > 0 || this.heldThreads[i] > 0) {
           this.heldThreads[i] += heldLoad * dt
-          if (this.heldThreads[i] >= config.threads) {
+          const free = this.threads[i] - this.heldThreads[i]
+          if (free <= 0) {
             this.stalled[i] = 1
             this.served[i] = 0
             this.openConnections[i] = 0
@@ -230,11 +239,11 @@ export class ServerPool {
             slow += l
             continue
           }
-          threadsFree = 1 - this.heldThreads[i] / config.threads
+          threadCap = free / serviceTime
         }
         slow += heldLoad
         const asked = l - heldLoad
-        const cap = this.capacity[i] * (cold + (1 - cold) * this.warmth[i]) * threadsFree
+        const cap = Math.min(this.capacity[i] * (cold + (1 - cold) * this.warmth[i]), threadCap)
         const onOpen = Math.min(asked, this.openConnections[i] * keep)
         let fresh = asked - onOpen
         newAsked += fresh
@@ -332,6 +341,8 @@ export class ServerPool {
       const i = ids[k]
       if (!this.registered[i]) continue
       this.registered[i] = 0
+      // A target registered again is a new host to the load balancer: no ejection history.
+      this.timesEjected[i] = 0
       if (this.ejected[i]) {
         this.ejected[i] = 0
         this.ejectedCount--
@@ -359,16 +370,5 @@ export class ServerPool {
       this.warmth[i] = 0
       this.restartingUntil[i] = t + Math.max(1, Math.round(downSeconds / this.dt))
     }
-  }
-
-  /** Clears every ejection and its history at once: "put them all back" at full weight. */
-  returnAll(): void {
-    for (let i = 0; i < this.size; i++) {
-      this.ejected[i] = 0
-      this.timesEjected[i] = 0
-      this.slowStartSince[i] = -1
-      this.registered[i] = 1
-    }
-    this.ejectedCount = 0
   }
 }

@@ -1,0 +1,22 @@
+import {Fleet} from '../../src/sim/fleet.js'
+import {fleetConfig, loadScenario, pickSetups} from '../../src/scenario/load.js'
+import type {Scenario} from '../../src/scenario/schema.js'
+import type {FleetConfig} from '../../src/sim/config.js'
+
+export function builtin(name: string): Scenario {
+  return loadScenario(name).scenario
+}
+
+/** A fleet for one of a scenario's setups, with an optional tweak to its config. */
+export function fleetFor(scenario: Scenario, setup: string, tweak: (c: FleetConfig) => void = () => {}): Fleet {
+  const [{policy}] = pickSetups(scenario, [setup])
+  const config = fleetConfig(scenario, policy)
+  tweak(config)
+  return new Fleet(config)
+}
+
+export function mean(values: ArrayLike<number>, from: number, to: number): number {
+  let sum = 0
+  for (let i = from; i < to; i++) sum += values[i]
+  return sum / (to - from)
+}
