@@ -138,51 +138,57 @@ export class ServerPool {
     const holdLoad = hold && hold.active && !restricted[hold.type] ? arriving[hold.type] : 0
     const holdShare = routed > 0 ? holdLoad / routed : 0
 
-    // Timers first: ejections that ran out and restarts that finished put servers back.
+    // Timers first (ejections that ran out, restarts that finished), and in the same pass the
+    // weights the balancer would use outside panic; panic, which is rare, redoes the weights.
+    const ejectedArr = this.ejected
+    const registeredArr = this.registered
+    const weight = this.weight
+    const slowStart = this.slowStartSince
+    const slowTicks = policy.slowStart / dt
+    const minWeight = policy.slowStartMinWeightPercent / 100
     let registeredCount = 0
     let inRotation = 0
+    let totalWeight = 0
     for (let i = 0; i < n; i++) {
-      if (this.ejected[i] && t >= this.ejectedUntil[i]) {
-        this.ejected[i] = 0
+      if (ejectedArr[i] !== 0 && t >= this.ejectedUntil[i]) {
+        ejectedArr[i] = 0
         this.ejectedCount--
-        if (policy.slowStart > 0) this.slowStartSince[i] = t
+        if (slowTicks > 0) slowStart[i] = t
       }
       if (this.restartingUntil[i] !== 0 && t >= this.restartingUntil[i]) {
         this.restartingUntil[i] = 0
-        if (policy.slowStart > 0) this.slowStartSince[i] = t
+        if (slowTicks > 0) slowStart[i] = t
       }
-      if (this.registered[i]) {
-        registeredCount++
-        if (!this.ejected[i]) inRotation++
-      }
-    }
-
-    const panic =
-      policy.panicThreshold > 0 && registeredCount > 0 && (inRotation * 100) / registeredCount < policy.panicThreshold
-    const slowTicks = policy.slowStart / dt
-    const minWeight = policy.slowStartMinWeightPercent / 100
-    let totalWeight = 0
-    for (let i = 0; i < n; i++) {
       let w = 0
-      if (this.registered[i]) {
-        if (panic) {
+      if (registeredArr[i] !== 0) {
+        registeredCount++
+        if (ejectedArr[i] === 0) {
+          inRotation++
           w = 1
-        } else if (!this.ejected[i]) {
-          w = 1
-          const since = this.slowStartSince[i]
+          const since = slowStart[i]
           if (since >= 0) {
             const elapsed = t - since
             if (elapsed < slowTicks) {
               w = elapsed / slowTicks
               if (w < minWeight) w = minWeight
             } else {
-              this.slowStartSince[i] = -1
+              slowStart[i] = -1
             }
           }
         }
       }
-      this.weight[i] = w
+      weight[i] = w
       totalWeight += w
+    }
+    const panic =
+      policy.panicThreshold > 0 && registeredCount > 0 && (inRotation * 100) / registeredCount < policy.panicThreshold
+    if (panic) {
+      // Panic routing ignores health and slow start: every registered host gets an equal share.
+      totalWeight = 0
+      for (let i = 0; i < n; i++) {
+        weight[i] = registeredArr[i]
+        totalWeight += registeredArr[i]
+      }
     }
 
     let served = 0
@@ -211,15 +217,17 @@ export class ServerPool {
       }
     } else {
       const perWeight = routed / totalWeight
+      const {load: loadOf, heldThreads: heldThreadsOf, broken: brokenOf, stalled: stalledOf, restartingUntil: restartingUntilOf, served: servedOf} = this
+      const {openConnections: openConnectionsOf, failing: failingOf, refuses: refusesOf, threads: threadsOf, capacity: capacityOf, warmth: warmthOf} = this
       for (let i = 0; i < n; i++) {
-        const l = perWeight * this.weight[i]
-        this.load[i] = l
-        this.heldThreads[i] *= holdDecay
-        if (this.broken[i] !== 0 || this.stalled[i] !== 0 || this.restartingUntil[i] !== 0) {
-          this.served[i] = 0
-          this.openConnections[i] = 0
-          this.failing[i] = 1
-          if (this.refuses[i] !== 0 || this.restartingUntil[i] !== 0) fast += l
+        const l = perWeight * weight[i]
+        loadOf[i] = l
+        heldThreadsOf[i] *= holdDecay
+        if (brokenOf[i] !== 0 || stalledOf[i] !== 0 || restartingUntilOf[i] !== 0) {
+          servedOf[i] = 0
+          openConnectionsOf[i] = 0
+          failingOf[i] = 1
+          if (refusesOf[i] !== 0 || restartingUntilOf[i] !== 0) fast += l
           else slow += l
           continue
         }
@@ -228,14 +236,14 @@ export class ServerPool {
         // are left the server stalls, and stays stalled until it is restarted.
         const heldLoad = l * holdShare
         let threadCap = Infinity
-        if (heldLoad > 0 || this.heldThreads[i] > 0) {
-          this.heldThreads[i] += heldLoad * dt
-          const free = this.threads[i] - this.heldThreads[i]
+        if (heldLoad > 0 || heldThreadsOf[i] > 0) {
+          heldThreadsOf[i] += heldLoad * dt
+          const free = threadsOf[i] - heldThreadsOf[i]
           if (free <= 0) {
-            this.stalled[i] = 1
-            this.served[i] = 0
-            this.openConnections[i] = 0
-            this.failing[i] = 1
+            stalledOf[i] = 1
+            servedOf[i] = 0
+            openConnectionsOf[i] = 0
+            failingOf[i] = 1
             slow += l
             continue
           }
@@ -243,8 +251,8 @@ export class ServerPool {
         }
         slow += heldLoad
         const asked = l - heldLoad
-        const cap = Math.min(this.capacity[i] * (cold + (1 - cold) * this.warmth[i]), threadCap)
-        const onOpen = Math.min(asked, this.openConnections[i] * keep)
+        const cap = Math.min(capacityOf[i] * (cold + (1 - cold) * warmthOf[i]), threadCap)
+        const onOpen = Math.min(asked, openConnectionsOf[i] * keep)
         let fresh = asked - onOpen
         newAsked += fresh
         if (admission < 1) {
@@ -269,16 +277,16 @@ export class ServerPool {
           slow += onOpen + fresh - done
           late = 1
         }
-        this.served[i] = done
-        this.openConnections[i] = done
-        this.failing[i] = late
+        servedOf[i] = done
+        openConnectionsOf[i] = done
+        failingOf[i] = late
         served += done
-        if (cold < 1 && this.warmth[i] < 1 && done > 0) this.warmth[i] = Math.min(1, this.warmth[i] + warmStep)
+        if (cold < 1 && warmthOf[i] < 1 && done > 0) warmthOf[i] = Math.min(1, warmthOf[i] + warmStep)
       }
     }
     this.lastNewConnections = newAsked
 
-    if (t % Math.max(1, Math.round(this.health.interval / dt)) === 0) this.healthCheck(t)
+    if (t % Math.max(1, Math.round(this.health.interval / dt)) === 0) inRotation -= this.healthCheck(t)
 
     out.offered = offered
     out.served = served
@@ -289,7 +297,7 @@ export class ServerPool {
     const normal = routed - holdLoad
     out.servedFraction = normal > 0 ? Math.min(1, served / normal) : 0
     out.fastFraction = normal > 0 ? Math.min(1 - out.servedFraction, fast / normal) : 0
-    out.inRotation = this.countInRotation()
+    out.inRotation = inRotation
     out.ejected = this.ejectedCount
     out.panic = panic
   }
@@ -298,9 +306,9 @@ export class ServerPool {
    * Periodic health check: servers in rotation that are down or answered late are ejected for
    * base × times-ejected (capped at the maximum), as Envoy's outlier detection does. When the cap
    * on ejections binds, which failing servers go is a seeded draw, since a real balancer sees
-   * them in no particular order.
+   * them in no particular order. Returns how many it ejected.
    */
-  private healthCheck(t: number): void {
+  private healthCheck(t: number): number {
     let count = 0
     for (let i = 0; i < this.size; i++) {
       if (!this.registered[i] || this.ejected[i]) continue
@@ -308,10 +316,11 @@ export class ServerPool {
       else if (this.timesEjected[i] > 0) this.timesEjected[i]-- // Envoy forgives a host that stays healthy.
     }
     const room = this.maxEjected - this.ejectedCount
-    if (count === 0 || room <= 0) return
+    if (count === 0 || room <= 0) return 0
     if (count > room) this.random.shuffle(this.candidates, count)
     const take = Math.min(room, count)
     for (let k = 0; k < take; k++) this.eject(this.candidates[k], t)
+    return take
   }
 
   private eject(i: number, t: number): void {

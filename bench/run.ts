@@ -1,0 +1,103 @@
+/**
+ * `npm run bench`: prints one JSON line per figure, {"name", "value", "unit"}. Figures that depend
+ * on a noisy shared machine come with a baseline measured in the same run, so compare ratios.
+ */
+import {spawnSync} from 'node:child_process'
+import {join} from 'node:path'
+import {packageRoot} from '../src/package-root.js'
+import {fleetConfig, loadScenario, pickSetups} from '../src/scenario/load.js'
+import type {FleetConfig} from '../src/sim/config.js'
+import {Fleet} from '../src/sim/fleet.js'
+
+function emit(name: string, value: number, unit: string): void {
+  process.stdout.write(`${JSON.stringify({name, value: Number(value.toPrecision(4)), unit})}\n`)
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/** 10,000 servers for an hour of virtual time with every mechanism the simulator has switched on. */
+function everythingOn(): FleetConfig {
+  const pool = {
+    kind: 'servers' as const, capacity: 100, capacitySpread: 0.2, collapse: 1, handshakeCost: 3,
+    connectionChurn: 0.01, coldFactor: 0.5, warmupSeconds: 60, threads: 200, serviceTime: 0.1,
+  }
+  return {
+    duration: 3600,
+    tick: 1,
+    seed: 42,
+    pools: [
+      {...pool, name: 'east', servers: 6000},
+      {...pool, name: 'west', servers: 4000},
+      {...pool, name: 'sorry', kind: 'sorry', servers: 0},
+    ],
+    dns: {ttl: 60, weights: {east: 60, west: 40, sorry: 0}},
+    healthCheck: {interval: 10, baseEjection: 30, maxEjection: 300},
+    clients: {attempts: 3, timeout: 5, backoffBase: 0.5, backoffMax: 20, retryBudget: 0.1, budgetWindow: 10, honourRetryAfter: true, retryAfter: 5},
+    demand: {
+      curve: [[0, 600_000], [1200, 800_000], [2400, 750_000], [3600, 700_000]],
+      types: [{name: 'interactive', share: 0.7}, {name: 'sync', share: 0.25}, {name: 'lookup', share: 0.05}],
+    },
+    faults: [
+      {kind: 'broken', pool: 'east', servers: 1800, from: 600, to: 1500, mode: 'hang'},
+      {kind: 'thread-hold', pool: 'west', type: 'lookup', holdSeconds: 30, from: 900, to: 2000},
+      {kind: 'metadata-outage', pool: 'east', from: 2400, to: 2700, lookupCapacity: 50_000},
+    ],
+    policy: {maxEjectionPercent: 33, panicThreshold: 50, shed: true, slowStart: 60, slowStartMinWeightPercent: 10},
+  }
+}
+
+function simulationThroughput(): void {
+  const config = everythingOn()
+  const serverTicks = 10_000 * 3600
+  const seconds: number[] = []
+  for (let run = 0; run < 3; run++) {
+    const fleet = new Fleet(config)
+    const start = process.hrtime.bigint()
+    fleet.run()
+    seconds.push(Number(process.hrtime.bigint() - start) / 1e9)
+  }
+  emit('sim.core.10k-servers-3600-ticks.server-ticks-per-second', serverTicks / median(seconds), 'server-ticks/s')
+  emit('sim.core.10k-servers-3600-ticks.wall', median(seconds) * 1000, 'ms')
+}
+
+function seedScenario(): void {
+  const {scenario} = loadScenario('outlook-2026')
+  const setups = pickSetups(scenario, 'all')
+  const times: number[] = []
+  for (let run = 0; run < 50; run++) {
+    const start = process.hrtime.bigint()
+    for (const {policy} of setups) new Fleet(fleetConfig(scenario, policy)).run()
+    times.push(Number(process.hrtime.bigint() - start) / 1e6)
+  }
+  emit('sim.outlook-2026.four-setups.wall', median(times), 'ms')
+}
+
+function startTimes(): void {
+  const run = join(packageRoot, 'bin', 'run.js')
+  const time = (args: string[]): number => {
+    const samples: number[] = []
+    for (let i = 0; i < 11; i++) {
+      const start = process.hrtime.bigint()
+      const result = spawnSync(process.execPath, args, {stdio: 'ignore'})
+      if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}`)
+      samples.push(Number(process.hrtime.bigint() - start) / 1e6)
+    }
+    return median(samples)
+  }
+  const bare = time(['-e', ''])
+  const help = time([run, '--help'])
+  const simulate = time([run, 'simulate', '--scenario', 'outlook-2026'])
+  emit('start.node-baseline.median', bare, 'ms')
+  emit('start.sluice-help.median', help, 'ms')
+  emit('start.sluice-simulate-outlook-2026.median', simulate, 'ms')
+  emit('start.sluice-help.ratio-to-node-baseline', help / bare, 'x')
+  emit('start.sluice-simulate-outlook-2026.ratio-to-node-baseline', simulate / bare, 'x')
+}
+
+simulationThroughput()
+seedScenario()
+startTimes()
