@@ -23,7 +23,7 @@ function median(values: number[]): number {
 function everythingOn(): FleetConfig {
   const pool = {
     kind: 'servers' as const, capacity: 100, capacitySpread: 0.2, collapse: 1, handshakeCost: 3,
-    connectionChurn: 0.01, coldFactor: 0.5, warmupSeconds: 60, threads: 200, serviceTime: 0.1,
+    connectionChurn: 0.01, coldFactor: 0.5, warmupSeconds: 60, threads: 200, serviceTime: 0.1, restartSeconds: 30,
   }
   return {
     duration: 3600,

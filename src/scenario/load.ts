@@ -172,6 +172,7 @@ export function fleetConfig(scenario: Scenario, policy: Policy): FleetConfig {
       // Two seconds' worth of requests at capacity: normal traffic never runs out of threads.
       threads: p.threads ?? 2 * (p.capacity ?? 1),
       serviceTime: p.serviceTime,
+      restartSeconds: p.restartSeconds,
     })),
     dns: {
       ttl: scenario.dns.ttl,

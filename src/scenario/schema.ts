@@ -27,6 +27,8 @@ const poolSchema = z
     warmupSeconds: seconds.default(0),
     threads: positive.optional(),
     serviceTime: positive.default(0.1),
+    /** Seconds a restarted server is down before it comes back (cold). */
+    restartSeconds: positive.default(30),
   })
   .superRefine((pool, ctx) => {
     if (pool.kind === 'sorry') return

@@ -27,6 +27,8 @@ export interface PoolConfig {
   threads: number
   /** Seconds a normal request holds a thread. */
   serviceTime: number
+  /** Seconds a restarted server is down. */
+  restartSeconds: number
 }
 
 /** A load-balancer setup: the guards the seed compares. */

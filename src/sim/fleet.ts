@@ -20,7 +20,7 @@ export class Fleet {
   readonly pools: ServerPool[]
   readonly record: SimulationRecord
   readonly dt: number
-  readonly ticks: number
+  ticks: number
   readonly typeNames: string[]
   /** Ticks simulated so far; the next step simulates tick `tick`. */
   tick = 0
@@ -38,7 +38,7 @@ export class Fleet {
   private readonly typeSlow: Float64Array
   private readonly tickOut: PoolTick = {
     offered: 0, served: 0, failedFast: 0, failedSlow: 0, shed: 0, restricted: 0,
-    servedFraction: 0, fastFraction: 0, inRotation: 0, ejected: 0, panic: false,
+    servedFraction: 0, fastFraction: 0, inRotation: 0, ejected: 0, panic: false, utilization: 0,
   }
 
   constructor(readonly config: FleetConfig) {
@@ -121,7 +121,8 @@ export class Fleet {
   }
 
   runUntil(seconds: number): void {
-    const until = Math.min(this.ticks, Math.round(seconds / this.dt))
+    // A wait that ends inside a tick lasts until the end of that tick.
+    const until = Math.min(this.ticks, Math.ceil(seconds / this.dt - 1e-9))
     while (this.tick < until) this.step()
   }
 
@@ -182,6 +183,7 @@ export class Fleet {
         out.inRotation = 0
         out.ejected = 0
         out.panic = false
+        out.utilization = 0
       } else {
         pool.step(t, this.poolArrivals, this.restricted, this.holds[p], out)
       }
@@ -202,6 +204,7 @@ export class Fleet {
       ps.served[t] = out.served
       ps.failed[t] = out.failedFast + out.failedSlow
       ps.inRotation[t] = out.inRotation
+      ps.latencyP99[t] = this.latencyP99(pool, out)
       offered += out.offered
       served += out.served
       failed += out.failedFast + out.failedSlow
@@ -227,6 +230,25 @@ export class Fleet {
     this.tick = t + 1
   }
 
+  /**
+   * A rough p99 in milliseconds: the client timeout when more than 1% of attempts hang, otherwise
+   * the service time stretched by queueing (M/M/1: 1 / (1 − utilisation)).
+   */
+  private latencyP99(pool: ServerPool, out: PoolTick): number {
+    if (out.offered <= 0) return NaN
+    if (out.failedSlow / out.offered > 0.01) return this.config.clients.timeout * 1000
+    const serviceMs = pool.config.serviceTime * 1000
+    return serviceMs / (1 - Math.min(0.95, out.utilization))
+  }
+
+  /** Lets the run go on past the scenario's duration (a rehearsal that outlasts it). */
+  extendTo(seconds: number): void {
+    const ticks = Math.round(seconds / this.dt)
+    if (ticks <= this.ticks) return
+    this.ticks = ticks
+    this.record.grow(ticks)
+  }
+
   private scheduleFaults(random: Random): void {
     const toTick = (s: number): number => Math.round(s / this.dt)
     for (const fault of this.config.faults) {
@@ -244,7 +266,9 @@ export class Fleet {
           pool: p, from, to,
           apply: (active) => {
             for (const i of victims) {
-              pool.broken[i] += active ? 1 : -1
+              // A server remediated while the fault was active has nothing left to clear.
+              if (active) pool.broken[i]++
+              else if (pool.broken[i] > 0) pool.broken[i]--
               pool.refuses[i] = active ? refuse : 0
             }
           },

@@ -18,6 +18,8 @@ export interface PoolTick {
   inRotation: number
   ejected: number
   panic: boolean
+  /** Load on the servers that took traffic, over what they could complete: above 1 means overload. */
+  utilization: number
 }
 
 /** A dependency that holds threads: while active, requests of one type each hold a thread for holdSeconds. */
@@ -68,6 +70,8 @@ export class ServerPool {
   readonly failing: Uint8Array
   private readonly weight: Float64Array
   private readonly candidates: Int32Array
+  /** This pool's copy of the setup: a runbook step may change slow start on one target group. */
+  readonly policy: Policy
   private ejectedCount = 0
   /** Share of new connections the shared metadata store can route this tick (1 = all). */
   newConnectionAdmission = 1
@@ -76,11 +80,12 @@ export class ServerPool {
 
   constructor(
     readonly config: PoolConfig,
-    private readonly policy: Policy,
+    policy: Policy,
     private readonly health: HealthCheckConfig,
     private readonly dt: number,
     private readonly random: Random,
   ) {
+    this.policy = {...policy}
     const n = config.kind === 'servers' ? config.servers : 0
     this.size = n
     this.capacity = new Float64Array(n)
@@ -196,6 +201,8 @@ export class ServerPool {
     let slow = 0
     let shed = 0
     let newAsked = 0
+    let loadUp = 0
+    let capUp = 0
     const h = config.handshakeCost
     const keep = 1 - Math.min(1, config.connectionChurn * dt)
     const holdDecay = hold ? Math.exp(-dt / hold.holdSeconds) : 1
@@ -261,6 +268,8 @@ export class ServerPool {
           fresh -= refused
         }
         const work = onOpen + fresh * h
+        loadUp += work
+        capUp += cap
         let done: number
         let late = 0
         if (work <= cap) {
@@ -300,6 +309,7 @@ export class ServerPool {
     out.inRotation = inRotation
     out.ejected = this.ejectedCount
     out.panic = panic
+    out.utilization = capUp > 0 ? loadUp / capUp : 0
   }
 
   /**
@@ -366,6 +376,14 @@ export class ServerPool {
       if (this.registered[i]) continue
       this.registered[i] = 1
       this.slowStartSince[i] = this.policy.slowStart > 0 ? t : -1
+    }
+  }
+
+  /** Repairs whatever a fault broke on these servers (the remediation a runbook's hook performs). */
+  remediate(ids: ArrayLike<number>): void {
+    for (let k = 0; k < ids.length; k++) {
+      this.broken[ids[k]] = 0
+      this.refuses[ids[k]] = 0
     }
   }
 

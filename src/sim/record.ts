@@ -5,27 +5,29 @@ export interface PoolSeries {
   served: Float64Array
   failed: Float64Array
   inRotation: Float64Array
+  /** Estimated p99 latency in ms; NaN when no traffic reached the pool. */
+  latencyP99: Float64Array
 }
 
 export class SimulationRecord {
-  readonly t: Float64Array
+  t: Float64Array
   /** User requests per second (new requests only). */
-  readonly demand: Float64Array
+  demand: Float64Array
   /** Attempts per second reaching the pools: new requests plus retries. */
-  readonly offered: Float64Array
+  offered: Float64Array
   /** Requests completed per second. */
-  readonly served: Float64Array
-  readonly failed: Float64Array
-  readonly shed: Float64Array
-  readonly restricted: Float64Array
-  readonly retries: Float64Array
-  readonly inRotation: Float64Array
-  readonly ejected: Float64Array
+  served: Float64Array
+  failed: Float64Array
+  shed: Float64Array
+  restricted: Float64Array
+  retries: Float64Array
+  inRotation: Float64Array
+  ejected: Float64Array
   /** Pools routing in panic mode. */
-  readonly panic: Float64Array
-  readonly pools: PoolSeries[]
+  panic: Float64Array
+  pools: PoolSeries[]
 
-  constructor(readonly ticks: number, readonly dt: number, poolNames: string[]) {
+  constructor(public ticks: number, readonly dt: number, poolNames: string[]) {
     const make = (): Float64Array => new Float64Array(ticks)
     this.t = make()
     this.demand = make()
@@ -38,6 +40,27 @@ export class SimulationRecord {
     this.inRotation = make()
     this.ejected = make()
     this.panic = make()
-    this.pools = poolNames.map((name) => ({name, offered: make(), served: make(), failed: make(), inRotation: make()}))
+    this.pools = poolNames.map((name) => ({name, offered: make(), served: make(), failed: make(), inRotation: make(), latencyP99: make()}))
+  }
+
+  /** Makes room for more ticks, keeping what was recorded. */
+  grow(ticks: number): void {
+    if (ticks <= this.ticks) return
+    const widen = (a: Float64Array): Float64Array => {
+      const b = new Float64Array(ticks)
+      b.set(a)
+      return b
+    }
+    for (const key of ['t', 'demand', 'offered', 'served', 'failed', 'shed', 'restricted', 'retries', 'inRotation', 'ejected', 'panic'] as const) {
+      this[key] = widen(this[key])
+    }
+    for (const p of this.pools) {
+      p.offered = widen(p.offered)
+      p.served = widen(p.served)
+      p.failed = widen(p.failed)
+      p.inRotation = widen(p.inRotation)
+      p.latencyP99 = widen(p.latencyP99)
+    }
+    this.ticks = ticks
   }
 }

@@ -1,0 +1,119 @@
+import type {Target, TargetGroupPort} from '../control/ports.js'
+import type {GateVerdict} from '../engine/events.js'
+import type {CycleStep} from '../runbook/load.js'
+import {describeCount, resolveCount} from '../runbook/units.js'
+import {gateFailure, type Action, type ActionContext, type StepOutcome} from './context.js'
+
+/** Seconds between looks at the group while waiting for room in the disruption budget. */
+const budgetPoll = 10
+
+/**
+ * Cycles a target group batch by batch: drain → restart → remediate → return (with slow start) →
+ * gate. Never more than the disruption budget out of rotation at once, counting targets that were
+ * already unhealthy, and never below the capacity headroom. A failed batch stops the cycle and is named.
+ */
+export const cycle: Action<CycleStep> = async (step, ctx) => {
+  const group = ctx.control.targetGroups.get(step.pool)
+  if (!group) return {status: 'failed', message: `no target group for pool ${step.pool}`}
+  const all = await group.targets()
+  const size = all.length
+  if (size === 0) return {status: 'failed', message: `${group.label} has no targets`}
+  const batchSize = resolveCount(step.batch, size)
+  const budget = step.budget ? resolveCount(step.budget, size) : batchSize
+  if (batchSize > budget)
+    return {status: 'failed', message: `a batch of ${describeCount(step.batch)} (${batchSize} of ${size}) is larger than the disruption budget of ${describeCount(step.budget!)} (${budget})`}
+
+  if (step.slowStart !== undefined) {
+    const before = await group.slowStart()
+    if (before !== step.slowStart)
+      await ctx.change('slow-start', group.label, before, step.slowStart, () => group.setSlowStart(step.slowStart!))
+  }
+
+  const batches: Target[][] = []
+  for (let k = 0; k < size; k += batchSize) batches.push(all.slice(k, k + batchSize))
+  const verdicts: GateVerdict[] = []
+  for (const [b, batch] of batches.entries()) {
+    const name = `batch ${b + 1} of ${batches.length}`
+    if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${name}; earlier batches are back in service`, verdicts}
+    const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts)
+    if (outcome) return outcome
+  }
+  return {status: 'done', message: `cycled ${size} targets in ${batches.length} batches`, verdicts}
+}
+
+async function cycleBatch(
+  step: CycleStep, ctx: ActionContext, group: TargetGroupPort, batch: Target[], name: string,
+  budget: number, size: number, verdicts: GateVerdict[],
+): Promise<StepOutcome | null> {
+  const ids = batch.map((t) => t.id)
+  const which = `${name} (${ids.length > 4 ? `${ids.slice(0, 3).join(', ')} … ${ids.at(-1)}` : ids.join(', ')})`
+
+  // Room in the budget: targets out of rotation now, plus the healthy ones this batch takes out.
+  const deadline = ctx.control.clock.now() + step.healthyTimeout
+  for (;;) {
+    const now = await group.targets()
+    const inBatch = new Set(ids)
+    const healthy = now.filter((t) => t.health === 'healthy')
+    const out = size - healthy.length
+    const taking = healthy.filter((t) => inBatch.has(t.id)).length
+    if (out + taking <= budget) {
+      const refusal = await headroom(step, ctx, healthy.length - taking)
+      if (refusal) return {status: 'failed', message: `${which}: ${refusal}`, verdicts}
+      break
+    }
+    if (ctx.control.clock.now() >= deadline)
+      return {status: 'failed', message: `${which}: ${out} of ${size} targets are already out of rotation; taking ${taking} more would exceed the disruption budget of ${budget}`, verdicts}
+    ctx.progress(`${which}: waiting for room in the disruption budget (${out} out, budget ${budget})`)
+    await ctx.control.clock.sleep(budgetPoll, ctx.signal)
+    if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${which}`, verdicts}
+  }
+
+  ctx.progress(`${which}: draining`)
+  await ctx.change('deregister', group.label, ids, null, () => group.deregister(ids))
+  if (!(await group.waitDrained(ids, step.drainTimeout, ctx.signal)))
+    ctx.warn(`${which}: still draining after ${step.drainTimeout} s; going on`)
+
+  for (const kind of ['restart', 'remediate'] as const) {
+    const hook = step[kind]
+    if (!hook) continue
+    ctx.progress(`${which}: ${kind}`)
+    const results = await Promise.allSettled(batch.map((t) => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout}, t, ctx.signal)))
+    const failed = results.flatMap((r, k) => (r.status === 'rejected' ? [`${batch[k].id}: ${(r.reason as Error).message}`] : []))
+    if (ctx.signal.aborted) return {status: 'interrupted', message: `interrupted during ${kind} of ${which}; its targets are out of rotation`, verdicts}
+    // A target whose hook failed stays out of rotation: returning it would put a broken server back.
+    if (failed.length > 0) return {status: 'error', message: `${which}: ${kind} failed for ${failed.join('; ')}; the batch stays out of rotation`, verdicts}
+  }
+
+  ctx.progress(`${which}: returning to service`)
+  await ctx.change('register', group.label, null, ids, () => group.register(ids))
+  if (!(await group.waitHealthy(ids, step.healthyTimeout, ctx.signal))) {
+    if (ctx.signal.aborted) return {status: 'interrupted', message: `interrupted while ${which} returned`, verdicts}
+    return {status: 'error', message: `${which}: not healthy ${step.healthyTimeout} s after returning`, verdicts}
+  }
+
+  if (step.gate) {
+    const result = await ctx.watch(step.gate, step.bake, which)
+    verdicts.push(...result.verdicts)
+    if (result.outcome === 'interrupted') return {status: 'interrupted', message: `interrupted while ${which} baked`, verdicts}
+    if (result.outcome === 'fail') {
+      if (step.onFailure === 'rollback') {
+        await ctx.change('deregister', group.label, ids, null, () => group.deregister(ids))
+        return {...gateFailure(step, result, `${which} taken back out of rotation`), verdicts}
+      }
+      return {...gateFailure(step, result, `stopped after ${which}`), verdicts}
+    }
+  } else if (step.bake > 0) {
+    await ctx.control.clock.sleep(step.bake, ctx.signal)
+  }
+  return null
+}
+
+/** Why taking targets out would leave too little capacity, or null when there is room. */
+async function headroom(step: CycleStep, ctx: ActionContext, remaining: number): Promise<string | null> {
+  if (step.headroom === undefined) return null
+  const demand = await ctx.metrics().read('request-rate', 60, step.pool)
+  if (demand === null) return `cannot check the ${step.headroom}% headroom: no request-rate data for ${step.pool} (missing data is never a pass)`
+  const usable = remaining * step.capacityPerTarget! * (1 - step.headroom / 100)
+  if (usable >= demand) return null
+  return `refusing to drain: the ${remaining} targets left can serve ${Math.round(remaining * step.capacityPerTarget!)} rps, ${Math.round(usable)} rps after ${step.headroom}% headroom, below the current ${Math.round(demand)} rps`
+}

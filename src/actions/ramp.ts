@@ -1,0 +1,88 @@
+import type {WeightMap} from '../control/ports.js'
+import type {RampStep} from '../runbook/load.js'
+import {gateFailure, type Action} from './context.js'
+
+/**
+ * Weights for one ramp step: the ramped set gets `percent`, the other sets share the rest in
+ * proportion to their weights before the ramp (equally if those were all 0).
+ */
+export function weightsAt(percent: number, set: string, start: WeightMap): WeightMap {
+  const others = Object.keys(start).filter((s) => s !== set).sort()
+  const rest = 100 - percent
+  const total = others.reduce((sum, s) => sum + start[s], 0)
+  const weights: WeightMap = {[set]: percent}
+  let given = 0
+  others.forEach((s, k) => {
+    const w = k === others.length - 1 ? rest - given : Math.round(rest * (total > 0 ? start[s] / total : 1 / others.length))
+    weights[s] = w
+    given += w
+  })
+  return weights
+}
+
+export function describeWeights(weights: WeightMap): string {
+  return Object.entries(weights)
+    .map(([s, w]) => `${s}=${w}`)
+    .join(' ')
+}
+
+const sameWeights = (a: WeightMap, b: WeightMap): boolean => Object.keys({...a, ...b}).every((k) => a[k] === b[k])
+
+/**
+ * Ramps traffic onto a weighted set step by step. Each step is one DNS change, baked for at least
+ * a TTL and admitted only if its gate passes. A failed gate, or an interruption, puts the weights
+ * back to the last step that passed: a ramp never stays on weights its gate rejected.
+ */
+export const ramp: Action<RampStep> = async (step, ctx) => {
+  const dns = ctx.dns()
+  const ttl = await dns.ttl()
+  if (step.bake < ttl) {
+    if (!step.allowShortBake)
+      return {status: 'failed', message: `the bake of ${step.bake} s is shorter than the TTL of ${dns.label} (${ttl} s); not every client would see a step before it is judged`}
+    ctx.warn(`bake of ${step.bake} s is shorter than the TTL of ${ttl} s (allowShortBake is set)`)
+  }
+  const start = await dns.readWeights()
+  if (!(step.set in start))
+    return {status: 'failed', message: `${dns.label} has no weighted set "${step.set}"; it has ${Object.keys(start).join(', ')}`}
+
+  let current = start
+  let lastGood = start
+  let lastGoodLabel = `the starting weights (${describeWeights(start)})`
+  const verdicts = []
+  const revert = async (): Promise<void> => {
+    if (sameWeights(current, lastGood)) return
+    await ctx.change('dns-weights', dns.label, current, lastGood, () => dns.applyWeights(lastGood))
+    current = lastGood
+  }
+
+  for (const percent of step.schedule) {
+    if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${step.set} ${percent}%; holding at ${lastGoodLabel}`, verdicts}
+    const weights = weightsAt(percent, step.set, start)
+    if (!sameWeights(weights, current)) {
+      await ctx.change('dns-weights', dns.label, current, weights, () => dns.applyWeights(weights))
+      current = weights
+    }
+    ctx.progress(`${step.set} at ${percent}% (${describeWeights(weights)}), baking ${step.bake} s`)
+    if (step.gate) {
+      const result = await ctx.watch(step.gate, step.bake, `${step.set} ${percent}%`)
+      verdicts.push(...result.verdicts)
+      if (result.outcome === 'interrupted') {
+        await revert()
+        return {status: 'interrupted', message: `interrupted at ${step.set} ${percent}%; weights back to ${lastGoodLabel}`, verdicts}
+      }
+      if (result.outcome === 'fail') {
+        await revert()
+        return {...gateFailure(step, result, `weights back to ${lastGoodLabel}`), verdicts}
+      }
+    } else {
+      await ctx.control.clock.sleep(step.bake, ctx.signal)
+      if (ctx.signal.aborted) {
+        await revert()
+        return {status: 'interrupted', message: `interrupted at ${step.set} ${percent}%; weights back to ${lastGoodLabel}`, verdicts}
+      }
+    }
+    lastGood = weights
+    lastGoodLabel = `${step.set} ${percent}% (${describeWeights(weights)})`
+  }
+  return {status: 'done', message: `${step.set} at ${step.schedule.at(-1)}%`, verdicts}
+}

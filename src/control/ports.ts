@@ -1,0 +1,123 @@
+/**
+ * The ports: the narrow interfaces every action talks to. The live adapters (src/aws) and the
+ * simulated fleet (src/sim/control.ts) implement the same ones, so an action never knows whether
+ * it is live or rehearsed.
+ */
+
+/** Time as the run experiences it: wall time live, virtual time in a rehearsal. */
+export interface Clock {
+  /** Seconds (live: since the epoch; rehearsal: since the scenario started). */
+  now(): number
+  /** Waits `seconds`; returns early, without throwing, when `signal` aborts. */
+  sleep(seconds: number, signal?: AbortSignal): Promise<void>
+}
+
+/** Weight per weighted-record set identifier (Route 53: 0–255). */
+export type WeightMap = Record<string, number>
+
+export interface DnsPort {
+  /** What a person would call this record, for messages: `Z123 outlook.example.com. A`. */
+  readonly label: string
+  ttl(): Promise<number>
+  readWeights(): Promise<WeightMap>
+  /** Applies every changed weight in one atomic change and returns when it is in sync. */
+  applyWeights(weights: WeightMap): Promise<void>
+}
+
+export type TargetHealth = 'healthy' | 'unhealthy' | 'initial' | 'draining' | 'unused'
+
+export interface Target {
+  id: string
+  health: TargetHealth
+  ip?: string
+  port?: number
+}
+
+export interface TargetGroupPort {
+  /** The pool name the runbook uses for this group. */
+  readonly name: string
+  readonly label: string
+  /** Every target the group knows, draining ones included. */
+  targets(): Promise<Target[]>
+  deregister(ids: string[]): Promise<void>
+  /** Waits until the targets have drained; false if they had not within the timeout. */
+  waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean>
+  register(ids: string[]): Promise<void>
+  /** Waits until the targets pass their health checks; false if they had not within the timeout. */
+  waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean>
+  slowStart(): Promise<number>
+  setSlowStart(seconds: number): Promise<void>
+}
+
+/** A class of requests turned away at the load balancer with a fast 503 and Retry-After. */
+export interface Restriction {
+  /** The traffic type: the rule's name and tag, and the simulator's traffic type. */
+  type: string
+  paths: string[]
+  headers: Record<string, string[]>
+  retryAfterSeconds: number
+}
+
+export interface TrafficRulesPort {
+  readonly label: string
+  list(): Promise<Restriction[]>
+  add(restriction: Restriction): Promise<void>
+  /** Removes the restriction for a type; false if there was none. */
+  remove(type: string): Promise<boolean>
+}
+
+export type MetricKind = 'error-rate' | 'latency-p99' | 'healthy-targets' | 'request-rate'
+
+export const metricUnits: Record<MetricKind, string> = {
+  'error-rate': '%',
+  'latency-p99': 'ms',
+  'healthy-targets': '%',
+  'request-rate': 'rps',
+}
+
+export interface MetricsPort {
+  readonly label: string
+  /**
+   * The metric over the last `windowSeconds`, scoped to one pool or to everything; null when there
+   * is no data, which a gate must treat as inconclusive, never as a pass.
+   */
+  read(kind: MetricKind, windowSeconds: number, pool?: string): Promise<number | null>
+}
+
+export interface FreezeRecord {
+  by: string
+  reason: string
+  /** ISO 8601 */
+  since: string
+  expires?: string
+}
+
+export interface FreezePort {
+  get(): Promise<FreezeRecord | null>
+  set(record: FreezeRecord): Promise<void>
+  clear(): Promise<void>
+}
+
+/** A restart or remediation command: an argv template, never a shell string. */
+export interface HookSpec {
+  command: string[]
+  timeoutSeconds: number
+}
+
+export interface HookPort {
+  /** Runs the hook for one target; throws with the reason when it fails or times out. */
+  run(kind: 'restart' | 'remediate', hook: HookSpec, target: Target, signal?: AbortSignal): Promise<void>
+}
+
+/** Everything a run can touch. Parts a runbook does not name are absent. */
+export interface ControlPlane {
+  clock: Clock
+  dns?: DnsPort
+  targetGroups: Map<string, TargetGroupPort>
+  rules?: TrafficRulesPort
+  metrics?: MetricsPort
+  freeze: FreezePort
+  hooks: HookPort
+  /** Who is operating, for the freeze record and the journal. */
+  operator: string
+}

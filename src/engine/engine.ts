@@ -1,0 +1,161 @@
+import {approve} from '../actions/approve.js'
+import {cycle} from '../actions/cycle.js'
+import type {ActionContext, StepOutcome} from '../actions/context.js'
+import {freeze, unfreeze} from '../actions/freeze.js'
+import {ramp} from '../actions/ramp.js'
+import {lift, restrict} from '../actions/restrict.js'
+import {check, wait} from '../actions/wait.js'
+import type {ControlPlane} from '../control/ports.js'
+import {ExitCode, InputError, type ExitCodeValue} from '../input/errors.js'
+import type {Runbook, Step} from '../runbook/load.js'
+import {RefusedError, type EngineIO, type GateVerdict, type RunOutcome, type StepStatus} from './events.js'
+import {watchGate} from './gate.js'
+import {planRunbook} from './plan.js'
+
+export interface StepResult {
+  index: number
+  action: Step['action']
+  title: string
+  status: StepStatus
+  message: string
+  verdicts: GateVerdict[]
+  startedAt: number | null
+  endedAt: number | null
+}
+
+export interface RunResult {
+  runbook: string
+  outcome: RunOutcome
+  exitCode: ExitCodeValue
+  message: string
+  steps: StepResult[]
+  /** The step the run stopped at, when it did not complete. */
+  stoppedAt: {step: number; title: string; message: string} | null
+}
+
+export interface RunOptions {
+  control: ControlPlane
+  io: EngineIO
+  /** Aborted on SIGINT: the run stops at the next safe point. */
+  signal: AbortSignal
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const actions: Record<Step['action'], (step: any, ctx: ActionContext) => Promise<StepOutcome>> = {
+  freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check,
+}
+
+const outcomeOf: Partial<Record<StepStatus, {outcome: RunOutcome; exit: ExitCodeValue}>> = {
+  failed: {outcome: 'gate-failed', exit: ExitCode.gateFailed},
+  held: {outcome: 'held', exit: ExitCode.gateFailed},
+  refused: {outcome: 'refused', exit: ExitCode.refused},
+  interrupted: {outcome: 'interrupted', exit: ExitCode.interrupted},
+  error: {outcome: 'failed', exit: ExitCode.failed},
+}
+
+/**
+ * Runs a runbook's steps in order against a control plane. It knows nothing of terminals or of
+ * AWS: it talks to ports and to an I/O port, waits on the control plane's clock, and emits events.
+ */
+export async function runRunbook(runbook: Runbook, options: RunOptions): Promise<RunResult> {
+  const {control, io, signal} = options
+  io.notify({type: 'plan', runbook: runbook.name, steps: planRunbook(runbook)})
+  const results: StepResult[] = runbook.steps.map((s) => ({
+    index: s.index, action: s.action, title: s.title, status: 'skipped', message: 'not run', verdicts: [], startedAt: null, endedAt: null,
+  }))
+  const history: string[] = []
+
+  for (const step of runbook.steps) {
+    const result = results[step.index]
+    if (signal.aborted) {
+      result.message = 'not run: interrupted before it started'
+      return finish(runbook, io, results, step, 'interrupted', ExitCode.interrupted, `interrupted before step ${step.index + 1} (${step.title})`)
+    }
+    result.startedAt = control.clock.now()
+    io.notify({type: 'step-start', step: step.index, title: step.title, at: result.startedAt})
+    const outcome = await runStep(step, control, io, signal, history)
+    result.status = outcome.status
+    result.message = outcome.message
+    result.verdicts = outcome.verdicts ?? []
+    result.endedAt = control.clock.now()
+    io.notify({type: 'step-end', step: step.index, status: outcome.status, message: outcome.message, at: result.endedAt})
+    if (outcome.status === 'done') {
+      history.push(step.title)
+      continue
+    }
+    const {outcome: runOutcome, exit} = outcomeOf[outcome.status] ?? {outcome: 'failed' as const, exit: ExitCode.failed}
+    return finish(runbook, io, results, step, runOutcome, exit, `step ${step.index + 1} (${step.title}): ${outcome.message}`)
+  }
+  const message = `${runbook.name}: all ${runbook.steps.length} steps done`
+  io.notify({type: 'run-end', outcome: 'completed', message})
+  return {runbook: runbook.name, outcome: 'completed', exitCode: ExitCode.ok, message, steps: results, stoppedAt: null}
+}
+
+function finish(runbook: Runbook, io: EngineIO, steps: StepResult[], at: Step, outcome: RunOutcome, exitCode: ExitCodeValue, message: string): RunResult {
+  io.notify({type: 'run-end', outcome, message})
+  return {runbook: runbook.name, outcome, exitCode, message, steps, stoppedAt: {step: at.index, title: at.title, message: steps[at.index].message}}
+}
+
+/** One step, with its timeout: when it runs out the step is stopped at its next safe point and fails. */
+async function runStep(step: Step, control: ControlPlane, io: EngineIO, runSignal: AbortSignal, history: string[]): Promise<StepOutcome> {
+  const timeout = new AbortController()
+  const stepSignal = AbortSignal.any([runSignal, timeout.signal])
+  const idle = new AbortController()
+  let timedOut = false
+  if (step.timeout !== undefined) {
+    void control.clock.sleep(step.timeout, AbortSignal.any([idle.signal, runSignal])).then(() => {
+      if (idle.signal.aborted || runSignal.aborted) return
+      timedOut = true
+      timeout.abort()
+    })
+  }
+  const ctx = actionContext(step, control, io, stepSignal, history)
+  try {
+    const outcome = await actions[step.action](step, ctx)
+    if (timedOut && outcome.status === 'interrupted')
+      return {...outcome, status: step.onFailure === 'hold' ? 'held' : 'failed', message: `timed out after ${step.timeout} s: ${outcome.message}`}
+    return outcome
+  } catch (error) {
+    if (error instanceof RefusedError) return {status: 'refused', message: error.message}
+    if (error instanceof InputError) throw error
+    return {status: 'error', message: (error as Error).message}
+  } finally {
+    idle.abort()
+  }
+}
+
+function actionContext(step: Step, control: ControlPlane, io: EngineIO, signal: AbortSignal, history: string[]): ActionContext {
+  const at = () => control.clock.now()
+  const need = <T>(part: T | undefined, what: string): T => {
+    if (part === undefined) throw new Error(`step ${step.index + 1} needs ${what}, and this run has none`)
+    return part
+  }
+  return {
+    control,
+    io,
+    signal,
+    history,
+    progress: (message) => io.notify({type: 'progress', step: step.index, message, at: at()}),
+    warn: (message) => io.notify({type: 'warning', step: step.index, message}),
+    async change(kind, resource, before, after, apply) {
+      io.notify({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'intent', kind, resource, before, after}})
+      try {
+        const value = await apply()
+        io.notify({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: true}})
+        return value
+      } catch (error) {
+        io.notify({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: false, error: (error as Error).message}})
+        throw error
+      }
+    },
+    watch: (gate, bake, context) =>
+      watchGate({
+        gate, bake, context, step: step.index, signal, clock: control.clock,
+        metrics: need(control.metrics, 'metrics (targets.metrics)'),
+        onVerdict: (verdict) => io.notify({type: 'verdict', verdict}),
+      }),
+    dns: () => need(control.dns, 'a weighted DNS record (targets.dns)'),
+    rules: () => need(control.rules, 'a listener (targets.listener)'),
+    metrics: () => need(control.metrics, 'metrics (targets.metrics)'),
+  }
+}

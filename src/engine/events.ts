@@ -1,0 +1,76 @@
+import type {MetricKind} from '../control/ports.js'
+
+/** One gate measurement: what was measured, against what, and the verdict. */
+export interface GateVerdict {
+  /** The step it belongs to. */
+  step: number
+  /** e.g. "error-rate ≤ 1% over 60 s (mailbox)" */
+  gate: string
+  metric: MetricKind
+  /** null: no data in the window, which is inconclusive and never a pass. */
+  value: number | null
+  threshold: number
+  unit: string
+  outcome: 'pass' | 'fail' | 'inconclusive'
+  /** Clock seconds at which it was taken. */
+  at: number
+  /** What the step was doing: "ramp 25%", "batch 2 of 5". */
+  context: string
+}
+
+export interface PlannedStep {
+  index: number
+  action: string
+  title: string
+  /** One line per thing the step will do, for the plan display. */
+  details: string[]
+}
+
+/** A change to the control plane, announced before (intent) and after (outcome) it is made. */
+export interface Mutation {
+  step: number
+  phase: 'intent' | 'outcome'
+  /** The kind of change: dns-weights, deregister, register, restrict, lift, freeze, unfreeze, slow-start. */
+  kind: string
+  resource: string
+  before?: unknown
+  after?: unknown
+  ok?: boolean
+  error?: string
+}
+
+export type StepStatus = 'done' | 'failed' | 'held' | 'refused' | 'interrupted' | 'error' | 'skipped'
+
+export type RunEvent =
+  | {type: 'plan'; runbook: string; steps: PlannedStep[]}
+  | {type: 'step-start'; step: number; title: string; at: number}
+  | {type: 'progress'; step: number; message: string; at: number}
+  | {type: 'verdict'; verdict: GateVerdict}
+  | {type: 'mutation'; mutation: Mutation; at: number}
+  | {type: 'warning'; step?: number; message: string}
+  | {type: 'step-end'; step: number; status: StepStatus; message: string; at: number}
+  | {type: 'run-end'; outcome: RunOutcome; message: string}
+
+export type RunOutcome = 'completed' | 'gate-failed' | 'held' | 'refused' | 'interrupted' | 'failed'
+
+/**
+ * The engine's only way to reach a person: events out, questions in. The terminal adapter
+ * (listr2, inquirer) and the tests' recording fake implement it; the engine imports neither.
+ */
+export interface EngineIO {
+  notify(event: RunEvent): void
+  /**
+   * Asks a yes/no question with what the person needs to decide. Resolves true or false; throws
+   * RefusedError when nobody can answer (no TTY and no --yes).
+   */
+  confirm(question: string, context: string[]): Promise<boolean>
+}
+
+/** Something the run would not do without a person: no TTY to ask, a freeze, a lock. Exit code 4. */
+export class RefusedError extends Error {
+  readonly exit = 4
+  constructor(message: string) {
+    super(message)
+    this.name = 'RefusedError'
+  }
+}

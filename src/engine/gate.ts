@@ -1,0 +1,89 @@
+import {metricUnits, type Clock, type MetricsPort} from '../control/ports.js'
+import type {Gate} from '../runbook/load.js'
+import type {GateVerdict} from './events.js'
+
+export interface GateResult {
+  outcome: 'pass' | 'fail' | 'interrupted'
+  verdicts: GateVerdict[]
+  /** Why it failed, in a sentence that names the gate, the value and the threshold. */
+  reason?: string
+  failing?: GateVerdict
+}
+
+/** `error-rate ≤ 1% over 60 s (mailbox)` */
+export function describeGate(gate: Gate): string {
+  const unit = metricUnits[gate.metric]
+  const op = gate.metric === 'healthy-targets' ? '≥' : '≤'
+  return `${gate.metric} ${op} ${gate.threshold}${unit === '%' ? '%' : ` ${unit}`} over ${gate.window} s${gate.pool ? ` (${gate.pool})` : ''}`
+}
+
+export function formatValue(value: number | null, unit: string): string {
+  if (value === null) return 'no data'
+  if (unit === '%') return `${value.toFixed(2)}%`
+  if (unit === 'ms') return `${Math.round(value)} ms`
+  return `${value.toFixed(1)} ${unit}`
+}
+
+function judge(gate: Gate, value: number | null): GateVerdict['outcome'] {
+  if (value === null) return 'inconclusive'
+  return gate.metric === 'healthy-targets' ? (value >= gate.threshold ? 'pass' : 'fail') : value <= gate.threshold ? 'pass' : 'fail'
+}
+
+export interface GateWatch {
+  gate: Gate
+  metrics: MetricsPort
+  clock: Clock
+  signal: AbortSignal
+  /** Seconds the gate watches at the least (the bake). */
+  bake: number
+  step: number
+  context: string
+  onVerdict: (verdict: GateVerdict) => void
+}
+
+/**
+ * Watches a gate through a bake: a verdict every `interval`. It fails at `failureLimit` failed
+ * verdicts or `inconclusiveLimit` verdicts without data, and passes once the bake is over and the
+ * last `successes` verdicts passed in a row. A bake that ends without enough passes in a row gets
+ * that many more intervals, then fails: missing data is never a pass.
+ */
+export async function watchGate(w: GateWatch): Promise<GateResult> {
+  const {gate, clock} = w
+  const verdicts: GateVerdict[] = []
+  const start = clock.now()
+  const giveUp = start + Math.max(w.bake, gate.interval) + gate.successes * gate.interval
+  let failures = 0
+  let inconclusive = 0
+  let streak = 0
+  for (;;) {
+    await clock.sleep(gate.interval, w.signal)
+    if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
+    const value = await w.metrics.read(gate.metric, gate.window, gate.pool)
+    const verdict: GateVerdict = {
+      step: w.step,
+      gate: describeGate(gate),
+      metric: gate.metric,
+      value,
+      threshold: gate.threshold,
+      unit: metricUnits[gate.metric],
+      outcome: judge(gate, value),
+      at: clock.now(),
+      context: w.context,
+    }
+    verdicts.push(verdict)
+    w.onVerdict(verdict)
+    if (verdict.outcome === 'pass') streak++
+    else streak = 0
+    if (verdict.outcome === 'fail' && ++failures >= gate.failureLimit) {
+      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} failed at ${w.context}: measured ${formatValue(value, verdict.unit)}, threshold ${formatValue(gate.threshold, verdict.unit)}`}
+    }
+    if (verdict.outcome === 'inconclusive' && ++inconclusive >= gate.inconclusiveLimit) {
+      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`}
+    }
+    const elapsed = clock.now() - start
+    if (elapsed >= w.bake - 1e-9 && streak >= gate.successes) return {outcome: 'pass', verdicts}
+    if (clock.now() >= giveUp - 1e-9) {
+      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${formatValue(value, verdict.unit)})`}
+    }
+  }
+}

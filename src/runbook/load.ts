@@ -1,0 +1,204 @@
+import {readFileSync} from 'node:fs'
+import {InputError} from '../input/errors.js'
+import {formatPath, validate, YamlSource, type Path} from '../input/yaml-source.js'
+import {runbookSchema, type GateData, type ScheduleData, type OnFailure, type RunbookData, type StepData} from './schema.js'
+import {describeCount, type CountOrPercent} from './units.js'
+
+/** A gate with every field filled in from the gate, the runbook's defaults and sluice's own. */
+export interface Gate {
+  metric: GateData['metric']
+  threshold: number
+  window: number
+  interval: number
+  failureLimit: number
+  inconclusiveLimit: number
+  successes: number
+  pool?: string
+}
+
+export const gateDefaults = {window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3}
+/** Bake per ramp step or cycle batch when neither the step nor the runbook's defaults give one. */
+export const defaultBake = 300
+
+type Resolved<S> = S extends {gate?: GateData} ? Omit<S, 'gate'> & {gate?: Gate} : S
+type StepCommon = {index: number; title: string; onFailure: OnFailure; timeout?: number}
+
+export type FreezeStep = Extract<StepData, {action: 'freeze'}> & StepCommon
+export type UnfreezeStep = Extract<StepData, {action: 'unfreeze'}> & StepCommon
+export type RestrictStep = Extract<StepData, {action: 'restrict'}> & StepCommon
+export type LiftStep = Extract<StepData, {action: 'lift'}> & StepCommon
+export type CycleStep = Resolved<Extract<StepData, {action: 'cycle'}>> & StepCommon & {bake: number}
+export type RampStep = Omit<Resolved<Extract<StepData, {action: 'ramp'}>>, 'schedule'> & StepCommon & {schedule: number[]; bake: number}
+export type ApproveStep = Extract<StepData, {action: 'approve'}> & StepCommon
+export type WaitStep = Extract<StepData, {action: 'wait'}> & StepCommon
+export type CheckStep = Omit<Extract<StepData, {action: 'check'}>, 'gate'> & StepCommon & {gate: Gate; bake: number}
+export type Step = FreezeStep | UnfreezeStep | RestrictStep | LiftStep | CycleStep | RampStep | ApproveStep | WaitStep | CheckStep
+
+export interface Runbook {
+  file: string
+  name: string
+  description: string
+  targets: RunbookData['targets']
+  rehearsal: RunbookData['rehearsal']
+  steps: Step[]
+}
+
+const defaultOnFailure: Record<StepData['action'], OnFailure> = {
+  freeze: 'abort',
+  unfreeze: 'abort',
+  restrict: 'abort',
+  lift: 'abort',
+  cycle: 'hold',
+  ramp: 'rollback',
+  approve: 'abort',
+  wait: 'abort',
+  check: 'abort',
+}
+
+export function loadRunbookFile(file: string): Runbook {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new InputError(`${file}: cannot read the runbook: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+  }
+  return parseRunbook(file, text)
+}
+
+/** Parses and checks a runbook: the schema first, then what the schema cannot see (references, budgets, bake vs TTL). */
+export function parseRunbook(file: string, text: string): Runbook {
+  const source = YamlSource.parse(file, text)
+  const data = validate(runbookSchema, source.data(), source)
+  const fail = (path: Path, message: string): never => {
+    throw new InputError(`${source.locate(path)}: ${formatPath(path)}: ${message}`)
+  }
+  const {targets} = data
+  const pools = new Set([...Object.values(targets.dns?.sets ?? {}), ...Object.keys(targets.targetGroups ?? {})])
+
+  const resolveGate = (gate: GateData, path: Path): Gate => {
+    const d = data.defaults.gate ?? {}
+    const threshold = gate.threshold ?? d.threshold
+    if (threshold === undefined) fail(path, `gate on ${gate.metric} has no threshold, and defaults.gate sets none`)
+    if (!targets.metrics) fail(path, 'a gate needs targets.metrics to say where its metric comes from')
+    const pool = gate.pool ?? d.pool
+    if (pool !== undefined && !pools.has(pool)) fail([...path, 'pool'], `no pool named "${pool}" in targets; pools are ${[...pools].join(', ') || 'none'}`)
+    if (gate.metric === 'error-rate' && threshold! > 100) fail([...path, 'threshold'], `expected an error rate in % (0–100), got ${threshold}`)
+    if (gate.metric === 'healthy-targets' && threshold! > 100) fail([...path, 'threshold'], `expected a share of healthy targets in % (0–100), got ${threshold}`)
+    return {
+      metric: gate.metric,
+      threshold: threshold!,
+      window: gate.window ?? d.window ?? gateDefaults.window,
+      interval: gate.interval ?? d.interval ?? gateDefaults.interval,
+      failureLimit: gate.failureLimit ?? d.failureLimit ?? gateDefaults.failureLimit,
+      inconclusiveLimit: gate.inconclusiveLimit ?? d.inconclusiveLimit ?? gateDefaults.inconclusiveLimit,
+      successes: gate.successes ?? d.successes ?? gateDefaults.successes,
+      ...(pool === undefined ? {} : {pool}),
+    }
+  }
+
+  const steps = data.steps.map((raw, index): Step => {
+    const path = ['steps', index]
+    const common: StepCommon = {
+      index,
+      title: raw.name ?? defaultTitle(raw),
+      onFailure: raw.onFailure ?? defaultOnFailure[raw.action],
+      ...(raw.timeout === undefined ? {} : {timeout: raw.timeout}),
+    }
+    switch (raw.action) {
+      case 'restrict':
+      case 'lift': {
+        if (!targets.listener) fail(path, `a ${raw.action} step needs targets.listener: the load balancer listener its rules go on`)
+        return {...raw, ...common}
+      }
+      case 'cycle': {
+        if (!targets.targetGroups?.[raw.pool])
+          fail([...path, 'pool'], `no target group for pool "${raw.pool}" in targets.targetGroups; it has ${Object.keys(targets.targetGroups ?? {}).join(', ') || 'none'}`)
+        if (raw.budget && exceeds(raw.batch, raw.budget))
+          fail([...path, 'batch'], `a batch of ${describeCount(raw.batch)} is larger than the disruption budget of ${describeCount(raw.budget)}`)
+        if (raw.headroom !== undefined && raw.capacityPerTarget === undefined)
+          fail([...path, 'headroom'], 'a headroom guard needs capacityPerTarget (requests per second one target can serve)')
+        const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
+        return {...raw, ...common, gate, bake: raw.bake ?? data.defaults.bake ?? (gate ? gate.window : 0)}
+      }
+      case 'ramp': {
+        const dns = targets.dns
+        if (!dns) return fail(path, 'a ramp step needs targets.dns: the weighted record it ramps')
+        if (!(raw.set in dns.sets)) fail([...path, 'set'], `no weighted set "${raw.set}" in targets.dns.sets; it has ${Object.keys(dns.sets).join(', ')}`)
+        if (Object.keys(dns.sets).length < 2) fail([...path, 'set'], 'a ramp moves traffic between weighted sets: targets.dns.sets needs at least two')
+        const schedule = expandSchedule(raw.schedule, [...path, 'schedule'], fail)
+        const bake = raw.bake ?? data.defaults.bake ?? defaultBake
+        if (dns.ttl !== undefined && bake < dns.ttl && !raw.allowShortBake)
+          fail([...path, raw.bake === undefined ? 'action' : 'bake'], `a bake of ${bake} s is shorter than the record's TTL of ${dns.ttl} s, so not every client would have seen a step before it is judged; make it at least ${dns.ttl} s, or set allowShortBake: true`)
+        const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
+        const title = raw.name ?? `Ramp ${raw.set}: ${schedule.map((p) => `${p}%`).join(' → ')}`
+        return {...raw, ...common, title, schedule, bake, gate}
+      }
+      case 'check': {
+        const gate = resolveGate(raw.gate, [...path, 'gate'])
+        return {...raw, ...common, gate, bake: raw.bake ?? gate.window}
+      }
+      default:
+        return {...raw, ...common}
+    }
+  })
+
+  return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps}
+}
+
+function exceeds(batch: CountOrPercent, budget: CountOrPercent): boolean {
+  if ('count' in batch && 'count' in budget) return batch.count > budget.count
+  if ('percent' in batch && 'percent' in budget) return batch.percent > budget.percent
+  return false // mixed units: checked against the group's size when the step runs
+}
+
+/** Turns a schedule into the list of percentages the ramp steps through. */
+function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: string) => never): number[] {
+  let steps: number[]
+  if (Array.isArray(schedule)) {
+    steps = schedule
+  } else if ('linear' in schedule) {
+    const {from, to, steps: n} = schedule.linear
+    steps = Array.from({length: n}, (_, i) => from + ((to - from) * i) / (n - 1))
+  } else {
+    const {from, factor, to} = schedule.exponential
+    if (from <= 0) fail([...path, 'exponential', 'from'], `expected a start above 0 %, got ${from}`)
+    steps = []
+    for (let p = from; p < to; p *= factor) steps.push(p)
+    steps.push(to)
+  }
+  steps.forEach((p, i) => {
+    const at = Array.isArray(schedule) ? [...path, i] : path
+    if (p > 100) fail(at, `expected a weight of at most 100%, got ${p}%`)
+    if (p < 1) fail(at, `expected a weight of at least 1%, got ${p}%`)
+  })
+  // Route 53 weights are whole numbers; the ramped set gets p and the others share 100 − p.
+  steps = steps.map((p) => Math.round(p))
+  steps.forEach((p, i) => {
+    const at = Array.isArray(schedule) ? [...path, i] : path
+    if (i > 0 && p <= steps[i - 1]) fail(at, `expected each step above the one before, got ${p}% after ${steps[i - 1]}%`)
+  })
+  return steps
+}
+
+function defaultTitle(step: StepData): string {
+  switch (step.action) {
+    case 'freeze':
+      return `Freeze changes: ${step.reason}`
+    case 'unfreeze':
+      return 'Lift the change freeze'
+    case 'restrict':
+      return `Restrict ${step.type} traffic`
+    case 'lift':
+      return `Lift the restriction on ${step.type} traffic`
+    case 'cycle':
+      return `Cycle ${step.pool} in batches of ${describeCount(step.batch)}`
+    case 'ramp':
+      return `Ramp ${step.set}`
+    case 'approve':
+      return `Approval: ${step.message}`
+    case 'wait':
+      return `Wait ${step.for} s`
+    case 'check':
+      return `Check ${step.gate.metric}`
+  }
+}
