@@ -12,6 +12,8 @@ export interface ActionContext {
   history: string[]
   progress(message: string): void
   warn(message: string): void
+  /** Reports a verdict an action reached on its own (not through watch). */
+  verdict(verdict: GateVerdict): void
   /** Announces a change (intent), makes it, and reports the outcome, so a journal can account for it. */
   change<T>(kind: string, resource: string, before: unknown, after: unknown, apply: () => Promise<T>): Promise<T>
   /** Watches a gate through a bake, reporting each verdict. */

@@ -29,8 +29,10 @@ export const cycle: Action<CycleStep> = async (step, ctx) => {
       await ctx.change('slow-start', group.label, before, step.slowStart, () => group.setSlowStart(step.slowStart!))
   }
 
+  // Targets already out of rotation go first: restarting them gives capacity back and takes none away.
+  const order = [...all.filter((t) => t.health !== 'healthy'), ...all.filter((t) => t.health === 'healthy')]
   const batches: Target[][] = []
-  for (let k = 0; k < size; k += batchSize) batches.push(all.slice(k, k + batchSize))
+  for (let k = 0; k < size; k += batchSize) batches.push(order.slice(k, k + batchSize))
   const verdicts: GateVerdict[] = []
   for (const [b, batch] of batches.entries()) {
     const name = `batch ${b + 1} of ${batches.length}`
@@ -56,7 +58,8 @@ async function cycleBatch(
     const healthy = now.filter((t) => t.health === 'healthy')
     const out = size - healthy.length
     const taking = healthy.filter((t) => inBatch.has(t.id)).length
-    if (out + taking <= budget) {
+    // Restarting targets that are already out of rotation takes no capacity away.
+    if (taking === 0 || out + taking <= budget) {
       const refusal = await headroom(step, ctx, healthy.length - taking)
       if (refusal) return {status: 'failed', message: `${which}: ${refusal}`, verdicts}
       break
@@ -88,7 +91,17 @@ async function cycleBatch(
   await ctx.change('register', group.label, null, ids, () => group.register(ids))
   if (!(await group.waitHealthy(ids, step.healthyTimeout, ctx.signal))) {
     if (ctx.signal.aborted) return {status: 'interrupted', message: `interrupted while ${which} returned`, verdicts}
-    return {status: 'error', message: `${which}: not healthy ${step.healthyTimeout} s after returning`, verdicts}
+    // Returned targets that do not pass their health checks are the relapse a gate is for: it is
+    // judged like one (exit 3, with the measured share), not as a runtime error.
+    const now = await group.targets()
+    const healthy = now.filter((t) => ids.includes(t.id) && t.health === 'healthy').length
+    const verdict: GateVerdict = {
+      step: step.index, gate: `returned targets healthy within ${step.healthyTimeout} s`, metric: 'healthy-targets',
+      value: (healthy / ids.length) * 100, threshold: 100, unit: '%', outcome: 'fail', at: ctx.control.clock.now(), context: which,
+    }
+    ctx.verdict(verdict)
+    verdicts.push(verdict)
+    return {status: step.onFailure === 'hold' ? 'held' : 'failed', message: `gate ${verdict.gate} failed at ${which}: measured ${healthy} of ${ids.length} healthy (${Math.round(verdict.value!)}%), threshold 100%`, verdicts}
   }
 
   if (step.gate) {

@@ -137,6 +137,7 @@ function actionContext(step: Step, control: ControlPlane, io: EngineIO, signal: 
     history,
     progress: (message) => io.notify({type: 'progress', step: step.index, message, at: at()}),
     warn: (message) => io.notify({type: 'warning', step: step.index, message}),
+    verdict: (verdict) => io.notify({type: 'verdict', verdict}),
     async change(kind, resource, before, after, apply) {
       io.notify({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'intent', kind, resource, before, after}})
       try {

@@ -1,7 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {InputError} from '../input/errors.js'
-import {formatPath, validate, YamlSource, type Path} from '../input/yaml-source.js'
-import {runbookSchema, type GateData, type ScheduleData, type OnFailure, type RunbookData, type StepData} from './schema.js'
+import {describeIssue, formatPath, validate, YamlSource, type Path} from '../input/yaml-source.js'
+import {runbookSchema, type GateData, type RunbookInput, type ScheduleData, type OnFailure, type RunbookData, type StepData} from './schema.js'
 import {describeCount, type CountOrPercent} from './units.js'
 
 /** A gate with every field filled in from the gate, the runbook's defaults and sluice's own. */
@@ -41,6 +41,8 @@ export interface Runbook {
   targets: RunbookData['targets']
   rehearsal: RunbookData['rehearsal']
   steps: Step[]
+  /** Where a field came from (`file:line:column`), for errors found later, e.g. against a rehearsal scenario. */
+  locate: (path: Path) => string
 }
 
 const defaultOnFailure: Record<StepData['action'], OnFailure> = {
@@ -65,12 +67,31 @@ export function loadRunbookFile(file: string): Runbook {
   return parseRunbook(file, text)
 }
 
-/** Parses and checks a runbook: the schema first, then what the schema cannot see (references, budgets, bake vs TTL). */
+/** Parses and checks a runbook file: the schema first, then what the schema cannot see. */
 export function parseRunbook(file: string, text: string): Runbook {
   const source = YamlSource.parse(file, text)
   const data = validate(runbookSchema, source.data(), source)
+  return checkRunbook(data, file, (path) => source.locate(path))
+}
+
+/**
+ * A runbook made from command-line flags (the single-action commands). Problems are reported
+ * against the flag that supplied the value.
+ */
+export function runbookFromFlags(input: RunbookInput, flagFor: (path: Path) => string | undefined): Runbook {
+  const result = runbookSchema.safeParse(input)
+  const where = (path: Path) => flagFor(path) ?? 'command line'
+  if (!result.success) {
+    const issue = result.error.issues[0]
+    throw new InputError(`${where(issue.path)}: ${describeIssue(issue)}`)
+  }
+  return checkRunbook(result.data, '(command line)', where)
+}
+
+/** What the schema cannot see: references between steps and targets, budgets, bake against TTL, gate thresholds. */
+export function checkRunbook(data: RunbookData, file: string, locate: (path: Path) => string): Runbook {
   const fail = (path: Path, message: string): never => {
-    throw new InputError(`${source.locate(path)}: ${formatPath(path)}: ${message}`)
+    throw new InputError(`${locate(path)}: ${formatPath(path)}: ${message}`)
   }
   const {targets} = data
   const pools = new Set([...Object.values(targets.dns?.sets ?? {}), ...Object.keys(targets.targetGroups ?? {})])
@@ -142,7 +163,7 @@ export function parseRunbook(file: string, text: string): Runbook {
     }
   })
 
-  return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps}
+  return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps, locate}
 }
 
 function exceeds(batch: CountOrPercent, budget: CountOrPercent): boolean {

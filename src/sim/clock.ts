@@ -27,10 +27,17 @@ export class VirtualClock implements Clock {
 
   sleep(seconds: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.resolve()
-    return new Promise((resolve) => {
-      const sleeper: Sleeper = {wake: this.now() + Math.max(0, seconds), resolve}
+    return new Promise((done) => {
+      const onAbort = () => this.wakeEarly(sleeper)
+      const sleeper: Sleeper = {
+        wake: this.now() + Math.max(0, seconds),
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort)
+          done()
+        },
+      }
       this.sleepers.push(sleeper)
-      signal?.addEventListener('abort', () => this.wakeEarly(sleeper), {once: true})
+      signal?.addEventListener('abort', onAbort, {once: true})
       if (!this.pumping) {
         this.pumping = true
         // Let every sleeper started in this turn register before time moves.

@@ -200,9 +200,11 @@ export class Fleet {
         }
       }
       const ps = record.pools[p]
-      ps.offered[t] = out.offered
+      // A pool's own series leave out the requests a restriction turned away on purpose: gates
+      // judge the traffic the service was asked to serve (the run's totals still count them).
+      ps.offered[t] = out.offered - out.restricted
       ps.served[t] = out.served
-      ps.failed[t] = out.failedFast + out.failedSlow
+      ps.failed[t] = out.failedFast + out.failedSlow - out.restricted
       ps.inRotation[t] = out.inRotation
       ps.latencyP99[t] = this.latencyP99(pool, out)
       offered += out.offered

@@ -27,11 +27,16 @@ export function faultWindow(faults: ReadonlyArray<FaultWindow>): FaultWindow | n
   return {from: Math.min(...faults.map((f) => f.from)), to: Math.max(...faults.map((f) => f.to))}
 }
 
-/** The first second from which service stays full to the end of the run, or null if it is not full at the end. */
+/**
+ * The first second from which service stays full to the end of the run, or null if it is not full
+ * at the end. Full means completed requests within 1% of the demand the service was asked to serve:
+ * traffic an operator restricted on purpose is left out (and reported separately).
+ */
 export function fullServiceSince(record: SimulationRecord): number | null {
   let since: number | null = null
   for (let i = record.ticks - 1; i >= 0; i--) {
-    if (record.served[i] + 1e-9 < fullServiceShare * record.demand[i]) break
+    const asked = Math.max(0, record.demand[i] - record.restricted[i])
+    if (record.served[i] + 1e-9 < fullServiceShare * asked) break
     since = record.t[i]
   }
   return since

@@ -1,0 +1,39 @@
+import {Args} from '@oclif/core'
+import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {runFlags} from '../src/cli/run-flags.js'
+import {executeRunbook, type RunJson} from '../src/cli/run-runbook.js'
+import {loadRunbookFile} from '../src/runbook/load.js'
+
+export default class Run extends SluiceCommand {
+  static override summary = 'Run a runbook, or rehearse it with --dry-run against the simulated fleet.'
+
+  static override description = `Shows the plan, then runs the steps in order: freeze, restrict, cycle, ramp, approve, wait, check. Every gate verdict is printed with the measured value and the threshold. A failed gate puts back the last good state and exits 3.
+
+With --dry-run the runbook runs against its rehearsal scenario in virtual time: the same steps, gates and exit code as live, in well under a second, ending with a report and a chart.
+
+Ctrl-C stops at the next safe point (a ramp holds its last good weights), prints where it stopped, and exits 130.
+
+${exitCodeHelp}`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --dry-run',
+    '<%= config.bin %> <%= command.id %> runbooks/naive-full-return.yaml --dry-run --json',
+    '<%= config.bin %> <%= command.id %> runbooks/regional-dns-ramp.yaml --dry-run --pace 60 --html report.html',
+  ]
+
+  static override args = {
+    runbook: Args.string({description: 'The runbook YAML file.', required: true}),
+  }
+
+  static override flags = runFlags
+
+  async run(): Promise<RunJson> {
+    const {args, flags} = await this.parse(Run)
+    const runbook = loadRunbookFile(args.runbook)
+    return executeRunbook(runbook, {...flags, dryRun: flags['dry-run'], json: this.jsonEnabled()}, {
+      log: (text) => this.log(text),
+      note: (text) => this.note(text),
+      color: this.color,
+    })
+  }
+}

@@ -1,0 +1,105 @@
+import {writeFileSync} from 'node:fs'
+import {userInfo} from 'node:os'
+import type {StepResult} from '../engine/engine.js'
+import {InputError} from '../input/errors.js'
+import {rehearse, type Rehearsal} from '../rehearsal/rehearse.js'
+import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
+import type {Runbook} from '../runbook/load.js'
+
+export interface RunFlags {
+  dryRun: boolean
+  scenario?: string
+  setup?: string
+  pace?: number
+  yes: boolean
+  json: boolean
+  svg?: string
+  html?: string
+}
+
+/** What `--json` prints for `run` and the single-action commands. */
+export interface RunJson {
+  runbook: string
+  mode: 'rehearsal' | 'live'
+  outcome: string
+  exitCode: number
+  message: string
+  stoppedAt: {step: number; title: string; message: string} | null
+  steps: Array<Omit<StepResult, 'startedAt' | 'endedAt'> & {startedAt: number | null; endedAt: number | null}>
+  report: RehearsalFigures | null
+}
+
+export interface Printer {
+  log(text: string): void
+  note(text: string): void
+  color: boolean
+}
+
+export const liveModeNotYet =
+  'live mode needs the AWS adapters and configuration (Route 53, ELBv2, CloudWatch; --profile, --region, --endpoint-url) that come with live mode; rehearse with --dry-run'
+
+function operator(): string {
+  try {
+    return process.env.SLUICE_OPERATOR ?? userInfo().username
+  } catch {
+    return 'unknown'
+  }
+}
+
+/**
+ * Runs a runbook for a command: picks the terminal I/O, handles Ctrl-C (stop at a safe point,
+ * not listr2's process.exit), rehearses or refuses live mode, then prints the report. The exit
+ * code is left in process.exitCode so --json still prints its result.
+ */
+export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Printer): Promise<RunJson> {
+  if (!flags.dryRun) throw new InputError(liveModeNotYet)
+  const {TerminalIO, chooseMode} = await import('./terminal-io.js')
+  const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
+  const io = new TerminalIO({mode: chooseMode({json: flags.json}), yes: flags.yes, interactive})
+  const controller = new AbortController()
+  let interrupts = 0
+  const onInterrupt = () => {
+    interrupts++
+    if (interrupts > 1) process.exit(130) // a second Ctrl-C means now
+    out.note('interrupt: stopping at the next safe point (Ctrl-C again to quit at once)')
+    controller.abort()
+  }
+  process.on('SIGINT', onInterrupt)
+  let rehearsal: Rehearsal
+  try {
+    rehearsal = await rehearse(runbook, {
+      scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null, operator: operator(), io, signal: controller.signal,
+    })
+  } finally {
+    process.off('SIGINT', onInterrupt)
+    await io.close()
+  }
+  const {run} = rehearsal
+  if (run.outcome === 'interrupted') out.note(`interrupted: ${run.message}`)
+  if (flags.svg) save(flags.svg, '--svg', rehearsalSvg(rehearsal), out)
+  if (flags.html) save(flags.html, '--html', rehearsalHtml(rehearsal), out)
+  if (!flags.json) {
+    const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
+    out.log(renderRehearsal(rehearsal, {color: out.color, width}))
+  }
+  process.exitCode = run.exitCode
+  return {
+    runbook: run.runbook,
+    mode: 'rehearsal',
+    outcome: run.outcome,
+    exitCode: run.exitCode,
+    message: run.message,
+    stoppedAt: run.stoppedAt,
+    steps: run.steps,
+    report: rehearsalFigures(rehearsal),
+  }
+}
+
+function save(file: string, flag: string, content: string, out: Printer): void {
+  try {
+    writeFileSync(file, content)
+  } catch (error) {
+    throw new InputError(`${flag}: cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+  }
+  out.note(`report saved to ${file}`)
+}

@@ -1,0 +1,144 @@
+import type {GateVerdict} from '../engine/events.js'
+import {formatValue} from '../engine/gate.js'
+import type {Rehearsal} from '../rehearsal/rehearse.js'
+import {fullServiceSince} from '../sim/summary.js'
+import {renderTerminalChart, type ChartPanel} from './chart.js'
+import {escapeXml, renderSvg} from './svg.js'
+
+export interface RehearsalFigures {
+  scenario: string
+  setup: string
+  startAt: number
+  endAt: number
+  recovered: boolean
+  /** Seconds from the scenario's fix to full service held to the end; null when not recovered. */
+  secondsFromFixToFull: number | null
+  lostPercent: number
+  peakErrorRatePercent: number
+  minInRotation: number
+  /** Scenario second from which service was full to the end; null when it never was. */
+  fullServiceFrom: number | null
+  /** Traffic types still restricted when the rehearsal ended: full service leaves them out. */
+  restrictedAtEnd: string[]
+  restrictedPercentAtEnd: number
+}
+
+const round = (x: number, places = 3): number => Math.round(x * 10 ** places) / 10 ** places
+
+export function rehearsalFigures(r: Rehearsal): RehearsalFigures {
+  return {
+    scenario: r.scenario.name,
+    setup: r.setup,
+    startAt: r.startAt,
+    endAt: r.endAt,
+    recovered: r.recovered,
+    secondsFromFixToFull: r.recovered ? r.summary.recoveredSecondsAfterFix : null,
+    lostPercent: round(r.summary.lostPercent),
+    peakErrorRatePercent: round(r.summary.peakErrorRatePercent),
+    minInRotation: r.summary.minInRotation,
+    fullServiceFrom: r.recovered ? fullServiceSince(r.record) : null,
+    restrictedAtEnd: r.restrictedAtEnd,
+    restrictedPercentAtEnd: round(r.restrictedPercentAtEnd),
+  }
+}
+
+function recoveredText(r: Rehearsal, f: RehearsalFigures): string {
+  const restricted = f.restrictedAtEnd.length > 0 ? `; still restricted: ${f.restrictedAtEnd.join(', ')} (${f.restrictedPercentAtEnd.toFixed(1)}% of demand turned away)` : ''
+  if (!f.recovered) return `no: not at full service (completed within 1% of demand) at the end${restricted}`
+  if (!r.window) return `yes: at full service to the end (the scenario has no fault)${restricted}`
+  const since = f.fullServiceFrom === null ? '' : ` from ${round(f.fullServiceFrom, 1)} s`
+  return `yes: at full service${since} to the end, ${f.secondsFromFixToFull} s after the fix at ${r.window.to} s${restricted}`
+}
+
+/** Verdicts grouped by step and what the step was doing: one line each, every value shown. */
+export function verdictLines(verdicts: GateVerdict[]): string[] {
+  const groups = new Map<string, GateVerdict[]>()
+  for (const v of verdicts) {
+    const key = `step ${v.step + 1} · ${v.context} · ${v.gate}`
+    groups.set(key, [...(groups.get(key) ?? []), v])
+  }
+  return [...groups].map(([key, vs]) => {
+    const marks = vs.map((v) => `${formatValue(v.value, v.unit)} ${v.outcome === 'pass' ? '✓' : v.outcome === 'fail' ? '✗' : '?'}`)
+    return `${key}: ${marks.join(', ')}`
+  })
+}
+
+export function rehearsalPanel(r: Rehearsal): ChartPanel {
+  const markers = [
+    ...(r.window ? [{t: r.window.from, label: 'fault'}, {t: r.window.to, label: 'fix'}] : []),
+    {t: r.startAt, label: 'runbook'},
+    {t: r.endAt, label: 'end'},
+  ]
+  const servers = r.scenario.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
+  const n = r.record.ticks
+  return {
+    title: `rehearsal: ${r.run.runbook} on ${r.scenario.name} · ${r.setup}`,
+    t: r.record.t.subarray(0, n),
+    series: [
+      {label: 'completed', values: r.record.served.subarray(0, n)},
+      {label: 'demand', values: r.record.demand.subarray(0, n)},
+      {label: 'in rotation', values: r.record.inRotation.subarray(0, n), axis: 'right'},
+    ],
+    leftUnit: 'rps',
+    rightUnit: 'servers',
+    rightMax: servers,
+    markers,
+  }
+}
+
+/** The end of a rehearsal as a person reads it: the verdict, the figures, every gate verdict, then the chart. */
+export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: number}): string {
+  const f = rehearsalFigures(r)
+  const verdicts = r.run.steps.flatMap((s) => s.verdicts)
+  const lines = [
+    `Rehearsal of ${r.run.runbook} against ${f.scenario} (setup ${f.setup}), from ${f.startAt} s to ${round(f.endAt, 1)} s`,
+    `Outcome: ${r.run.outcome} — ${r.run.message}`,
+    `Recovered: ${recoveredText(r, f)}`,
+    `Requests lost: ${f.lostPercent.toFixed(1)}%   Peak error rate: ${f.peakErrorRatePercent.toFixed(1)}%   Fewest in rotation: ${f.minInRotation}`,
+    '',
+    'Steps:',
+    ...r.run.steps.map((s) => `  ${s.index + 1}. [${s.status}] ${s.title}${s.status === 'done' || s.status === 'skipped' ? '' : `: ${s.message}`}`),
+    '',
+    verdicts.length > 0 ? 'Gate verdicts:' : 'Gate verdicts: none',
+    ...verdictLines(verdicts).map((l) => `  ${l}`),
+    '',
+    renderTerminalChart(rehearsalPanel(r), {color: options.color, width: options.width, height: 10}),
+  ]
+  return lines.join('\n')
+}
+
+export function rehearsalSvg(r: Rehearsal): string {
+  return renderSvg([rehearsalPanel(r)], {title: `sluice rehearsal: ${r.run.runbook}`})
+}
+
+/** A self-contained HTML page: the figures, the steps, every verdict, and the chart inline. */
+export function rehearsalHtml(r: Rehearsal): string {
+  const f = rehearsalFigures(r)
+  const e = escapeXml
+  const verdicts = r.run.steps.flatMap((s) => s.verdicts)
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>sluice rehearsal: ${e(r.run.runbook)}</title>
+<style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1000px}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left}.pass{color:#1a7f37}.fail{color:#cf222e}.inconclusive{color:#9a6700}</style>
+</head><body>
+<h1>Rehearsal of ${e(r.run.runbook)}</h1>
+<p>Against <b>${e(f.scenario)}</b> (setup ${e(f.setup)}), from ${f.startAt} s to ${round(f.endAt, 1)} s.</p>
+<p><b>Outcome:</b> ${e(r.run.outcome)} — ${e(r.run.message)}</p>
+<table>
+<tr><th>Recovered</th><td>${e(recoveredText(r, f))}</td></tr>
+<tr><th>Requests lost</th><td>${f.lostPercent.toFixed(1)}%</td></tr>
+<tr><th>Peak error rate</th><td>${f.peakErrorRatePercent.toFixed(1)}%</td></tr>
+<tr><th>Fewest in rotation</th><td>${f.minInRotation}</td></tr>
+</table>
+<h2>Steps</h2>
+<table><tr><th>#</th><th>Step</th><th>Status</th><th>Result</th></tr>
+${r.run.steps.map((s) => `<tr><td>${s.index + 1}</td><td>${e(s.title)}</td><td>${e(s.status)}</td><td>${e(s.message)}</td></tr>`).join('\n')}
+</table>
+<h2>Gate verdicts</h2>
+<table><tr><th>Step</th><th>At</th><th>Gate</th><th>While</th><th>Measured</th><th>Verdict</th></tr>
+${verdicts.map((v) => `<tr><td>${v.step + 1}</td><td>${round(v.at, 1)} s</td><td>${e(v.gate)}</td><td>${e(v.context)}</td><td>${e(formatValue(v.value, v.unit))}</td><td class="${v.outcome}">${v.outcome}</td></tr>`).join('\n')}
+</table>
+<h2>Chart</h2>
+${rehearsalSvg(r)}
+</body></html>
+`
+}

@@ -1,0 +1,240 @@
+import {PassThrough} from 'node:stream'
+import {describe, expect, it} from 'vitest'
+import {chooseMode, TerminalIO, type TerminalIOOptions} from '../../src/cli/terminal-io.js'
+import {RefusedError, type GateVerdict, type PlannedStep, type RunEvent} from '../../src/engine/events.js'
+
+/** A stream that keeps everything written to it, as text. */
+function capture() {
+  const stream = new PassThrough()
+  let text = ''
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()))
+  return {stream, text: () => text}
+}
+
+const ansi = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, 'g')
+const plain = (text: string) => text.replace(ansi, '')
+
+const steps: PlannedStep[] = [
+  {index: 0, action: 'freeze', title: 'Freeze changes', details: ['record a change freeze: INC-42']},
+  {index: 1, action: 'ramp', title: 'Ramp to site b', details: ['b 5% → 50% of Z1 rec A', 'bake 60 s per step']},
+]
+
+const verdict: GateVerdict = {
+  step: 1,
+  gate: 'error-rate ≤ 1% over 60 s',
+  metric: 'error-rate',
+  value: 0.4,
+  threshold: 1,
+  unit: '%',
+  outcome: 'pass',
+  at: 120,
+  context: 'ramp 5%',
+}
+
+/** A run where step 1 freezes and step 2 ramps, measures, and then fails. */
+const script: RunEvent[] = [
+  {type: 'plan', runbook: 'recover', steps},
+  {type: 'step-start', step: 0, title: 'Freeze changes', at: 0},
+  {type: 'progress', step: 0, message: 'writing the freeze record', at: 1},
+  {type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 2},
+  {type: 'step-start', step: 1, title: 'Ramp to site b', at: 3},
+  {type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}}, at: 4},
+  {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: true}, at: 5},
+  {type: 'verdict', verdict},
+  {type: 'verdict', verdict: {...verdict, metric: 'latency-p99', gate: 'latency-p99 ≤ 800 ms over 60 s', value: null, threshold: 800, unit: 'ms', outcome: 'inconclusive'}},
+  {type: 'warning', step: 1, message: 'metrics lag 30 s'},
+  {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: false, error: 'throttled'}, at: 6},
+  {type: 'step-end', step: 1, status: 'failed', message: 'gate failed at ramp 5%', at: 7},
+  {type: 'run-end', outcome: 'gate-failed', message: 'stopped at step 2'},
+]
+
+function terminal(options: Partial<TerminalIOOptions> & {stream: NodeJS.WritableStream}): TerminalIO {
+  return new TerminalIO({mode: 'lines', yes: false, interactive: false, ...options})
+}
+
+describe('chooseMode', () => {
+  it('is silent under --json, whatever the terminal', () => {
+    expect(chooseMode({json: true, env: {}, isTTY: true})).toBe('silent')
+    expect(chooseMode({json: true, env: {CI: 'true'}, isTTY: false})).toBe('silent')
+  })
+
+  it('prints lines under CI, even on a terminal', () => {
+    expect(chooseMode({json: false, env: {CI: 'true'}, isTTY: true})).toBe('lines')
+    expect(chooseMode({json: false, env: {CI: '1'}, isTTY: true})).toBe('lines')
+  })
+
+  it('prints lines when stderr is not a terminal', () => {
+    expect(chooseMode({json: false, env: {}, isTTY: false})).toBe('lines')
+  })
+
+  it('draws live on a terminal, CI unset or false', () => {
+    expect(chooseMode({json: false, env: {}, isTTY: true})).toBe('tty')
+    expect(chooseMode({json: false, env: {CI: 'false'}, isTTY: true})).toBe('tty')
+    expect(chooseMode({json: false, env: {CI: ''}, isTTY: true})).toBe('tty')
+  })
+})
+
+describe("'lines' mode", () => {
+  it('writes one greppable line per event', async () => {
+    const out = capture()
+    const io = terminal({stream: out.stream})
+    for (const event of script) io.notify(event)
+    await io.close()
+    expect(out.text().split('\n')).toEqual([
+      'plan: 2 steps',
+      '  1. Freeze changes: record a change freeze: INC-42',
+      '  2. Ramp to site b: b 5% → 50% of Z1 rec A; bake 60 s per step',
+      '[step 1] start Freeze changes',
+      '[step 1] progress writing the freeze record',
+      '[step 1] done frozen',
+      '[step 2] start Ramp to site b',
+      '[step 2] change dns-weights Z1 rec A: {a:100,b:0} → {a:95,b:5}',
+      '[step 2] gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%)',
+      '[step 2] gate latency-p99 ≤ 800 ms over 60 s: no data inconclusive (ramp 5%)',
+      '[step 2] warning metrics lag 30 s',
+      '[step 2] change dns-weights Z1 rec A failed: throttled',
+      '[step 2] FAILED gate failed at ramp 5%',
+      'run: gate-failed stopped at step 2',
+      '',
+    ])
+  })
+
+  it('formats latency in ms and a warning without a step', () => {
+    const out = capture()
+    const io = terminal({stream: out.stream})
+    io.notify({type: 'verdict', verdict: {...verdict, step: 0, value: 412.6, unit: 'ms', outcome: 'fail', context: ''}})
+    io.notify({type: 'warning', message: 'clock skew'})
+    expect(out.text()).toBe('[step 1] gate error-rate ≤ 1% over 60 s: 413 ms fail\nwarning: clock skew\n')
+  })
+})
+
+describe("'silent' mode", () => {
+  it('writes nothing, not even an approval by --yes', async () => {
+    const out = capture()
+    const io = terminal({mode: 'silent', yes: true, stream: out.stream})
+    for (const event of script) io.notify(event)
+    await expect(io.confirm('Go on?', ['context'])).resolves.toBe(true)
+    await io.close()
+    expect(out.text()).toBe('')
+  })
+})
+
+describe('confirm', () => {
+  it('approves under --yes and says so', async () => {
+    const out = capture()
+    const io = terminal({yes: true, stream: out.stream})
+    await expect(io.confirm('Ramp to 50%?', ['Now: 0.40%'])).resolves.toBe(true)
+    expect(out.text()).toBe('approved by --yes: Ramp to 50%?\n')
+  })
+
+  it('refuses when nobody can answer, pointing at --yes', async () => {
+    const out = capture()
+    const io = terminal({stream: out.stream})
+    const answer = io.confirm('Ramp to 50%?', [])
+    await expect(answer).rejects.toBeInstanceOf(RefusedError)
+    await expect(answer).rejects.toThrow(/^Ramp to 50%\? needs an answer, but this run is not interactive; pass --yes to approve$/)
+  })
+
+  it('shows the context, then asks; no unless the person says yes', async () => {
+    const out = capture()
+    const input = new PassThrough()
+    const io = terminal({interactive: true, stream: out.stream, input})
+    const answer = io.confirm('Ramp to 50%?', ['Done so far:', '  ✓ Freeze changes'])
+    setTimeout(() => input.write('y\r'), 50)
+    await expect(answer).resolves.toBe(true)
+    const text = plain(out.text())
+    expect(text.indexOf('  ✓ Freeze changes')).toBeLessThan(text.indexOf('Ramp to 50%?'))
+    expect(out.stream.writableEnded).toBe(false)
+
+    const declined = io.confirm('Ramp to 100%?', [])
+    setTimeout(() => input.write('\r'), 50)
+    await expect(declined).resolves.toBe(false)
+  })
+
+  it('reads Ctrl-C at the prompt as no', async () => {
+    const out = capture()
+    const input = new PassThrough()
+    const io = terminal({interactive: true, stream: out.stream, input})
+    const answer = io.confirm('Ramp to 50%?', [])
+    setTimeout(() => input.write('\x03'), 50)
+    await expect(answer).resolves.toBe(false)
+  })
+})
+
+describe("'tty' mode", () => {
+  it('draws the steps with listr2 on the given stream and finishes on close()', async () => {
+    const out = capture()
+    const io = terminal({mode: 'tty', stream: out.stream})
+    const run: RunEvent[] = [
+      {type: 'plan', runbook: 'recover', steps},
+      {type: 'step-start', step: 0, title: 'Freeze changes', at: 0},
+      {type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 1},
+      {type: 'step-start', step: 1, title: 'Ramp to site b', at: 2},
+      {type: 'verdict', verdict},
+      {type: 'warning', step: 1, message: 'metrics lag 30 s'},
+      {type: 'step-end', step: 1, status: 'failed', message: 'gate failed at ramp 5%', at: 3},
+      {type: 'run-end', outcome: 'gate-failed', message: 'stopped at step 2'},
+    ]
+    for (const event of run) io.notify(event)
+    await io.close()
+    const text = plain(out.text())
+    expect(text).toContain('Freeze changes')
+    expect(text).toContain('Ramp to site b: failed, gate failed at ramp 5%')
+    expect(text).toContain('gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%)')
+    // Written while listr2 drew, so held back by it and printed below the final frame.
+    expect(text.indexOf('[step 2] warning metrics lag 30 s')).toBeGreaterThan(text.lastIndexOf('Ramp to site b: failed'))
+    expect(text.trimEnd().endsWith('run: gate-failed stopped at step 2')).toBe(true)
+  })
+
+  it('marks steps that never started as not run', async () => {
+    const out = capture()
+    const io = terminal({mode: 'tty', stream: out.stream})
+    io.notify({type: 'plan', runbook: 'recover', steps})
+    io.notify({type: 'step-start', step: 0, title: 'Freeze changes', at: 0})
+    io.notify({type: 'step-end', step: 0, status: 'refused', message: 'a freeze is in place', at: 1})
+    io.notify({type: 'run-end', outcome: 'refused', message: 'frozen by someone else'})
+    await io.close()
+    const text = plain(out.text())
+    expect(text).toContain('Freeze changes: refused, a freeze is in place')
+    expect(text).toContain('Ramp to site b: not run')
+  })
+
+  it('asks inside the running step, then carries on drawing', async () => {
+    const out = capture()
+    const input = new PassThrough()
+    const io = terminal({mode: 'tty', interactive: true, stream: out.stream, input})
+    io.notify({type: 'plan', runbook: 'recover', steps})
+    io.notify({type: 'step-start', step: 0, title: 'Freeze changes', at: 0})
+    const answer = io.confirm('Freeze now?', ['Nobody else holds a freeze'])
+    setTimeout(() => input.write('y\r'), 200)
+    await expect(answer).resolves.toBe(true)
+    io.notify({type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 1})
+    io.notify({type: 'run-end', outcome: 'completed', message: 'done'})
+    await io.close()
+    const text = plain(out.text())
+    expect(text).toContain('Freeze now?')
+    expect(text).toContain('Nobody else holds a freeze')
+    expect(text).toContain('Ramp to site b: not run')
+    expect(out.stream.writableEnded).toBe(false)
+  })
+
+  it('falls back to lines on a terminal that reports no width', async () => {
+    const out = capture()
+    Object.assign(out.stream, {columns: 0})
+    const io = terminal({mode: 'tty', stream: out.stream})
+    io.notify({type: 'plan', runbook: 'recover', steps: steps.slice(0, 1)})
+    io.notify({type: 'run-end', outcome: 'completed', message: 'done'})
+    await io.close()
+    expect(out.text()).toBe('plan: 1 step\n  1. Freeze changes: record a change freeze: INC-42\nrun: completed done\n')
+  })
+
+  it('closes without a run-end, and with no plan at all', async () => {
+    const out = capture()
+    const io = terminal({mode: 'tty', stream: out.stream})
+    io.notify({type: 'plan', runbook: 'recover', steps})
+    io.notify({type: 'step-start', step: 0, title: 'Freeze changes', at: 0})
+    await io.close()
+    expect(plain(out.text())).toContain('Freeze changes: not run')
+    await terminal({mode: 'tty', stream: capture().stream}).close()
+  })
+})
