@@ -30,10 +30,6 @@ ${exitCodeHelp}`
   async run(): Promise<RunJson> {
     const {args, flags} = await this.parse(Run)
     const runbook = loadRunbookFile(args.runbook)
-    return executeRunbook(runbook, {...flags, dryRun: flags['dry-run'], json: this.jsonEnabled()}, {
-      log: (text) => this.log(text),
-      note: (text) => this.note(text),
-      color: this.color,
-    })
+    return executeRunbook(runbook, {...flags, dryRun: flags['dry-run'], json: this.jsonEnabled()}, this.printer())
   }
 }

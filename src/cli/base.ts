@@ -27,6 +27,11 @@ export abstract class SluiceCommand extends Command {
     if (!this.jsonEnabled()) process.stderr.write(`${message}\n`)
   }
 
+  /** How runbook output reaches the terminal: results on stdout, notes on stderr. */
+  protected printer(): {log: (text: string) => void; note: (text: string) => void; color: boolean} {
+    return {log: (text) => this.log(text), note: (text) => this.note(text), color: this.color}
+  }
+
   // @oclif/core 4 exits 1 under --json whatever exit code the error carried, and wraps long
   // messages over several lines; an operator needs the code and one greppable line.
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {

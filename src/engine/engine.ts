@@ -86,7 +86,8 @@ export async function runRunbook(runbook: Runbook, options: RunOptions): Promise
     const {outcome: runOutcome, exit} = outcomeOf[outcome.status] ?? {outcome: 'failed' as const, exit: ExitCode.failed}
     return finish(runbook, io, results, step, runOutcome, exit, `step ${step.index + 1} (${step.title}): ${outcome.message}`)
   }
-  const message = `${runbook.name}: all ${runbook.steps.length} steps done`
+  const n = runbook.steps.length
+  const message = `${runbook.name}: ${n === 1 ? 'its step is' : `all ${n} steps`} done`
   io.notify({type: 'run-end', outcome: 'completed', message})
   return {runbook: runbook.name, outcome: 'completed', exitCode: ExitCode.ok, message, steps: results, stoppedAt: null}
 }

@@ -1,0 +1,31 @@
+import {Args} from '@oclif/core'
+import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import type {PlannedStep} from '../src/engine/events.js'
+import {planRunbook} from '../src/engine/plan.js'
+import {loadRunbookFile} from '../src/runbook/load.js'
+
+export default class Plan extends SluiceCommand {
+  static override summary = 'Show what a runbook would do, step by step, without doing it.'
+
+  static override description = `Prints the plan a run shows before it starts: each step, the resources it touches, its gates and what happens when a gate fails.
+
+${exitCodeHelp}`
+
+  static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml']
+
+  static override args = {
+    runbook: Args.string({description: 'The runbook YAML file.', required: true}),
+  }
+
+  async run(): Promise<{runbook: string; description: string; steps: PlannedStep[]}> {
+    const {args} = await this.parse(Plan)
+    const runbook = loadRunbookFile(args.runbook)
+    const steps = planRunbook(runbook)
+    this.log(`${runbook.name}: ${runbook.description}`)
+    for (const step of steps) {
+      this.log(`\n${step.index + 1}. ${step.title}  [${step.action}]`)
+      for (const line of step.details) this.log(`   ${line}`)
+    }
+    return {runbook: runbook.name, description: runbook.description, steps}
+  }
+}

@@ -1,0 +1,40 @@
+import {Flags} from '@oclif/core'
+import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {numberFlag} from '../src/cli/flags.js'
+import type {RunJson} from '../src/cli/run-runbook.js'
+import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
+import {InputError} from '../src/input/errors.js'
+
+export default class Restrict extends SluiceCommand {
+  static override summary = 'Turn a traffic type away at the load balancer with a fast 503.'
+
+  static override description = `Adds a listener rule that answers a class of requests (by path or header) with 503 and Retry-After, to cut load and to find out whether one type of request is making things worse. \`sluice lift\` removes it.
+
+${exitCodeHelp}`
+
+  static override examples = ['<%= config.bin %> <%= command.id %> --type background-sync --path "/sync/*" --retry-after 300 --scenario outlook-recovery --dry-run']
+
+  static override flags = {
+    ...stepCommandFlags,
+    header: Flags.string({description: 'Match requests with this header value (NAME=VALUE, repeatable).', multiple: true}),
+    path: Flags.string({description: 'Match requests whose path matches this pattern (repeatable).', multiple: true}),
+    'retry-after': numberFlag({description: 'Seconds the 503 tells clients to wait (default 120).'}),
+    type: Flags.string({description: 'The traffic type: names the rule (and is the simulated traffic type).', required: true}),
+  }
+
+  async run(): Promise<RunJson> {
+    const {flags} = await this.parse(Restrict)
+    const headers: Record<string, string[]> = {}
+    for (const h of flags.header ?? []) {
+      const eq = h.indexOf('=')
+      if (eq <= 0) throw new InputError(`--header: expected NAME=VALUE, got "${h}"`)
+      const name = h.slice(0, eq)
+      headers[name] = [...(headers[name] ?? []), h.slice(eq + 1)]
+    }
+    const step = {
+      action: 'restrict', type: flags.type, paths: flags.path ?? [], headers,
+      ...(flags['retry-after'] === undefined ? {} : {retryAfter: flags['retry-after']}),
+    }
+    return runSingleStep(step, flags, {'steps[0].type': '--type', 'steps[0].paths': '--path', 'steps[0].headers': '--header', 'steps[0].retryAfter': '--retry-after'}, this.jsonEnabled(), this.printer())
+  }
+}

@@ -1,0 +1,46 @@
+import {Args} from '@oclif/core'
+import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {InputError} from '../src/input/errors.js'
+import {loadRunbookFile} from '../src/runbook/load.js'
+
+interface ValidateJson {
+  runbooks: Array<{file: string; valid: boolean; name?: string; steps?: number; error?: string}>
+}
+
+export default class Validate extends SluiceCommand {
+  static override summary = 'Check runbooks without running them.'
+
+  static override description = `Loads each runbook and applies every check sluice makes before a run: the schema, the references between steps and targets, disruption budgets, bakes against the record's TTL, and gate thresholds. Each problem is one line with file:line:column. Exits 2 if any runbook is invalid.
+
+${exitCodeHelp}`
+
+  static override examples = ['<%= config.bin %> <%= command.id %> runbooks/*.yaml']
+
+  static override strict = false
+
+  static override args = {
+    runbook: Args.string({description: 'Runbook YAML files.', required: true}),
+  }
+
+  async run(): Promise<ValidateJson> {
+    const {argv} = await this.parse(Validate)
+    const results: ValidateJson['runbooks'] = []
+    for (const file of argv as string[]) {
+      try {
+        const runbook = loadRunbookFile(file)
+        results.push({file, valid: true, name: runbook.name, steps: runbook.steps.length})
+        this.log(`${file}: ok (${runbook.name}, ${runbook.steps.length} steps)`)
+      } catch (error) {
+        if (!(error instanceof InputError)) throw error
+        results.push({file, valid: false, error: error.message})
+        if (!this.jsonEnabled()) process.stderr.write(`${error.message}\n`)
+      }
+    }
+    const invalid = results.filter((r) => !r.valid).length
+    if (invalid > 0) {
+      process.exitCode = 2
+      this.note(`${invalid} of ${results.length} runbooks are invalid`)
+    }
+    return {runbooks: results}
+  }
+}
