@@ -1,0 +1,167 @@
+import type {
+  Clock, ControlPlane, DnsPort, FreezePort, FreezeRecord, HookPort, MetricKind, MetricsPort, Restriction, Target,
+  TargetGroupPort, TrafficRulesPort, WeightMap,
+} from '../../src/control/ports.js'
+import {RefusedError, type EngineIO, type RunEvent} from '../../src/engine/events.js'
+import {parseRunbook, type Runbook} from '../../src/runbook/load.js'
+
+/** Virtual time that moves only when the code under test sleeps. */
+export class FakeClock implements Clock {
+  t = 0
+  now(): number {
+    return this.t
+  }
+  async sleep(seconds: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return
+    this.t += seconds
+    await Promise.resolve()
+  }
+}
+
+export class FakeDns implements DnsPort {
+  readonly label = 'Z1 app.example.com. A'
+  applied: WeightMap[] = []
+  constructor(public weights: WeightMap, private readonly ttlSeconds = 60) {}
+  async ttl(): Promise<number> {
+    return this.ttlSeconds
+  }
+  async readWeights(): Promise<WeightMap> {
+    return {...this.weights}
+  }
+  async applyWeights(weights: WeightMap): Promise<void> {
+    this.applied.push({...weights})
+    this.weights = {...this.weights, ...weights}
+  }
+}
+
+export class FakeMetrics implements MetricsPort {
+  readonly label = 'fake metrics'
+  reads: Array<{kind: MetricKind; pool?: string}> = []
+  constructor(private readonly value: (kind: MetricKind, pool?: string) => number | null) {}
+  async read(kind: MetricKind, _window: number, pool?: string): Promise<number | null> {
+    this.reads.push({kind, pool})
+    return this.value(kind, pool)
+  }
+}
+
+export class FakeGroup implements TargetGroupPort {
+  readonly label: string
+  registered: Set<string>
+  deregistrations: string[][] = []
+  registrations: string[][] = []
+  /** Targets that fail health checks whatever happens. */
+  sick = new Set<string>()
+  slow = 0
+  constructor(readonly name: string, public ids: string[]) {
+    this.label = `target group ${name}`
+    this.registered = new Set(ids)
+  }
+  async targets(): Promise<Target[]> {
+    return this.ids.map((id) => ({id, health: !this.registered.has(id) ? 'unused' : this.sick.has(id) ? 'unhealthy' : 'healthy'}))
+  }
+  async deregister(ids: string[]): Promise<void> {
+    this.deregistrations.push(ids)
+    for (const id of ids) this.registered.delete(id)
+  }
+  async waitDrained(): Promise<boolean> {
+    return true
+  }
+  async register(ids: string[]): Promise<void> {
+    this.registrations.push(ids)
+    for (const id of ids) this.registered.add(id)
+  }
+  async waitHealthy(ids: string[]): Promise<boolean> {
+    return ids.every((id) => !this.sick.has(id))
+  }
+  async slowStart(): Promise<number> {
+    return this.slow
+  }
+  async setSlowStart(seconds: number): Promise<void> {
+    this.slow = seconds
+  }
+}
+
+export class FakeRules implements TrafficRulesPort {
+  readonly label = 'listener L1'
+  rules: Restriction[] = []
+  async list(): Promise<Restriction[]> {
+    return [...this.rules]
+  }
+  async add(r: Restriction): Promise<void> {
+    this.rules.push(r)
+  }
+  async remove(type: string): Promise<boolean> {
+    const before = this.rules.length
+    this.rules = this.rules.filter((r) => r.type !== type)
+    return this.rules.length < before
+  }
+}
+
+export class FakeFreeze implements FreezePort {
+  record: FreezeRecord | null = null
+  async get() {
+    return this.record
+  }
+  async set(r: FreezeRecord) {
+    this.record = r
+  }
+  async clear() {
+    this.record = null
+  }
+}
+
+export class FakeHooks implements HookPort {
+  runs: Array<{kind: string; id: string}> = []
+  failFor = new Set<string>()
+  async run(kind: 'restart' | 'remediate', _hook: unknown, target: Target): Promise<void> {
+    this.runs.push({kind, id: target.id})
+    if (this.failFor.has(target.id)) throw new Error(`${kind} exited 1`)
+  }
+}
+
+/** Records every event; answers questions as told, or refuses like a run without a TTY. */
+export class RecordingIO implements EngineIO {
+  events: RunEvent[] = []
+  questions: string[] = []
+  constructor(private readonly answer: boolean | 'no-tty' = 'no-tty') {}
+  notify(event: RunEvent): void {
+    this.events.push(event)
+  }
+  async confirm(question: string): Promise<boolean> {
+    this.questions.push(question)
+    if (this.answer === 'no-tty') throw new RefusedError(`${question} needs an answer, but this run is not interactive; pass --yes to approve`)
+    return this.answer
+  }
+  of<T extends RunEvent['type']>(type: T): Array<Extract<RunEvent, {type: T}>> {
+    return this.events.filter((e): e is Extract<RunEvent, {type: T}> => e.type === type)
+  }
+}
+
+export function control(parts: Partial<ControlPlane> & {clock?: FakeClock}): ControlPlane {
+  return {
+    clock: parts.clock ?? new FakeClock(),
+    targetGroups: parts.targetGroups ?? new Map(),
+    freeze: parts.freeze ?? new FakeFreeze(),
+    hooks: parts.hooks ?? new FakeHooks(),
+    operator: 'tester',
+    ...parts,
+  }
+}
+
+const targets = `targets:
+  dns:
+    zone: Z1
+    record: app.example.com.
+    ttl: 60
+    sets: {blue: blue, green: green}
+  targetGroups:
+    blue: arn:blue
+  listener: arn:listener
+  metrics:
+    source: cloudwatch
+`
+
+/** A runbook from a YAML list of steps, with the fake targets above. */
+export function runbook(steps: string, extra = ''): Runbook {
+  return parseRunbook('test.yaml', `name: test\n${targets}${extra}steps:\n${steps}`)
+}

@@ -1,0 +1,57 @@
+import {readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {rehearse} from '../../src/rehearsal/rehearse.js'
+import {loadRunbookFile} from '../../src/runbook/load.js'
+import {RecordingIO} from '../engine/fakes.js'
+
+const dir = 'runbooks'
+const expected: Record<string, {exit: number; recovered: boolean}> = {
+  'outlook-staged-return.yaml': {exit: 0, recovered: true},
+  'regional-dns-ramp.yaml': {exit: 0, recovered: true},
+  'thread-hold-recovery.yaml': {exit: 0, recovered: true},
+  'naive-full-return.yaml': {exit: 3, recovered: false},
+}
+
+describe('every shipped runbook is rehearsed', () => {
+  it('and the list above covers them all', () => {
+    expect(readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()).toEqual(Object.keys(expected).sort())
+  })
+
+  for (const [file, want] of Object.entries(expected)) {
+    it(`${file}: exit ${want.exit}, ${want.recovered ? 'recovers' : 'does not recover'}`, async () => {
+      const io = new RecordingIO('no-tty')
+      const r = await rehearse(loadRunbookFile(join(dir, file)), {operator: 'test', io, signal: new AbortController().signal})
+      expect(r.run.exitCode, r.run.message).toBe(want.exit)
+      expect(r.recovered).toBe(want.recovered)
+      // Every step that ran was announced and finished, and every change came as intent then outcome.
+      const started = io.of('step-start').map((e) => e.step)
+      expect(io.of('step-end').map((e) => e.step)).toEqual(started)
+      const mutations = io.of('mutation').map((e) => e.mutation)
+      for (let i = 0; i < mutations.length; i += 2) {
+        expect(mutations[i].phase).toBe('intent')
+        expect(mutations[i + 1]).toMatchObject({phase: 'outcome', kind: mutations[i].kind, ok: true})
+      }
+    })
+  }
+
+  it('the naive return relapses where the staged return holds, on the same scenario', async () => {
+    const signal = new AbortController().signal
+    const naive = await rehearse(loadRunbookFile('runbooks/naive-full-return.yaml'), {operator: 't', io: new RecordingIO(), signal})
+    const staged = await rehearse(loadRunbookFile('runbooks/outlook-staged-return.yaml'), {operator: 't', io: new RecordingIO(), signal})
+    expect(naive.scenario.name).toBe(staged.scenario.name)
+    expect(naive.run.message).toMatch(/gate returned targets healthy within \d+ s failed .* measured 0 of 20 healthy/)
+    // After the naive return the pool is empty at the end; after the staged one every server serves.
+    const last = (r: typeof naive) => r.record.inRotation[r.record.ticks - 1]
+    expect(last(naive)).toBe(0)
+    expect(last(staged)).toBe(20)
+  })
+
+  it('is deterministic: the same runbook gives the same record and verdicts', async () => {
+    const run = async () => {
+      const r = await rehearse(loadRunbookFile('runbooks/regional-dns-ramp.yaml'), {operator: 't', io: new RecordingIO(), signal: new AbortController().signal})
+      return JSON.stringify({served: Array.from(r.record.served.subarray(0, r.record.ticks)), verdicts: r.run.steps.map((s) => s.verdicts)})
+    }
+    expect(await run()).toBe(await run())
+  })
+})
