@@ -8,6 +8,10 @@ import {packageRoot} from '../src/package-root.js'
 import {fleetConfig, loadScenario, pickSetups} from '../src/scenario/load.js'
 import type {FleetConfig} from '../src/sim/config.js'
 import {Fleet} from '../src/sim/fleet.js'
+import type {EngineIO} from '../src/engine/events.js'
+import {rehearse} from '../src/rehearsal/rehearse.js'
+import {loadRunbookFile} from '../src/runbook/load.js'
+import {readdirSync} from 'node:fs'
 
 function emit(name: string, value: number, unit: string): void {
   process.stdout.write(`${JSON.stringify({name, value: Number(value.toPrecision(4)), unit})}\n`)
@@ -76,6 +80,25 @@ function seedScenario(): void {
   emit('sim.outlook-2026.four-setups.wall', median(times), 'ms')
 }
 
+/** Wall time of each shipped runbook's rehearsal, in process (the engine and the simulator, no terminal). */
+async function rehearsals(): Promise<void> {
+  const quiet: EngineIO = {notify: () => {}, confirm: async () => true}
+  const dir = join(packageRoot, 'runbooks')
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
+    const runbook = loadRunbookFile(join(dir, file))
+    const times: number[] = []
+    let virtual = 0
+    for (let run = 0; run < 5; run++) {
+      const start = process.hrtime.bigint()
+      const r = await rehearse(runbook, {operator: 'bench', io: quiet, signal: new AbortController().signal})
+      times.push(Number(process.hrtime.bigint() - start) / 1e6)
+      virtual = r.endAt - r.startAt
+    }
+    emit(`rehearsal.${file.replace(/\.yaml$/, '')}.wall`, median(times), 'ms')
+    emit(`rehearsal.${file.replace(/\.yaml$/, '')}.virtual-seconds-per-wall-second`, virtual / (median(times) / 1000), 'x')
+  }
+}
+
 function startTimes(): void {
   const run = join(packageRoot, 'bin', 'run.js')
   const time = (args: string[]): number => {
@@ -91,13 +114,16 @@ function startTimes(): void {
   const bare = time(['-e', ''])
   const help = time([run, '--help'])
   const simulate = time([run, 'simulate', '--scenario', 'outlook-2026'])
+  const rehearsal = time([run, 'run', join(packageRoot, 'runbooks', 'outlook-staged-return.yaml'), '--dry-run'])
   emit('start.node-baseline.median', bare, 'ms')
   emit('start.sluice-help.median', help, 'ms')
   emit('start.sluice-simulate-outlook-2026.median', simulate, 'ms')
+  emit('start.sluice-run-outlook-staged-return-dry-run.median', rehearsal, 'ms')
   emit('start.sluice-help.ratio-to-node-baseline', help / bare, 'x')
   emit('start.sluice-simulate-outlook-2026.ratio-to-node-baseline', simulate / bare, 'x')
 }
 
 simulationThroughput()
 seedScenario()
+await rehearsals()
 startTimes()

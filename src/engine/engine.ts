@@ -1,3 +1,4 @@
+import {setMaxListeners} from 'node:events'
 import {approve} from '../actions/approve.js'
 import {cycle} from '../actions/cycle.js'
 import type {ActionContext, StepOutcome} from '../actions/context.js'
@@ -99,18 +100,23 @@ function finish(runbook: Runbook, io: EngineIO, steps: StepResult[], at: Step, o
 
 /** One step, with its timeout: when it runs out the step is stopped at its next safe point and fails. */
 async function runStep(step: Step, control: ControlPlane, io: EngineIO, runSignal: AbortSignal, history: string[]): Promise<StepOutcome> {
-  const timeout = new AbortController()
-  const stepSignal = AbortSignal.any([runSignal, timeout.signal])
+  // The step stops on the run's signal or on its own timeout. Listeners are removed when the step
+  // ends, so a long runbook does not pile them up on the run's signal.
+  const stop = new AbortController()
+  // A batch runs one hook per target at once, each listening for the stop: not a leak.
+  setMaxListeners(10_000, stop.signal)
+  const forward = () => stop.abort()
+  runSignal.addEventListener('abort', forward, {once: true})
   const idle = new AbortController()
   let timedOut = false
   if (step.timeout !== undefined) {
-    void control.clock.sleep(step.timeout, AbortSignal.any([idle.signal, runSignal])).then(() => {
-      if (idle.signal.aborted || runSignal.aborted) return
+    void control.clock.sleep(step.timeout, idle.signal).then(() => {
+      if (idle.signal.aborted || stop.signal.aborted) return
       timedOut = true
-      timeout.abort()
+      stop.abort()
     })
   }
-  const ctx = actionContext(step, control, io, stepSignal, history)
+  const ctx = actionContext(step, control, io, stop.signal, history)
   try {
     const outcome = await actions[step.action](step, ctx)
     if (timedOut && outcome.status === 'interrupted')
@@ -122,6 +128,7 @@ async function runStep(step: Step, control: ControlPlane, io: EngineIO, runSigna
     return {status: 'error', message: (error as Error).message}
   } finally {
     idle.abort()
+    runSignal.removeEventListener('abort', forward)
   }
 }
 
