@@ -1,13 +1,18 @@
 import {writeFileSync} from 'node:fs'
 import {userInfo} from 'node:os'
-import type {StepResult} from '../engine/engine.js'
+import type {RunResult, StepResult} from '../engine/engine.js'
 import {InputError} from '../input/errors.js'
 import {rehearse, type Rehearsal} from '../rehearsal/rehearse.js'
-import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
+import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
+import {stateDir} from '../state/freeze-file.js'
 import type {Runbook} from '../runbook/load.js'
 
 export interface RunFlags {
   dryRun: boolean
+  profile?: string
+  region?: string
+  endpointUrl?: string
+  state?: string
   scenario?: string
   setup?: string
   pace?: number
@@ -26,6 +31,7 @@ export interface RunJson {
   message: string
   stoppedAt: {step: number; title: string; message: string} | null
   steps: Array<Omit<StepResult, 'startedAt' | 'endedAt'> & {startedAt: number | null; endedAt: number | null}>
+  /** Figures of the rehearsal; null for a live run. */
   report: RehearsalFigures | null
 }
 
@@ -34,9 +40,6 @@ export interface Printer {
   note(text: string): void
   color: boolean
 }
-
-export const liveModeNotYet =
-  'live mode needs the AWS adapters and configuration (Route 53, ELBv2, CloudWatch; --profile, --region, --endpoint-url) that come with live mode; rehearse with --dry-run'
 
 function operator(): string {
   try {
@@ -52,7 +55,6 @@ function operator(): string {
  * code is left in process.exitCode so --json still prints its result.
  */
 export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Printer): Promise<RunJson> {
-  if (!flags.dryRun) throw new InputError(liveModeNotYet)
   const {TerminalIO, chooseMode} = await import('./terminal-io.js')
   const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
   const io = new TerminalIO({mode: chooseMode({json: flags.json}), yes: flags.yes, interactive})
@@ -64,34 +66,46 @@ export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Pri
     out.note('interrupt: stopping at the next safe point (Ctrl-C again to quit at once)')
     controller.abort()
   }
+  // Installed before anything draws: listr2's cursor handling re-raises SIGINT when it is alone.
   process.on('SIGINT', onInterrupt)
-  let rehearsal: Rehearsal
+  let rehearsal: Rehearsal | null = null
+  let run: RunResult
   try {
-    rehearsal = await rehearse(runbook, {
-      scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null, operator: operator(), io, signal: controller.signal,
-    })
+    if (flags.dryRun) {
+      rehearsal = await rehearse(runbook, {
+        scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null, operator: operator(), io, signal: controller.signal,
+      })
+      run = rehearsal.run
+    } else {
+      const {runLive} = await import('../live/run.js')
+      run = await runLive(runbook, {
+        aws: {region: flags.region, profile: flags.profile, endpoint: flags.endpointUrl},
+        stateDir: stateDir(flags.state), operator: operator(), io, signal: controller.signal,
+      })
+    }
   } finally {
     process.off('SIGINT', onInterrupt)
     await io.close()
   }
-  const {run} = rehearsal
   if (run.outcome === 'interrupted') out.note(`interrupted: ${run.message}`)
-  if (flags.svg) save(flags.svg, '--svg', rehearsalSvg(rehearsal), out)
-  if (flags.html) save(flags.html, '--html', rehearsalHtml(rehearsal), out)
+  if (rehearsal) {
+    if (flags.svg) save(flags.svg, '--svg', rehearsalSvg(rehearsal), out)
+    if (flags.html) save(flags.html, '--html', rehearsalHtml(rehearsal), out)
+  }
   if (!flags.json) {
     const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
-    out.log(renderRehearsal(rehearsal, {color: out.color, width}))
+    out.log(rehearsal ? renderRehearsal(rehearsal, {color: out.color, width}) : renderLiveRun(run))
   }
   process.exitCode = run.exitCode
   return {
     runbook: run.runbook,
-    mode: 'rehearsal',
+    mode: rehearsal ? 'rehearsal' : 'live',
     outcome: run.outcome,
     exitCode: run.exitCode,
     message: run.message,
     stoppedAt: run.stoppedAt,
     steps: run.steps,
-    report: rehearsalFigures(rehearsal),
+    report: rehearsal ? rehearsalFigures(rehearsal) : null,
   }
 }
 

@@ -1,16 +1,27 @@
 import {Flags} from '@oclif/core'
 import {InputError} from '../input/errors.js'
-import {singleStepRunbook} from '../runbook/single-step.js'
+import {scenarioTargets, singleStepRunbook} from '../runbook/single-step.js'
+import type {RunbookInput} from '../runbook/schema.js'
 import {loadScenario} from '../scenario/load.js'
 import {numberFlag} from './flags.js'
 import {runFlags} from './run-flags.js'
-import {executeRunbook, liveModeNotYet, type Printer, type RunJson} from './run-runbook.js'
+import {executeRunbook, type Printer, type RunJson} from './run-runbook.js'
 
-/** Flags of the single-action commands: the run flags, with a scenario to rehearse on and where in it to start. */
+/**
+ * Flags of the single-action commands: the run flags; for a rehearsal, a scenario and where in it
+ * to start; live, the AWS resources the step touches.
+ */
 export const stepCommandFlags = {
   ...runFlags,
+  listener: Flags.string({description: 'Live: the listener ARN restrictions go on.', helpValue: 'ARN'}),
+  'load-balancer': Flags.string({description: 'Live: the CloudWatch LoadBalancer dimension for gates (app/NAME/ID).', helpValue: 'DIMENSION'}),
+  record: Flags.string({description: 'Live: the weighted record name.', helpValue: 'NAME'}),
+  'record-type': Flags.string({description: 'Live: the weighted record type.', options: ['A', 'AAAA', 'CNAME'], default: 'A'}),
   scenario: Flags.string({char: 's', description: 'The scenario to rehearse against.', default: 'outlook-2026', helpValue: 'NAME|FILE'}),
+  sets: Flags.string({description: 'Live: the record\'s weighted set identifiers, comma-separated (each is also a pool name for gates).', helpValue: 'ID,ID'}),
   'start-at': numberFlag({description: 'Scenario second at which the step starts (default 0).'}),
+  'target-group': Flags.string({description: 'Live: POOL=ARN of a target group (repeatable).', multiple: true, helpValue: 'POOL=ARN'}),
+  zone: Flags.string({description: 'Live: the Route 53 hosted zone id.', helpValue: 'ID'}),
 }
 
 /** Gate flags for the steps that take a gate. */
@@ -60,6 +71,17 @@ export function hookArgv(flag: string, value: string | undefined): string[] | un
 
 export interface StepCommandFlagValues {
   'dry-run': boolean
+  'endpoint-url'?: string
+  listener?: string
+  'load-balancer'?: string
+  profile?: string
+  record?: string
+  'record-type': string
+  region?: string
+  sets?: string
+  state?: string
+  'target-group'?: string[]
+  zone?: string
   scenario: string
   setup?: string
   'start-at'?: number
@@ -67,6 +89,25 @@ export interface StepCommandFlagValues {
   yes: boolean
   svg?: string
   html?: string
+}
+
+/** Live targets from the resource flags; what a step needs and no flag gives is caught by the runbook checks. */
+function liveTargets(flags: StepCommandFlagValues): RunbookInput['targets'] {
+  const groups: Record<string, string> = {}
+  for (const value of flags['target-group'] ?? []) {
+    const eq = value.indexOf('=')
+    if (eq <= 0) throw new InputError(`--target-group: expected POOL=ARN, got "${value}"`)
+    groups[value.slice(0, eq)] = value.slice(eq + 1)
+  }
+  const sets = (flags.sets ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  if ((flags.zone || flags.record) && !(flags.zone && flags.record && sets.length > 0))
+    throw new InputError('--zone, --record and --sets go together: the hosted zone, the weighted record and its set identifiers')
+  return {
+    ...(flags.zone ? {dns: {zone: flags.zone, record: flags.record!, type: flags['record-type'] as 'A', sets: Object.fromEntries(sets.map((s) => [s, s]))}} : {}),
+    ...(Object.keys(groups).length > 0 ? {targetGroups: groups} : {}),
+    ...(flags.listener ? {listener: flags.listener} : {}),
+    ...(flags['load-balancer'] ? {metrics: {source: 'cloudwatch' as const, loadBalancer: flags['load-balancer']}} : {}),
+  }
 }
 
 /** Runs one step as a runbook of its own: the same engine, gates and report as `sluice run`. */
@@ -77,8 +118,19 @@ export async function runSingleStep(
   json: boolean,
   out: Printer,
 ): Promise<RunJson> {
-  if (!flags['dry-run']) throw new InputError(liveModeNotYet)
-  const {scenario} = loadScenario(flags.scenario)
-  const runbook = singleStepRunbook(step, scenario, {scenario: flags.scenario, setup: flags.setup, startAt: flags['start-at']}, {'steps[0]': `sluice ${String(step.action)}`, ...flagPaths})
-  return executeRunbook(runbook, {dryRun: true, scenario: undefined, setup: flags.setup, pace: flags.pace, yes: flags.yes, json, svg: flags.svg, html: flags.html}, out)
+  const paths = {
+    'steps[0]': `sluice ${String(step.action)}`, 'targets.dns': '--zone/--record/--sets', 'targets.targetGroups': '--target-group',
+    'targets.listener': '--listener', 'targets.metrics': '--load-balancer', ...flagPaths,
+  }
+  let runbook
+  if (flags['dry-run']) {
+    const {scenario} = loadScenario(flags.scenario)
+    runbook = singleStepRunbook(step, scenarioTargets(scenario), {scenario: flags.scenario, setup: flags.setup, startAt: flags['start-at']}, paths)
+  } else {
+    runbook = singleStepRunbook(step, liveTargets(flags), undefined, paths)
+  }
+  return executeRunbook(runbook, {
+    dryRun: flags['dry-run'], scenario: undefined, setup: flags.setup, pace: flags.pace, yes: flags.yes, json, svg: flags.svg, html: flags.html,
+    profile: flags.profile, region: flags.region, endpointUrl: flags['endpoint-url'], state: flags.state,
+  }, out)
 }

@@ -1,3 +1,4 @@
+import type {RunResult} from '../engine/engine.js'
 import type {GateVerdict} from '../engine/events.js'
 import {formatValue} from '../engine/gate.js'
 import type {Rehearsal} from '../rehearsal/rehearse.js'
@@ -61,6 +62,21 @@ export function verdictLines(verdicts: GateVerdict[]): string[] {
     const marks = vs.map((v) => `${formatValue(v.value, v.unit)} ${v.outcome === 'pass' ? '✓' : v.outcome === 'fail' ? '✗' : '?'}`)
     return `${key}: ${marks.join(', ')}`
   })
+}
+
+/** The end of a live run: the outcome, each step, every gate verdict. */
+export function renderLiveRun(run: RunResult): string {
+  const verdicts = run.steps.flatMap((s) => s.verdicts)
+  return [
+    `Run of ${run.runbook}`,
+    `Outcome: ${run.outcome} — ${run.message}`,
+    '',
+    'Steps:',
+    ...run.steps.map((s) => `  ${s.index + 1}. [${s.status}] ${s.title}${s.status === 'done' || s.status === 'skipped' ? '' : `: ${s.message}`}`),
+    '',
+    verdicts.length > 0 ? 'Gate verdicts:' : 'Gate verdicts: none',
+    ...verdictLines(verdicts).map((l) => `  ${l}`),
+  ].join('\n')
 }
 
 export function rehearsalPanel(r: Rehearsal): ChartPanel {

@@ -108,8 +108,14 @@ export const runbookSchema = z.strictObject({
     metrics: z
       .strictObject({
         source: z.enum(['cloudwatch', 'prometheus']),
+        /** CloudWatch: the LoadBalancer dimension, `app/name/id`. */
         loadBalancer: z.string().optional(),
-        url: z.string().optional(),
+        /** CloudWatch: pool → `app/name/id` when pools sit behind different load balancers. */
+        loadBalancers: z.record(name, z.string()).optional(),
+        /** Prometheus: the server's base URL. */
+        url: z.string().url().optional(),
+        /** Prometheus: one instant query per metric; `$window` and `$pool` are filled in. */
+        queries: z.partialRecord(z.enum(['error-rate', 'latency-p99', 'request-rate', 'healthy-targets']), z.string().min(1)).optional(),
       })
       .optional(),
   }),

@@ -4,33 +4,38 @@ import type {Scenario} from '../scenario/schema.js'
 import {runbookFromFlags, type Runbook} from './load.js'
 import type {RunbookInput} from './schema.js'
 
+/** Targets for a rehearsal: every scenario pool is a weighted set and a target group of the same name. */
+export function scenarioTargets(scenario: Scenario): RunbookInput['targets'] {
+  const pools = scenario.pools
+  return {
+    dns: {
+      zone: 'simulated',
+      record: `${scenario.name}.simulated.`,
+      ttl: scenario.dns.ttl,
+      sets: Object.fromEntries(pools.map((p) => [p.name, p.name])),
+    },
+    targetGroups: Object.fromEntries(pools.filter((p) => p.kind === 'servers').map((p) => [p.name, `simulated:${p.name}`])),
+    listener: 'simulated',
+    metrics: {source: 'cloudwatch'},
+  }
+}
+
 /**
- * A one-step runbook for the single-action commands (`sluice ramp`, `sluice cycle`, ...), rehearsed
- * against a scenario: every pool is a weighted set and a target group of the same name, so the
- * flags only have to name pools. Errors name the flag that supplied the bad value.
+ * A one-step runbook for the single-action commands (`sluice ramp`, `sluice cycle`, ...): against
+ * a scenario's pools in a rehearsal, or against targets named by flags live. Errors name the flag
+ * that supplied the bad value.
  */
 export function singleStepRunbook(
   step: Record<string, unknown>,
-  scenario: Scenario,
-  rehearsal: {scenario: string; setup?: string; startAt?: number},
+  targets: RunbookInput['targets'],
+  rehearsal: {scenario: string; setup?: string; startAt?: number} | undefined,
   flags: Record<string, string>,
 ): Runbook {
-  const pools = scenario.pools
   const input: RunbookInput = {
     name: `${String(step.action)}-from-the-command-line`,
     description: `sluice ${String(step.action)} from the command line`,
-    targets: {
-      dns: {
-        zone: 'simulated',
-        record: `${scenario.name}.simulated.`,
-        ttl: scenario.dns.ttl,
-        sets: Object.fromEntries(pools.map((p) => [p.name, p.name])),
-      },
-      targetGroups: Object.fromEntries(pools.filter((p) => p.kind === 'servers').map((p) => [p.name, `simulated:${p.name}`])),
-      listener: 'simulated',
-      metrics: {source: 'cloudwatch'},
-    },
-    rehearsal,
+    targets,
+    ...(rehearsal ? {rehearsal} : {}),
     steps: [step as RunbookInput['steps'][number]],
   }
   const flagFor = (path: Path): string | undefined => {

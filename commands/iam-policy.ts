@@ -1,0 +1,25 @@
+import {Args} from '@oclif/core'
+import {iamPolicy} from '../src/aws/iam-policy.js'
+import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {loadRunbookFile} from '../src/runbook/load.js'
+
+export default class IamPolicy extends SluiceCommand {
+  static override summary = 'Print the least-privilege IAM policy a runbook needs.'
+
+  static override description = `Prints an IAM policy document (JSON) that allows exactly the calls the runbook's steps and gates make, on the runbook's own zone, record, target groups and listener where AWS allows resource-level permissions.
+
+${exitCodeHelp}`
+
+  static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml > sluice-policy.json']
+
+  static override args = {
+    runbook: Args.string({description: 'The runbook YAML file.', required: true}),
+  }
+
+  async run(): Promise<ReturnType<typeof iamPolicy>> {
+    const {args} = await this.parse(IamPolicy)
+    const policy = iamPolicy(loadRunbookFile(args.runbook))
+    if (!this.jsonEnabled()) this.log(JSON.stringify(policy, null, 2))
+    return policy
+  }
+}

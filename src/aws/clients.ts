@@ -1,0 +1,57 @@
+import type {CloudWatchClient} from '@aws-sdk/client-cloudwatch'
+import type {ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
+import type {Route53Client} from '@aws-sdk/client-route-53'
+
+export interface AwsOptions {
+  region?: string
+  profile?: string
+  /** --endpoint-url; the SDK also honours AWS_ENDPOINT_URL on its own. */
+  endpoint?: string
+  /** Attempts per call, the first included; throttling is retried with adaptive backoff. */
+  maxAttempts?: number
+}
+
+/**
+ * The AWS clients of one run, created on first use: a rehearsal and --help never load the SDK.
+ * One shared configuration: the standard credential chain (or --profile), adaptive retries for
+ * throttling, and sluice's user agent so calls can be told apart in CloudTrail.
+ */
+export class AwsClients {
+  private route53Client?: Promise<Route53Client>
+  private elbv2Client?: Promise<ElasticLoadBalancingV2Client>
+  private cloudwatchClient?: Promise<CloudWatchClient>
+
+  constructor(readonly options: AwsOptions) {}
+
+  private config(region?: string) {
+    const {profile, endpoint, maxAttempts} = this.options
+    return {
+      region: region ?? this.options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION,
+      ...(profile ? {profile} : {}),
+      ...(endpoint ? {endpoint} : {}),
+      retryMode: 'adaptive',
+      maxAttempts: maxAttempts ?? 5,
+      customUserAgent: 'sluice',
+    }
+  }
+
+  route53(): Promise<Route53Client> {
+    // Route 53 is global; its API lives in us-east-1 whatever region the rest of the run uses.
+    this.route53Client ??= import('@aws-sdk/client-route-53').then((m) => new m.Route53Client(this.config('us-east-1')))
+    return this.route53Client
+  }
+
+  elbv2(): Promise<ElasticLoadBalancingV2Client> {
+    this.elbv2Client ??= import('@aws-sdk/client-elastic-load-balancing-v2').then((m) => new m.ElasticLoadBalancingV2Client(this.config()))
+    return this.elbv2Client
+  }
+
+  cloudwatch(): Promise<CloudWatchClient> {
+    this.cloudwatchClient ??= import('@aws-sdk/client-cloudwatch').then((m) => new m.CloudWatchClient(this.config()))
+    return this.cloudwatchClient
+  }
+
+  destroy(): void {
+    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient]) void client?.then((c) => c.destroy())
+  }
+}

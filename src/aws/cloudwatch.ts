@@ -1,0 +1,96 @@
+import type {MetricDataQuery} from '@aws-sdk/client-cloudwatch'
+import type {Clock, MetricKind, MetricsPort, TargetGroupPort} from '../control/ports.js'
+import type {AwsClients} from './clients.js'
+import {awsCall} from './errors.js'
+
+/** ALB metrics come in one-minute points, so a window is a whole number of minutes. */
+const period = 60
+
+/** `targetgroup/name/id` from a target group ARN: the TargetGroup dimension CloudWatch uses. */
+export function targetGroupDimension(arn: string): string {
+  const at = arn.indexOf('targetgroup/')
+  return at >= 0 ? arn.slice(at) : arn
+}
+
+export interface CloudWatchScope {
+  /** `app/name/id`: the LoadBalancer dimension. */
+  loadBalancer: string
+  /** Pool → `app/name/id` when pools sit behind different load balancers. */
+  loadBalancers: Record<string, string>
+  /** Pool → target group ARN, to scope a pool's metrics to its group. */
+  targetGroups: Record<string, string>
+  /** Pool → the group port, for healthy-targets. */
+  groups: Map<string, TargetGroupPort>
+}
+
+/**
+ * Gate metrics from CloudWatch's AWS/ApplicationELB namespace. sluice computes the ratios itself.
+ * No RequestCount point in the window means no requests, which is no data, never zero errors.
+ * Scoped to a pool with a target group, errors are the targets' 5xx over the group's requests
+ * (errors the load balancer itself answers are only published per load balancer).
+ */
+export class CloudWatchMetrics implements MetricsPort {
+  readonly label: string
+
+  constructor(
+    private readonly clients: AwsClients,
+    private readonly clock: Clock,
+    private readonly scope: CloudWatchScope,
+  ) {
+    this.label = `CloudWatch AWS/ApplicationELB ${scope.loadBalancer}`
+  }
+
+  async read(kind: MetricKind, windowSeconds: number, pool?: string): Promise<number | null> {
+    if (kind === 'healthy-targets') return this.healthyShare(pool)
+    const loadBalancer = (pool && this.scope.loadBalancers[pool]) || this.scope.loadBalancer
+    const targetGroup = pool && this.scope.targetGroups[pool] ? targetGroupDimension(this.scope.targetGroups[pool]) : undefined
+    const dimensions = [{Name: 'LoadBalancer', Value: loadBalancer}, ...(targetGroup ? [{Name: 'TargetGroup', Value: targetGroup}] : [])]
+    const query = (id: string, metric: string, stat: string): MetricDataQuery => ({
+      Id: id,
+      MetricStat: {Metric: {Namespace: 'AWS/ApplicationELB', MetricName: metric, Dimensions: dimensions}, Period: period, Stat: stat},
+      ReturnData: true,
+    })
+    const queries = [query('requests', 'RequestCount', 'Sum')]
+    if (kind === 'error-rate') {
+      queries.push(query('target5xx', 'HTTPCode_Target_5XX_Count', 'Sum'))
+      if (!targetGroup) queries.push(query('elb5xx', 'HTTPCode_ELB_5XX_Count', 'Sum'))
+    }
+    if (kind === 'latency-p99') queries.push(query('p99', 'TargetResponseTime', 'p99'))
+
+    const window = Math.max(period, Math.ceil(windowSeconds / period) * period)
+    const end = new Date(this.clock.now() * 1000)
+    const start = new Date(end.getTime() - window * 1000)
+    const {GetMetricDataCommand} = await import('@aws-sdk/client-cloudwatch')
+    const client = await this.clients.cloudwatch()
+    const values: Record<string, number[]> = {}
+    let token: string | undefined
+    do {
+      const out = await awsCall('CloudWatch', 'GetMetricData', `${loadBalancer}${targetGroup ? ` ${targetGroup}` : ''}`, () =>
+        client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token})),
+      )
+      for (const r of out.MetricDataResults ?? []) values[r.Id!] = [...(values[r.Id!] ?? []), ...(r.Values ?? [])]
+      token = out.NextToken
+    } while (token)
+
+    const sum = (id: string) => (values[id] ?? []).reduce((a, b) => a + b, 0)
+    const requests = sum('requests')
+    if (requests <= 0) return null
+    if (kind === 'request-rate') return requests / window
+    if (kind === 'error-rate') return ((sum('target5xx') + sum('elb5xx')) / requests) * 100
+    const p99 = values.p99 ?? []
+    return p99.length === 0 ? null : Math.max(...p99) * 1000
+  }
+
+  private async healthyShare(pool?: string): Promise<number | null> {
+    const groups = pool ? [this.scope.groups.get(pool)].filter((g): g is TargetGroupPort => g !== undefined) : [...this.scope.groups.values()]
+    if (groups.length === 0) return null
+    let total = 0
+    let healthy = 0
+    for (const group of groups) {
+      const targets = await group.targets()
+      total += targets.length
+      healthy += targets.filter((t) => t.health === 'healthy').length
+    }
+    return total === 0 ? null : (healthy / total) * 100
+  }
+}

@@ -1,0 +1,136 @@
+import type {Clock, Target, TargetGroupPort, TargetHealth} from '../control/ports.js'
+import type {AwsClients} from './clients.js'
+import {awsCall, LiveInputError} from './errors.js'
+
+/** Seconds between looks at target health while waiting. */
+const poll = 5
+/** RegisterTargets and DeregisterTargets take many targets per call; stay well inside any limit. */
+const perCall = 100
+
+const slowStartRange = {min: 30, max: 900}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+/** A target's id as the runbook and journal see it: `10.0.1.10:443` (ip targets) or `i-0abc:443`. */
+function targetKey(id: string, port?: number): string {
+  return port === undefined ? id : `${id}:${port}`
+}
+
+function parseKey(key: string): {Id: string; Port?: number} {
+  const at = key.lastIndexOf(':')
+  if (at <= 0) return {Id: key}
+  return {Id: key.slice(0, at), Port: Number(key.slice(at + 1))}
+}
+
+/**
+ * An ELBv2 target group: health, batch drain and return, and the attributes sluice sets. Waits
+ * are bounded: a drain by the group's deregistration delay, a return by the caller's timeout.
+ */
+export class Elbv2TargetGroup implements TargetGroupPort {
+  readonly label: string
+
+  constructor(
+    private readonly clients: AwsClients,
+    private readonly clock: Clock,
+    readonly name: string,
+    private readonly arn: string,
+  ) {
+    this.label = `target group ${name} (${arn})`
+  }
+
+  async targets(): Promise<Target[]> {
+    const {DescribeTargetHealthCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    const out = await awsCall('ELBv2', 'DescribeTargetHealth', this.label, () => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.arn})))
+    return (out.TargetHealthDescriptions ?? []).map((d) => ({
+      id: targetKey(d.Target!.Id!, d.Target!.Port),
+      health: toHealth(d.TargetHealth?.State),
+      ...(/^\d+\.\d+\.\d+\.\d+$/.test(d.Target!.Id!) ? {ip: d.Target!.Id!} : {}),
+      ...(d.Target!.Port === undefined ? {} : {port: d.Target!.Port}),
+    }))
+  }
+
+  async deregister(ids: string[]): Promise<void> {
+    const {DeregisterTargetsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    for (const part of chunks(ids, perCall))
+      await awsCall('ELBv2', 'DeregisterTargets', this.label, () => client.send(new DeregisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)})))
+  }
+
+  async register(ids: string[]): Promise<void> {
+    const {RegisterTargetsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    for (const part of chunks(ids, perCall))
+      await awsCall('ELBv2', 'RegisterTargets', this.label, () => client.send(new RegisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)})))
+  }
+
+  async waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
+    // No target drains for longer than the group's deregistration delay.
+    const delay = Number((await this.attributes())['deregistration_delay.timeout_seconds'] ?? 300)
+    const deadline = this.clock.now() + Math.min(timeoutSeconds, delay + poll)
+    const wanted = new Set(ids)
+    for (;;) {
+      const draining = (await this.targets()).filter((t) => wanted.has(t.id) && t.health === 'draining')
+      if (draining.length === 0) return true
+      if (this.clock.now() >= deadline || signal?.aborted) return false
+      await this.clock.sleep(poll, signal)
+    }
+  }
+
+  async waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
+    const deadline = this.clock.now() + timeoutSeconds
+    const wanted = new Set(ids)
+    for (;;) {
+      const healthy = (await this.targets()).filter((t) => wanted.has(t.id) && t.health === 'healthy').length
+      if (healthy === wanted.size) return true
+      if (this.clock.now() >= deadline || signal?.aborted) return false
+      await this.clock.sleep(poll, signal)
+    }
+  }
+
+  async slowStart(): Promise<number> {
+    return Number((await this.attributes())['slow_start.duration_seconds'] ?? 0)
+  }
+
+  async setSlowStart(seconds: number): Promise<void> {
+    // AWS allows 0 (off) or 30–900 s; moto accepts anything, so the range is checked here.
+    if (seconds !== 0 && (seconds < slowStartRange.min || seconds > slowStartRange.max))
+      throw new LiveInputError(`slow start of ${seconds} s for ${this.label} is out of range: 0 (off) or ${slowStartRange.min}–${slowStartRange.max} s`)
+    await this.modifyAttributes({'slow_start.duration_seconds': String(seconds)})
+  }
+
+  async attributes(): Promise<Record<string, string>> {
+    const {DescribeTargetGroupAttributesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    const out = await awsCall('ELBv2', 'DescribeTargetGroupAttributes', this.label, () => client.send(new DescribeTargetGroupAttributesCommand({TargetGroupArn: this.arn})))
+    return Object.fromEntries((out.Attributes ?? []).map((a) => [a.Key!, a.Value ?? '']))
+  }
+
+  async modifyAttributes(attributes: Record<string, string>): Promise<void> {
+    const {ModifyTargetGroupAttributesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    await awsCall('ELBv2', 'ModifyTargetGroupAttributes', this.label, () =>
+      client.send(new ModifyTargetGroupAttributesCommand({TargetGroupArn: this.arn, Attributes: Object.entries(attributes).map(([Key, Value]) => ({Key, Value}))})),
+    )
+  }
+}
+
+function toHealth(state: string | undefined): TargetHealth {
+  switch (state) {
+    case 'healthy':
+      return 'healthy'
+    case 'initial':
+      return 'initial'
+    case 'draining':
+      return 'draining'
+    case 'unused':
+      return 'unused'
+    default:
+      // unhealthy, unavailable, or anything AWS adds later: not serving.
+      return 'unhealthy'
+  }
+}

@@ -1,0 +1,112 @@
+import type {Rule, RuleCondition} from '@aws-sdk/client-elastic-load-balancing-v2'
+import type {Restriction, TrafficRulesPort} from '../control/ports.js'
+import type {AwsClients} from './clients.js'
+import {awsCall, LiveInputError} from './errors.js'
+
+/** Priorities sluice reserves on a listener: evaluated before the service's own rules. */
+export const reservedPriorities = {first: 1, last: 20}
+const typeTag = 'sluice:restriction'
+const ownerTag = 'sluice:managed-by'
+
+/**
+ * Restrictions as ALB listener rules: a fixed 503 at a priority reserved for sluice, tagged with
+ * the traffic type so `lift` and `status` find them from any machine. ALB's fixed responses cannot
+ * carry headers, so Retry-After travels in the JSON body.
+ */
+export class ListenerRules implements TrafficRulesPort {
+  readonly label: string
+
+  constructor(
+    private readonly clients: AwsClients,
+    private readonly listenerArn: string,
+  ) {
+    this.label = `listener ${listenerArn}`
+  }
+
+  private async sluiceRules(): Promise<Array<{rule: Rule; type: string}>> {
+    const {DescribeRulesCommand, DescribeTagsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    const rules: Rule[] = []
+    let marker: string | undefined
+    do {
+      const out = await awsCall('ELBv2', 'DescribeRules', this.label, () => client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker})))
+      rules.push(...(out.Rules ?? []))
+      marker = out.NextMarker
+    } while (marker)
+    const candidates = rules.filter((r) => !r.IsDefault && r.RuleArn)
+    const found: Array<{rule: Rule; type: string}> = []
+    // DescribeTags takes at most 20 ARNs a call.
+    for (let i = 0; i < candidates.length; i += 20) {
+      const part = candidates.slice(i, i + 20)
+      const out = await awsCall('ELBv2', 'DescribeTags', this.label, () => client.send(new DescribeTagsCommand({ResourceArns: part.map((r) => r.RuleArn!)})))
+      for (const d of out.TagDescriptions ?? []) {
+        const type = d.Tags?.find((t) => t.Key === typeTag)?.Value
+        const rule = part.find((r) => r.RuleArn === d.ResourceArn)
+        if (type && rule) found.push({rule, type})
+      }
+    }
+    return found
+  }
+
+  async list(): Promise<Restriction[]> {
+    return (await this.sluiceRules()).map(({rule, type}) => toRestriction(rule, type))
+  }
+
+  async add(restriction: Restriction): Promise<void> {
+    const conditions: RuleCondition[] = []
+    if (restriction.paths.length > 0) conditions.push({Field: 'path-pattern', PathPatternConfig: {Values: restriction.paths}})
+    for (const [name, values] of Object.entries(restriction.headers)) conditions.push({Field: 'http-header', HttpHeaderConfig: {HttpHeaderName: name, Values: values}})
+    if (conditions.length === 0)
+      throw new LiveInputError(`restricting ${restriction.type} on ${this.label} needs paths or headers to match: a listener rule cannot match a traffic type by name`)
+    const {CreateRuleCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    const used = new Set<number>()
+    let marker: string | undefined
+    do {
+      const out = await awsCall('ELBv2', 'DescribeRules', this.label, () => client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker})))
+      for (const r of out.Rules ?? []) if (!r.IsDefault) used.add(Number(r.Priority))
+      marker = out.NextMarker
+    } while (marker)
+    let priority = reservedPriorities.first
+    while (used.has(priority) && priority <= reservedPriorities.last) priority++
+    if (priority > reservedPriorities.last)
+      throw new LiveInputError(`${this.label} has no free priority in sluice's reserved range ${reservedPriorities.first}–${reservedPriorities.last}`)
+    await awsCall('ELBv2', 'CreateRule', this.label, () =>
+      client.send(new CreateRuleCommand({
+        ListenerArn: this.listenerArn,
+        Priority: priority,
+        Conditions: conditions,
+        Actions: [{
+          Type: 'fixed-response',
+          FixedResponseConfig: {
+            StatusCode: '503',
+            ContentType: 'application/json',
+            MessageBody: JSON.stringify({error: 'temporarily restricted during recovery', type: restriction.type, retryAfterSeconds: restriction.retryAfterSeconds}),
+          },
+        }],
+        Tags: [{Key: typeTag, Value: restriction.type}, {Key: ownerTag, Value: 'sluice'}, {Key: 'sluice:retry-after', Value: String(restriction.retryAfterSeconds)}],
+      })),
+    )
+  }
+
+  async remove(type: string): Promise<boolean> {
+    const {DeleteRuleCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    const matching = (await this.sluiceRules()).filter((r) => r.type === type)
+    for (const {rule} of matching) await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, () => client.send(new DeleteRuleCommand({RuleArn: rule.RuleArn})))
+    return matching.length > 0
+  }
+}
+
+function toRestriction(rule: Rule, type: string): Restriction {
+  const paths = rule.Conditions?.flatMap((c) => (c.Field === 'path-pattern' ? c.PathPatternConfig?.Values ?? c.Values ?? [] : [])) ?? []
+  const headers: Record<string, string[]> = {}
+  for (const c of rule.Conditions ?? []) if (c.Field === 'http-header' && c.HttpHeaderConfig?.HttpHeaderName) headers[c.HttpHeaderConfig.HttpHeaderName] = c.HttpHeaderConfig.Values ?? []
+  let retryAfterSeconds = 0
+  try {
+    retryAfterSeconds = Number(JSON.parse(rule.Actions?.[0]?.FixedResponseConfig?.MessageBody ?? '{}').retryAfterSeconds ?? 0)
+  } catch {
+    // A body someone edited by hand: the rule is still ours, only the figure is unknown.
+  }
+  return {type, paths, headers, retryAfterSeconds}
+}

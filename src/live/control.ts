@@ -1,0 +1,50 @@
+import {AwsClients, type AwsOptions} from '../aws/clients.js'
+import {CloudWatchMetrics} from '../aws/cloudwatch.js'
+import {Elbv2TargetGroup} from '../aws/elbv2.js'
+import {PrometheusMetrics} from '../aws/prometheus.js'
+import {Route53Dns} from '../aws/route53.js'
+import {ListenerRules} from '../aws/rules.js'
+import type {ControlPlane, MetricsPort, TargetGroupPort} from '../control/ports.js'
+import {InputError} from '../input/errors.js'
+import type {Runbook} from '../runbook/load.js'
+import {FreezeFile} from '../state/freeze-file.js'
+import {WallClock} from './clock.js'
+import {CommandHooks} from './hooks.js'
+
+export interface LiveControl {
+  control: ControlPlane
+  clients: AwsClients
+}
+
+/** The control plane of a live run: the runbook's targets on AWS, state in the local state directory. */
+export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {operator: string; stateDir: string}): LiveControl {
+  const clients = new AwsClients(aws)
+  const clock = new WallClock()
+  const {targets} = runbook
+  const groups = new Map<string, TargetGroupPort>()
+  for (const [pool, arn] of Object.entries(targets.targetGroups ?? {})) groups.set(pool, new Elbv2TargetGroup(clients, clock, pool, arn))
+
+  let metrics: MetricsPort | undefined
+  const m = targets.metrics
+  if (m?.source === 'cloudwatch') {
+    if (!m.loadBalancer) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: live CloudWatch gates need loadBalancer (the app/NAME/ID dimension)`)
+    metrics = new CloudWatchMetrics(clients, clock, {loadBalancer: m.loadBalancer, loadBalancers: m.loadBalancers ?? {}, targetGroups: targets.targetGroups ?? {}, groups})
+  } else if (m?.source === 'prometheus') {
+    if (!m.url || !m.queries) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: a Prometheus source needs url and queries`)
+    metrics = new PrometheusMetrics(m.url, m.queries, clock)
+  }
+
+  return {
+    clients,
+    control: {
+      clock,
+      dns: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone.replace(/^\/hostedzone\//, ''), targets.dns.record, targets.dns.type) : undefined,
+      targetGroups: groups,
+      rules: targets.listener ? new ListenerRules(clients, targets.listener) : undefined,
+      metrics,
+      freeze: new FreezeFile(options.stateDir),
+      hooks: new CommandHooks(),
+      operator: options.operator,
+    },
+  }
+}

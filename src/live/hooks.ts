@@ -1,0 +1,57 @@
+import {spawn} from 'node:child_process'
+import type {HookPort, HookSpec, Target} from '../control/ports.js'
+
+/** Output kept from a failed hook, for the error message. */
+const tailBytes = 2000
+
+/**
+ * Runs restart and remediation hooks. The command is an argv template: `{id}`, `{ip}` and `{port}`
+ * are replaced inside single arguments, and the target is also passed as SLUICE_TARGET_ID, _IP and
+ * _PORT. Nothing goes through a shell, so a target id can never become a command.
+ */
+export class CommandHooks implements HookPort {
+  async run(kind: 'restart' | 'remediate', hook: HookSpec, target: Target, signal?: AbortSignal): Promise<void> {
+    const fill = (arg: string) =>
+      arg.replaceAll('{id}', target.id).replaceAll('{ip}', target.ip ?? '').replaceAll('{port}', target.port === undefined ? '' : String(target.port))
+    const [command, ...args] = hook.command.map(fill)
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(command, args, {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          ...process.env,
+          SLUICE_HOOK: kind,
+          SLUICE_TARGET_ID: target.id,
+          SLUICE_TARGET_IP: target.ip ?? '',
+          SLUICE_TARGET_PORT: target.port === undefined ? '' : String(target.port),
+        },
+      })
+      let output = ''
+      const keep = (chunk: Buffer) => {
+        output = (output + chunk.toString()).slice(-tailBytes)
+      }
+      child.stdout.on('data', keep)
+      child.stderr.on('data', keep)
+      let timedOut = false
+      const timer = setTimeout(() => {
+        timedOut = true
+        child.kill('SIGTERM')
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+      }, hook.timeoutSeconds * 1000)
+      const onAbort = () => child.kill('SIGTERM')
+      signal?.addEventListener('abort', onAbort, {once: true})
+      child.on('error', (error) => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        reject(new Error(`${kind} hook ${command} could not start: ${error.message}`))
+      })
+      child.on('close', (code, sig) => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        const last = output.trim().split('\n').at(-1) ?? ''
+        if (timedOut) reject(new Error(`${kind} hook ${command} timed out after ${hook.timeoutSeconds} s${last ? `: ${last}` : ''}`))
+        else if (code !== 0) reject(new Error(`${kind} hook ${command} exited ${code ?? sig}${last ? `: ${last}` : ''}`))
+        else resolve()
+      })
+    })
+  }
+}
