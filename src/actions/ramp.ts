@@ -22,6 +22,7 @@ export function weightsAt(percent: number, set: string, start: WeightMap): Weigh
 
 export function describeWeights(weights: WeightMap): string {
   return Object.entries(weights)
+    .sort(([a], [b]) => a.localeCompare(b))
     .map(([s, w]) => `${s}=${w}`)
     .join(' ')
 }

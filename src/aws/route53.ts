@@ -44,6 +44,7 @@ export class Route53Dns implements DnsPort {
         })),
       )
       let passed = false
+      const before = found.size
       for (const set of out.ResourceRecordSets ?? []) {
         // Listing starts at our name and type and runs on in order; stop at the first other record.
         if (normalise(set.Name ?? '') !== name || set.Type !== this.type) {
@@ -52,7 +53,8 @@ export class Route53Dns implements DnsPort {
         }
         if (set.SetIdentifier !== undefined && set.Weight !== undefined && !found.has(set.SetIdentifier)) found.set(set.SetIdentifier, set)
       }
-      if (passed || !out.IsTruncated) break
+      // A page that adds no new set means the API is repeating itself (moto does, within one name).
+      if (passed || !out.IsTruncated || found.size === before) break
       next = {name: out.NextRecordName, type: out.NextRecordType, id: out.NextRecordIdentifier}
     }
     return found

@@ -1,5 +1,5 @@
 import {Command, Errors} from '@oclif/core'
-import {ExitCode, InputError} from '../input/errors.js'
+import {ExitCode} from '../input/errors.js'
 
 /** Shown at the end of every command's help. */
 export const exitCodeHelp = `EXIT CODES
@@ -34,9 +34,10 @@ export abstract class SluiceCommand extends Command {
 
   // @oclif/core 4 exits 1 under --json whatever exit code the error carried, and wraps long
   // messages over several lines; an operator needs the code and one greppable line.
-  protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+  protected override async catch(error: Error & {exit?: number; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error
-    const exit = error instanceof InputError ? error.exit : error.oclif?.exit ?? error.exitCode ?? ExitCode.failed
+    // sluice's own errors carry `exit` (input 2, refused 4, AWS 1); oclif's carry `oclif.exit`.
+    const exit = typeof error.exit === 'number' ? error.exit : error.oclif?.exit ?? error.exitCode ?? ExitCode.failed
     // oclif prefixes a flag's own parse error with "Parsing --flag" (ours already names the flag)
     // and appends a pointer to --help; one line is what an operator can read and grep.
     const message = error.message

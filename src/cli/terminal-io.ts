@@ -448,6 +448,9 @@ export class TerminalIO implements EngineIO {
   }
 
   async confirm(question: string, context: string[]): Promise<boolean> {
+    // What the question is about is shown whether or not anyone can answer: a refused or
+    // auto-approved live run still says what it would change.
+    if (this.mode !== 'silent' && !this.view) this.write(context)
     if (this.options.yes) {
       this.approvedByYes(question)
       return true
@@ -458,7 +461,7 @@ export class TerminalIO implements EngineIO {
     const host = await this.view?.promptHost()
     if (this.view && host) return this.view.askInTask(host, question, context, this.options.input)
     // Asked even under --json (silent): a person is there, and prompts go to stderr, not stdout.
-    this.write(context)
+    if (this.mode === 'silent') this.write(context)
     return ask(question, unendable(this.stream), this.options.input)
   }
 

@@ -120,11 +120,11 @@ describe("'silent' mode", () => {
 })
 
 describe('confirm', () => {
-  it('approves under --yes and says so', async () => {
+  it('approves under --yes and says so, after showing what was asked about', async () => {
     const out = capture()
     const io = terminal({yes: true, stream: out.stream})
     await expect(io.confirm('Ramp to 50%?', ['Now: 0.40%'])).resolves.toBe(true)
-    expect(out.text()).toBe('approved by --yes: Ramp to 50%?\n')
+    expect(out.text()).toBe('Now: 0.40%\napproved by --yes: Ramp to 50%?\n')
   })
 
   it('refuses when nobody can answer, pointing at --yes', async () => {

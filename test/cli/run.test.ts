@@ -1,0 +1,348 @@
+import {spawn} from 'node:child_process'
+import {mkdtempSync, readdirSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {describe, expect, it} from 'vitest'
+import {parse} from 'yaml'
+import {runJs, sluice as spawnCli, type CliResult} from '../helpers/cli.js'
+
+/**
+ * Every spawn runs with no AWS configuration at all (no credentials, no config files, no instance
+ * metadata) and its own state directory, so that nothing here can reach AWS or write into the repo.
+ */
+const sandbox = mkdtempSync(join(tmpdir(), 'sluice-run-env-'))
+const noAws: Record<string, string> = {
+  AWS_CONFIG_FILE: join(sandbox, 'no-aws-config'),
+  AWS_SHARED_CREDENTIALS_FILE: join(sandbox, 'no-aws-credentials'),
+  AWS_ACCESS_KEY_ID: '',
+  AWS_SECRET_ACCESS_KEY: '',
+  AWS_SESSION_TOKEN: '',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  SLUICE_STATE: join(sandbox, 'state'),
+}
+const sluice = (args: string[], options: {cwd?: string} = {}): Promise<CliResult> => spawnCli(args, {...options, env: noAws})
+
+/** The package root: runbooks are given relative to it, as a user in the repository would. */
+const root = fileURLToPath(new URL('../../', import.meta.url))
+const inRoot = {cwd: root}
+const rampTooFast = 'test/fixtures/runbooks/ramp-too-fast.yaml'
+
+const braille = /[\u2801-\u28ff]/
+
+interface Verdict {
+  step: number
+  gate: string
+  metric: string
+  value: number | null
+  threshold: number
+  unit: string
+  outcome: 'pass' | 'fail' | 'inconclusive'
+  context: string
+}
+
+interface RunJson {
+  runbook: string
+  mode: string
+  outcome: string
+  exitCode: number
+  message: string
+  stoppedAt: {step: number; title: string; message: string} | null
+  steps: Array<{index: number; action: string; title: string; status: string; message: string; verdicts: Verdict[]}>
+  report: {
+    recovered: boolean
+    lostPercent: number
+    peakErrorRatePercent: number
+    secondsFromFixToFull: number | null
+    minInRotation: number
+    fullServiceFrom: number | null
+  } | null
+}
+
+function parseJson(stdout: string): RunJson {
+  return JSON.parse(stdout) as RunJson
+}
+
+/** `{mailbox:25,maintenance:75}` (as the progress lines print weights) → {mailbox: 25, maintenance: 75}. */
+function parseWeights(text: string): Record<string, number> {
+  const inner = /^\{(.*)\}$/.exec(text.trim())
+  if (!inner) throw new Error(`not a weight map: ${text}`)
+  return Object.fromEntries(
+    inner[1].split(',').map((pair) => {
+      const [k, v] = pair.split(':')
+      return [k, Number(v)]
+    }),
+  )
+}
+
+describe('sluice run --dry-run: the shipped runbooks that recover', () => {
+  it.each(['outlook-staged-return', 'regional-dns-ramp', 'thread-hold-recovery'])('%s completes, reports recovery, charts it, and shows progress', async (name) => {
+    const file = `runbooks/${name}.yaml`
+    const [text, json] = await Promise.all([sluice(['run', file, '--dry-run'], inRoot), sluice(['run', file, '--dry-run', '--json'], inRoot)])
+
+    // The text report on stdout.
+    expect(text.code, text.stderr).toBe(0)
+    const lines = text.stdout.split('\n')
+    expect(lines.filter((l) => l.startsWith('Outcome: '))).toHaveLength(1)
+    expect(text.stdout).toMatch(/^Outcome: completed\b/m)
+    expect(lines.some((l) => l.startsWith('Recovered: yes'))).toBe(true)
+    expect(text.stdout).not.toMatch(/^Recovered: no/m)
+    expect(text.stdout).toContain('Gate verdicts:')
+    expect(text.stdout).toMatch(braille)
+    expect(text.stdout).not.toContain('\u001b[') // no colour without a TTY
+
+    // --json: the same run, as data.
+    expect(json.code, json.stderr).toBe(0)
+    const run = parseJson(json.stdout)
+    expect(run.runbook).toBe(name)
+    expect(run.mode).toBe('rehearsal')
+    expect(run.outcome).toBe('completed')
+    expect(run.exitCode).toBe(0)
+    expect(run.stoppedAt).toBeNull()
+    const yamlSteps = (parse(readFileSync(`${root}${file}`, 'utf8')) as {steps: unknown[]}).steps
+    expect(run.steps).toHaveLength(yamlSteps.length)
+    for (const step of run.steps) expect(step.status, `${step.title}: ${step.message}`).toBe('done')
+    // A gate that let its step through ended on a passing verdict.
+    for (const step of run.steps) if (step.verdicts.length > 0) expect(step.verdicts.at(-1)!.outcome, step.title).toBe('pass')
+
+    const report = run.report!
+    expect(report).not.toBeNull()
+    expect(report.recovered).toBe(true)
+    for (const figure of ['lostPercent', 'peakErrorRatePercent', 'minInRotation'] as const) {
+      expect(typeof report[figure], figure).toBe('number')
+      expect(Number.isFinite(report[figure]), figure).toBe(true)
+    }
+    expect(report.lostPercent).toBeGreaterThanOrEqual(0)
+    expect(report.lostPercent).toBeLessThanOrEqual(100)
+    expect(report.peakErrorRatePercent).toBeGreaterThanOrEqual(0)
+    expect(report.peakErrorRatePercent).toBeLessThanOrEqual(100)
+    expect(typeof report.secondsFromFixToFull).toBe('number')
+    expect(report.secondsFromFixToFull!).toBeGreaterThanOrEqual(0)
+    expect(typeof report.fullServiceFrom).toBe('number')
+
+    // The text report and the JSON tell the same story.
+    expect(text.stdout).toContain(`Requests lost: ${report.lostPercent.toFixed(1)}%`)
+    expect(text.stdout).toContain(`Peak error rate: ${report.peakErrorRatePercent.toFixed(1)}%`)
+    expect(text.stdout).toContain(`Fewest in rotation: ${report.minInRotation}`)
+
+    // Progress on stderr, one line per event: every step starts and ends done, then the run line.
+    const progress = text.stderr.split('\n')
+    expect(progress[0]).toBe(`plan: ${run.steps.length} steps`)
+    run.steps.forEach((step, i) => {
+      expect(progress, `start of step ${i + 1}`).toContain(`[step ${i + 1}] start ${step.title}`)
+      expect(progress.some((l) => l.startsWith(`[step ${i + 1}] done`)), `end of step ${i + 1}`).toBe(true)
+    })
+    expect(text.stderr).toMatch(/^\[step \d+\] gate .*: [\d.]+(%| ms) pass/m)
+    expect(progress.filter(Boolean).at(-1)).toMatch(new RegExp(`^run: completed ${name}: all ${run.steps.length} steps done$`))
+    // --json keeps stdout for the JSON and draws no progress.
+    expect(json.stderr).not.toMatch(/^\[step /m)
+  })
+})
+
+let naiveText: Promise<CliResult> | undefined
+const naive = (): Promise<CliResult> => (naiveText ??= sluice(['run', 'runbooks/naive-full-return.yaml', '--dry-run'], inRoot))
+
+describe('sluice run --dry-run runbooks/naive-full-return.yaml', () => {
+  it('relapses: exit 3, and the report names the gate, the measured value and the threshold', async () => {
+    const [text, json] = await Promise.all([
+      naive(),
+      sluice(['run', 'runbooks/naive-full-return.yaml', '--dry-run', '--json'], inRoot),
+    ])
+    expect(text.code, text.stderr).toBe(3)
+    const outcome = text.stdout.split('\n').find((l) => l.startsWith('Outcome: '))
+    expect(outcome).toBeDefined()
+    expect(outcome).toMatch(/^Outcome: (held|gate-failed) — /)
+    expect(outcome).toContain('gate ')
+    expect(outcome).toMatch(/measured [\d.]+/)
+    expect(outcome).toMatch(/threshold [\d.]+%/)
+    expect(text.stdout).toMatch(/^Recovered: no/m)
+    expect(text.stdout).toMatch(braille)
+    expect(text.stderr).toMatch(/^run: (held|gate-failed) /m)
+
+    expect(json.code, json.stderr).toBe(3)
+    const run = parseJson(json.stdout)
+    expect(['held', 'gate-failed']).toContain(run.outcome)
+    expect(run.exitCode).toBe(3)
+    expect(run.stoppedAt).not.toBeNull()
+    const failing = run.steps[run.stoppedAt!.step]
+    expect(['held', 'failed']).toContain(failing.status)
+    const failed = failing.verdicts.filter((v) => v.outcome === 'fail')
+    expect(failed.length).toBeGreaterThanOrEqual(1)
+    // The failing verdict is what the message quotes.
+    expect(run.message).toContain(failed.at(-1)!.gate)
+    expect(run.message).toMatch(/measured .*threshold/)
+    expect(run.report!.recovered).toBe(false)
+    // Steps after the failure never ran.
+    for (const step of run.steps.slice(run.stoppedAt!.step + 1)) expect(step.status).toBe('skipped')
+  })
+
+  it('prints no Node.js runtime warnings on stderr (only sluice\'s own progress lines)', async () => {
+    const {code, stderr} = await naive()
+    expect(code).toBe(3)
+    // A cycle of one 20-target batch adds one abort listener per target to the run's signal.
+    expect(stderr).not.toContain('MaxListenersExceededWarning')
+    expect(stderr).not.toMatch(/^\(node:\d+\)/m)
+  })
+})
+
+describe('a gate failing mid-ramp (test/fixtures/runbooks/ramp-too-fast.yaml)', () => {
+  it('puts the DNS weights back to the last good step and exits 3, naming gate, value and threshold', async () => {
+    const [text, json] = await Promise.all([sluice(['run', rampTooFast, '--dry-run'], inRoot), sluice(['run', rampTooFast, '--dry-run', '--json'], inRoot)])
+
+    expect(json.code, json.stderr).toBe(3)
+    const run = parseJson(json.stdout)
+    expect(run.outcome).toBe('gate-failed')
+    expect(run.exitCode).toBe(3)
+    expect(run.stoppedAt?.step).toBe(2)
+    const [park, cycle, ramp] = run.steps
+    expect(park.status).toBe('done')
+    expect(cycle.status).toBe('done')
+    expect(ramp.action).toBe('ramp')
+    expect(ramp.status).toBe('failed')
+
+    // The earlier percentages passed their gate; the jump to 100% failed it.
+    const byPercent = new Map<string, Verdict[]>()
+    for (const v of ramp.verdicts) byPercent.set(v.context, [...(byPercent.get(v.context) ?? []), v])
+    expect([...byPercent.keys()]).toEqual(['mailbox 5%', 'mailbox 25%', 'mailbox 100%'])
+    for (const context of ['mailbox 5%', 'mailbox 25%']) {
+      const verdicts = byPercent.get(context)!
+      expect(verdicts.length).toBeGreaterThanOrEqual(3)
+      for (const v of verdicts) expect(v.outcome, context).toBe('pass')
+    }
+    const last = byPercent.get('mailbox 100%')!.at(-1)!
+    expect(last.outcome).toBe('fail')
+    expect(last.metric).toBe('error-rate')
+    expect(last.threshold).toBe(2)
+    expect(last.value!).toBeGreaterThan(2)
+
+    // The message names the gate, the measured value and the threshold, and where the weights went.
+    const measured = `${last.value!.toFixed(2)}%`
+    expect(run.message).toContain('error-rate')
+    expect(run.message).toContain(`measured ${measured}`)
+    expect(run.message).toContain('threshold 2.00%')
+    expect(run.message).toContain('weights back to mailbox 25%')
+
+    expect(text.code, text.stderr).toBe(3)
+    const outcome = text.stdout.split('\n').find((l) => l.startsWith('Outcome: '))!
+    expect(outcome).toMatch(/^Outcome: gate-failed — step 3 /)
+    expect(outcome).toContain('gate error-rate')
+    expect(outcome).toContain(`measured ${measured}`)
+    expect(outcome).toContain('threshold 2.00%')
+
+    // The last DNS change on record puts back the 25% step's weights.
+    const changes = text.stderr.split('\n').filter((l) => /^\[step 3\] change dns-weights /.test(l))
+    expect(changes.length).toBe(4) // 5%, 25%, 100%, then back
+    const [before, after] = changes.at(-1)!.replace(/^.*?: (?=\{)/, '').split(' → ')
+    expect(parseWeights(before)).toEqual({mailbox: 100, maintenance: 0})
+    expect(parseWeights(after)).toEqual({mailbox: 25, maintenance: 75})
+    // ...and those are the weights the 25% step set.
+    const weightsAfter = (line: string) => parseWeights(line.split(' → ')[1])
+    expect(weightsAfter(changes[1])).toEqual(weightsAfter(changes.at(-1)!))
+    expect(weightsAfter(changes[2])).toEqual({mailbox: 100, maintenance: 0})
+    expect(text.stderr).toMatch(/^\[step 3\] FAILED gate error-rate .*weights back to mailbox 25%/m)
+  })
+})
+
+describe('Ctrl-C during a rehearsal', () => {
+  it('stops at a safe point, says where, prints the report and exits 130', async () => {
+    const child = spawn(process.execPath, [runJs, 'run', 'runbooks/outlook-staged-return.yaml', '--dry-run', '--pace', '200'], {
+      cwd: root,
+      env: {...process.env, NO_COLOR: '1', ...noAws},
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    const closed = new Promise<{code: number | null; signal: NodeJS.Signals | null}>((resolve) => child.on('close', (code, signal) => resolve({code, signal})))
+    // Resolves true once step 4 or later has started, false if the run ended first.
+    const reached = new Promise<boolean>((resolve) => {
+      child.stderr.on('data', (d) => {
+        stderr += d
+        if (/^\[step ([4-9]|10)\] start /m.test(stderr)) resolve(true)
+      })
+      void closed.then(() => resolve(false))
+    })
+    try {
+      const midRun = await reached
+      expect(midRun, `the run ended before step 4 started:\n${stderr}`).toBe(true)
+      child.kill('SIGINT')
+      const {code, signal} = await closed
+      expect(signal).toBeNull()
+      expect(code, stderr).toBe(130)
+      expect(stderr).toContain('interrupted')
+      expect(stderr).toMatch(/^interrupted: step \d+ \(/m)
+      expect(stderr).toMatch(/^run: interrupted /m)
+      expect(stderr).not.toMatch(/^run: completed/m)
+      expect(stdout).toMatch(/^Outcome: interrupted — step \d+ /m)
+      expect(stdout).toMatch(/^\s+\d+\. \[interrupted\] /m)
+      expect(stdout).toMatch(braille)
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    }
+  }, 20_000)
+})
+
+describe('sluice validate and sluice plan', () => {
+  it('validate runbooks/*.yaml (and the ramp-too-fast fixture, valid until rehearsed) exits 0 and says ok for each file', async () => {
+    const shipped = readdirSync(`${root}runbooks`)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .map((f) => `runbooks/${f}`)
+    expect(shipped.length).toBeGreaterThanOrEqual(4)
+    const files = [...shipped, rampTooFast]
+    const {code, stdout, stderr} = await sluice(['validate', ...files], inRoot)
+    expect(code, stderr).toBe(0)
+    expect(stderr).toBe('')
+    const lines = stdout.trimEnd().split('\n')
+    expect(lines).toHaveLength(files.length)
+    files.forEach((file, i) => expect(lines[i]).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ok\\b`)))
+    expect(lines.at(-1)).toBe(`${rampTooFast}: ok (ramp-too-fast, 3 steps)`)
+  })
+
+  it('plan lists every step title, and --json has one entry per step', async () => {
+    const file = 'runbooks/outlook-staged-return.yaml'
+    const yamlSteps = (parse(readFileSync(`${root}${file}`, 'utf8')) as {steps: Array<Record<string, string> & {action: string}>}).steps
+    // A step without a name gets the title load.ts gives its action.
+    const defaultTitle = (s: Record<string, string>): string => {
+      switch (s.action) {
+        case 'freeze':
+          return `Freeze changes: ${s.reason}`
+        case 'cycle':
+          return `Cycle ${s.pool} in batches of ${s.batch}`
+        case 'lift':
+          return `Lift the restriction on ${s.type} traffic`
+        case 'unfreeze':
+          return 'Lift the change freeze'
+        default:
+          throw new Error(`no default title for ${s.action} in this test`)
+      }
+    }
+    const titles = yamlSteps.map((s) => s.name ?? defaultTitle(s))
+
+    const [text, json] = await Promise.all([sluice(['plan', file], inRoot), sluice(['plan', file, '--json'], inRoot)])
+    expect(text.code, text.stderr).toBe(0)
+    const lines = text.stdout.split('\n')
+    yamlSteps.forEach((s, i) => expect(lines, `step ${i + 1}`).toContain(`${i + 1}. ${titles[i]}  [${s.action}]`))
+    expect(lines.filter((l) => /^\d+\. /.test(l))).toHaveLength(yamlSteps.length)
+
+    expect(json.code, json.stderr).toBe(0)
+    const plan = JSON.parse(json.stdout) as {runbook: string; steps: Array<{index: number; action: string; title: string}>}
+    expect(plan.runbook).toBe('outlook-staged-return')
+    expect(plan.steps).toHaveLength(yamlSteps.length)
+    expect(plan.steps.map((s) => s.title)).toEqual(titles)
+    expect(plan.steps.map((s) => s.action)).toEqual(yamlSteps.map((s) => s.action))
+  })
+})
+
+describe('sluice run without --dry-run', () => {
+  it('with no AWS configuration: exits 2 with one line saying live mode needs AWS configuration, and --dry-run', async () => {
+    const {code, stdout, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml'], inRoot)
+    expect(code, stderr).toBe(2)
+    expect(stdout).toBe('')
+    const lines = stderr.trimEnd().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^Error: live mode needs /)
+    expect(lines[0]).toContain('AWS')
+    expect(lines[0]).toContain('--dry-run')
+  })
+})
