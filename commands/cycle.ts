@@ -15,7 +15,8 @@ export default class Cycle extends SluiceCommand {
 ${exitCodeHelp}`
 
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --pool mailbox --batch 25% --restart "/usr/local/bin/restart-mailbox {id}" --gate-metric healthy-targets --gate-threshold 95 --scenario outlook-recovery --start-at 300 --dry-run',
+    '<%= config.bin %> <%= command.id %> --pool east --batch 2 --restart "/usr/local/bin/restart-api {id}" --gate-metric error-rate --gate-threshold 1 --gate-pool east --scenario two-regions --dry-run',
+    '<%= config.bin %> <%= command.id %> --pool mailbox --target-group mailbox=arn:aws:elasticloadbalancing:... --batch 25% --restart "/usr/local/bin/restart-mailbox {ip}" --yes',
   ]
 
   static override flags = {

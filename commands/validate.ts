@@ -1,6 +1,7 @@
 import {Args} from '@oclif/core'
 import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
 import {InputError} from '../src/input/errors.js'
+import {checkRehearsalScenario} from '../src/rehearsal/rehearse.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
 
 interface ValidateJson {
@@ -10,7 +11,7 @@ interface ValidateJson {
 export default class Validate extends SluiceCommand {
   static override summary = 'Check runbooks without running them.'
 
-  static override description = `Loads each runbook and applies every check sluice makes before a run: the schema, the references between steps and targets, disruption budgets, bakes against the record's TTL, and gate thresholds. Each problem is one line with file:line:column. Exits 2 if any runbook is invalid.
+  static override description = `Loads each runbook and applies every check sluice makes before a run: the schema, the references between steps and targets, disruption budgets, bakes against the record's TTL, gate thresholds, and that the rehearsal scenario has every pool and traffic type the runbook names. Each problem is one line with file:line:column. Exits 2 if any runbook is invalid.
 
 ${exitCodeHelp}`
 
@@ -29,7 +30,8 @@ ${exitCodeHelp}`
       try {
         const runbook = loadRunbookFile(file)
         results.push({file, valid: true, name: runbook.name, steps: runbook.steps.length})
-        this.log(`${file}: ok (${runbook.name}, ${runbook.steps.length} steps)`)
+        if (runbook.rehearsal) checkRehearsalScenario(runbook)
+        this.log(`${file}: ok (${runbook.name}, ${runbook.steps.length} step${runbook.steps.length === 1 ? '' : 's'})`)
       } catch (error) {
         if (!(error instanceof InputError)) throw error
         results.push({file, valid: false, error: error.message})

@@ -76,21 +76,24 @@ async function cycleBatch(
   if (!(await group.waitDrained(ids, step.drainTimeout, ctx.signal)))
     ctx.warn(`${which}: still draining after ${step.drainTimeout} s; going on`)
 
+  // From here to the batch's return there is no safe point to stop at: half-restarted targets
+  // out of rotation help nobody. An interruption lets the hooks finish and the batch come back,
+  // then stops (each hook still has its own timeout).
   for (const kind of ['restart', 'remediate'] as const) {
     const hook = step[kind]
     if (!hook) continue
     ctx.progress(`${which}: ${kind}`)
-    const results = await Promise.allSettled(batch.map((t) => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout}, t, ctx.signal)))
+    const results = await Promise.allSettled(batch.map((t) => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout}, t)))
     const failed = results.flatMap((r, k) => (r.status === 'rejected' ? [`${batch[k].id}: ${(r.reason as Error).message}`] : []))
-    if (ctx.signal.aborted) return {status: 'interrupted', message: `interrupted during ${kind} of ${which}; its targets are out of rotation`, verdicts}
     // A target whose hook failed stays out of rotation: returning it would put a broken server back.
     if (failed.length > 0) return {status: 'error', message: `${which}: ${kind} failed for ${failed.join('; ')}; the batch stays out of rotation`, verdicts}
   }
 
   ctx.progress(`${which}: returning to service`)
   await ctx.change('register', group.label, null, ids, () => group.register(ids))
-  if (!(await group.waitHealthy(ids, step.healthyTimeout, ctx.signal))) {
-    if (ctx.signal.aborted) return {status: 'interrupted', message: `interrupted while ${which} returned`, verdicts}
+  const healthy = await group.waitHealthy(ids, step.healthyTimeout)
+  if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped after ${which} returned to service${healthy ? '' : ' (not yet healthy)'}`, verdicts}
+  if (!healthy) {
     // Returned targets that do not pass their health checks are the relapse a gate is for: it is
     // judged like one (exit 3, with the measured share), not as a runtime error.
     const now = await group.targets()

@@ -21,7 +21,11 @@ export class AwsClients {
   private elbv2Client?: Promise<ElasticLoadBalancingV2Client>
   private cloudwatchClient?: Promise<CloudWatchClient>
 
-  constructor(readonly options: AwsOptions) {}
+  constructor(readonly options: AwsOptions) {
+    // sluice supports Node 20 (see engines); the SDK's multi-line notice about newer Node versions
+    // is not something an operator can act on mid-incident, and it would break one-line errors.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
+  }
 
   private config(region?: string) {
     const {profile, endpoint, maxAttempts} = this.options

@@ -40,9 +40,7 @@ export abstract class SluiceCommand extends Command {
     const exit = typeof error.exit === 'number' ? error.exit : error.oclif?.exit ?? error.exitCode ?? ExitCode.failed
     // oclif prefixes a flag's own parse error with "Parsing --flag" (ours already names the flag)
     // and appends a pointer to --help; one line is what an operator can read and grep.
-    const message = error.message
-      .replace(/^Parsing --[\w-]+\s*\n\s*/, '')
-      .replace(/\n\s*See more help with --help\s*$/, '')
+    const message = oneLine(error.message)
     if (this.jsonEnabled()) {
       this.logJson({error: {message, exit}})
     } else {
@@ -51,4 +49,17 @@ export abstract class SluiceCommand extends Command {
     }
     return this.exit(exit)
   }
+}
+
+/** oclif's own parse errors, said on one line that names the flag or argument. */
+function oneLine(message: string): string {
+  const text = message
+    .replace(/^Parsing --[\w-]+\s*\n\s*/, '')
+    .replace(/\n\s*See more help with --help\s*$/, '')
+    .replace(/^The following errors? occurred:\s*\n\s*/, '')
+  const flag = /^Missing required flag ([\w-]+)/.exec(text)
+  if (flag) return `--${flag[1]}: missing; this flag is required`
+  const arg = /^Missing (\d+) required args?:\s*\n\s*([\w-]+)/.exec(text)
+  if (arg) return `missing the ${arg[2].toUpperCase()} argument; see --help`
+  return text.split('\n').map((l) => l.trim()).filter(Boolean).join('; ')
 }

@@ -110,6 +110,18 @@ function liveTargets(flags: StepCommandFlagValues): RunbookInput['targets'] {
   }
 }
 
+/** Live, a step needs the resources it touches named by flags; say which ones, and the alternative. */
+function requireLiveFlags(action: string, flags: StepCommandFlagValues): void {
+  const missing: Record<string, string | undefined> = {
+    ramp: flags.zone && flags.record && flags.sets ? undefined : '--zone, --record and --sets',
+    cycle: flags['target-group']?.length ? undefined : '--target-group POOL=ARN',
+    restrict: flags.listener ? undefined : '--listener',
+    lift: flags.listener ? undefined : '--listener',
+  }
+  const need = missing[action]
+  if (need) throw new InputError(`sluice ${action}: live, it needs ${need} to name what it changes; or rehearse with --dry-run`)
+}
+
 /** Runs one step as a runbook of its own: the same engine, gates and report as `sluice run`. */
 export async function runSingleStep(
   step: Record<string, unknown>,
@@ -127,6 +139,7 @@ export async function runSingleStep(
     const {scenario} = loadScenario(flags.scenario)
     runbook = singleStepRunbook(step, scenarioTargets(scenario), {scenario: flags.scenario, setup: flags.setup, startAt: flags['start-at']}, paths)
   } else {
+    requireLiveFlags(String(step.action), flags)
     runbook = singleStepRunbook(step, liveTargets(flags), undefined, paths)
   }
   return executeRunbook(runbook, {

@@ -63,9 +63,21 @@ export function formatPath(path: Path): string {
   return out
 }
 
+function valueAt(data: unknown, path: Path): unknown {
+  let node = data
+  for (const key of path) node = node && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined
+  return node
+}
+
 /** One readable sentence for a schema issue: what was expected and what was found. */
-export function describeIssue(issue: z.core.$ZodIssue): string {
+export function describeIssue(issue: z.core.$ZodIssue, data?: unknown): string {
   switch (issue.code) {
+    case 'invalid_union': {
+      const options = (issue as {options?: unknown[]}).options
+      if (!options) return issue.message
+      const got = valueAt(data, issue.path)
+      return `expected one of ${options.join(', ')}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}`
+    }
     case 'unrecognized_keys': {
       return `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}`
     }
@@ -102,5 +114,5 @@ export function validate<S extends z.ZodType>(
   const field = formatPath(key === undefined ? path : [...path, key])
   const flag = flagFor(path)
   const where = flag ?? source.locate(path, key)
-  throw new InputError(`${where}: ${field === '' ? '' : `${field}: `}${describeIssue(issue)}`)
+  throw new InputError(`${where}: ${field === '' ? '' : `${field}: `}${describeIssue(issue, data)}`)
 }

@@ -22,7 +22,9 @@ export async function runLive(runbook: Runbook, options: LiveOptions): Promise<R
   const {control, clients} = liveControlPlane(runbook, options.aws, {operator: options.operator, stateDir: options.stateDir})
   try {
     const plan = await preflight(runbook, control)
-    const yes = await options.io.confirm(`Apply ${runbook.name} to AWS${options.aws.region ? ` (${options.aws.region})` : ''}?`, plan)
+    // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
+    const changesAws = runbook.steps.some((s) => ['ramp', 'cycle', 'restrict', 'lift'].includes(s.action))
+    const yes = !changesAws || await options.io.confirm(`Apply ${runbook.name} to AWS${options.aws.region ? ` (${options.aws.region})` : ''}?`, plan)
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
       options.io.notify({type: 'run-end', outcome: 'refused', message})

@@ -11,6 +11,9 @@ import {Fleet} from '../sim/fleet.js'
 import type {SimulationRecord} from '../sim/record.js'
 import {faultWindow, summarize, type FaultWindow, type RunSummary} from '../sim/summary.js'
 
+/** Seconds of simulated history before a runbook starts, at the least. */
+export const historySeconds = 60
+
 /** Seconds the fleet keeps running after the runbook ends, so a relapse has time to show. */
 export const settleSeconds = 180
 
@@ -51,7 +54,9 @@ export async function rehearse(runbook: Runbook, options: RehearsalOptions): Pro
   checkAgainstScenario(runbook, scenario)
 
   const fleet = new Fleet(fleetConfig(scenario, setup.policy))
-  const startAt = options.scenario === undefined ? runbook.rehearsal?.startAt ?? 0 : 0
+  // A live system has history when a runbook starts; give the simulated one at least a minute of
+  // it, so the first gate or headroom check has data to judge.
+  const startAt = Math.max(historySeconds, options.scenario === undefined ? runbook.rehearsal?.startAt ?? 0 : 0)
   fleet.runUntil(startAt)
   const control = simulatedControlPlane(
     fleet,
@@ -80,8 +85,16 @@ export async function rehearse(runbook: Runbook, options: RehearsalOptions): Pro
     run, scenario, setup: setup.name, startAt, endAt, window, record: fleet.record, summary,
     recovered: run.outcome !== 'interrupted' && summary.recoveredSecondsAfterFix !== null,
     restrictedAtEnd: fleet.typeNames.filter((type) => fleet.isRestricted(type)),
-    restrictedPercentAtEnd: last >= 0 && fleet.record.demand[last] > 0 ? (fleet.record.restricted[last] / fleet.record.demand[last]) * 100 : 0,
+    restrictedPercentAtEnd: last >= 0 && fleet.record.demand[last] > 0 ? (fleet.record.restrictedDemand[last] / fleet.record.demand[last]) * 100 : 0,
   }
+}
+
+/** Checks a runbook against its own rehearsal scenario and setup, as `validate` does without running it. */
+export function checkRehearsalScenario(runbook: Runbook): void {
+  const rehearsal = runbook.rehearsal!
+  const {scenario} = loadScenario(resolveScenarioRef(rehearsal.scenario, runbook.file, false))
+  if (rehearsal.setup) pickSetups(scenario, [rehearsal.setup])
+  checkAgainstScenario(runbook, scenario)
 }
 
 /** A scenario named in a runbook is a built-in name or a file relative to the runbook; one from --scenario is relative to where sluice runs. */

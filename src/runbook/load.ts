@@ -83,7 +83,7 @@ export function runbookFromFlags(input: RunbookInput, flagFor: (path: Path) => s
   const where = (path: Path) => flagFor(path) ?? 'command line'
   if (!result.success) {
     const issue = result.error.issues[0]
-    throw new InputError(`${where(issue.path)}: ${describeIssue(issue)}`)
+    throw new InputError(`${where(issue.path)}: ${describeIssue(issue, input)}`)
   }
   return checkRunbook(result.data, '(command line)', where)
 }

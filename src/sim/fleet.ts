@@ -153,7 +153,11 @@ export class Fleet {
     })
 
     const demand = this.demandAt(seconds)
-    for (let j = 0; j < types; j++) this.fresh[j] = demand * this.config.demand.types[j].share
+    let restrictedDemand = 0
+    for (let j = 0; j < types; j++) {
+      this.fresh[j] = demand * this.config.demand.types[j].share
+      if (this.restricted[j]) restrictedDemand += this.fresh[j]
+    }
     this.clients.arrivals(t, this.fresh, this.arrived)
 
     const share = this.dns.advance()
@@ -225,6 +229,7 @@ export class Fleet {
     record.failed[t] = failed
     record.shed[t] = shed
     record.restricted[t] = restricted
+    record.restrictedDemand[t] = restrictedDemand
     record.retries[t] = this.clients.retriesMade
     record.inRotation[t] = inRotation
     record.ejected[t] = ejected

@@ -20,6 +20,8 @@ export class SimulationRecord {
   failed: Float64Array
   shed: Float64Array
   restricted: Float64Array
+  /** User demand (new requests) of the traffic types restricted at that tick: what full service leaves out. */
+  restrictedDemand: Float64Array
   retries: Float64Array
   inRotation: Float64Array
   ejected: Float64Array
@@ -36,6 +38,7 @@ export class SimulationRecord {
     this.failed = make()
     this.shed = make()
     this.restricted = make()
+    this.restrictedDemand = make()
     this.retries = make()
     this.inRotation = make()
     this.ejected = make()
@@ -51,7 +54,7 @@ export class SimulationRecord {
       b.set(a)
       return b
     }
-    for (const key of ['t', 'demand', 'offered', 'served', 'failed', 'shed', 'restricted', 'retries', 'inRotation', 'ejected', 'panic'] as const) {
+    for (const key of ['t', 'demand', 'offered', 'served', 'failed', 'shed', 'restricted', 'restrictedDemand', 'retries', 'inRotation', 'ejected', 'panic'] as const) {
       this[key] = widen(this[key])
     }
     for (const p of this.pools) {

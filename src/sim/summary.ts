@@ -35,7 +35,7 @@ export function faultWindow(faults: ReadonlyArray<FaultWindow>): FaultWindow | n
 export function fullServiceSince(record: SimulationRecord): number | null {
   let since: number | null = null
   for (let i = record.ticks - 1; i >= 0; i--) {
-    const asked = Math.max(0, record.demand[i] - record.restricted[i])
+    const asked = Math.max(0, record.demand[i] - record.restrictedDemand[i])
     if (record.served[i] + 1e-9 < fullServiceShare * asked) break
     since = record.t[i]
   }

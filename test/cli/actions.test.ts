@@ -1,4 +1,4 @@
-import {mkdtempSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -18,7 +18,8 @@ const noAws: Record<string, string> = {
   AWS_EC2_METADATA_DISABLED: 'true',
   SLUICE_STATE: join(sandbox, 'state'),
 }
-const sluice = (args: string[], options: {cwd?: string} = {}): Promise<CliResult> => spawnCli(args, {...options, env: noAws})
+const sluice = (args: string[], options: {cwd?: string; env?: Record<string, string>} = {}): Promise<CliResult> =>
+  spawnCli(args, {...options, env: {...noAws, ...options.env}})
 
 interface RunJson {
   runbook: string
@@ -55,18 +56,19 @@ function expectCompleted(result: CliResult, doneLine: RegExp): void {
 }
 
 const ramp = ['ramp', '--set', 'west', '--schedule', '1,5,25,50', '--bake', '60', '--gate-metric', 'error-rate', '--gate-threshold', '1', '--gate-pool', 'west', '--scenario', 'two-regions']
-const cycle = ['cycle', '--pool', 'cafe', '--batch', '5', '--budget', '20%', '--restart', '/opt/cafe/bin/restart-routing-service --host {ip}', '--scenario', 'cafe-2024']
+const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--restart', '/usr/local/bin/restart-api {id}', '--scenario', 'two-regions']
 
 /** Every single-action command, as a user would type it for a rehearsal (less --dry-run). */
-const commands: Array<{name: string; args: string[]; done: RegExp; more?: (r: CliResult) => void}> = [
+const commands: Array<{name: string; args: string[]; done: RegExp; live?: string; more?: (r: CliResult) => void}> = [
   {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[step 1\] done frozen by .*: x$/m},
   {name: 'unfreeze', args: ['unfreeze'], done: /^\[step 1\] done nothing to unfreeze/m},
-  {name: 'restrict', args: ['restrict', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m},
-  {name: 'lift', args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done nothing to lift: background-sync is not restricted$/m},
+  {name: 'restrict', args: ['restrict', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m, live: '--listener'},
+  {name: 'lift', args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done nothing to lift: background-sync is not restricted$/m, live: '--listener'},
   {
     name: 'ramp',
     args: ramp,
     done: /^\[step 1\] done west at 50%$/m,
+    live: '--zone, --record and --sets',
     more({stderr}) {
       // One DNS change per step of the schedule, ending with west at 50%.
       const changes = stderr.split('\n').filter((l) => l.startsWith('[step 1] change dns-weights '))
@@ -74,7 +76,7 @@ const commands: Array<{name: string; args: string[]; done: RegExp; more?: (r: Cl
       expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\}$/)
     },
   },
-  {name: 'cycle', args: cycle, done: /^\[step 1\] done cycled 30 targets in 6 batches$/m},
+  {name: 'cycle', args: cycle, done: /^\[step 1\] done cycled 20 targets in 10 batches$/m, live: '--target-group POOL=ARN'},
 ]
 
 describe.concurrent('the single-action commands', () => {
@@ -84,8 +86,19 @@ describe.concurrent('the single-action commands', () => {
     more?.(rehearsed)
   })
 
-  it.each(commands)('$name without --dry-run (and no AWS configuration) exits 2: live mode needs AWS; rehearse with --dry-run', async ({args}) => {
-    expectBadInput(await sluice(args), /^Error: live mode needs .*AWS.*--dry-run/)
+  it.each(commands.filter((c) => c.live))('$name live without the flags naming what it changes exits 2 and says which flags, or --dry-run', async ({name, args, live}) => {
+    expectBadInput(await sluice(args), new RegExp(`^Error: sluice ${name}: live, it needs ${live!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to name what it changes; or rehearse with --dry-run$`))
+  })
+
+  it('freeze and unfreeze work live without AWS: the freeze is kept in the state directory', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'sluice-state-'))
+    const frozen = await sluice(['freeze', '--reason', 'incident 42', '--json'], {env: {SLUICE_STATE: state}})
+    expect(frozen.code, frozen.stderr).toBe(0)
+    expect(JSON.parse(frozen.stdout)).toMatchObject({mode: 'live', outcome: 'completed'})
+    expect(JSON.parse(readFileSync(join(state, 'freeze.json'), 'utf8'))).toMatchObject({reason: 'incident 42'})
+    const unfrozen = await sluice(['unfreeze'], {env: {SLUICE_STATE: state}})
+    expect(unfrozen.code, unfrozen.stderr).toBe(0)
+    expect(existsSync(join(state, 'freeze.json'))).toBe(false)
   })
 
   it('ramp --json: completed, every percentage of the schedule passed its gate, west ends at 50%', async () => {
@@ -116,7 +129,7 @@ describe.concurrent('the single-action commands', () => {
     expect(run.exitCode).toBe(0)
     expect(run.steps[0].action).toBe('cycle')
     expect(run.steps[0].status).toBe('done')
-    expect(run.steps[0].message).toBe('cycled 30 targets in 6 batches')
+    expect(run.steps[0].message).toBe('cycled 20 targets in 10 batches')
   })
 
   it('restrict reports the share of demand turned away: no more than the restricted type\'s share', async () => {

@@ -76,7 +76,7 @@ ${twoRegionsDns}steps:
     pool: east
 `,
     where: (t) => at(t, 'frobnicate'),
-    message: /^steps\[1\]\.action: .*[Ee]xpected 'freeze' \| 'unfreeze' \| 'restrict' \| 'lift' \| 'cycle' \| 'ramp' \| 'approve' \| 'wait' \| 'check'$/,
+    message: /^steps\[1\]\.action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check, got \"frobnicate\"$/,
   },
   {
     name: 'a weight over 100% in a ramp schedule',
@@ -266,7 +266,7 @@ ${twoRegionsDns}steps:
     const file = write('short-bake-allowed.yaml', text)
     const [validate, run] = await Promise.all([sluice(['validate', file]), sluice(['run', file, '--dry-run'])])
     expect(validate.code, validate.stderr).toBe(0)
-    expect(validate.stdout).toBe(`${file}: ok (short-bake-allowed, 1 steps)\n`)
+    expect(validate.stdout).toBe(`${file}: ok (short-bake-allowed, 1 step)\n`)
     expect(validate.stderr).toBe('')
     expect(run.code, run.stderr).toBe(0)
     expect(run.stdout).toMatch(/^Outcome: completed\b/m)

@@ -335,14 +335,12 @@ describe('sluice validate and sluice plan', () => {
 })
 
 describe('sluice run without --dry-run', () => {
-  it('with no AWS configuration: exits 2 with one line saying live mode needs AWS configuration, and --dry-run', async () => {
+  it('with no AWS credentials: exits 1 on one line naming the AWS call that failed, before changing anything', async () => {
     const {code, stdout, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml'], inRoot)
-    expect(code, stderr).toBe(2)
+    expect(code, stderr).toBe(1)
     expect(stdout).toBe('')
     const lines = stderr.trimEnd().split('\n')
     expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatch(/^Error: live mode needs /)
-    expect(lines[0]).toContain('AWS')
-    expect(lines[0]).toContain('--dry-run')
+    expect(lines[0]).toMatch(/^Error: Route53 ListResourceRecordSets on hosted zone Z04517273E3NUXJ3CHVE9 failed: /)
   })
 })
