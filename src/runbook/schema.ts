@@ -113,7 +113,7 @@ export const runbookSchema = z.strictObject({
         /** CloudWatch: pool → `app/name/id` when pools sit behind different load balancers. */
         loadBalancers: z.record(name, z.string()).optional(),
         /** Prometheus: the server's base URL. */
-        url: z.string().url().optional(),
+        url: z.string().regex(/^https?:\/\/\S+$/, 'expected an http(s) URL').optional(),
         /** Prometheus: one instant query per metric; `$window` and `$pool` are filled in. */
         queries: z.partialRecord(z.enum(['error-rate', 'latency-p99', 'request-rate', 'healthy-targets']), z.string().min(1)).optional(),
       })
