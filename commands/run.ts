@@ -30,6 +30,6 @@ ${exitCodeHelp}`
   async run(): Promise<RunJson> {
     const {args, flags} = await this.parse(Run)
     const runbook = loadRunbookFile(args.runbook)
-    return executeRunbook(runbook, {...flags, dryRun: flags['dry-run'], endpointUrl: flags['endpoint-url'], json: this.jsonEnabled()}, this.printer())
+    return executeRunbook(runbook, {...flags, dryRun: flags['dry-run'], endpointUrl: flags['endpoint-url'], breakLock: flags['break-lock'], json: this.jsonEnabled()}, this.printer())
   }
 }

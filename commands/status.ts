@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
-import {stateDir} from '../src/state/freeze-file.js'
+import {openStore} from '../src/state/open.js'
 import type {LiveStatus} from '../src/live/status.js'
 
 export default class Status extends SluiceCommand {
@@ -28,7 +28,8 @@ ${exitCodeHelp}`
     const {args, flags} = await this.parse(Status)
     const runbook = loadRunbookFile(args.runbook)
     const {liveStatus, renderStatus} = await import('../src/live/status.js')
-    const status = await liveStatus(runbook, {region: flags.region, profile: flags.profile, endpoint: flags['endpoint-url']}, stateDir(flags.state))
+    const aws = {region: flags.region, profile: flags.profile, endpoint: flags['endpoint-url']}
+    const status = await liveStatus(runbook, aws, await openStore(flags.state, aws))
     this.log(renderStatus(status))
     return status
   }

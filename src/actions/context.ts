@@ -1,5 +1,5 @@
 import type {ControlPlane, DnsPort, MetricsPort, TrafficRulesPort} from '../control/ports.js'
-import type {EngineIO, GateVerdict, StepStatus} from '../engine/events.js'
+import type {EngineIO, GateVerdict, Mutation, StepStatus} from '../engine/events.js'
 import type {GateResult} from '../engine/gate.js'
 import type {Gate, Step} from '../runbook/load.js'
 
@@ -10,6 +10,8 @@ export interface ActionContext {
   signal: AbortSignal
   /** Titles of the steps so far, for an approval to show. */
   history: string[]
+  /** When this step is being resumed: the changes the interrupted run had already made in it. */
+  resumed?: ResumedMutation[]
   progress(message: string): void
   warn(message: string): void
   /** Reports a verdict an action reached on its own (not through watch). */
@@ -22,6 +24,9 @@ export interface ActionContext {
   rules(): TrafficRulesPort
   metrics(): MetricsPort
 }
+
+/** A change an earlier run made, with its recorded outcome. */
+export type ResumedMutation = Mutation & {outcome?: {ok: boolean}}
 
 export interface StepOutcome {
   status: StepStatus

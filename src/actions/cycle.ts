@@ -17,7 +17,7 @@ export const cycle: Action<CycleStep> = async (step, ctx) => {
   if (!group) return {status: 'failed', message: `no target group for pool ${step.pool}`}
   const all = await group.targets()
   const size = all.length
-  if (size === 0) return {status: 'failed', message: `${group.label} has no targets`}
+  if (size === 0 && !ctx.resumed) return {status: 'failed', message: `${group.label} has no targets`}
   const batchSize = resolveCount(step.batch, size)
   const budget = step.budget ? resolveCount(step.budget, size) : batchSize
   if (batchSize > budget)
@@ -29,10 +29,26 @@ export const cycle: Action<CycleStep> = async (step, ctx) => {
       await ctx.change('slow-start', group.label, before, step.slowStart, () => group.setSlowStart(step.slowStart!))
   }
 
+  // Resuming: the batch the earlier run left out of rotation goes first, and targets it already
+  // cycled are done.
+  const pending = new Map<string, Target>()
+  const done = new Set<string>()
+  for (const m of ctx.resumed ?? []) {
+    if (!m.outcome?.ok) continue
+    if (m.kind === 'deregister') for (const id of m.before as string[]) pending.set(id, targetFromId(id))
+    if (m.kind === 'register') {
+      for (const id of m.after as string[]) {
+        pending.delete(id)
+        done.add(id)
+      }
+    }
+  }
+  const left = all.filter((t) => !done.has(t.id) && !pending.has(t.id))
   // Targets already out of rotation go first: restarting them gives capacity back and takes none away.
-  const order = [...all.filter((t) => t.health !== 'healthy'), ...all.filter((t) => t.health === 'healthy')]
-  const batches: Target[][] = []
-  for (let k = 0; k < size; k += batchSize) batches.push(order.slice(k, k + batchSize))
+  const order = [...left.filter((t) => t.health !== 'healthy'), ...left.filter((t) => t.health === 'healthy')]
+  const batches: Target[][] = pending.size > 0 ? [[...pending.values()]] : []
+  for (let k = 0; k < order.length; k += batchSize) batches.push(order.slice(k, k + batchSize))
+  const total = batches.reduce((n, b) => n + b.length, 0)
   const verdicts: GateVerdict[] = []
   for (const [b, batch] of batches.entries()) {
     const name = `batch ${b + 1} of ${batches.length}`
@@ -40,7 +56,15 @@ export const cycle: Action<CycleStep> = async (step, ctx) => {
     const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts)
     if (outcome) return outcome
   }
-  return {status: 'done', message: `cycled ${size} targets in ${batches.length} batches`, verdicts}
+  return {status: 'done', message: `cycled ${total} targets in ${batches.length} batches${ctx.resumed ? ` (after ${done.size} cycled before the resume)` : ''}`, verdicts}
+}
+
+/** A target known only by the id a journal recorded (`10.0.1.10:443`, `i-0abc:80`). */
+function targetFromId(id: string): Target {
+  const at = id.lastIndexOf(':')
+  const host = at > 0 ? id.slice(0, at) : id
+  const port = at > 0 ? Number(id.slice(at + 1)) : undefined
+  return {id, health: 'unused', ...(/^\d+\.\d+\.\d+\.\d+$/.test(host) ? {ip: host} : {}), ...(port === undefined || Number.isNaN(port) ? {} : {port})}
 }
 
 async function cycleBatch(

@@ -42,13 +42,25 @@ export const ramp: Action<RampStep> = async (step, ctx) => {
       return {status: 'failed', message: `the bake of ${step.bake} s is shorter than the TTL of ${dns.label} (${ttl} s); not every client would see a step before it is judged`}
     ctx.warn(`bake of ${step.bake} s is shorter than the TTL of ${ttl} s (allowShortBake is set)`)
   }
-  const start = await dns.readWeights()
-  if (!(step.set in start))
-    return {status: 'failed', message: `${dns.label} has no weighted set "${step.set}"; it has ${Object.keys(start).join(', ')}`}
+  const now = await dns.readWeights()
+  if (!(step.set in now))
+    return {status: 'error', message: `${dns.label} has no weighted set "${step.set}"; it has ${Object.keys(now).join(', ')}`}
+  // A resumed ramp keeps the split it started from, and goes on from where the weights are now:
+  // steps below the set's current share are done, and the current one is judged again.
+  const first = ctx.resumed?.find((m) => m.kind === 'dns-weights' && m.phase === 'intent')
+  const start = (first?.before as WeightMap | undefined) ?? now
+  let from = 0
+  if (ctx.resumed) {
+    const total = Object.values(now).reduce((a, b) => a + b, 0)
+    const share = total > 0 ? (now[step.set] / total) * 100 : 0
+    from = step.schedule.findIndex((p) => p >= share - 0.5)
+    if (from < 0) from = step.schedule.length
+    if (from > 0) ctx.progress(`resuming at ${step.set} ${Math.round(share)}%: ${step.schedule.slice(0, from).map((p) => `${p}%`).join(', ')} done before`)
+  }
 
-  let current = start
-  let lastGood = start
-  let lastGoodLabel = `the starting weights (${describeWeights(start)})`
+  let current = now
+  let lastGood = from > 0 ? weightsAt(step.schedule[from - 1], step.set, start) : start
+  let lastGoodLabel = from > 0 ? `${step.set} ${step.schedule[from - 1]}% (${describeWeights(lastGood)})` : `the starting weights (${describeWeights(start)})`
   const verdicts = []
   const revert = async (): Promise<void> => {
     if (sameWeights(current, lastGood)) return
@@ -56,7 +68,7 @@ export const ramp: Action<RampStep> = async (step, ctx) => {
     current = lastGood
   }
 
-  for (const percent of step.schedule) {
+  for (const percent of step.schedule.slice(from)) {
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${step.set} ${percent}%; holding at ${lastGoodLabel}`, verdicts}
     const weights = weightsAt(percent, step.set, start)
     if (!sameWeights(weights, current)) {

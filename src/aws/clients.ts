@@ -1,4 +1,5 @@
 import type {CloudWatchClient} from '@aws-sdk/client-cloudwatch'
+import type {DynamoDBClient} from '@aws-sdk/client-dynamodb'
 import type {ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
 import type {Route53Client} from '@aws-sdk/client-route-53'
 
@@ -20,6 +21,7 @@ export class AwsClients {
   private route53Client?: Promise<Route53Client>
   private elbv2Client?: Promise<ElasticLoadBalancingV2Client>
   private cloudwatchClient?: Promise<CloudWatchClient>
+  private dynamodbClient?: Promise<DynamoDBClient>
 
   constructor(readonly options: AwsOptions) {
     // sluice supports Node 20 (see engines); the SDK's multi-line notice about newer Node versions
@@ -55,7 +57,12 @@ export class AwsClients {
     return this.cloudwatchClient
   }
 
+  dynamodb(): Promise<DynamoDBClient> {
+    this.dynamodbClient ??= import('@aws-sdk/client-dynamodb').then((m) => new m.DynamoDBClient(this.config()))
+    return this.dynamodbClient
+  }
+
   destroy(): void {
-    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient]) void client?.then((c) => c.destroy())
+    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient, this.dynamodbClient]) void client?.then((c) => c.destroy())
   }
 }

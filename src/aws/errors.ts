@@ -1,5 +1,5 @@
 /** The IAM action prefix of each service sluice calls. */
-const iamPrefix = {Route53: 'route53', ELBv2: 'elasticloadbalancing', CloudWatch: 'cloudwatch'} as const
+const iamPrefix = {Route53: 'route53', ELBv2: 'elasticloadbalancing', CloudWatch: 'cloudwatch', DynamoDB: 'dynamodb'} as const
 
 export type AwsService = keyof typeof iamPrefix
 

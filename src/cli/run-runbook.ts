@@ -4,7 +4,8 @@ import type {RunResult, StepResult} from '../engine/engine.js'
 import {InputError} from '../input/errors.js'
 import {rehearse, type Rehearsal} from '../rehearsal/rehearse.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
-import {stateDir} from '../state/freeze-file.js'
+import {openStore} from '../state/open.js'
+import type {LiveOptions} from '../live/run.js'
 import type {Runbook} from '../runbook/load.js'
 
 export interface RunFlags {
@@ -13,6 +14,10 @@ export interface RunFlags {
   region?: string
   endpointUrl?: string
   state?: string
+  /** Break a dead run's locks first. */
+  breakLock?: string
+  /** For `sluice resume`: the run to continue. */
+  resume?: LiveOptions['resume']
   scenario?: string
   setup?: string
   pace?: number
@@ -26,6 +31,8 @@ export interface RunFlags {
 export interface RunJson {
   runbook: string
   mode: 'rehearsal' | 'live'
+  /** The live run's id, for journal, resume and rollback; null for a rehearsal. */
+  runId: string | null
   outcome: string
   exitCode: number
   message: string
@@ -41,7 +48,7 @@ export interface Printer {
   color: boolean
 }
 
-function operator(): string {
+export function operator(): string {
   try {
     return process.env.SLUICE_OPERATOR ?? userInfo().username
   } catch {
@@ -70,6 +77,7 @@ export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Pri
   process.on('SIGINT', onInterrupt)
   let rehearsal: Rehearsal | null = null
   let run: RunResult
+  let runId: string | null = null
   try {
     if (flags.dryRun) {
       rehearsal = await rehearse(runbook, {
@@ -78,16 +86,23 @@ export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Pri
       run = rehearsal.run
     } else {
       const {runLive} = await import('../live/run.js')
-      run = await runLive(runbook, {
-        aws: {region: flags.region, profile: flags.profile, endpoint: flags.endpointUrl},
-        stateDir: stateDir(flags.state), operator: operator(), io, signal: controller.signal,
-      })
+      const aws = {region: flags.region, profile: flags.profile, endpoint: flags.endpointUrl}
+      const store = await openStore(flags.state, aws)
+      if (flags.breakLock) {
+        const broken = await store.breakLocks(flags.breakLock)
+        out.note(broken.length > 0 ? `broke ${broken.length} lock${broken.length === 1 ? '' : 's'} of run ${flags.breakLock}: ${broken.join(', ')}` : `run ${flags.breakLock} holds no locks in ${store.label}`)
+      }
+      const live = await runLive(runbook, {aws, store, operator: operator(), io, signal: controller.signal, resume: flags.resume})
+      runId = live.runId
+      run = live
     }
   } finally {
     process.off('SIGINT', onInterrupt)
     await io.close()
   }
   if (run.outcome === 'interrupted') out.note(`interrupted: ${run.message}`)
+  if (runId && run.outcome !== 'completed' && run.outcome !== 'refused')
+    out.note(`run ${runId}: see what it did with \`sluice journal ${runId}\`; continue with \`sluice resume ${runId}\`, or undo it with \`sluice rollback ${runId}\``)
   if (rehearsal) {
     if (flags.svg) save(flags.svg, '--svg', rehearsalSvg(rehearsal), out)
     if (flags.html) save(flags.html, '--html', rehearsalHtml(rehearsal), out)
@@ -100,6 +115,7 @@ export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Pri
   return {
     runbook: run.runbook,
     mode: rehearsal ? 'rehearsal' : 'live',
+    runId,
     outcome: run.outcome,
     exitCode: run.exitCode,
     message: run.message,

@@ -70,6 +70,7 @@ export function hookArgv(flag: string, value: string | undefined): string[] | un
 }
 
 export interface StepCommandFlagValues {
+  'break-lock'?: string
   'dry-run': boolean
   'endpoint-url'?: string
   listener?: string
@@ -144,6 +145,6 @@ export async function runSingleStep(
   }
   return executeRunbook(runbook, {
     dryRun: flags['dry-run'], scenario: undefined, setup: flags.setup, pace: flags.pace, yes: flags.yes, json, svg: flags.svg, html: flags.html,
-    profile: flags.profile, region: flags.region, endpointUrl: flags['endpoint-url'], state: flags.state,
+    profile: flags.profile, region: flags.region, endpointUrl: flags['endpoint-url'], state: flags.state, breakLock: flags['break-lock'],
   }, out)
 }

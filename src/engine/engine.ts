@@ -1,7 +1,7 @@
 import {setMaxListeners} from 'node:events'
 import {approve} from '../actions/approve.js'
 import {cycle} from '../actions/cycle.js'
-import type {ActionContext, StepOutcome} from '../actions/context.js'
+import type {ActionContext, ResumedMutation, StepOutcome} from '../actions/context.js'
 import {freeze, unfreeze} from '../actions/freeze.js'
 import {ramp} from '../actions/ramp.js'
 import {lift, restrict} from '../actions/restrict.js'
@@ -9,7 +9,7 @@ import {check, wait} from '../actions/wait.js'
 import type {ControlPlane} from '../control/ports.js'
 import {ExitCode, InputError, type ExitCodeValue} from '../input/errors.js'
 import type {Runbook, Step} from '../runbook/load.js'
-import {RefusedError, type EngineIO, type GateVerdict, type RunOutcome, type StepStatus} from './events.js'
+import {RefusedError, type EngineIO, type GateVerdict, type Mutation, type RunEvent, type RunOutcome, type StepStatus} from './events.js'
 import {watchGate} from './gate.js'
 import {planRunbook} from './plan.js'
 
@@ -39,6 +39,35 @@ export interface RunOptions {
   io: EngineIO
   /** Aborted on SIGINT: the run stops at the next safe point. */
   signal: AbortSignal
+  /**
+   * Records every event durably, in order. A change is made only after its intent is recorded,
+   * and its outcome is recorded before the run goes on.
+   */
+  journal?: (event: RunEvent) => Promise<void>
+  /** Continue an earlier run: steps before `fromStep` are done; `mutations` are what that step already changed. */
+  resume?: {fromStep: number; mutations: ResumedMutation[]}
+}
+
+/** Events go to the journal (in order, durably) and then to the person. */
+class Emitter {
+  private queue: Promise<void> = Promise.resolve()
+  constructor(
+    private readonly io: EngineIO,
+    private readonly journal?: (event: RunEvent) => Promise<void>,
+  ) {}
+
+  emit(event: RunEvent): void {
+    if (this.journal) {
+      const journal = this.journal
+      this.queue = this.queue.then(() => journal(event))
+    }
+    this.io.notify(event)
+  }
+
+  /** Resolves when everything emitted so far is recorded. */
+  flush(): Promise<void> {
+    return this.queue
+  }
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -60,7 +89,16 @@ const outcomeOf: Partial<Record<StepStatus, {outcome: RunOutcome; exit: ExitCode
  */
 export async function runRunbook(runbook: Runbook, options: RunOptions): Promise<RunResult> {
   const {control, io, signal} = options
-  io.notify({type: 'plan', runbook: runbook.name, steps: planRunbook(runbook)})
+  const out = new Emitter(io, options.journal)
+  const result = await runSteps(runbook, options, out)
+  await out.flush()
+  return result
+}
+
+async function runSteps(runbook: Runbook, options: RunOptions, out: Emitter): Promise<RunResult> {
+  const {control, signal} = options
+  const fromStep = options.resume?.fromStep ?? 0
+  out.emit({type: 'plan', runbook: runbook.name, steps: planRunbook(runbook)})
   const results: StepResult[] = runbook.steps.map((s) => ({
     index: s.index, action: s.action, title: s.title, status: 'skipped', message: 'not run', verdicts: [], startedAt: null, endedAt: null,
   }))
@@ -68,38 +106,47 @@ export async function runRunbook(runbook: Runbook, options: RunOptions): Promise
 
   for (const step of runbook.steps) {
     const result = results[step.index]
+    if (step.index < fromStep) {
+      result.status = 'done'
+      result.message = 'done in the run this one resumes'
+      history.push(step.title)
+      continue
+    }
     if (signal.aborted) {
       result.message = 'not run: interrupted before it started'
-      return finish(runbook, io, results, step, 'interrupted', ExitCode.interrupted, `interrupted before step ${step.index + 1} (${step.title})`)
+      return finish(runbook, out, results, step, 'interrupted', ExitCode.interrupted, `interrupted before step ${step.index + 1} (${step.title})`)
     }
     result.startedAt = control.clock.now()
-    io.notify({type: 'step-start', step: step.index, title: step.title, at: result.startedAt})
-    const outcome = await runStep(step, control, io, signal, history)
+    out.emit({type: 'step-start', step: step.index, title: step.title, at: result.startedAt})
+    const previous = step.index === fromStep ? options.resume?.mutations : undefined
+    const outcome = await runStep(step, control, options.io, out, signal, history, previous)
     result.status = outcome.status
     result.message = outcome.message
     result.verdicts = outcome.verdicts ?? []
     result.endedAt = control.clock.now()
-    io.notify({type: 'step-end', step: step.index, status: outcome.status, message: outcome.message, at: result.endedAt})
+    out.emit({type: 'step-end', step: step.index, status: outcome.status, message: outcome.message, at: result.endedAt})
     if (outcome.status === 'done') {
       history.push(step.title)
       continue
     }
     const {outcome: runOutcome, exit} = outcomeOf[outcome.status] ?? {outcome: 'failed' as const, exit: ExitCode.failed}
-    return finish(runbook, io, results, step, runOutcome, exit, `step ${step.index + 1} (${step.title}): ${outcome.message}`)
+    return finish(runbook, out, results, step, runOutcome, exit, `step ${step.index + 1} (${step.title}): ${outcome.message}`)
   }
   const n = runbook.steps.length
   const message = `${runbook.name}: ${n === 1 ? 'its step is' : `all ${n} steps`} done`
-  io.notify({type: 'run-end', outcome: 'completed', message})
+  out.emit({type: 'run-end', outcome: 'completed', message})
   return {runbook: runbook.name, outcome: 'completed', exitCode: ExitCode.ok, message, steps: results, stoppedAt: null}
 }
 
-function finish(runbook: Runbook, io: EngineIO, steps: StepResult[], at: Step, outcome: RunOutcome, exitCode: ExitCodeValue, message: string): RunResult {
-  io.notify({type: 'run-end', outcome, message})
+function finish(runbook: Runbook, out: Emitter, steps: StepResult[], at: Step, outcome: RunOutcome, exitCode: ExitCodeValue, message: string): RunResult {
+  out.emit({type: 'run-end', outcome, message})
   return {runbook: runbook.name, outcome, exitCode, message, steps, stoppedAt: {step: at.index, title: at.title, message: steps[at.index].message}}
 }
 
 /** One step, with its timeout: when it runs out the step is stopped at its next safe point and fails. */
-async function runStep(step: Step, control: ControlPlane, io: EngineIO, runSignal: AbortSignal, history: string[]): Promise<StepOutcome> {
+async function runStep(
+  step: Step, control: ControlPlane, io: EngineIO, out: Emitter, runSignal: AbortSignal, history: string[], previous?: ResumedMutation[],
+): Promise<StepOutcome> {
   // The step stops on the run's signal or on its own timeout. Listeners are removed when the step
   // ends, so a long runbook does not pile them up on the run's signal.
   const stop = new AbortController()
@@ -116,7 +163,7 @@ async function runStep(step: Step, control: ControlPlane, io: EngineIO, runSigna
       stop.abort()
     })
   }
-  const ctx = actionContext(step, control, io, stop.signal, history)
+  const ctx = actionContext(step, control, io, out, stop.signal, history, previous)
   try {
     const outcome = await actions[step.action](step, ctx)
     if (timedOut && outcome.status === 'interrupted')
@@ -132,7 +179,9 @@ async function runStep(step: Step, control: ControlPlane, io: EngineIO, runSigna
   }
 }
 
-function actionContext(step: Step, control: ControlPlane, io: EngineIO, signal: AbortSignal, history: string[]): ActionContext {
+function actionContext(
+  step: Step, control: ControlPlane, io: EngineIO, out: Emitter, signal: AbortSignal, history: string[], previous?: ResumedMutation[],
+): ActionContext {
   const at = () => control.clock.now()
   const need = <T>(part: T | undefined, what: string): T => {
     if (part === undefined) throw new Error(`step ${step.index + 1} needs ${what}, and this run has none`)
@@ -143,17 +192,22 @@ function actionContext(step: Step, control: ControlPlane, io: EngineIO, signal: 
     io,
     signal,
     history,
-    progress: (message) => io.notify({type: 'progress', step: step.index, message, at: at()}),
-    warn: (message) => io.notify({type: 'warning', step: step.index, message}),
-    verdict: (verdict) => io.notify({type: 'verdict', verdict}),
+    resumed: previous,
+    progress: (message) => out.emit({type: 'progress', step: step.index, message, at: at()}),
+    warn: (message) => out.emit({type: 'warning', step: step.index, message}),
+    verdict: (verdict) => out.emit({type: 'verdict', verdict}),
     async change(kind, resource, before, after, apply) {
-      io.notify({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'intent', kind, resource, before, after}})
+      out.emit({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'intent', kind, resource, before, after}})
+      // Nothing changes before its intent is on record: that is what makes a resume possible.
+      await out.flush()
       try {
         const value = await apply()
-        io.notify({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: true}})
+        out.emit({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: true}})
+        await out.flush()
         return value
       } catch (error) {
-        io.notify({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: false, error: (error as Error).message}})
+        out.emit({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: false, error: (error as Error).message}})
+        await out.flush()
         throw error
       }
     },
@@ -161,7 +215,7 @@ function actionContext(step: Step, control: ControlPlane, io: EngineIO, signal: 
       watchGate({
         gate, bake, context, step: step.index, signal, clock: control.clock,
         metrics: need(control.metrics, 'metrics (targets.metrics)'),
-        onVerdict: (verdict) => io.notify({type: 'verdict', verdict}),
+        onVerdict: (verdict) => out.emit({type: 'verdict', verdict}),
       }),
     dns: () => need(control.dns, 'a weighted DNS record (targets.dns)'),
     rules: () => need(control.rules, 'a listener (targets.listener)'),

@@ -4,10 +4,9 @@ import {Elbv2TargetGroup} from '../aws/elbv2.js'
 import {PrometheusMetrics} from '../aws/prometheus.js'
 import {Route53Dns} from '../aws/route53.js'
 import {ListenerRules} from '../aws/rules.js'
-import type {ControlPlane, MetricsPort, TargetGroupPort} from '../control/ports.js'
+import type {ControlPlane, FreezePort, MetricsPort, TargetGroupPort} from '../control/ports.js'
 import {InputError} from '../input/errors.js'
 import type {Runbook} from '../runbook/load.js'
-import {FreezeFile} from '../state/freeze-file.js'
 import {WallClock} from './clock.js'
 import {CommandHooks} from './hooks.js'
 
@@ -17,7 +16,7 @@ export interface LiveControl {
 }
 
 /** The control plane of a live run: the runbook's targets on AWS, state in the local state directory. */
-export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {operator: string; stateDir: string}): LiveControl {
+export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {operator: string; freeze: FreezePort}): LiveControl {
   const clients = new AwsClients(aws)
   const clock = new WallClock()
   const {targets} = runbook
@@ -42,9 +41,20 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
       targetGroups: groups,
       rules: targets.listener ? new ListenerRules(clients, targets.listener) : undefined,
       metrics,
-      freeze: new FreezeFile(options.stateDir),
+      freeze: options.freeze,
       hooks: new CommandHooks(),
       operator: options.operator,
     },
   }
+}
+
+/** The resources a runbook changes, as lock names: two runs on any of the same ones may not overlap. */
+export function lockedResources(runbook: Runbook): string[] {
+  const actions = new Set(runbook.steps.map((s) => s.action))
+  const {dns, targetGroups, listener} = runbook.targets
+  const resources: string[] = []
+  if (dns && actions.has('ramp')) resources.push(`route53:${dns.zone.replace(/^\/hostedzone\//, '')}/${dns.record.toLowerCase().replace(/\.?$/, '.')}/${dns.type}`)
+  for (const step of runbook.steps) if (step.action === 'cycle' && targetGroups?.[step.pool]) resources.push(`elbv2:${targetGroups[step.pool]}`)
+  if (listener && (actions.has('restrict') || actions.has('lift'))) resources.push(`elbv2:${listener}`)
+  return [...new Set(resources)]
 }

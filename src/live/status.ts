@@ -2,6 +2,7 @@ import type {AwsOptions} from '../aws/clients.js'
 import type {FreezeRecord, Restriction, WeightMap} from '../control/ports.js'
 import type {Runbook} from '../runbook/load.js'
 import {liveControlPlane} from './control.js'
+import type {StateStore} from '../state/store.js'
 
 export interface LiveStatus {
   dns: {record: string; ttl: number; weights: WeightMap} | null
@@ -11,8 +12,8 @@ export interface LiveStatus {
 }
 
 /** What is true now for the runbook's targets: weights, target health, sluice's rules, the freeze. */
-export async function liveStatus(runbook: Runbook, aws: AwsOptions, stateDir: string): Promise<LiveStatus> {
-  const {control, clients} = liveControlPlane(runbook, aws, {operator: 'status', stateDir})
+export async function liveStatus(runbook: Runbook, aws: AwsOptions, store: StateStore): Promise<LiveStatus> {
+  const {control, clients} = liveControlPlane(runbook, aws, {operator: 'status', freeze: store.freeze})
   try {
     const dns = control.dns ? {record: control.dns.label, ttl: await control.dns.ttl(), weights: await control.dns.readWeights()} : null
     const targetGroups = []

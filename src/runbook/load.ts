@@ -43,6 +43,8 @@ export interface Runbook {
   steps: Step[]
   /** Where a field came from (`file:line:column`), for errors found later, e.g. against a rehearsal scenario. */
   locate: (path: Path) => string
+  /** What it was made from, so a journal can tell a resume exactly which runbook to run. */
+  source: {kind: 'file'; text: string} | {kind: 'flags'; input: RunbookInput}
 }
 
 const defaultOnFailure: Record<StepData['action'], OnFailure> = {
@@ -71,7 +73,7 @@ export function loadRunbookFile(file: string): Runbook {
 export function parseRunbook(file: string, text: string): Runbook {
   const source = YamlSource.parse(file, text)
   const data = validate(runbookSchema, source.data(), source)
-  return checkRunbook(data, file, (path) => source.locate(path))
+  return {...checkRunbook(data, file, (path) => source.locate(path)), source: {kind: 'file', text}}
 }
 
 /**
@@ -85,11 +87,11 @@ export function runbookFromFlags(input: RunbookInput, flagFor: (path: Path) => s
     const issue = result.error.issues[0]
     throw new InputError(`${where(issue.path)}: ${describeIssue(issue, input)}`)
   }
-  return checkRunbook(result.data, '(command line)', where)
+  return {...checkRunbook(result.data, '(command line)', where), source: {kind: 'flags', input}}
 }
 
 /** What the schema cannot see: references between steps and targets, budgets, bake against TTL, gate thresholds. */
-export function checkRunbook(data: RunbookData, file: string, locate: (path: Path) => string): Runbook {
+export function checkRunbook(data: RunbookData, file: string, locate: (path: Path) => string): Omit<Runbook, 'source'> {
   const fail = (path: Path, message: string): never => {
     throw new InputError(`${locate(path)}: ${formatPath(path)}: ${message}`)
   }

@@ -37,8 +37,3 @@ export class FreezeFile implements FreezePort {
     rmSync(this.file, {force: true})
   }
 }
-
-/** Where state lives: --state, then $SLUICE_STATE, then ./.sluice. */
-export function stateDir(flag?: string): string {
-  return flag ?? process.env.SLUICE_STATE ?? '.sluice'
-}

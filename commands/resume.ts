@@ -1,0 +1,46 @@
+import {Args} from '@oclif/core'
+import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {runFlags} from '../src/cli/run-flags.js'
+import {executeRunbook, operator, type RunJson} from '../src/cli/run-runbook.js'
+import {openStore} from '../src/state/open.js'
+
+export default class Resume extends SluiceCommand {
+  static override summary = 'Continue an interrupted or held live run from the first step that did not finish.'
+
+  static override description = `Reads the run's journal, checks the runbook has not changed, reads the real state, and settles any change whose outcome was never recorded by comparing it with that state (never redoing it blindly). Then it continues under the same run id: a ramp goes on from the weights it finds, a cycle returns the batch it left out and goes on with the targets it had not cycled. A journal whose last line was cut off is refused, with what to check.
+
+${exitCodeHelp}`
+
+  static override examples = ['<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --yes']
+
+  static override args = {
+    run: Args.string({description: 'The run id (see `sluice journal`).', required: true}),
+  }
+
+  static override flags = {
+    'break-lock': runFlags['break-lock'],
+    'endpoint-url': runFlags['endpoint-url'],
+    profile: runFlags.profile,
+    region: runFlags.region,
+    state: runFlags.state,
+    yes: runFlags.yes,
+  }
+
+  async run(): Promise<RunJson | {nothing: string}> {
+    const {args, flags} = await this.parse(Resume)
+    const aws = {region: flags.region, profile: flags.profile, endpoint: flags['endpoint-url']}
+    const store = await openStore(flags.state, aws)
+    const {planResume} = await import('../src/live/resume.js')
+    const plan = await planResume(store, args.run, aws, operator())
+    if ('nothing' in plan) {
+      this.log(plan.nothing)
+      return plan
+    }
+    for (const line of plan.settled) this.note(`found on resume: ${line}`)
+    this.note(`resuming run ${args.run} (${plan.runbook.name}) at step ${plan.resume.fromStep + 1} of ${plan.runbook.steps.length}`)
+    return executeRunbook(plan.runbook, {
+      dryRun: false, yes: flags.yes, json: this.jsonEnabled(), region: flags.region, profile: flags.profile,
+      endpointUrl: flags['endpoint-url'], state: flags.state, breakLock: flags['break-lock'], resume: plan.resume,
+    }, this.printer())
+  }
+}

@@ -1,0 +1,42 @@
+import {Args} from '@oclif/core'
+import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {runFlags} from '../src/cli/run-flags.js'
+import {operator} from '../src/cli/run-runbook.js'
+import type {RollbackResult} from '../src/live/rollback.js'
+import {openStore} from '../src/state/open.js'
+
+export default class Rollback extends SluiceCommand {
+  static override summary = 'Undo what a live run changed, newest first.'
+
+  static override description = `Reads the run's journal and undoes its changes in reverse order: the record's weights set back to exactly what the run found, restrictions it added lifted (and any it lifted put back), its freeze cleared, targets it left out of rotation returned. Shows the plan and asks first (--yes answers; no terminal and no --yes refuses with exit 4). Every undo is recorded in the run's journal.
+
+${exitCodeHelp}`
+
+  static override examples = ['<%= config.bin %> <%= command.id %> 20261130-054012-a1b2', '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --yes --json']
+
+  static override args = {
+    run: Args.string({description: 'The run id (see `sluice journal`).', required: true}),
+  }
+
+  static override flags = {
+    'endpoint-url': runFlags['endpoint-url'],
+    profile: runFlags.profile,
+    region: runFlags.region,
+    state: runFlags.state,
+    yes: runFlags.yes,
+  }
+
+  async run(): Promise<RollbackResult> {
+    const {args, flags} = await this.parse(Rollback)
+    const aws = {region: flags.region, profile: flags.profile, endpoint: flags['endpoint-url']}
+    const store = await openStore(flags.state, aws)
+    const [{rollbackRun}, {TerminalIO, chooseMode}] = await Promise.all([import('../src/live/rollback.js'), import('../src/cli/terminal-io.js')])
+    const io = new TerminalIO({mode: chooseMode({json: this.jsonEnabled()}), yes: flags.yes, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY)})
+    const result = await rollbackRun(store, args.run, aws, io, operator())
+    await io.close()
+    this.log(result.message)
+    for (const u of result.undone) this.log(`  undone: ${u.describe}`)
+    if (result.outcome === 'refused') process.exitCode = 4
+    return result
+  }
+}

@@ -1,0 +1,55 @@
+import type {AwsOptions} from '../aws/clients.js'
+import type {ResumedMutation} from '../actions/context.js'
+import {RefusedError} from '../engine/events.js'
+import type {Runbook} from '../runbook/load.js'
+import {firstUnfinishedStep, JournalWriter, mutations, runStatus} from '../state/journal.js'
+import type {StateStore} from '../state/store.js'
+import {liveControlPlane} from './control.js'
+import {readForRecovery, runbookOf, runStart, settle} from './history.js'
+
+export interface ResumePlan {
+  runbook: Runbook
+  resume: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]}
+  /** What was found out about changes whose outcome had not been recorded. */
+  settled: string[]
+}
+
+/**
+ * Works out how to continue a run: the same runbook, from the first step that did not finish.
+ * A change whose outcome was never recorded is looked up in the real state (applied, or not) and
+ * the finding recorded; if the state matches neither side, it refuses and says what to check.
+ */
+export async function planResume(store: StateStore, runId: string, aws: AwsOptions, operator: string): Promise<ResumePlan | {nothing: string}> {
+  const read = await readForRecovery(store, runId, 'resume')
+  const status = runStatus(read)
+  if (status === 'completed') return {nothing: `run ${runId} completed; there is nothing to resume`}
+  if (status === 'rolled-back') return {nothing: `run ${runId} was rolled back; there is nothing to resume`}
+  const start = runStart(read)
+  const runbook = runbookOf(start)
+  const recorded = mutations(read)
+  const journal = new JournalWriter(store, runId, (read.entries.at(-1)?.seq ?? 0) + 1)
+  const settled: string[] = []
+  const unknown = recorded.filter((m) => m.outcome === undefined)
+  if (unknown.length > 0) {
+    const {control, clients} = liveControlPlane(runbook, aws, {operator, freeze: store.freeze})
+    try {
+      for (const m of unknown) {
+        const found = await settle(m, control)
+        const change = `${m.kind} on ${m.resource} (${JSON.stringify(m.before)} → ${JSON.stringify(m.after)})`
+        if (found === null)
+          throw new RefusedError(`run ${runId} was stopped during ${change}, and ${m.resource} now matches neither side; check it with \`sluice status\` and set it by hand before resuming`)
+        m.outcome = {ok: found === 'applied'}
+        await journal.write('mutation', {mutation: {...m, phase: 'outcome', ok: found === 'applied'}, found: `${found} (found on resume)`})
+        settled.push(`${change}: ${found}`)
+      }
+    } finally {
+      clients.destroy()
+    }
+  }
+  const fromStep = firstUnfinishedStep(read, runbook.steps.length)
+  return {
+    runbook,
+    settled,
+    resume: {runId, nextSeq: journal.nextSeq, fromStep, mutations: recorded.filter((m) => m.step === fromStep)},
+  }
+}

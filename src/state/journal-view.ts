@@ -1,0 +1,80 @@
+import type {GateVerdict, Mutation} from '../engine/events.js'
+import {formatValue} from '../engine/gate.js'
+import {runStatus, type RunStart} from './journal.js'
+import type {JournalRead, StateStore} from './store.js'
+
+export interface RunListing {
+  runId: string
+  status: string
+  runbook: string
+  operator: string
+  host: string
+  startedAt: string
+}
+
+export async function listRuns(store: StateStore): Promise<RunListing[]> {
+  const out: RunListing[] = []
+  for (const runId of await store.runIds()) {
+    try {
+      const read = await store.read(runId)
+      const start = read.entries[0] as unknown as RunStart & {at: string}
+      out.push({runId, status: read.torn ? 'torn' : runStatus(read), runbook: start?.runbookName ?? '?', operator: start?.operator ?? '?', host: start?.host ?? '?', startedAt: start?.at ?? '?'})
+    } catch (error) {
+      out.push({runId, status: `unreadable: ${(error as Error).message}`, runbook: '?', operator: '?', host: '?', startedAt: '?'})
+    }
+  }
+  return out
+}
+
+const show = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v))
+
+/** A run's timeline as a person reads it. */
+export function describeJournal(runId: string, read: JournalRead): {status: string; lines: string[]} {
+  const status = read.torn ? 'torn' : runStatus(read)
+  const lines: string[] = []
+  for (const e of read.entries) {
+    const time = e.at.slice(11, 19)
+    switch (e.type) {
+      case 'run-start':
+        lines.push(`${time}  run ${runId} of ${e.runbookName} by ${e.operator} on ${e.host} (pid ${e.pid})`)
+        break
+      case 'resume':
+        lines.push(`${time}  resumed by ${e.operator} on ${e.host} from step ${(e.fromStep as number) + 1}`)
+        break
+      case 'step-start':
+        lines.push(`${time}  step ${(e.step as number) + 1} started: ${e.title}`)
+        break
+      case 'step-end':
+        lines.push(`${time}  step ${(e.step as number) + 1} ${e.status}: ${e.message}`)
+        break
+      case 'mutation': {
+        const m = e.mutation as Mutation
+        if (m.phase === 'intent') lines.push(`${time}    ${m.kind} ${m.resource}: ${show(m.before)} → ${show(m.after)}`)
+        else lines.push(`${time}    ${m.ok ? 'done' : `FAILED: ${m.error ?? ''}`}${e.found ? ` (${e.found})` : ''}`)
+        break
+      }
+      case 'verdict': {
+        const v = e.verdict as GateVerdict
+        lines.push(`${time}    gate ${v.gate}: ${formatValue(v.value, v.unit)} ${v.outcome} (${v.context})`)
+        break
+      }
+      case 'warning':
+        lines.push(`${time}    warning: ${e.message}`)
+        break
+      case 'run-end':
+        lines.push(`${time}  run ${e.outcome}: ${e.message}`)
+        break
+      case 'rollback-start':
+        lines.push(`${time}  rollback by ${e.operator} on ${e.host}`)
+        break
+      case 'rollback-end':
+        lines.push(`${time}  rolled back`)
+        break
+      default:
+        break
+    }
+  }
+  if (read.torn) lines.push(`!!  line ${read.torn.line} is a torn write (${read.torn.bytes} bytes, cut off while it was written): ${JSON.stringify(read.torn.text.slice(0, 80))}`)
+  lines.push(`status: ${status}`)
+  return {status, lines}
+}

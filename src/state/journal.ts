@@ -1,0 +1,103 @@
+import {createHash} from 'node:crypto'
+import {hostname} from 'node:os'
+import type {Mutation, RunEvent, StepStatus} from '../engine/events.js'
+import type {JournalEntry, JournalRead, StateStore} from './store.js'
+
+/** What the first entry of a journal says about the run. */
+export interface RunStart {
+  runId: string
+  /** The runbook file, for runs of `sluice run`; single-action commands keep their input instead. */
+  runbookFile?: string
+  runbookInput?: unknown
+  runbookName: string
+  /** sha256 of the runbook text, so a resume runs the same runbook. */
+  runbookSha256: string
+  operator: string
+  host: string
+  pid: number
+  /** The AWS settings it ran with (never credentials). */
+  aws: {region?: string; profile?: string; endpoint?: string}
+  resources: string[]
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+/** Appends a run's entries in order, numbering them; each is durable before the next is written. */
+export class JournalWriter {
+  private seq: number
+
+  constructor(
+    private readonly store: StateStore,
+    readonly runId: string,
+    nextSeq = 1,
+  ) {
+    this.seq = nextSeq
+  }
+
+  get nextSeq(): number {
+    return this.seq
+  }
+
+  async write(type: string, data: Record<string, unknown>): Promise<void> {
+    const entry: JournalEntry = {seq: this.seq++, at: new Date().toISOString(), type, ...data}
+    await this.store.append(this.runId, entry)
+  }
+
+  /** Engine events as journal entries: who did what, before → after, every verdict. */
+  async record(event: RunEvent): Promise<void> {
+    if (event.type === 'plan') return this.write('plan', {runbook: event.runbook, steps: event.steps.map((s) => ({index: s.index, action: s.action, title: s.title}))})
+    if (event.type === 'progress') return
+    const {type, ...rest} = event
+    return this.write(type, rest)
+  }
+}
+
+export function runStart(read: JournalRead): RunStart {
+  const first = read.entries[0]
+  if (!first || first.type !== 'run-start') throw new Error('the journal does not begin with a run-start entry')
+  return first as unknown as RunStart & JournalEntry
+}
+
+export type RunStatus = 'completed' | 'gate-failed' | 'held' | 'refused' | 'interrupted' | 'failed' | 'rolled-back' | 'unfinished'
+
+/** A run's status from its journal: its last end, or unfinished when it never ended (killed, or still going). */
+export function runStatus(read: JournalRead): RunStatus {
+  const ends = read.entries.filter((e) => e.type === 'run-end' || e.type === 'rollback-end')
+  const last = ends.at(-1)
+  if (!last) return 'unfinished'
+  if (last.type === 'rollback-end') return 'rolled-back'
+  return last.outcome as RunStatus
+}
+
+/** Mutations with their outcome (or none, when the run died between the two). */
+export interface RecordedMutation extends Mutation {
+  seq: number
+  at: string
+  outcome?: {ok: boolean; error?: string; found?: string}
+}
+
+export function mutations(read: JournalRead): RecordedMutation[] {
+  const out: RecordedMutation[] = []
+  for (const e of read.entries) {
+    if (e.type !== 'mutation') continue
+    const m = e.mutation as Mutation
+    if (m.phase === 'intent') out.push({...m, seq: e.seq, at: e.at})
+    else {
+      const open = [...out].reverse().find((x) => x.outcome === undefined && x.kind === m.kind && x.step === m.step)
+      if (open) open.outcome = {ok: m.ok ?? false, error: m.error, ...(e.found ? {found: String(e.found)} : {})}
+    }
+  }
+  return out
+}
+
+/** The step a resume starts at: the first whose last end was not 'done'. */
+export function firstUnfinishedStep(read: JournalRead, steps: number): number {
+  const status = new Map<number, StepStatus>()
+  for (const e of read.entries) if (e.type === 'step-end') status.set(e.step as number, e.status as StepStatus)
+  for (let i = 0; i < steps; i++) if (status.get(i) !== 'done') return i
+  return steps
+}
+
+export const thisHost = hostname()
