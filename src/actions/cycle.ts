@@ -95,10 +95,15 @@ async function cycleBatch(
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${which}`, verdicts}
   }
 
-  ctx.progress(`${which}: draining`)
-  await ctx.change('deregister', group.label, ids, null, () => group.deregister(ids))
-  if (!(await group.waitDrained(ids, step.drainTimeout, ctx.signal)))
-    ctx.warn(`${which}: still draining after ${step.drainTimeout} s; going on`)
+  // Targets already deregistered (a batch a killed run left out) are not drained twice.
+  const inGroup = new Set((await group.targets()).filter((t) => t.health !== 'unused').map((t) => t.id))
+  const drain = ids.filter((id) => inGroup.has(id))
+  if (drain.length > 0) {
+    ctx.progress(`${which}: draining`)
+    await ctx.change('deregister', group.label, drain, null, () => group.deregister(drain))
+    if (!(await group.waitDrained(drain, step.drainTimeout, ctx.signal)))
+      ctx.warn(`${which}: still draining after ${step.drainTimeout} s; going on`)
+  }
 
   // From here to the batch's return there is no safe point to stop at: half-restarted targets
   // out of rotation help nobody. An interruption lets the hooks finish and the batch come back,

@@ -41,7 +41,7 @@ export class JournalWriter {
   }
 
   async write(type: string, data: Record<string, unknown>): Promise<void> {
-    const entry: JournalEntry = {seq: this.seq++, at: new Date().toISOString(), type, ...data}
+    const entry: JournalEntry = {...data, seq: this.seq++, at: new Date().toISOString(), type}
     await this.store.append(this.runId, entry)
   }
 
@@ -49,8 +49,10 @@ export class JournalWriter {
   async record(event: RunEvent): Promise<void> {
     if (event.type === 'plan') return this.write('plan', {runbook: event.runbook, steps: event.steps.map((s) => ({index: s.index, action: s.action, title: s.title}))})
     if (event.type === 'progress') return
+    // An event's `at` is the run's clock; the entry's own `at` is when it was written.
     const {type, ...rest} = event
-    return this.write(type, rest)
+    const {at, ...data} = rest as Record<string, unknown>
+    return this.write(type, at === undefined ? data : {...data, clock: at})
   }
 }
 
