@@ -2,24 +2,10 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice as spawnCli, type CliResult} from '../helpers/cli.js'
+import {isolatedSluice, type CliResult} from '../helpers/cli.js'
 
-/**
- * Every spawn runs with no AWS configuration at all (no credentials, no config files, no instance
- * metadata) and its own state directory, so that nothing here can reach AWS or write into the repo.
- */
-const sandbox = mkdtempSync(join(tmpdir(), 'sluice-actions-env-'))
-const noAws: Record<string, string> = {
-  AWS_CONFIG_FILE: join(sandbox, 'no-aws-config'),
-  AWS_SHARED_CREDENTIALS_FILE: join(sandbox, 'no-aws-credentials'),
-  AWS_ACCESS_KEY_ID: '',
-  AWS_SECRET_ACCESS_KEY: '',
-  AWS_SESSION_TOKEN: '',
-  AWS_EC2_METADATA_DISABLED: 'true',
-  SLUICE_STATE: join(sandbox, 'state'),
-}
-const sluice = (args: string[], options: {cwd?: string; env?: Record<string, string>} = {}): Promise<CliResult> =>
-  spawnCli(args, {...options, env: {...noAws, ...options.env}})
+/** Every spawn runs without AWS and with its own state directory. */
+const sluice = isolatedSluice('actions')
 
 interface RunJson {
   runbook: string

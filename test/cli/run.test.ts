@@ -5,23 +5,10 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {parse} from 'yaml'
-import {runJs, sluice as spawnCli, type CliResult} from '../helpers/cli.js'
+import {isolatedSluice, runJs, type CliResult} from '../helpers/cli.js'
 
-/**
- * Every spawn runs with no AWS configuration at all (no credentials, no config files, no instance
- * metadata) and its own state directory, so that nothing here can reach AWS or write into the repo.
- */
-const sandbox = mkdtempSync(join(tmpdir(), 'sluice-run-env-'))
-const noAws: Record<string, string> = {
-  AWS_CONFIG_FILE: join(sandbox, 'no-aws-config'),
-  AWS_SHARED_CREDENTIALS_FILE: join(sandbox, 'no-aws-credentials'),
-  AWS_ACCESS_KEY_ID: '',
-  AWS_SECRET_ACCESS_KEY: '',
-  AWS_SESSION_TOKEN: '',
-  AWS_EC2_METADATA_DISABLED: 'true',
-  SLUICE_STATE: join(sandbox, 'state'),
-}
-const sluice = (args: string[], options: {cwd?: string} = {}): Promise<CliResult> => spawnCli(args, {...options, env: noAws})
+/** Every spawn runs without AWS and with its own state directory. */
+const sluice = isolatedSluice('run')
 
 /** The package root: runbooks are given relative to it, as a user in the repository would. */
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -247,7 +234,7 @@ describe('Ctrl-C during a rehearsal', () => {
   it('stops at a safe point, says where, prints the report and exits 130', async () => {
     const child = spawn(process.execPath, [runJs, 'run', 'runbooks/outlook-staged-return.yaml', '--dry-run', '--pace', '200'], {
       cwd: root,
-      env: {...process.env, NO_COLOR: '1', ...noAws},
+      env: {...process.env, NO_COLOR: '1', SLUICE_STATE: mkdtempSync(join(tmpdir(), 'sluice-int-'))},
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''

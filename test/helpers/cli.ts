@@ -1,4 +1,7 @@
 import {spawn} from 'node:child_process'
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 export const runJs = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
@@ -24,4 +27,23 @@ export function sluice(args: string[], options: {env?: Record<string, string>; c
     child.on('error', reject)
     child.on('close', (code) => resolve({code, stdout, stderr}))
   })
+}
+
+/**
+ * A `sluice` for tests that must not reach AWS or write into the repository: no credentials, no
+ * config files, no instance metadata, and a state directory of its own.
+ */
+export function isolatedSluice(name: string) {
+  const sandbox = mkdtempSync(join(tmpdir(), `sluice-${name}-env-`))
+  const env: Record<string, string> = {
+    AWS_CONFIG_FILE: join(sandbox, 'no-aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(sandbox, 'no-aws-credentials'),
+    AWS_ACCESS_KEY_ID: '',
+    AWS_SECRET_ACCESS_KEY: '',
+    AWS_SESSION_TOKEN: '',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    SLUICE_STATE: join(sandbox, 'state'),
+  }
+  return (args: string[], options: {cwd?: string; env?: Record<string, string>} = {}): Promise<CliResult> =>
+    sluice(args, {...options, env: {...env, ...options.env}})
 }
