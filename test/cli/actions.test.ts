@@ -2,20 +2,12 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import type {RunJson} from '../../src/cli/run-runbook.js'
 import {isolatedSluice, type CliResult} from '../helpers/cli.js'
 
 /** Every spawn runs without AWS and with its own state directory. */
 const sluice = isolatedSluice('actions')
 
-interface RunJson {
-  runbook: string
-  mode: string
-  outcome: string
-  exitCode: number
-  message: string
-  steps: Array<{action: string; status: string; message: string; verdicts: Array<{context: string; outcome: string; value: number | null; threshold: number}>}>
-  report: {recovered: boolean; restrictedAtEnd: string[]; restrictedPercentAtEnd: number; lostPercent: number} | null
-}
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 

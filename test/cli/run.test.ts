@@ -4,6 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
+import type {RunJson} from '../../src/cli/run-runbook.js'
 import {parse} from 'yaml'
 import {isolatedSluice, runJs, type CliResult} from '../helpers/cli.js'
 
@@ -28,23 +29,6 @@ interface Verdict {
   context: string
 }
 
-interface RunJson {
-  runbook: string
-  mode: string
-  outcome: string
-  exitCode: number
-  message: string
-  stoppedAt: {step: number; title: string; message: string} | null
-  steps: Array<{index: number; action: string; title: string; status: string; message: string; verdicts: Verdict[]}>
-  report: {
-    recovered: boolean
-    lostPercent: number
-    peakErrorRatePercent: number
-    secondsFromFixToFull: number | null
-    minInRotation: number
-    fullServiceFrom: number | null
-  } | null
-}
 
 function parseJson(stdout: string): RunJson {
   return JSON.parse(stdout) as RunJson
