@@ -15,7 +15,10 @@ export class CommandHooks implements HookPort {
       arg.replaceAll('{id}', target.id).replaceAll('{ip}', target.ip ?? '').replaceAll('{port}', target.port === undefined ? '' : String(target.port))
     const [command, ...args] = hook.command.map(fill)
     await new Promise<void>((resolve, reject) => {
+      // Its own process group, so a timeout stops the whole hook (a script and whatever it started),
+      // not just the first process while a child holds its output open.
       const child = spawn(command, args, {
+        detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
         env: {
           ...process.env,
@@ -31,13 +34,20 @@ export class CommandHooks implements HookPort {
       }
       child.stdout.on('data', keep)
       child.stderr.on('data', keep)
+      const stop = (signal: NodeJS.Signals) => {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, signal)
+        } catch {
+          // Already gone.
+        }
+      }
       let timedOut = false
       const timer = setTimeout(() => {
         timedOut = true
-        child.kill('SIGTERM')
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+        stop('SIGTERM')
+        setTimeout(() => stop('SIGKILL'), 5000).unref()
       }, hook.timeoutSeconds * 1000)
-      const onAbort = () => child.kill('SIGTERM')
+      const onAbort = () => stop('SIGTERM')
       signal?.addEventListener('abort', onAbort, {once: true})
       child.on('error', (error) => {
         clearTimeout(timer)
