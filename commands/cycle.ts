@@ -26,6 +26,7 @@ ${exitCodeHelp}`
     batch: Flags.string({description: 'Targets per batch: a count (3) or a share of the group (25%).', required: true}),
     budget: Flags.string({description: 'Most targets out of rotation at once, counting unhealthy ones: a count or a share (default: the batch).'}),
     'capacity-per-target': numberFlag({description: 'Requests per second one target serves, for --headroom.'}),
+    'failover-percent': numberFlag({description: 'Set routing failover first: below this % of healthy targets, route to all of them.', integer: true}),
     headroom: numberFlag({description: 'Refuse a batch unless the targets left can carry demand with this much spare, in %.'}),
     pool: Flags.string({description: 'The pool (target group) to cycle.', required: true}),
     remediate: Flags.string({description: 'Remediation command per target, e.g. "/opt/fix --host {ip}".'}),
@@ -46,12 +47,13 @@ ${exitCodeHelp}`
       ...(restart ? {restart: {command: restart}} : {}),
       ...(remediate ? {remediate: {command: remediate}} : {}),
       ...(flags['slow-start'] === undefined ? {} : {slowStart: flags['slow-start']}),
+      ...(flags['failover-percent'] === undefined ? {} : {failoverPercent: flags['failover-percent']}),
       ...(flags.bake === undefined ? {} : {bake: flags.bake}),
       ...(gate ? {gate} : {}),
     }
     const paths = {
       'steps[0].pool': '--pool', 'steps[0].batch': '--batch', 'steps[0].budget': '--budget', 'steps[0].headroom': '--headroom',
-      'steps[0].capacityPerTarget': '--capacity-per-target', 'steps[0].slowStart': '--slow-start', 'steps[0].bake': '--bake', ...gateFlagPaths,
+      'steps[0].capacityPerTarget': '--capacity-per-target', 'steps[0].slowStart': '--slow-start', 'steps[0].failoverPercent': '--failover-percent', 'steps[0].bake': '--bake', ...gateFlagPaths,
     }
     return runSingleStep(step, flags, paths, this.jsonEnabled(), this.printer())
   }

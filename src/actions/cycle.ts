@@ -23,6 +23,11 @@ export const cycle: Action<CycleStep> = async (step, ctx) => {
   if (batchSize > budget)
     return {status: 'failed', message: `a batch of ${describeCount(step.batch)} (${batchSize} of ${size}) is larger than the disruption budget of ${describeCount(step.budget!)} (${budget})`}
 
+  if (step.failoverPercent !== undefined) {
+    const before = await group.failoverPercent()
+    if (before !== step.failoverPercent)
+      await ctx.change('failover', group.label, before, step.failoverPercent, () => group.setFailoverPercent(step.failoverPercent!))
+  }
   if (step.slowStart !== undefined) {
     const before = await group.slowStart()
     if (before !== step.slowStart)

@@ -8,6 +8,7 @@ const poll = 5
 const perCall = 100
 
 const slowStartRange = {min: 30, max: 900}
+const failoverKey = 'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage'
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = []
@@ -101,6 +102,18 @@ export class Elbv2TargetGroup implements TargetGroupPort {
     if (seconds !== 0 && (seconds < slowStartRange.min || seconds > slowStartRange.max))
       throw new LiveInputError(`slow start of ${seconds} s for ${this.label} is out of range: 0 (off) or ${slowStartRange.min}–${slowStartRange.max} s`)
     await this.modifyAttributes({'slow_start.duration_seconds': String(seconds)})
+  }
+
+  async failoverPercent(): Promise<number | null> {
+    const value = (await this.attributes())[failoverKey]
+    return value === undefined || value === 'off' ? null : Number(value)
+  }
+
+  async setFailoverPercent(percent: number | null): Promise<void> {
+    // AWS takes 1–100 or "off"; moto takes anything, so the range is checked here.
+    if (percent !== null && (!Number.isInteger(percent) || percent < 1 || percent > 100))
+      throw new LiveInputError(`routing failover of ${percent}% for ${this.label} is out of range: a whole number from 1 to 100, or off`)
+    await this.modifyAttributes({[failoverKey]: percent === null ? 'off' : String(percent)})
   }
 
   async attributes(): Promise<Record<string, string>> {

@@ -54,7 +54,7 @@ export function iamPolicy(runbook: Runbook): {Version: string; Statement: Statem
   if (targetGroups && cycled.length > 0) {
     const arns = [...new Set(cycled.map((s) => targetGroups[s.pool]))]
     const write = ['elasticloadbalancing:DeregisterTargets', 'elasticloadbalancing:RegisterTargets']
-    if (cycled.some((s) => s.slowStart !== undefined)) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
+    if (cycled.some((s) => s.slowStart !== undefined || s.failoverPercent !== undefined)) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
     statements.push({Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: arns})
   }
   if (targetGroups && (cycled.length > 0 || gates.some((g) => g.metric === 'healthy-targets'))) {

@@ -47,6 +47,12 @@ export interface TargetGroupPort {
   waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean>
   slowStart(): Promise<number>
   setSlowStart(seconds: number): Promise<void>
+  /**
+   * Routing failover (ALB's target_group_health.unhealthy_state_routing, Envoy's panic threshold):
+   * below this share of healthy targets, route to all of them. null = off.
+   */
+  failoverPercent(): Promise<number | null>
+  setFailoverPercent(percent: number | null): Promise<void>
 }
 
 /** A class of requests turned away at the load balancer with a fast 503 and Retry-After. */

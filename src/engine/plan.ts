@@ -28,6 +28,7 @@ function details(step: Step, runbook: Runbook): string[] {
       return [
         `${step.pool} (${runbook.targets.targetGroups?.[step.pool]}) in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
         ...(step.headroom === undefined ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
+        ...(step.failoverPercent === undefined ? [] : [`set routing failover: below ${step.failoverPercent}% healthy, route to every target`]),
         `drain → ${step.restart ? `restart (${step.restart.command.join(' ')}) → ` : ''}${step.remediate ? `remediate (${step.remediate.command.join(' ')}) → ` : ''}return${step.slowStart !== undefined ? ` with ${step.slowStart} s slow start` : ''}`,
         ...(step.bake > 0 ? [`bake ${step.bake} s per batch`] : []),
         ...gateLine(step),

@@ -83,6 +83,11 @@ export async function settle(m: RecordedMutation, control: ControlPlane): Promis
       if (m.kind === 'freeze') return now && same(now, m.after) ? 'applied' : now === null ? 'not applied' : null
       return now === null ? 'applied' : same(now, m.before) ? 'not applied' : null
     }
+    case 'failover': {
+      const group = [...control.targetGroups.values()].find((g) => m.resource === g.label)
+      const now = group ? await group.failoverPercent() : undefined
+      return now === m.after ? 'applied' : now === m.before ? 'not applied' : null
+    }
     case 'slow-start': {
       const group = [...control.targetGroups.values()].find((g) => m.resource === g.label)
       const now = group ? await group.slowStart() : undefined

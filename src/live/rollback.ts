@@ -99,6 +99,12 @@ function plan(done: RecordedMutation[], control: ReturnType<typeof liveControlPl
         if (group) undos.push({seq: last.seq, kind: 'slow-start', resource: last.resource, before: last.after, after: first.before, describe: `set slow start of ${last.resource} back to ${first.before} s`, apply: () => group.setSlowStart(first.before as number)})
         break
       }
+      case 'failover': {
+        const group = [...control.targetGroups.values()].find((g) => g.label === last.resource)
+        const original = first.before as number | null
+        if (group) undos.push({seq: last.seq, kind: 'failover', resource: last.resource, before: last.after, after: original, describe: `set routing failover of ${last.resource} back to ${original === null ? 'off' : `${original}%`}`, apply: () => group.setFailoverPercent(original)})
+        break
+      }
       case 'deregister':
       case 'register': {
         const out = new Set<string>()

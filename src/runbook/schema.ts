@@ -66,6 +66,8 @@ export const stepSchema = z.discriminatedUnion('action', [
     restart: hookSchema.optional(),
     remediate: hookSchema.optional(),
     slowStart: duration.optional(),
+    /** Set the group's routing failover first: below this % of healthy targets, route to all (ALB minimum healthy targets; the simulator's panic threshold). */
+    failoverPercent: z.number().int().min(1).max(100).optional(),
     drainTimeout: duration.default(300),
     healthyTimeout: duration.default(300),
     bake: duration.optional(),

@@ -75,6 +75,14 @@ class SimTargetGroup implements TargetGroupPort {
   async setSlowStart(seconds: number): Promise<void> {
     this.pool.policy.slowStart = seconds
   }
+
+  async failoverPercent(): Promise<number | null> {
+    return this.pool.policy.panicThreshold > 0 ? this.pool.policy.panicThreshold : null
+  }
+
+  async setFailoverPercent(percent: number | null): Promise<void> {
+    this.pool.policy.panicThreshold = percent ?? 0
+  }
 }
 
 class SimDns implements DnsPort {

@@ -2,7 +2,7 @@ import {chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync} from 'n
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {ListResourceRecordSetsCommand, Route53Client} from '@aws-sdk/client-route-53'
-import {DescribeRulesCommand, DescribeTargetHealthCommand, ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
+import {DescribeRulesCommand, DescribeTargetGroupAttributesCommand, DescribeTargetHealthCommand, ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {afterEach, beforeEach, describe, expect, inject, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {liveCopy, type LiveTargets} from './live-runbook.js'
@@ -37,6 +37,13 @@ async function registered(arn: string): Promise<string[]> {
   const out = await elb.send(new DescribeTargetHealthCommand({TargetGroupArn: arn}))
   elb.destroy()
   return (out.TargetHealthDescriptions ?? []).map((d) => d.Target!.Id!).sort()
+}
+
+async function groupAttributes(arn: string): Promise<Record<string, string>> {
+  const elb = new ElasticLoadBalancingV2Client(cfg)
+  const out = await elb.send(new DescribeTargetGroupAttributesCommand({TargetGroupArn: arn}))
+  elb.destroy()
+  return Object.fromEntries((out.Attributes ?? []).map((a) => [a.Key!, a.Value!]))
 }
 
 async function ruleCount(listenerArn: string): Promise<number> {
@@ -131,8 +138,13 @@ describe('live runs of the shipped runbooks against moto', () => {
     expect(decodeURIComponent(fx.proxy.of('CreateRule')[0].body)).toContain('PathPatternConfig.Values.member.1=/sync/*')
     expect(fx.proxy.count('DeleteRule')).toBe(1)
     expect(await ruleCount(fx.targets.listenerArn)).toBe(0)
-    // Slow start set once; the freeze recorded and cleared.
-    expect(fx.proxy.count('ModifyTargetGroupAttributes')).toBe(1)
+    // Routing failover and slow start set once each, with the values AWS would check; read back.
+    const attributes = fx.proxy.of('ModifyTargetGroupAttributes').map((c) => decodeURIComponent(c.body))
+    expect(attributes).toHaveLength(2)
+    expect(attributes[0]).toContain('Key=target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage&Attributes.member.1.Value=50')
+    expect(attributes[1]).toContain('Key=slow_start.duration_seconds&Attributes.member.1.Value=60')
+    expect(await groupAttributes(fx.targets.targetGroupArn)).toMatchObject({'slow_start.duration_seconds': '60', 'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage': '50'})
+    // The freeze recorded and cleared.
     expect(existsSync(join(fx.dir, 'state', 'freeze.json'))).toBe(false)
   }, 120_000)
 

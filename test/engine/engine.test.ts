@@ -103,6 +103,17 @@ ${extra}`
     expect([...group.registered].sort()).toEqual(['b0', 'b1', 'b2', 'b3', 'b4'])
   })
 
+  it('sets routing failover and slow start before the first batch, each as a recorded change', async () => {
+    const group = new FakeGroup('blue', ['b0', 'b1'])
+    const io = new RecordingIO()
+    const result = await runRunbook(runbook(cycleStep('    failoverPercent: 50\n    slowStart: 60\n')), {control: control({targetGroups: new Map([['blue', group]])}), io, signal: noAbort()})
+    expect(result.exitCode).toBe(0)
+    expect(group.failover).toBe(50)
+    expect(group.slow).toBe(60)
+    const intents = io.of('mutation').filter((m) => m.mutation.phase === 'intent').map((m) => [m.mutation.kind, m.mutation.before, m.mutation.after])
+    expect(intents.slice(0, 2)).toEqual([['failover', null, 50], ['slow-start', 0, 60]])
+  })
+
   it('refuses a batch that would leave too little capacity, and says so', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const metrics = new FakeMetrics((kind) => (kind === 'request-rate' ? 300 : 0))

@@ -79,6 +79,13 @@ export class FakeGroup implements TargetGroupPort {
   async setSlowStart(seconds: number): Promise<void> {
     this.slow = seconds
   }
+  failover: number | null = null
+  async failoverPercent(): Promise<number | null> {
+    return this.failover
+  }
+  async setFailoverPercent(percent: number | null): Promise<void> {
+    this.failover = percent
+  }
 }
 
 export class FakeRules implements TrafficRulesPort {
