@@ -3,7 +3,7 @@ import type {ControlPlane, Restriction, WeightMap} from '../control/ports.js'
 import {RefusedError} from '../engine/events.js'
 import {loadRunbookFile, runbookFromFlags, type Runbook} from '../runbook/load.js'
 import type {RunbookInput} from '../runbook/schema.js'
-import {mutations, runStart, sha256, type RecordedMutation, type RunStart} from '../state/journal.js'
+import {mutations, sha256, type RecordedMutation, type RunStart} from '../state/journal.js'
 import type {JournalRead, StateStore} from '../state/store.js'
 
 /** Reads a journal for resume or rollback, refusing to guess when its last line was cut off. */
@@ -37,7 +37,6 @@ export function runbookOf(start: RunStart): Runbook {
   return runbookFromFlags(start.runbookInput as RunbookInput, () => 'journal')
 }
 
-export {runStart}
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b))
 

@@ -1,10 +1,10 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {FreezeRecord, Restriction, WeightMap} from '../control/ports.js'
 import {RefusedError, type EngineIO} from '../engine/events.js'
-import {JournalWriter, mutations, runStatus, thisHost, type RecordedMutation} from '../state/journal.js'
+import {JournalWriter, mutations, runStart, runStatus, thisHost, type RecordedMutation} from '../state/journal.js'
 import type {StateStore} from '../state/store.js'
 import {liveControlPlane, lockedResources} from './control.js'
-import {readForRecovery, runbookOf, runStart} from './history.js'
+import {readForRecovery, runbookOf} from './history.js'
 
 interface Undo {
   kind: string

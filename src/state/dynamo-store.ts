@@ -37,12 +37,16 @@ export class DynamoStore implements StateStore {
   }
 
   private async ensureTable(m: typeof import('@aws-sdk/client-dynamodb'), client: Awaited<ReturnType<AwsClients['dynamodb']>>): Promise<void> {
-    try {
-      await client.send(new m.DescribeTableCommand({TableName: this.table}))
-      return
-    } catch (error) {
-      if ((error as Error).name !== 'ResourceNotFoundException') throw await awsCall('DynamoDB', 'DescribeTable', this.label, () => Promise.reject(error)).catch((e) => e)
-    }
+    const exists = await awsCall('DynamoDB', 'DescribeTable', this.label, () =>
+      client.send(new m.DescribeTableCommand({TableName: this.table})).then(
+        () => true,
+        (error: Error) => {
+          if (error.name === 'ResourceNotFoundException') return false
+          throw error
+        },
+      ),
+    )
+    if (exists) return
     await awsCall('DynamoDB', 'CreateTable', this.label, () =>
       client.send(new m.CreateTableCommand({
         TableName: this.table,
