@@ -14,7 +14,7 @@ export async function openStore(flag: string | undefined, aws: AwsOptions): Prom
   if (spec.startsWith('dynamodb://')) {
     const table = spec.slice('dynamodb://'.length)
     if (!/^[A-Za-z0-9_.-]{3,255}$/.test(table)) throw new InputError(`--state: expected dynamodb://TABLE with a DynamoDB table name, got "${spec}"`)
-    const {DynamoStore} = await import('./dynamo-store.js')
+    const {DynamoStore} = await import('../aws/dynamo-store.js')
     return new DynamoStore(table, aws)
   }
   if (/^[a-z0-9]+:\/\//.test(spec)) throw new InputError(`--state: "${spec}" is not a state store sluice knows; use a directory or dynamodb://TABLE`)

@@ -1,8 +1,8 @@
 import type {AttributeValue} from '@aws-sdk/client-dynamodb'
-import {AwsClients, type AwsOptions} from '../aws/clients.js'
-import {awsCall} from '../aws/errors.js'
+import {AwsClients, type AwsOptions} from './clients.js'
+import {awsCall} from './errors.js'
 import type {FreezePort, FreezeRecord} from '../control/ports.js'
-import {LockedError, type JournalEntry, type JournalRead, type LockHolder, type StateStore} from './store.js'
+import {LockedError, type JournalEntry, type JournalRead, type LockHolder, type StateStore} from '../state/store.js'
 
 type Item = Record<string, AttributeValue>
 
