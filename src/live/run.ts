@@ -47,12 +47,12 @@ export async function runLive(runbook: Runbook, options: LiveOptions): Promise<L
     if (options.resume) {
       await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep})
     } else {
-      const fromFile = runbook.source.kind === 'file'
-      const text = runbook.source.kind === 'file' ? runbook.source.text : JSON.stringify(runbook.source.input)
+      const {source} = runbook
       await journal.write('run-start', {
-        runId, runbookName: runbook.name, runbookSha256: sha256(text),
+        runId, runbookName: runbook.name,
+        runbookSha256: sha256(source.kind === 'file' ? source.text : JSON.stringify(source.input)),
         // A runbook file is named (and its hash checked on resume); one made from flags is kept whole.
-        ...(fromFile ? {runbookFile: resolve(runbook.file)} : {runbookInput: runbook.source.kind === 'flags' ? runbook.source.input : undefined}),
+        ...(source.kind === 'file' ? {runbookFile: resolve(runbook.file)} : {runbookInput: source.input}),
         operator: options.operator, host: thisHost, pid: process.pid,
         aws: {region: options.aws.region, profile: options.aws.profile, endpoint: options.aws.endpoint},
         resources,

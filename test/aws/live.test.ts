@@ -1,13 +1,13 @@
 import {chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {ListResourceRecordSetsCommand, Route53Client} from '@aws-sdk/client-route-53'
-import {DescribeRulesCommand, DescribeTargetGroupAttributesCommand, DescribeTargetHealthCommand, ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
+import {DescribeRulesCommand, DescribeTargetGroupAttributesCommand, ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {afterEach, beforeEach, describe, expect, inject, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {liveCopy, type LiveTargets} from './live-runbook.js'
 import {awsTestEnv, clientConfig} from './moto.js'
 import {RecordingProxy, route53Throttling} from './proxy.js'
+import {readWeights, registeredTargets} from './readback.js'
 import {putAlbMetrics, seedLoadBalancer, seedZone, targetGroupDimension, uniqueName} from './seed.js'
 
 const moto = inject('motoEndpoint')
@@ -24,20 +24,8 @@ interface Fixture {
 
 let fx: Fixture
 
-/** Weights by set identifier, read back from Route 53. */
-async function weights(zoneId: string, record: string): Promise<Record<string, number>> {
-  const r53 = new Route53Client(cfg)
-  const out = await r53.send(new ListResourceRecordSetsCommand({HostedZoneId: zoneId, StartRecordName: record, StartRecordType: 'A'}))
-  r53.destroy()
-  return Object.fromEntries((out.ResourceRecordSets ?? []).filter((s) => s.Name === record && s.SetIdentifier).map((s) => [s.SetIdentifier!, s.Weight!]))
-}
-
-async function registered(arn: string): Promise<string[]> {
-  const elb = new ElasticLoadBalancingV2Client(cfg)
-  const out = await elb.send(new DescribeTargetHealthCommand({TargetGroupArn: arn}))
-  elb.destroy()
-  return (out.TargetHealthDescriptions ?? []).map((d) => d.Target!.Id!).sort()
-}
+const weights = (zoneId: string, record: string) => readWeights(cfg, zoneId, record)
+const registered = (arn: string) => registeredTargets(cfg, arn)
 
 async function groupAttributes(arn: string): Promise<Record<string, string>> {
   const elb = new ElasticLoadBalancingV2Client(cfg)

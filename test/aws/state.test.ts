@@ -2,12 +2,11 @@ import {spawn} from 'node:child_process'
 import {chmodSync, mkdtempSync, readdirSync, readFileSync, truncateSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {ListResourceRecordSetsCommand, Route53Client} from '@aws-sdk/client-route-53'
-import {DescribeTargetHealthCommand, ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {afterEach, beforeEach, describe, expect, inject, it} from 'vitest'
 import {runJs, sluice, type CliResult} from '../helpers/cli.js'
 import {awsTestEnv, clientConfig} from './moto.js'
 import {RecordingProxy} from './proxy.js'
+import {readWeights, registeredTargets} from './readback.js'
 import {seedLoadBalancer, seedZone, uniqueName} from './seed.js'
 
 const moto = inject('motoEndpoint')
@@ -23,19 +22,8 @@ interface Fixture {
 }
 let fx: Fixture
 
-async function weights(): Promise<Record<string, number>> {
-  const r53 = new Route53Client(cfg)
-  const out = await r53.send(new ListResourceRecordSetsCommand({HostedZoneId: fx.zoneId, StartRecordName: fx.record, StartRecordType: 'A'}))
-  r53.destroy()
-  return Object.fromEntries((out.ResourceRecordSets ?? []).filter((s) => s.Name === fx.record && s.SetIdentifier).map((s) => [s.SetIdentifier!, s.Weight!]))
-}
-
-async function registered(): Promise<string[]> {
-  const elb = new ElasticLoadBalancingV2Client(cfg)
-  const out = await elb.send(new DescribeTargetHealthCommand({TargetGroupArn: fx.targetGroupArn}))
-  elb.destroy()
-  return (out.TargetHealthDescriptions ?? []).map((d) => `${d.Target!.Id}:${d.Target!.Port}`).sort()
-}
+const weights = () => readWeights(cfg, fx.zoneId, fx.record)
+const registered = () => registeredTargets(cfg, fx.targetGroupArn)
 
 function runbook(name: string, steps: string): string {
   const file = join(fx.dir, `${name}.yaml`)
