@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {numberFlag} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
 import {gateFlagPaths, gateFlags, gateFromFlags, hookArgv, runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
@@ -10,9 +10,7 @@ const countOrPercent = (value: string | undefined): number | string | undefined 
 export default class Cycle extends SluiceCommand {
   static override summary = 'Cycle a target group: drain, restart, remediate and return, a batch at a time.'
 
-  static override description = `Takes a batch out of rotation, runs the restart and remediation hooks for each target (as argv, never through a shell; {id}, {ip} and {port} are replaced), returns the batch with slow start, checks the gate, then moves to the next batch. Never more than the disruption budget out of rotation, counting targets already unhealthy, and never below the capacity headroom. Targets already out of rotation go first.
-
-${exitCodeHelp}`
+  static override description = `Takes a batch out of rotation, runs the restart and remediation hooks for each target (as argv, never through a shell; {id}, {ip} and {port} are replaced), returns the batch with slow start, checks the gate, then moves to the next batch. Never more than the disruption budget out of rotation, counting targets already unhealthy, and never below the capacity headroom. Targets already out of rotation go first.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --pool east --batch 2 --restart "/usr/local/bin/restart-api {id}" --gate-metric error-rate --gate-threshold 1 --gate-pool east --scenario two-regions --dry-run',

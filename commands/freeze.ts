@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {numberFlag} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
 import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
@@ -7,9 +7,7 @@ import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
 export default class Freeze extends SluiceCommand {
   static override summary = 'Freeze deployments and configuration changes.'
 
-  static override description = `Records a change freeze (who, why, since, optional expiry) so nobody changes a second thing while the first is unexplained. Deploy pipelines ask \`sluice freeze check\` before they deploy.
-
-${exitCodeHelp}`
+  static override description = `Records a change freeze (who, why, since, optional expiry) so nobody changes a second thing while the first is unexplained. Deploy pipelines ask \`sluice freeze check\` before they deploy.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> --reason "mailbox pool recovery" --dry-run']
 

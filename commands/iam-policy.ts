@@ -1,14 +1,12 @@
 import {Args} from '@oclif/core'
 import {iamPolicy} from '../src/aws/iam-policy.js'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
 
 export default class IamPolicy extends SluiceCommand {
   static override summary = 'Print the least-privilege IAM policy a runbook needs.'
 
-  static override description = `Prints an IAM policy document (JSON) that allows exactly the calls the runbook's steps and gates make, on the runbook's own zone, record, target groups and listener where AWS allows resource-level permissions.
-
-${exitCodeHelp}`
+  static override description = `Prints an IAM policy document (JSON) that allows exactly the calls the runbook's steps and gates make, on the runbook's own zone, record, target groups and listener where AWS allows resource-level permissions.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml > sluice-policy.json']
 

@@ -1,18 +1,16 @@
 import {Args} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {awsFromFlags, stateFlags} from '../src/cli/state-flags.js'
 import {describeJournal, listRuns, type RunListing} from '../src/state/journal-view.js'
 import {openStore} from '../src/state/open.js'
-import type {JournalEntry, TornWrite} from '../src/state/store.js'
+import type {JournalEntry, TornWrite} from '../src/ports/state-store.js'
 
 type JournalJson = {runs: RunListing[]} | {runId: string; status: string; entries: JournalEntry[]; torn: TornWrite | null}
 
 export default class Journal extends SluiceCommand {
   static override summary = 'List live runs, or show one run\'s timeline.'
 
-  static override description = `Without a run id, lists the runs in the state store with their status (completed, gate-failed, held, interrupted, refused, failed, rolled-back, or unfinished when the process died). With one, shows what the run did: who, on which host, when, every change with its before and after, and every gate verdict. A journal whose last line was cut off is reported, not trusted.
-
-${exitCodeHelp}`
+  static override description = `Without a run id, lists the runs in the state store with their status (completed, gate-failed, held, interrupted, refused, failed, rolled-back, or unfinished when the process died). With one, shows what the run did: who, on which host, when, every change with its before and after, and every gate verdict. A journal whose last line was cut off is reported, not trusted.`
 
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --json']
 

@@ -1,14 +1,12 @@
 import {Flags} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
 import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
 
 export default class Lift extends SluiceCommand {
   static override summary = 'Remove a restriction sluice put on a traffic type.'
 
-  static override description = `Removes the listener rule \`sluice restrict\` added for a traffic type. Lifting is a traffic event of its own: every client of that type comes back at once, not spread over a DNS TTL, so rehearse it.
-
-${exitCodeHelp}`
+  static override description = `Removes the listener rule \`sluice restrict\` added for a traffic type. Lifting is a traffic event of its own: every client of that type comes back at once, not spread over a DNS TTL, so rehearse it.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> --type background-sync --scenario outlook-recovery --dry-run']
 

@@ -1,15 +1,13 @@
 import {Args} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
-import type {PlannedStep} from '../src/engine/events.js'
+import {SluiceCommand} from '../src/cli/base.js'
+import type {PlannedStep} from '../src/ports/io.js'
 import {planRunbook} from '../src/engine/plan.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
 
 export default class Plan extends SluiceCommand {
   static override summary = 'Show what a runbook would do, step by step, without doing it.'
 
-  static override description = `Prints the plan a run shows before it starts: each step, the resources it touches, its gates and what happens when a gate fails.
-
-${exitCodeHelp}`
+  static override description = `Prints the plan a run shows before it starts: each step, the resources it touches, its gates and what happens when a gate fails.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml']
 

@@ -1,16 +1,14 @@
 import {Flags} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {numberFlag} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
 import {gateFlagPaths, gateFlags, gateFromFlags, runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
-import {InputError} from '../src/input/errors.js'
+import {InputError} from '../src/errors.js'
 
 export default class Ramp extends SluiceCommand {
   static override summary = 'Ramp traffic onto a weighted DNS set, step by step, behind a gate.'
 
-  static override description = `Moves traffic with weighted DNS: one atomic change per step, each baked for at least the record's TTL and admitted only if its gate passes. A failed gate puts the weights back to the last step that passed and exits 3.
-
-${exitCodeHelp}`
+  static override description = `Moves traffic with weighted DNS: one atomic change per step, each baked for at least the record's TTL and admitted only if its gate passes. A failed gate puts the weights back to the last step that passed and exits 3.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --set west --schedule 1,5,25,50 --bake 120 --gate-metric error-rate --gate-threshold 1 --gate-pool west --scenario two-regions --dry-run',

@@ -1,16 +1,14 @@
 import {Flags} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {numberFlag} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
 import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
-import {InputError} from '../src/input/errors.js'
+import {InputError} from '../src/errors.js'
 
 export default class Restrict extends SluiceCommand {
   static override summary = 'Turn a traffic type away at the load balancer with a fast 503.'
 
-  static override description = `Adds a listener rule that answers a class of requests (by path or header) with 503 and Retry-After, to cut load and to find out whether one type of request is making things worse. \`sluice lift\` removes it.
-
-${exitCodeHelp}`
+  static override description = `Adds a listener rule that answers a class of requests (by path or header) with 503 and Retry-After, to cut load and to find out whether one type of request is making things worse. \`sluice lift\` removes it.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> --type background-sync --path "/sync/*" --retry-after 300 --scenario outlook-recovery --dry-run']
 

@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {runFlags} from '../src/cli/run-flags.js'
 import {executeRunbook, operator, type RunJson} from '../src/cli/run-runbook.js'
 import {openStore} from '../src/state/open.js'
@@ -7,9 +7,7 @@ import {openStore} from '../src/state/open.js'
 export default class Resume extends SluiceCommand {
   static override summary = 'Continue an interrupted or held live run from the first step that did not finish.'
 
-  static override description = `Reads the run's journal, checks the runbook has not changed, reads the real state, and settles any change whose outcome was never recorded by comparing it with that state (never redoing it blindly). Then it continues under the same run id: a ramp goes on from the weights it finds, a cycle returns the batch it left out and goes on with the targets it had not cycled. A journal whose last line was cut off is refused, with what to check.
-
-${exitCodeHelp}`
+  static override description = `Reads the run's journal, checks the runbook has not changed, reads the real state, and settles any change whose outcome was never recorded by comparing it with that state (never redoing it blindly). Then it continues under the same run id: a ramp goes on from the weights it finds, a cycle returns the batch it left out and goes on with the targets it had not cycled. A journal whose last line was cut off is refused, with what to check.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --yes']
 

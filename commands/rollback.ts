@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {runFlags} from '../src/cli/run-flags.js'
 import {operator} from '../src/cli/run-runbook.js'
 import type {RollbackResult} from '../src/live/rollback.js'
@@ -8,9 +8,7 @@ import {openStore} from '../src/state/open.js'
 export default class Rollback extends SluiceCommand {
   static override summary = 'Undo what a live run changed, newest first.'
 
-  static override description = `Reads the run's journal and undoes its changes in reverse order: the record's weights set back to exactly what the run found, restrictions it added lifted (and any it lifted put back), its freeze cleared, targets it left out of rotation returned. Shows the plan and asks first (--yes answers; no terminal and no --yes refuses with exit 4). Every undo is recorded in the run's journal.
-
-${exitCodeHelp}`
+  static override description = `Reads the run's journal and undoes its changes in reverse order: the record's weights set back to exactly what the run found, restrictions it added lifted (and any it lifted put back), its freeze cleared, targets it left out of rotation returned. Shows the plan and asks first (--yes answers; no terminal and no --yes refuses with exit 4). Every undo is recorded in the run's journal.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> 20261130-054012-a1b2', '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --yes --json']
 
@@ -36,7 +34,7 @@ ${exitCodeHelp}`
     await io.close()
     this.log(result.message)
     for (const u of result.undone) this.log(`  undone: ${u.describe}`)
-    if (result.outcome === 'refused') process.exitCode = 4
+    if (result.outcome === 'refused') this.endWith('refused')
     return result
   }
 }

@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {runFlags} from '../src/cli/run-flags.js'
 import {executeRunbook, type RunJson} from '../src/cli/run-runbook.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
@@ -11,9 +11,7 @@ export default class Run extends SluiceCommand {
 
 With --dry-run the runbook runs against its rehearsal scenario in virtual time: the same steps, gates and exit code as live, in well under a second, ending with a report and a chart.
 
-Ctrl-C stops at the next safe point (a ramp holds its last good weights), prints where it stopped, and exits 130.
-
-${exitCodeHelp}`
+Ctrl-C stops at the next safe point (a ramp holds its last good weights), prints where it stopped, and exits 130.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --dry-run',

@@ -1,4 +1,4 @@
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {runbookJsonSchema} from '../src/runbook/json-schema.js'
 
 export default class Schema extends SluiceCommand {
@@ -6,9 +6,7 @@ export default class Schema extends SluiceCommand {
 
   static override description = `Prints the JSON Schema (draft 2020-12) that runbook YAML files follow, for editor completion and for linting runbooks in CI. It describes the file as written: durations as seconds or strings such as 5m, batch sizes as a count or a percentage. Loading a runbook still applies sluice's own checks, which go further than the schema can.
 
-With --json the output is the same schema.
-
-${exitCodeHelp}`
+With --json the output is the same schema.`
 
   static override examples = [
     {

@@ -1,20 +1,18 @@
 import {Flags} from '@oclif/core'
 import {writeFileSync} from 'node:fs'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {numberFlag} from '../src/cli/flags.js'
-import {InputError} from '../src/input/errors.js'
+import {InputError} from '../src/errors.js'
 import {renderSimulation, simulationSvg} from '../src/report/simulation.js'
-import {loadScenario, parsePolicy, pickSetups} from '../src/scenario/load.js'
-import {simulateSetups, simulationJson, type SimulationJson} from '../src/scenario/simulate.js'
+import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load.js'
+import {simulateSetups, simulationJson, type SimulationJson} from '../src/sim/simulate.js'
 
 export default class Simulate extends SluiceCommand {
   static override summary = 'Simulate a pool under a fault and compare load-balancer setups.'
 
   static override description = `Runs a scenario (a fleet, its demand, its faults and one or more load-balancer setups) in virtual time and reports, per setup, the completed requests per second during the fault, the requests lost, how long after the fix the pool was back at full service, and the fewest servers left in rotation, followed by a chart.
 
-Full service means completed requests within 1% of demand from that second to the end of the run.
-
-${exitCodeHelp}`
+Full service means completed requests within 1% of demand from that second to the end of the run.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --scenario outlook-2026 --compare',

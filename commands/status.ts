@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
 import {openStore} from '../src/state/open.js'
 import type {LiveStatus} from '../src/live/status.js'
@@ -7,9 +7,7 @@ import type {LiveStatus} from '../src/live/status.js'
 export default class Status extends SluiceCommand {
   static override summary = 'Show the live state of a runbook\'s targets.'
 
-  static override description = `Reads, and changes nothing: the weights of the record's sets, target health counts per target group, the restriction rules sluice has on the listener (found by their tags, from any machine), and the change freeze.
-
-${exitCodeHelp}`
+  static override description = `Reads, and changes nothing: the weights of the record's sets, target health counts per target group, the restriction rules sluice has on the listener (found by their tags, from any machine), and the change freeze.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --region eu-west-1']
 

@@ -1,13 +1,11 @@
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
+import {SluiceCommand} from '../src/cli/base.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
 import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
 
 export default class Unfreeze extends SluiceCommand {
   static override summary = 'Lift the change freeze.'
 
-  static override description = `Clears the change freeze so deployments and configuration changes may go ahead again.
-
-${exitCodeHelp}`
+  static override description = `Clears the change freeze so deployments and configuration changes may go ahead again.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> --dry-run']
 

@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
-import {exitCodeHelp, SluiceCommand} from '../src/cli/base.js'
-import {InputError} from '../src/input/errors.js'
+import {SluiceCommand} from '../src/cli/base.js'
+import {InputError} from '../src/errors.js'
 import {checkRehearsalScenario} from '../src/rehearsal/rehearse.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
 
@@ -11,9 +11,7 @@ interface ValidateJson {
 export default class Validate extends SluiceCommand {
   static override summary = 'Check runbooks without running them.'
 
-  static override description = `Loads each runbook and applies every check sluice makes before a run: the schema, the references between steps and targets, disruption budgets, bakes against the record's TTL, gate thresholds, and that the rehearsal scenario has every pool and traffic type the runbook names. Each problem is one line with file:line:column. Exits 2 if any runbook is invalid.
-
-${exitCodeHelp}`
+  static override description = `Loads each runbook and applies every check sluice makes before a run: the schema, the references between steps and targets, disruption budgets, bakes against the record's TTL, gate thresholds, and that the rehearsal scenario has every pool and traffic type the runbook names. Each problem is one line with file:line:column. Exits 2 if any runbook is invalid.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> runbooks/*.yaml']
 
@@ -40,7 +38,7 @@ ${exitCodeHelp}`
     }
     const invalid = results.filter((r) => !r.valid).length
     if (invalid > 0) {
-      process.exitCode = 2
+      this.endWith('bad-input')
       this.note(`${invalid} of ${results.length} runbooks are invalid`)
     }
     return {runbooks: results}

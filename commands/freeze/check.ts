@@ -1,15 +1,12 @@
-import {exitCodeHelp, SluiceCommand} from '../../src/cli/base.js'
+import {SluiceCommand} from '../../src/cli/base.js'
 import {awsFromFlags, stateFlags} from '../../src/cli/state-flags.js'
-import type {FreezeRecord} from '../../src/control/ports.js'
-import {ExitCode} from '../../src/input/errors.js'
+import type {FreezeRecord} from '../../src/ports/control-plane.js'
 import {openStore} from '../../src/state/open.js'
 
 export default class FreezeCheck extends SluiceCommand {
   static override summary = 'Exit 0 when changes are not frozen, 4 when they are: for deploy pipelines.'
 
-  static override description = `A deploy pipeline calls this before it deploys. It prints who froze changes, why and since when, and exits 4; or exits 0 when there is no freeze (or it has expired). With --json it prints {frozen, freeze}.
-
-${exitCodeHelp}`
+  static override description = `A deploy pipeline calls this before it deploys. It prints who froze changes, why and since when, and exits 4; or exits 0 when there is no freeze (or it has expired). With --json it prints {frozen, freeze}.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> || { echo "changes are frozen"; exit 1; }', '<%= config.bin %> <%= command.id %> --state dynamodb://sluice-state --json']
 
@@ -21,7 +18,7 @@ ${exitCodeHelp}`
     const freeze = await store.freeze.get()
     if (freeze) {
       this.log(`frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}${freeze.expires ? ` (until ${freeze.expires})` : ''}`)
-      process.exitCode = ExitCode.refused
+      this.endWith('refused')
     } else {
       this.log('not frozen')
     }

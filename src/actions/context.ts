@@ -1,5 +1,5 @@
-import type {ControlPlane, DnsPort, MetricsPort, TrafficRulesPort} from '../control/ports.js'
-import type {EngineIO, GateVerdict, Mutation, StepStatus} from '../engine/events.js'
+import type {ControlPlane, DnsPort, MetricsPort, TrafficRulesPort} from '../ports/control-plane.js'
+import type {EngineIO, GateVerdict, Mutation, StepStatus} from '../ports/io.js'
 import type {GateResult} from '../engine/gate.js'
 import type {Gate, Step} from '../runbook/load.js'
 

@@ -1,5 +1,5 @@
-import type {Target, TargetGroupPort} from '../control/ports.js'
-import type {GateVerdict} from '../engine/events.js'
+import type {Target, TargetGroupPort} from '../ports/control-plane.js'
+import type {GateVerdict} from '../ports/io.js'
 import type {CycleStep} from '../runbook/load.js'
 import {describeCount, resolveCount} from '../runbook/units.js'
 import {gateFailure, type Action, type ActionContext, type StepOutcome} from './context.js'

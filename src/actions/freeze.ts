@@ -1,4 +1,4 @@
-import type {FreezeRecord} from '../control/ports.js'
+import type {FreezeRecord} from '../ports/control-plane.js'
 import type {FreezeStep, UnfreezeStep} from '../runbook/load.js'
 import type {Action} from './context.js'
 

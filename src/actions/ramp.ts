@@ -1,4 +1,4 @@
-import type {WeightMap} from '../control/ports.js'
+import type {WeightMap} from '../ports/control-plane.js'
 import type {RampStep} from '../runbook/load.js'
 import {gateFailure, type Action} from './context.js'
 

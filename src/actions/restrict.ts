@@ -1,4 +1,4 @@
-import type {Restriction} from '../control/ports.js'
+import type {Restriction} from '../ports/control-plane.js'
 import type {LiftStep, RestrictStep} from '../runbook/load.js'
 import type {Action} from './context.js'
 

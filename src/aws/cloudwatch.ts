@@ -1,5 +1,5 @@
 import type {MetricDataQuery} from '@aws-sdk/client-cloudwatch'
-import type {Clock, MetricKind, MetricsPort, TargetGroupPort} from '../control/ports.js'
+import type {Clock, MetricKind, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
 import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
 

@@ -1,8 +1,8 @@
 import type {AttributeValue} from '@aws-sdk/client-dynamodb'
 import {AwsClients, type AwsOptions} from './clients.js'
 import {awsCall} from './errors.js'
-import type {FreezePort, FreezeRecord} from '../control/ports.js'
-import {LockedError, type JournalEntry, type JournalRead, type LockHolder, type StateStore} from '../state/store.js'
+import type {FreezePort, FreezeRecord} from '../ports/control-plane.js'
+import {LockedError, type JournalEntry, type JournalRead, type LockHolder, type StateStore} from '../ports/state-store.js'
 
 type Item = Record<string, AttributeValue>
 

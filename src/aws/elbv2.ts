@@ -1,6 +1,7 @@
-import type {Clock, Target, TargetGroupPort, TargetHealth} from '../control/ports.js'
+import type {Clock, Target, TargetGroupPort, TargetHealth} from '../ports/control-plane.js'
 import type {AwsClients} from './clients.js'
-import {awsCall, LiveInputError} from './errors.js'
+import {FailedError} from '../errors.js'
+import {awsCall} from './errors.js'
 
 /** Seconds between looks at target health while waiting. */
 const poll = 5
@@ -100,7 +101,7 @@ export class Elbv2TargetGroup implements TargetGroupPort {
   async setSlowStart(seconds: number): Promise<void> {
     // AWS allows 0 (off) or 30–900 s; moto accepts anything, so the range is checked here.
     if (seconds !== 0 && (seconds < slowStartRange.min || seconds > slowStartRange.max))
-      throw new LiveInputError(`slow start of ${seconds} s for ${this.label} is out of range: 0 (off) or ${slowStartRange.min}–${slowStartRange.max} s`)
+      throw new FailedError(`slow start of ${seconds} s for ${this.label} is out of range: 0 (off) or ${slowStartRange.min}–${slowStartRange.max} s`)
     await this.modifyAttributes({'slow_start.duration_seconds': String(seconds)})
   }
 
@@ -112,7 +113,7 @@ export class Elbv2TargetGroup implements TargetGroupPort {
   async setFailoverPercent(percent: number | null): Promise<void> {
     // AWS takes 1–100 or "off"; moto takes anything, so the range is checked here.
     if (percent !== null && (!Number.isInteger(percent) || percent < 1 || percent > 100))
-      throw new LiveInputError(`routing failover of ${percent}% for ${this.label} is out of range: a whole number from 1 to 100, or off`)
+      throw new FailedError(`routing failover of ${percent}% for ${this.label} is out of range: a whole number from 1 to 100, or off`)
     await this.modifyAttributes({[failoverKey]: percent === null ? 'off' : String(percent)})
   }
 

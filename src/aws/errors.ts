@@ -1,3 +1,5 @@
+import {FailedError} from '../errors.js'
+
 /** The IAM action prefix of each service sluice calls. */
 const iamPrefix = {Route53: 'route53', ELBv2: 'elasticloadbalancing', CloudWatch: 'cloudwatch', DynamoDB: 'dynamodb'} as const
 
@@ -9,8 +11,7 @@ const denied = new Set(['AccessDenied', 'AccessDeniedException', 'UnauthorizedOp
  * An AWS call that failed, said the way an operator needs it: which operation, on which resource,
  * and for a permission problem which IAM action to grant.
  */
-export class AwsCallError extends Error {
-  readonly exit = 1
+export class AwsCallError extends FailedError {
   constructor(
     readonly service: AwsService,
     readonly operation: string,
@@ -23,7 +24,6 @@ export class AwsCallError extends Error {
         ? `${service} ${operation} on ${resource} was denied: the caller needs IAM permission ${iamPrefix[service]}:${operation} (${detail})`
         : `${service} ${operation} on ${resource} failed: ${code}: ${detail}`,
     )
-    this.name = 'AwsCallError'
   }
 }
 
@@ -39,11 +39,3 @@ export async function awsCall<T>(service: AwsService, operation: string, resourc
   }
 }
 
-/** An input problem found against the live API (an unknown set identifier, a weight out of range). */
-export class LiveInputError extends Error {
-  readonly exit = 1
-  constructor(message: string) {
-    super(message)
-    this.name = 'LiveInputError'
-  }
-}

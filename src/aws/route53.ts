@@ -1,7 +1,8 @@
 import type {ResourceRecordSet} from '@aws-sdk/client-route-53'
-import type {Clock, DnsPort, WeightMap} from '../control/ports.js'
+import type {Clock, DnsPort, WeightMap} from '../ports/control-plane.js'
 import type {AwsClients} from './clients.js'
-import {awsCall, LiveInputError} from './errors.js'
+import {FailedError} from '../errors.js'
+import {awsCall} from './errors.js'
 
 /** Route 53 names are fully qualified and case-insensitive; the API answers with a trailing dot. */
 function normalise(name: string): string {
@@ -74,8 +75,8 @@ export class Route53Dns implements DnsPort {
     const sets = await this.requireSets()
     // Route 53 (and moto even less) will not catch every mistake: check sluice's own input first.
     for (const [id, weight] of Object.entries(weights)) {
-      if (!sets.has(id)) throw new LiveInputError(`${this.label} has no weighted set "${id}"; it has ${[...sets.keys()].join(', ')}`)
-      if (!Number.isInteger(weight) || weight < 0 || weight > 255) throw new LiveInputError(`weight ${weight} for set "${id}" of ${this.label} is not a whole number from 0 to 255`)
+      if (!sets.has(id)) throw new FailedError(`${this.label} has no weighted set "${id}"; it has ${[...sets.keys()].join(', ')}`)
+      if (!Number.isInteger(weight) || weight < 0 || weight > 255) throw new FailedError(`weight ${weight} for set "${id}" of ${this.label} is not a whole number from 0 to 255`)
     }
     const changes = Object.entries(weights)
       .filter(([id, weight]) => sets.get(id)!.Weight !== weight)
@@ -102,7 +103,7 @@ export class Route53Dns implements DnsPort {
 
   private async requireSets(): Promise<Map<string, ResourceRecordSet>> {
     const sets = await this.sets()
-    if (sets.size === 0) throw new LiveInputError(`no weighted ${this.type} record ${this.record} in hosted zone ${this.zoneId}`)
+    if (sets.size === 0) throw new FailedError(`no weighted ${this.type} record ${this.record} in hosted zone ${this.zoneId}`)
     return sets
   }
 }

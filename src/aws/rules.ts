@@ -1,7 +1,8 @@
 import type {Rule, RuleCondition} from '@aws-sdk/client-elastic-load-balancing-v2'
-import type {Restriction, TrafficRulesPort} from '../control/ports.js'
+import type {Restriction, TrafficRulesPort} from '../ports/control-plane.js'
 import type {AwsClients} from './clients.js'
-import {awsCall, LiveInputError} from './errors.js'
+import {FailedError} from '../errors.js'
+import {awsCall} from './errors.js'
 
 /** Priorities sluice reserves on a listener: evaluated before the service's own rules. */
 export const reservedPriorities = {first: 1, last: 20}
@@ -57,7 +58,7 @@ export class ListenerRules implements TrafficRulesPort {
     if (restriction.paths.length > 0) conditions.push({Field: 'path-pattern', PathPatternConfig: {Values: restriction.paths}})
     for (const [name, values] of Object.entries(restriction.headers)) conditions.push({Field: 'http-header', HttpHeaderConfig: {HttpHeaderName: name, Values: values}})
     if (conditions.length === 0)
-      throw new LiveInputError(`restricting ${restriction.type} on ${this.label} needs paths or headers to match: a listener rule cannot match a traffic type by name`)
+      throw new FailedError(`restricting ${restriction.type} on ${this.label} needs paths or headers to match: a listener rule cannot match a traffic type by name`)
     const {CreateRuleCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     const used = new Set<number>()
@@ -70,7 +71,7 @@ export class ListenerRules implements TrafficRulesPort {
     let priority = reservedPriorities.first
     while (used.has(priority) && priority <= reservedPriorities.last) priority++
     if (priority > reservedPriorities.last)
-      throw new LiveInputError(`${this.label} has no free priority in sluice's reserved range ${reservedPriorities.first}–${reservedPriorities.last}`)
+      throw new FailedError(`${this.label} has no free priority in sluice's reserved range ${reservedPriorities.first}–${reservedPriorities.last}`)
     await awsCall('ELBv2', 'CreateRule', this.label, () =>
       client.send(new CreateRuleCommand({
         ListenerArn: this.listenerArn,

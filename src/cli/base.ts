@@ -1,14 +1,6 @@
 import {Command, Errors} from '@oclif/core'
-import {ExitCode} from '../input/errors.js'
-
-/** Shown at the end of every command's help. */
-export const exitCodeHelp = `EXIT CODES
-  0    done
-  1    failed (an API or runtime error)
-  2    bad input (flags, scenario, runbook)
-  3    a gate failed and the run rolled back or held
-  4    refused (frozen, locked, not confirmed)
-  130  interrupted`
+import {SluiceError, type Outcome} from '../errors.js'
+import {exitCodeOf, exitCodes} from './exit-codes.js'
 
 /**
  * The base of every sluice command: `--json` on, one exit-code table, errors as one line on
@@ -32,14 +24,20 @@ export abstract class SluiceCommand extends Command {
     return {log: (text) => this.log(text), note: (text) => this.note(text), color: this.color}
   }
 
+  /**
+   * Ends the command with an outcome's exit code once its result is printed: set on the process
+   * rather than thrown, so --json still prints the result.
+   */
+  protected endWith(outcome: Outcome): void {
+    process.exitCode = exitCodeOf(outcome)
+  }
+
   // @oclif/core 4 exits 1 under --json whatever exit code the error carried, and wraps long
   // messages over several lines; an operator needs the code and one greppable line.
-  protected override async catch(error: Error & {exit?: number; exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+  protected override async catch(error: Error & {oclif?: {exit?: number}}): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error
-    // sluice's own errors carry `exit` (input 2, refused 4, AWS 1); oclif's carry `oclif.exit`.
-    const exit = typeof error.exit === 'number' ? error.exit : error.oclif?.exit ?? error.exitCode ?? ExitCode.failed
-    // oclif prefixes a flag's own parse error with "Parsing --flag" (ours already names the flag)
-    // and appends a pointer to --help; one line is what an operator can read and grep.
+    // sluice's own errors carry their outcome; oclif's parse errors carry `oclif.exit` (2, bad input).
+    const exit = error instanceof SluiceError ? exitCodeOf(error.outcome) : error.oclif?.exit ?? exitCodes.failed.code
     const message = oneLine(error.message)
     if (this.jsonEnabled()) {
       this.logJson({error: {message, exit}})
@@ -53,6 +51,8 @@ export abstract class SluiceCommand extends Command {
 
 /** oclif's own parse errors, said on one line that names the flag or argument. */
 function oneLine(message: string): string {
+  // oclif prefixes a flag's own parse error with "Parsing --flag" (ours already names the flag)
+  // and appends a pointer to --help; one line is what an operator can read and grep.
   const text = message
     .replace(/^Parsing --[\w-]+\s*\n\s*/, '')
     .replace(/\n\s*See more help with --help\s*$/, '')

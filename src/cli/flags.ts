@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {InputError} from '../input/errors.js'
+import {InputError} from '../errors.js'
 
 /** A number flag whose error names the flag and shows what it got. */
 export function numberFlag(options: {description: string; helpValue?: string; integer?: boolean}) {

@@ -1,7 +1,8 @@
 import {writeFileSync} from 'node:fs'
 import {userInfo} from 'node:os'
 import type {RunResult, StepResult} from '../engine/engine.js'
-import {InputError} from '../input/errors.js'
+import {InputError} from '../errors.js'
+import {exitCodeOf} from './exit-codes.js'
 import {rehearse, type Rehearsal} from '../rehearsal/rehearse.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
 import {openStore} from '../state/open.js'
@@ -111,13 +112,13 @@ export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Pri
     const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
     out.log(rehearsal ? renderRehearsal(rehearsal, {color: out.color, width}) : renderLiveRun(run))
   }
-  process.exitCode = run.exitCode
+  process.exitCode = exitCodeOf(run.outcome)
   return {
     runbook: run.runbook,
     mode: rehearsal ? 'rehearsal' : 'live',
     runId,
     outcome: run.outcome,
-    exitCode: run.exitCode,
+    exitCode: exitCodeOf(run.outcome),
     message: run.message,
     stoppedAt: run.stoppedAt,
     steps: run.steps,

@@ -1,7 +1,8 @@
 import {Writable} from 'node:stream'
 import type {DefaultRenderer, Listr, ListrDefaultRendererLogLevels, ListrTaskWrapper} from 'listr2'
 import {formatValue} from '../engine/gate.js'
-import {RefusedError, type EngineIO, type GateVerdict, type Mutation, type PlannedStep, type RunEvent, type StepStatus} from '../engine/events.js'
+import {RefusedError} from '../errors.js'
+import {type EngineIO, type GateVerdict, type Mutation, type PlannedStep, type RunEvent, type StepStatus} from '../ports/io.js'
 
 // listr2 and inquirer are only loaded when a run draws or asks: `--json` and CI runs never pay for
 // them, hence the type-only import above and the dynamic imports below.

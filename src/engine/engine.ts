@@ -6,10 +6,10 @@ import {freeze, unfreeze} from '../actions/freeze.js'
 import {ramp} from '../actions/ramp.js'
 import {lift, restrict} from '../actions/restrict.js'
 import {check, wait} from '../actions/wait.js'
-import type {ControlPlane} from '../control/ports.js'
-import {ExitCode, InputError, type ExitCodeValue} from '../input/errors.js'
+import type {ControlPlane} from '../ports/control-plane.js'
+import {InputError, RefusedError} from '../errors.js'
 import type {Runbook, Step} from '../runbook/load.js'
-import {RefusedError, type EngineIO, type GateVerdict, type Mutation, type RunEvent, type RunOutcome, type StepStatus} from './events.js'
+import {type EngineIO, type GateVerdict, type Mutation, type RunEvent, type RunOutcome, type StepStatus} from '../ports/io.js'
 import {watchGate} from './gate.js'
 import {planRunbook} from './plan.js'
 
@@ -27,7 +27,6 @@ export interface StepResult {
 export interface RunResult {
   runbook: string
   outcome: RunOutcome
-  exitCode: ExitCodeValue
   message: string
   steps: StepResult[]
   /** The step the run stopped at, when it did not complete. */
@@ -75,12 +74,13 @@ const actions: Record<Step['action'], (step: any, ctx: ActionContext) => Promise
   freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check,
 }
 
-const outcomeOf: Partial<Record<StepStatus, {outcome: RunOutcome; exit: ExitCodeValue}>> = {
-  failed: {outcome: 'gate-failed', exit: ExitCode.gateFailed},
-  held: {outcome: 'held', exit: ExitCode.gateFailed},
-  refused: {outcome: 'refused', exit: ExitCode.refused},
-  interrupted: {outcome: 'interrupted', exit: ExitCode.interrupted},
-  error: {outcome: 'failed', exit: ExitCode.failed},
+/** How a run ends when a step does not finish: the CLI turns the outcome into an exit code. */
+const outcomeOf: Record<Exclude<StepStatus, 'done' | 'skipped'>, RunOutcome> = {
+  failed: 'gate-failed',
+  held: 'held',
+  refused: 'refused',
+  interrupted: 'interrupted',
+  error: 'failed',
 }
 
 /**
@@ -114,7 +114,7 @@ async function runSteps(runbook: Runbook, options: RunOptions, out: Emitter): Pr
     }
     if (signal.aborted) {
       result.message = 'not run: interrupted before it started'
-      return finish(runbook, out, results, step, 'interrupted', ExitCode.interrupted, `interrupted before step ${step.index + 1} (${step.title})`)
+      return finish(runbook, out, results, step, 'interrupted', `interrupted before step ${step.index + 1} (${step.title})`)
     }
     result.startedAt = control.clock.now()
     out.emit({type: 'step-start', step: step.index, title: step.title, at: result.startedAt})
@@ -129,18 +129,18 @@ async function runSteps(runbook: Runbook, options: RunOptions, out: Emitter): Pr
       history.push(step.title)
       continue
     }
-    const {outcome: runOutcome, exit} = outcomeOf[outcome.status] ?? {outcome: 'failed' as const, exit: ExitCode.failed}
-    return finish(runbook, out, results, step, runOutcome, exit, `step ${step.index + 1} (${step.title}): ${outcome.message}`)
+    const runOutcome = outcome.status === 'skipped' ? 'failed' : outcomeOf[outcome.status]
+    return finish(runbook, out, results, step, runOutcome, `step ${step.index + 1} (${step.title}): ${outcome.message}`)
   }
   const n = runbook.steps.length
   const message = `${runbook.name}: ${n === 1 ? 'its step is' : `all ${n} steps`} done`
   out.emit({type: 'run-end', outcome: 'completed', message})
-  return {runbook: runbook.name, outcome: 'completed', exitCode: ExitCode.ok, message, steps: results, stoppedAt: null}
+  return {runbook: runbook.name, outcome: 'completed', message, steps: results, stoppedAt: null}
 }
 
-function finish(runbook: Runbook, out: Emitter, steps: StepResult[], at: Step, outcome: RunOutcome, exitCode: ExitCodeValue, message: string): RunResult {
+function finish(runbook: Runbook, out: Emitter, steps: StepResult[], at: Step, outcome: RunOutcome, message: string): RunResult {
   out.emit({type: 'run-end', outcome, message})
-  return {runbook: runbook.name, outcome, exitCode, message, steps, stoppedAt: {step: at.index, title: at.title, message: steps[at.index].message}}
+  return {runbook: runbook.name, outcome, message, steps, stoppedAt: {step: at.index, title: at.title, message: steps[at.index].message}}
 }
 
 /** One step, with its timeout: when it runs out the step is stopped at its next safe point and fails. */

@@ -1,6 +1,6 @@
-import {metricUnits, type Clock, type MetricsPort} from '../control/ports.js'
+import {metricUnits, type Clock, type MetricsPort} from '../ports/control-plane.js'
 import type {Gate} from '../runbook/load.js'
-import type {GateVerdict} from './events.js'
+import type {GateVerdict} from '../ports/io.js'
 
 export interface GateResult {
   outcome: 'pass' | 'fail' | 'interrupted'

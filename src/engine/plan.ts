@@ -1,6 +1,6 @@
 import type {RampStep, Runbook, Step} from '../runbook/load.js'
 import {describeCount} from '../runbook/units.js'
-import type {PlannedStep} from './events.js'
+import type {PlannedStep} from '../ports/io.js'
 import {describeGate} from './gate.js'
 
 function gateLine(step: Step): string[] {

@@ -1,6 +1,6 @@
 import {isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode} from 'yaml'
 import type {z} from 'zod'
-import {InputError} from './errors.js'
+import {InputError} from '../errors.js'
 
 export type Path = ReadonlyArray<PropertyKey>
 

@@ -1,10 +1,10 @@
 import {readFileSync} from 'node:fs'
-import type {ControlPlane, Restriction, WeightMap} from '../control/ports.js'
-import {RefusedError} from '../engine/events.js'
+import type {ControlPlane, Restriction, WeightMap} from '../ports/control-plane.js'
+import {RefusedError} from '../errors.js'
 import {loadRunbookFile, runbookFromFlags, type Runbook} from '../runbook/load.js'
 import type {RunbookInput} from '../runbook/schema.js'
 import {mutations, sha256, type RecordedMutation, type RunStart} from '../state/journal.js'
-import type {JournalRead, StateStore} from '../state/store.js'
+import type {JournalRead, StateStore} from '../ports/state-store.js'
 
 /** Reads a journal for resume or rollback, refusing to guess when its last line was cut off. */
 export async function readForRecovery(store: StateStore, runId: string, what: 'resume' | 'rollback'): Promise<JournalRead> {

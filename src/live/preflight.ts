@@ -1,6 +1,6 @@
 import {weightsAt, describeWeights} from '../actions/ramp.js'
-import type {ControlPlane, WeightMap} from '../control/ports.js'
-import {LiveInputError} from '../aws/errors.js'
+import type {ControlPlane, WeightMap} from '../ports/control-plane.js'
+import {FailedError} from '../errors.js'
 import type {Runbook} from '../runbook/load.js'
 import {describeCount, resolveCount} from '../runbook/units.js'
 
@@ -16,7 +16,7 @@ export async function preflight(runbook: Runbook, control: ControlPlane): Promis
     weights = await control.dns.readWeights()
     const ttl = await control.dns.ttl()
     for (const set of Object.keys(runbook.targets.dns?.sets ?? {}))
-      if (!(set in weights)) throw new LiveInputError(`${control.dns.label} has no weighted set "${set}"; it has ${Object.keys(weights).join(', ')}`)
+      if (!(set in weights)) throw new FailedError(`${control.dns.label} has no weighted set "${set}"; it has ${Object.keys(weights).join(', ')}`)
     lines.push(`${control.dns.label} (TTL ${ttl} s) now: ${describeWeights(weights)}`)
   }
   const sizes = new Map<string, number>()

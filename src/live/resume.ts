@@ -1,10 +1,10 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {ResumedMutation} from '../actions/context.js'
-import {RefusedError} from '../engine/events.js'
+import {RefusedError} from '../errors.js'
 import type {Runbook} from '../runbook/load.js'
 import {firstUnfinishedStep, JournalWriter, mutations, runStart, runStatus} from '../state/journal.js'
-import type {StateStore} from '../state/store.js'
-import {liveControlPlane} from './control.js'
+import type {StateStore} from '../ports/state-store.js'
+import {liveControlPlane} from './control-plane.js'
 import {readForRecovery, runbookOf, settle} from './history.js'
 
 export interface ResumePlan {

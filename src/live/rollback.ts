@@ -1,9 +1,10 @@
 import type {AwsOptions} from '../aws/clients.js'
-import type {FreezeRecord, Restriction, WeightMap} from '../control/ports.js'
-import {RefusedError, type EngineIO} from '../engine/events.js'
+import type {FreezeRecord, Restriction, WeightMap} from '../ports/control-plane.js'
+import {RefusedError} from '../errors.js'
+import {type EngineIO} from '../ports/io.js'
 import {JournalWriter, mutations, runStart, runStatus, thisHost, type RecordedMutation} from '../state/journal.js'
-import type {StateStore} from '../state/store.js'
-import {liveControlPlane, lockedResources} from './control.js'
+import type {StateStore} from '../ports/state-store.js'
+import {liveControlPlane, lockedResources} from './control-plane.js'
 import {readForRecovery, runbookOf} from './history.js'
 
 interface Undo {

@@ -2,11 +2,11 @@ import {resolve} from 'node:path'
 import type {AwsOptions} from '../aws/clients.js'
 import {runRunbook, type RunResult} from '../engine/engine.js'
 import type {ResumedMutation} from '../actions/context.js'
-import type {EngineIO} from '../engine/events.js'
+import type {EngineIO} from '../ports/io.js'
 import type {Runbook} from '../runbook/load.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
-import {newRunId, type StateStore} from '../state/store.js'
-import {liveControlPlane, lockedResources} from './control.js'
+import {newRunId, type StateStore} from '../ports/state-store.js'
+import {liveControlPlane, lockedResources} from './control-plane.js'
 import {preflight} from './preflight.js'
 
 export interface LiveOptions {
@@ -42,7 +42,7 @@ export async function runLive(runbook: Runbook, options: LiveOptions): Promise<L
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
       options.io.notify({type: 'run-end', outcome: 'refused', message})
-      return {runId, runbook: runbook.name, outcome: 'refused', exitCode: 4, message, steps: [], stoppedAt: null}
+      return {runId, runbook: runbook.name, outcome: 'refused', message, steps: [], stoppedAt: null}
     }
     if (options.resume) {
       await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep})

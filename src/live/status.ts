@@ -1,8 +1,8 @@
 import type {AwsOptions} from '../aws/clients.js'
-import type {FreezeRecord, Restriction, WeightMap} from '../control/ports.js'
+import type {FreezeRecord, Restriction, WeightMap} from '../ports/control-plane.js'
 import type {Runbook} from '../runbook/load.js'
-import {liveControlPlane} from './control.js'
-import type {StateStore} from '../state/store.js'
+import {liveControlPlane} from './control-plane.js'
+import type {StateStore} from '../ports/state-store.js'
 
 export interface LiveStatus {
   dns: {record: string; ttl: number; weights: WeightMap} | null

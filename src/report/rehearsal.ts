@@ -1,5 +1,5 @@
 import type {RunResult} from '../engine/engine.js'
-import type {GateVerdict} from '../engine/events.js'
+import type {GateVerdict} from '../ports/io.js'
 import {formatValue} from '../engine/gate.js'
 import type {Rehearsal} from '../rehearsal/rehearse.js'
 import {fullServiceSince} from '../sim/summary.js'

@@ -1,4 +1,4 @@
-import type {SimulationReport} from '../scenario/simulate.js'
+import type {SimulationReport} from '../sim/simulate.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'

@@ -1,5 +1,5 @@
 import {readFileSync} from 'node:fs'
-import {InputError} from '../input/errors.js'
+import {InputError} from '../errors.js'
 import {describeIssue, formatPath, validate, YamlSource, type Path} from '../input/yaml-source.js'
 import {runbookSchema, type GateData, type RunbookInput, type ScheduleData, type OnFailure, type RunbookData, type StepData} from './schema.js'
 import {describeCount, type CountOrPercent} from './units.js'

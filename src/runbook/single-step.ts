@@ -1,6 +1,6 @@
 import type {Path} from '../input/yaml-source.js'
 import {formatPath} from '../input/yaml-source.js'
-import type {Scenario} from '../scenario/schema.js'
+import type {Scenario} from '../sim/scenario/schema.js'
 import {runbookFromFlags, type Runbook} from './load.js'
 import type {RunbookInput} from './schema.js'
 

@@ -1,4 +1,4 @@
-import type {Clock} from '../control/ports.js'
+import type {Clock} from '../ports/control-plane.js'
 import type {Fleet} from './fleet.js'
 
 interface Sleeper {

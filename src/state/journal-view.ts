@@ -1,7 +1,7 @@
-import type {GateVerdict, Mutation} from '../engine/events.js'
+import type {GateVerdict, Mutation} from '../ports/io.js'
 import {formatValue} from '../engine/gate.js'
 import {runStatus, type RunStart} from './journal.js'
-import type {JournalRead, StateStore} from './store.js'
+import type {JournalRead, StateStore} from '../ports/state-store.js'
 
 export interface RunListing {
   runId: string

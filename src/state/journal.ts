@@ -1,7 +1,7 @@
 import {createHash} from 'node:crypto'
 import {hostname} from 'node:os'
-import type {Mutation, RunEvent, StepStatus} from '../engine/events.js'
-import type {JournalEntry, JournalRead, StateStore} from './store.js'
+import type {Mutation, RunEvent, StepStatus} from '../ports/io.js'
+import type {JournalEntry, JournalRead, StateStore} from '../ports/state-store.js'
 
 /** What the first entry of a journal says about the run. */
 export interface RunStart {

@@ -1,7 +1,7 @@
 import type {AwsOptions} from '../aws/clients.js'
-import {InputError} from '../input/errors.js'
-import {LocalStore} from './local-store.js'
-import type {StateStore} from './store.js'
+import {InputError} from '../errors.js'
+import {LocalStore} from '../local/local-store.js'
+import type {StateStore} from '../ports/state-store.js'
 
 /** Where state lives: --state, then $SLUICE_STATE, then ./.sluice. */
 export function stateSpec(flag?: string): string {

@@ -1,7 +1,8 @@
 import {PassThrough} from 'node:stream'
 import {describe, expect, it} from 'vitest'
 import {chooseMode, TerminalIO, type TerminalIOOptions} from '../../src/cli/terminal-io.js'
-import {RefusedError, type GateVerdict, type PlannedStep, type RunEvent} from '../../src/engine/events.js'
+import {RefusedError} from '../../src/errors.js'
+import {type GateVerdict, type PlannedStep, type RunEvent} from '../../src/ports/io.js'
 
 /** A stream that keeps everything written to it, as text. */
 function capture() {

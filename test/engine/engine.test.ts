@@ -1,3 +1,4 @@
+import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import {readdirSync, readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import {weightsAt} from '../../src/actions/ramp.js'
@@ -19,7 +20,7 @@ describe('ramp', () => {
     const io = new RecordingIO()
     const result = await runRunbook(runbook(steps), {control: control({dns, metrics: new FakeMetrics(() => 0.2)}), io, signal: noAbort()})
     expect(result.outcome).toBe('completed')
-    expect(result.exitCode).toBe(0)
+    expect(exitCodeOf(result.outcome)).toBe(0)
     expect(dns.applied.map((w) => w.green)).toEqual([1, 5, 25, 50, 100])
     expect(dns.applied.at(-1)).toEqual({blue: 0, green: 100})
     // Intent is announced before every change and the outcome after it.
@@ -33,7 +34,7 @@ describe('ramp', () => {
     const metrics = new FakeMetrics(() => (dns.weights.green >= 25 ? 7.5 : 0.1))
     const result = await runRunbook(runbook(steps), {control: control({dns, metrics}), io: new RecordingIO(), signal: noAbort()})
     expect(result.outcome).toBe('gate-failed')
-    expect(result.exitCode).toBe(3)
+    expect(exitCodeOf(result.outcome)).toBe(3)
     expect(dns.applied.map((w) => w.green)).toEqual([1, 5, 25, 5])
     expect(dns.weights).toEqual({blue: 95, green: 5})
     expect(result.message).toContain('error-rate ≤ 1% over 30 s')
@@ -48,14 +49,14 @@ describe('ramp', () => {
   it('a failure on the first step goes back to the starting weights', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
     const result = await runRunbook(runbook(steps), {control: control({dns, metrics: new FakeMetrics(() => 50)}), io: new RecordingIO(), signal: noAbort()})
-    expect(result.exitCode).toBe(3)
+    expect(exitCodeOf(result.outcome)).toBe(3)
     expect(dns.weights).toEqual({blue: 100, green: 0})
   })
 
   it('no data is inconclusive and never a pass', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
     const result = await runRunbook(runbook(steps), {control: control({dns, metrics: new FakeMetrics(() => null)}), io: new RecordingIO(), signal: noAbort()})
-    expect(result.exitCode).toBe(3)
+    expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.steps[0].verdicts.every((v) => v.outcome === 'inconclusive')).toBe(true)
     expect(result.message).toMatch(/no data 3 times .* missing data is never a pass/)
     expect(dns.weights).toEqual({blue: 100, green: 0})
@@ -70,7 +71,7 @@ describe('ramp', () => {
     })
     const result = await runRunbook(runbook(steps), {control: control({dns, metrics}), io: new RecordingIO(), signal: abort.signal})
     expect(result.outcome).toBe('interrupted')
-    expect(result.exitCode).toBe(130)
+    expect(exitCodeOf(result.outcome)).toBe(130)
     expect(dns.weights).toEqual({blue: 95, green: 5})
     expect(result.stoppedAt?.message).toContain('weights back to green 5%')
   })
@@ -107,7 +108,7 @@ ${extra}`
     const group = new FakeGroup('blue', ['b0', 'b1'])
     const io = new RecordingIO()
     const result = await runRunbook(runbook(cycleStep('    failoverPercent: 50\n    slowStart: 60\n')), {control: control({targetGroups: new Map([['blue', group]])}), io, signal: noAbort()})
-    expect(result.exitCode).toBe(0)
+    expect(exitCodeOf(result.outcome)).toBe(0)
     expect(group.failover).toBe(50)
     expect(group.slow).toBe(60)
     const intents = io.of('mutation').filter((m) => m.mutation.phase === 'intent').map((m) => [m.mutation.kind, m.mutation.before, m.mutation.after])
@@ -119,7 +120,7 @@ ${extra}`
     const metrics = new FakeMetrics((kind) => (kind === 'request-rate' ? 300 : 0))
     const steps = cycleStep('    headroom: 20\n    capacityPerTarget: 100\n')
     const result = await runRunbook(runbook(steps), {control: control({targetGroups: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
-    expect(result.exitCode).toBe(3)
+    expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.message).toContain('refusing to drain: the 2 targets left can serve 200 rps, 160 rps after 20% headroom, below the current 300 rps')
     expect(group.deregistrations).toEqual([])
   })
@@ -129,7 +130,7 @@ ${extra}`
     const hooks = new FakeHooks()
     hooks.failFor.add('b2')
     const result = await runRunbook(runbook(cycleStep()), {control: control({targetGroups: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
-    expect(result.exitCode).toBe(1)
+    expect(exitCodeOf(result.outcome)).toBe(1)
     expect(result.message).toContain('batch 2 of 2 (b2, b3): restart failed for b2: restart exited 1')
     expect(group.registered.has('b2')).toBe(false)
     expect(group.registered.has('b0')).toBe(true)
@@ -145,7 +146,7 @@ ${extra}`
     const metrics = new FakeMetrics(() => (returned >= 2 ? 9 : 0))
     const steps = cycleStep('    onFailure: rollback\n    bake: 30\n    gate: {metric: error-rate, threshold: 2}\n')
     const result = await runRunbook(runbook(steps), {control: control({targetGroups: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
-    expect(result.exitCode).toBe(3)
+    expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.message).toMatch(/at batch 2 of 2 \(b2, b3\): measured 9\.00%, threshold 2\.00%; batch 2 of 2 \(b2, b3\) taken back out of rotation/)
     expect(group.registered.has('b2')).toBe(false)
   })
@@ -158,15 +159,15 @@ describe('approve, freeze, restrict, timeouts', () => {
     const io = new RecordingIO('no-tty')
     const result = await runRunbook(runbook(approve), {control: control({}), io, signal: noAbort()})
     expect(result.outcome).toBe('refused')
-    expect(result.exitCode).toBe(4)
+    expect(exitCodeOf(result.outcome)).toBe(4)
     expect(result.message).toContain('pass --yes')
   })
 
   it('a declined approval stops the run with exit 4; an accepted one goes on', async () => {
     const declined = await runRunbook(runbook(approve), {control: control({}), io: new RecordingIO(false), signal: noAbort()})
-    expect(declined.exitCode).toBe(4)
+    expect(exitCodeOf(declined.outcome)).toBe(4)
     const accepted = await runRunbook(runbook(approve), {control: control({}), io: new RecordingIO(true), signal: noAbort()})
-    expect(accepted.exitCode).toBe(0)
+    expect(exitCodeOf(accepted.outcome)).toBe(0)
   })
 
   it('freeze, restrict, lift and unfreeze change the state and are idempotent', async () => {
@@ -181,7 +182,7 @@ describe('approve, freeze, restrict, timeouts', () => {
 `
     const io = new RecordingIO()
     const result = await runRunbook(runbook(steps), {control: control({freeze, rules}), io, signal: noAbort()})
-    expect(result.exitCode).toBe(0)
+    expect(exitCodeOf(result.outcome)).toBe(0)
     expect(result.steps.map((s) => s.message)).toEqual([
       'frozen by tester: incident',
       'sync traffic now gets 503 with Retry-After: 300',
@@ -205,7 +206,7 @@ describe('approve, freeze, restrict, timeouts', () => {
 `
     const clock = new FakeClock()
     const result = await runRunbook(runbook(steps), {control: control({dns, clock}), io: new RecordingIO(), signal: noAbort()})
-    expect(result.exitCode).toBe(3)
+    expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.message).toContain('timed out after 100 s')
     expect(dns.weights.green).toBeLessThan(100)
   })
@@ -218,7 +219,7 @@ describe('approve, freeze, restrict, timeouts', () => {
       abort.abort()
     }
     const result = await runRunbook(runbook(`  - {action: freeze, reason: x}\n  - {action: unfreeze}\n`), {control: control({freeze}), io: new RecordingIO(), signal: abort.signal})
-    expect(result.exitCode).toBe(130)
+    expect(exitCodeOf(result.outcome)).toBe(130)
     expect(result.steps.map((s) => s.status)).toEqual(['done', 'skipped'])
     expect(freeze.record).not.toBeNull()
   })

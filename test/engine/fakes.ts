@@ -1,8 +1,9 @@
 import type {
   Clock, ControlPlane, DnsPort, FreezePort, FreezeRecord, HookPort, MetricKind, MetricsPort, Restriction, Target,
   TargetGroupPort, TrafficRulesPort, WeightMap,
-} from '../../src/control/ports.js'
-import {RefusedError, type EngineIO, type RunEvent} from '../../src/engine/events.js'
+} from '../../src/ports/control-plane.js'
+import {RefusedError} from '../../src/errors.js'
+import {type EngineIO, type RunEvent} from '../../src/ports/io.js'
 import {parseRunbook, type Runbook} from '../../src/runbook/load.js'
 
 /** Virtual time that moves only when the code under test sleeps. */

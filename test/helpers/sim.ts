@@ -1,6 +1,6 @@
 import {Fleet} from '../../src/sim/fleet.js'
-import {fleetConfig, loadScenario, pickSetups} from '../../src/scenario/load.js'
-import type {Scenario} from '../../src/scenario/schema.js'
+import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import type {Scenario} from '../../src/sim/scenario/schema.js'
 import type {FleetConfig} from '../../src/sim/config.js'
 
 export function builtin(name: string): Scenario {

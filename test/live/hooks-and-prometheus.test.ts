@@ -4,8 +4,8 @@ import type {AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {PrometheusMetrics} from '../../src/aws/prometheus.js'
-import {CommandHooks} from '../../src/live/hooks.js'
+import {PrometheusMetrics} from '../../src/prometheus/metrics.js'
+import {CommandHooks} from '../../src/local/command-hooks.js'
 import {FakeClock} from '../engine/fakes.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-hooks-'))

@@ -1,3 +1,4 @@
+import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -22,7 +23,7 @@ describe('every shipped runbook is rehearsed', () => {
     it(`${file}: exit ${want.exit}, ${want.recovered ? 'recovers' : 'does not recover'}`, async () => {
       const io = new RecordingIO('no-tty')
       const r = await rehearse(loadRunbookFile(join(dir, file)), {operator: 'test', io, signal: new AbortController().signal})
-      expect(r.run.exitCode, r.run.message).toBe(want.exit)
+      expect(exitCodeOf(r.run.outcome), r.run.message).toBe(want.exit)
       expect(r.recovered).toBe(want.recovered)
       // Every step that ran was announced and finished, and every change came as intent then outcome.
       const started = io.of('step-start').map((e) => e.step)

@@ -2,8 +2,8 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {InputError} from '../../src/input/errors.js'
-import {builtinScenarioNames, loadScenario, parsePolicy, pickSetups} from '../../src/scenario/load.js'
+import {InputError} from '../../src/errors.js'
+import {builtinScenarioNames, loadScenario, parsePolicy, pickSetups} from '../../src/sim/scenario/load.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-scenario-'))
 

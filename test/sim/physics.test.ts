@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {fleetConfig, loadScenario, pickSetups} from '../../src/scenario/load.js'
-import {simulateSetups, simulationJson} from '../../src/scenario/simulate.js'
+import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import {simulateSetups, simulationJson} from '../../src/sim/simulate.js'
 import {Fleet} from '../../src/sim/fleet.js'
 import {fullServiceSince} from '../../src/sim/summary.js'
 import {builtin, fleetFor, mean} from '../helpers/sim.js'

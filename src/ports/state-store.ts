@@ -1,4 +1,5 @@
-import type {FreezePort} from '../control/ports.js'
+import {RefusedError} from '../errors.js'
+import type {FreezePort} from './control-plane.js'
 
 /** One line of a run's journal. */
 export interface JournalEntry {
@@ -31,15 +32,13 @@ export interface LockHolder {
   since: string
 }
 
-/** A run could not take a lock: someone else is driving the same resource. Exit code 4. */
-export class LockedError extends Error {
-  readonly exit = 4
+/** A run could not take a lock: someone else is driving the same resource. */
+export class LockedError extends RefusedError {
   constructor(readonly holder: LockHolder) {
     super(
       `${holder.resource} is locked by run ${holder.runId} of ${holder.operator} on ${holder.host} since ${holder.since}; ` +
         `if that run is dead, break the lock with --break-lock ${holder.runId}`,
     )
-    this.name = 'LockedError'
   }
 }
 

@@ -1,5 +1,5 @@
 import {spawn} from 'node:child_process'
-import type {HookPort, HookSpec, Target} from '../control/ports.js'
+import type {HookPort, HookSpec, Target} from '../ports/control-plane.js'
 
 /** Output kept from a failed hook, for the error message. */
 const tailBytes = 2000

@@ -1,4 +1,4 @@
-import type {Clock, MetricKind, MetricsPort} from '../control/ports.js'
+import type {Clock, MetricKind, MetricsPort} from '../ports/control-plane.js'
 
 /**
  * Gate metrics from a Prometheus HTTP API: one instant query per metric kind, written by the

@@ -1,4 +1,4 @@
-import type {Clock} from '../control/ports.js'
+import type {Clock} from '../ports/control-plane.js'
 
 /** Wall time, for live runs. */
 export class WallClock implements Clock {

@@ -1,9 +1,9 @@
-import type {Policy} from '../sim/config.js'
-import {Fleet} from '../sim/fleet.js'
-import type {SimulationRecord} from '../sim/record.js'
-import {faultWindow, summarize, type FaultWindow, type RunSummary} from '../sim/summary.js'
-import {fleetConfig} from './load.js'
-import type {Scenario} from './schema.js'
+import type {Policy} from './config.js'
+import {Fleet} from './fleet.js'
+import type {SimulationRecord} from './record.js'
+import {faultWindow, summarize, type FaultWindow, type RunSummary} from './summary.js'
+import {fleetConfig} from './scenario/load.js'
+import type {Scenario} from './scenario/schema.js'
 
 export interface SetupRun {
   name: string

@@ -1,4 +1,5 @@
-import type {MetricKind} from '../control/ports.js'
+import type {Outcome} from '../errors.js'
+import type {MetricKind} from './control-plane.js'
 
 /** One gate measurement: what was measured, against what, and the verdict. */
 export interface GateVerdict {
@@ -51,7 +52,8 @@ export type RunEvent =
   | {type: 'step-end'; step: number; status: StepStatus; message: string; at: number}
   | {type: 'run-end'; outcome: RunOutcome; message: string}
 
-export type RunOutcome = 'completed' | 'gate-failed' | 'held' | 'refused' | 'interrupted' | 'failed'
+/** How a run ended; every outcome but bad input, which stops a run before it starts. */
+export type RunOutcome = Exclude<Outcome, 'bad-input'>
 
 /**
  * The engine's only way to reach a person: events out, questions in. The terminal adapter
@@ -64,13 +66,4 @@ export interface EngineIO {
    * RefusedError when nobody can answer (no TTY and no --yes).
    */
   confirm(question: string, context: string[]): Promise<boolean>
-}
-
-/** Something the run would not do without a person: no TTY to ask, a freeze, a lock. Exit code 4. */
-export class RefusedError extends Error {
-  readonly exit = 4
-  constructor(message: string) {
-    super(message)
-    this.name = 'RefusedError'
-  }
 }

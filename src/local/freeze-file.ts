@@ -1,6 +1,6 @@
 import {mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import type {FreezePort, FreezeRecord} from '../control/ports.js'
+import type {FreezePort, FreezeRecord} from '../ports/control-plane.js'
 
 /**
  * The change freeze in a local state directory (`./.sluice` by default). Written to a temporary

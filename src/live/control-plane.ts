@@ -1,14 +1,14 @@
 import {AwsClients, type AwsOptions} from '../aws/clients.js'
 import {CloudWatchMetrics} from '../aws/cloudwatch.js'
 import {Elbv2TargetGroup} from '../aws/elbv2.js'
-import {PrometheusMetrics} from '../aws/prometheus.js'
+import {PrometheusMetrics} from '../prometheus/metrics.js'
 import {Route53Dns} from '../aws/route53.js'
 import {ListenerRules} from '../aws/rules.js'
-import type {ControlPlane, FreezePort, MetricsPort, TargetGroupPort} from '../control/ports.js'
-import {InputError} from '../input/errors.js'
+import type {ControlPlane, FreezePort, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
+import {InputError} from '../errors.js'
 import type {Runbook} from '../runbook/load.js'
-import {WallClock} from './clock.js'
-import {CommandHooks} from './hooks.js'
+import {WallClock} from '../local/wall-clock.js'
+import {CommandHooks} from '../local/command-hooks.js'
 
 export interface LiveControl {
   control: ControlPlane

@@ -1,8 +1,8 @@
 import {closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
-import type {FreezePort} from '../control/ports.js'
+import type {FreezePort} from '../ports/control-plane.js'
 import {FreezeFile} from './freeze-file.js'
-import {LockedError, parseJournal, type JournalEntry, type JournalRead, type LockHolder, type StateStore} from './store.js'
+import {LockedError, parseJournal, type JournalEntry, type JournalRead, type LockHolder, type StateStore} from '../ports/state-store.js'
 
 /** A resource name as a file name: readable, and safe for ARNs' slashes and colons. */
 function lockFile(resource: string): string {

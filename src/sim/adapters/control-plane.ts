@@ -1,0 +1,36 @@
+import type {ControlPlane, TargetGroupPort} from '../../ports/control-plane.js'
+import {VirtualClock} from '../clock.js'
+import type {Fleet} from '../fleet.js'
+import {SimDns} from './dns.js'
+import {MemoryFreeze} from './freeze.js'
+import {SimHooks} from './hooks.js'
+import {SimMetrics} from './metrics.js'
+import {SimRules} from './rules.js'
+import {SimTargetGroup} from './target-group.js'
+
+export interface SimTargets {
+  /** Weighted set identifier → pool, from the runbook's targets.dns.sets. */
+  sets?: Record<string, string>
+  record?: string
+  /** Pool names the runbook has target groups for. */
+  targetGroups: string[]
+  listener: boolean
+  metrics: boolean
+}
+
+/** The control plane of a rehearsal: the same ports live mode has, wired to a simulated fleet. */
+export function simulatedControlPlane(fleet: Fleet, targets: SimTargets, options: {pace?: number | null; operator: string}): ControlPlane {
+  const clock = new VirtualClock(fleet, options.pace ?? null)
+  const groups = new Map<string, TargetGroupPort>()
+  for (const name of targets.targetGroups) groups.set(name, new SimTargetGroup(name, fleet.pools[fleet.poolIndex(name)], fleet, clock))
+  return {
+    clock,
+    dns: targets.sets ? new SimDns(fleet, targets.sets, targets.record ?? 'record') : undefined,
+    targetGroups: groups,
+    rules: targets.listener ? new SimRules(fleet) : undefined,
+    metrics: targets.metrics ? new SimMetrics(fleet) : undefined,
+    freeze: new MemoryFreeze(),
+    hooks: new SimHooks(fleet, clock),
+    operator: options.operator,
+  }
+}

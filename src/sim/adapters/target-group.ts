@@ -1,0 +1,73 @@
+import type {Target, TargetGroupPort} from '../../ports/control-plane.js'
+import type {VirtualClock} from '../clock.js'
+import type {Fleet} from '../fleet.js'
+import type {ServerPool} from '../pool.js'
+import {indexOf, targetId} from './target-ids.js'
+
+/** A pool's servers as a target group: health read from the pool, registration changed on it. */
+export class SimTargetGroup implements TargetGroupPort {
+  readonly label: string
+  constructor(
+    readonly name: string,
+    private readonly pool: ServerPool,
+    private readonly fleet: Fleet,
+    private readonly clock: VirtualClock,
+  ) {
+    this.label = `target group ${name} (simulated)`
+  }
+
+  private health(i: number): Target['health'] {
+    const p = this.pool
+    if (!p.registered[i]) return 'unused'
+    if (p.ejected[i] || p.broken[i] || p.stalled[i] || p.restartingUntil[i] || p.failing[i]) return 'unhealthy'
+    return 'healthy'
+  }
+
+  async targets(): Promise<Target[]> {
+    return Array.from({length: this.pool.size}, (_, i) => ({
+      id: targetId(this.name, i, this.pool.size),
+      health: this.health(i),
+      ip: `10.0.${i >> 8}.${i & 255}`,
+      port: 443,
+    }))
+  }
+
+  async deregister(ids: string[]): Promise<void> {
+    this.pool.deregister(ids.map((id) => indexOf(this.pool, id)))
+  }
+
+  async waitDrained(): Promise<boolean> {
+    // The simulated balancer stops sending new requests at once and requests last under a tick.
+    return true
+  }
+
+  async register(ids: string[]): Promise<void> {
+    this.pool.register(ids.map((id) => indexOf(this.pool, id)), this.fleet.tick)
+  }
+
+  async waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
+    const indexes = ids.map((id) => indexOf(this.pool, id))
+    const deadline = this.clock.now() + timeoutSeconds
+    for (;;) {
+      if (indexes.every((i) => this.health(i) === 'healthy')) return true
+      if (this.clock.now() >= deadline || signal?.aborted) return false
+      await this.clock.sleep(1, signal)
+    }
+  }
+
+  async slowStart(): Promise<number> {
+    return this.pool.policy.slowStart
+  }
+
+  async setSlowStart(seconds: number): Promise<void> {
+    this.pool.policy.slowStart = seconds
+  }
+
+  async failoverPercent(): Promise<number | null> {
+    return this.pool.policy.panicThreshold > 0 ? this.pool.policy.panicThreshold : null
+  }
+
+  async setFailoverPercent(percent: number | null): Promise<void> {
+    this.pool.policy.panicThreshold = percent ?? 0
+  }
+}
