@@ -1,0 +1,174 @@
+/**
+ * Layer rules for sluice, checked by `npm run layers` (and so by `npm test` via pretest).
+ *
+ * Paths are relative to the repo root. An npm package is matched by where it resolves to
+ * (node_modules/<name>/...) or, if it cannot be resolved, by its bare name.
+ */
+
+/** Regex for an npm package (or scope, e.g. '@aws-sdk') whether or not it resolved. */
+const npm = (name) => `(^|/)node_modules/${name}/|^${name}(/|$)`
+
+const AWS_SDK = npm('@aws-sdk')
+const LISTR2 = npm('listr2')
+const INQUIRER = npm('@inquirer')
+const OCLIF = npm('@oclif')
+
+const CORE = '^src/(runbook|actions|engine)/'
+const ADAPTERS = '^src/(aws|local|prometheus|sim/adapters)/'
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'ports-only-errors-and-ports',
+      comment: 'Ports are the interfaces every action and adapter agrees on, so they may depend only on the error base and on each other.',
+      severity: 'error',
+      from: {path: '^src/ports/'},
+      to: {pathNot: ['^src/ports/', '^src/errors\\.ts$']},
+    },
+    {
+      name: 'errors-import-nothing-of-ours',
+      comment: 'The error base is imported by every layer, so importing any of our own modules from it would tie every layer to that module.',
+      severity: 'error',
+      from: {path: '^src/errors\\.ts$'},
+      to: {path: '^(src|commands|bench)/'},
+    },
+    {
+      name: 'input-only-errors-yaml-zod',
+      comment: 'The YAML-with-positions reader sits under both runbooks and scenarios, so it may use only the error base, yaml and zod (plus Node built-ins).',
+      severity: 'error',
+      from: {path: '^src/input/'},
+      to: {
+        dependencyTypesNot: ['core'],
+        pathNot: ['^src/input/', '^src/errors\\.ts$', npm('yaml'), npm('zod')],
+      },
+    },
+    {
+      name: 'core-not-to-outer-layers',
+      comment: 'The domain core (runbook, actions, engine) talks to the world only through ports, so it must not reach into the simulator, adapters, live wiring, state, reports, the CLI, commands or bench.',
+      severity: 'error',
+      from: {path: CORE},
+      to: {
+        path: '^(src/(sim|aws|local|prometheus|live|rehearsal|state|report|cli)/|commands/|bench/)',
+      },
+    },
+    {
+      name: 'core-not-to-terminal-sdk-or-oclif',
+      comment: 'The domain core must run identically live, rehearsed and under test, so it must not load the AWS SDK, the terminal UI (listr2, inquirer) or oclif.',
+      severity: 'error',
+      from: {path: CORE},
+      to: {path: [AWS_SDK, LISTR2, INQUIRER, OCLIF]},
+    },
+    {
+      name: 'adapters-not-to-core-or-outer',
+      comment: 'Adapters only implement ports, so they must not depend on the domain core or on anything that wires, reports or drives a run.',
+      severity: 'error',
+      from: {path: ADAPTERS},
+      to: {path: '^(src/(runbook|engine|actions|cli|report|live|rehearsal)/|commands/)'},
+    },
+    {
+      name: 'aws-not-to-other-adapters',
+      comment: 'Adapter families are swappable, so the AWS adapters must not depend on the local, Prometheus or simulated ones.',
+      severity: 'error',
+      from: {path: '^src/aws/'},
+      to: {path: '^src/(local|prometheus|sim)/'},
+    },
+    {
+      name: 'local-not-to-other-adapters',
+      comment: 'Adapter families are swappable, so the local adapters must not depend on the AWS, Prometheus or simulated ones.',
+      severity: 'error',
+      from: {path: '^src/local/'},
+      to: {path: '^src/(aws|prometheus|sim)/'},
+    },
+    {
+      name: 'prometheus-not-to-other-adapters',
+      comment: 'Adapter families are swappable, so the Prometheus adapter must not depend on the AWS, local or simulated ones.',
+      severity: 'error',
+      from: {path: '^src/prometheus/'},
+      to: {path: '^src/(aws|local|sim)/'},
+    },
+    {
+      name: 'sim-not-to-other-adapters',
+      comment: 'The simulator must stand in for the real adapters, not use them, so nothing in src/sim may depend on the AWS, local or Prometheus adapters.',
+      severity: 'error',
+      from: {path: '^src/sim/'},
+      to: {path: '^src/(aws|local|prometheus)/'},
+    },
+    {
+      name: 'sim-not-to-core-or-outer',
+      comment: 'The simulated fleet and its scenarios are driven by the engine from outside, so they must not depend on the core, live wiring, state, reports, the CLI or the AWS SDK.',
+      severity: 'error',
+      from: {path: '^src/sim/'},
+      to: {
+        path: ['^src/(engine|actions|runbook|live|rehearsal|state|cli|report)/', AWS_SDK],
+      },
+    },
+    {
+      name: 'report-not-to-cli-live-or-terminal',
+      comment: 'Reports turn results into text and charts, so they must not depend on the CLI, commands, live adapters or the terminal UI and AWS SDK packages.',
+      severity: 'error',
+      from: {path: '^src/report/'},
+      to: {
+        path: ['^(src/(cli|aws|local|live)/|commands/)', LISTR2, INQUIRER, AWS_SDK],
+      },
+    },
+    {
+      name: 'src-not-to-commands',
+      comment: 'Commands are the outermost layer that oclif loads, so library code under src must never depend on them.',
+      severity: 'error',
+      from: {path: '^src/'},
+      to: {path: '^commands/'},
+    },
+    {
+      name: 'only-cli-to-cli',
+      comment: 'src/cli is the oclif glue for commands, so no other part of src may depend on it.',
+      severity: 'error',
+      from: {path: '^src/', pathNot: '^src/cli/'},
+      to: {path: '^src/cli/'},
+    },
+    {
+      name: 'commands-no-static-heavy-packages',
+      comment: 'Every command is loaded for help and startup, so the AWS SDK, listr2 and inquirer may only be loaded lazily with import().',
+      severity: 'error',
+      from: {path: '^commands/'},
+      to: {
+        path: [AWS_SDK, LISTR2, INQUIRER],
+        dependencyTypesNot: ['dynamic-import'],
+      },
+    },
+    {
+      name: 'aws-sdk-only-in-src-aws',
+      comment: 'The AWS SDK is slow to load and only the AWS adapters need its types, so outside src/aws it may only be loaded lazily with import().',
+      severity: 'error',
+      from: {path: '^src/', pathNot: '^src/aws/'},
+      to: {
+        path: AWS_SDK,
+        dependencyTypesNot: ['dynamic-import'],
+      },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'A relative import that does not resolve is a broken build or a file moved without its importers, so it must fail fast.',
+      severity: 'error',
+      from: {},
+      to: {couldNotResolve: true, path: '^\\.{1,2}/'},
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: {fileName: 'tsconfig.json'},
+    doNotFollow: {path: 'node_modules'},
+    // Only dist/ is excluded: excluding node_modules would also drop every edge *to* an npm
+    // package, and then the package rules above could never fire. doNotFollow already keeps
+    // the cruise from descending into node_modules.
+    exclude: {path: '^dist/'},
+    // Resolve npm packages through their package.json "exports" (e.g. @oclif/core has no
+    // "main"), so a package import resolves to node_modules/<name>/... instead of
+    // coming out unresolvable.
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+}
