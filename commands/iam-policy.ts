@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {iamPolicy} from '../src/aws/iam-policy.js'
+import {iamPolicy} from '../src/live/iam-policy.js'
 import {SluiceCommand} from '../src/cli/base.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
 

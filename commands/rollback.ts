@@ -28,7 +28,7 @@ export default class Rollback extends SluiceCommand {
     const {args, flags} = await this.parse(Rollback)
     const aws = {region: flags.region, profile: flags.profile, endpoint: flags['endpoint-url']}
     const store = await openStore(flags.state, aws)
-    const [{rollbackRun}, {TerminalIO, chooseMode}] = await Promise.all([import('../src/live/rollback.js'), import('../src/cli/terminal-io.js')])
+    const [{rollbackRun}, {TerminalIO, chooseMode}] = await Promise.all([import('../src/live/rollback.js'), import('../src/cli/terminal/terminal-io.js')])
     const io = new TerminalIO({mode: chooseMode({json: this.jsonEnabled()}), yes: flags.yes, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY)})
     const result = await rollbackRun(store, args.run, aws, io, operator())
     await io.close()

@@ -1,8 +1,8 @@
-import type {Target, TargetGroupPort} from '../ports/control-plane.js'
-import type {GateVerdict} from '../ports/io.js'
+import type {ControlPlane, Target, TargetGroupPort} from '../ports/control-plane.js'
+import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../ports/io.js'
 import type {CycleStep} from '../runbook/load.js'
 import {describeCount, resolveCount} from '../runbook/units.js'
-import {gateFailure, type Action, type ActionContext, type StepOutcome} from './context.js'
+import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from './action.js'
 
 /** Seconds between looks at the group while waiting for room in the disruption budget. */
 const budgetPoll = 10
@@ -12,7 +12,7 @@ const budgetPoll = 10
  * gate. Never more than the disruption budget out of rotation at once, counting targets that were
  * already unhealthy, and never below the capacity headroom. A failed batch stops the cycle and is named.
  */
-export const cycle: Action<CycleStep> = async (step, ctx) => {
+async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   const group = ctx.control.targetGroups.get(step.pool)
   if (!group) return {status: 'failed', message: `no target group for pool ${step.pool}`}
   const all = await group.targets()
@@ -166,4 +166,90 @@ async function headroom(step: CycleStep, ctx: ActionContext, remaining: number):
   const usable = remaining * step.capacityPerTarget! * (1 - step.headroom / 100)
   if (usable >= demand) return null
   return `refusing to drain: the ${remaining} targets left can serve ${Math.round(remaining * step.capacityPerTarget!)} rps, ${Math.round(usable)} rps after ${step.headroom}% headroom, below the current ${Math.round(demand)} rps`
+}
+
+const groupOf = (m: Mutation, control: ControlPlane): TargetGroupPort | undefined => [...control.targetGroups.values()].find((g) => g.label === m.resource)
+
+/** Whether deregistered or registered targets are (still) in the group. */
+const membership: MutationRules = {
+  subject: (m) => `${m.resource}#targets`,
+  async settle(m, control) {
+    const ids = (m.kind === 'deregister' ? m.before : m.after) as string[]
+    const group = groupOf(m, control)
+    if (!group) return null
+    const registered = new Set((await group.targets()).filter((t) => t.health !== 'unused').map((t) => t.id))
+    const inGroup = ids.filter((id) => registered.has(id)).length
+    if (inGroup === (m.kind === 'register' ? ids.length : 0)) return 'applied'
+    if (inGroup === (m.kind === 'register' ? 0 : ids.length)) return 'not applied'
+    return null
+  },
+  undo(changes, control) {
+    const out = new Set<string>()
+    for (const m of changes) {
+      if (m.kind === 'deregister') for (const id of m.before as string[]) out.add(id)
+      else for (const id of m.after as string[]) out.delete(id)
+    }
+    const last = changes.at(-1)!
+    const group = groupOf(last, control)
+    if (!group || out.size === 0) return null
+    const ids = [...out]
+    return {kind: 'register', resource: last.resource, before: null, after: ids, describe: `return ${ids.length} target${ids.length === 1 ? '' : 's'} the run left out of rotation to ${last.resource}`, apply: () => group.register(ids)}
+  },
+}
+
+/** A target group attribute the cycle sets first: settled by reading it, undone by setting it back. */
+function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: TargetGroupPort) => Promise<unknown>, write: (g: TargetGroupPort, value: never) => Promise<void>, describe: (value: unknown, resource: string) => string): MutationRules {
+  return {
+    subject: (m) => `${m.resource}#${kind}`,
+    async settle(m, control) {
+      const group = groupOf(m, control)
+      const now = group ? await read(group) : undefined
+      return now === m.after ? 'applied' : now === m.before ? 'not applied' : null
+    },
+    undo(changes: RecordedMutation[], control) {
+      const last = changes.at(-1)!
+      const original = changes[0].before
+      const group = groupOf(last, control)
+      if (!group || original === last.after) return null
+      return {kind, resource: last.resource, before: last.after, after: original, describe: describe(original, last.resource), apply: () => write(group, original as never)}
+    },
+  }
+}
+
+export const cycle: ActionDefinition<CycleStep> = {
+  action: 'cycle',
+  defaultOnFailure: 'hold',
+  title: (step) => `Cycle ${step.pool} in batches of ${describeCount(step.batch)}`,
+  plan(step, {runbook, live}) {
+    const size = live?.groupSizes.get(step.pool)
+    return [
+      `${step.pool} (${runbook.targets.targetGroups?.[step.pool]}) in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
+      ...(size === undefined ? [] : [`all ${size} targets now in the group, ${resolveCount(step.batch, size)} per batch`]),
+      ...(step.headroom === undefined ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
+      ...(step.failoverPercent === undefined ? [] : [`set routing failover: below ${step.failoverPercent}% healthy, route to every target`]),
+      `drain → ${step.restart ? `restart (${step.restart.command.join(' ')}) → ` : ''}${step.remediate ? `remediate (${step.remediate.command.join(' ')}) → ` : ''}return${step.slowStart !== undefined ? ` with ${step.slowStart} s slow start` : ''}`,
+      ...(step.bake > 0 ? [`bake ${step.bake} s per batch`] : []),
+      ...gatePlan(step),
+    ]
+  },
+  changesLive: true,
+  locks: (step, {targetGroups}) => (targetGroups?.[step.pool] ? [`elbv2:${targetGroups[step.pool]}`] : []),
+  iam(step, {targetGroups}) {
+    const arn = targetGroups?.[step.pool]
+    if (!arn) return []
+    const write = ['elasticloadbalancing:DeregisterTargets', 'elasticloadbalancing:RegisterTargets']
+    if (step.slowStart !== undefined || step.failoverPercent !== undefined) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
+    return [
+      {Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]},
+      // Describe calls take no resource-level permissions.
+      {Sid: 'ReadTargetHealth', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'], Resource: ['*']},
+    ]
+  },
+  mutations: {
+    deregister: membership,
+    register: membership,
+    failover: attribute('failover', (g) => g.failoverPercent(), (g, v: number | null) => g.setFailoverPercent(v), (v, tg) => `set routing failover of ${tg} back to ${v === null ? 'off' : `${v}%`}`),
+    'slow-start': attribute('slow-start', (g) => g.slowStart(), (g, v: number) => g.setSlowStart(v), (v, tg) => `set slow start of ${tg} back to ${v} s`),
+  },
+  run,
 }

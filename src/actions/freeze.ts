@@ -1,25 +1,48 @@
 import type {FreezeRecord} from '../ports/control-plane.js'
-import type {FreezeStep, UnfreezeStep} from '../runbook/load.js'
-import type {Action} from './context.js'
+import type {FreezeStep} from '../runbook/load.js'
+import {sameState, type ActionDefinition} from './action.js'
 
 /** Freezes deployments and configuration changes; pipelines ask `sluice freeze check` before they deploy. */
-export const freeze: Action<FreezeStep> = async (step, ctx) => {
-  const current = await ctx.control.freeze.get()
-  if (current) return {status: 'done', message: `already frozen since ${current.since} by ${current.by}: ${current.reason}`}
-  const now = new Date()
-  const record: FreezeRecord = {
-    by: ctx.control.operator,
-    reason: step.reason,
-    since: now.toISOString(),
-    ...(step.expires === undefined ? {} : {expires: new Date(now.getTime() + step.expires * 1000).toISOString()}),
-  }
-  await ctx.change('freeze', 'change freeze', null, record, () => ctx.control.freeze.set(record))
-  return {status: 'done', message: `frozen by ${record.by}: ${record.reason}`}
-}
-
-export const unfreeze: Action<UnfreezeStep> = async (_step, ctx) => {
-  const current = await ctx.control.freeze.get()
-  if (!current) return {status: 'done', message: 'nothing to unfreeze: no freeze in place'}
-  await ctx.change('unfreeze', 'change freeze', current, null, () => ctx.control.freeze.clear())
-  return {status: 'done', message: `unfrozen (was frozen since ${current.since} by ${current.by})`}
+export const freeze: ActionDefinition<FreezeStep> = {
+  action: 'freeze',
+  defaultOnFailure: 'abort',
+  title: (step) => `Freeze changes: ${step.reason}`,
+  plan: (step) => [`record a change freeze: ${step.reason}${step.expires ? ` (expires after ${step.expires} s)` : ''}`],
+  // The freeze lives in sluice's own state, not on the load balancer: nothing to confirm or lock.
+  changesLive: false,
+  locks: () => [],
+  iam: () => [],
+  mutations: {
+    freeze: {
+      subject: (m) => `${m.resource}#freeze`,
+      async settle(m, control) {
+        const now = await control.freeze.get()
+        if (now && sameState(now, m.after)) return 'applied'
+        return now === null ? 'not applied' : null
+      },
+      undo(changes, control) {
+        const found = changes[0].before as FreezeRecord | null
+        const last = changes.at(-1)!
+        if (sameState(found, last.after)) return null
+        return {
+          kind: 'unfreeze', resource: last.resource, before: last.after, after: found,
+          describe: found ? `put back the change freeze the run found (${found.reason})` : 'clear the change freeze the run set',
+          apply: () => (found ? control.freeze.set(found) : control.freeze.clear()),
+        }
+      },
+    },
+  },
+  async run(step, ctx) {
+    const current = await ctx.control.freeze.get()
+    if (current) return {status: 'done', message: `already frozen since ${current.since} by ${current.by}: ${current.reason}`}
+    const now = new Date()
+    const record: FreezeRecord = {
+      by: ctx.control.operator,
+      reason: step.reason,
+      since: now.toISOString(),
+      ...(step.expires === undefined ? {} : {expires: new Date(now.getTime() + step.expires * 1000).toISOString()}),
+    }
+    await ctx.change('freeze', 'change freeze', null, record, () => ctx.control.freeze.set(record))
+    return {status: 'done', message: `frozen by ${record.by}: ${record.reason}`}
+  },
 }

@@ -1,6 +1,6 @@
 import type {WeightMap} from '../ports/control-plane.js'
 import type {RampStep} from '../runbook/load.js'
-import {gateFailure, type Action} from './context.js'
+import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinition, type StepOutcome} from './action.js'
 
 /**
  * Weights for one ramp step: the ramped set gets `percent`, the other sets share the rest in
@@ -34,7 +34,7 @@ const sameWeights = (a: WeightMap, b: WeightMap): boolean => Object.keys({...a, 
  * a TTL and admitted only if its gate passes. A failed gate, or an interruption, puts the weights
  * back to the last step that passed: a ramp never stays on weights its gate rejected.
  */
-export const ramp: Action<RampStep> = async (step, ctx) => {
+async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
   const dns = ctx.dns()
   const ttl = await dns.ttl()
   if (step.bake < ttl) {
@@ -98,4 +98,63 @@ export const ramp: Action<RampStep> = async (step, ctx) => {
     lastGoodLabel = `${step.set} ${percent}% (${describeWeights(weights)})`
   }
   return {status: 'done', message: `${step.set} at ${step.schedule.at(-1)}%`, verdicts}
+}
+
+const dnsWeights = 'dns-weights'
+
+export const ramp: ActionDefinition<RampStep> = {
+  action: 'ramp',
+  defaultOnFailure: 'rollback',
+  title: (step) => `Ramp ${step.set}: ${step.schedule.map((p) => `${p}%`).join(' → ')}`,
+  plan(step, {runbook, live}) {
+    const dns = runbook.targets.dns
+    const others = Object.keys(dns?.sets ?? {}).filter((s) => s !== step.set)
+    const lines = [`${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${dns?.record} (the rest to ${others.join(', ')})`]
+    if (live?.weights) {
+      const path = step.schedule.map((p) => describeWeights(weightsAt(p, step.set, live.weights!)))
+      lines.push(`weights ${describeWeights(live.weights)} → ${path.join(' → ')}, one change per step`)
+    }
+    return [...lines, `bake ${step.bake} s per step`, ...gatePlan(step)]
+  },
+  changesLive: true,
+  locks: (_step, {dns}) => (dns ? [`route53:${dns.zone}/${dns.record.toLowerCase().replace(/\.?$/, '.')}/${dns.type}`] : []),
+  iam(_step, {dns}) {
+    if (!dns) return []
+    const zone = `arn:aws:route53:::hostedzone/${dns.zone}`
+    return [
+      {Sid: 'ReadWeightedRecord', Effect: 'Allow', Action: ['route53:ListResourceRecordSets'], Resource: [zone]},
+      {
+        Sid: 'ChangeWeights',
+        Effect: 'Allow',
+        Action: ['route53:ChangeResourceRecordSets'],
+        Resource: [zone],
+        Condition: {
+          'ForAllValues:StringEquals': {
+            'route53:ChangeResourceRecordSetsNormalizedRecordNames': [dns.record.toLowerCase().replace(/\.$/, '')],
+            'route53:ChangeResourceRecordSetsRecordTypes': [dns.type],
+            'route53:ChangeResourceRecordSetsActions': ['UPSERT'],
+          },
+        },
+      },
+      {Sid: 'WaitForInSync', Effect: 'Allow', Action: ['route53:GetChange'], Resource: ['arn:aws:route53:::change/*']},
+    ]
+  },
+  mutations: {
+    [dnsWeights]: {
+      subject: (m) => `${m.resource}#${dnsWeights}`,
+      async settle(m, control) {
+        const now = await control.dns!.readWeights()
+        const pick = (w: WeightMap) => Object.fromEntries(Object.keys(w).map((k) => [k, now[k]]))
+        if (sameState(pick(m.after as WeightMap), m.after)) return 'applied'
+        if (sameState(pick(m.before as WeightMap), m.before)) return 'not applied'
+        return null
+      },
+      undo(changes, control) {
+        const original = changes[0].before as WeightMap
+        const last = changes.at(-1)!
+        return {kind: dnsWeights, resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`, apply: () => control.dns!.applyWeights(original)}
+      },
+    },
+  },
+  run,
 }

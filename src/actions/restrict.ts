@@ -1,21 +1,48 @@
 import type {Restriction} from '../ports/control-plane.js'
-import type {LiftStep, RestrictStep} from '../runbook/load.js'
-import type {Action} from './context.js'
+import type {RestrictStep} from '../runbook/load.js'
+import {sameState, type ActionDefinition} from './action.js'
+import {listenerRules, restrictedType, restrictionSubject} from './restriction.js'
 
 /** Turns a traffic type away at the load balancer with a fast 503 and Retry-After. */
-export const restrict: Action<RestrictStep> = async (step, ctx) => {
-  const rules = ctx.rules()
-  const existing = (await rules.list()).find((r) => r.type === step.type)
-  if (existing) return {status: 'done', message: `${step.type} is already restricted`}
-  const restriction: Restriction = {type: step.type, paths: step.paths, headers: step.headers, retryAfterSeconds: step.retryAfter}
-  await ctx.change('restrict', rules.label, null, restriction, () => rules.add(restriction))
-  return {status: 'done', message: `${step.type} traffic now gets 503 with Retry-After: ${step.retryAfter}`}
-}
-
-export const lift: Action<LiftStep> = async (step, ctx) => {
-  const rules = ctx.rules()
-  const existing = (await rules.list()).find((r) => r.type === step.type)
-  if (!existing) return {status: 'done', message: `nothing to lift: ${step.type} is not restricted`}
-  await ctx.change('lift', rules.label, existing, null, () => rules.remove(step.type))
-  return {status: 'done', message: `${step.type} traffic is let through again`}
+export const restrict: ActionDefinition<RestrictStep> = {
+  action: 'restrict',
+  defaultOnFailure: 'abort',
+  title: (step) => `Restrict ${step.type} traffic`,
+  plan(step, {runbook, live}) {
+    const match = [...step.paths.map((p) => `path ${p}`), ...Object.entries(step.headers).map(([h, v]) => `header ${h}: ${v.join('|')}`)]
+    return [`answer ${step.type} requests${match.length ? ` (${match.join(', ')})` : ''} with 503, Retry-After: ${step.retryAfter}`, `on ${live?.rulesLabel ?? runbook.targets.listener}`]
+  },
+  changesLive: true,
+  locks: (_step, {listener}) => (listener ? [`elbv2:${listener}`] : []),
+  iam: (_step, {listener}) =>
+    listener
+      ? [
+          {Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:CreateRule', 'elasticloadbalancing:AddTags'], Resource: [listener, listenerRules(listener)]},
+          // sluice finds its own rules by their tags, from any machine.
+          {Sid: 'FindRestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags'], Resource: ['*']},
+        ]
+      : [],
+  mutations: {
+    restrict: {
+      subject: restrictionSubject,
+      async settle(m, control) {
+        const present = (await control.rules!.list()).some((r) => r.type === restrictedType(m))
+        return present ? 'applied' : 'not applied'
+      },
+      undo(changes, control) {
+        const last = changes.at(-1)!
+        const added = last.after as Restriction
+        if (sameState(changes[0].before ?? null, added)) return null
+        return {kind: 'lift', resource: last.resource, before: added, after: null, describe: `lift the restriction on ${added.type} from ${last.resource}`, apply: async () => void (await control.rules!.remove(added.type))}
+      },
+    },
+  },
+  async run(step, ctx) {
+    const rules = ctx.rules()
+    const existing = (await rules.list()).find((r) => r.type === step.type)
+    if (existing) return {status: 'done', message: `${step.type} is already restricted`}
+    const restriction: Restriction = {type: step.type, paths: step.paths, headers: step.headers, retryAfterSeconds: step.retryAfter}
+    await ctx.change('restrict', rules.label, null, restriction, () => rules.add(restriction))
+    return {status: 'done', message: `${step.type} traffic now gets 503 with Retry-After: ${step.retryAfter}`}
+  },
 }

@@ -63,7 +63,7 @@ export function operator(): string {
  * code is left in process.exitCode so --json still prints its result.
  */
 export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Printer): Promise<RunJson> {
-  const {TerminalIO, chooseMode} = await import('./terminal-io.js')
+  const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')
   const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
   const io = new TerminalIO({mode: chooseMode({json: flags.json}), yes: flags.yes, interactive})
   const controller = new AbortController()

@@ -1,11 +1,6 @@
 import {setMaxListeners} from 'node:events'
-import {approve} from '../actions/approve.js'
-import {cycle} from '../actions/cycle.js'
-import type {ActionContext, ResumedMutation, StepOutcome} from '../actions/context.js'
-import {freeze, unfreeze} from '../actions/freeze.js'
-import {ramp} from '../actions/ramp.js'
-import {lift, restrict} from '../actions/restrict.js'
-import {check, wait} from '../actions/wait.js'
+import type {ActionContext, ResumedMutation, StepOutcome} from '../actions/action.js'
+import {actionOf} from '../actions/registry.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import {InputError, RefusedError} from '../errors.js'
 import type {Runbook, Step} from '../runbook/load.js'
@@ -67,11 +62,6 @@ class Emitter {
   flush(): Promise<void> {
     return this.queue
   }
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const actions: Record<Step['action'], (step: any, ctx: ActionContext) => Promise<StepOutcome>> = {
-  freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check,
 }
 
 /** How a run ends when a step does not finish: the CLI turns the outcome into an exit code. */
@@ -165,7 +155,7 @@ async function runStep(
   }
   const ctx = actionContext(step, control, io, out, stop.signal, history, previous)
   try {
-    const outcome = await actions[step.action](step, ctx)
+    const outcome = await actionOf(step).run(step, ctx)
     if (timedOut && outcome.status === 'interrupted')
       return {...outcome, status: step.onFailure === 'hold' ? 'held' : 'failed', message: `timed out after ${step.timeout} s: ${outcome.message}`}
     return outcome

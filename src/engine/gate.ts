@@ -1,6 +1,8 @@
 import {metricUnits, type Clock, type MetricsPort} from '../ports/control-plane.js'
 import type {Gate} from '../runbook/load.js'
 import type {GateVerdict} from '../ports/io.js'
+import {formatMetric} from '../format.js'
+export {formatMetric as formatValue} from '../format.js' // temporary: src/actions/approve.ts still imports this name
 
 export interface GateResult {
   outcome: 'pass' | 'fail' | 'interrupted'
@@ -15,13 +17,6 @@ export function describeGate(gate: Gate): string {
   const unit = metricUnits[gate.metric]
   const op = gate.metric === 'healthy-targets' ? '≥' : '≤'
   return `${gate.metric} ${op} ${gate.threshold}${unit === '%' ? '%' : ` ${unit}`} over ${gate.window} s${gate.pool ? ` (${gate.pool})` : ''}`
-}
-
-export function formatValue(value: number | null, unit: string): string {
-  if (value === null) return 'no data'
-  if (unit === '%') return `${value.toFixed(2)}%`
-  if (unit === 'ms') return `${Math.round(value)} ms`
-  return `${value.toFixed(1)} ${unit}`
 }
 
 function judge(gate: Gate, value: number | null): GateVerdict['outcome'] {
@@ -75,7 +70,7 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
     if (verdict.outcome === 'pass') streak++
     else streak = 0
     if (verdict.outcome === 'fail' && ++failures >= gate.failureLimit) {
-      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} failed at ${w.context}: measured ${formatValue(value, verdict.unit)}, threshold ${formatValue(gate.threshold, verdict.unit)}`}
+      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} failed at ${w.context}: measured ${formatMetric(value, verdict.unit)}, threshold ${formatMetric(gate.threshold, verdict.unit)}`}
     }
     if (verdict.outcome === 'inconclusive' && ++inconclusive >= gate.inconclusiveLimit) {
       return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`}
@@ -83,7 +78,7 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
     const elapsed = clock.now() - start
     if (elapsed >= w.bake - 1e-9 && streak >= gate.successes) return {outcome: 'pass', verdicts}
     if (clock.now() >= giveUp - 1e-9) {
-      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${formatValue(value, verdict.unit)})`}
+      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${formatMetric(value, verdict.unit)})`}
     }
   }
 }

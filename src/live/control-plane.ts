@@ -1,3 +1,4 @@
+import {actionOf} from '../actions/registry.js'
 import {AwsClients, type AwsOptions} from '../aws/clients.js'
 import {CloudWatchMetrics} from '../aws/cloudwatch.js'
 import {Elbv2TargetGroup} from '../aws/elbv2.js'
@@ -37,7 +38,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
     clients,
     control: {
       clock,
-      dns: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone.replace(/^\/hostedzone\//, ''), targets.dns.record, targets.dns.type) : undefined,
+      dns: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone, targets.dns.record, targets.dns.type) : undefined,
       targetGroups: groups,
       rules: targets.listener ? new ListenerRules(clients, targets.listener) : undefined,
       metrics,
@@ -50,11 +51,5 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
 
 /** The resources a runbook changes, as lock names: two runs on any of the same ones may not overlap. */
 export function lockedResources(runbook: Runbook): string[] {
-  const actions = new Set(runbook.steps.map((s) => s.action))
-  const {dns, targetGroups, listener} = runbook.targets
-  const resources: string[] = []
-  if (dns && actions.has('ramp')) resources.push(`route53:${dns.zone.replace(/^\/hostedzone\//, '')}/${dns.record.toLowerCase().replace(/\.?$/, '.')}/${dns.type}`)
-  for (const step of runbook.steps) if (step.action === 'cycle' && targetGroups?.[step.pool]) resources.push(`elbv2:${targetGroups[step.pool]}`)
-  if (listener && (actions.has('restrict') || actions.has('lift'))) resources.push(`elbv2:${listener}`)
-  return [...new Set(resources)]
+  return [...new Set(runbook.steps.flatMap((step) => actionOf(step).locks(step, runbook.targets)))]
 }

@@ -1,9 +1,11 @@
 import {readFileSync} from 'node:fs'
-import type {ControlPlane, Restriction, WeightMap} from '../ports/control-plane.js'
+import {rulesOf} from '../actions/registry.js'
+import type {ControlPlane} from '../ports/control-plane.js'
 import {RefusedError} from '../errors.js'
 import {loadRunbookFile, runbookFromFlags, type Runbook} from '../runbook/load.js'
 import type {RunbookInput} from '../runbook/schema.js'
-import {mutations, sha256, type RecordedMutation, type RunStart} from '../state/journal.js'
+import {mutations, sha256, type RunStart} from '../state/journal.js'
+import type {RecordedMutation} from '../ports/io.js'
 import type {JournalRead, StateStore} from '../ports/state-store.js'
 
 /** Reads a journal for resume or rollback, refusing to guess when its last line was cut off. */
@@ -38,61 +40,10 @@ export function runbookOf(start: RunStart): Runbook {
 }
 
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b))
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return [...v].map(sortKeys).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sortKeys(x)]))
-  return v
-}
-
 /**
- * Whether a change whose outcome was never recorded took effect, found by reading the real state:
- * 'applied', 'not applied', or null when the state matches neither side.
+ * Whether a change whose outcome was never recorded took effect, found by reading the real state
+ * the way the action that made it says: 'applied', 'not applied', or null when it matches neither side.
  */
-export async function settle(m: RecordedMutation, control: ControlPlane): Promise<'applied' | 'not applied' | null> {
-  switch (m.kind) {
-    case 'dns-weights': {
-      const now = await control.dns!.readWeights()
-      const pick = (w: WeightMap) => Object.fromEntries(Object.keys(w).map((k) => [k, now[k]]))
-      if (same(pick(m.after as WeightMap), m.after)) return 'applied'
-      if (same(pick(m.before as WeightMap), m.before)) return 'not applied'
-      return null
-    }
-    case 'deregister':
-    case 'register': {
-      const ids = (m.kind === 'deregister' ? m.before : m.after) as string[]
-      const group = [...control.targetGroups.values()].find((g) => m.resource === g.label)
-      if (!group) return null
-      const registered = new Set((await group.targets()).filter((t) => t.health !== 'unused').map((t) => t.id))
-      const inGroup = ids.filter((id) => registered.has(id)).length
-      if (inGroup === (m.kind === 'register' ? ids.length : 0)) return 'applied'
-      if (inGroup === (m.kind === 'register' ? 0 : ids.length)) return 'not applied'
-      return null
-    }
-    case 'restrict':
-    case 'lift': {
-      const type = ((m.after ?? m.before) as Restriction).type
-      const present = (await control.rules!.list()).some((r) => r.type === type)
-      return present === (m.kind === 'restrict') ? 'applied' : 'not applied'
-    }
-    case 'freeze':
-    case 'unfreeze': {
-      const now = await control.freeze.get()
-      if (m.kind === 'freeze') return now && same(now, m.after) ? 'applied' : now === null ? 'not applied' : null
-      return now === null ? 'applied' : same(now, m.before) ? 'not applied' : null
-    }
-    case 'failover': {
-      const group = [...control.targetGroups.values()].find((g) => m.resource === g.label)
-      const now = group ? await group.failoverPercent() : undefined
-      return now === m.after ? 'applied' : now === m.before ? 'not applied' : null
-    }
-    case 'slow-start': {
-      const group = [...control.targetGroups.values()].find((g) => m.resource === g.label)
-      const now = group ? await group.slowStart() : undefined
-      return now === m.after ? 'applied' : now === m.before ? 'not applied' : null
-    }
-    default:
-      return null
-  }
+export function settle(m: RecordedMutation, control: ControlPlane): Promise<'applied' | 'not applied' | null> {
+  return rulesOf(m).settle(m, control)
 }

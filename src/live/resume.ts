@@ -1,5 +1,5 @@
 import type {AwsOptions} from '../aws/clients.js'
-import type {ResumedMutation} from '../actions/context.js'
+import type {ResumedMutation} from '../actions/action.js'
 import {RefusedError} from '../errors.js'
 import type {Runbook} from '../runbook/load.js'
 import {firstUnfinishedStep, JournalWriter, mutations, runStart, runStatus} from '../state/journal.js'

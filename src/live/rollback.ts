@@ -1,20 +1,12 @@
 import type {AwsOptions} from '../aws/clients.js'
-import type {FreezeRecord, Restriction, WeightMap} from '../ports/control-plane.js'
-import {RefusedError} from '../errors.js'
-import {type EngineIO} from '../ports/io.js'
-import {JournalWriter, mutations, runStart, runStatus, thisHost, type RecordedMutation} from '../state/journal.js'
+import type {Undo} from '../actions/action.js'
+import {rulesOf} from '../actions/registry.js'
+import type {ControlPlane} from '../ports/control-plane.js'
+import type {EngineIO, RecordedMutation} from '../ports/io.js'
+import {JournalWriter, mutations, runStart, runStatus, thisHost} from '../state/journal.js'
 import type {StateStore} from '../ports/state-store.js'
 import {liveControlPlane, lockedResources} from './control-plane.js'
 import {readForRecovery, runbookOf} from './history.js'
-
-interface Undo {
-  kind: string
-  resource: string
-  describe: string
-  apply: () => Promise<void>
-  before: unknown
-  after: unknown
-}
 
 export interface RollbackResult {
   runId: string
@@ -59,72 +51,18 @@ export async function rollbackRun(store: StateStore, runId: string, aws: AwsOpti
   }
 }
 
-/** The undo of each resource's net change, newest resource first. */
-function plan(done: RecordedMutation[], control: ReturnType<typeof liveControlPlane>['control']): Undo[] {
-  const byResource = new Map<string, RecordedMutation[]>()
+/** The undo of each subject's net change, newest first, as the actions that made the changes say. */
+function plan(done: RecordedMutation[], control: ControlPlane): Undo[] {
+  const bySubject = new Map<string, RecordedMutation[]>()
   for (const m of done) {
-    const key = m.kind === 'restrict' || m.kind === 'lift' ? `${m.resource}#${((m.after ?? m.before) as Restriction).type}` : m.kind === 'deregister' || m.kind === 'register' ? `${m.resource}#targets` : `${m.resource}#${m.kind === 'unfreeze' ? 'freeze' : m.kind}`
-    byResource.set(key, [...(byResource.get(key) ?? []), m])
+    const subject = rulesOf(m).subject(m)
+    bySubject.set(subject, [...(bySubject.get(subject) ?? []), m])
   }
   const undos: Array<Undo & {seq: number}> = []
-  for (const changes of byResource.values()) {
-    const first = changes[0]
+  for (const changes of bySubject.values()) {
     const last = changes.at(-1)!
-    switch (last.kind) {
-      case 'dns-weights': {
-        const original = first.before as WeightMap
-        undos.push({seq: last.seq, kind: 'dns-weights', resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${fmt(original)}`, apply: () => control.dns!.applyWeights(original)})
-        break
-      }
-      case 'restrict': {
-        const r = last.after as Restriction
-        undos.push({seq: last.seq, kind: 'lift', resource: last.resource, before: r, after: null, describe: `lift the restriction on ${r.type} from ${last.resource}`, apply: async () => void (await control.rules!.remove(r.type))})
-        break
-      }
-      case 'lift': {
-        const r = last.before as Restriction
-        undos.push({seq: last.seq, kind: 'restrict', resource: last.resource, before: null, after: r, describe: `put back the restriction on ${r.type} on ${last.resource}`, apply: () => control.rules!.add(r)})
-        break
-      }
-      case 'freeze': {
-        undos.push({seq: last.seq, kind: 'unfreeze', resource: last.resource, before: last.after, after: first.before, describe: 'clear the change freeze the run set', apply: () => (first.before ? control.freeze.set(first.before as FreezeRecord) : control.freeze.clear())})
-        break
-      }
-      case 'unfreeze': {
-        const record = first.before as FreezeRecord
-        undos.push({seq: last.seq, kind: 'freeze', resource: last.resource, before: null, after: record, describe: `put back the change freeze (${record.reason})`, apply: () => control.freeze.set(record)})
-        break
-      }
-      case 'slow-start': {
-        const group = [...control.targetGroups.values()].find((g) => g.label === last.resource)
-        if (group) undos.push({seq: last.seq, kind: 'slow-start', resource: last.resource, before: last.after, after: first.before, describe: `set slow start of ${last.resource} back to ${first.before} s`, apply: () => group.setSlowStart(first.before as number)})
-        break
-      }
-      case 'failover': {
-        const group = [...control.targetGroups.values()].find((g) => g.label === last.resource)
-        const original = first.before as number | null
-        if (group) undos.push({seq: last.seq, kind: 'failover', resource: last.resource, before: last.after, after: original, describe: `set routing failover of ${last.resource} back to ${original === null ? 'off' : `${original}%`}`, apply: () => group.setFailoverPercent(original)})
-        break
-      }
-      case 'deregister':
-      case 'register': {
-        const out = new Set<string>()
-        for (const m of changes) {
-          if (m.kind === 'deregister') for (const id of m.before as string[]) out.add(id)
-          else for (const id of m.after as string[]) out.delete(id)
-        }
-        const group = [...control.targetGroups.values()].find((g) => g.label === last.resource)
-        if (group && out.size > 0) {
-          const ids = [...out]
-          undos.push({seq: last.seq, kind: 'register', resource: last.resource, before: null, after: ids, describe: `return ${ids.length} target${ids.length === 1 ? '' : 's'} the run left out of rotation to ${last.resource}`, apply: () => group.register(ids)})
-        }
-        break
-      }
-      default:
-        throw new RefusedError(`run recorded a change sluice does not know how to undo: ${last.kind} on ${last.resource}`)
-    }
+    const undo = rulesOf(last).undo(changes, control)
+    if (undo) undos.push({...undo, seq: last.seq})
   }
   return undos.sort((a, b) => b.seq - a.seq)
 }
-
-const fmt = (w: WeightMap): string => Object.entries(w).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join(' ')

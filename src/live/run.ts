@@ -1,7 +1,8 @@
+import {actionOf} from '../actions/registry.js'
 import {resolve} from 'node:path'
 import type {AwsOptions} from '../aws/clients.js'
 import {runRunbook, type RunResult} from '../engine/engine.js'
-import type {ResumedMutation} from '../actions/context.js'
+import type {ResumedMutation} from '../actions/action.js'
 import type {EngineIO} from '../ports/io.js'
 import type {Runbook} from '../runbook/load.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
@@ -37,7 +38,7 @@ export async function runLive(runbook: Runbook, options: LiveOptions): Promise<L
   try {
     const plan = await preflight(runbook, control)
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
-    const changesAws = runbook.steps.some((s) => ['ramp', 'cycle', 'restrict', 'lift'].includes(s.action))
+    const changesAws = runbook.steps.some((step) => actionOf(step).changesLive)
     const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on AWS${options.aws.region ? ` (${options.aws.region})` : ''}?`, plan))
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`

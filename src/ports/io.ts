@@ -27,17 +27,31 @@ export interface PlannedStep {
   details: string[]
 }
 
+/**
+ * The kinds of change a run records. Each belongs to one action module (src/actions), which says
+ * how it is settled on resume and undone on rollback; the registry refuses a kind with no owner.
+ */
+export const mutationKinds = ['dns-weights', 'deregister', 'register', 'failover', 'slow-start', 'restrict', 'lift', 'freeze', 'unfreeze'] as const
+export type MutationKind = (typeof mutationKinds)[number]
+
 /** A change to the control plane, announced before (intent) and after (outcome) it is made. */
 export interface Mutation {
   step: number
   phase: 'intent' | 'outcome'
-  /** The kind of change: dns-weights, deregister, register, restrict, lift, freeze, unfreeze, slow-start. */
-  kind: string
+  kind: MutationKind
   resource: string
   before?: unknown
   after?: unknown
   ok?: boolean
   error?: string
+}
+
+/** A change as a journal holds it: its intent, with the outcome when one was recorded. */
+export interface RecordedMutation extends Mutation {
+  seq: number
+  at: string
+  /** Missing when the run died between the intent and the outcome. */
+  outcome?: {ok: boolean; error?: string; found?: string}
 }
 
 export type StepStatus = 'done' | 'failed' | 'held' | 'refused' | 'interrupted' | 'error' | 'skipped'

@@ -101,7 +101,7 @@ function trimNumber(x: number, precision: number): string {
   return String(Number(x.toPrecision(precision)))
 }
 
-export function formatValue(v: number): string {
+export function formatAxisNumber(v: number): string {
   const a = Math.abs(v)
   if (a >= 1e6) return trimNumber(v / 1e6, 4) + 'M'
   if (a >= 1e4) return trimNumber(v / 1e3, 4) + 'k'
@@ -290,7 +290,7 @@ function tickLabels(scale: ValueScale, height: number): Map<number, string> {
   const labels = new Map<number, string>()
   for (const v of scale.ticks) {
     const row = cellRow(v, scale, height)
-    if (!labels.has(row)) labels.set(row, formatValue(v))
+    if (!labels.has(row)) labels.set(row, formatAxisNumber(v))
   }
   return labels
 }

@@ -1,6 +1,5 @@
 import type {RunResult} from '../engine/engine.js'
-import type {GateVerdict} from '../ports/io.js'
-import {formatValue} from '../engine/gate.js'
+import {formatMetric, groupedVerdictLines} from '../format.js'
 import type {Rehearsal} from '../rehearsal/rehearse.js'
 import {fullServiceSince} from '../sim/summary.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
@@ -51,32 +50,21 @@ function recoveredText(r: Rehearsal, f: RehearsalFigures): string {
   return `yes: at full service${since} to the end, ${f.secondsFromFixToFull} s after the fix at ${r.window.to} s${restricted}`
 }
 
-/** Verdicts grouped by step and what the step was doing: one line each, every value shown. */
-export function verdictLines(verdicts: GateVerdict[]): string[] {
-  const groups = new Map<string, GateVerdict[]>()
-  for (const v of verdicts) {
-    const key = `step ${v.step + 1} · ${v.context} · ${v.gate}`
-    groups.set(key, [...(groups.get(key) ?? []), v])
-  }
-  return [...groups].map(([key, vs]) => {
-    const marks = vs.map((v) => `${formatValue(v.value, v.unit)} ${v.outcome === 'pass' ? '✓' : v.outcome === 'fail' ? '✗' : '?'}`)
-    return `${key}: ${marks.join(', ')}`
-  })
-}
-
-/** The end of a live run: the outcome, each step, every gate verdict. */
-export function renderLiveRun(run: RunResult): string {
+/** Each step with its status, then every gate verdict: how a live run and a rehearsal both end. */
+function stepsAndVerdicts(run: RunResult): string[] {
   const verdicts = run.steps.flatMap((s) => s.verdicts)
   return [
-    `Run of ${run.runbook}`,
-    `Outcome: ${run.outcome} — ${run.message}`,
-    '',
     'Steps:',
     ...run.steps.map((s) => `  ${s.index + 1}. [${s.status}] ${s.title}${s.status === 'done' || s.status === 'skipped' ? '' : `: ${s.message}`}`),
     '',
     verdicts.length > 0 ? 'Gate verdicts:' : 'Gate verdicts: none',
-    ...verdictLines(verdicts).map((l) => `  ${l}`),
-  ].join('\n')
+    ...groupedVerdictLines(verdicts).map((l) => `  ${l}`),
+  ]
+}
+
+/** The end of a live run: the outcome, each step, every gate verdict. */
+export function renderLiveRun(run: RunResult): string {
+  return [`Run of ${run.runbook}`, `Outcome: ${run.outcome} — ${run.message}`, '', ...stepsAndVerdicts(run)].join('\n')
 }
 
 export function rehearsalPanel(r: Rehearsal): ChartPanel {
@@ -105,18 +93,13 @@ export function rehearsalPanel(r: Rehearsal): ChartPanel {
 /** The end of a rehearsal as a person reads it: the verdict, the figures, every gate verdict, then the chart. */
 export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: number}): string {
   const f = rehearsalFigures(r)
-  const verdicts = r.run.steps.flatMap((s) => s.verdicts)
   const lines = [
     `Rehearsal of ${r.run.runbook} against ${f.scenario} (setup ${f.setup}), from ${f.startAt} s to ${round(f.endAt, 1)} s`,
     `Outcome: ${r.run.outcome} — ${r.run.message}`,
     `Recovered: ${recoveredText(r, f)}`,
     `Requests lost: ${f.lostPercent.toFixed(1)}%   Peak error rate: ${f.peakErrorRatePercent.toFixed(1)}%   Fewest in rotation: ${f.minInRotation}`,
     '',
-    'Steps:',
-    ...r.run.steps.map((s) => `  ${s.index + 1}. [${s.status}] ${s.title}${s.status === 'done' || s.status === 'skipped' ? '' : `: ${s.message}`}`),
-    '',
-    verdicts.length > 0 ? 'Gate verdicts:' : 'Gate verdicts: none',
-    ...verdictLines(verdicts).map((l) => `  ${l}`),
+    ...stepsAndVerdicts(r.run),
     '',
     renderTerminalChart(rehearsalPanel(r), {color: options.color, width: options.width, height: 10}),
   ]
@@ -151,7 +134,7 @@ ${r.run.steps.map((s) => `<tr><td>${s.index + 1}</td><td>${e(s.title)}</td><td>$
 </table>
 <h2>Gate verdicts</h2>
 <table><tr><th>Step</th><th>At</th><th>Gate</th><th>While</th><th>Measured</th><th>Verdict</th></tr>
-${verdicts.map((v) => `<tr><td>${v.step + 1}</td><td>${round(v.at, 1)} s</td><td>${e(v.gate)}</td><td>${e(v.context)}</td><td>${e(formatValue(v.value, v.unit))}</td><td class="${v.outcome}">${v.outcome}</td></tr>`).join('\n')}
+${verdicts.map((v) => `<tr><td>${v.step + 1}</td><td>${round(v.at, 1)} s</td><td>${e(v.gate)}</td><td>${e(v.context)}</td><td>${e(formatMetric(v.value, v.unit))}</td><td class="${v.outcome}">${v.outcome}</td></tr>`).join('\n')}
 </table>
 <h2>Chart</h2>
 ${rehearsalSvg(r)}

@@ -8,7 +8,7 @@ import {
   type ValueScale,
   axisMax,
   formatSeconds,
-  formatValue,
+  formatAxisNumber,
   isRightAxis,
   legendLabel,
   timeRange,
@@ -136,7 +136,7 @@ function yAxis(scale: ValueScale, plot: Plot, side: 'left' | 'right', unit: stri
   for (const v of scale.ticks) {
     const y = yOf(v, scale, plot)
     out.push(line(x, y, tickX, y, `stroke="${AXIS_COLOR}"`))
-    out.push(text(labelX, y + 4, formatValue(v), anchor))
+    out.push(text(labelX, y + 4, formatAxisNumber(v), anchor))
   }
   if (unit) out.push(text(labelX, plot.top - 8, unit, `${anchor} fill="#777"`))
   out.push(line(x, plot.top, x, plot.top + plot.height, `stroke="${AXIS_COLOR}"`))

@@ -2,6 +2,7 @@ import {readFileSync} from 'node:fs'
 import {InputError} from '../errors.js'
 import {describeIssue, formatPath, validate, YamlSource, type Path} from '../input/yaml-source.js'
 import {runbookSchema, type GateData, type RunbookInput, type ScheduleData, type OnFailure, type RunbookData, type StepData} from './schema.js'
+import {actionNamed, actionOf} from '../actions/registry.js'
 import {describeCount, type CountOrPercent} from './units.js'
 
 /** A gate with every field filled in from the gate, the runbook's defaults and sluice's own. */
@@ -47,18 +48,6 @@ export interface Runbook {
   source: {kind: 'file'; text: string} | {kind: 'flags'; input: RunbookInput}
 }
 
-const defaultOnFailure: Record<StepData['action'], OnFailure> = {
-  freeze: 'abort',
-  unfreeze: 'abort',
-  restrict: 'abort',
-  lift: 'abort',
-  cycle: 'hold',
-  ramp: 'rollback',
-  approve: 'abort',
-  wait: 'abort',
-  check: 'abort',
-}
-
 export function loadRunbookFile(file: string): Runbook {
   let text: string
   try {
@@ -95,7 +84,8 @@ export function checkRunbook(data: RunbookData, file: string, locate: (path: Pat
   const fail = (path: Path, message: string): never => {
     throw new InputError(`${locate(path)}: ${formatPath(path)}: ${message}`)
   }
-  const {targets} = data
+  // Route 53 answers with zone ids as `/hostedzone/Z123`, and people paste them that way too.
+  const targets = data.targets.dns ? {...data.targets, dns: {...data.targets.dns, zone: data.targets.dns.zone.replace(/^\/hostedzone\//, '')}} : data.targets
   const pools = new Set([...Object.values(targets.dns?.sets ?? {}), ...Object.keys(targets.targetGroups ?? {})])
 
   const resolveGate = (gate: GateData, path: Path): Gate => {
@@ -123,10 +113,17 @@ export function checkRunbook(data: RunbookData, file: string, locate: (path: Pat
     const path = ['steps', index]
     const common: StepCommon = {
       index,
-      title: raw.name ?? defaultTitle(raw),
-      onFailure: raw.onFailure ?? defaultOnFailure[raw.action],
+      // Set below, once the step is resolved: a title can name what resolving worked out.
+      title: '',
+      onFailure: raw.onFailure ?? actionNamed(raw.action).defaultOnFailure,
       ...(raw.timeout === undefined ? {} : {timeout: raw.timeout}),
     }
+    const step = resolveStep(raw, common, path)
+    step.title = raw.name ?? (actionOf(step).title as (s: Step) => string)(step)
+    return step
+  })
+
+  function resolveStep(raw: StepData, common: StepCommon, path: Path): Step {
     switch (raw.action) {
       case 'restrict':
       case 'lift': {
@@ -153,8 +150,7 @@ export function checkRunbook(data: RunbookData, file: string, locate: (path: Pat
         if (dns.ttl !== undefined && bake < dns.ttl && !raw.allowShortBake)
           fail([...path, raw.bake === undefined ? 'action' : 'bake'], `a bake of ${bake} s is shorter than the record's TTL of ${dns.ttl} s, so not every client would have seen a step before it is judged; make it at least ${dns.ttl} s, or set allowShortBake: true`)
         const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
-        const title = raw.name ?? `Ramp ${raw.set}: ${schedule.map((p) => `${p}%`).join(' → ')}`
-        return {...raw, ...common, title, schedule, bake, gate}
+        return {...raw, ...common, schedule, bake, gate}
       }
       case 'check': {
         const gate = resolveGate(raw.gate, [...path, 'gate'])
@@ -163,7 +159,7 @@ export function checkRunbook(data: RunbookData, file: string, locate: (path: Pat
       default:
         return {...raw, ...common}
     }
-  })
+  }
 
   return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps, locate}
 }
@@ -201,27 +197,4 @@ function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: s
     if (i > 0 && p <= steps[i - 1]) fail(at, `expected each step above the one before, got ${p}% after ${steps[i - 1]}%`)
   })
   return steps
-}
-
-function defaultTitle(step: StepData): string {
-  switch (step.action) {
-    case 'freeze':
-      return `Freeze changes: ${step.reason}`
-    case 'unfreeze':
-      return 'Lift the change freeze'
-    case 'restrict':
-      return `Restrict ${step.type} traffic`
-    case 'lift':
-      return `Lift the restriction on ${step.type} traffic`
-    case 'cycle':
-      return `Cycle ${step.pool} in batches of ${describeCount(step.batch)}`
-    case 'ramp':
-      return `Ramp ${step.set}`
-    case 'approve':
-      return `Approval: ${step.message}`
-    case 'wait':
-      return `Wait ${step.for} s`
-    case 'check':
-      return `Check ${step.gate.metric}`
-  }
 }

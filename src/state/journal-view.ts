@@ -1,5 +1,5 @@
 import type {GateVerdict, Mutation} from '../ports/io.js'
-import {formatValue} from '../engine/gate.js'
+import {mutationText, stepName, verdictText} from '../format.js'
 import {runStatus, type RunStart} from './journal.js'
 import type {JournalRead, StateStore} from '../ports/state-store.js'
 
@@ -26,8 +26,6 @@ export async function listRuns(store: StateStore): Promise<RunListing[]> {
   return out
 }
 
-const show = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v))
-
 /** A run's timeline as a person reads it. */
 export function describeJournal(runId: string, read: JournalRead): {status: string; lines: string[]} {
   const status = read.torn ? 'torn' : runStatus(read)
@@ -39,25 +37,23 @@ export function describeJournal(runId: string, read: JournalRead): {status: stri
         lines.push(`${time}  run ${runId} of ${e.runbookName} by ${e.operator} on ${e.host} (pid ${e.pid})`)
         break
       case 'resume':
-        lines.push(`${time}  resumed by ${e.operator} on ${e.host} from step ${(e.fromStep as number) + 1}`)
+        lines.push(`${time}  resumed by ${e.operator} on ${e.host} from ${stepName(e.fromStep as number)}`)
         break
       case 'step-start':
-        lines.push(`${time}  step ${(e.step as number) + 1} started: ${e.title}`)
+        lines.push(`${time}  ${stepName(e.step as number)} started: ${e.title}`)
         break
       case 'step-end':
-        lines.push(`${time}  step ${(e.step as number) + 1} ${e.status}: ${e.message}`)
+        lines.push(`${time}  ${stepName(e.step as number)} ${e.status}: ${e.message}`)
         break
       case 'mutation': {
-        const m = e.mutation as Mutation
-        if (m.phase === 'intent') lines.push(`${time}    ${m.kind} ${m.resource}: ${show(m.before)} → ${show(m.after)}`)
-        else lines.push(`${time}    ${m.ok ? 'done' : `FAILED: ${m.error ?? ''}`}${e.found ? ` (${e.found})` : ''}`)
+        // The journal keeps every outcome, so a success that the terminal passes over gets a line.
+        const text = mutationText(e.mutation as Mutation) ?? 'done'
+        lines.push(`${time}    ${text}${e.found ? ` (${e.found})` : ''}`)
         break
       }
-      case 'verdict': {
-        const v = e.verdict as GateVerdict
-        lines.push(`${time}    gate ${v.gate}: ${formatValue(v.value, v.unit)} ${v.outcome} (${v.context})`)
+      case 'verdict':
+        lines.push(`${time}    ${verdictText(e.verdict as GateVerdict)}`)
         break
-      }
       case 'warning':
         lines.push(`${time}    warning: ${e.message}`)
         break

@@ -1,6 +1,6 @@
 import {createHash} from 'node:crypto'
 import {hostname} from 'node:os'
-import type {Mutation, RunEvent, StepStatus} from '../ports/io.js'
+import type {Mutation, RecordedMutation, RunEvent, StepStatus} from '../ports/io.js'
 import type {JournalEntry, JournalRead, StateStore} from '../ports/state-store.js'
 
 /** What the first entry of a journal says about the run. */
@@ -71,13 +71,6 @@ export function runStatus(read: JournalRead): RunStatus {
   if (!last) return 'unfinished'
   if (last.type === 'rollback-end') return 'rolled-back'
   return last.outcome as RunStatus
-}
-
-/** Mutations with their outcome (or none, when the run died between the two). */
-export interface RecordedMutation extends Mutation {
-  seq: number
-  at: string
-  outcome?: {ok: boolean; error?: string; found?: string}
 }
 
 export function mutations(read: JournalRead): RecordedMutation[] {

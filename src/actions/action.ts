@@ -1,0 +1,128 @@
+import type {ControlPlane, DnsPort, MetricsPort, TrafficRulesPort, WeightMap} from '../ports/control-plane.js'
+import type {EngineIO, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
+import {describeGate, type GateResult} from '../engine/gate.js'
+import type {Gate, Runbook, Step} from '../runbook/load.js'
+import type {OnFailure} from '../runbook/schema.js'
+
+/**
+ * Everything sluice knows about one kind of step, in one place: how it runs, what it is called,
+ * what it will do, what it locks, which IAM actions it needs, and how each change it records is
+ * settled on resume and undone on rollback. The loader, the plan, preflight, the lock set,
+ * iam-policy, resume and rollback all read these definitions (src/actions/registry.ts) and keep
+ * no tables of their own.
+ */
+export interface ActionDefinition<S extends Step = Step> {
+  action: S['action']
+  /** What a failed gate or a timeout does when the step does not say. */
+  defaultOnFailure: OnFailure
+  /** The step's title when the runbook gives it no name. */
+  title(step: S): string
+  /** One line per thing the step will do. With `live`, the lines use what preflight read. */
+  plan(step: S, context: PlanContext): string[]
+  /** Whether it changes the load balancer or DNS, so a live run asks before it starts. */
+  changesLive: boolean
+  /** The live resources it changes, as lock names: two runs on one of them may not overlap. */
+  locks(step: S, targets: Runbook['targets']): string[]
+  /** The IAM statements its calls need (gates' metric reads are the metrics source's). */
+  iam(step: S, targets: Runbook['targets']): IamStatement[]
+  /** How each kind of change it records is settled and undone. */
+  mutations: Partial<Record<MutationKind, MutationRules>>
+  run(step: S, ctx: ActionContext): Promise<StepOutcome>
+}
+
+/** What the plan is made from: the runbook, and what the live system looked like when one was read. */
+export interface PlanContext {
+  runbook: Runbook
+  live?: LiveView
+}
+
+/** What preflight read before anything changed. */
+export interface LiveView {
+  weights?: WeightMap
+  /** Targets per pool. */
+  groupSizes: Map<string, number>
+  rulesLabel?: string
+}
+
+export interface IamStatement {
+  Sid: string
+  Effect: 'Allow'
+  Action: string[]
+  Resource: string[]
+  Condition?: Record<string, Record<string, string[]>>
+}
+
+/** One change that puts a piece of live state back, as rollback shows and records it. */
+export interface Undo {
+  kind: MutationKind
+  resource: string
+  describe: string
+  before: unknown
+  after: unknown
+  apply(): Promise<void>
+}
+
+export interface MutationRules {
+  /** The piece of live state the change touches: a run's changes to one subject net out in a rollback. */
+  subject(m: Mutation): string
+  /**
+   * Whether a change whose outcome was never recorded took effect, read from the live system:
+   * 'applied', 'not applied', or null when the state matches neither side.
+   */
+  settle(m: Mutation, control: ControlPlane): Promise<'applied' | 'not applied' | null>
+  /** The undo of one subject's net change; `changes` are oldest first and the newest is of this kind. */
+  undo(changes: RecordedMutation[], control: ControlPlane): Undo | null
+}
+
+/** What an action gets to do its work: the ports, the person, and the run's stop signal. */
+export interface ActionContext {
+  control: ControlPlane
+  io: EngineIO
+  signal: AbortSignal
+  /** Titles of the steps so far, for an approval to show. */
+  history: string[]
+  /** When this step is being resumed: the changes the interrupted run had already made in it. */
+  resumed?: ResumedMutation[]
+  progress(message: string): void
+  warn(message: string): void
+  /** Reports a verdict an action reached on its own (not through watch). */
+  verdict(verdict: GateVerdict): void
+  /** Announces a change (intent), makes it, and reports the outcome, so a journal can account for it. */
+  change<T>(kind: MutationKind, resource: string, before: unknown, after: unknown, apply: () => Promise<T>): Promise<T>
+  /** Watches a gate through a bake, reporting each verdict. */
+  watch(gate: Gate, bake: number, context: string): Promise<GateResult>
+  dns(): DnsPort
+  rules(): TrafficRulesPort
+  metrics(): MetricsPort
+}
+
+/** A change an earlier run made, with its recorded outcome. */
+export type ResumedMutation = Mutation & {outcome?: {ok: boolean}}
+
+export interface StepOutcome {
+  status: StepStatus
+  message: string
+  verdicts?: GateVerdict[]
+}
+
+/** The outcome of a step whose gate failed, given what the step's onFailure asked for. */
+export function gateFailure(step: Step, result: GateResult, undone: string): StepOutcome {
+  const status = step.onFailure === 'hold' ? 'held' : 'failed'
+  return {status, message: `${result.reason}; ${undone}`, verdicts: result.verdicts}
+}
+
+/** The plan line of a step's gate, if it has one. */
+export function gatePlan(step: Step): string[] {
+  return 'gate' in step && step.gate ? [`gate: ${describeGate(step.gate)}, every ${step.gate.interval} s, ${step.gate.successes} passes in a row; on failure: ${step.onFailure}`] : []
+}
+
+/** Whether two recorded states are the same, whatever the order of their keys and lists. */
+export function sameState(a: unknown, b: unknown): boolean {
+  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b))
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return [...v].map(sortKeys).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sortKeys(x)]))
+  return v
+}

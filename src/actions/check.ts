@@ -1,0 +1,20 @@
+import type {CheckStep} from '../runbook/load.js'
+import {gatePlan, type ActionDefinition} from './action.js'
+
+/** A gate on its own: watches a metric for the bake and passes or fails. */
+export const check: ActionDefinition<CheckStep> = {
+  action: 'check',
+  defaultOnFailure: 'abort',
+  title: (step) => `Check ${step.gate.metric}`,
+  plan: (step) => [`watch for ${step.bake} s`, ...gatePlan(step)],
+  changesLive: false,
+  locks: () => [],
+  iam: () => [],
+  mutations: {},
+  async run(step, ctx) {
+    const result = await ctx.watch(step.gate, step.bake, step.title)
+    if (result.outcome === 'interrupted') return {status: 'interrupted', message: 'interrupted during the check', verdicts: result.verdicts}
+    if (result.outcome === 'fail') return {status: step.onFailure === 'hold' ? 'held' : 'failed', message: result.reason!, verdicts: result.verdicts}
+    return {status: 'done', message: `${result.verdicts.at(-1)!.gate}: passed`, verdicts: result.verdicts}
+  },
+}

@@ -1,0 +1,39 @@
+import type {Restriction} from '../ports/control-plane.js'
+import type {LiftStep} from '../runbook/load.js'
+import type {ActionDefinition} from './action.js'
+import {listenerRules, restrictedType, restrictionSubject} from './restriction.js'
+
+/** Lets a restricted traffic type through again. */
+export const lift: ActionDefinition<LiftStep> = {
+  action: 'lift',
+  defaultOnFailure: 'abort',
+  title: (step) => `Lift the restriction on ${step.type} traffic`,
+  plan: (step, {runbook, live}) => [`remove the restriction on ${step.type} from ${live?.rulesLabel ?? runbook.targets.listener}`],
+  changesLive: true,
+  locks: (_step, {listener}) => (listener ? [`elbv2:${listener}`] : []),
+  iam: (_step, {listener}) =>
+    listener ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DeleteRule'], Resource: [listenerRules(listener)]}, {Sid: 'FindRestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags'], Resource: ['*']}] : [],
+  mutations: {
+    lift: {
+      subject: restrictionSubject,
+      async settle(m, control) {
+        const present = (await control.rules!.list()).some((r) => r.type === restrictedType(m))
+        return present ? 'not applied' : 'applied'
+      },
+      undo(changes, control) {
+        const found = changes[0].before as Restriction | null
+        const last = changes.at(-1)!
+        // A restriction the run added and then lifted itself leaves nothing to put back.
+        if (found === null || found === undefined) return null
+        return {kind: 'restrict', resource: last.resource, before: null, after: found, describe: `put back the restriction on ${found.type} on ${last.resource}`, apply: () => control.rules!.add(found)}
+      },
+    },
+  },
+  async run(step, ctx) {
+    const rules = ctx.rules()
+    const existing = (await rules.list()).find((r) => r.type === step.type)
+    if (!existing) return {status: 'done', message: `nothing to lift: ${step.type} is not restricted`}
+    await ctx.change('lift', rules.label, existing, null, () => rules.remove(step.type))
+    return {status: 'done', message: `${step.type} traffic is let through again`}
+  },
+}

@@ -1,0 +1,83 @@
+import {RefusedError} from '../../errors.js'
+import {formatEvent} from '../../format.js'
+import type {EngineIO, RunEvent} from '../../ports/io.js'
+import {ListrView} from './listr-view.js'
+import type {TerminalMode} from './mode.js'
+import {ask, unendable} from './prompt.js'
+
+// Callers load this module lazily and take the mode choice from it along with the front.
+export {chooseMode, type TerminalMode} from './mode.js'
+
+export interface TerminalIOOptions {
+  /** tty: listr2's default renderer; lines: one line per event; silent: nothing (for --json). */
+  mode: TerminalMode
+  /** --yes: every confirm() resolves true without asking. */
+  yes: boolean
+  /** Whether a person can answer: stdin and stderr are TTYs. */
+  interactive: boolean
+  /** Where progress goes; stdout is for results only. Default: process.stderr. */
+  stream?: NodeJS.WritableStream
+  /** Where answers come from. Default: process.stdin. */
+  input?: NodeJS.ReadableStream
+}
+
+/**
+ * A pty allocated without a size (some containers) reports 0 columns, and listr2 would wrap its
+ * list one character per line; it sizes by process.stdout, log-update by the stream.
+ */
+function hasWidth(stream: NodeJS.WritableStream): boolean {
+  return (stream as Partial<NodeJS.WriteStream>).columns !== 0 && process.stdout.columns !== 0
+}
+
+/** The engine's way to a person at a terminal: progress on stderr, questions by prompt. */
+export class TerminalIO implements EngineIO {
+  private readonly stream: NodeJS.WritableStream
+  private readonly mode: TerminalMode
+  private readonly view?: ListrView
+
+  constructor(private readonly options: TerminalIOOptions) {
+    this.stream = options.stream ?? process.stderr
+    this.mode = options.mode === 'tty' && !hasWidth(this.stream) ? 'lines' : options.mode
+    if (this.mode === 'tty') this.view = new ListrView(this.stream)
+  }
+
+  notify(event: RunEvent): void {
+    if (this.mode === 'silent') return
+    if (this.view) return this.view.notify(event)
+    this.write(formatEvent(event))
+  }
+
+  async confirm(question: string, context: string[]): Promise<boolean> {
+    // What the question is about is shown whether or not anyone can answer: a refused or
+    // auto-approved live run still says what it would change.
+    if (this.mode !== 'silent' && !this.view) this.write(context)
+    if (this.options.yes) {
+      this.approvedByYes(question)
+      return true
+    }
+    if (!this.options.interactive) {
+      throw new RefusedError(`${question} needs an answer, but this run is not interactive; pass --yes to approve`)
+    }
+    const host = await this.view?.promptHost()
+    if (this.view && host) return this.view.askInTask(host, question, context, this.options.input)
+    // Asked even under --json (silent): a person is there, and prompts go to stderr, not stdout.
+    if (this.mode === 'silent') this.write(context)
+    return ask(question, unendable(this.stream), this.options.input)
+  }
+
+  /** Resolves once the renderer has finished drawing (call after run-end). */
+  async close(): Promise<void> {
+    await this.view?.close()
+  }
+
+  private approvedByYes(question: string): void {
+    if (this.mode === 'silent') return
+    const line = `approved by --yes: ${question}`
+    if (this.view) this.view.note(line)
+    else this.write([line])
+  }
+
+  private write(lines: string[]): void {
+    if (lines.length) this.stream.write(lines.map((l) => `${l}\n`).join(''))
+  }
+}

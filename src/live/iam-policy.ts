@@ -1,0 +1,34 @@
+import type {IamStatement} from '../actions/action.js'
+import {actionOf} from '../actions/registry.js'
+import type {Runbook} from '../runbook/load.js'
+
+/**
+ * The least-privilege IAM policy for a runbook: the statements each of its steps needs (each
+ * action says which), and the metric reads its gates make. Statements with one Sid are merged,
+ * so two cycles on two groups give one statement over both.
+ */
+export function iamPolicy(runbook: Runbook): {Version: string; Statement: IamStatement[]} {
+  const statements = new Map<string, IamStatement>()
+  const add = (s: IamStatement) => {
+    const held = statements.get(s.Sid)
+    if (!held) return statements.set(s.Sid, {...s, Action: [...s.Action], Resource: [...s.Resource]})
+    for (const a of s.Action) if (!held.Action.includes(a)) held.Action.push(a)
+    for (const r of s.Resource) if (!held.Resource.includes(r)) held.Resource.push(r)
+  }
+  for (const step of runbook.steps) for (const s of actionOf(step).iam(step, runbook.targets)) add(s)
+  for (const s of gateStatements(runbook)) add(s)
+  return {Version: '2012-10-17', Statement: [...statements.values()]}
+}
+
+/** Gates read metrics: CloudWatch's GetMetricData, and target health for healthy-targets gates. */
+function gateStatements(runbook: Runbook): IamStatement[] {
+  const {targetGroups, metrics} = runbook.targets
+  const gates = runbook.steps.flatMap((s) => ('gate' in s && s.gate ? [s.gate] : []))
+  const statements: IamStatement[] = []
+  if (targetGroups && gates.some((g) => g.metric === 'healthy-targets'))
+    statements.push({Sid: 'ReadTargetHealth', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'], Resource: ['*']})
+  // A cycle's headroom guard reads the request rate through the same metrics source.
+  const readsMetrics = gates.some((g) => g.metric !== 'healthy-targets') || runbook.steps.some((s) => s.action === 'cycle' && s.headroom !== undefined)
+  if (metrics?.source === 'cloudwatch' && readsMetrics) statements.push({Sid: 'GateMetrics', Effect: 'Allow', Action: ['cloudwatch:GetMetricData'], Resource: ['*']})
+  return statements
+}
