@@ -1,6 +1,6 @@
 import {PassThrough} from 'node:stream'
 import {describe, expect, it} from 'vitest'
-import {chooseMode, TerminalIO, type TerminalIOOptions} from '../../src/cli/terminal-io.js'
+import {chooseMode, TerminalIO, type TerminalIOOptions} from '../../src/cli/terminal/terminal-io.js'
 import {RefusedError} from '../../src/errors.js'
 import {type GateVerdict, type PlannedStep, type RunEvent} from '../../src/ports/io.js'
 

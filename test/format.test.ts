@@ -1,0 +1,130 @@
+import {describe, expect, it} from 'vitest'
+import {formatEvent, formatMetric, groupedVerdictLines, mutationText, planLines, statusWord, stepName, verdictText} from '../src/format.js'
+import type {GateVerdict, Mutation} from '../src/ports/io.js'
+
+const verdict: GateVerdict = {
+  step: 2,
+  gate: 'error-rate ≤ 1% over 60 s (mailbox)',
+  metric: 'error-rate',
+  value: 0.25,
+  threshold: 1,
+  unit: '%',
+  outcome: 'pass',
+  at: 300,
+  context: 'ramp 50%',
+}
+
+const intent: Mutation = {step: 1, phase: 'intent', kind: 'dns-weights', resource: 'Z1 mail.example.com', before: {blue: 100, green: 0}, after: {blue: 75, green: 25}}
+
+describe('formatMetric', () => {
+  it('says no data for an empty window rather than a number', () => {
+    expect(formatMetric(null, '%')).toBe('no data')
+    expect(formatMetric(null, 'ms')).toBe('no data')
+  })
+
+  it('gives percentages two places, milliseconds none, anything else one, each with its unit', () => {
+    expect(formatMetric(0, '%')).toBe('0.00%')
+    expect(formatMetric(412.6, 'ms')).toBe('413 ms')
+    expect(formatMetric(12.34, 'rps')).toBe('12.3 rps')
+    expect(formatMetric(3, 'targets')).toBe('3.0 targets')
+  })
+})
+
+describe('stepName and statusWord', () => {
+  it('counts steps from 1', () => {
+    expect(stepName(0)).toBe('step 1')
+    expect(stepName(9)).toBe('step 10')
+  })
+
+  it('shouts every status that stops a run, and only those', () => {
+    expect(statusWord('done')).toBe('done')
+    expect(statusWord('skipped')).toBe('skipped')
+    for (const status of ['failed', 'held', 'refused', 'interrupted', 'error'] as const) expect(statusWord(status)).toBe(status.toUpperCase())
+  })
+})
+
+describe('verdictText', () => {
+  it('names the gate, the measured value, the outcome and what the step was doing', () => {
+    expect(verdictText(verdict)).toBe('gate error-rate ≤ 1% over 60 s (mailbox): 0.25% pass (ramp 50%)')
+  })
+
+  it('says no data for a verdict without a value, and leaves out an empty context', () => {
+    expect(verdictText({...verdict, value: null, outcome: 'inconclusive', context: ''})).toBe('gate error-rate ≤ 1% over 60 s (mailbox): no data inconclusive')
+  })
+})
+
+describe('groupedVerdictLines', () => {
+  it('puts verdicts of the same step, context and gate on one line, in order, and keeps the others apart', () => {
+    const lines = groupedVerdictLines([
+      verdict,
+      {...verdict, context: 'ramp 100%', value: 2, outcome: 'fail'},
+      {...verdict, value: null, outcome: 'inconclusive'},
+    ])
+    expect(lines).toEqual([
+      'step 3 · ramp 50% · error-rate ≤ 1% over 60 s (mailbox): 0.25% ✓, no data ?',
+      'step 3 · ramp 100% · error-rate ≤ 1% over 60 s (mailbox): 2.00% ✗',
+    ])
+  })
+
+  it('has nothing to say without verdicts', () => {
+    expect(groupedVerdictLines([])).toEqual([])
+  })
+})
+
+describe('mutationText', () => {
+  it('shows an intent as before → after, compactly, without JSON quotes', () => {
+    expect(mutationText(intent)).toBe('change dns-weights Z1 mail.example.com: {blue:100,green:0} → {blue:75,green:25}')
+  })
+
+  it('shows a change with only one side, and nested values', () => {
+    expect(mutationText({...intent, kind: 'register', before: undefined, after: {targets: ['i-1', 'i-2']}})).toBe('change register Z1 mail.example.com: {targets:[i-1,i-2]}')
+    expect(mutationText({...intent, kind: 'deregister', before: ['i-1'], after: undefined})).toBe('change deregister Z1 mail.example.com: was [i-1]')
+    expect(mutationText({...intent, kind: 'freeze', before: undefined, after: undefined})).toBe('change freeze Z1 mail.example.com')
+    expect(mutationText({...intent, before: null, after: {blue: null}})).toBe('change dns-weights Z1 mail.example.com: null → {blue:null}')
+  })
+
+  it('says why a change failed, or that nobody said', () => {
+    expect(mutationText({...intent, phase: 'outcome', ok: false, error: 'Throttling: rate exceeded'})).toBe('change dns-weights Z1 mail.example.com failed: Throttling: rate exceeded')
+    expect(mutationText({...intent, phase: 'outcome', ok: false})).toBe('change dns-weights Z1 mail.example.com failed: no reason given')
+  })
+
+  it('has no line for a change that went through', () => {
+    expect(mutationText({...intent, phase: 'outcome', ok: true})).toBeUndefined()
+  })
+})
+
+describe('planLines', () => {
+  it('counts the steps, singular for one, and lists each step with its details', () => {
+    expect(planLines([{index: 0, action: 'freeze', title: 'Freeze changes', details: []}])).toEqual(['plan: 1 step', '  1. Freeze changes'])
+    expect(
+      planLines([
+        {index: 0, action: 'freeze', title: 'Freeze changes', details: []},
+        {index: 1, action: 'ramp', title: 'Ramp blue', details: ['blue 25% → 100%', 'bake 60 s']},
+      ]),
+    ).toEqual(['plan: 2 steps', '  1. Freeze changes', '  2. Ramp blue: blue 25% → 100%; bake 60 s'])
+  })
+})
+
+describe('formatEvent', () => {
+  it('labels each step event with the step a person counts', () => {
+    expect(formatEvent({type: 'step-start', step: 0, title: 'Freeze changes', at: 0})).toEqual(['[step 1] start Freeze changes'])
+    expect(formatEvent({type: 'verdict', verdict})).toEqual(['[step 3] gate error-rate ≤ 1% over 60 s (mailbox): 0.25% pass (ramp 50%)'])
+    expect(formatEvent({type: 'mutation', mutation: {...intent, phase: 'outcome', ok: false, error: 'denied'}, at: 1})).toEqual(['[step 2] change dns-weights Z1 mail.example.com failed: denied'])
+  })
+
+  it('has no line for a successful change, and no trailing space for an end without a message', () => {
+    expect(formatEvent({type: 'mutation', mutation: {...intent, phase: 'outcome', ok: true}, at: 1})).toEqual([])
+    expect(formatEvent({type: 'step-end', step: 1, status: 'held', message: '', at: 2})).toEqual(['[step 2] HELD'])
+    expect(formatEvent({type: 'run-end', outcome: 'completed', message: ''})).toEqual(['run: completed'])
+  })
+
+  it('keeps a warning without a step apart from a step\'s warning', () => {
+    expect(formatEvent({type: 'warning', message: 'clock skew'})).toEqual(['warning: clock skew'])
+    expect(formatEvent({type: 'warning', step: 0, message: 'metrics lag'})).toEqual(['[step 1] warning metrics lag'])
+  })
+
+  it('prints the plan as the plan lines', () => {
+    const steps = [{index: 0, action: 'wait', title: 'Wait', details: ['60 s']}]
+    expect(formatEvent({type: 'plan', runbook: 'r', steps})).toEqual(planLines(steps))
+  })
+})
