@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {numberFlag} from '../src/cli/flags.js'
+import {argv, decimal, gateFlagPaths, gateFlags, gateFromFlags, seconds, targetFlags} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
-import {gateFlagPaths, gateFlags, gateFromFlags, hookArgv, runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
+import {runSingleStep, trafficCommandFlags} from '../src/cli/step-command.js'
 
 const countOrPercent = (value: string | undefined): number | string | undefined =>
   value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value
@@ -18,24 +18,25 @@ export default class Cycle extends SluiceCommand {
   ]
 
   static override flags = {
-    ...stepCommandFlags,
+    ...trafficCommandFlags,
+    ...targetFlags.targetGroup,
+    ...targetFlags.metrics,
     ...gateFlags,
-    bake: numberFlag({description: 'Seconds to watch each batch after it returns.'}),
+    bake: seconds({description: 'How long to watch each batch after it returns.'}),
     batch: Flags.string({description: 'Targets per batch: a count (3) or a share of the group (25%).', required: true}),
     budget: Flags.string({description: 'Most targets out of rotation at once, counting unhealthy ones: a count or a share (default: the batch).'}),
-    'capacity-per-target': numberFlag({description: 'Requests per second one target serves, for --headroom.'}),
-    'failover-percent': numberFlag({description: 'Set routing failover first: below this % of healthy targets, route to all of them.', integer: true}),
-    headroom: numberFlag({description: 'Refuse a batch unless the targets left can carry demand with this much spare, in %.'}),
+    'capacity-per-target': decimal({description: 'Requests per second one target serves, for --headroom.', min: 0.001}),
+    'failover-percent': Flags.integer({description: 'Set routing failover first: below this % of healthy targets, route to all of them.', min: 1, max: 100}),
+    headroom: decimal({description: 'Refuse a batch unless the targets left can carry demand with this much spare, in %.', min: 0, max: 100}),
     pool: Flags.string({description: 'The pool (target group) to cycle.', required: true}),
-    remediate: Flags.string({description: 'Remediation command per target, e.g. "/opt/fix --host {ip}".'}),
-    restart: Flags.string({description: 'Restart command per target, e.g. "/opt/restart {id}".'}),
-    'slow-start': numberFlag({description: 'Set the group\'s slow start (seconds) before returning targets.'}),
+    remediate: argv('Remediation command per target, e.g. "/opt/fix --host {ip}".'),
+    restart: argv('Restart command per target, e.g. "/opt/restart {id}".'),
+    'slow-start': seconds({description: 'Set the group\'s slow start before returning targets.'}),
   }
 
   async run(): Promise<RunJson> {
     const {flags} = await this.parse(Cycle)
-    const restart = hookArgv('restart', flags.restart)
-    const remediate = hookArgv('remediate', flags.remediate)
+    const {restart, remediate} = flags
     const gate = gateFromFlags(flags)
     const step = {
       action: 'cycle', pool: flags.pool, batch: countOrPercent(flags.batch),

@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {numberFlag} from '../src/cli/flags.js'
+import {seconds} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
-import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
+import {freezeCommandFlags, runSingleStep} from '../src/cli/step-command.js'
 
 export default class Freeze extends SluiceCommand {
   static override summary = 'Freeze deployments and configuration changes.'
@@ -12,8 +12,8 @@ export default class Freeze extends SluiceCommand {
   static override examples = ['<%= config.bin %> <%= command.id %> --reason "mailbox pool recovery" --dry-run']
 
   static override flags = {
-    ...stepCommandFlags,
-    expires: numberFlag({description: 'Seconds after which the freeze lapses on its own.'}),
+    ...freezeCommandFlags,
+    expires: seconds({description: 'How long until the freeze lapses on its own.'}),
     reason: Flags.string({description: 'Why changes are frozen (shown to whoever is refused).', required: true}),
   }
 

@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFromFlags, stateFlags} from '../src/cli/state-flags.js'
+import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
 import {describeJournal, listRuns, type RunListing} from '../src/state/journal-view.js'
 import {openStore} from '../src/state/open.js'
 import type {JournalEntry, TornWrite} from '../src/ports/state-store.js'
@@ -18,11 +18,11 @@ export default class Journal extends SluiceCommand {
     run: Args.string({description: 'A run id.'}),
   }
 
-  static override flags = stateFlags
+  static override flags = {...stateFlags, ...awsFlags}
 
   async run(): Promise<JournalJson> {
     const {args, flags} = await this.parse(Journal)
-    const store = await openStore(flags.state, awsFromFlags(flags))
+    const store = await openStore(flags.state, awsOptionsOf(flags))
     if (!args.run) {
       const runs = await listRuns(store)
       if (runs.length === 0) this.log(`no runs in ${store.label}`)

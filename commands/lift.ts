@@ -1,7 +1,8 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
-import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
+import {targetFlags} from '../src/cli/flags.js'
+import {runSingleStep, trafficCommandFlags} from '../src/cli/step-command.js'
 
 export default class Lift extends SluiceCommand {
   static override summary = 'Remove a restriction sluice put on a traffic type.'
@@ -11,7 +12,8 @@ export default class Lift extends SluiceCommand {
   static override examples = ['<%= config.bin %> <%= command.id %> --type background-sync --scenario outlook-recovery --dry-run']
 
   static override flags = {
-    ...stepCommandFlags,
+    ...trafficCommandFlags,
+    ...targetFlags.listener,
     type: Flags.string({description: 'The traffic type whose restriction to remove.', required: true}),
   }
 

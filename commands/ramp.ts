@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {numberFlag} from '../src/cli/flags.js'
+import {gateFlagPaths, gateFlags, gateFromFlags, seconds, targetFlags} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
-import {gateFlagPaths, gateFlags, gateFromFlags, runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
+import {runSingleStep, trafficCommandFlags} from '../src/cli/step-command.js'
 import {InputError} from '../src/errors.js'
 
 export default class Ramp extends SluiceCommand {
@@ -15,10 +15,12 @@ export default class Ramp extends SluiceCommand {
   ]
 
   static override flags = {
-    ...stepCommandFlags,
+    ...trafficCommandFlags,
+    ...targetFlags.dns,
+    ...targetFlags.metrics,
     ...gateFlags,
     'allow-short-bake': Flags.boolean({description: 'Allow a bake shorter than the record\'s TTL.', default: false}),
-    bake: numberFlag({description: 'Seconds each step is held and judged (at least the TTL).'}),
+    bake: seconds({description: 'How long each step is held and judged (at least the TTL).'}),
     schedule: Flags.string({description: 'Percentages of traffic for the set, comma-separated: 1,5,25,50,100.', required: true}),
     set: Flags.string({description: 'The weighted set identifier that gains traffic.', required: true}),
   }

@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {numberFlag} from '../src/cli/flags.js'
+import {pair, seconds, targetFlags} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
-import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
+import {runSingleStep, trafficCommandFlags} from '../src/cli/step-command.js'
 import {InputError} from '../src/errors.js'
 
 export default class Restrict extends SluiceCommand {
@@ -13,22 +13,18 @@ export default class Restrict extends SluiceCommand {
   static override examples = ['<%= config.bin %> <%= command.id %> --type background-sync --path "/sync/*" --retry-after 300 --scenario outlook-recovery --dry-run']
 
   static override flags = {
-    ...stepCommandFlags,
-    header: Flags.string({description: 'Match requests with this header value (NAME=VALUE, repeatable).', multiple: true}),
+    ...trafficCommandFlags,
+    ...targetFlags.listener,
+    header: pair({description: 'Match requests with this header value (repeatable).', helpValue: 'NAME=VALUE'})({multiple: true}),
     path: Flags.string({description: 'Match requests whose path matches this pattern (repeatable).', multiple: true}),
-    'retry-after': numberFlag({description: 'Seconds the 503 tells clients to wait (default 120).'}),
+    'retry-after': seconds({description: 'How long the 503 tells clients to wait (default 120 s).'}),
     type: Flags.string({description: 'The traffic type: names the rule (and is the simulated traffic type).', required: true}),
   }
 
   async run(): Promise<RunJson> {
     const {flags} = await this.parse(Restrict)
     const headers: Record<string, string[]> = {}
-    for (const h of flags.header ?? []) {
-      const eq = h.indexOf('=')
-      if (eq <= 0) throw new InputError(`--header: expected NAME=VALUE, got "${h}"`)
-      const name = h.slice(0, eq)
-      headers[name] = [...(headers[name] ?? []), h.slice(eq + 1)]
-    }
+    for (const {key, value} of flags.header ?? []) headers[key] = [...(headers[key] ?? []), value]
     const step = {
       action: 'restrict', type: flags.type, paths: flags.path ?? [], headers,
       ...(flags['retry-after'] === undefined ? {} : {retryAfter: flags['retry-after']}),

@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {runFlags} from '../src/cli/run-flags.js'
+import {awsFlags, awsOptionsOf, lockFlags, runFlags, stateFlags} from '../src/cli/flags.js'
 import {executeRunbook, operator, type RunJson} from '../src/cli/run-runbook.js'
 import {openStore} from '../src/state/open.js'
 
@@ -15,18 +15,11 @@ export default class Resume extends SluiceCommand {
     run: Args.string({description: 'The run id (see `sluice journal`).', required: true}),
   }
 
-  static override flags = {
-    'break-lock': runFlags['break-lock'],
-    'endpoint-url': runFlags['endpoint-url'],
-    profile: runFlags.profile,
-    region: runFlags.region,
-    state: runFlags.state,
-    yes: runFlags.yes,
-  }
+  static override flags = {yes: runFlags.yes, ...awsFlags, ...stateFlags, ...lockFlags}
 
   async run(): Promise<RunJson | {nothing: string}> {
     const {args, flags} = await this.parse(Resume)
-    const aws = {region: flags.region, profile: flags.profile, endpoint: flags['endpoint-url']}
+    const aws = awsOptionsOf(flags)
     const store = await openStore(flags.state, aws)
     const {planResume} = await import('../src/live/resume.js')
     const plan = await planResume(store, args.run, aws, operator())
@@ -36,9 +29,7 @@ export default class Resume extends SluiceCommand {
     }
     for (const line of plan.settled) this.note(`found on resume: ${line}`)
     this.note(`resuming run ${args.run} (${plan.runbook.name}) at step ${plan.resume.fromStep + 1} of ${plan.runbook.steps.length}`)
-    return executeRunbook(plan.runbook, {
-      dryRun: false, yes: flags.yes, json: this.jsonEnabled(), region: flags.region, profile: flags.profile,
-      endpointUrl: flags['endpoint-url'], state: flags.state, breakLock: flags['break-lock'], resume: plan.resume,
-    }, this.printer())
+    const mode = {kind: 'live' as const, aws, state: flags.state, breakLock: flags['break-lock'], resume: plan.resume}
+    return executeRunbook(plan.runbook, mode, {yes: flags.yes, json: this.jsonEnabled()}, this.printer())
   }
 }

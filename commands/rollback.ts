@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {runFlags} from '../src/cli/run-flags.js'
+import {awsFlags, awsOptionsOf, runFlags, stateFlags} from '../src/cli/flags.js'
 import {operator} from '../src/cli/run-runbook.js'
 import type {RollbackResult} from '../src/live/rollback.js'
 import {openStore} from '../src/state/open.js'
@@ -16,17 +16,11 @@ export default class Rollback extends SluiceCommand {
     run: Args.string({description: 'The run id (see `sluice journal`).', required: true}),
   }
 
-  static override flags = {
-    'endpoint-url': runFlags['endpoint-url'],
-    profile: runFlags.profile,
-    region: runFlags.region,
-    state: runFlags.state,
-    yes: runFlags.yes,
-  }
+  static override flags = {yes: runFlags.yes, ...awsFlags, ...stateFlags}
 
   async run(): Promise<RollbackResult> {
     const {args, flags} = await this.parse(Rollback)
-    const aws = {region: flags.region, profile: flags.profile, endpoint: flags['endpoint-url']}
+    const aws = awsOptionsOf(flags)
     const store = await openStore(flags.state, aws)
     const [{rollbackRun}, {TerminalIO, chooseMode}] = await Promise.all([import('../src/live/rollback.js'), import('../src/cli/terminal/terminal-io.js')])
     const io = new TerminalIO({mode: chooseMode({json: this.jsonEnabled()}), yes: flags.yes, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY)})

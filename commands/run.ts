@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {runFlags} from '../src/cli/run-flags.js'
-import {executeRunbook, type RunJson} from '../src/cli/run-runbook.js'
+import {awsFlags, lockFlags, rehearsalFlags, reportFlags, runFlags, stateFlags} from '../src/cli/flags.js'
+import {executeRunbook, modeOf, type RunJson} from '../src/cli/run-runbook.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
 
 export default class Run extends SluiceCommand {
@@ -23,11 +23,11 @@ Ctrl-C stops at the next safe point (a ramp holds its last good weights), prints
     runbook: Args.string({description: 'The runbook YAML file.', required: true}),
   }
 
-  static override flags = runFlags
+  static override flags = {...runFlags, ...rehearsalFlags, ...reportFlags, ...awsFlags, ...stateFlags, ...lockFlags}
 
   async run(): Promise<RunJson> {
     const {args, flags} = await this.parse(Run)
     const runbook = loadRunbookFile(args.runbook)
-    return executeRunbook(runbook, {...flags, dryRun: flags['dry-run'], endpointUrl: flags['endpoint-url'], breakLock: flags['break-lock'], json: this.jsonEnabled()}, this.printer())
+    return executeRunbook(runbook, modeOf(flags), {...flags, json: this.jsonEnabled()}, this.printer())
   }
 }

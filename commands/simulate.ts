@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {writeFileSync} from 'node:fs'
 import {SluiceCommand} from '../src/cli/base.js'
-import {numberFlag} from '../src/cli/flags.js'
+import {decimal, seconds} from '../src/cli/flags.js'
 import {InputError} from '../src/errors.js'
 import {renderSimulation, simulationSvg} from '../src/report/simulation.js'
 import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load.js'
@@ -22,17 +22,17 @@ Full service means completed requests within 1% of demand from that second to th
   ]
 
   static override flags = {
-    broken: numberFlag({description: 'Servers the first broken fault breaks.', integer: true}),
-    capacity: numberFlag({description: 'Requests per second one server of the first pool completes.'}),
+    broken: Flags.integer({description: 'Servers the first broken fault breaks.', min: 0}),
+    capacity: decimal({description: 'Requests per second one server of the first pool completes.'}),
     compare: Flags.boolean({description: 'Run every setup the scenario declares, side by side.', default: false}),
-    demand: numberFlag({description: 'Constant demand in requests per second (replaces the scenario\'s curve).'}),
-    duration: numberFlag({description: 'Seconds to simulate.'}),
-    'fault-at': numberFlag({description: 'Second at which the first broken fault starts.'}),
-    'fix-at': numberFlag({description: 'Second at which the first broken fault is fixed.'}),
+    demand: decimal({description: 'Constant demand in requests per second (replaces the scenario\'s curve).'}),
+    duration: seconds({description: 'How long to simulate.'}),
+    'fault-at': seconds({description: 'When the first broken fault starts.'}),
+    'fix-at': seconds({description: 'When the first broken fault is fixed.'}),
     policy: Flags.string({description: 'A custom setup as key=value pairs: maxEjectionPercent, panicThreshold, shed, slowStart, slowStartMinWeightPercent.', helpValue: 'KEY=VALUE,...'}),
     scenario: Flags.string({char: 's', description: 'A built-in scenario name or a path to a scenario YAML file.', default: 'outlook-2026', helpValue: 'NAME|FILE'}),
-    seed: numberFlag({description: 'Seed for every random draw.', integer: true}),
-    servers: numberFlag({description: 'Servers in the first pool.', integer: true}),
+    seed: Flags.integer({description: 'Seed for every random draw.'}),
+    servers: Flags.integer({description: 'Servers in the first pool.', min: 1}),
     setup: Flags.string({description: 'A setup the scenario declares (repeatable). Default: the first one.', multiple: true, helpValue: 'NAME'}),
     svg: Flags.string({description: 'Also save the chart as an SVG file.', helpValue: 'FILE'}),
   }

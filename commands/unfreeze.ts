@@ -1,6 +1,6 @@
 import {SluiceCommand} from '../src/cli/base.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
-import {runSingleStep, stepCommandFlags} from '../src/cli/step-command.js'
+import {freezeCommandFlags, runSingleStep} from '../src/cli/step-command.js'
 
 export default class Unfreeze extends SluiceCommand {
   static override summary = 'Lift the change freeze.'
@@ -9,7 +9,7 @@ export default class Unfreeze extends SluiceCommand {
 
   static override examples = ['<%= config.bin %> <%= command.id %> --dry-run']
 
-  static override flags = stepCommandFlags
+  static override flags = freezeCommandFlags
 
   async run(): Promise<RunJson> {
     const {flags} = await this.parse(Unfreeze)

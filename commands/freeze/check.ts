@@ -1,5 +1,5 @@
 import {SluiceCommand} from '../../src/cli/base.js'
-import {awsFromFlags, stateFlags} from '../../src/cli/state-flags.js'
+import {awsFlags, awsOptionsOf, stateFlags} from '../../src/cli/flags.js'
 import type {FreezeRecord} from '../../src/ports/control-plane.js'
 import {openStore} from '../../src/state/open.js'
 
@@ -10,11 +10,11 @@ export default class FreezeCheck extends SluiceCommand {
 
   static override examples = ['<%= config.bin %> <%= command.id %> || { echo "changes are frozen"; exit 1; }', '<%= config.bin %> <%= command.id %> --state dynamodb://sluice-state --json']
 
-  static override flags = stateFlags
+  static override flags = {...stateFlags, ...awsFlags}
 
   async run(): Promise<{frozen: boolean; freeze: FreezeRecord | null}> {
     const {flags} = await this.parse(FreezeCheck)
-    const store = await openStore(flags.state, awsFromFlags(flags))
+    const store = await openStore(flags.state, awsOptionsOf(flags))
     const freeze = await store.freeze.get()
     if (freeze) {
       this.log(`frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}${freeze.expires ? ` (until ${freeze.expires})` : ''}`)

@@ -1,5 +1,5 @@
 import type {ApproveStep} from '../runbook/load.js'
-import {formatValue} from '../engine/gate.js'
+import {formatMetric} from '../format.js'
 import type {ActionDefinition} from './action.js'
 
 /** Asks a person to approve going on, showing what has been done and what the metrics say now. */
@@ -17,7 +17,7 @@ export const approve: ActionDefinition<ApproveStep> = {
     const metrics = ctx.control.metrics
     if (metrics) {
       const [errors, rate] = await Promise.all([metrics.read('error-rate', 60), metrics.read('request-rate', 60)])
-      context.push(`Now: error rate ${formatValue(errors, '%')}, ${formatValue(rate, 'rps')} over the last 60 s`)
+      context.push(`Now: error rate ${formatMetric(errors, '%')}, ${formatMetric(rate, 'rps')} over the last 60 s`)
     }
     const yes = await ctx.io.confirm(step.message, context)
     if (!yes) return {status: 'refused', message: `not approved: ${step.message}`}

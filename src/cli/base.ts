@@ -54,7 +54,7 @@ function oneLine(message: string): string {
   // oclif prefixes a flag's own parse error with "Parsing --flag" (ours already names the flag)
   // and appends a pointer to --help; one line is what an operator can read and grep.
   const text = message
-    .replace(/^Parsing --[\w-]+\s*\n\s*/, '')
+    .replace(/^Parsing (--[\w-]+)\s*\n\s*(\w)/, (_, flag: string, first: string) => `${flag}: ${first.toLowerCase()}`)
     .replace(/\n\s*See more help with --help\s*$/, '')
     .replace(/^The following errors? occurred:\s*\n\s*/, '')
   const flag = /^Missing required flag ([\w-]+)/.exec(text)

@@ -1,16 +1,165 @@
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 import {InputError} from '../errors.js'
+import type {AwsOptions} from '../aws/clients.js'
+import {duration} from '../runbook/units.js'
 
-/** A number flag whose error names the flag and shows what it got. */
-export function numberFlag(options: {description: string; helpValue?: string; integer?: boolean}) {
+// Every flag sluice has, once, grouped by purpose. A command spreads the groups it uses, so its
+// --help lists only flags that mean something to it, and its flag values' types are inferred
+// from these definitions (FlagValues<typeof group>) rather than written out again.
+
+export type FlagValues<F extends Interfaces.FlagInput> = Interfaces.InferredFlags<F>
+
+/** A decimal number, with the same bounds checks oclif gives whole numbers. */
+export function decimal(options: {description: string; min?: number; max?: number; helpValue?: string}) {
   return Flags.custom<number>({
     description: options.description,
-    helpValue: options.helpValue ?? (options.integer ? 'INT' : 'NUMBER'),
-    async parse(input, _context, opts) {
+    helpValue: options.helpValue ?? 'NUMBER',
+    async parse(input) {
       const value = Number(input)
-      if (input.trim() === '' || !Number.isFinite(value) || (options.integer && !Number.isInteger(value)))
-        throw new InputError(`--${opts.name}: expected ${options.integer ? 'a whole number' : 'a number'}, got "${input}"`)
+      if (input.trim() === '' || !Number.isFinite(value)) throw new Error(`Expected a number but received: ${input}`)
+      if (options.min !== undefined && value < options.min) throw new Error(`Expected a number greater than or equal to ${options.min} but received: ${input}`)
+      if (options.max !== undefined && value > options.max) throw new Error(`Expected a number less than or equal to ${options.max} but received: ${input}`)
       return value
     },
   })()
+}
+
+/** Seconds, in the forms a runbook accepts: `90`, `90s`, `5m`, `1h`. */
+export function seconds(options: {description: string}) {
+  return Flags.custom<number>({
+    description: options.description,
+    helpValue: 'DURATION',
+    async parse(input) {
+      const parsed = duration.safeParse(/^\d+(\.\d+)?$/.test(input) ? Number(input) : input)
+      if (!parsed.success) throw new Error(`Expected a duration such as 90, 90s, 5m or 1h but received: ${input}`)
+      return parsed.data
+    },
+  })()
+}
+
+/** `KEY=VALUE`, split at the first `=`. */
+export function pair(options: {description: string; helpValue: string}) {
+  return Flags.custom<{key: string; value: string}>({
+    description: options.description,
+    helpValue: options.helpValue,
+    async parse(input) {
+      const eq = input.indexOf('=')
+      if (eq <= 0) throw new Error(`Expected ${options.helpValue} but received: ${input}`)
+      return {key: input.slice(0, eq), value: input.slice(eq + 1)}
+    },
+  })
+}
+
+/** A hook command as argv: split on spaces, never handed to a shell. */
+export function argv(description: string) {
+  return Flags.custom<string[]>({
+    description,
+    helpValue: 'COMMAND',
+    async parse(input) {
+      const words = input.split(/\s+/).filter(Boolean)
+      if (words.length === 0) throw new Error('Expected a command but received an empty string')
+      return words
+    },
+  })()
+}
+
+/** Where AWS calls go and as whom: the run's own resources, and a team's state table. */
+export const awsFlags = {
+  'endpoint-url': Flags.string({description: 'Send AWS calls to this endpoint (also AWS_ENDPOINT_URL), e.g. a local emulator.', helpValue: 'URL'}),
+  profile: Flags.string({description: 'AWS profile from the shared config files.', env: 'AWS_PROFILE'}),
+  region: Flags.string({description: 'AWS region (also AWS_REGION).'}),
+}
+
+/** Where journals, locks and the freeze live. */
+export const stateFlags = {
+  state: Flags.string({description: 'Where journals, locks and the freeze live: a directory, or dynamodb://TABLE for a team (default $SLUICE_STATE or ./.sluice).', helpValue: 'DIR|dynamodb://TABLE'}),
+}
+
+/** Whether a run changes anything, and who says yes. */
+export const runFlags = {
+  'dry-run': Flags.boolean({description: 'Rehearse against the simulated fleet instead of changing anything.', default: false}),
+  yes: Flags.boolean({char: 'y', description: 'Approve every approval step and confirmation without asking.', default: false}),
+}
+
+/** For runs that lock what they change. */
+export const lockFlags = {
+  'break-lock': Flags.string({description: 'Break the locks a dead run holds before taking them (its run id, as the lock error names it).', helpValue: 'RUN_ID'}),
+}
+
+/** What a rehearsal runs against. */
+export const rehearsalFlags = {
+  pace: decimal({description: 'Rehearse at this many simulated seconds per real second, to watch it unfold (default: as fast as possible).', min: 0.001}),
+  scenario: Flags.string({char: 's', description: 'The scenario to rehearse against (default: the runbook\'s rehearsal.scenario).', helpValue: 'NAME|FILE'}),
+  setup: Flags.string({description: 'The scenario setup to rehearse against (default: the runbook\'s, or the scenario\'s first).', helpValue: 'NAME'}),
+}
+
+/** A single-action command rehearses against a scenario of its own, from a second of it. */
+export const stepRehearsalFlags = {
+  ...rehearsalFlags,
+  scenario: Flags.string({char: 's', description: 'The scenario to rehearse against.', default: 'outlook-2026', helpValue: 'NAME|FILE'}),
+  'start-at': seconds({description: 'Scenario second at which the step starts (default 0).'}),
+}
+
+/** Reports a rehearsal can save. */
+export const reportFlags = {
+  html: Flags.string({description: 'Save the rehearsal report as an HTML page.', helpValue: 'FILE'}),
+  svg: Flags.string({description: 'Save the rehearsal chart as SVG.', helpValue: 'FILE'}),
+}
+
+/** The live resources a single-action command changes, by kind. */
+export const targetFlags = {
+  dns: {
+    record: Flags.string({description: 'Live: the weighted record name.', helpValue: 'NAME'}),
+    'record-type': Flags.string({description: 'Live: the weighted record type.', options: ['A', 'AAAA', 'CNAME'], default: 'A'}),
+    sets: Flags.string({description: 'Live: the record\'s weighted set identifiers, comma-separated (each is also a pool name for gates).', helpValue: 'ID,ID'}),
+    zone: Flags.string({description: 'Live: the Route 53 hosted zone id.', helpValue: 'ID'}),
+  },
+  targetGroup: {
+    'target-group': pair({description: 'Live: POOL=ARN of a target group (repeatable).', helpValue: 'POOL=ARN'})({multiple: true}),
+  },
+  listener: {
+    listener: Flags.string({description: 'Live: the listener ARN restrictions go on.', helpValue: 'ARN'}),
+  },
+  metrics: {
+    'load-balancer': Flags.string({description: 'Live: the CloudWatch LoadBalancer dimension for gates (app/NAME/ID).', helpValue: 'DIMENSION'}),
+  },
+}
+
+/** A gate on the step, for the steps that take one. */
+export const gateFlags = {
+  'gate-interval': seconds({description: 'Seconds between verdicts (default 10).'}),
+  'gate-metric': Flags.string({description: 'Gate metric.', options: ['error-rate', 'latency-p99', 'healthy-targets']}),
+  'gate-pool': Flags.string({description: 'Pool the gate metric is scoped to.'}),
+  'gate-successes': Flags.integer({description: 'Passing verdicts in a row the gate needs (default 3).', min: 1}),
+  'gate-threshold': decimal({description: 'Gate threshold: % for error-rate and healthy-targets, ms for latency-p99.', min: 0}),
+  'gate-window': seconds({description: 'Seconds of data each verdict looks at (default 60).'}),
+}
+
+/** Which flag supplied each gate field, so a runbook check names the flag. */
+export const gateFlagPaths = {
+  'steps[0].gate.threshold': '--gate-threshold',
+  'steps[0].gate.window': '--gate-window',
+  'steps[0].gate.interval': '--gate-interval',
+  'steps[0].gate.successes': '--gate-successes',
+  'steps[0].gate.pool': '--gate-pool',
+  'steps[0].gate': '--gate-metric',
+}
+
+/** The gate a single-action command's flags describe, or none. */
+export function gateFromFlags(flags: Partial<FlagValues<typeof gateFlags>>): Record<string, unknown> | undefined {
+  if (flags['gate-metric'] === undefined) {
+    const stray = Object.entries(flags).find(([k, v]) => k.startsWith('gate-') && v !== undefined)
+    if (stray) throw new InputError(`--${stray[0]}: needs --gate-metric to say what the gate measures`)
+    return undefined
+  }
+  const fields = {
+    metric: flags['gate-metric'], threshold: flags['gate-threshold'], window: flags['gate-window'],
+    interval: flags['gate-interval'], successes: flags['gate-successes'], pool: flags['gate-pool'],
+  }
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
+}
+
+/** The AWS settings of a command, from its AWS flags: the one place they become SDK options. */
+export function awsOptionsOf(flags: Partial<FlagValues<typeof awsFlags>>): AwsOptions {
+  return {region: flags.region, profile: flags.profile, endpoint: flags['endpoint-url']}
 }

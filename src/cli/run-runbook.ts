@@ -1,32 +1,12 @@
 import {writeFileSync} from 'node:fs'
 import {userInfo} from 'node:os'
-import type {RunResult, StepResult} from '../engine/engine.js'
+import type {StepResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
-import {exitCodeOf} from './exit-codes.js'
-import {rehearse, type Rehearsal} from '../rehearsal/rehearse.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
-import {openStore} from '../state/open.js'
-import type {LiveOptions} from '../live/run.js'
 import type {Runbook} from '../runbook/load.js'
-
-export interface RunFlags {
-  dryRun: boolean
-  profile?: string
-  region?: string
-  endpointUrl?: string
-  state?: string
-  /** Break a dead run's locks first. */
-  breakLock?: string
-  /** For `sluice resume`: the run to continue. */
-  resume?: LiveOptions['resume']
-  scenario?: string
-  setup?: string
-  pace?: number
-  yes: boolean
-  json: boolean
-  svg?: string
-  html?: string
-}
+import {runIn, type Mode} from '../runner.js'
+import {exitCodeOf} from './exit-codes.js'
+import {awsOptionsOf, type awsFlags, type FlagValues, type lockFlags, type rehearsalFlags, type runFlags, type stateFlags} from './flags.js'
 
 /** What `--json` prints for `run` and the single-action commands. */
 export interface RunJson {
@@ -38,7 +18,7 @@ export interface RunJson {
   exitCode: number
   message: string
   stoppedAt: {step: number; title: string; message: string} | null
-  steps: Array<Omit<StepResult, 'startedAt' | 'endedAt'> & {startedAt: number | null; endedAt: number | null}>
+  steps: StepResult[]
   /** Figures of the rehearsal; null for a live run. */
   report: RehearsalFigures | null
 }
@@ -57,65 +37,61 @@ export function operator(): string {
   }
 }
 
+type ModeFlags = Pick<FlagValues<typeof runFlags>, 'dry-run'> & Partial<FlagValues<typeof rehearsalFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>>
+
+/** The one place a command's flags pick between a rehearsal and a live run. */
+export function modeOf(flags: ModeFlags): Mode {
+  if (flags['dry-run']) return {kind: 'rehearsal', scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null}
+  return {
+    kind: 'live',
+    aws: awsOptionsOf(flags),
+    state: flags.state,
+    breakLock: flags['break-lock'],
+  }
+}
+
 /**
  * Runs a runbook for a command: picks the terminal I/O, handles Ctrl-C (stop at a safe point,
- * not listr2's process.exit), rehearses or refuses live mode, then prints the report. The exit
- * code is left in process.exitCode so --json still prints its result.
+ * not listr2's process.exit), runs it in the mode the flags chose, then prints the report. The
+ * exit code is left in process.exitCode so --json still prints its result.
  */
-export async function executeRunbook(runbook: Runbook, flags: RunFlags, out: Printer): Promise<RunJson> {
+export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes: boolean; json: boolean; svg?: string; html?: string}, out: Printer): Promise<RunJson> {
   const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')
   const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
-  const io = new TerminalIO({mode: chooseMode({json: flags.json}), yes: flags.yes, interactive})
+  const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive})
   const controller = new AbortController()
   let interrupts = 0
   const onInterrupt = () => {
     interrupts++
-    if (interrupts > 1) process.exit(130) // a second Ctrl-C means now
+    if (interrupts > 1) process.exit(exitCodeOf('interrupted')) // a second Ctrl-C means now
     out.note('interrupt: stopping at the next safe point (Ctrl-C again to quit at once)')
     controller.abort()
   }
   // Installed before anything draws: listr2's cursor handling re-raises SIGINT when it is alone.
   process.on('SIGINT', onInterrupt)
-  let rehearsal: Rehearsal | null = null
-  let run: RunResult
-  let runId: string | null = null
+  let report
   try {
-    if (flags.dryRun) {
-      rehearsal = await rehearse(runbook, {
-        scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null, operator: operator(), io, signal: controller.signal,
-      })
-      run = rehearsal.run
-    } else {
-      const {runLive} = await import('../live/run.js')
-      const aws = {region: flags.region, profile: flags.profile, endpoint: flags.endpointUrl}
-      const store = await openStore(flags.state, aws)
-      if (flags.breakLock) {
-        const broken = await store.breakLocks(flags.breakLock)
-        out.note(broken.length > 0 ? `broke ${broken.length} lock${broken.length === 1 ? '' : 's'} of run ${flags.breakLock}: ${broken.join(', ')}` : `run ${flags.breakLock} holds no locks in ${store.label}`)
-      }
-      const live = await runLive(runbook, {aws, store, operator: operator(), io, signal: controller.signal, resume: flags.resume})
-      runId = live.runId
-      run = live
-    }
+    report = await runIn(mode, runbook, {io, signal: controller.signal, operator: operator()})
   } finally {
     process.off('SIGINT', onInterrupt)
     await io.close()
   }
+  const {run, runId, rehearsal} = report
   if (run.outcome === 'interrupted') out.note(`interrupted: ${run.message}`)
   if (runId && run.outcome !== 'completed' && run.outcome !== 'refused')
     out.note(`run ${runId}: see what it did with \`sluice journal ${runId}\`; continue with \`sluice resume ${runId}\`, or undo it with \`sluice rollback ${runId}\``)
   if (rehearsal) {
-    if (flags.svg) save(flags.svg, '--svg', rehearsalSvg(rehearsal), out)
-    if (flags.html) save(flags.html, '--html', rehearsalHtml(rehearsal), out)
+    if (options.svg) save(options.svg, '--svg', rehearsalSvg(rehearsal), out)
+    if (options.html) save(options.html, '--html', rehearsalHtml(rehearsal), out)
   }
-  if (!flags.json) {
+  if (!options.json) {
     const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
     out.log(rehearsal ? renderRehearsal(rehearsal, {color: out.color, width}) : renderLiveRun(run))
   }
   process.exitCode = exitCodeOf(run.outcome)
   return {
     runbook: run.runbook,
-    mode: rehearsal ? 'rehearsal' : 'live',
+    mode: report.mode,
     runId,
     outcome: run.outcome,
     exitCode: exitCodeOf(run.outcome),

@@ -2,7 +2,6 @@ import {metricUnits, type Clock, type MetricsPort} from '../ports/control-plane.
 import type {Gate} from '../runbook/load.js'
 import type {GateVerdict} from '../ports/io.js'
 import {formatMetric} from '../format.js'
-export {formatMetric as formatValue} from '../format.js' // temporary: src/actions/approve.ts still imports this name
 
 export interface GateResult {
   outcome: 'pass' | 'fail' | 'interrupted'

@@ -1,26 +1,26 @@
-import {actionOf} from '../actions/registry.js'
 import {resolve} from 'node:path'
-import type {AwsOptions} from '../aws/clients.js'
-import {runRunbook, type RunResult} from '../engine/engine.js'
 import type {ResumedMutation} from '../actions/action.js'
-import type {EngineIO} from '../ports/io.js'
+import {actionOf} from '../actions/registry.js'
+import type {AwsOptions} from '../aws/clients.js'
+import {runRunbook} from '../engine/engine.js'
+import {newRunId} from '../ports/state-store.js'
 import type {Runbook} from '../runbook/load.js'
+import type {RunInputs, RunReport} from '../runner.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
-import {newRunId, type StateStore} from '../ports/state-store.js'
+import {openStore} from '../state/open.js'
 import {liveControlPlane, lockedResources} from './control-plane.js'
 import {preflight} from './preflight.js'
 
-export interface LiveOptions {
+/** What a live run needs beyond what every run takes. */
+export interface LiveSettings {
   aws: AwsOptions
-  store: StateStore
-  operator: string
-  io: EngineIO
-  signal: AbortSignal
+  /** Where journals, locks and the freeze live (--state). */
+  state?: string
+  /** Break a dead run's locks before taking them. */
+  breakLock?: string
   /** Continue an earlier run under its own id, from a step, with what that step had changed. */
   resume?: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]}
 }
-
-export type LiveResult = RunResult & {runId: string}
 
 /**
  * A live run: lock the resources it changes (another run on any of them is refused), read
@@ -28,8 +28,13 @@ export type LiveResult = RunResult & {runId: string}
  * show the changes and ask (--yes answers; no terminal and no --yes refuses), then run the same
  * engine a rehearsal runs, recording every event in the run's journal before it takes effect.
  */
-export async function runLive(runbook: Runbook, options: LiveOptions): Promise<LiveResult> {
-  const {store} = options
+export async function runLive(runbook: Runbook, inputs: RunInputs, settings: LiveSettings): Promise<RunReport> {
+  const options = {...inputs, ...settings}
+  const store = await openStore(settings.state, settings.aws)
+  if (settings.breakLock) {
+    const broken = await store.breakLocks(settings.breakLock)
+    inputs.io.notify({type: 'warning', message: broken.length > 0 ? `broke ${broken.length} lock${broken.length === 1 ? '' : 's'} of run ${settings.breakLock}: ${broken.join(', ')}` : `run ${settings.breakLock} holds no locks in ${store.label}`})
+  }
   const runId = options.resume?.runId ?? newRunId()
   const resources = lockedResources(runbook)
   await store.acquire(resources, {runId, operator: options.operator, host: thisHost, since: new Date().toISOString()})
@@ -43,7 +48,7 @@ export async function runLive(runbook: Runbook, options: LiveOptions): Promise<L
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
       options.io.notify({type: 'run-end', outcome: 'refused', message})
-      return {runId, runbook: runbook.name, outcome: 'refused', message, steps: [], stoppedAt: null}
+      return {mode: 'live', runId, rehearsal: null, run: {runbook: runbook.name, outcome: 'refused', message, steps: [], stoppedAt: null}}
     }
     if (options.resume) {
       await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep})
@@ -59,11 +64,11 @@ export async function runLive(runbook: Runbook, options: LiveOptions): Promise<L
         resources,
       })
     }
-    const result = await runRunbook(runbook, {
+    const run = await runRunbook(runbook, {
       control, io: options.io, signal: options.signal, journal: (event) => journal.record(event),
       ...(options.resume ? {resume: {fromStep: options.resume.fromStep, mutations: options.resume.mutations}} : {}),
     })
-    return {...result, runId}
+    return {mode: 'live', runId, rehearsal: null, run}
   } finally {
     clients.destroy()
     // A run that ends, however it ends, lets go of its locks; one that dies keeps them until it is

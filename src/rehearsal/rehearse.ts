@@ -1,15 +1,16 @@
-import {dirname, isAbsolute, join} from 'node:path'
 import {existsSync} from 'node:fs'
+import {dirname, isAbsolute, join} from 'node:path'
 import {runRunbook, type RunResult} from '../engine/engine.js'
-import type {EngineIO} from '../ports/io.js'
 import {InputError} from '../errors.js'
 import type {Runbook} from '../runbook/load.js'
-import {fleetConfig, loadScenario, pickSetups} from '../sim/scenario/load.js'
-import type {Scenario} from '../sim/scenario/schema.js'
+import type {RunbookInput} from '../runbook/schema.js'
+import type {RunInputs, RunReport} from '../runner.js'
 import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
-import {Fleet} from '../sim/fleet.js'
 import type {SimulationRecord} from '../sim/record.js'
-import {faultWindow, summarize, type FaultWindow, type RunSummary} from '../sim/summary.js'
+import {ScenarioRun} from '../sim/run.js'
+import {loadScenario, pickSetups} from '../sim/scenario/load.js'
+import type {Scenario} from '../sim/scenario/schema.js'
+import type {FaultWindow, RunSummary} from '../sim/summary.js'
 
 /** Seconds of simulated history before a runbook starts, at the least. */
 export const historySeconds = 60
@@ -17,15 +18,18 @@ export const historySeconds = 60
 /** Seconds the fleet keeps running after the runbook ends, so a relapse has time to show. */
 export const settleSeconds = 180
 
-export interface RehearsalOptions {
-  /** Overrides the runbook's rehearsal scenario. */
-  scenario?: string
+/** What a rehearsal runs against, beyond what every run takes. */
+export interface RehearsalSettings {
+  /**
+   * A scenario that overrides the runbook's rehearsal scenario: a name or file from --scenario, or
+   * one already loaded (a single-action command loads it once to take its pools as targets).
+   */
+  scenario?: string | Scenario
   setup?: string
+  /** Scenario second to start at, overriding the runbook's rehearsal.startAt. */
+  startAt?: number
   /** Virtual seconds per wall second; null runs as fast as it can. */
-  pace?: number | null
-  operator: string
-  io: EngineIO
-  signal: AbortSignal
+  pace: number | null
 }
 
 export interface Rehearsal {
@@ -45,18 +49,19 @@ export interface Rehearsal {
   restrictedPercentAtEnd: number
 }
 
-/** Rehearses a runbook against a simulated fleet: the same engine and actions as live, on the simulator's ports. */
-export async function rehearse(runbook: Runbook, options: RehearsalOptions): Promise<Rehearsal> {
-  const scenarioRef = options.scenario ?? runbook.rehearsal?.scenario
-  if (!scenarioRef) throw new InputError(`${runbook.locate(['name'])}: the runbook has no rehearsal.scenario; give one there or pass --scenario`)
-  const {scenario} = loadScenario(resolveScenarioRef(scenarioRef, runbook.file, options.scenario !== undefined))
-  const [setup] = pickSetups(scenario, [options.setup ?? runbook.rehearsal?.setup ?? Object.keys(scenario.setups)[0]])
+/**
+ * Rehearses a runbook against a simulated fleet: the same engine and actions as live, on the
+ * simulator's ports. Takes what a live run takes and returns what it returns (src/runner.ts).
+ */
+export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: RehearsalSettings): Promise<Extract<RunReport, {mode: 'rehearsal'}>> {
+  const {scenario, setup} = rehearsalScenario(runbook, settings)
   checkAgainstScenario(runbook, scenario)
 
-  const fleet = new Fleet(fleetConfig(scenario, setup.policy))
+  const fleetRun = new ScenarioRun(scenario, setup.policy)
+  const {fleet} = fleetRun
   // A live system has history when a runbook starts; give the simulated one at least a minute of
   // it, so the first gate or headroom check has data to judge.
-  const startAt = Math.max(historySeconds, options.scenario === undefined ? runbook.rehearsal?.startAt ?? 0 : 0)
+  const startAt = Math.max(historySeconds, settings.startAt ?? (settings.scenario === undefined ? runbook.rehearsal?.startAt ?? 0 : 0))
   fleet.runUntil(startAt)
   const control = simulatedControlPlane(
     fleet,
@@ -67,40 +72,71 @@ export async function rehearse(runbook: Runbook, options: RehearsalOptions): Pro
       listener: runbook.targets.listener !== undefined,
       metrics: runbook.targets.metrics !== undefined,
     },
-    {pace: options.pace ?? null, operator: options.operator},
+    {pace: settings.pace, operator: inputs.operator},
   )
-  const run = await runRunbook(runbook, {control, io: options.io, signal: options.signal})
+  const run = await runRunbook(runbook, {control, io: inputs.io, signal: inputs.signal})
   const endAt = fleet.time
-  if (run.outcome !== 'interrupted') {
-    fleet.extendTo(Math.max(scenario.duration, endAt + settleSeconds))
-    fleet.run()
-  } else {
-    // An interrupted rehearsal reports what happened up to where it stopped.
-    fleet.record.ticks = fleet.tick
-  }
-  const window = faultWindow(scenario.faults)
-  const summary = summarize(fleet.record, window)
-  const last = fleet.record.ticks - 1
-  return {
-    run, scenario, setup: setup.name, startAt, endAt, window, record: fleet.record, summary,
+  const {record, summary, window} = run.outcome === 'interrupted' ? fleetRun.stop() : fleetRun.finish(endAt + settleSeconds)
+  const last = record.ticks - 1
+  const rehearsal: Rehearsal = {
+    run, scenario, setup: setup.name, startAt, endAt, window, record, summary,
     recovered: run.outcome !== 'interrupted' && summary.recoveredSecondsAfterFix !== null,
     restrictedAtEnd: fleet.typeNames.filter((type) => fleet.isRestricted(type)),
-    restrictedPercentAtEnd: last >= 0 && fleet.record.demand[last] > 0 ? (fleet.record.restrictedDemand[last] / fleet.record.demand[last]) * 100 : 0,
+    restrictedPercentAtEnd: last >= 0 && record.demand[last] > 0 ? (record.restrictedDemand[last] / record.demand[last]) * 100 : 0,
   }
+  return {mode: 'rehearsal', run, runId: null, rehearsal}
 }
 
 /** Checks a runbook against its own rehearsal scenario and setup, as `validate` does without running it. */
 export function checkRehearsalScenario(runbook: Runbook): void {
-  const rehearsal = runbook.rehearsal!
-  const {scenario} = loadScenario(resolveScenarioRef(rehearsal.scenario, runbook.file, false))
-  if (rehearsal.setup) pickSetups(scenario, [rehearsal.setup])
+  const {scenario} = rehearsalScenario(runbook, {pace: null})
   checkAgainstScenario(runbook, scenario)
 }
 
-/** A scenario named in a runbook is a built-in name or a file relative to the runbook; one from --scenario is relative to where sluice runs. */
-function resolveScenarioRef(ref: string, runbookFile: string, fromFlag: boolean): string {
+/** Loads a scenario named on the command line, for a single-action command to take its pools as targets. */
+export function loadRehearsalScenario(ref: string): Scenario {
+  return loadScenario(ref).scenario
+}
+
+/** Targets for a single-action rehearsal: every scenario pool is a weighted set and a target group of the same name. */
+export function scenarioTargets(scenario: Scenario): RunbookInput['targets'] {
+  const pools = scenario.pools
+  return {
+    dns: {
+      zone: 'simulated',
+      record: `${scenario.name}.simulated.`,
+      ttl: scenario.dns.ttl,
+      sets: Object.fromEntries(pools.map((p) => [p.name, p.name])),
+    },
+    targetGroups: Object.fromEntries(pools.filter((p) => p.kind === 'servers').map((p) => [p.name, `simulated:${p.name}`])),
+    listener: 'simulated',
+    metrics: {source: 'cloudwatch'},
+  }
+}
+
+/**
+ * The scenario and setup a rehearsal runs against: the settings' (from flags), else the runbook's
+ * own. A problem with the runbook's is reported at its file:line:column; one from a flag, at the flag.
+ */
+function rehearsalScenario(runbook: Runbook, settings: RehearsalSettings): {scenario: Scenario; setup: {name: string; policy: Scenario['setups'][string]}} {
+  const own = runbook.rehearsal
+  let scenario: Scenario
+  if (typeof settings.scenario === 'object') scenario = settings.scenario
+  else if (settings.scenario !== undefined) scenario = loadScenario(settings.scenario).scenario
+  else if (own) scenario = loadScenario(resolveScenarioRef(own.scenario, runbook.file), {}, `${runbook.locate(['rehearsal', 'scenario'])}: rehearsal.scenario`).scenario
+  else throw new InputError(`${runbook.locate(['name'])}: the runbook has no rehearsal.scenario; give one there or pass --scenario`)
+  const [setup] = settings.setup !== undefined
+    ? pickSetups(scenario, [settings.setup])
+    : own?.setup !== undefined && settings.scenario === undefined
+      ? pickSetups(scenario, [own.setup], `${runbook.locate(['rehearsal', 'setup'])}: rehearsal.setup`)
+      : pickSetups(scenario, 'all').slice(0, 1)
+  return {scenario, setup}
+}
+
+/** A scenario named in a runbook is a built-in name or a file relative to the runbook. */
+function resolveScenarioRef(ref: string, runbookFile: string): string {
   const looksLikeFile = ref.includes('/') || ref.endsWith('.yaml') || ref.endsWith('.yml')
-  if (fromFlag || !looksLikeFile || isAbsolute(ref)) return ref
+  if (!looksLikeFile || isAbsolute(ref)) return ref
   const beside = join(dirname(runbookFile), ref)
   return existsSync(beside) ? beside : ref
 }

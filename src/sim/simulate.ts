@@ -1,8 +1,7 @@
 import type {Policy} from './config.js'
-import {Fleet} from './fleet.js'
 import type {SimulationRecord} from './record.js'
-import {faultWindow, summarize, type FaultWindow, type RunSummary} from './summary.js'
-import {fleetConfig} from './scenario/load.js'
+import {ScenarioRun} from './run.js'
+import {faultWindow, type FaultWindow, type RunSummary} from './summary.js'
 import type {Scenario} from './scenario/schema.js'
 
 export interface SetupRun {
@@ -25,8 +24,8 @@ export function simulateSetups(scenario: Scenario, setups: Array<{name: string; 
     scenario,
     window,
     setups: setups.map(({name, policy}) => {
-      const record = new Fleet(fleetConfig(scenario, policy)).run()
-      return {name, policy, record, summary: summarize(record, window)}
+      const {record, summary} = new ScenarioRun(scenario, policy).finish()
+      return {name, policy, record, summary}
     }),
   }
 }

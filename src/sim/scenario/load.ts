@@ -42,14 +42,17 @@ export interface LoadedScenario {
   origin: string
 }
 
-/** Loads a scenario by built-in name or file path, applies overrides, and validates the result. */
-export function loadScenario(nameOrFile: string, overrides: ScenarioOverrides = {}): LoadedScenario {
-  const file = resolveScenarioFile(nameOrFile)
+/**
+ * Loads a scenario by built-in name or file path, applies overrides, and validates the result.
+ * `where` names what gave the name, for errors: the flag, or a runbook's file:line:column.
+ */
+export function loadScenario(nameOrFile: string, overrides: ScenarioOverrides = {}, where = '--scenario'): LoadedScenario {
+  const file = resolveScenarioFile(nameOrFile, where)
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch (error) {
-    throw new InputError(`--scenario: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+    throw new InputError(`${where}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
   }
   const source = YamlSource.parse(file, text)
   const data = source.data()
@@ -68,16 +71,16 @@ export function loadScenario(nameOrFile: string, overrides: ScenarioOverrides = 
   return {scenario, origin: nameOrFile}
 }
 
-function resolveScenarioFile(nameOrFile: string): string {
+function resolveScenarioFile(nameOrFile: string, where: string): string {
   const looksLikeFile = nameOrFile.includes('/') || ['.yaml', '.yml'].includes(extname(nameOrFile))
   if (looksLikeFile) {
-    if (!existsSync(nameOrFile)) throw new InputError(`--scenario: no such file ${nameOrFile}`)
+    if (!existsSync(nameOrFile)) throw new InputError(`${where}: no such file ${nameOrFile}`)
     return nameOrFile
   }
   const builtin = join(builtinScenarioDir, `${nameOrFile}.yaml`)
   if (existsSync(builtin)) return builtin
   if (existsSync(nameOrFile)) return nameOrFile
-  throw new InputError(`--scenario: unknown scenario "${nameOrFile}"; built-in scenarios are ${builtinScenarioNames().join(', ')}, or give a path to a YAML file`)
+  throw new InputError(`${where}: unknown scenario "${nameOrFile}"; built-in scenarios are ${builtinScenarioNames().join(', ')}, or give a path to a YAML file`)
 }
 
 function usedOverridePaths(o: ScenarioOverrides, brokenIndex: number | null): string[] {
@@ -190,12 +193,12 @@ export function fleetConfig(scenario: Scenario, policy: Policy): FleetConfig {
 }
 
 /** Picks setups by name; unknown names are an InputError that lists the scenario's setups. */
-export function pickSetups(scenario: Scenario, names: string[] | 'all'): Array<{name: string; policy: Policy}> {
+export function pickSetups(scenario: Scenario, names: string[] | 'all', where = '--setup'): Array<{name: string; policy: Policy}> {
   const all = Object.entries(scenario.setups).map(([name, policy]) => ({name, policy}))
   if (names === 'all') return all
   return names.map((name) => {
     const found = all.find((s) => s.name === name)
-    if (!found) throw new InputError(`--setup: unknown setup "${name}" in scenario ${scenario.name}; its setups are ${all.map((s) => s.name).join(', ')}`)
+    if (!found) throw new InputError(`${where}: unknown setup "${name}" in scenario ${scenario.name}; its setups are ${all.map((s) => s.name).join(', ')}`)
     return found
   })
 }
