@@ -94,7 +94,7 @@ describe('sluice simulate: bad input exits 2 with one clear line', () => {
   it('a negative capacity', () => expectBadInput(['simulate', '--capacity=-100'], '--capacity: pools[0].capacity: expected a number > 0'))
   it('a fix before the fault', () => expectBadInput(['simulate', '--fault-at', '100', '--fix-at', '50'], '--fix-at/--fault-at: faults[0].to: expected the fix (to: 50) after the fault starts (from: 100)'))
   it('an unknown policy key', () => expectBadInput(['simulate', '--policy', 'ejectCap=3'], /^Error: --policy: unknown key "ejectCap"; expected one of maxEjectionPercent, /))
-  it('a number flag that is not a number', () => expectBadInput(['simulate', '--servers', 'ten'], '--servers: expected a whole number, got "ten"'))
+  it('a number flag that is not a number', () => expectBadInput(['simulate', '--servers', 'ten'], '--servers: expected an integer but received: ten'))
 
   it('malformed YAML, at file:line:column', async () => {
     const file = join(dir, 'broken.yaml')

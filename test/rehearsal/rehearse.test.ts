@@ -2,11 +2,14 @@ import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {rehearse} from '../../src/rehearsal/rehearse.js'
+import {rehearse as rehearseReport} from '../../src/rehearsal/rehearse.js'
 import {loadRunbookFile} from '../../src/runbook/load.js'
-import {RecordingIO} from '../engine/fakes.js'
+import {RecordingIO} from '../helpers/fakes.js'
 
 const dir = 'runbooks'
+
+/** A rehearsal as fast as it goes, with its record. */
+const rehearse = async (...[runbook, inputs]: Parameters<typeof rehearseReport>) => (await rehearseReport(runbook, inputs, {pace: null})).rehearsal
 const expected: Record<string, {exit: number; recovered: boolean}> = {
   'outlook-staged-return.yaml': {exit: 0, recovered: true},
   'regional-dns-ramp.yaml': {exit: 0, recovered: true},
