@@ -3,7 +3,6 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {pair, seconds, targetFlags} from '../src/cli/flags.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
 import {runSingleStep, trafficCommandFlags} from '../src/cli/step-command.js'
-import {InputError} from '../src/errors.js'
 
 export default class Restrict extends SluiceCommand {
   static override summary = 'Turn a traffic type away at the load balancer with a fast 503.'

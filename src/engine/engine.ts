@@ -4,7 +4,7 @@ import {actionOf} from '../actions/registry.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import {InputError, RefusedError} from '../errors.js'
 import type {Runbook, Step} from '../runbook/load.js'
-import {type EngineIO, type GateVerdict, type Mutation, type RunEvent, type RunOutcome, type StepStatus} from '../ports/io.js'
+import type {EngineIO, GateVerdict, RunEvent, RunOutcome, StepStatus} from '../ports/io.js'
 import {watchGate} from './gate.js'
 import {planRunbook} from './plan.js'
 
@@ -78,8 +78,7 @@ const outcomeOf: Record<Exclude<StepStatus, 'done' | 'skipped'>, RunOutcome> = {
  * AWS: it talks to ports and to an I/O port, waits on the control plane's clock, and emits events.
  */
 export async function runRunbook(runbook: Runbook, options: RunOptions): Promise<RunResult> {
-  const {control, io, signal} = options
-  const out = new Emitter(io, options.journal)
+  const out = new Emitter(options.io, options.journal)
   const result = await runSteps(runbook, options, out)
   await out.flush()
   return result
