@@ -1,0 +1,129 @@
+import {describe, expect, it} from 'vitest'
+import {actionOf, rulesOf} from '../../src/actions/registry.js'
+import {planRunbook} from '../../src/engine/plan.js'
+import {RefusedError} from '../../src/errors.js'
+import {lockedResources} from '../../src/live/control-plane.js'
+import {iamPolicy} from '../../src/live/iam-policy.js'
+import {mutationKinds, type Mutation, type MutationKind, type RecordedMutation} from '../../src/ports/io.js'
+import {control, FakeDns, FakeFreeze, FakeGroup, FakeRules, runbook} from '../helpers/fakes.js'
+
+const every = runbook(`  - {action: freeze, reason: drill}
+  - {action: restrict, type: sync, paths: [/sync/*]}
+  - {action: cycle, pool: blue, batch: 1, slowStart: 30}
+  - {action: ramp, set: green, schedule: [5, 50]}
+  - {action: approve, message: go on?}
+  - {action: wait, for: 1m}
+  - {action: check, gate: {metric: error-rate, threshold: 1}}
+  - {action: lift, type: sync}
+  - {action: unfreeze}
+`)
+
+let seq = 0
+const recorded = (kind: MutationKind, before: unknown, after: unknown, resource = 'r'): RecordedMutation =>
+  ({step: 0, phase: 'intent', kind, resource, before, after, seq: ++seq, at: '2026-11-30T00:00:00Z', outcome: {ok: true}})
+
+const undoOf = (changes: RecordedMutation[], plane = control({})) => rulesOf(changes.at(-1)!).undo(changes, plane)
+
+describe('the action registry', () => {
+  it('gives every step its definition, and the loader its default title and onFailure', () => {
+    expect(every.steps.map((s) => actionOf(s).action)).toEqual(every.steps.map((s) => s.action))
+    expect(every.steps.map((s) => s.title)).toEqual([
+      'Freeze changes: drill', 'Restrict sync traffic', 'Cycle blue in batches of 1', 'Ramp green: 5% → 50%',
+      'Approval: go on?', 'Wait 60 s', 'Check error-rate', 'Lift the restriction on sync traffic', 'Lift the change freeze',
+    ])
+    expect(every.steps.map((s) => s.onFailure)).toEqual(['abort', 'abort', 'hold', 'rollback', 'abort', 'abort', 'abort', 'abort', 'abort'])
+  })
+
+  it('plans every step, and with what preflight read the ramp is told in live weights', () => {
+    const plain = planRunbook(every)
+    expect(plain.every((p) => p.details.length > 0)).toBe(true)
+    const live = planRunbook(every, {weights: {blue: 100, green: 0}, groupSizes: new Map([['blue', 8]]), rulesLabel: 'listener L'})
+    expect(live[3].details).toContain('weights blue=100 green=0 → blue=95 green=5 → blue=50 green=50, one change per step')
+    expect(live[2].details).toContain('all 8 targets now in the group, 1 per batch')
+    expect(live[1].details).toContain('on listener L')
+    expect(plain[3].details.some((d) => d.startsWith('weights '))).toBe(false)
+  })
+
+  it('locks only what the run changes on the load balancer and DNS, once each', () => {
+    expect(lockedResources(every)).toEqual(['elbv2:arn:listener', 'elbv2:arn:blue', 'route53:Z1/app.example.com./A'])
+    expect(lockedResources(runbook('  - {action: freeze, reason: drill}\n  - {action: wait, for: 5}\n'))).toEqual([])
+    expect(every.steps.filter((s) => actionOf(s).changesLive).map((s) => s.action)).toEqual(['restrict', 'cycle', 'ramp', 'lift'])
+  })
+
+  it('builds one IAM policy from each step\'s statements, merged by Sid with no action twice', () => {
+    const policy = iamPolicy(every)
+    const actions = policy.Statement.flatMap((s) => s.Action)
+    expect(new Set(actions).size).toBe(actions.length)
+    const rules = policy.Statement.find((s) => s.Sid === 'RestrictionRules')!
+    expect(rules.Action).toEqual(['elasticloadbalancing:CreateRule', 'elasticloadbalancing:AddTags', 'elasticloadbalancing:DeleteRule'])
+    expect(rules.Resource).toEqual(['arn:listener', 'arn:listener/*'])
+    expect(policy.Statement.find((s) => s.Sid === 'CycleTargets')!.Action).toContain('elasticloadbalancing:ModifyTargetGroupAttributes')
+    expect(actions).toContain('cloudwatch:GetMetricData')
+    expect(iamPolicy(runbook('  - {action: freeze, reason: drill}\n')).Statement).toEqual([])
+  })
+
+  it('has exactly one owner for every kind of change, and refuses a kind nobody owns', () => {
+    for (const kind of mutationKinds) expect(() => rulesOf({kind, resource: 'r'})).not.toThrow()
+    expect(() => rulesOf({kind: 'teleport' as MutationKind, resource: 'dns'})).toThrow(RefusedError)
+    expect(() => rulesOf({kind: 'teleport' as MutationKind, resource: 'dns'})).toThrow(/does not know: teleport on dns/)
+  })
+})
+
+describe('undo nets a run\'s changes to one subject', () => {
+  it('weights go back to what the run found, however many steps it took', () => {
+    const dns = new FakeDns({blue: 5, green: 95})
+    const undo = undoOf([recorded('dns-weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('dns-weights', {blue: 50, green: 50}, {blue: 5, green: 95})], control({dns}))!
+    expect(undo).toMatchObject({kind: 'dns-weights', after: {blue: 100, green: 0}})
+    return undo.apply().then(() => expect(dns.weights).toEqual({blue: 100, green: 0}))
+  })
+
+  it('a freeze the run set and cleared, or a rule it added and lifted, leaves nothing to undo', () => {
+    const record = {by: 'a', reason: 'drill', since: 'now'}
+    expect(undoOf([recorded('freeze', null, record, 'change freeze'), recorded('unfreeze', record, null, 'change freeze')])).toBeNull()
+    const rule = {type: 'sync', paths: ['/sync/*'], headers: {}, retryAfterSeconds: 60}
+    expect(undoOf([recorded('restrict', null, rule), recorded('lift', rule, null)])).toBeNull()
+  })
+
+  it('a rule the run found and lifted is put back; a freeze it found and cleared is put back', async () => {
+    const rules = new FakeRules()
+    const rule = {type: 'sync', paths: ['/sync/*'], headers: {}, retryAfterSeconds: 60}
+    const putBack = undoOf([recorded('lift', rule, null)], control({rules}))!
+    expect(putBack.kind).toBe('restrict')
+    await putBack.apply()
+    expect(await rules.list()).toEqual([rule])
+    const freeze = new FakeFreeze()
+    const record = {by: 'b', reason: 'found', since: 'then'}
+    const refreeze = undoOf([recorded('unfreeze', record, null, 'change freeze')], control({freeze}))!
+    await refreeze.apply()
+    expect(freeze.record).toEqual(record)
+  })
+
+  it('returns only the targets the run left out of rotation', async () => {
+    const group = new FakeGroup('blue', ['a', 'b', 'c'])
+    const plane = control({targetGroups: new Map([['blue', group]])})
+    const undo = undoOf([recorded('deregister', ['a', 'b'], null, group.label), recorded('register', null, ['a'], group.label)], plane)!
+    expect(undo).toMatchObject({kind: 'register', after: ['b']})
+    expect(undoOf([recorded('deregister', ['a'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toBeNull()
+  })
+})
+
+describe('settle reads the live state a change left', () => {
+  const change = (before: unknown, after: unknown): Mutation => ({step: 0, phase: 'intent', kind: 'dns-weights', resource: 'd', before, after})
+
+  it('weights: applied, not applied, or neither', async () => {
+    const at = (weights: Record<string, number>) => control({dns: new FakeDns(weights)})
+    const m = change({blue: 100, green: 0}, {blue: 50, green: 50})
+    expect(await rulesOf(m).settle(m, at({blue: 50, green: 50}))).toBe('applied')
+    expect(await rulesOf(m).settle(m, at({blue: 100, green: 0}))).toBe('not applied')
+    expect(await rulesOf(m).settle(m, at({blue: 70, green: 30}))).toBeNull()
+  })
+
+  it('a restriction: found on the listener or not', async () => {
+    const rule = {type: 'sync', paths: [], headers: {}, retryAfterSeconds: 60}
+    const m: Mutation = {step: 0, phase: 'intent', kind: 'restrict', resource: 'l', before: null, after: rule}
+    const rules = new FakeRules()
+    expect(await rulesOf(m).settle(m, control({rules}))).toBe('not applied')
+    await rules.add(rule)
+    expect(await rulesOf(m).settle(m, control({rules}))).toBe('applied')
+  })
+})
