@@ -1,10 +1,53 @@
 import {defineConfig} from 'vitest/config'
 
+/**
+ * Three projects, run together by `npm test` (`vitest run`), or alone with `npm run test:unit`,
+ * `test:cli` and `test:live`:
+ *
+ * - unit: in process, no child process, no server: pure modules, the engine and each action with
+ *   fake ports, the state stores on a temporary directory, the runbook loader, and each command
+ *   through oclif's own test helpers.
+ * - cli: starts processes or local servers but needs no AWS: the built CLI spawned as a user runs
+ *   it (exit codes, signals, stdout and stderr apart), and the local hooks and Prometheus adapters.
+ * - live: needs moto_server, started once for this project only by test/global-setup.ts.
+ */
+const processFiles = ['test/cli/**/*.test.ts', 'test/local/**/*.test.ts', 'test/prometheus/**/*.test.ts']
+// In process although it sits under test/cli: it drives the terminal adapter on PassThrough streams.
+const inProcessUnderCli = 'test/cli/terminal-io.test.ts'
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Vitest's default on two cores is one worker, which runs every file in turn. The live and
+    // spawned tests spend most of their time waiting on sleeps, child processes and moto, so a few
+    // more workers overlap those waits.
+    maxWorkers: 4,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/aws/**', 'test/local/**', 'test/prometheus/**', 'test/cli/**/!(terminal-io).test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'cli',
+          include: processFiles,
+          exclude: [inProcessUnderCli],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'live',
+          include: ['test/aws/**/*.test.ts'],
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+    ],
   },
 })

@@ -131,12 +131,15 @@ export class FakeHooks implements HookPort {
 export class RecordingIO implements EngineIO {
   events: RunEvent[] = []
   questions: string[] = []
+  /** What each question was asked with, in order. */
+  contexts: string[][] = []
   constructor(private readonly answer: boolean | 'no-tty' = 'no-tty') {}
   notify(event: RunEvent): void {
     this.events.push(event)
   }
-  async confirm(question: string): Promise<boolean> {
+  async confirm(question: string, context: string[] = []): Promise<boolean> {
     this.questions.push(question)
+    this.contexts.push(context)
     if (this.answer === 'no-tty') throw new RefusedError(`${question} needs an answer, but this run is not interactive; pass --yes to approve`)
     return this.answer
   }

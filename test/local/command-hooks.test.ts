@@ -1,12 +1,8 @@
 import {chmodSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {PrometheusMetrics} from '../../src/prometheus/metrics.js'
+import {describe, expect, it} from 'vitest'
 import {CommandHooks} from '../../src/local/command-hooks.js'
-import {FakeClock} from '../engine/fakes.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-hooks-'))
 const script = (name: string, body: string) => {
@@ -42,37 +38,5 @@ describe('restart and remediation hooks', () => {
 
   it('a command that does not exist fails clearly', async () => {
     await expect(hooks.run('restart', {command: [join(dir, 'missing')], timeoutSeconds: 5}, target)).rejects.toThrow(/could not start: .*ENOENT/)
-  })
-})
-
-describe('Prometheus gate metrics', () => {
-  let url = ''
-  const queries: string[] = []
-  const answers: Record<string, unknown> = {}
-  const server = createServer((req, res) => {
-    const q = new URL(req.url!, 'http://x').searchParams.get('query')!
-    queries.push(q)
-    res.setHeader('content-type', 'application/json')
-    res.end(JSON.stringify(answers[q] ?? {status: 'error', error: `unexpected query ${q}`}))
-  })
-  beforeAll(async () => {
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  })
-  afterAll(() => new Promise<void>((r) => server.close(() => r())))
-
-  it('fills in the window and pool, reads a vector, and treats an empty result as no data', async () => {
-    const metrics = new PrometheusMetrics(url, {'error-rate': 'errors{pool="$pool"}[$window]', 'latency-p99': 'p99[$window]'}, new FakeClock())
-    answers['errors{pool="west"}[60s]'] = {status: 'success', data: {resultType: 'vector', result: [{value: [0, '1.75']}]}}
-    answers['p99[30s]'] = {status: 'success', data: {resultType: 'vector', result: []}}
-    expect(await metrics.read('error-rate', 60, 'west')).toBe(1.75)
-    expect(await metrics.read('latency-p99', 30)).toBeNull()
-    expect(queries).toEqual(['errors{pool="west"}[60s]', 'p99[30s]'])
-  })
-
-  it('a failed query or a missing query is an error, never a value', async () => {
-    const metrics = new PrometheusMetrics(url, {'error-rate': 'broken'}, new FakeClock())
-    await expect(metrics.read('error-rate', 60)).rejects.toThrow(/query for error-rate failed: unexpected query broken/)
-    await expect(metrics.read('request-rate', 60)).rejects.toThrow(/no query for request-rate/)
   })
 })

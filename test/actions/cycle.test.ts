@@ -1,0 +1,76 @@
+import {describe, expect, it} from 'vitest'
+import {exitCodeOf} from '../../src/cli/exit-codes.js'
+import {runRunbook} from '../../src/engine/engine.js'
+import {control, FakeGroup, FakeHooks, FakeMetrics, RecordingIO, runbook} from '../helpers/fakes.js'
+
+const noAbort = () => new AbortController().signal
+
+describe('cycle', () => {
+  const cycleStep = (extra = '') => `  - action: cycle
+    pool: blue
+    batch: 2
+    budget: 3
+    restart: {command: [restart, '{id}']}
+${extra}`
+
+  it('takes targets already out of rotation first and stays within the budget', async () => {
+    const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3', 'b4'])
+    await group.deregister(['b3'])
+    group.deregistrations = []
+    const hooks = new FakeHooks()
+    const result = await runRunbook(runbook(cycleStep()), {control: control({targetGroups: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    expect(result.outcome).toBe('completed')
+    // b3 was already out: it is restarted and returned with the first batch, not drained again.
+    expect(group.deregistrations).toEqual([['b0'], ['b1', 'b2'], ['b4']])
+    expect(group.registrations).toEqual([['b3', 'b0'], ['b1', 'b2'], ['b4']])
+    expect(hooks.runs.map((r) => r.id)).toEqual(['b3', 'b0', 'b1', 'b2', 'b4'])
+    expect([...group.registered].sort()).toEqual(['b0', 'b1', 'b2', 'b3', 'b4'])
+  })
+
+  it('sets routing failover and slow start before the first batch, each as a recorded change', async () => {
+    const group = new FakeGroup('blue', ['b0', 'b1'])
+    const io = new RecordingIO()
+    const result = await runRunbook(runbook(cycleStep('    failoverPercent: 50\n    slowStart: 60\n')), {control: control({targetGroups: new Map([['blue', group]])}), io, signal: noAbort()})
+    expect(exitCodeOf(result.outcome)).toBe(0)
+    expect(group.failover).toBe(50)
+    expect(group.slow).toBe(60)
+    const intents = io.of('mutation').filter((m) => m.mutation.phase === 'intent').map((m) => [m.mutation.kind, m.mutation.before, m.mutation.after])
+    expect(intents.slice(0, 2)).toEqual([['failover', null, 50], ['slow-start', 0, 60]])
+  })
+
+  it('refuses a batch that would leave too little capacity, and says so', async () => {
+    const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
+    const metrics = new FakeMetrics((kind) => (kind === 'request-rate' ? 300 : 0))
+    const steps = cycleStep('    headroom: 20\n    capacityPerTarget: 100\n')
+    const result = await runRunbook(runbook(steps), {control: control({targetGroups: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
+    expect(exitCodeOf(result.outcome)).toBe(3)
+    expect(result.message).toContain('refusing to drain: the 2 targets left can serve 200 rps, 160 rps after 20% headroom, below the current 300 rps')
+    expect(group.deregistrations).toEqual([])
+  })
+
+  it('stops at a batch whose restart fails, names it, and leaves that batch out of rotation', async () => {
+    const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
+    const hooks = new FakeHooks()
+    hooks.failFor.add('b2')
+    const result = await runRunbook(runbook(cycleStep()), {control: control({targetGroups: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    expect(exitCodeOf(result.outcome)).toBe(1)
+    expect(result.message).toContain('batch 2 of 2 (b2, b3): restart failed for b2: restart exited 1')
+    expect(group.registered.has('b2')).toBe(false)
+    expect(group.registered.has('b0')).toBe(true)
+  })
+
+  it('a batch that fails its gate is named; with rollback it is taken back out', async () => {
+    const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
+    let returned = 0
+    group.register = async (ids) => {
+      returned++
+      for (const id of ids) group.registered.add(id)
+    }
+    const metrics = new FakeMetrics(() => (returned >= 2 ? 9 : 0))
+    const steps = cycleStep('    onFailure: rollback\n    bake: 30\n    gate: {metric: error-rate, threshold: 2}\n')
+    const result = await runRunbook(runbook(steps), {control: control({targetGroups: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
+    expect(exitCodeOf(result.outcome)).toBe(3)
+    expect(result.message).toMatch(/at batch 2 of 2 \(b2, b3\): measured 9\.00%, threshold 2\.00%; batch 2 of 2 \(b2, b3\) taken back out of rotation/)
+    expect(group.registered.has('b2')).toBe(false)
+  })
+})

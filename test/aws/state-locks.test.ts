@@ -1,0 +1,49 @@
+import {beforeEach, describe, expect, it} from 'vitest'
+import {sluice, type CliResult} from '../helpers/cli.js'
+import {uniqueName} from './seed.js'
+import {killWhen, onlyRunId, ramp, runbook as runbookFor, useStateFixture, type Fixture} from './state-fixture.js'
+
+let fx: Fixture
+const current = useStateFixture()
+beforeEach(() => {
+  fx = current()
+})
+const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
+
+describe('locks', () => {
+  async function race(env: Record<string, string>): Promise<[CliResult, CliResult]> {
+    const file = runbook('slow', `  - {action: ramp, set: blue, schedule: [20, 40], bake: 3}\n`)
+    const first = sluice(['run', file, '--yes'], {env})
+    // Let the first take its locks before the second tries.
+    await new Promise((r) => setTimeout(r, 2500))
+    const second = await sluice(['run', file, '--yes'], {env})
+    return [await first, second]
+  }
+
+  it('two runs on the same record: exactly one proceeds, the other exits 4 naming the holder', async () => {
+    const [first, second] = await race(fx.env)
+    expect(first.code, first.stderr).toBe(0)
+    expect(second.code).toBe(4)
+    expect(second.stderr).toMatch(/^Error: route53:.* is locked by run \d{8}-\d{6}-[0-9a-f]{4} of .+ on .+ since \d{4}-\d\d-\d\dT.*; if that run is dead, break the lock with --break-lock /m)
+  }, 60_000)
+
+  it('the same with the team store in DynamoDB, from two processes', async () => {
+    const env = {...fx.env, SLUICE_STATE: `dynamodb://${uniqueName('sluice')}`}
+    const [first, second] = await race(env)
+    expect(first.code, first.stderr).toBe(0)
+    expect(second.code).toBe(4)
+    expect(second.stderr).toMatch(/is locked by run .* since /)
+  }, 60_000)
+
+  it('a dead run\'s lock is kept until it is broken on purpose with --break-lock', async () => {
+    const file = runbook('ramp', ramp)
+    await killWhen(['run', file, '--yes'], /blue at 10%/, fx.env)
+    const runId = await onlyRunId(fx.env)
+    const refused = await sluice(['run', file, '--yes'], {env: fx.env})
+    expect(refused.code).toBe(4)
+    expect(refused.stderr).toContain(`locked by run ${runId}`)
+    const broken = await sluice(['run', file, '--yes', '--break-lock', runId], {env: fx.env})
+    expect(broken.code, broken.stderr).toBe(0)
+    expect(broken.stderr).toContain(`broke 1 lock of run ${runId}`)
+  }, 90_000)
+})
