@@ -1,0 +1,84 @@
+import {describe, expect, it} from 'vitest'
+import type {Mutation} from '../../src/ports/io.js'
+import {parseJournal, type JournalEntry, type JournalRead} from '../../src/ports/state-store.js'
+import {firstUnfinishedStep, mutations, runStart, runStatus} from '../../src/state/journal.js'
+
+let seq = 0
+const e = (type: string, extra: Record<string, unknown> = {}): JournalEntry => ({seq: ++seq, at: `2026-11-04T10:00:${String(seq).padStart(2, '0')}.000Z`, type, ...extra})
+const read = (...entries: JournalEntry[]): JournalRead => ({entries, torn: null})
+const m = (phase: Mutation['phase'], kind: Mutation['kind'], step: number, extra: Partial<Mutation> = {}): JournalEntry => e('mutation', {mutation: {step, phase, kind, resource: 'r', ...extra}})
+
+describe('journal helpers', () => {
+  it('runStatus: the last end decides; a journal with no end is unfinished; a rollback makes it rolled-back', () => {
+    expect(runStatus(read(e('run-start'), e('step-start')))).toBe('unfinished')
+    expect(runStatus(read(e('run-start'), e('run-end', {outcome: 'completed'})))).toBe('completed')
+    expect(runStatus(read(e('run-start'), e('run-end', {outcome: 'interrupted'}), e('resume'), e('run-end', {outcome: 'gate-failed'})))).toBe('gate-failed')
+    expect(runStatus(read(e('run-start'), e('run-end', {outcome: 'completed'}), e('rollback-end')))).toBe('rolled-back')
+  })
+
+  it('runStart: the first entry, which must be the run-start', () => {
+    const start = e('run-start', {runId: 'r1', runbookName: 'x'})
+    expect(runStart(read(start, e('step-start')))).toBe(start)
+    expect(() => runStart(read(e('step-start')))).toThrow('the journal does not begin with a run-start entry')
+    expect(() => runStart(read())).toThrow('does not begin with a run-start entry')
+  })
+
+  it('mutations pairs each intent with its outcome by kind and step; an intent with no outcome stays open', () => {
+    const entries = [
+      m('intent', 'deregister', 2, {before: ['a'], after: null}),
+      m('intent', 'dns-weights', 1, {before: {a: 100}, after: {a: 50}}),
+      m('outcome', 'dns-weights', 1, {ok: true}),
+      m('outcome', 'deregister', 2, {ok: false, error: 'Throttling'}),
+      m('intent', 'register', 2, {before: null, after: ['a']}),
+    ]
+    const found = mutations(read(e('run-start'), ...entries))
+    expect(found.map((x) => [x.kind, x.step, x.seq, x.outcome])).toEqual([
+      ['deregister', 2, entries[0].seq, {ok: false, error: 'Throttling'}],
+      ['dns-weights', 1, entries[1].seq, {ok: true, error: undefined}],
+      ['register', 2, entries[4].seq, undefined],
+    ])
+    expect(found[1]).toMatchObject({before: {a: 100}, after: {a: 50}, at: entries[1].at})
+  })
+
+  it('mutations pairs an outcome with the latest open intent of its kind and step, and keeps what a resume found', () => {
+    const first = m('intent', 'dns-weights', 0, {after: {a: 10}})
+    const second = m('intent', 'dns-weights', 0, {after: {a: 30}})
+    const outcome = e('mutation', {mutation: {step: 0, phase: 'outcome', kind: 'dns-weights', resource: 'r', ok: true}, found: 'applied'})
+    const found = mutations(read(first, second, outcome))
+    expect(found[0].outcome).toBeUndefined()
+    expect(found[1].outcome).toEqual({ok: true, error: undefined, found: 'applied'})
+  })
+
+  it('firstUnfinishedStep: the first step whose last end was not done; all steps when every one is done', () => {
+    const end = (step: number, status: string) => e('step-end', {step, status})
+    expect(firstUnfinishedStep(read(e('run-start')), 3)).toBe(0)
+    expect(firstUnfinishedStep(read(end(0, 'done'), e('step-start', {step: 1})), 3)).toBe(1)
+    expect(firstUnfinishedStep(read(end(0, 'done'), end(1, 'failed')), 3)).toBe(1)
+    // A resume that finished the failed step.
+    expect(firstUnfinishedStep(read(end(0, 'done'), end(1, 'held'), end(1, 'done')), 3)).toBe(2)
+    expect(firstUnfinishedStep(read(end(0, 'done'), end(1, 'done'), end(2, 'done')), 3)).toBe(3)
+  })
+})
+
+describe('parseJournal', () => {
+  const line = (o: object) => `${JSON.stringify(o)}\n`
+
+  it('reads every line; an empty journal has no entries and nothing torn', () => {
+    expect(parseJournal('r', '')).toEqual({entries: [], torn: null})
+    expect(parseJournal('r', line({seq: 1, type: 'a'}) + line({seq: 2, type: 'b'}))).toEqual({entries: [{seq: 1, type: 'a'}, {seq: 2, type: 'b'}], torn: null})
+  })
+
+  it('a complete last entry without its newline is an entry, not a torn write', () => {
+    expect(parseJournal('r', `${line({seq: 1})}{"seq":2}`)).toEqual({entries: [{seq: 1}, {seq: 2}], torn: null})
+  })
+
+  it('a cut-off last line is a torn write: its line number, its size in bytes, and its text', () => {
+    const torn = '{"seq":2,"reason":"café'
+    expect(parseJournal('r', line({seq: 1}) + torn)).toEqual({entries: [{seq: 1}], torn: {line: 2, bytes: Buffer.byteLength(torn), text: torn}})
+    expect(Buffer.byteLength(torn)).toBeGreaterThan(torn.length)
+  })
+
+  it('a bad line before the last is corruption, named by run and line', () => {
+    expect(() => parseJournal('run-9', `${line({seq: 1})}oops\n${line({seq: 3})}`)).toThrow('journal of run run-9 is corrupt at line 2: not JSON; it was changed after it was written')
+  })
+})
