@@ -28,6 +28,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
+          // @oclif/test captures what commands write to stdout and stderr; vitest must not take it first.
+          disableConsoleIntercept: true,
           include: ['test/**/*.test.ts'],
           exclude: ['test/aws/**', 'test/local/**', 'test/prometheus/**', 'test/cli/**/!(terminal-io).test.ts'],
         },

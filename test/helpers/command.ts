@@ -1,0 +1,32 @@
+import {runCommand} from '@oclif/test'
+import {fileURLToPath} from 'node:url'
+
+/** The package root: oclif loads the built commands (dist/commands) from its package.json. */
+export const root = fileURLToPath(new URL('../../', import.meta.url))
+
+export interface InProcessResult<T> {
+  /** The exit code the command ends with: from the error it threw, or the one it set on the process. */
+  exit: number
+  stdout: string
+  stderr: string
+  result?: T
+  error?: Error
+}
+
+/**
+ * Runs a sluice command in this process through oclif's own test helper, as `sluice ARGS...`
+ * would, capturing stdout and stderr. Commands that end with an outcome set process.exitCode;
+ * it is read here and put back, so the test process keeps its own.
+ */
+export async function sluiceInProcess<T = unknown>(args: string[]): Promise<InProcessResult<T>> {
+  const saved = process.exitCode
+  process.exitCode = undefined
+  try {
+    const {stdout, stderr, result, error} = await runCommand<T>(args, {root})
+    const thrown = (error as (Error & {oclif?: {exit?: number}}) | undefined)?.oclif?.exit
+    const exit = error ? (thrown ?? 1) : Number(process.exitCode ?? 0)
+    return {exit, stdout, stderr, result, ...(error ? {error} : {})}
+  } finally {
+    process.exitCode = saved
+  }
+}
