@@ -1,5 +1,6 @@
 import {Command, Errors} from '@oclif/core'
-import {SluiceError, type Outcome} from '../errors.js'
+import {InputError, SluiceError, type Outcome} from '../errors.js'
+import {closest} from '../input/closest.js'
 import {exitCodeOf, exitCodes} from './exit-codes.js'
 
 /**
@@ -38,14 +39,28 @@ export abstract class SluiceCommand extends Command {
     if (error instanceof Errors.ExitError) throw error
     // sluice's own errors carry their outcome; oclif's parse errors carry `oclif.exit` (2, bad input).
     const exit = error instanceof SluiceError ? exitCodeOf(error.outcome) : error.oclif?.exit ?? exitCodes.failed.code
-    const message = oneLine(error.message)
+    // A runbook can have several problems; each stays a line of its own, so each can be grepped.
+    const lines = error instanceof InputError ? error.problems : [this.withFlagSuggestion(oneLine(error.message), error)]
     if (this.jsonEnabled()) {
-      this.logJson({error: {message, exit}})
+      this.logJson({error: {message: lines.join('\n'), exit, ...(error instanceof InputError ? {problems: lines} : {})}})
     } else {
-      process.stderr.write(`Error: ${message}\n`)
+      for (const line of lines) process.stderr.write(`Error: ${line}\n`)
       if (process.env.DEBUG && error.stack) process.stderr.write(`${error.stack}\n`)
     }
     return this.exit(exit)
+  }
+
+  /** oclif names a mistyped flag but does not say which one was meant; this command knows its flags. */
+  private withFlagSuggestion(message: string, error: Error & {flags?: unknown}): string {
+    if (!/^Nonexistent flags?:/.test(message) || !Array.isArray(error.flags)) return message
+    const known = [...Object.keys(this.ctor.flags ?? {}), ...Object.keys(this.ctor.baseFlags ?? {}), ...(this.ctor.enableJsonFlag ? ['json'] : [])]
+    const given = error.flags as string[]
+    const hints = given.flatMap((flag) => {
+      const suggestion = closest(flag.replace(/^-+/, '').replace(/=.*$/, ''), known)
+      if (suggestion === undefined) return []
+      return [given.length === 1 ? `did you mean --${suggestion}?` : `did you mean --${suggestion} for ${flag}?`]
+    })
+    return hints.length === 0 ? message : `${message}; ${hints.join('; ')}`
   }
 }
 
