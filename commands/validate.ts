@@ -5,13 +5,14 @@ import {checkRehearsalScenario} from '../src/rehearsal/rehearse.js'
 import {loadRunbookFile} from '../src/runbook/load.js'
 
 interface ValidateJson {
-  runbooks: Array<{file: string; valid: boolean; name?: string; steps?: number; error?: string}>
+  /** `error` is every problem's line joined by newlines; `problems` holds the same lines apart. */
+  runbooks: Array<{file: string; valid: boolean; name?: string; steps?: number; error?: string; problems?: readonly string[]}>
 }
 
 export default class Validate extends SluiceCommand {
   static override summary = 'Check runbooks without running them.'
 
-  static override description = `Loads each runbook and applies every check sluice makes before a run: the schema, the references between steps and targets, disruption budgets, bakes against the record's TTL, gate thresholds, and that the rehearsal scenario has every pool and traffic type the runbook names. Each problem is one line with file:line:column. Exits 2 if any runbook is invalid.`
+  static override description = `Loads each runbook and applies every check sluice makes before a run: the schema, the references between steps and targets, disruption budgets, bakes against the record's TTL, gate thresholds, and that the rehearsal scenario has every pool and traffic type the runbook names. Every problem in a file is reported, one line each with file:line:column, in file order (the schema's problems first; the checks beyond the schema once it passes). Exits 2 if any runbook is invalid.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> runbooks/*.yaml']
 
@@ -32,8 +33,8 @@ export default class Validate extends SluiceCommand {
         this.log(`${file}: ok (${runbook.name}, ${runbook.steps.length} step${runbook.steps.length === 1 ? '' : 's'})`)
       } catch (error) {
         if (!(error instanceof InputError)) throw error
-        results.push({file, valid: false, error: error.message})
-        if (!this.jsonEnabled()) process.stderr.write(`${error.message}\n`)
+        results.push({file, valid: false, error: error.message, problems: error.problems})
+        if (!this.jsonEnabled()) for (const line of error.problems) process.stderr.write(`${line}\n`)
       }
     }
     const invalid = results.filter((r) => !r.valid).length

@@ -18,11 +18,20 @@ export abstract class SluiceError extends Error {
 }
 
 /**
- * Input the user can fix: a flag, a scenario or a runbook. Its message is one line that says
+ * Input the user can fix: a flag, a scenario or a runbook. Each problem is one line that says
  * where (file:line:column or --flag) and what was expected; it never comes with a stack trace.
+ * A file can carry several problems, and the operator should see them all in one pass rather
+ * than fix and rerun once per problem: the message is those lines joined by newlines.
  */
 export class InputError extends SluiceError {
   readonly outcome = 'bad-input'
+  readonly problems: readonly string[]
+
+  constructor(problems: string | readonly string[]) {
+    const lines = typeof problems === 'string' ? [problems] : problems
+    super(lines.join('\n'))
+    this.problems = lines
+  }
 }
 
 /** Something sluice will not do without a person: no TTY to ask, a freeze, a lock, a journal it cannot trust. */

@@ -1,14 +1,13 @@
 import {isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode} from 'yaml'
 import type {z} from 'zod'
 import {InputError} from '../errors.js'
-
-export type Path = ReadonlyArray<PropertyKey>
+import {formatPath, problemLine, type Path, type Problem, type ProblemSite} from './problems.js'
 
 /**
  * A YAML file parsed with its positions kept, so that a schema error found in the data can be
  * reported at the file, line and column it came from.
  */
-export class YamlSource {
+export class YamlSource implements ProblemSite {
   private constructor(
     readonly file: string,
     private readonly doc: Document,
@@ -32,16 +31,26 @@ export class YamlSource {
     return this.doc.toJS()
   }
 
-  /** `file:line:column` of the value at `path`, or of its nearest ancestor that exists. */
+  /** `file:line:column` of the value at `path` (or of its key `keyOf`), or of its nearest ancestor that exists. */
   locate(path: Path, keyOf?: string): string {
+    const {line, col} = this.lines.linePos(this.offset(path, keyOf))
+    return `${this.file}:${line}:${col}`
+  }
+
+  error(problems: readonly Problem[]): InputError {
+    const placed = problems.map((problem) => ({offset: this.offset(problem.path, problem.key), line: problemLine(this.locate(problem.path, problem.key), problem)}))
+    // A stable sort: problems at one place keep the order they were found in.
+    placed.sort((a, b) => a.offset - b.offset)
+    return new InputError(placed.map((p) => p.line))
+  }
+
+  private offset(path: Path, keyOf?: string): number {
     let node = this.nodeAt(path)
     if (keyOf !== undefined && isMap(node)) {
       const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === keyOf)
       if (pair && isScalar(pair.key)) node = pair.key as YamlNode
     }
-    const offset = node?.range?.[0] ?? 0
-    const {line, col} = this.lines.linePos(offset)
-    return `${this.file}:${line}:${col}`
+    return node?.range?.[0] ?? 0
   }
 
   private nodeAt(path: Path): YamlNode | undefined {
@@ -53,17 +62,7 @@ export class YamlSource {
   }
 }
 
-/** `pools[0].capacity` from ['pools', 0, 'capacity']. */
-export function formatPath(path: Path): string {
-  let out = ''
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`
-    else out += out === '' ? String(part) : `.${String(part)}`
-  }
-  return out
-}
-
-function valueAt(data: unknown, path: Path): unknown {
+export function valueAt(data: unknown, path: Path): unknown {
   let node = data
   for (const key of path) node = node && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined
   return node

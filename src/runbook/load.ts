@@ -1,6 +1,8 @@
 import {readFileSync} from 'node:fs'
 import {InputError} from '../errors.js'
-import {describeIssue, formatPath, validate, YamlSource, type Path} from '../input/yaml-source.js'
+import {flagSite, type Path, type Problem, type ProblemSite} from '../input/problems.js'
+import {schemaProblems} from '../input/schema-problems.js'
+import {describeIssue, YamlSource} from '../input/yaml-source.js'
 import {runbookSchema, type GateData, type RunbookInput, type ScheduleData, type OnFailure, type RunbookData, type StepData} from './schema.js'
 import {actionNamed, actionOf} from '../actions/registry.js'
 import {describeCount, type CountOrPercent} from './units.js'
@@ -58,11 +60,15 @@ export function loadRunbookFile(file: string): Runbook {
   return parseRunbook(file, text)
 }
 
-/** Parses and checks a runbook file: the schema first, then what the schema cannot see. */
+/**
+ * Parses and checks a runbook file: the schema first, then what the schema cannot see. Every
+ * problem of the stage that finds any is reported at once, so one edit fixes them all.
+ */
 export function parseRunbook(file: string, text: string): Runbook {
   const source = YamlSource.parse(file, text)
-  const data = validate(runbookSchema, source.data(), source)
-  return {...checkRunbook(data, file, (path) => source.locate(path)), source: {kind: 'file', text}}
+  const checked = schemaProblems(runbookSchema, source.data())
+  if (!checked.success) throw source.error(checked.problems)
+  return {...checkRunbook(checked.data, file, source), source: {kind: 'file', text}}
 }
 
 /**
@@ -71,18 +77,22 @@ export function parseRunbook(file: string, text: string): Runbook {
  */
 export function runbookFromFlags(input: RunbookInput, flagFor: (path: Path) => string | undefined): Runbook {
   const result = runbookSchema.safeParse(input)
-  const where = (path: Path) => flagFor(path) ?? 'command line'
+  const site = flagSite(flagFor)
   if (!result.success) {
+    // One step from flags has few fields, and the first problem names its flag.
     const issue = result.error.issues[0]
-    throw new InputError(`${where(issue.path)}: ${describeIssue(issue, input)}`)
+    throw new InputError(`${site.locate(issue.path)}: ${describeIssue(issue, input)}`)
   }
-  return {...checkRunbook(result.data, '(command line)', where), source: {kind: 'flags', input}}
+  return {...checkRunbook(result.data, '(command line)', site), source: {kind: 'flags', input}}
 }
 
 /** What the schema cannot see: references between steps and targets, budgets, bake against TTL, gate thresholds. */
-export function checkRunbook(data: RunbookData, file: string, locate: (path: Path) => string): Omit<Runbook, 'source'> {
-  const fail = (path: Path, message: string): never => {
-    throw new InputError(`${locate(path)}: ${formatPath(path)}: ${message}`)
+export function checkRunbook(data: RunbookData, file: string, site: ProblemSite): Omit<Runbook, 'source'> {
+  const problems: Problem[] = []
+  // Checks go on after a problem, with whatever value they have, so one pass finds every problem;
+  // nothing resolved here is used unless none was found.
+  const fail = (path: Path, message: string): void => {
+    problems.push({path, message})
   }
   // Route 53 answers with zone ids as `/hostedzone/Z123`, and people paste them that way too.
   const targets = data.targets.dns ? {...data.targets, dns: {...data.targets.dns, zone: data.targets.dns.zone.replace(/^\/hostedzone\//, '')}} : data.targets
@@ -95,11 +105,11 @@ export function checkRunbook(data: RunbookData, file: string, locate: (path: Pat
     if (!targets.metrics) fail(path, 'a gate needs targets.metrics to say where its metric comes from')
     const pool = gate.pool ?? d.pool
     if (pool !== undefined && !pools.has(pool)) fail([...path, 'pool'], `no pool named "${pool}" in targets; pools are ${[...pools].join(', ') || 'none'}`)
-    if (gate.metric === 'error-rate' && threshold! > 100) fail([...path, 'threshold'], `expected an error rate in % (0–100), got ${threshold}`)
-    if (gate.metric === 'healthy-targets' && threshold! > 100) fail([...path, 'threshold'], `expected a share of healthy targets in % (0–100), got ${threshold}`)
+    if (gate.metric === 'error-rate' && threshold !== undefined && threshold > 100) fail([...path, 'threshold'], `expected an error rate in % (0–100), got ${threshold}`)
+    if (gate.metric === 'healthy-targets' && threshold !== undefined && threshold > 100) fail([...path, 'threshold'], `expected a share of healthy targets in % (0–100), got ${threshold}`)
     return {
       metric: gate.metric,
-      threshold: threshold!,
+      threshold: threshold ?? Number.NaN,
       window: gate.window ?? d.window ?? gateDefaults.window,
       interval: gate.interval ?? d.interval ?? gateDefaults.interval,
       failureLimit: gate.failureLimit ?? d.failureLimit ?? gateDefaults.failureLimit,
@@ -113,15 +123,15 @@ export function checkRunbook(data: RunbookData, file: string, locate: (path: Pat
     const path = ['steps', index]
     const common: StepCommon = {
       index,
-      // Set below, once the step is resolved: a title can name what resolving worked out.
+      // Set below, once every step is resolved: a title can name what resolving worked out.
       title: '',
       onFailure: raw.onFailure ?? actionNamed(raw.action).defaultOnFailure,
       ...(raw.timeout === undefined ? {} : {timeout: raw.timeout}),
     }
-    const step = resolveStep(raw, common, path)
-    step.title = raw.name ?? (actionOf(step).title as (s: Step) => string)(step)
-    return step
+    return resolveStep(raw, common, path)
   })
+  if (problems.length > 0) throw site.error(problems)
+  for (const step of steps) step.title = data.steps[step.index].name ?? (actionOf(step).title as (s: Step) => string)(step)
 
   function resolveStep(raw: StepData, common: StepCommon, path: Path): Step {
     switch (raw.action) {
@@ -142,12 +152,12 @@ export function checkRunbook(data: RunbookData, file: string, locate: (path: Pat
       }
       case 'ramp': {
         const dns = targets.dns
-        if (!dns) return fail(path, 'a ramp step needs targets.dns: the weighted record it ramps')
-        if (!(raw.set in dns.sets)) fail([...path, 'set'], `no weighted set "${raw.set}" in targets.dns.sets; it has ${Object.keys(dns.sets).join(', ')}`)
-        if (Object.keys(dns.sets).length < 2) fail([...path, 'set'], 'a ramp moves traffic between weighted sets: targets.dns.sets needs at least two')
+        if (!dns) fail(path, 'a ramp step needs targets.dns: the weighted record it ramps')
+        else if (!(raw.set in dns.sets)) fail([...path, 'set'], `no weighted set "${raw.set}" in targets.dns.sets; it has ${Object.keys(dns.sets).join(', ')}`)
+        else if (Object.keys(dns.sets).length < 2) fail([...path, 'set'], 'a ramp moves traffic between weighted sets: targets.dns.sets needs at least two')
         const schedule = expandSchedule(raw.schedule, [...path, 'schedule'], fail)
         const bake = raw.bake ?? data.defaults.bake ?? defaultBake
-        if (dns.ttl !== undefined && bake < dns.ttl && !raw.allowShortBake)
+        if (dns?.ttl !== undefined && bake < dns.ttl && !raw.allowShortBake)
           fail([...path, raw.bake === undefined ? 'action' : 'bake'], `a bake of ${bake} s is shorter than the record's TTL of ${dns.ttl} s, so not every client would have seen a step before it is judged; make it at least ${dns.ttl} s, or set allowShortBake: true`)
         const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
         return {...raw, ...common, schedule, bake, gate}
@@ -161,7 +171,7 @@ export function checkRunbook(data: RunbookData, file: string, locate: (path: Pat
     }
   }
 
-  return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps, locate}
+  return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps, locate: (path) => site.locate(path)}
 }
 
 function exceeds(batch: CountOrPercent, budget: CountOrPercent): boolean {
@@ -171,7 +181,7 @@ function exceeds(batch: CountOrPercent, budget: CountOrPercent): boolean {
 }
 
 /** Turns a schedule into the list of percentages the ramp steps through. */
-function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: string) => never): number[] {
+function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: string) => void): number[] {
   let steps: number[]
   if (Array.isArray(schedule)) {
     steps = schedule
@@ -180,7 +190,11 @@ function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: s
     steps = Array.from({length: n}, (_, i) => from + ((to - from) * i) / (n - 1))
   } else {
     const {from, factor, to} = schedule.exponential
-    if (from <= 0) fail([...path, 'exponential', 'from'], `expected a start above 0 %, got ${from}`)
+    // Returning here also keeps the loop below from multiplying zero for ever.
+    if (from <= 0) {
+      fail([...path, 'exponential', 'from'], `expected a start above 0 %, got ${from}`)
+      return []
+    }
     steps = []
     for (let p = from; p < to; p *= factor) steps.push(p)
     steps.push(to)

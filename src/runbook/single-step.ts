@@ -1,5 +1,4 @@
-import type {Path} from '../input/yaml-source.js'
-import {formatPath} from '../input/yaml-source.js'
+import {formatPath, type Path} from '../input/problems.js'
 import {runbookFromFlags, type Runbook} from './load.js'
 import type {RunbookInput} from './schema.js'
 

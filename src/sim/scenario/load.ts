@@ -3,7 +3,8 @@ import {basename, extname, join} from 'node:path'
 import type {FleetConfig, Policy} from '../config.js'
 import {InputError} from '../../errors.js'
 import {packageRoot} from '../../package-root.js'
-import {formatPath, validate, YamlSource, type Path} from '../../input/yaml-source.js'
+import {formatPath, type Path} from '../../input/problems.js'
+import {validate, YamlSource} from '../../input/yaml-source.js'
 import {policyKeys, policySchema, scenarioSchema, type Scenario} from './schema.js'
 
 /** The scenarios that ship with sluice, in `scenarios/` at the package root. */
