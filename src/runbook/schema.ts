@@ -1,142 +1,198 @@
 import {z} from 'zod'
 import {countOrPercent, duration} from './units.js'
 
+// Every field carries a description: `sluice schema` exports them, and an editor shows them on hover.
+
 const name = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes')
 
 export const gateSchema = z.strictObject({
-  /** error-rate: failed requests in % (pass at or below); latency-p99: ms (pass at or below); healthy-targets: % of targets healthy (pass at or above). */
-  metric: z.enum(['error-rate', 'latency-p99', 'healthy-targets']),
-  threshold: z.number().nonnegative().optional(),
-  /** Seconds of data each verdict looks at. */
-  window: duration.optional(),
-  /** Seconds between verdicts. */
-  interval: duration.optional(),
-  /** Failed verdicts that fail the gate. */
-  failureLimit: z.number().int().min(1).optional(),
-  /** Inconclusive verdicts (no data) that fail the gate: missing data is never a pass. */
-  inconclusiveLimit: z.number().int().min(1).optional(),
-  /** Consecutive passing verdicts the gate needs. */
-  successes: z.number().int().min(1).optional(),
-  /** The pool the metric is scoped to (default: everything the runbook targets). */
-  pool: name.optional(),
+  metric: z
+    .enum(['error-rate', 'latency-p99', 'healthy-targets'])
+    .describe('What the gate measures. error-rate: failed requests in % (passes at or below the threshold); latency-p99: milliseconds (passes at or below); healthy-targets: % of targets healthy (passes at or above).'),
+  threshold: z.number().nonnegative().optional().describe("The value a verdict is judged against, in the metric's unit; defaults.gate.threshold when left out."),
+  window: duration.optional().describe('Seconds of data each verdict looks at (default 60).'),
+  interval: duration.optional().describe('Seconds between verdicts (default 10).'),
+  failureLimit: z.number().int().min(1).optional().describe('Failed verdicts that fail the gate (default 1).'),
+  inconclusiveLimit: z.number().int().min(1).optional().describe('Inconclusive verdicts (no data) that fail the gate: missing data is never a pass (default 3).'),
+  successes: z.number().int().min(1).optional().describe('Consecutive passing verdicts the gate needs (default 3).'),
+  pool: name.optional().describe('The pool the metric is scoped to (default: everything the runbook targets).'),
 })
 
 const hookSchema = z.strictObject({
-  /** argv; {id}, {ip} and {port} are replaced per target, and SLUICE_TARGET_ID, _IP, _PORT are set. */
-  command: z.array(z.string().min(1)).min(1),
-  timeout: duration.default(300),
+  command: z
+    .array(z.string().min(1))
+    .min(1)
+    .describe('The argv to run, with no shell: {id}, {ip} and {port} are replaced per target, and SLUICE_TARGET_ID, SLUICE_TARGET_IP and SLUICE_TARGET_PORT are set.'),
+  timeout: duration.default(300).describe('Seconds the command may take before the batch fails.'),
 })
 
 const onFailure = z.enum(['rollback', 'hold', 'abort'])
 
 const common = {
-  name: z.string().min(1).optional(),
-  timeout: duration.optional(),
-  onFailure: onFailure.optional(),
+  name: z.string().min(1).optional().describe('A title for the step in the plan, progress and report (default: one sluice writes from the step).'),
+  timeout: duration.optional().describe('Seconds the whole step may take before it fails.'),
+  onFailure: onFailure
+    .optional()
+    .describe('What a failed gate or step does: rollback puts back the last good state, hold stops where it is, abort stops without undoing (default depends on the action).'),
 }
 
-const scheduleSchema = z.union([
-  z.array(z.number()).min(1),
-  z.strictObject({linear: z.strictObject({from: z.number(), to: z.number(), steps: z.number().int().min(2)})}),
-  z.strictObject({exponential: z.strictObject({from: z.number(), factor: z.number().gt(1), to: z.number()})}),
-])
+const action = <const V extends string>(value: V, what: string) => z.literal(value).describe(what)
+const gateField = (what: string) => gateSchema.optional().describe(what)
+const bakeField = duration.optional().describe("Seconds to wait after each change before it is judged (default: defaults.bake, else the gate's window).")
+
+const scheduleSchema = z
+  .union([
+    z.array(z.number()).min(1).describe('The weights in %, in order, e.g. [1, 5, 25, 50, 100].'),
+    z
+      .strictObject({
+        linear: z
+          .strictObject({
+            from: z.number().describe('The first weight in %.'),
+            to: z.number().describe('The last weight in %.'),
+            steps: z.number().int().min(2).describe('How many weights, evenly spaced, from and to included.'),
+          })
+          .describe('Evenly spaced weights.'),
+      })
+      .describe('Evenly spaced weights.'),
+    z
+      .strictObject({
+        exponential: z
+          .strictObject({
+            from: z.number().describe('The first weight in %, above 0.'),
+            factor: z.number().gt(1).describe('Each weight is the one before times this, until `to`.'),
+            to: z.number().describe('The last weight in %.'),
+          })
+          .describe('Weights that grow by a factor.'),
+      })
+      .describe('Weights that grow by a factor.'),
+  ])
+  .describe('The weights in % the ramped set steps through: a list, or linear or exponential steps.')
 
 export const stepSchema = z.discriminatedUnion('action', [
-  z.strictObject({action: z.literal('freeze'), ...common, reason: z.string().min(1), expires: duration.optional()}),
-  z.strictObject({action: z.literal('unfreeze'), ...common}),
   z.strictObject({
-    action: z.literal('restrict'),
+    action: action('freeze', 'Freeze changes: deploy pipelines that run `sluice freeze check` are refused.'),
     ...common,
-    type: name,
-    paths: z.array(z.string().startsWith('/')).default([]),
-    headers: z.record(z.string(), z.array(z.string()).min(1)).default({}),
-    retryAfter: duration.default(120),
+    reason: z.string().min(1).describe('Why changes are frozen, shown to whoever is refused.'),
+    expires: duration.optional().describe('Seconds after which the freeze lapses on its own (default: never).'),
   }),
-  z.strictObject({action: z.literal('lift'), ...common, type: name}),
+  z.strictObject({action: action('unfreeze', 'Lift the change freeze.'), ...common}),
   z.strictObject({
-    action: z.literal('cycle'),
+    action: action('restrict', 'Turn a traffic type away with a fast 503 at the listener.'),
     ...common,
-    pool: name,
-    batch: countOrPercent,
-    /** Never more than this out of rotation at once, counting targets that are already unhealthy. */
-    budget: countOrPercent.optional(),
-    /** Refuse a batch unless the servers left can carry current demand with this much spare, in %. */
-    headroom: z.number().min(0).max(100).optional(),
-    capacityPerTarget: z.number().positive().optional(),
-    restart: hookSchema.optional(),
-    remediate: hookSchema.optional(),
-    slowStart: duration.optional(),
-    /** Set the group's routing failover first: below this % of healthy targets, route to all (ALB minimum healthy targets; the simulator's panic threshold). */
-    failoverPercent: z.number().int().min(1).max(100).optional(),
-    drainTimeout: duration.default(300),
-    healthyTimeout: duration.default(300),
-    bake: duration.optional(),
-    gate: gateSchema.optional(),
+    type: name.describe('The traffic type to turn away; a rule of its own, tagged with it.'),
+    paths: z.array(z.string().startsWith('/')).default([]).describe('Request paths that identify the traffic type, e.g. /sync/*.'),
+    headers: z.record(z.string(), z.array(z.string()).min(1)).default({}).describe('Header name → values that identify the traffic type.'),
+    retryAfter: duration.default(120).describe('Seconds clients are told to wait before retrying (Retry-After).'),
   }),
   z.strictObject({
-    action: z.literal('ramp'),
+    action: action('lift', 'Let a restricted traffic type back.'),
     ...common,
-    /** The weighted set identifier that gains traffic. */
-    set: z.string().min(1),
+    type: name.describe('The traffic type whose restriction is lifted.'),
+  }),
+  z.strictObject({
+    action: action('cycle', 'Drain, restart, remediate and return a pool a batch at a time.'),
+    ...common,
+    pool: name.describe('The pool to cycle; targets.targetGroups names its target group.'),
+    batch: countOrPercent.describe('Targets taken out at once: a count (3) or a share of the group (25%).'),
+    budget: countOrPercent.optional().describe('Never more than this out of rotation at once, counting targets that are already unhealthy.'),
+    headroom: z.number().min(0).max(100).optional().describe('Refuse a batch unless the servers left can carry current demand with this much spare, in %.'),
+    capacityPerTarget: z.number().positive().optional().describe('Requests per second one target can serve; the headroom guard needs it.'),
+    restart: hookSchema.optional().describe('The command that restarts each drained target.'),
+    remediate: hookSchema.optional().describe('The command that repairs each target after its restart, before it returns.'),
+    slowStart: duration.optional().describe("Seconds over which a returning target's share of traffic grows (0, or 30–900 on an ALB)."),
+    failoverPercent: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("Set the group's routing failover first: below this % of healthy targets, route to all (ALB minimum healthy targets; the simulator's panic threshold)."),
+    drainTimeout: duration.default(300).describe('Seconds to wait for a batch to drain.'),
+    healthyTimeout: duration.default(300).describe('Seconds to wait for a returned batch to pass its health checks.'),
+    bake: bakeField,
+    gate: gateField('The gate judged after each batch returns.'),
+  }),
+  z.strictObject({
+    action: action('ramp', 'Move traffic to a weighted DNS set, step by step, behind a gate.'),
+    ...common,
+    set: z.string().min(1).describe('The weighted set identifier that gains traffic.'),
     schedule: scheduleSchema,
-    bake: duration.optional(),
-    /** Allow a bake shorter than the record's TTL (clients will not all have seen a step before it is judged). */
-    allowShortBake: z.boolean().default(false),
-    gate: gateSchema.optional(),
+    bake: bakeField,
+    allowShortBake: z
+      .boolean()
+      .default(false)
+      .describe("Allow a bake shorter than the record's TTL (clients will not all have seen a step before it is judged)."),
+    gate: gateField('The gate judged after each step of the schedule.'),
   }),
-  z.strictObject({action: z.literal('approve'), ...common, message: z.string().min(1)}),
-  z.strictObject({action: z.literal('wait'), ...common, for: duration}),
-  z.strictObject({action: z.literal('check'), ...common, gate: gateSchema, bake: duration.optional()}),
+  z.strictObject({
+    action: action('approve', 'Ask a person before going on; without a terminal, --yes answers.'),
+    ...common,
+    message: z.string().min(1).describe('The question put to the operator.'),
+  }),
+  z.strictObject({
+    action: action('wait', 'Wait a fixed time.'),
+    ...common,
+    for: duration.describe('Seconds to wait, or a duration such as 5m.'),
+  }),
+  z.strictObject({
+    action: action('check', 'Judge a gate without changing anything.'),
+    ...common,
+    gate: gateSchema.describe('The gate to judge.'),
+    bake: duration.optional().describe("Seconds to wait before the first verdict (default: the gate's window)."),
+  }),
 ])
 
 export const runbookSchema = z.strictObject({
-  name,
-  description: z.string().default(''),
-  targets: z.strictObject({
-    dns: z
-      .strictObject({
-        zone: z.string().min(1),
-        record: z.string().min(1),
-        type: z.enum(['A', 'AAAA', 'CNAME']).default('A'),
-        /** The record's TTL in seconds; live runs read it from Route 53. */
-        ttl: duration.optional(),
-        /** Set identifier → the pool its answers send clients to. */
-        sets: z.record(z.string().min(1), name).refine((s) => Object.keys(s).length > 0, 'expected at least one weighted set'),
-      })
-      .optional(),
-    /** Pool name → target group ARN. */
-    targetGroups: z.record(name, z.string().min(1)).optional(),
-    listener: z.string().min(1).optional(),
-    metrics: z
-      .strictObject({
-        source: z.enum(['cloudwatch', 'prometheus']),
-        /** CloudWatch: the LoadBalancer dimension, `app/name/id`. */
-        loadBalancer: z.string().optional(),
-        /** CloudWatch: pool → `app/name/id` when pools sit behind different load balancers. */
-        loadBalancers: z.record(name, z.string()).optional(),
-        /** Prometheus: the server's base URL. */
-        url: z.string().regex(/^https?:\/\/\S+$/, 'expected an http(s) URL').optional(),
-        /** Prometheus: one instant query per metric; `$window` and `$pool` are filled in. */
-        queries: z.partialRecord(z.enum(['error-rate', 'latency-p99', 'request-rate', 'healthy-targets']), z.string().min(1)).optional(),
-      })
-      .optional(),
-  }),
+  name: name.describe('The runbook\'s name: lower-case letters, digits and dashes.'),
+  description: z.string().default('').describe('What the runbook does, in a sentence, for `sluice runbooks` and the plan.'),
+  targets: z
+    .strictObject({
+      dns: z
+        .strictObject({
+          zone: z.string().min(1).describe('The Route 53 hosted zone id, e.g. Z04517273E3NUXJ3CHVE9.'),
+          record: z.string().min(1).describe('The weighted record a ramp changes, e.g. api.example.com.'),
+          type: z.enum(['A', 'AAAA', 'CNAME']).default('A').describe("The record's type."),
+          ttl: duration.optional().describe("The record's TTL in seconds; live runs read it from Route 53."),
+          sets: z
+            .record(z.string().min(1), name)
+            .refine((s) => Object.keys(s).length > 0, 'expected at least one weighted set')
+            .describe('Set identifier → the pool its answers send clients to.'),
+        })
+        .optional()
+        .describe('The weighted DNS record a ramp changes.'),
+      targetGroups: z.record(name, z.string().min(1)).optional().describe('Pool name → target group ARN.'),
+      listener: z.string().min(1).optional().describe('The load balancer listener ARN where restriction rules go.'),
+      metrics: z
+        .strictObject({
+          source: z.enum(['cloudwatch', 'prometheus']).describe('Where gate metrics come from.'),
+          loadBalancer: z.string().optional().describe('CloudWatch: the LoadBalancer dimension, `app/name/id`.'),
+          loadBalancers: z.record(name, z.string()).optional().describe('CloudWatch: pool → `app/name/id` when pools sit behind different load balancers.'),
+          url: z.string().regex(/^https?:\/\/\S+$/, 'expected an http(s) URL').optional().describe("Prometheus: the server's base URL."),
+          queries: z
+            .partialRecord(z.enum(['error-rate', 'latency-p99', 'request-rate', 'healthy-targets']), z.string().min(1))
+            .optional()
+            .describe('Prometheus: one instant query per metric; `$window` and `$pool` are filled in.'),
+        })
+        .optional()
+        .describe('Where gates read their metrics.'),
+    })
+    .describe('What the runbook acts on.'),
   defaults: z
     .strictObject({
-      bake: duration.optional(),
-      gate: gateSchema.omit({metric: true}).partial().optional(),
+      bake: duration.optional().describe('Seconds to wait after each change before it is judged, for steps that give none.'),
+      gate: gateSchema.omit({metric: true}).partial().optional().describe('Gate settings for gates that leave them out.'),
     })
-    .default({}),
+    .default({})
+    .describe('Settings for steps that leave them out.'),
   rehearsal: z
     .strictObject({
-      /** A built-in scenario name, or a scenario file relative to the runbook. */
-      scenario: z.string().min(1),
-      setup: z.string().optional(),
-      /** Scenario second at which the runbook starts: the state of the incident when the operator begins. */
-      startAt: duration.default(0),
+      scenario: z.string().min(1).describe('A built-in scenario name, or a scenario file relative to the runbook.'),
+      setup: z.string().optional().describe("One of the scenario's setups (default: its first)."),
+      startAt: duration.default(0).describe('Scenario second at which the runbook starts: the state of the incident when the operator begins.'),
     })
-    .optional(),
-  steps: z.array(stepSchema).min(1),
+    .optional()
+    .describe('What `sluice run --dry-run` rehearses against.'),
+  steps: z.array(stepSchema).min(1).describe('The steps, run in order.'),
 })
 
 export type RunbookInput = z.input<typeof runbookSchema>

@@ -167,6 +167,26 @@ describe('runbookJsonSchema', () => {
   })
 })
 
+describe('descriptions, for an editor to show on hover', () => {
+  /** Every property of every object the schema describes, with the JSON path to it. */
+  function properties(node: unknown, at = '#'): Array<{at: string; schema: {description?: unknown}}> {
+    if (node === null || typeof node !== 'object') return []
+    const found: Array<{at: string; schema: {description?: unknown}}> = []
+    const props = (node as {properties?: Record<string, {description?: unknown}>}).properties
+    if (props) for (const [key, schema] of Object.entries(props)) found.push({at: `${at}/properties/${key}`, schema})
+    for (const [key, child] of Object.entries(node)) found.push(...properties(child, `${at}/${key}`))
+    return found
+  }
+
+  it('every property of the runbook schema has a non-empty description', () => {
+    const all = properties(runbookJsonSchema())
+    // Guards the walk itself: a schema whose properties it failed to reach would pass trivially.
+    expect(all.length).toBeGreaterThan(80)
+    const undescribed = all.filter(({schema}) => typeof schema.description !== 'string' || schema.description.trim() === '').map(({at}) => at)
+    expect(undescribed).toEqual([])
+  })
+})
+
 describe('sluice schema', () => {
   it('prints the schema, pretty, and exits 0', async () => {
     const {code, stdout, stderr} = await sluice(['schema'])
