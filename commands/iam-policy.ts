@@ -1,7 +1,7 @@
-import {Args} from '@oclif/core'
 import {iamPolicy} from '../src/live/iam-policy.js'
 import {SluiceCommand} from '../src/cli/base.js'
-import {loadRunbookFile} from '../src/runbook/load.js'
+import {runbookArg} from '../src/cli/flags.js'
+import {loadRunbook} from '../src/runbook/shipped.js'
 
 export default class IamPolicy extends SluiceCommand {
   static override summary = 'Print the least-privilege IAM policy a runbook needs.'
@@ -11,12 +11,12 @@ export default class IamPolicy extends SluiceCommand {
   static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml > sluice-policy.json']
 
   static override args = {
-    runbook: Args.string({description: 'The runbook YAML file.', required: true}),
+    runbook: runbookArg,
   }
 
   async run(): Promise<ReturnType<typeof iamPolicy>> {
     const {args} = await this.parse(IamPolicy)
-    const policy = iamPolicy(loadRunbookFile(args.runbook))
+    const policy = iamPolicy(loadRunbook(args.runbook))
     if (!this.jsonEnabled()) this.log(JSON.stringify(policy, null, 2))
     return policy
   }

@@ -1,8 +1,8 @@
-import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
+import {runbookArg} from '../src/cli/flags.js'
 import type {PlannedStep} from '../src/ports/io.js'
 import {planRunbook} from '../src/engine/plan.js'
-import {loadRunbookFile} from '../src/runbook/load.js'
+import {loadRunbook} from '../src/runbook/shipped.js'
 
 export default class Plan extends SluiceCommand {
   static override summary = 'Show what a runbook would do, step by step, without doing it.'
@@ -12,12 +12,12 @@ export default class Plan extends SluiceCommand {
   static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml']
 
   static override args = {
-    runbook: Args.string({description: 'The runbook YAML file.', required: true}),
+    runbook: runbookArg,
   }
 
   async run(): Promise<{runbook: string; description: string; steps: PlannedStep[]}> {
     const {args} = await this.parse(Plan)
-    const runbook = loadRunbookFile(args.runbook)
+    const runbook = loadRunbook(args.runbook)
     const steps = planRunbook(runbook)
     this.log(`${runbook.name}: ${runbook.description}`)
     for (const step of steps) {

@@ -1,8 +1,7 @@
-import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFlags, lockFlags, rehearsalFlags, reportFlags, runFlags, stateFlags} from '../src/cli/flags.js'
+import {awsFlags, lockFlags, rehearsalFlags, reportFlags, runbookArg, runFlags, stateFlags} from '../src/cli/flags.js'
 import {executeRunbook, modeOf, type RunJson} from '../src/cli/run-runbook.js'
-import {loadRunbookFile} from '../src/runbook/load.js'
+import {loadRunbook} from '../src/runbook/shipped.js'
 
 export default class Run extends SluiceCommand {
   static override summary = 'Run a runbook, or rehearse it with --dry-run against the simulated fleet.'
@@ -14,20 +13,21 @@ With --dry-run the runbook runs against its rehearsal scenario in virtual time: 
 Ctrl-C stops at the next safe point (a ramp holds its last good weights), prints where it stopped, and exits 130.`
 
   static override examples = [
+    '<%= config.bin %> <%= command.id %> outlook-staged-return --dry-run',
     '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --dry-run',
     '<%= config.bin %> <%= command.id %> runbooks/naive-full-return.yaml --dry-run --json',
     '<%= config.bin %> <%= command.id %> runbooks/regional-dns-ramp.yaml --dry-run --pace 60 --html report.html',
   ]
 
   static override args = {
-    runbook: Args.string({description: 'The runbook YAML file.', required: true}),
+    runbook: runbookArg,
   }
 
   static override flags = {...runFlags, ...rehearsalFlags, ...reportFlags, ...awsFlags, ...stateFlags, ...lockFlags}
 
   async run(): Promise<RunJson> {
     const {args, flags} = await this.parse(Run)
-    const runbook = loadRunbookFile(args.runbook)
+    const runbook = loadRunbook(args.runbook)
     return executeRunbook(runbook, modeOf(flags), {...flags, json: this.jsonEnabled()}, this.printer())
   }
 }

@@ -1,7 +1,6 @@
-import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
-import {loadRunbookFile} from '../src/runbook/load.js'
+import {awsFlags, awsOptionsOf, stateFlags, runbookArg} from '../src/cli/flags.js'
+import {loadRunbook} from '../src/runbook/shipped.js'
 import {openStore} from '../src/state/open.js'
 import type {LiveStatus} from '../src/live/status.js'
 
@@ -13,14 +12,14 @@ export default class Status extends SluiceCommand {
   static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --region eu-west-1']
 
   static override args = {
-    runbook: Args.string({description: 'The runbook whose targets to read.', required: true}),
+    runbook: runbookArg,
   }
 
   static override flags = {...awsFlags, ...stateFlags}
 
   async run(): Promise<LiveStatus> {
     const {args, flags} = await this.parse(Status)
-    const runbook = loadRunbookFile(args.runbook)
+    const runbook = loadRunbook(args.runbook)
     const {liveStatus, renderStatus} = await import('../src/live/status.js')
     const aws = awsOptionsOf(flags)
     const status = await liveStatus(runbook, aws, await openStore(flags.state, aws))

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {InputError} from '../src/errors.js'
 import {checkRehearsalScenario} from '../src/rehearsal/rehearse.js'
-import {loadRunbookFile} from '../src/runbook/load.js'
+import {loadRunbook} from '../src/runbook/shipped.js'
 
 interface ValidateJson {
   /** `error` is every problem's line joined by newlines; `problems` holds the same lines apart. */
@@ -19,7 +19,7 @@ export default class Validate extends SluiceCommand {
   static override strict = false
 
   static override args = {
-    runbook: Args.string({description: 'Runbook YAML files.', required: true}),
+    runbook: Args.string({description: 'Runbook YAML files, or names of shipped runbooks (`sluice runbooks` lists them).', required: true}),
   }
 
   async run(): Promise<ValidateJson> {
@@ -27,7 +27,7 @@ export default class Validate extends SluiceCommand {
     const results: ValidateJson['runbooks'] = []
     for (const file of argv as string[]) {
       try {
-        const runbook = loadRunbookFile(file)
+        const runbook = loadRunbook(file)
         results.push({file, valid: true, name: runbook.name, steps: runbook.steps.length})
         if (runbook.rehearsal) checkRehearsalScenario(runbook)
         this.log(`${file}: ok (${runbook.name}, ${runbook.steps.length} step${runbook.steps.length === 1 ? '' : 's'})`)

@@ -1,4 +1,4 @@
-import {Flags, type Interfaces} from '@oclif/core'
+import {Args, Flags, type Interfaces} from '@oclif/core'
 import {InputError} from '../errors.js'
 import type {AwsOptions} from '../aws/clients.js'
 import {duration} from '../runbook/units.js'
@@ -64,6 +64,9 @@ export function argv(description: string) {
 }
 
 /** Where AWS calls go and as whom: the run's own resources, and a team's state table. */
+/** The runbook argument of run, plan, status and iam-policy: a file, or a shipped runbook by name. */
+export const runbookArg = Args.string({description: 'A runbook YAML file, or the name of a shipped runbook (`sluice runbooks` lists them).', required: true})
+
 export const awsFlags = {
   'endpoint-url': Flags.string({description: 'Send AWS calls to this endpoint (also AWS_ENDPOINT_URL), e.g. a local emulator.', helpValue: 'URL'}),
   profile: Flags.string({description: 'AWS profile from the shared config files.', env: 'AWS_PROFILE'}),

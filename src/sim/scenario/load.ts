@@ -1,20 +1,18 @@
-import {existsSync, readdirSync, readFileSync} from 'node:fs'
-import {basename, extname, join} from 'node:path'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 import type {FleetConfig, Policy} from '../config.js'
 import {InputError} from '../../errors.js'
 import {packageRoot} from '../../package-root.js'
+import {builtinNames, resolveBuiltinOrFile, type Builtins} from '../../input/builtin.js'
 import {formatPath, type Path} from '../../input/problems.js'
 import {validate, YamlSource} from '../../input/yaml-source.js'
 import {policyKeys, policySchema, scenarioSchema, type Scenario} from './schema.js'
 
 /** The scenarios that ship with sluice, in `scenarios/` at the package root. */
-export const builtinScenarioDir = join(packageRoot, 'scenarios')
+const builtinScenarios: Builtins = {dir: join(packageRoot, 'scenarios'), kind: 'scenario'}
 
 export function builtinScenarioNames(): string[] {
-  return readdirSync(builtinScenarioDir)
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => basename(f, '.yaml'))
-    .sort()
+  return builtinNames(builtinScenarios)
 }
 
 /** Command-line overrides of a scenario's numbers. They apply to the first pool and the first `broken` fault. */
@@ -48,7 +46,7 @@ export interface LoadedScenario {
  * `where` names what gave the name, for errors: the flag, or a runbook's file:line:column.
  */
 export function loadScenario(nameOrFile: string, overrides: ScenarioOverrides = {}, where = '--scenario'): LoadedScenario {
-  const file = resolveScenarioFile(nameOrFile, where)
+  const file = resolveBuiltinOrFile(nameOrFile, builtinScenarios, where)
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -70,18 +68,6 @@ export function loadScenario(nameOrFile: string, overrides: ScenarioOverrides = 
     return used.has(key) ? flags[key] : undefined
   })
   return {scenario, origin: nameOrFile}
-}
-
-function resolveScenarioFile(nameOrFile: string, where: string): string {
-  const looksLikeFile = nameOrFile.includes('/') || ['.yaml', '.yml'].includes(extname(nameOrFile))
-  if (looksLikeFile) {
-    if (!existsSync(nameOrFile)) throw new InputError(`${where}: no such file ${nameOrFile}`)
-    return nameOrFile
-  }
-  const builtin = join(builtinScenarioDir, `${nameOrFile}.yaml`)
-  if (existsSync(builtin)) return builtin
-  if (existsSync(nameOrFile)) return nameOrFile
-  throw new InputError(`${where}: unknown scenario "${nameOrFile}"; built-in scenarios are ${builtinScenarioNames().join(', ')}, or give a path to a YAML file`)
 }
 
 function usedOverridePaths(o: ScenarioOverrides, brokenIndex: number | null): string[] {

@@ -1,0 +1,55 @@
+import {describe, expect, it} from 'vitest'
+import {isolatedSluice} from '../helpers/cli.js'
+
+/** The oclif conventions a user expects: help, suggestions for typos, shipped runbooks by name. */
+const sluice = isolatedSluice('conventions')
+
+describe.concurrent('oclif conventions', () => {
+  it('sluice help run shows the exit codes, like run --help', async () => {
+    const [help, flag] = await Promise.all([sluice(['help', 'run']), sluice(['run', '--help'])])
+    expect(help.code, help.stderr).toBe(0)
+    expect(help.stdout).toMatch(/^EXIT CODES\n {2}0 {4}done$/m)
+    expect(help.stdout).toBe(flag.stdout)
+  })
+
+  it('a mistyped command, without a terminal, names the command meant on one line and exits 2', async () => {
+    const {code, stdout, stderr} = await sluice(['rn'])
+    expect(code).toBe(2)
+    expect(stdout).toBe('')
+    expect(stderr).toBe('Error: rn is not a sluice command; did you mean run? (sluice help lists every command)\n')
+  })
+
+  it('a mistyped flag names the flag meant', async () => {
+    const {code, stderr} = await sluice(['run', 'outlook-staged-return', '--dryrun'])
+    expect(code).toBe(2)
+    expect(stderr).toBe('Error: Nonexistent flag: --dryrun; did you mean --dry-run?\n')
+  })
+
+  it('sluice runbooks --json lists every shipped runbook with its rehearsal scenario', async () => {
+    const {code, stdout, stderr} = await sluice(['runbooks', '--json'])
+    expect(code, stderr).toBe(0)
+    const {runbooks} = JSON.parse(stdout) as {runbooks: Array<{name: string; scenario: string; description: string}>}
+    expect(runbooks.map((r) => [r.name, r.scenario])).toEqual([
+      ['naive-full-return', 'outlook-recovery'],
+      ['outlook-staged-return', 'outlook-recovery'],
+      ['regional-dns-ramp', 'two-regions'],
+      ['thread-hold-recovery', 'cafe-2024'],
+    ])
+    for (const r of runbooks) expect(r.description, r.name).not.toBe('')
+  })
+
+  it('a shipped runbook runs by name, from any directory', async () => {
+    const {code, stdout, stderr} = await sluice(['run', 'regional-dns-ramp', '--dry-run'], {cwd: '/'})
+    expect(code, stderr).toBe(0)
+    expect(stdout).toMatch(/^Rehearsal of regional-dns-ramp against two-regions\b/m)
+  })
+
+  it('an unknown runbook name exits 2 and lists the shipped ones', async () => {
+    const {code, stdout, stderr} = await sluice(['plan', 'outlook-staged'])
+    expect(code).toBe(2)
+    expect(stdout).toBe('')
+    expect(stderr).toBe(
+      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are naive-full-return, outlook-staged-return, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
+    )
+  })
+})
