@@ -30,6 +30,9 @@ export default defineConfig({
           name: 'unit',
           // @oclif/test captures what commands write to stdout and stderr; vitest must not take it first.
           disableConsoleIntercept: true,
+          // Pure modules and fakes: files can share a worker's module cache instead of each
+          // importing the engine, the simulator and oclif again.
+          isolate: false,
           include: ['test/**/*.test.ts'],
           exclude: ['test/aws/**', 'test/local/**', 'test/prometheus/**', 'test/cli/**/!(terminal-io).test.ts'],
         },

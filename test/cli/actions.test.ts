@@ -2,14 +2,11 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import type {RunJson} from '../../src/cli/run-runbook.js'
 import {isolatedSluice, type CliResult} from '../helpers/cli.js'
 
 /** Every spawn runs without AWS and with its own state directory. */
 const sluice = isolatedSluice('actions')
 
-
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /** Bad input: exit 2, nothing on stdout, exactly one `Error: ` line on stderr, no stack trace. */
 function expectBadInput(result: CliResult, message: RegExp): void {
@@ -57,15 +54,12 @@ const commands: Array<{name: string; args: string[]; done: RegExp; live?: string
   {name: 'cycle', args: cycle, done: /^\[step 1\] done cycled 20 targets in 10 batches$/m, live: '--target-group POOL=ARN'},
 ]
 
-describe.concurrent('the single-action commands', () => {
-  it.each(commands)('$name --dry-run rehearses the step and exits 0', async ({args, done, more}) => {
+describe.concurrent('the single-action commands, spawned', () => {
+  it('ramp --dry-run: the report on stdout, progress on stderr, exit 0', async () => {
+    const [{args, done, more}] = commands.filter((c) => c.name === 'ramp')
     const rehearsed = await sluice([...args, '--dry-run'])
     expectCompleted(rehearsed, done)
     more?.(rehearsed)
-  })
-
-  it.each(commands.filter((c) => c.live))('$name live without the flags naming what it changes exits 2 and says which flags, or --dry-run', async ({name, args, live}) => {
-    expectBadInput(await sluice(args), new RegExp(`^Error: sluice ${name}: live, it needs ${live!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to name what it changes; or rehearse with --dry-run$`))
   })
 
   it('freeze and unfreeze work live without AWS: the freeze is kept in the state directory', async () => {
@@ -78,83 +72,12 @@ describe.concurrent('the single-action commands', () => {
     expect(unfrozen.code, unfrozen.stderr).toBe(0)
     expect(existsSync(join(state, 'freeze.json'))).toBe(false)
   })
-
-  it('ramp --json: completed, every percentage of the schedule passed its gate, west ends at 50%', async () => {
-    const json = await sluice([...ramp, '--dry-run', '--json'])
-    expect(json.code, json.stderr).toBe(0)
-    const run = JSON.parse(json.stdout) as RunJson
-    expect(run.mode).toBe('rehearsal')
-    expect(run.outcome).toBe('completed')
-    expect(run.exitCode).toBe(0)
-    expect(run.steps).toHaveLength(1)
-    expect(run.steps[0].action).toBe('ramp')
-    expect(run.steps[0].status).toBe('done')
-    expect(run.steps[0].message).toBe('west at 50%')
-    const contexts = [...new Set(run.steps[0].verdicts.map((v) => v.context))]
-    expect(contexts).toEqual(['west 1%', 'west 5%', 'west 25%', 'west 50%'])
-    for (const v of run.steps[0].verdicts) {
-      expect(v.outcome, v.context).toBe('pass')
-      expect(v.threshold).toBe(1)
-    }
-    expect(json.stderr).not.toMatch(/^\[step /m) // --json draws no progress
-  })
-
-  it('cycle --json: every batch went round and the step is done', async () => {
-    const result = await sluice([...cycle, '--dry-run', '--json'])
-    expect(result.code, result.stderr).toBe(0)
-    const run = JSON.parse(result.stdout) as RunJson
-    expect(run.outcome).toBe('completed')
-    expect(run.exitCode).toBe(0)
-    expect(run.steps[0].action).toBe('cycle')
-    expect(run.steps[0].status).toBe('done')
-    expect(run.steps[0].message).toBe('cycled 20 targets in 10 batches')
-  })
-
-  it('restrict reports the share of demand turned away: no more than the restricted type\'s share', async () => {
-    // outlook-recovery: background-sync is 20% of demand (types: interactive 0.8, background-sync 0.2),
-    // and clients try twice. Every background-sync request is turned away: 20% of demand, not more.
-    const json = await sluice(['restrict', '--type', 'background-sync', '--scenario', 'outlook-recovery', '--dry-run', '--json'])
-    expect(json.code, json.stderr).toBe(0)
-    const run = JSON.parse(json.stdout) as RunJson
-    expect(run.report!.restrictedAtEnd).toEqual(['background-sync'])
-    expect(run.report!.restrictedPercentAtEnd).toBeCloseTo(20, 0)
-  })
-
-  it('restrict on a scenario whose clients try once reports the type\'s share (cafe-2024: 10%)', async () => {
-    const result = await sluice(['restrict', '--type', 'decommissioned-lookup', '--scenario', 'cafe-2024', '--dry-run', '--json'])
-    expect(result.code, result.stderr).toBe(0)
-    const run = JSON.parse(result.stdout) as RunJson
-    expect(run.report!.restrictedAtEnd).toEqual(['decommissioned-lookup'])
-    expect(run.report!.restrictedPercentAtEnd).toBeCloseTo(10, 0)
-  })
 })
 
-describe.concurrent('bad flags: exit 2 and one line naming the flag', () => {
+describe.concurrent('bad flags, spawned: exit 2 and one line naming the flag', () => {
   it('--schedule with a weight over 100%', async () => {
     const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,150', '--bake', '60', '--scenario', 'two-regions', '--dry-run'])
     expectBadInput(result, /^Error: --schedule: .*at most 100%, got 150%/)
-  })
-
-  it('--schedule that is not a list of numbers', async () => {
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,five', '--bake', '60', '--scenario', 'two-regions', '--dry-run'])
-    expectBadInput(result, /^Error: --schedule: expected comma-separated percentages/)
-  })
-
-  it('--bake under the TTL of the scenario\'s record', async () => {
-    // two-regions: dns.ttl 60.
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '30', '--scenario', 'two-regions', '--dry-run'])
-    expectBadInput(result, /^Error: --bake: .*bake of 30 s is shorter than the record's TTL of 60 s/)
-  })
-
-  it('--bake under the TTL is accepted with --allow-short-bake', async () => {
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '30', '--allow-short-bake', '--scenario', 'two-regions', '--dry-run'])
-    expect(result.code, result.stderr).toBe(0)
-    expect(result.stderr).toMatch(/^\[step 1\] warning bake of 30 s is shorter than the TTL of 60 s/m)
-  })
-
-  it('--gate-threshold without --gate-metric', async () => {
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '60', '--gate-threshold', '1', '--scenario', 'two-regions', '--dry-run'])
-    expectBadInput(result, /^Error: --gate-threshold: .*--gate-metric/)
   })
 
   it('--gate-threshold without --gate-metric, under --json: the error as JSON on stdout, exit 2', async () => {
@@ -163,36 +86,6 @@ describe.concurrent('bad flags: exit 2 and one line naming the flag', () => {
     const json = JSON.parse(result.stdout) as {error: {message: string; exit: number}}
     expect(json.error.exit).toBe(2)
     expect(json.error.message).toMatch(/^--gate-threshold: .*--gate-metric/)
-  })
-
-  it('an unknown --scenario', async () => {
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '60', '--scenario', 'no-such-scenario', '--dry-run'])
-    expectBadInput(result, /^Error: --scenario: .*"no-such-scenario".*two-regions/)
-  })
-
-  it('--set naming no pool of the scenario', async () => {
-    const result = await sluice(['ramp', '--set', 'north', '--schedule', '1,5,50', '--bake', '60', '--scenario', 'two-regions', '--dry-run'])
-    expectBadInput(result, /^Error: --set: .*"north".*east, west/)
-  })
-
-  it('cycle --batch larger than --budget', async () => {
-    const result = await sluice(['cycle', '--pool', 'cafe', '--batch', '50%', '--budget', '25%', '--scenario', 'cafe-2024', '--dry-run'])
-    expectBadInput(result, /^Error: --batch: .*batch of 50% is larger than the disruption budget of 25%/)
-  })
-
-  it('cycle --pool naming a pool with no targets (a sorry pool)', async () => {
-    const result = await sluice(['cycle', '--pool', 'maintenance', '--batch', '1', '--scenario', 'cafe-2024', '--dry-run'])
-    expectBadInput(result, /^Error: --pool: .*"maintenance"/)
-  })
-
-  it('lift --type the scenario does not have', async () => {
-    const result = await sluice(['lift', '--type', 'no-such-type', '--scenario', 'outlook-recovery', '--dry-run'])
-    expectBadInput(result, /^Error: --type: .*"no-such-type".*interactive, background-sync/)
-  })
-
-  it('--bake that is not a number', async () => {
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', 'soon', '--scenario', 'two-regions', '--dry-run'])
-    expectBadInput(result, /^Error: --bake: expected a duration such as 90, 90s, 5m or 1h but received: soon$/)
   })
 
   it('a required flag left out (freeze without --reason) names the flag on one line', async () => {

@@ -1,4 +1,5 @@
-import {runCommand} from '@oclif/test'
+import {run} from '@oclif/core'
+import {captureOutput} from '@oclif/test'
 import {fileURLToPath} from 'node:url'
 
 /** The package root: oclif loads the built commands (dist/commands) from its package.json. */
@@ -14,15 +15,17 @@ export interface InProcessResult<T> {
 }
 
 /**
- * Runs a sluice command in this process through oclif's own test helper, as `sluice ARGS...`
- * would, capturing stdout and stderr. Commands that end with an outcome set process.exitCode;
+ * Runs a sluice command in this process, as `sluice ARGS...` would, capturing stdout and stderr
+ * with oclif's own test helper. (runCommand would join the argv and split it again on spaces,
+ * which breaks a flag value such as `--restart '/usr/local/bin/restart-api {id}'`; this passes
+ * the argv to oclif as given, which is what runCommand does after splitting.) Commands that end with an outcome set process.exitCode;
  * it is read here and put back, so the test process keeps its own.
  */
 export async function sluiceInProcess<T = unknown>(args: string[]): Promise<InProcessResult<T>> {
   const saved = process.exitCode
   process.exitCode = undefined
   try {
-    const {stdout, stderr, result, error} = await runCommand<T>(args, {root})
+    const {stdout, stderr, result, error} = await captureOutput<T>(() => run(args, {root}))
     const thrown = (error as (Error & {oclif?: {exit?: number}}) | undefined)?.oclif?.exit
     const exit = error ? (thrown ?? 1) : Number(process.exitCode ?? 0)
     return {exit, stdout, stderr, result, ...(error ? {error} : {})}
