@@ -9,16 +9,21 @@ import {duration} from '../runbook/units.js'
 
 export type FlagValues<F extends Interfaces.FlagInput> = Interfaces.InferredFlags<F>
 
+/** A flag value that does not parse: bad input that names its flag, worded as oclif words its own. */
+function badValue(flag: string, message: string): InputError {
+  return new InputError(`--${flag}: ${message}`)
+}
+
 /** A decimal number, with the same bounds checks oclif gives whole numbers. */
 export function decimal(options: {description: string; min?: number; max?: number; helpValue?: string}) {
   return Flags.custom<number>({
     description: options.description,
     helpValue: options.helpValue ?? 'NUMBER',
-    async parse(input) {
+    async parse(input, _context, flag) {
       const value = Number(input)
-      if (input.trim() === '' || !Number.isFinite(value)) throw new Error(`Expected a number but received: ${input}`)
-      if (options.min !== undefined && value < options.min) throw new Error(`Expected a number greater than or equal to ${options.min} but received: ${input}`)
-      if (options.max !== undefined && value > options.max) throw new Error(`Expected a number less than or equal to ${options.max} but received: ${input}`)
+      if (input.trim() === '' || !Number.isFinite(value)) throw badValue(flag.name, `expected a number but received: ${input}`)
+      if (options.min !== undefined && value < options.min) throw badValue(flag.name, `expected a number greater than or equal to ${options.min} but received: ${input}`)
+      if (options.max !== undefined && value > options.max) throw badValue(flag.name, `expected a number less than or equal to ${options.max} but received: ${input}`)
       return value
     },
   })()
@@ -29,9 +34,9 @@ export function seconds(options: {description: string}) {
   return Flags.custom<number>({
     description: options.description,
     helpValue: 'DURATION',
-    async parse(input) {
+    async parse(input, _context, flag) {
       const parsed = duration.safeParse(/^\d+(\.\d+)?$/.test(input) ? Number(input) : input)
-      if (!parsed.success) throw new Error(`Expected a duration such as 90, 90s, 5m or 1h but received: ${input}`)
+      if (!parsed.success) throw badValue(flag.name, `expected a duration such as 90, 90s, 5m or 1h but received: ${input}`)
       return parsed.data
     },
   })()
@@ -42,9 +47,9 @@ export function pair(options: {description: string; helpValue: string}) {
   return Flags.custom<{key: string; value: string}>({
     description: options.description,
     helpValue: options.helpValue,
-    async parse(input) {
+    async parse(input, _context, flag) {
       const eq = input.indexOf('=')
-      if (eq <= 0) throw new Error(`Expected ${options.helpValue} but received: ${input}`)
+      if (eq <= 0) throw badValue(flag.name, `expected ${options.helpValue} but received: ${input}`)
       return {key: input.slice(0, eq), value: input.slice(eq + 1)}
     },
   })
@@ -55,18 +60,18 @@ export function argv(description: string) {
   return Flags.custom<string[]>({
     description,
     helpValue: 'COMMAND',
-    async parse(input) {
+    async parse(input, _context, flag) {
       const words = input.split(/\s+/).filter(Boolean)
-      if (words.length === 0) throw new Error('Expected a command but received an empty string')
+      if (words.length === 0) throw badValue(flag.name, 'expected a command but received an empty string')
       return words
     },
   })()
 }
 
-/** Where AWS calls go and as whom: the run's own resources, and a team's state table. */
 /** The runbook argument of run, plan, status and iam-policy: a file, or a shipped runbook by name. */
 export const runbookArg = Args.string({description: 'A runbook YAML file, or the name of a shipped runbook (`sluice runbooks` lists them).', required: true})
 
+/** Where AWS calls go and as whom: the run's own resources, and a team's state table. */
 export const awsFlags = {
   'endpoint-url': Flags.string({description: 'Send AWS calls to this endpoint (also AWS_ENDPOINT_URL), e.g. a local emulator.', helpValue: 'URL'}),
   profile: Flags.string({description: 'AWS profile from the shared config files.', env: 'AWS_PROFILE'}),
