@@ -2,7 +2,7 @@ import type {RunResult} from './engine/engine.js'
 import type {LiveSettings} from './live/run.js'
 import type {EngineIO} from './ports/io.js'
 import type {Rehearsal, RehearsalSettings} from './rehearsal/rehearse.js'
-import type {Runbook} from './runbook/load.js'
+import type {Runbook} from './runbook/runbook.js'
 
 /** What every run takes, rehearsed or live. */
 export interface RunInputs {

@@ -1,7 +1,7 @@
 import type {ControlPlane, DnsPort, MetricsPort, TrafficRulesPort, WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
 import {describeGate, type GateResult} from '../engine/gate.js'
-import type {Gate, Runbook, Step} from '../runbook/load.js'
+import type {Gate, Runbook, Step} from '../runbook/runbook.js'
 import type {OnFailure} from '../runbook/schema.js'
 
 /**

@@ -1,4 +1,4 @@
-import type {ApproveStep} from '../runbook/load.js'
+import type {ApproveStep} from '../runbook/runbook.js'
 import {formatMetric} from '../format.js'
 import type {ActionDefinition} from './action.js'
 

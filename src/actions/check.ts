@@ -1,4 +1,4 @@
-import type {CheckStep} from '../runbook/load.js'
+import type {CheckStep} from '../runbook/runbook.js'
 import {gatePlan, type ActionDefinition} from './action.js'
 
 /** A gate on its own: watches a metric for the bake and passes or fails. */

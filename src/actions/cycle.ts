@@ -1,6 +1,6 @@
 import type {ControlPlane, Target, TargetGroupPort} from '../ports/control-plane.js'
 import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../ports/io.js'
-import type {CycleStep} from '../runbook/load.js'
+import type {CycleStep} from '../runbook/runbook.js'
 import {describeCount, resolveCount} from '../runbook/units.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from './action.js'
 

@@ -1,5 +1,5 @@
 import type {FreezeRecord} from '../ports/control-plane.js'
-import type {FreezeStep} from '../runbook/load.js'
+import type {FreezeStep} from '../runbook/runbook.js'
 import {sameState, type ActionDefinition} from './action.js'
 
 /** Freezes deployments and configuration changes; pipelines ask `sluice freeze check` before they deploy. */

@@ -1,5 +1,5 @@
 import type {Restriction} from '../ports/control-plane.js'
-import type {LiftStep} from '../runbook/load.js'
+import type {LiftStep} from '../runbook/runbook.js'
 import type {ActionDefinition} from './action.js'
 import {listenerRules, restrictedType, restrictionSubject} from './restriction.js'
 

@@ -1,5 +1,5 @@
 import type {WeightMap} from '../ports/control-plane.js'
-import type {RampStep} from '../runbook/load.js'
+import type {RampStep} from '../runbook/runbook.js'
 import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinition, type StepOutcome} from './action.js'
 
 /**

@@ -1,6 +1,6 @@
 import {RefusedError} from '../errors.js'
 import {mutationKinds, type Mutation, type MutationKind} from '../ports/io.js'
-import type {Step} from '../runbook/load.js'
+import type {Step} from '../runbook/runbook.js'
 import type {ActionDefinition, MutationRules} from './action.js'
 import {approve} from './approve.js'
 import {check} from './check.js'

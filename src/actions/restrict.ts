@@ -1,5 +1,5 @@
 import type {Restriction} from '../ports/control-plane.js'
-import type {RestrictStep} from '../runbook/load.js'
+import type {RestrictStep} from '../runbook/runbook.js'
 import {sameState, type ActionDefinition} from './action.js'
 import {listenerRules, restrictedType, restrictionSubject} from './restriction.js'
 

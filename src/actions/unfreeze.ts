@@ -1,5 +1,5 @@
 import type {FreezeRecord} from '../ports/control-plane.js'
-import type {UnfreezeStep} from '../runbook/load.js'
+import type {UnfreezeStep} from '../runbook/runbook.js'
 import {sameState, type ActionDefinition} from './action.js'
 
 /** Lifts the change freeze so deployments may go ahead again. */

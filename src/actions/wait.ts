@@ -1,4 +1,4 @@
-import type {WaitStep} from '../runbook/load.js'
+import type {WaitStep} from '../runbook/runbook.js'
 import type {ActionDefinition} from './action.js'
 
 /** Waits, for the system to settle or for a person to look. */

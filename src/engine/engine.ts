@@ -3,7 +3,7 @@ import type {ActionContext, ResumedMutation, StepOutcome} from '../actions/actio
 import {actionOf} from '../actions/registry.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import {InputError, RefusedError} from '../errors.js'
-import type {Runbook, Step} from '../runbook/load.js'
+import type {Runbook, Step} from '../runbook/runbook.js'
 import type {EngineIO, GateVerdict, RunEvent, RunOutcome, StepStatus} from '../ports/io.js'
 import {watchGate} from './gate.js'
 import {planRunbook} from './plan.js'

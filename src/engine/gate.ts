@@ -1,5 +1,5 @@
 import {metricUnits, type Clock, type MetricsPort} from '../ports/control-plane.js'
-import type {Gate} from '../runbook/load.js'
+import type {Gate} from '../runbook/runbook.js'
 import type {GateVerdict} from '../ports/io.js'
 import {formatMetric} from '../format.js'
 

@@ -1,7 +1,7 @@
 import type {LiveView} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import type {PlannedStep} from '../ports/io.js'
-import type {Runbook} from '../runbook/load.js'
+import type {Runbook} from '../runbook/runbook.js'
 
 /**
  * The plan a person sees before anything runs: one entry per step, with what it will do. There is

@@ -7,7 +7,7 @@ import {Route53Dns} from '../aws/route53.js'
 import {ListenerRules} from '../aws/rules.js'
 import type {ControlPlane, FreezePort, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
 import {InputError} from '../errors.js'
-import type {Runbook} from '../runbook/load.js'
+import type {Runbook} from '../runbook/runbook.js'
 import {WallClock} from '../local/wall-clock.js'
 import {CommandHooks} from '../local/command-hooks.js'
 

@@ -1,6 +1,6 @@
 import type {IamStatement} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
-import type {Runbook} from '../runbook/load.js'
+import type {Runbook} from '../runbook/runbook.js'
 
 /**
  * The least-privilege IAM policy for a runbook: the statements each of its steps needs (each

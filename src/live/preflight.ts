@@ -3,7 +3,7 @@ import {describeWeights} from '../actions/ramp.js'
 import {planRunbook} from '../engine/plan.js'
 import {FailedError} from '../errors.js'
 import type {ControlPlane} from '../ports/control-plane.js'
-import type {Runbook} from '../runbook/load.js'
+import type {Runbook} from '../runbook/runbook.js'
 
 /**
  * Reads everything the runbook will touch before anything changes: the record's weighted sets,

@@ -1,7 +1,7 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {ResumedMutation} from '../actions/action.js'
 import {RefusedError} from '../errors.js'
-import type {Runbook} from '../runbook/load.js'
+import type {Runbook} from '../runbook/runbook.js'
 import {firstUnfinishedStep, JournalWriter, mutations, runStart, runStatus} from '../state/journal.js'
 import type {StateStore} from '../ports/state-store.js'
 import {liveControlPlane} from './control-plane.js'

@@ -1,6 +1,6 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {FreezeRecord, Restriction, WeightMap} from '../ports/control-plane.js'
-import type {Runbook} from '../runbook/load.js'
+import type {Runbook} from '../runbook/runbook.js'
 import {liveControlPlane} from './control-plane.js'
 import type {StateStore} from '../ports/state-store.js'
 

@@ -1,7 +1,8 @@
 import {join} from 'node:path'
 import {builtinNames, resolveBuiltinOrFile, type Builtins} from '../input/builtin.js'
 import {packageRoot} from '../package-root.js'
-import {loadRunbookFile, type Runbook} from './load.js'
+import {type Runbook} from './runbook.js'
+import {loadRunbookFile} from './load.js'
 
 /** The runbooks that ship with sluice, in `runbooks/` at the package root, so an installed sluice can run them by name. */
 const shippedRunbooks: Builtins = {dir: join(packageRoot, 'runbooks'), kind: 'runbook'}

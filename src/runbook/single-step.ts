@@ -1,5 +1,6 @@
 import {formatPath, type Path} from '../input/problems.js'
-import {runbookFromFlags, type Runbook} from './load.js'
+import {type Runbook} from './runbook.js'
+import {runbookFromFlags} from './load.js'
 import type {RunbookInput} from './schema.js'
 
 /**

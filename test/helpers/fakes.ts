@@ -4,7 +4,8 @@ import type {
 } from '../../src/ports/control-plane.js'
 import {RefusedError} from '../../src/errors.js'
 import {type EngineIO, type RunEvent} from '../../src/ports/io.js'
-import {parseRunbook, type Runbook} from '../../src/runbook/load.js'
+import {type Runbook} from '../../src/runbook/runbook.js'
+import {parseRunbook} from '../../src/runbook/load.js'
 
 /** Virtual time that moves only when the code under test sleeps. */
 export class FakeClock implements Clock {
