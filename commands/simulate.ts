@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {writeFileSync} from 'node:fs'
 import {SluiceCommand} from '../src/cli/base.js'
-import {decimal, seconds} from '../src/cli/flags.js'
+import {decimal, scenarioFlag, seconds} from '../src/cli/flags.js'
 import {InputError} from '../src/errors.js'
 import {renderSimulation, simulationSvg} from '../src/report/simulation.js'
 import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load.js'
@@ -30,7 +30,7 @@ Full service means completed requests within 1% of demand from that second to th
     'fault-at': seconds({description: 'When the first broken fault starts.'}),
     'fix-at': seconds({description: 'When the first broken fault is fixed.'}),
     policy: Flags.string({description: 'A custom setup as key=value pairs: maxEjectionPercent, panicThreshold, shed, slowStart, slowStartMinWeightPercent.', helpValue: 'KEY=VALUE,...'}),
-    scenario: Flags.string({char: 's', description: 'A built-in scenario name or a path to a scenario YAML file.', default: 'outlook-2026', helpValue: 'NAME|FILE'}),
+    scenario: scenarioFlag,
     seed: Flags.integer({description: 'Seed for every random draw.'}),
     servers: Flags.integer({description: 'Servers in the first pool.', min: 1}),
     setup: Flags.string({description: 'A setup the scenario declares (repeatable). Default: the first one.', multiple: true, helpValue: 'NAME'}),

@@ -101,10 +101,13 @@ export const rehearsalFlags = {
   setup: Flags.string({description: 'The scenario setup to rehearse against (default: the runbook\'s, or the scenario\'s first).', helpValue: 'NAME'}),
 }
 
+/** A scenario for commands that have no runbook to name one: a built-in name or a file. */
+export const scenarioFlag = Flags.string({char: 's', description: 'A built-in scenario name or a path to a scenario YAML file.', default: 'outlook-2026', helpValue: 'NAME|FILE'})
+
 /** A single-action command rehearses against a scenario of its own, from a second of it. */
 export const stepRehearsalFlags = {
   ...rehearsalFlags,
-  scenario: Flags.string({char: 's', description: 'The scenario to rehearse against.', default: 'outlook-2026', helpValue: 'NAME|FILE'}),
+  scenario: scenarioFlag,
   'start-at': seconds({description: 'Scenario second at which the step starts (default 0).'}),
 }
 
