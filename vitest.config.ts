@@ -22,7 +22,7 @@ export default defineConfig({
     // Vitest's default on two cores is one worker, which runs every file in turn. The live and
     // spawned tests spend most of their time waiting on sleeps, child processes and moto, so a few
     // more workers overlap those waits.
-    maxWorkers: 4,
+    maxWorkers: 5,
     projects: [
       {
         extends: true,

@@ -46,7 +46,7 @@ function parseWeights(text: string): Record<string, number> {
   )
 }
 
-describe('sluice run --dry-run: the shipped runbooks that recover', () => {
+describe.concurrent('sluice run --dry-run: the shipped runbooks that recover', () => {
   it.each(['outlook-staged-return', 'regional-dns-ramp', 'thread-hold-recovery'])('%s completes, reports recovery, charts it, and shows progress', async (name) => {
     const file = `runbooks/${name}.yaml`
     const [text, json] = await Promise.all([sluice(['run', file, '--dry-run'], inRoot), sluice(['run', file, '--dry-run', '--json'], inRoot)])
@@ -113,7 +113,7 @@ describe('sluice run --dry-run: the shipped runbooks that recover', () => {
 let naiveText: Promise<CliResult> | undefined
 const naive = (): Promise<CliResult> => (naiveText ??= sluice(['run', 'runbooks/naive-full-return.yaml', '--dry-run'], inRoot))
 
-describe('sluice run --dry-run runbooks/naive-full-return.yaml', () => {
+describe.concurrent('sluice run --dry-run runbooks/naive-full-return.yaml', () => {
   it('relapses: exit 3, and the report names the gate, the measured value and the threshold', async () => {
     const [text, json] = await Promise.all([
       naive(),
@@ -156,7 +156,7 @@ describe('sluice run --dry-run runbooks/naive-full-return.yaml', () => {
   })
 })
 
-describe('a gate failing mid-ramp (test/fixtures/runbooks/ramp-too-fast.yaml)', () => {
+describe.concurrent('a gate failing mid-ramp (test/fixtures/runbooks/ramp-too-fast.yaml)', () => {
   it('puts the DNS weights back to the last good step and exits 3, naming gate, value and threshold', async () => {
     const [text, json] = await Promise.all([sluice(['run', rampTooFast, '--dry-run'], inRoot), sluice(['run', rampTooFast, '--dry-run', '--json'], inRoot)])
 
@@ -253,7 +253,7 @@ describe('Ctrl-C during a rehearsal', () => {
   }, 20_000)
 })
 
-describe('sluice run without --dry-run', () => {
+describe.concurrent('sluice run without --dry-run', () => {
   it('with no AWS credentials: exits 1 on one line naming the AWS call that failed, before changing anything', async () => {
     const {code, stdout, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml'], inRoot)
     expect(code, stderr).toBe(1)
