@@ -4,12 +4,14 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {rehearse as rehearseReport} from '../../src/rehearsal/rehearse.js'
 import {loadRunbookFile} from '../../src/runbook/load.js'
+import type {Runbook} from '../../src/runbook/runbook.js'
+import type {RunInputs} from '../../src/runner.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
 const dir = 'runbooks'
 
 /** A rehearsal as fast as it goes, with its record. */
-const rehearse = async (...[runbook, inputs]: Parameters<typeof rehearseReport>) => (await rehearseReport(runbook, inputs, {pace: null})).rehearsal
+const rehearse = async (runbook: Runbook, inputs: RunInputs) => (await rehearseReport(runbook, inputs, {pace: null})).rehearsal
 const expected: Record<string, {exit: number; recovered: boolean}> = {
   'outlook-staged-return.yaml': {exit: 0, recovered: true},
   'regional-dns-ramp.yaml': {exit: 0, recovered: true},
