@@ -42,6 +42,10 @@ export default defineConfig({
         test: {
           name: 'cli',
           include: processFiles,
+          // A spawned CLI costs about half a second of CPU; with every project running at once on
+          // two cores, one can wait its turn for many seconds. A timeout here is a hang detector,
+          // not a speed test (speed is measured by npm run bench).
+          testTimeout: 120_000,
           exclude: [inProcessUnderCli],
         },
       },
@@ -50,6 +54,7 @@ export default defineConfig({
         test: {
           name: 'live',
           include: ['test/aws/**/*.test.ts'],
+          testTimeout: 120_000,
           globalSetup: ['test/global-setup.ts'],
         },
       },

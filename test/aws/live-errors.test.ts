@@ -37,7 +37,7 @@ describe('live errors change nothing', () => {
     expect(result.stderr).toMatch(message)
     for (const op of mutating) expect(fx.proxy.count(op), op).toBe(0)
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
-  }, 30_000)
+  }, 120_000)
 
   it('throttling is retried with backoff and the change still lands once', async () => {
     fx.proxy.inject({operation: 'ChangeResourceRecordSets', times: 2, ...route53Throttling})
@@ -48,7 +48,7 @@ describe('live errors change nothing', () => {
     const attempts = fx.proxy.of('ChangeResourceRecordSets')
     expect(attempts.map((a) => a.status)).toEqual([400, 400, 200])
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 60, maintenance: 40})
-  }, 30_000)
+  }, 120_000)
 
   it('AccessDenied names the operation, the resource and the IAM permission to grant', async () => {
     fx.proxy.inject({operation: 'ChangeResourceRecordSets', times: 10, status: 403, contentType: 'text/xml', body: '<?xml version="1.0"?>\n<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>User: arn:aws:iam::123456789012:user/oncall is not authorized to perform: route53:ChangeResourceRecordSets</Message></Error><RequestId>1</RequestId></ErrorResponse>'})
@@ -58,7 +58,7 @@ describe('live errors change nothing', () => {
     expect(result.code).toBe(1)
     expect(result.stdout + result.stderr).toContain(`Route53 ChangeResourceRecordSets on ${fx.targets.zoneId} ${fx.targets.record} A was denied: the caller needs IAM permission route53:ChangeResourceRecordSets`)
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
-  }, 30_000)
+  }, 120_000)
 
   it('a live run without a terminal and without --yes is refused with exit 4 and changes nothing', async () => {
     const file = join(fx.dir, 'shift.yaml')
@@ -69,5 +69,5 @@ describe('live errors change nothing', () => {
     // The plan was shown as a diff before the question.
     expect(result.stderr).toMatch(/mailbox=100 maintenance=0 → mailbox=60 maintenance=40/)
     for (const op of mutating) expect(fx.proxy.count(op), op).toBe(0)
-  }, 30_000)
+  }, 120_000)
 })

@@ -90,5 +90,5 @@ steps:
     expect(json.message).toContain('threshold 2.00%')
     expect(weightChanges(fx.proxy)).toEqual([{mailbox: 0, maintenance: 100}, {mailbox: 10, maintenance: 90}, {mailbox: 0, maintenance: 100}])
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 0, maintenance: 100})
-  }, 60_000)
+  }, 120_000)
 })

@@ -27,5 +27,5 @@ describe('what loads the AWS SDK', () => {
     expect(read(help)).toBe('')
     expect(read(dry)).toBe('')
     expect(read(live)).toContain('@aws-sdk/client-elastic-load-balancing-v2')
-  }, 60_000)
+  }, 120_000)
 })

@@ -20,5 +20,5 @@ describe('locks', () => {
     const broken = await sluice(['run', file, '--yes', '--break-lock', runId], {env: fx.env})
     expect(broken.code, broken.stderr).toBe(0)
     expect(broken.stderr).toContain(`broke 1 lock of run ${runId}`)
-  }, 90_000)
+  }, 120_000)
 })

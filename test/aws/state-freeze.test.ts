@@ -23,5 +23,5 @@ describe('freeze and freeze check, in another process', () => {
     expect(JSON.parse(check.stdout)).toMatchObject({frozen: true, freeze: {reason: 'mailbox recovery'}})
     expect((await sluice(['unfreeze'], {env: e})).code).toBe(0)
     expect((await sluice(['freeze', 'check'], {env: e})).code).toBe(0)
-  }, 60_000)
+  }, 120_000)
 })

@@ -28,7 +28,7 @@ describe('journal integrity and rollback', () => {
     expect(resumed.code).toBe(4)
     expect(resumed.stderr).toMatch(/torn write at line \d+ .* It will not resume on a guess\. Check .* with `sluice status`/)
     expect(await weights()).toEqual({blue: 30, green: 70})
-  }, 90_000)
+  }, 120_000)
 
   it('rollback after a completed ramp restores the original weights exactly, read back from the API', async () => {
     const file = runbook('ramp', `  - {action: ramp, set: blue, schedule: [25, 100], bake: 1}\n`)
@@ -44,7 +44,7 @@ describe('journal integrity and rollback', () => {
     expect(rolled.stdout).toContain('set the weights of')
     expect(await weights()).toEqual({blue: 0, green: 100})
     expect((await journalOf(runId, fx.env)).status).toBe('rolled-back')
-  }, 60_000)
+  }, 120_000)
 })
 
 it('keeps nothing secret in the journal', () => {

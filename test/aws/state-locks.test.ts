@@ -25,7 +25,7 @@ describe('locks', () => {
     expect(first.code, first.stderr).toBe(0)
     expect(second.code).toBe(4)
     expect(second.stderr).toMatch(/^Error: route53:.* is locked by run \d{8}-\d{6}-[0-9a-f]{4} of .+ on .+ since \d{4}-\d\d-\d\dT.*; if that run is dead, break the lock with --break-lock /m)
-  }, 60_000)
+  }, 120_000)
 
   it('the same with the team store in DynamoDB, from two processes', async () => {
     const env = {...fx.env, SLUICE_STATE: `dynamodb://${uniqueName('sluice')}`}
@@ -33,6 +33,6 @@ describe('locks', () => {
     expect(first.code, first.stderr).toBe(0)
     expect(second.code).toBe(4)
     expect(second.stderr).toMatch(/is locked by run .* since /)
-  }, 60_000)
+  }, 120_000)
 
 })

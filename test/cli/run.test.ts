@@ -250,7 +250,7 @@ describe('Ctrl-C during a rehearsal', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     }
-  }, 20_000)
+  }, 120_000)
 })
 
 describe.concurrent('sluice run without --dry-run', () => {
