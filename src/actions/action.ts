@@ -105,10 +105,18 @@ export interface StepOutcome {
   verdicts?: GateVerdict[]
 }
 
+/**
+ * The status of a step whose gate failed, given what the step's onFailure asked for. A gate whose
+ * source could not be read measured nothing: the run failed (an error), it was not judged.
+ */
+export function gateFailedStatus(step: Step, result: GateResult): StepStatus {
+  if (result.sourceError !== undefined) return 'error'
+  return step.onFailure === 'hold' ? 'held' : 'failed'
+}
+
 /** The outcome of a step whose gate failed, given what the step's onFailure asked for. */
 export function gateFailure(step: Step, result: GateResult, undone: string): StepOutcome {
-  const status = step.onFailure === 'hold' ? 'held' : 'failed'
-  return {status, message: `${result.reason}; ${undone}`, verdicts: result.verdicts}
+  return {status: gateFailedStatus(step, result), message: `${result.reason}; ${undone}`, verdicts: result.verdicts}
 }
 
 /** The plan line of a step's gate, if it has one. */

@@ -1,5 +1,5 @@
 import type {CheckStep} from '../runbook/runbook.js'
-import {gatePlan, type ActionDefinition} from './action.js'
+import {gateFailedStatus, gatePlan, type ActionDefinition} from './action.js'
 
 /** A gate on its own: watches a metric for the bake and passes or fails. */
 export const check: ActionDefinition<CheckStep> = {
@@ -14,7 +14,7 @@ export const check: ActionDefinition<CheckStep> = {
   async run(step, ctx) {
     const result = await ctx.watch(step.gate, step.bake, step.title)
     if (result.outcome === 'interrupted') return {status: 'interrupted', message: 'interrupted during the check', verdicts: result.verdicts}
-    if (result.outcome === 'fail') return {status: step.onFailure === 'hold' ? 'held' : 'failed', message: result.reason!, verdicts: result.verdicts}
+    if (result.outcome === 'fail') return {status: gateFailedStatus(step, result), message: result.reason!, verdicts: result.verdicts}
     return {status: 'done', message: `${result.verdicts.at(-1)!.gate}: passed`, verdicts: result.verdicts}
   },
 }

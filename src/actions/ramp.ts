@@ -1,4 +1,5 @@
 import type {WeightMap} from '../ports/control-plane.js'
+import type {GateVerdict} from '../ports/io.js'
 import type {RampStep} from '../runbook/runbook.js'
 import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinition, type StepOutcome} from './action.js'
 
@@ -31,18 +32,19 @@ const sameWeights = (a: WeightMap, b: WeightMap): boolean => Object.keys({...a, 
 
 /**
  * Ramps traffic onto a weighted set step by step. Each step is one DNS change, baked for at least
- * a TTL and admitted only if its gate passes. A failed gate, or an interruption, puts the weights
- * back to the last step that passed: a ramp never stays on weights its gate rejected.
+ * a TTL and admitted only if its gate passes. A failed gate, a gate that cannot read its metrics,
+ * a failed change, or an interruption puts the weights back to the last step that passed: a ramp
+ * never stays on weights its gate did not pass.
  */
 async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
   const dns = ctx.dns()
-  const ttl = await dns.ttl()
+  const ttl = await dns.ttl(ctx.signal)
   if (step.bake < ttl) {
     if (!step.allowShortBake)
       return {status: 'failed', message: `the bake of ${step.bake} s is shorter than the TTL of ${dns.label} (${ttl} s); not every client would see a step before it is judged`}
     ctx.warn(`bake of ${step.bake} s is shorter than the TTL of ${ttl} s (allowShortBake is set)`)
   }
-  const now = await dns.readWeights()
+  const now = await dns.readWeights(ctx.signal)
   if (!(step.set in now))
     return {status: 'error', message: `${dns.label} has no weighted set "${step.set}"; it has ${Object.keys(now).join(', ')}`}
   // A resumed ramp keeps the split it started from, and goes on from where the weights are now:
@@ -61,38 +63,52 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
   let current = now
   let lastGood = from > 0 ? weightsAt(step.schedule[from - 1], step.set, start) : start
   let lastGoodLabel = from > 0 ? `${step.set} ${step.schedule[from - 1]}% (${describeWeights(lastGood)})` : `the starting weights (${describeWeights(start)})`
-  const verdicts = []
-  const revert = async (): Promise<void> => {
-    if (sameWeights(current, lastGood)) return
-    await ctx.change('dns-weights', dns.label, current, lastGood, () => dns.applyWeights(lastGood))
+  const verdicts: GateVerdict[] = []
+  // Puts the weights back to the last step that passed, and says so (or why it could not). It
+  // runs after an interruption too, so it gets a deadline of its own rather than the run's signal.
+  const revert = async (): Promise<{ok: boolean; text: string}> => {
+    if (sameWeights(current, lastGood)) return {ok: true, text: `weights back to ${lastGoodLabel}`}
+    const deadline = AbortSignal.timeout(revertDeadline * 1000)
+    try {
+      await ctx.change('dns-weights', dns.label, current, lastGood, () => dns.applyWeights(lastGood, deadline))
+    } catch (error) {
+      return {ok: false, text: `could not put the weights back to ${lastGoodLabel}${deadline.aborted ? ` within ${revertDeadline} s` : ''}: ${(error as Error).message}`}
+    }
     current = lastGood
+    return {ok: true, text: `weights back to ${lastGoodLabel}${deadline.aborted ? ` (the change is made; it had not reached every name server within ${revertDeadline} s)` : ''}`}
   }
+  const interrupted = async (at: string): Promise<StepOutcome> => ({status: 'interrupted', message: `interrupted at ${at}; ${(await revert()).text}`, verdicts})
 
   for (const percent of step.schedule.slice(from)) {
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${step.set} ${percent}%; holding at ${lastGoodLabel}`, verdicts}
     const weights = weightsAt(percent, step.set, start)
+    const at = `${step.set} ${percent}%`
     if (!sameWeights(weights, current)) {
-      await ctx.change('dns-weights', dns.label, current, weights, () => dns.applyWeights(weights))
+      const before = current
+      // From here the weights may be the new ones, whether or not the change reports back.
       current = weights
+      try {
+        await ctx.change('dns-weights', dns.label, before, weights, () => dns.applyWeights(weights, ctx.signal))
+      } catch (error) {
+        if (ctx.signal.aborted) return interrupted(at)
+        // A change that failed or timed out may still have landed: go back to what passed.
+        return {status: 'error', message: `${(error as Error).message}; ${(await revert()).text}`, verdicts}
+      }
     }
     ctx.progress(`${step.set} at ${percent}% (${describeWeights(weights)}), baking ${step.bake} s`)
     if (step.gate) {
-      const result = await ctx.watch(step.gate, step.bake, `${step.set} ${percent}%`)
+      const result = await ctx.watch(step.gate, step.bake, at)
       verdicts.push(...result.verdicts)
-      if (result.outcome === 'interrupted') {
-        await revert()
-        return {status: 'interrupted', message: `interrupted at ${step.set} ${percent}%; weights back to ${lastGoodLabel}`, verdicts}
-      }
+      if (result.outcome === 'interrupted') return interrupted(at)
       if (result.outcome === 'fail') {
-        await revert()
-        return {...gateFailure(step, result, `weights back to ${lastGoodLabel}`), verdicts}
+        // A gate that failed, or whose source could not be read: either way not a pass.
+        const back = await revert()
+        const outcome = gateFailure(step, result, back.text)
+        return {...outcome, status: back.ok ? outcome.status : 'error', verdicts}
       }
     } else {
       await ctx.control.clock.sleep(step.bake, ctx.signal)
-      if (ctx.signal.aborted) {
-        await revert()
-        return {status: 'interrupted', message: `interrupted at ${step.set} ${percent}%; weights back to ${lastGoodLabel}`, verdicts}
-      }
+      if (ctx.signal.aborted) return interrupted(at)
     }
     lastGood = weights
     lastGoodLabel = `${step.set} ${percent}% (${describeWeights(weights)})`
@@ -101,6 +117,13 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
 }
 
 const dnsWeights = 'dns-weights'
+
+/**
+ * Seconds a ramp's step back may take. A step back is a read and one change, each answering in
+ * well under a second: 20 s leaves room for one hung attempt (10 s) and its retry. It is not
+ * the run's signal, because it has to run after an interruption.
+ */
+const revertDeadline = 20
 
 export const ramp: ActionDefinition<RampStep> = {
   action: 'ramp',

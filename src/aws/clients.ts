@@ -13,9 +13,25 @@ export interface AwsOptions {
 }
 
 /**
+ * How long one AWS call may take, in milliseconds. An endpoint that accepts a connection and never
+ * answers must not hang a run (and its locks) for good, nor make Ctrl-C wait.
+ *
+ * - connect: 3 s. A TCP handshake to an AWS endpoint takes milliseconds; 3 s covers a lost SYN
+ *   retransmitted once (Linux retries after 1 s) and still fails fast when the endpoint is gone.
+ * - request: 10 s per attempt, from sending to the whole answer. The calls sluice makes answer in
+ *   well under a second; GetMetricData for a few minutes of one-minute points is the slowest. Ten
+ *   times that is a hung attempt, and the SDK retries it (a timeout is transient).
+ * - call: 30 s for a call with all its retries (awsCall): room for two hung attempts or a run of
+ *   throttled ones with adaptive backoff, then the call fails naming the operation. Retries are
+ *   bounded by this deadline, not only by the attempt count.
+ */
+export const awsDeadlines = {connectMs: 3_000, requestMs: 10_000, callMs: 30_000} as const
+
+/**
  * The AWS clients of one run, created on first use: a rehearsal and --help never load the SDK.
  * One shared configuration: the standard credential chain (or --profile), adaptive retries for
- * throttling, and sluice's user agent so calls can be told apart in CloudTrail.
+ * throttling, connect and request timeouts (awsDeadlines), and sluice's user agent so calls can
+ * be told apart in CloudTrail.
  */
 export class AwsClients {
   private route53Client?: Promise<Route53Client>
@@ -37,6 +53,9 @@ export class AwsClients {
       ...(endpoint ? {endpoint} : {}),
       retryMode: 'adaptive',
       maxAttempts: maxAttempts ?? 5,
+      // The options of the SDK's NodeHttpHandler. Without throwOnRequestTimeout the SDK only logs
+      // a warning when requestTimeout passes and goes on waiting.
+      requestHandler: {connectionTimeout: awsDeadlines.connectMs, requestTimeout: awsDeadlines.requestMs, throwOnRequestTimeout: true},
       customUserAgent: 'sluice',
     }
   }

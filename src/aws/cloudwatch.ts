@@ -40,8 +40,8 @@ export class CloudWatchMetrics implements MetricsPort {
     this.label = `CloudWatch AWS/ApplicationELB ${scope.loadBalancer}`
   }
 
-  async read(kind: MetricKind, windowSeconds: number, pool?: string): Promise<number | null> {
-    if (kind === 'healthy-targets') return this.healthyShare(pool)
+  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
+    if (kind === 'healthy-targets') return this.healthyShare(pool, signal)
     const loadBalancer = (pool && this.scope.loadBalancers[pool]) || this.scope.loadBalancer
     const targetGroup = pool && this.scope.targetGroups[pool] ? targetGroupDimension(this.scope.targetGroups[pool]) : undefined
     const dimensions = [{Name: 'LoadBalancer', Value: loadBalancer}, ...(targetGroup ? [{Name: 'TargetGroup', Value: targetGroup}] : [])]
@@ -65,9 +65,8 @@ export class CloudWatchMetrics implements MetricsPort {
     const values: Record<string, number[]> = {}
     let token: string | undefined
     do {
-      const out = await awsCall('CloudWatch', 'GetMetricData', `${loadBalancer}${targetGroup ? ` ${targetGroup}` : ''}`, () =>
-        client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token})),
-      )
+      const out = await awsCall('CloudWatch', 'GetMetricData', `${loadBalancer}${targetGroup ? ` ${targetGroup}` : ''}`, (abortSignal) =>
+        client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token}), {abortSignal}), signal)
       for (const r of out.MetricDataResults ?? []) values[r.Id!] = [...(values[r.Id!] ?? []), ...(r.Values ?? [])]
       token = out.NextToken
     } while (token)
@@ -81,13 +80,13 @@ export class CloudWatchMetrics implements MetricsPort {
     return p99.length === 0 ? null : Math.max(...p99) * 1000
   }
 
-  private async healthyShare(pool?: string): Promise<number | null> {
+  private async healthyShare(pool?: string, signal?: AbortSignal): Promise<number | null> {
     const groups = pool ? [this.scope.groups.get(pool)].filter((g): g is TargetGroupPort => g !== undefined) : [...this.scope.groups.values()]
     if (groups.length === 0) return null
     let total = 0
     let healthy = 0
     for (const group of groups) {
-      const targets = await group.targets()
+      const targets = await group.targets(signal)
       total += targets.length
       healthy += targets.filter((t) => t.health === 'healthy').length
     }

@@ -44,10 +44,10 @@ export class Elbv2TargetGroup implements TargetGroupPort {
     this.label = `target group ${name} (${arn})`
   }
 
-  async targets(): Promise<Target[]> {
+  async targets(signal?: AbortSignal): Promise<Target[]> {
     const {DescribeTargetHealthCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
-    const out = await awsCall('ELBv2', 'DescribeTargetHealth', this.label, () => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.arn})))
+    const out = await awsCall('ELBv2', 'DescribeTargetHealth', this.label, (abortSignal) => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.arn}), {abortSignal}), signal)
     return (out.TargetHealthDescriptions ?? []).map((d) => ({
       id: targetKey(d.Target!.Id!, d.Target!.Port),
       health: toHealth(d.TargetHealth?.State),
@@ -60,14 +60,14 @@ export class Elbv2TargetGroup implements TargetGroupPort {
     const {DeregisterTargetsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     for (const part of chunks(ids, perCall))
-      await awsCall('ELBv2', 'DeregisterTargets', this.label, () => client.send(new DeregisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)})))
+      await awsCall('ELBv2', 'DeregisterTargets', this.label, (abortSignal) => client.send(new DeregisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)}), {abortSignal}))
   }
 
   async register(ids: string[]): Promise<void> {
     const {RegisterTargetsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     for (const part of chunks(ids, perCall))
-      await awsCall('ELBv2', 'RegisterTargets', this.label, () => client.send(new RegisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)})))
+      await awsCall('ELBv2', 'RegisterTargets', this.label, (abortSignal) => client.send(new RegisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)}), {abortSignal}))
   }
 
   async waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
@@ -120,15 +120,15 @@ export class Elbv2TargetGroup implements TargetGroupPort {
   async attributes(): Promise<Record<string, string>> {
     const {DescribeTargetGroupAttributesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
-    const out = await awsCall('ELBv2', 'DescribeTargetGroupAttributes', this.label, () => client.send(new DescribeTargetGroupAttributesCommand({TargetGroupArn: this.arn})))
+    const out = await awsCall('ELBv2', 'DescribeTargetGroupAttributes', this.label, (abortSignal) => client.send(new DescribeTargetGroupAttributesCommand({TargetGroupArn: this.arn}), {abortSignal}))
     return Object.fromEntries((out.Attributes ?? []).map((a) => [a.Key!, a.Value ?? '']))
   }
 
   async modifyAttributes(attributes: Record<string, string>): Promise<void> {
     const {ModifyTargetGroupAttributesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
-    await awsCall('ELBv2', 'ModifyTargetGroupAttributes', this.label, () =>
-      client.send(new ModifyTargetGroupAttributesCommand({TargetGroupArn: this.arn, Attributes: Object.entries(attributes).map(([Key, Value]) => ({Key, Value}))})),
+    await awsCall('ELBv2', 'ModifyTargetGroupAttributes', this.label, (abortSignal) =>
+      client.send(new ModifyTargetGroupAttributesCommand({TargetGroupArn: this.arn, Attributes: Object.entries(attributes).map(([Key, Value]) => ({Key, Value}))}), {abortSignal}),
     )
   }
 }

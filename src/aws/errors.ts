@@ -1,4 +1,5 @@
 import {FailedError} from '../errors.js'
+import {awsDeadlines} from './clients.js'
 
 /** The IAM action prefix of each service sluice calls. */
 const iamPrefix = {Route53: 'route53', ELBv2: 'elasticloadbalancing', CloudWatch: 'cloudwatch', DynamoDB: 'dynamodb'} as const
@@ -27,15 +28,67 @@ export class AwsCallError extends FailedError {
   }
 }
 
-/** Runs one AWS call and turns any failure into an AwsCallError naming the operation and resource. */
-export async function awsCall<T>(service: AwsService, operation: string, resource: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call()
-  } catch (error) {
-    if (error instanceof AwsCallError) throw error
-    const e = error as {name?: string; Code?: string; message?: string}
-    const code = e.name && e.name !== 'Error' ? e.name : e.Code ?? 'Error'
-    throw new AwsCallError(service, operation, resource, code, (e.message ?? String(error)).split('\n')[0])
+/** An AWS call stopped because the run was interrupted (Ctrl-C, SIGTERM), not because it failed. */
+export class AwsCallInterrupted extends FailedError {
+  constructor(
+    readonly service: AwsService,
+    readonly operation: string,
+    readonly resource: string,
+  ) {
+    super(`${service} ${operation} on ${resource} was stopped by the interrupt`)
   }
 }
 
+/**
+ * Runs one AWS call and turns any failure into an AwsCallError naming the operation and resource.
+ * The call gets an abort signal to hand to `client.send(command, {abortSignal})`: it aborts at the
+ * call's deadline (awsDeadlines.callMs, retries included) or when `signal` does. A call that
+ * ignores it still gives up at the deadline here, though its request runs on in the background.
+ */
+export async function awsCall<T>(
+  service: AwsService, operation: string, resource: string, call: (abortSignal: AbortSignal) => Promise<T>, signal?: AbortSignal,
+): Promise<T> {
+  if (signal?.aborted) throw stoppedBy(signal, service, operation, resource)
+  const deadline = AbortSignal.timeout(awsDeadlines.callMs)
+  const abortSignal = signal ? AbortSignal.any([signal, deadline]) : deadline
+  let onAbort = () => {}
+  const stopped = new Promise<never>((_, reject) => {
+    onAbort = () => reject(abortSignal.reason)
+    abortSignal.addEventListener('abort', onAbort, {once: true})
+  })
+  stopped.catch(() => {})
+  const pending = call(abortSignal)
+  pending.catch(() => {})
+  try {
+    return await Promise.race([pending, stopped])
+  } catch (error) {
+    if (error instanceof AwsCallError) throw error
+    if (signal?.aborted) throw stoppedBy(signal, service, operation, resource)
+    if (deadline.aborted) throw new AwsCallError(service, operation, resource, 'Timeout', `no answer within ${awsDeadlines.callMs / 1000} s (requests time out after ${awsDeadlines.requestMs / 1000} s and are retried)`)
+    const e = error as {name?: string; Code?: string; message?: string; $metadata?: {httpStatusCode?: number}}
+    const code = e.name && e.name !== 'Error' ? e.name : e.Code ?? 'Error'
+    if (code === 'TimeoutError') throw new AwsCallError(service, operation, resource, code, timeoutDetail(e.message ?? ''))
+    const status = e.$metadata?.httpStatusCode
+    const detail = (e.message ?? String(error)).split('\n')[0]
+    // An answer that is not the service's own (a proxy's or load balancer's error page) cannot be
+    // parsed, and the parse error says little; its HTTP status says more.
+    if (status && (code === 'SyntaxError' || /^Unknown/.test(code)))
+      throw new AwsCallError(service, operation, resource, `HTTP ${status}`, `an answer that is not the service's own (${detail})`)
+    throw new AwsCallError(service, operation, resource, code, detail)
+  } finally {
+    abortSignal.removeEventListener('abort', onAbort)
+  }
+}
+
+/** The caller's signal: an interruption, or a deadline of the caller's own (AbortSignal.timeout). */
+function stoppedBy(signal: AbortSignal, service: AwsService, operation: string, resource: string): FailedError {
+  if ((signal.reason as Error | undefined)?.name === 'TimeoutError') return new AwsCallError(service, operation, resource, 'Timeout', 'no answer within the time it was given')
+  return new AwsCallInterrupted(service, operation, resource)
+}
+
+/** The SDK's timeout messages name its own package; an operator needs which limit and how long. */
+function timeoutDetail(message: string): string {
+  if (/establish a connection/.test(message)) return `no connection within ${awsDeadlines.connectMs / 1000} s`
+  if (/requestTimeout|inactivity/.test(message)) return `no answer within ${awsDeadlines.requestMs / 1000} s`
+  return message.split('\n')[0]
+}

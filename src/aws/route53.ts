@@ -32,18 +32,17 @@ export class Route53Dns implements DnsPort {
   }
 
   /** Every weighted set of the record, by set identifier. */
-  async sets(): Promise<Map<string, ResourceRecordSet>> {
+  async sets(signal?: AbortSignal): Promise<Map<string, ResourceRecordSet>> {
     const {ListResourceRecordSetsCommand} = await import('@aws-sdk/client-route-53')
     const client = await this.clients.route53()
     const name = normalise(this.record)
     const found = new Map<string, ResourceRecordSet>()
     let next: {name?: string; type?: string; id?: string} = {name, type: this.type}
     for (let page = 0; page < 100; page++) {
-      const out = await awsCall('Route53', 'ListResourceRecordSets', `hosted zone ${this.zoneId}`, () =>
+      const out = await awsCall('Route53', 'ListResourceRecordSets', `hosted zone ${this.zoneId}`, (abortSignal) =>
         client.send(new ListResourceRecordSetsCommand({
           HostedZoneId: this.zoneId, StartRecordName: next.name, StartRecordType: next.type as never, StartRecordIdentifier: next.id,
-        })),
-      )
+        }), {abortSignal}), signal)
       let passed = false
       const before = found.size
       for (const set of out.ResourceRecordSets ?? []) {
@@ -61,18 +60,18 @@ export class Route53Dns implements DnsPort {
     return found
   }
 
-  async ttl(): Promise<number> {
-    const sets = await this.requireSets()
+  async ttl(signal?: AbortSignal): Promise<number> {
+    const sets = await this.requireSets(signal)
     return Math.max(...[...sets.values()].map((s) => s.TTL ?? 0))
   }
 
-  async readWeights(): Promise<WeightMap> {
-    const sets = await this.requireSets()
+  async readWeights(signal?: AbortSignal): Promise<WeightMap> {
+    const sets = await this.requireSets(signal)
     return Object.fromEntries([...sets].map(([id, set]) => [id, set.Weight ?? 0]))
   }
 
-  async applyWeights(weights: WeightMap): Promise<void> {
-    const sets = await this.requireSets()
+  async applyWeights(weights: WeightMap, signal?: AbortSignal): Promise<void> {
+    const sets = await this.requireSets(signal)
     // Route 53 (and moto even less) will not catch every mistake: check sluice's own input first.
     for (const [id, weight] of Object.entries(weights)) {
       if (!sets.has(id)) throw new FailedError(`${this.label} has no weighted set "${id}"; it has ${[...sets.keys()].join(', ')}`)
@@ -84,25 +83,33 @@ export class Route53Dns implements DnsPort {
     if (changes.length === 0) return
     const {ChangeResourceRecordSetsCommand, GetChangeCommand} = await import('@aws-sdk/client-route-53')
     const client = await this.clients.route53()
-    const out = await awsCall('Route53', 'ChangeResourceRecordSets', this.label, () =>
+    const out = await awsCall('Route53', 'ChangeResourceRecordSets', this.label, (abortSignal) =>
       client.send(new ChangeResourceRecordSetsCommand({
         HostedZoneId: this.zoneId,
         ChangeBatch: {Comment: `sluice: ${Object.entries(weights).map(([id, w]) => `${id}=${w}`).join(' ')}`, Changes: changes},
-      })),
-    )
+      }), {abortSignal}), signal)
     const changeId = out.ChangeInfo?.Id
     let status = out.ChangeInfo?.Status
     const deadline = this.clock.now() + syncTimeout
     while (status !== 'INSYNC' && changeId) {
       if (this.clock.now() >= deadline) throw new Error(`${this.label}: change ${changeId} was not INSYNC after ${syncTimeout} s; it is applied but may not have reached every name server`)
-      await this.clock.sleep(syncPoll)
-      const change = await awsCall('Route53', 'GetChange', changeId, () => client.send(new GetChangeCommand({Id: changeId})))
+      // Route 53 has taken the change: stopped now, it is applied and reaches the name servers
+      // without us watching.
+      await this.clock.sleep(syncPoll, signal)
+      if (signal?.aborted) return
+      let change
+      try {
+        change = await awsCall('Route53', 'GetChange', changeId, (abortSignal) => client.send(new GetChangeCommand({Id: changeId}), {abortSignal}), signal)
+      } catch (error) {
+        if (signal?.aborted) return
+        throw error
+      }
       status = change.ChangeInfo?.Status
     }
   }
 
-  private async requireSets(): Promise<Map<string, ResourceRecordSet>> {
-    const sets = await this.sets()
+  private async requireSets(signal?: AbortSignal): Promise<Map<string, ResourceRecordSet>> {
+    const sets = await this.sets(signal)
     if (sets.size === 0) throw new FailedError(`no weighted ${this.type} record ${this.record} in hosted zone ${this.zoneId}`)
     return sets
   }

@@ -30,7 +30,7 @@ export class ListenerRules implements TrafficRulesPort {
     const rules: Rule[] = []
     let marker: string | undefined
     do {
-      const out = await awsCall('ELBv2', 'DescribeRules', this.label, () => client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker})))
+      const out = await awsCall('ELBv2', 'DescribeRules', this.label, (abortSignal) => client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker}), {abortSignal}))
       rules.push(...(out.Rules ?? []))
       marker = out.NextMarker
     } while (marker)
@@ -39,7 +39,7 @@ export class ListenerRules implements TrafficRulesPort {
     // DescribeTags takes at most 20 ARNs a call.
     for (let i = 0; i < candidates.length; i += 20) {
       const part = candidates.slice(i, i + 20)
-      const out = await awsCall('ELBv2', 'DescribeTags', this.label, () => client.send(new DescribeTagsCommand({ResourceArns: part.map((r) => r.RuleArn!)})))
+      const out = await awsCall('ELBv2', 'DescribeTags', this.label, (abortSignal) => client.send(new DescribeTagsCommand({ResourceArns: part.map((r) => r.RuleArn!)}), {abortSignal}))
       for (const d of out.TagDescriptions ?? []) {
         const type = d.Tags?.find((t) => t.Key === typeTag)?.Value
         const rule = part.find((r) => r.RuleArn === d.ResourceArn)
@@ -64,7 +64,7 @@ export class ListenerRules implements TrafficRulesPort {
     const used = new Set<number>()
     let marker: string | undefined
     do {
-      const out = await awsCall('ELBv2', 'DescribeRules', this.label, () => client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker})))
+      const out = await awsCall('ELBv2', 'DescribeRules', this.label, (abortSignal) => client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker}), {abortSignal}))
       for (const r of out.Rules ?? []) if (!r.IsDefault) used.add(Number(r.Priority))
       marker = out.NextMarker
     } while (marker)
@@ -72,7 +72,7 @@ export class ListenerRules implements TrafficRulesPort {
     while (used.has(priority) && priority <= reservedPriorities.last) priority++
     if (priority > reservedPriorities.last)
       throw new FailedError(`${this.label} has no free priority in sluice's reserved range ${reservedPriorities.first}–${reservedPriorities.last}`)
-    await awsCall('ELBv2', 'CreateRule', this.label, () =>
+    await awsCall('ELBv2', 'CreateRule', this.label, (abortSignal) =>
       client.send(new CreateRuleCommand({
         ListenerArn: this.listenerArn,
         Priority: priority,
@@ -86,7 +86,7 @@ export class ListenerRules implements TrafficRulesPort {
           },
         }],
         Tags: [{Key: typeTag, Value: restriction.type}, {Key: ownerTag, Value: 'sluice'}, {Key: 'sluice:retry-after', Value: String(restriction.retryAfterSeconds)}],
-      })),
+      }), {abortSignal}),
     )
   }
 
@@ -94,7 +94,7 @@ export class ListenerRules implements TrafficRulesPort {
     const {DeleteRuleCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     const matching = (await this.sluiceRules()).filter((r) => r.type === type)
-    for (const {rule} of matching) await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, () => client.send(new DeleteRuleCommand({RuleArn: rule.RuleArn})))
+    for (const {rule} of matching) await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, (abortSignal) => client.send(new DeleteRuleCommand({RuleArn: rule.RuleArn}), {abortSignal}))
     return matching.length > 0
   }
 }

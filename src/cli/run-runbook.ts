@@ -51,9 +51,16 @@ export function modeOf(flags: ModeFlags): Mode {
 }
 
 /**
- * Runs a runbook for a command: picks the terminal I/O, handles Ctrl-C (stop at a safe point,
- * not listr2's process.exit), runs it in the mode the flags chose, then prints the report. The
- * exit code is left in process.exitCode so --json still prints its result.
+ * The signals that stop a run at its next safe point: Ctrl-C, and SIGTERM (what `kill`, CI
+ * runners and container stops send), which otherwise ends the process at once with the weights
+ * unjudged and the locks held.
+ */
+const stopSignals = ['SIGINT', 'SIGTERM'] as const
+
+/**
+ * Runs a runbook for a command: picks the terminal I/O, handles Ctrl-C and SIGTERM (stop at a safe
+ * point, not listr2's process.exit), runs it in the mode the flags chose, then prints the report.
+ * The exit code is left in process.exitCode so --json still prints its result.
  */
 export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes: boolean; json: boolean; svg?: string; html?: string}, out: Printer): Promise<RunJson> {
   const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')
@@ -61,19 +68,21 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
   const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive})
   const controller = new AbortController()
   let interrupts = 0
-  const onInterrupt = () => {
+  // The first signal aborts the run: calls in flight are cut short, and the run stops at its next
+  // safe point (a ramp goes back to its last good weights). A second one, of either kind, quits.
+  const onInterrupt = (signal: NodeJS.Signals) => {
     interrupts++
-    if (interrupts > 1) process.exit(exitCodeOf('interrupted')) // a second Ctrl-C means now
-    out.note('interrupt: stopping at the next safe point (Ctrl-C again to quit at once)')
+    if (interrupts > 1) process.exit(exitCodeOf('interrupted'))
+    out.note(`${signal === 'SIGINT' ? 'interrupt' : signal}: stopping at the next safe point (Ctrl-C again to quit at once)`)
     controller.abort()
   }
   // Installed before anything draws: listr2's cursor handling re-raises SIGINT when it is alone.
-  process.on('SIGINT', onInterrupt)
+  for (const signal of stopSignals) process.on(signal, onInterrupt)
   let report
   try {
     report = await runIn(mode, runbook, {io, signal: controller.signal, operator: operator()})
   } finally {
-    process.off('SIGINT', onInterrupt)
+    for (const signal of stopSignals) process.off(signal, onInterrupt)
     await io.close()
   }
   const {run, runId, rehearsal} = report

@@ -154,14 +154,19 @@ async function runStep(
   }
   const ctx = actionContext(step, control, io, out, stop.signal, history, previous)
   try {
-    const outcome = await actionOf(step).run(step, ctx)
+    let outcome: StepOutcome
+    try {
+      outcome = await actionOf(step).run(step, ctx)
+    } catch (error) {
+      if (error instanceof RefusedError) return {status: 'refused', message: error.message}
+      if (error instanceof InputError) throw error
+      // A call the stop cut short (its adapter aborts it and throws): the step stopped where it was.
+      if (!stop.signal.aborted) return {status: 'error', message: (error as Error).message}
+      outcome = {status: 'interrupted', message: `stopped during the step: ${(error as Error).message}`}
+    }
     if (timedOut && outcome.status === 'interrupted')
       return {...outcome, status: step.onFailure === 'hold' ? 'held' : 'failed', message: `timed out after ${step.timeout} s: ${outcome.message}`}
     return outcome
-  } catch (error) {
-    if (error instanceof RefusedError) return {status: 'refused', message: error.message}
-    if (error instanceof InputError) throw error
-    return {status: 'error', message: (error as Error).message}
   } finally {
     idle.abort()
     runSignal.removeEventListener('abort', forward)

@@ -6,9 +6,15 @@ import {formatMetric} from '../format.js'
 export interface GateResult {
   outcome: 'pass' | 'fail' | 'interrupted'
   verdicts: GateVerdict[]
-  /** Why it failed, in a sentence that names the gate, the value and the threshold. */
+  /** Why it failed, in a sentence that names the gate, the value and the threshold (or the source). */
   reason?: string
   failing?: GateVerdict
+  /**
+   * Set when the gate failed because its metrics source could not be read (an error or a
+   * timeout): not a measurement, so the run failed (exit 1) rather than judged (exit 3). The
+   * outcome is still 'fail', so every action handles it as it handles a failed gate.
+   */
+  sourceError?: string
 }
 
 /** `error-rate ≤ 1% over 60 s (mailbox)` */
@@ -39,7 +45,8 @@ export interface GateWatch {
  * Watches a gate through a bake: a verdict every `interval`. It fails at `failureLimit` failed
  * verdicts or `inconclusiveLimit` verdicts without data, and passes once the bake is over and the
  * last `successes` verdicts passed in a row. A bake that ends without enough passes in a row gets
- * that many more intervals, then fails: missing data is never a pass.
+ * that many more intervals, then fails: missing data is never a pass. A source that cannot be read
+ * (the adapter has already retried within its deadline) fails the gate at once, naming the source.
  */
 export async function watchGate(w: GateWatch): Promise<GateResult> {
   const {gate, clock} = w
@@ -52,7 +59,14 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
   for (;;) {
     await clock.sleep(gate.interval, w.signal)
     if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
-    const value = await w.metrics.read(gate.metric, gate.window, gate.pool)
+    let value: number | null
+    try {
+      value = await w.metrics.read(gate.metric, gate.window, gate.pool, w.signal)
+    } catch (error) {
+      if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
+      const sourceError = (error as Error).message
+      return {outcome: 'fail', verdicts, sourceError, reason: `gate ${describeGate(gate)} could not read its metrics at ${w.context}: ${sourceError}`}
+    }
     const verdict: GateVerdict = {
       step: w.step,
       gate: describeGate(gate),

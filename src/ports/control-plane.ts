@@ -15,13 +15,21 @@ export interface Clock {
 /** Weight per weighted-record set identifier (Route 53: 0–255). */
 export type WeightMap = Record<string, number>
 
+/**
+ * A `signal` given to a port method stops its calls to the outside world: a live adapter aborts
+ * the call in flight and throws. Without one, a live call still ends at its own deadline.
+ */
 export interface DnsPort {
   /** What a person would call this record, for messages: `Z123 outlook.example.com. A`. */
   readonly label: string
-  ttl(): Promise<number>
-  readWeights(): Promise<WeightMap>
-  /** Applies every changed weight in one atomic change and returns when it is in sync. */
-  applyWeights(weights: WeightMap): Promise<void>
+  ttl(signal?: AbortSignal): Promise<number>
+  readWeights(signal?: AbortSignal): Promise<WeightMap>
+  /**
+   * Applies every changed weight in one atomic change and returns when it is in sync. When
+   * `signal` aborts after the change was accepted, it returns at once: the change is applied and
+   * reaches every name server without being watched.
+   */
+  applyWeights(weights: WeightMap, signal?: AbortSignal): Promise<void>
 }
 
 export type TargetHealth = 'healthy' | 'unhealthy' | 'initial' | 'draining' | 'unused'
@@ -38,7 +46,7 @@ export interface TargetGroupPort {
   readonly name: string
   readonly label: string
   /** Every target the group knows, draining ones included. */
-  targets(): Promise<Target[]>
+  targets(signal?: AbortSignal): Promise<Target[]>
   deregister(ids: string[]): Promise<void>
   /** Waits until the targets have drained; false if they had not within the timeout. */
   waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean>
@@ -85,9 +93,10 @@ export interface MetricsPort {
   readonly label: string
   /**
    * The metric over the last `windowSeconds`, scoped to one pool or to everything; null when there
-   * is no data, which a gate must treat as inconclusive, never as a pass.
+   * is no data, which a gate must treat as inconclusive, never as a pass. Throws when the source
+   * cannot be read (an error, a timeout, `signal` aborted): that is not a verdict either.
    */
-  read(kind: MetricKind, windowSeconds: number, pool?: string): Promise<number | null>
+  read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null>
 }
 
 export interface FreezeRecord {

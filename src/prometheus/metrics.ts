@@ -1,6 +1,13 @@
 import type {Clock, MetricKind, MetricsPort} from '../ports/control-plane.js'
 
 /**
+ * One query, connection and answer together, in milliseconds: the same per-request limit as an
+ * AWS call (10 s). An instant query answers in well under a second; a server that has not answered
+ * in ten is down for the gate's purpose.
+ */
+export const prometheusTimeoutMs = 10_000
+
+/**
  * Gate metrics from a Prometheus HTTP API: one instant query per metric kind, written by the
  * runbook's author. `$window` in a query becomes the window (`60s`) and `$pool` the pool.
  * An empty result is no data.
@@ -16,21 +23,34 @@ export class PrometheusMetrics implements MetricsPort {
     this.label = `Prometheus ${url}`
   }
 
-  async read(kind: MetricKind, windowSeconds: number, pool?: string): Promise<number | null> {
+  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
     const template = this.queries[kind]
     if (!template) throw new Error(`${this.label}: no query for ${kind} in targets.metrics.queries`)
     const query = template.replaceAll('$window', `${Math.max(1, Math.round(windowSeconds))}s`).replaceAll('$pool', pool ?? '')
     const endpoint = new URL('api/v1/query', this.url.endsWith('/') ? this.url : `${this.url}/`)
     endpoint.searchParams.set('query', query)
     endpoint.searchParams.set('time', String(this.clock.now()))
+    // The deadline covers reading the answer too: a server can send headers and then stall.
+    const deadline = AbortSignal.timeout(prometheusTimeoutMs)
+    const stop = signal ? AbortSignal.any([signal, deadline]) : deadline
+    const failed = (error: unknown) =>
+      new Error(`${this.label}: query for ${kind} failed: ${signal?.aborted ? 'stopped by the interrupt' : deadline.aborted ? `no answer within ${prometheusTimeoutMs / 1000} s` : (error as Error).message}`)
     let response: Response
     try {
-      response = await fetch(endpoint, {signal: AbortSignal.timeout(10_000)})
+      response = await fetch(endpoint, {signal: stop})
     } catch (error) {
-      throw new Error(`${this.label}: query for ${kind} failed: ${(error as Error).message}`)
+      throw failed(error)
     }
-    if (!response.ok) throw new Error(`${this.label}: query for ${kind} answered HTTP ${response.status}`)
-    const body = (await response.json()) as {status: string; error?: string; data?: {resultType: string; result: Array<{value?: [number, string]}> | [number, string]}}
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => {})
+      throw new Error(`${this.label}: query for ${kind} answered HTTP ${response.status}`)
+    }
+    let body: {status: string; error?: string; data?: {resultType: string; result: Array<{value?: [number, string]}> | [number, string]}}
+    try {
+      body = (await response.json()) as typeof body
+    } catch (error) {
+      throw failed(error)
+    }
     if (body.status !== 'success') throw new Error(`${this.label}: query for ${kind} failed: ${body.error ?? body.status}`)
     const data = body.data
     if (!data) return null

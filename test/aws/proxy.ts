@@ -53,6 +53,10 @@ function operation(req: IncomingMessage, body: string): string {
 export class RecordingProxy {
   readonly calls: RecordedCall[] = []
   private readonly injections: Injection[] = []
+  /** Operations to hold: read, recorded, and never answered (an endpoint that has gone quiet). */
+  private readonly holds = new Set<string>()
+  /** Calls held so far. */
+  readonly held: RecordedCall[] = []
   private server?: Server
   endpoint = ''
 
@@ -68,6 +72,10 @@ export class RecordingProxy {
         const body = raw.toString('utf8')
         const call: RecordedCall = {service: service(req), operation: operation(req, body), method: req.method ?? 'GET', path: req.url ?? '/', body, status: 0}
         this.calls.push(call)
+        if (this.holds.has(call.operation)) {
+          this.held.push(call)
+          return
+        }
         const injection = this.injections.find((i) => i.operation === call.operation && i.times > 0)
         if (injection) {
           injection.times--
@@ -100,6 +108,15 @@ export class RecordingProxy {
     this.injections.push(injection)
   }
 
+  /** From now on, every call of `operation` is accepted and never answered, until release(). */
+  hold(operation: string): void {
+    this.holds.add(operation)
+  }
+
+  release(operation: string): void {
+    this.holds.delete(operation)
+  }
+
   count(operation: string): number {
     return this.calls.filter((c) => c.operation === operation).length
   }
@@ -109,6 +126,8 @@ export class RecordingProxy {
   }
 
   async stop(): Promise<void> {
+    // Held calls keep their connections open; close() would wait for them.
+    this.server?.closeAllConnections()
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()))
   }
 }

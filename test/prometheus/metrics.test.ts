@@ -29,6 +29,22 @@ describe('Prometheus gate metrics', () => {
     expect(queries).toEqual(['errors{pool="west"}[60s]', 'p99[30s]'])
   })
 
+  it('a server that accepts and never answers is cut off by the run\'s signal, without waiting for the 10 s deadline', async () => {
+    const quiet = createServer(() => {})
+    await new Promise<void>((r) => quiet.listen(0, '127.0.0.1', r))
+    try {
+      const metrics = new PrometheusMetrics(`http://127.0.0.1:${(quiet.address() as AddressInfo).port}`, {'error-rate': 'errors'}, new FakeClock())
+      const stop = new AbortController()
+      setTimeout(() => stop.abort(), 100)
+      const started = Date.now()
+      await expect(metrics.read('error-rate', 60, undefined, stop.signal)).rejects.toThrow(/Prometheus http:\/\/127\.0\.0\.1:\d+: query for error-rate failed: stopped by the interrupt/)
+      expect(Date.now() - started).toBeLessThan(2_000)
+    } finally {
+      quiet.closeAllConnections()
+      await new Promise<void>((r) => quiet.close(() => r()))
+    }
+  })
+
   it('a failed query or a missing query is an error, never a value', async () => {
     const metrics = new PrometheusMetrics(url, {'error-rate': 'broken'}, new FakeClock())
     await expect(metrics.read('error-rate', 60)).rejects.toThrow(/query for error-rate failed: unexpected query broken/)

@@ -1,0 +1,41 @@
+import {beforeEach, describe, expect, it} from 'vitest'
+import {sluice} from '../helpers/cli.js'
+import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {gatedRamp, runIdOf, spawnRun, when} from './spawned-run.js'
+
+let fx: Fixture
+const current = useLiveFixture()
+beforeEach(() => {
+  fx = current()
+})
+
+describe('a Route 53 endpoint that takes a change and never answers', () => {
+  it('gives up at the 30 s call deadline, stays at the last good weights, leaves a journal that resumes', async () => {
+    await seedMetrics(fx, 0)
+    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
+    await run.seen(/maintenance at 20%/)
+    // The 50% step's change is read and never answered, nor are the SDK's retries of it.
+    fx.proxy.hold('ChangeResourceRecordSets')
+    const hung = await when(() => fx.proxy.held.length > 0)
+    const end = await run.ended
+    const stoppedIn = (end.at - hung) / 1000
+    console.log(`ChangeResourceRecordSets never answering: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung, after ${fx.proxy.held.length} attempts`)
+    expect(end.code, end.stderr).toBe(1)
+    // The call's deadline, not the attempt count, ends it: 10 s per attempt, 30 s in all.
+    expect(stoppedIn).toBeGreaterThan(29)
+    expect(stoppedIn).toBeLessThan(40)
+    expect(fx.proxy.held.length).toBeGreaterThanOrEqual(2)
+    expect(end.stderr).toMatch(/ERROR Route53 ChangeResourceRecordSets on \S+ \S+ A failed: Timeout: no answer within 30 s \(requests time out after 10 s and are retried\); weights back to maintenance 20% \(mailbox=80 maintenance=20\)/)
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 80, maintenance: 20})
+
+    // The run ended on record (not 'unfinished'), let go of its locks, and can be resumed.
+    const runId = runIdOf(end.stderr)
+    const shown = await sluice(['journal', runId], {env: fx.env})
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toMatch(/status: failed/)
+    fx.proxy.release('ChangeResourceRecordSets')
+    const resumed = await sluice(['resume', runId, '--yes'], {env: fx.env})
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 0, maintenance: 100})
+  }, 120_000)
+})

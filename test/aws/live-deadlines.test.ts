@@ -1,0 +1,75 @@
+import {beforeEach, describe, expect, it} from 'vitest'
+import {sluice} from '../helpers/cli.js'
+import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {gatedRamp, runIdOf, spawnRun, when} from './spawned-run.js'
+
+let fx: Fixture
+const current = useLiveFixture()
+beforeEach(() => {
+  fx = current()
+})
+
+const afterFirstStep = {mailbox: 80, maintenance: 20}
+const journalStatus = async (runId: string) => {
+  const shown = await sluice(['journal', runId, '--json'], {env: fx.env})
+  expect(shown.code, shown.stderr).toBe(0)
+  return (JSON.parse(shown.stdout) as {status: string}).status
+}
+
+describe('a hung or failing API mid-ramp, through bin/run.js against moto', () => {
+  it.each([
+    ['SIGINT (Ctrl-C)', 'SIGINT', 'interrupt:'],
+    ['SIGTERM (kill, CI runners)', 'SIGTERM', 'SIGTERM:'],
+  ] as const)('%s while CloudWatch GetMetricData hangs: acts within 5 s, back at the last good weights, exit 130', async (_name, signal, note) => {
+    await seedMetrics(fx, 0)
+    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
+    // The 20% step's gate has passed once the 50% step is on: from then on CloudWatch goes quiet.
+    await run.seen(/maintenance at 50%/)
+    fx.proxy.hold('GetMetricData')
+    const hung = await when(() => fx.proxy.held.length > 0)
+    run.signal(signal)
+    const end = await run.ended
+    const stoppedIn = (end.at - hung) / 1000
+    console.log(`${signal} during a hung GetMetricData: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung`)
+    expect(end.code, end.stderr).toBe(130)
+    expect(stoppedIn).toBeLessThan(5)
+    expect(end.stderr).toContain(`${note} stopping at the next safe point`)
+    expect(end.stderr).toMatch(/interrupted at maintenance 50%; weights back to maintenance 20% \(mailbox=80 maintenance=20\)/)
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual(afterFirstStep)
+    // The run let go of its locks and left a journal that says how it ended.
+    const runId = runIdOf(end.stderr)
+    expect(await journalStatus(runId)).toBe('interrupted')
+  }, 120_000)
+
+  it('SIGTERM while a Route 53 change hangs: the change is aborted, the weights stay at the last good step, exit 130', async () => {
+    await seedMetrics(fx, 0)
+    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
+    await run.seen(/maintenance at 20%/)
+    fx.proxy.hold('ChangeResourceRecordSets')
+    const hung = await when(() => fx.proxy.held.length > 0)
+    run.signal('SIGTERM')
+    const end = await run.ended
+    const stoppedIn = (end.at - hung) / 1000
+    console.log(`SIGTERM during a hung ChangeResourceRecordSets: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung`)
+    expect(end.code, end.stderr).toBe(130)
+    expect(stoppedIn).toBeLessThan(5)
+    expect(end.stderr).toMatch(/interrupted at maintenance 50%; weights back to maintenance 20%/)
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual(afterFirstStep)
+    expect(await journalStatus(runIdOf(end.stderr))).toBe('interrupted')
+  }, 120_000)
+
+  it('CloudWatch failing mid-ramp with Route 53 up: back at the last good step, exit 1 naming the source', async () => {
+    await seedMetrics(fx, 0)
+    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
+    await run.seen(/maintenance at 50%/)
+    // What a load balancer in front of an unwell service answers; the SDK retries it (5xx) first.
+    fx.proxy.inject({operation: 'GetMetricData', times: 1000, status: 503, contentType: 'text/plain', body: 'Service Unavailable'})
+    const failing = await when(() => fx.proxy.of('GetMetricData').some((c) => c.status === 503))
+    const end = await run.ended
+    console.log(`GetMetricData answering 503: exited ${end.code} ${((end.at - failing) / 1000).toFixed(1)} s after the first failed read, ${fx.proxy.of('GetMetricData').filter((c) => c.status === 503).length} attempts`)
+    expect(end.code, end.stderr).toBe(1)
+    expect(end.stderr).toMatch(/gate error-rate ≤ 1% over 60 s could not read its metrics at maintenance 50%: CloudWatch GetMetricData on app\/\S+ failed: HTTP 503: .*; weights back to maintenance 20% \(mailbox=80 maintenance=20\)/)
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual(afterFirstStep)
+    expect(await journalStatus(runIdOf(end.stderr))).toBe('failed')
+  }, 120_000)
+})

@@ -1,0 +1,83 @@
+import {spawn} from 'node:child_process'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {runJs} from '../helpers/cli.js'
+import type {Fixture} from './live-fixture.js'
+
+/** A spawned sluice that a test can watch and signal while it runs. */
+export interface SpawnedRun {
+  /** Resolves once stderr matches, with the time it did; rejects if the run ends first. */
+  seen(pattern: RegExp): Promise<number>
+  signal(name: NodeJS.Signals): void
+  /** How it ended, and when (Date.now()). */
+  ended: Promise<{code: number | null; signal: NodeJS.Signals | null; at: number; stdout: string; stderr: string}>
+}
+
+export function spawnRun(args: string[], env: Record<string, string>): SpawnedRun {
+  const child = spawn(process.execPath, [runJs, ...args], {env: {...process.env, NO_COLOR: '1', ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+  let stdout = ''
+  let stderr = ''
+  const waiting: Array<{pattern: RegExp; resolve: (at: number) => void}> = []
+  child.stdout.on('data', (d) => (stdout += d))
+  child.stderr.on('data', (d) => {
+    stderr += d
+    for (const w of [...waiting]) {
+      if (w.pattern.test(stderr)) {
+        waiting.splice(waiting.indexOf(w), 1)
+        w.resolve(Date.now())
+      }
+    }
+  })
+  const ended = new Promise<{code: number | null; signal: NodeJS.Signals | null; at: number; stdout: string; stderr: string}>((resolve) =>
+    child.on('close', (code, signal) => resolve({code, signal, at: Date.now(), stdout, stderr})),
+  )
+  return {
+    seen: (pattern) =>
+      pattern.test(stderr)
+        ? Promise.resolve(Date.now())
+        : Promise.race([
+            new Promise<number>((resolve) => waiting.push({pattern, resolve})),
+            ended.then((end) => Promise.reject(new Error(`the run ended (${end.code}) before stderr showed ${pattern}:\n${end.stderr}`))),
+          ]),
+    signal: (name) => child.kill(name),
+    ended: ended.finally(() => child.kill('SIGKILL')),
+  }
+}
+
+/** Resolves with the time `check` first holds, polling every 20 ms. */
+export async function when(check: () => boolean, timeoutMs = 60_000): Promise<number> {
+  const give = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > give) throw new Error('the condition never held')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return Date.now()
+}
+
+/**
+ * A ramp of maintenance 20% → 50% → 100% behind a CloudWatch error-rate gate, with waits as short
+ * as the seeded TTL allows (as test/aws/live-runbook.ts shortens the shipped runbooks): each step
+ * bakes 1 s and passes on one good verdict, so a step takes about a second.
+ */
+export function gatedRamp(fx: Fixture): string {
+  const file = join(fx.dir, 'gated-ramp.yaml')
+  writeFileSync(file, `name: gated-ramp
+targets:
+  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
+  metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}
+steps:
+  - action: ramp
+    set: maintenance
+    schedule: [20, 50, 100]
+    bake: 1
+    gate: {metric: error-rate, threshold: 1, window: 60, interval: 1, successes: 1}
+`)
+  return file
+}
+
+/** The run id a run's stderr names in its resume hint. */
+export function runIdOf(stderr: string): string {
+  const m = /sluice resume (\S+?)`/.exec(stderr)
+  if (!m) throw new Error(`no resume hint in:\n${stderr}`)
+  return m[1]
+}
