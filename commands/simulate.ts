@@ -5,6 +5,7 @@ import {decimal, scenarioFlag, seconds} from '../src/cli/flags.js'
 import {InputError} from '../src/errors.js'
 import {renderSimulation, simulationSvg} from '../src/report/simulation.js'
 import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load.js'
+import {scenarioLimits} from '../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson, type SimulationJson} from '../src/sim/simulate.js'
 
 export default class Simulate extends SluiceCommand {
@@ -22,17 +23,17 @@ Full service means completed requests within 1% of demand from that second to th
   ]
 
   static override flags = {
-    broken: Flags.integer({description: 'Servers the first broken fault breaks.', min: 0}),
+    broken: Flags.integer({description: 'Servers the first broken fault breaks.', min: 0, max: scenarioLimits.maxServers}),
     capacity: decimal({description: 'Requests per second one server of the first pool completes.'}),
     compare: Flags.boolean({description: 'Run every setup the scenario declares, side by side.', default: false}),
     demand: decimal({description: 'Constant demand in requests per second (replaces the scenario\'s curve).'}),
-    duration: seconds({description: 'How long to simulate.'}),
-    'fault-at': seconds({description: 'When the first broken fault starts.'}),
-    'fix-at': seconds({description: 'When the first broken fault is fixed.'}),
+    duration: seconds({description: 'How long to simulate.', min: scenarioLimits.minTick, max: scenarioLimits.maxSeconds}),
+    'fault-at': seconds({description: 'When the first broken fault starts.', max: scenarioLimits.maxSeconds}),
+    'fix-at': seconds({description: 'When the first broken fault is fixed.', max: scenarioLimits.maxSeconds}),
     policy: Flags.string({description: 'A custom setup as key=value pairs: maxEjectionPercent, panicThreshold, shed, slowStart, slowStartMinWeightPercent.', helpValue: 'KEY=VALUE,...'}),
     scenario: scenarioFlag,
     seed: Flags.integer({description: 'Seed for every random draw.'}),
-    servers: Flags.integer({description: 'Servers in the first pool.', min: 1}),
+    servers: Flags.integer({description: 'Servers in the first pool.', min: 1, max: scenarioLimits.maxServers}),
     setup: Flags.string({description: 'A setup the scenario declares (repeatable). Default: the first one.', multiple: true, helpValue: 'NAME'}),
     svg: Flags.string({description: 'Also save the chart as an SVG file.', helpValue: 'FILE'}),
   }

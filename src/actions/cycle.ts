@@ -1,7 +1,7 @@
 import type {ControlPlane, Target, TargetGroupPort} from '../ports/control-plane.js'
 import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../ports/io.js'
 import type {CycleStep} from '../runbook/runbook.js'
-import {describeCount, resolveCount} from '../runbook/units.js'
+import {batchBeyondPool, describeCount, resolveCount} from '../runbook/units.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from './action.js'
 
 /** Seconds between looks at the group while waiting for room in the disruption budget. */
@@ -34,6 +34,8 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
       await ctx.change('slow-start', group.label, before, step.slowStart, () => group.setSlowStart(step.slowStart!))
   }
 
+  const beyond = batchBeyondPool(step.batch, size)
+  if (beyond) return {status: 'failed', message: `${group.label}: ${beyond}`}
   // Resuming: the batch the earlier run left out of rotation goes first, and targets it already
   // cycled are done.
   const pending = new Map<string, Target>()

@@ -29,14 +29,19 @@ export function decimal(options: {description: string; min?: number; max?: numbe
   })()
 }
 
-/** Seconds, in the forms a runbook accepts: `90`, `90s`, `5m`, `1h`. */
-export function seconds(options: {description: string}) {
+/** Seconds, in the forms a runbook accepts: `90`, `90s`, `5m`, `1h`; within a runbook's bounds, and the flag's own. */
+export function seconds(options: {description: string; min?: number; max?: number}) {
   return Flags.custom<number>({
     description: options.description,
     helpValue: 'DURATION',
     async parse(input, _context, flag) {
-      const parsed = duration.safeParse(/^\d+(\.\d+)?$/.test(input) ? Number(input) : input)
-      if (!parsed.success) throw badValue(flag.name, `expected a duration such as 90, 90s, 5m or 1h but received: ${input}`)
+      const parsed = duration.safeParse(/^\d+(\.\d+)?(e\d+)?$/.test(input) ? Number(input) : input)
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]
+        throw badValue(flag.name, `${issue.code === 'too_big' ? issue.message : 'expected a duration such as 90, 90s, 5m or 1h'} but received: ${input}`)
+      }
+      if (options.min !== undefined && parsed.data < options.min) throw badValue(flag.name, `expected at least ${options.min} s but received: ${input}`)
+      if (options.max !== undefined && parsed.data > options.max) throw badValue(flag.name, `expected at most ${options.max} s but received: ${input}`)
       return parsed.data
     },
   })()

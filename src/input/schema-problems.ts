@@ -1,7 +1,7 @@
 import type {z} from 'zod'
 import {closest} from './closest.js'
 import {formatPath, type Path, type Problem} from './problems.js'
-import {describeIssue, valueAt} from './yaml-source.js'
+import {describeIssue, specificIssue, valueAt} from './yaml-source.js'
 
 export type SchemaCheck<T> = {success: true; data: T} | {success: false; problems: Problem[]}
 
@@ -25,8 +25,9 @@ export function schemaProblems<S extends z.ZodType>(schema: S, data: unknown): S
       problems.push({path: issue.path, key, message: `unknown key '${key}'${suggestion === undefined ? '' : ` (did you mean '${suggestion}'?)`}`})
     }
   }
-  for (const issue of result.error.issues) {
-    if (issue.code === 'unrecognized_keys') continue
+  for (const found of result.error.issues) {
+    if (found.code === 'unrecognized_keys') continue
+    const issue = specificIssue(found)
     if (valueAt(data, issue.path) === undefined && suggested.has(formatPath(issue.path))) continue
     problems.push({path: issue.path, message: describeIssue(issue, data)})
   }

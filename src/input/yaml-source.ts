@@ -1,7 +1,61 @@
-import {isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode} from 'yaml'
+import {readFileSync, statSync} from 'node:fs'
+import {isMap, isPair, isScalar, Lexer, LineCounter, parseDocument, visit, type Document, type Node as YamlNode} from 'yaml'
 import type {z} from 'zod'
 import {InputError} from '../errors.js'
 import {formatPath, problemLine, type Path, type Problem, type ProblemSite} from './problems.js'
+
+/**
+ * What any YAML input file may be: runbooks and scenarios are a few kilobytes written by hand, so
+ * these are far above any real one and far below what takes the parser seconds or the heap.
+ */
+export const fileLimits = {
+  /** Bytes, checked before reading: the biggest shipped file is under 4 KiB. */
+  maxBytes: 1024 * 1024,
+  /** Nodes aliases may expand to: a handful of shared defaults, never a billion-laughs bomb. */
+  maxAliasCount: 100,
+  /** Flow collections (`[`, `{`) inside each other: the parser's work grows with the square of it. */
+  maxFlowDepth: 32,
+}
+
+/**
+ * The text of an input file: refused when it is bigger than any real input (before it is read)
+ * or not UTF-8 (at the first bad byte). A file that cannot be read is the caller's to word.
+ */
+export function readInputText(file: string): string {
+  const size = statSync(file).size
+  if (size > fileLimits.maxBytes) throw new InputError(`${file}:1:1: the file is ${size} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
+  const bytes = readFileSync(file)
+  try {
+    return new TextDecoder('utf-8', {fatal: true}).decode(bytes)
+  } catch {
+    const bad = firstInvalidUtf8(bytes)
+    const before = new TextDecoder('utf-8', {ignoreBOM: true}).decode(bytes.subarray(0, bad))
+    const {line, col} = linePos(before, before.length)
+    throw new InputError(`${file}:${line}:${col}: invalid UTF-8 at byte ${bad}; expected a UTF-8 text file`)
+  }
+}
+
+/** The offset of the first byte that is not part of a valid UTF-8 sequence. */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let offset = 0
+  // The lenient decoder puts U+FFFD where a sequence is bad; a U+FFFD the file spells out is not one.
+  for (const char of new TextDecoder('utf-8', {ignoreBOM: true}).decode(bytes)) {
+    if (char === '\ufffd' && !(bytes[offset] === 0xef && bytes[offset + 1] === 0xbf && bytes[offset + 2] === 0xbd)) return offset
+    offset += Buffer.byteLength(char)
+  }
+  return offset
+}
+
+/** 1-based line and column of an offset in text. */
+function linePos(text: string, offset: number): {line: number; col: number} {
+  let line = 1
+  let lineStart = 0
+  for (let i = 0; i < offset; i++) if (text.charCodeAt(i) === 10) {
+    line++
+    lineStart = i + 1
+  }
+  return {line, col: offset - lineStart + 1}
+}
 
 /**
  * A YAML file parsed with its positions kept, so that a schema error found in the data can be
@@ -12,23 +66,54 @@ export class YamlSource implements ProblemSite {
     readonly file: string,
     private readonly doc: Document,
     private readonly lines: LineCounter,
+    private readonly value: unknown,
   ) {}
 
-  /** Parses YAML text; malformed YAML is an InputError at the first problem. */
+  /**
+   * Parses YAML text; malformed YAML is an InputError at the first problem. So is anything that
+   * would make the parser or the data a hazard rather than an input: text over the size limit, a
+   * NUL, flow collections nested past the limit, a tag sluice does not know (`!!js/function`), an
+   * alias to nothing, and aliases that expand past the limit.
+   */
   static parse(file: string, text: string): YamlSource {
+    const at = (offset: number, message: string): InputError => {
+      const {line, col} = linePos(text, offset)
+      return new InputError(`${file}:${line}:${col}: ${message}`)
+    }
+    const bytes = Buffer.byteLength(text)
+    if (bytes > fileLimits.maxBytes) throw at(0, `the file is ${bytes} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
+    const nul = text.indexOf('\0')
+    if (nul >= 0) throw at(nul, 'a NUL character; expected text')
+    const deep = tooDeep(text)
+    if (deep !== null) throw at(deep, `flow collections nested more than ${fileLimits.maxFlowDepth} deep`)
+
     const lines = new LineCounter()
     const doc = parseDocument(text, {lineCounter: lines, prettyErrors: false, uniqueKeys: true})
-    const problem = doc.errors[0]
+    // A warning is a tag the schema cannot resolve: its value would silently become a string.
+    const problem = doc.errors[0] ?? doc.warnings[0]
     if (problem) {
-      const {line, col} = lines.linePos(problem.pos[0])
       const what = problem.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')
-      throw new InputError(`${file}:${line}:${col}: malformed YAML: ${what}`)
+      throw at(problem.pos[0], problem.code === 'TAG_RESOLVE_FAILED' ? `unknown tag: ${what.replace(/^Unresolved tag: /, '')}; expected plain YAML values` : `malformed YAML: ${what}`)
     }
-    return new YamlSource(file, doc, lines)
+    let value: unknown
+    try {
+      value = doc.toJS({maxAliasCount: fileLimits.maxAliasCount})
+    } catch (error) {
+      // The yaml package says what went wrong with an alias but not where: the first alias is.
+      let alias = 0
+      visit(doc, {Alias: (_, node) => {
+        alias = node.range?.[0] ?? 0
+        return visit.BREAK
+      }})
+      const message = (error as Error).message
+      if (/^Excessive alias count/.test(message)) throw at(alias, `aliases expand to too many values (more than ${fileLimits.maxAliasCount} per alias); expected plain values or a few aliases`)
+      throw at(alias, `malformed YAML: ${message}`)
+    }
+    return new YamlSource(file, doc, lines, value)
   }
 
   data(): unknown {
-    return this.doc.toJS()
+    return structuredClone(this.value)
   }
 
   /** `file:line:column` of the value at `path` (or of its key `keyOf`), or of its nearest ancestor that exists. */
@@ -62,30 +147,62 @@ export class YamlSource implements ProblemSite {
   }
 }
 
+/** The offset of the first flow collection nested past the limit, or null. Linear, unlike the parser. */
+function tooDeep(text: string): number | null {
+  let depth = 0
+  let offset = 0
+  for (const token of new Lexer().lex(text)) {
+    if (token === '[' || token === '{') {
+      if (++depth > fileLimits.maxFlowDepth) return offset
+    } else if (token === ']' || token === '}') depth--
+    // The lexer's control tokens stand for structure, not for characters of the text.
+    if (!/^[\x02\x18\x1f\ufeff]$/.test(token)) offset += token.length
+  }
+  return null
+}
+
 export function valueAt(data: unknown, path: Path): unknown {
   let node = data
   for (const key of path) node = node && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined
   return node
 }
 
+/**
+ * The issue that says most about a value no option of a union took: the issue of the option the
+ * value came closest to (right type, fewest problems), at its full path; or the union's own when
+ * the value was of no option's type.
+ */
+export function specificIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union') return issue
+  const typeOnly = (branch: z.core.$ZodIssue[]) => branch.length === 1 && branch[0].code === 'invalid_type' && branch[0].path.length === 0
+  const closest = (issue.errors ?? []).filter((branch) => branch.length > 0 && !typeOnly(branch)).sort((a, b) => a.length - b.length)[0]
+  if (!closest) return issue
+  const inner = specificIssue(closest[0])
+  return {...inner, path: [...issue.path, ...inner.path]}
+}
+
 /** One readable sentence for a schema issue: what was expected and what was found. */
 export function describeIssue(issue: z.core.$ZodIssue, data?: unknown): string {
   switch (issue.code) {
     case 'invalid_union': {
-      const options = (issue as {options?: unknown[]}).options
-      if (!options) return issue.message
       const got = valueAt(data, issue.path)
-      return `expected one of ${options.join(', ')}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}`
+      const shown = got === undefined ? '' : `, got ${typeof got === 'number' ? String(got) : JSON.stringify(got)}`
+      const options = (issue as {options?: unknown[]}).options
+      if (options) return `expected one of ${options.join(', ')}${shown}`
+      const types = [...new Set((issue.errors ?? []).flatMap((branch) => branch.flatMap((i) => (i.code === 'invalid_type' ? [i.expected] : []))))]
+      return types.length > 0 ? `expected ${types.join(' or ')}${shown}` : issue.message
     }
     case 'unrecognized_keys': {
       return `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}`
     }
     case 'too_small': {
+      if (ownWording(issue)) return issue.message
       const bound = Number(issue.minimum)
       if (issue.origin === 'array') return `expected at least ${bound} item${bound === 1 ? '' : 's'}`
       return `expected a number ${issue.inclusive ? '>=' : '>'} ${bound}`
     }
     case 'too_big': {
+      if (ownWording(issue)) return issue.message
       if (issue.origin === 'array') return `expected at most ${Number(issue.maximum)} items`
       return `expected a number ${issue.inclusive ? '<=' : '<'} ${Number(issue.maximum)}`
     }
@@ -93,6 +210,11 @@ export function describeIssue(issue: z.core.$ZodIssue, data?: unknown): string {
       return issue.message.replace(/^Invalid input: /, '')
     }
   }
+}
+
+/** A bound whose schema says in its own words what was expected (and why), rather than zod's. */
+function ownWording(issue: z.core.$ZodIssue): boolean {
+  return !/^(Too big|Too small):/.test(issue.message)
 }
 
 /**

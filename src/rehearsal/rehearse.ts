@@ -3,6 +3,7 @@ import {dirname, isAbsolute, join} from 'node:path'
 import {runRunbook, type RunResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
 import type {Runbook} from '../runbook/runbook.js'
+import {batchBeyondPool} from '../runbook/units.js'
 import type {RunbookInput} from '../runbook/schema.js'
 import type {RunInputs, RunReport} from '../runner.js'
 import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
@@ -55,7 +56,7 @@ export interface Rehearsal {
  */
 export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: RehearsalSettings): Promise<Extract<RunReport, {mode: 'rehearsal'}>> {
   const {scenario, setup} = rehearsalScenario(runbook, settings)
-  checkAgainstScenario(runbook, scenario)
+  checkAgainstScenario(runbook, scenario, settings)
 
   const fleetRun = new ScenarioRun(scenario, setup.policy)
   const {fleet} = fleetRun
@@ -90,7 +91,7 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
 /** Checks a runbook against its own rehearsal scenario and setup, as `validate` does without running it. */
 export function checkRehearsalScenario(runbook: Runbook): void {
   const {scenario} = rehearsalScenario(runbook, {pace: null})
-  checkAgainstScenario(runbook, scenario)
+  checkAgainstScenario(runbook, scenario, {pace: null})
 }
 
 /** Loads a scenario named on the command line, for a single-action command to take its pools as targets. */
@@ -110,7 +111,7 @@ export function scenarioTargets(scenario: Scenario): RunbookInput['targets'] {
     },
     targetGroups: Object.fromEntries(pools.filter((p) => p.kind === 'servers').map((p) => [p.name, `simulated:${p.name}`])),
     listener: 'simulated',
-    metrics: {source: 'cloudwatch'},
+    metrics: {source: 'cloudwatch', loadBalancer: 'simulated'},
   }
 }
 
@@ -141,8 +142,11 @@ function resolveScenarioRef(ref: string, runbookFile: string): string {
   return existsSync(beside) ? beside : ref
 }
 
-/** Every pool and traffic type the runbook names must exist in the scenario it rehearses against. */
-function checkAgainstScenario(runbook: Runbook, scenario: Scenario): void {
+/**
+ * Every pool and traffic type the runbook names must exist in the scenario it rehearses against,
+ * every batch fit in its pool, and the rehearsal start inside the scenario.
+ */
+function checkAgainstScenario(runbook: Runbook, scenario: Scenario, settings: RehearsalSettings): void {
   const pools = new Set(scenario.pools.map((p) => p.name))
   const types = new Set(Object.keys(scenario.demand.types))
   const fail = (path: Array<string | number>, message: string): never => {
@@ -157,5 +161,14 @@ function checkAgainstScenario(runbook: Runbook, scenario: Scenario): void {
   for (const step of runbook.steps) {
     if ((step.action === 'restrict' || step.action === 'lift') && !types.has(step.type))
       fail(['steps', step.index, 'type'], `the rehearsal scenario ${scenario.name} has no traffic type "${step.type}"; its types are ${[...types].join(', ')}`)
+    const beyond = step.action === 'cycle' ? batchBeyondPool(step.batch, scenario.pools.find((p) => p.name === step.pool)?.servers ?? Number.POSITIVE_INFINITY) : undefined
+    if (beyond) fail(['steps', step.index, 'batch'], `steps[${step.index}].batch: ${beyond} in the rehearsal scenario ${scenario.name}`)
+  }
+  const fromFlag = settings.startAt !== undefined
+  const startAt = settings.startAt ?? (settings.scenario === undefined ? runbook.rehearsal?.startAt : undefined)
+  if (startAt !== undefined && startAt >= scenario.duration) {
+    const message = `expected a start before the end of the rehearsal scenario ${scenario.name} (${scenario.duration} s), got ${startAt} s`
+    if (fromFlag) throw new InputError(`--start-at: ${message}`)
+    fail(['rehearsal', 'startAt'], `rehearsal.startAt: ${message}`)
   }
 }

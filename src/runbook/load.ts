@@ -1,18 +1,19 @@
-import {readFileSync} from 'node:fs'
 import {InputError} from '../errors.js'
 import {flagSite, type Path, type Problem, type ProblemSite} from '../input/problems.js'
 import {schemaProblems} from '../input/schema-problems.js'
-import {describeIssue, YamlSource} from '../input/yaml-source.js'
+import {describeIssue, readInputText, specificIssue, YamlSource} from '../input/yaml-source.js'
 import {runbookSchema, type GateData, type RunbookInput, type ScheduleData, type RunbookData, type StepData} from './schema.js'
 import {actionNamed, actionOf} from '../actions/registry.js'
 import {describeCount, type CountOrPercent} from './units.js'
+import {limits, maxSecondsText} from './limits.js'
 import {defaultBake, gateDefaults, type Gate, type Runbook, type Step, type StepCommon} from './runbook.js'
 
 export function loadRunbookFile(file: string): Runbook {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readInputText(file)
   } catch (error) {
+    if (error instanceof InputError) throw error
     throw new InputError(`${file}: cannot read the runbook: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
   }
   return parseRunbook(file, text)
@@ -38,7 +39,7 @@ export function runbookFromFlags(input: RunbookInput, flagFor: (path: Path) => s
   const site = flagSite(flagFor)
   if (!result.success) {
     // One step from flags has few fields, and the first problem names its flag.
-    const issue = result.error.issues[0]
+    const issue = specificIssue(result.error.issues[0])
     throw new InputError(`${site.locate(issue.path)}: ${describeIssue(issue, input)}`)
   }
   return {...checkRunbook(result.data, '(command line)', site), source: {kind: 'flags', input}}
@@ -65,7 +66,7 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
     if (pool !== undefined && !pools.has(pool)) fail([...path, 'pool'], `no pool named "${pool}" in targets; pools are ${[...pools].join(', ') || 'none'}`)
     if (gate.metric === 'error-rate' && threshold !== undefined && threshold > 100) fail([...path, 'threshold'], `expected an error rate in % (0–100), got ${threshold}`)
     if (gate.metric === 'healthy-targets' && threshold !== undefined && threshold > 100) fail([...path, 'threshold'], `expected a share of healthy targets in % (0–100), got ${threshold}`)
-    return {
+    const resolved: Gate = {
       metric: gate.metric,
       threshold: threshold ?? Number.NaN,
       window: gate.window ?? d.window ?? gateDefaults.window,
@@ -75,7 +76,15 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
       successes: gate.successes ?? d.successes ?? gateDefaults.successes,
       ...(pool === undefined ? {} : {pool}),
     }
+    // A window shorter than the interval leaves seconds no verdict ever looks at.
+    if (resolved.window < resolved.interval)
+      fail([...path, gate.window === undefined ? 'interval' : 'window'], `expected a window of at least the interval (${resolved.interval} s), got ${resolved.window} s`)
+    if (resolved.successes * resolved.interval > limits.maxSeconds)
+      fail([...path, gate.successes === undefined ? 'interval' : 'successes'], `expected successes × interval of at most ${maxSecondsText}, got ${resolved.successes} × ${resolved.interval} s`)
+    return resolved
   }
+
+  checkMetricsSource(data, fail)
 
   const steps = data.steps.map((raw, index): Step => {
     const path = ['steps', index]
@@ -96,6 +105,10 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
       case 'restrict':
       case 'lift': {
         if (!targets.listener) fail(path, `a ${raw.action} step needs targets.listener: the load balancer listener its rules go on`)
+        // A listener rule matches requests, not a traffic type's name; the simulator could match
+        // by type, but a runbook is rehearsed to be run, so it is held to what live can do.
+        if (raw.action === 'restrict' && raw.paths.length === 0 && Object.keys(raw.headers).length === 0)
+          fail([...path, 'paths'], `expected paths or headers that identify ${raw.type} traffic: a listener rule cannot match a traffic type by name`)
         return {...raw, ...common}
       }
       case 'cycle': {
@@ -132,6 +145,39 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
   return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps, locate: (path) => site.locate(path)}
 }
 
+/** What the metrics source needs to read every metric the runbook's steps read, checked before anything runs live. */
+function checkMetricsSource(data: RunbookData, fail: (path: Path, message: string) => void): void {
+  const metrics = data.targets.metrics
+  const at = ['targets', 'metrics']
+  if (metrics?.source === 'cloudwatch' && !metrics.loadBalancer)
+    fail(at, 'expected loadBalancer (the app/NAME/ID dimension) for CloudWatch gates')
+  if (metrics?.source !== 'prometheus') return
+  if (!metrics.url) fail(at, 'expected url (the Prometheus server) for a Prometheus source')
+  const queries = metrics.queries ?? {}
+  const missing = new Map<MetricKind, number>()
+  data.steps.forEach((step, index) => {
+    for (const kind of metricsRead(step)) if (!queries[kind] && !missing.has(kind)) missing.set(kind, index)
+  })
+  for (const [kind, index] of missing) fail([...at, 'queries'], `expected a ${kind} query: steps[${index}] reads ${kind}`)
+}
+
+type MetricKind = keyof NonNullable<NonNullable<RunbookData['targets']['metrics']>['queries']>
+
+/** The metrics a step reads: its gate's, the headroom guard's demand, and what an approval shows. */
+function metricsRead(step: StepData): MetricKind[] {
+  switch (step.action) {
+    case 'approve':
+      return ['error-rate', 'request-rate']
+    case 'cycle':
+      return [...(step.gate ? [step.gate.metric] : []), ...(step.headroom === undefined ? [] : ['request-rate' as const])]
+    case 'ramp':
+    case 'check':
+      return step.gate ? [step.gate.metric] : []
+    default:
+      return []
+  }
+}
+
 function exceeds(batch: CountOrPercent, budget: CountOrPercent): boolean {
   if ('count' in batch && 'count' in budget) return batch.count > budget.count
   if ('percent' in batch && 'percent' in budget) return batch.percent > budget.percent
@@ -151,6 +197,12 @@ function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: s
     // Returning here also keeps the loop below from multiplying zero for ever.
     if (from <= 0) {
       fail([...path, 'exponential', 'from'], `expected a start above 0 %, got ${from}`)
+      return []
+    }
+    // Counted before any is made: a factor just above 1 would make billions.
+    const count = to > from ? Math.ceil(Math.log(to / from) / Math.log(factor)) + 1 : 1
+    if (count > limits.maxScheduleSteps) {
+      fail([...path, 'exponential', 'factor'], `expected at most ${limits.maxScheduleSteps} steps, but a factor of ${factor} from ${from}% to ${to}% makes ${count}`)
       return []
     }
     steps = []

@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {limits} from './limits.js'
 import {countOrPercent, duration} from './units.js'
 
 // Every field carries a description: `sluice schema` exports them, and an editor shows them on hover.
@@ -11,10 +12,13 @@ export const gateSchema = z.strictObject({
     .describe('What the gate measures. error-rate: failed requests in % (passes at or below the threshold); latency-p99: milliseconds (passes at or below); healthy-targets: % of targets healthy (passes at or above).'),
   threshold: z.number().nonnegative().optional().describe("The value a verdict is judged against, in the metric's unit; defaults.gate.threshold when left out."),
   window: duration.optional().describe('Seconds of data each verdict looks at (default 60).'),
-  interval: duration.optional().describe('Seconds between verdicts (default 10).'),
-  failureLimit: z.number().int().min(1).optional().describe('Failed verdicts that fail the gate (default 1).'),
-  inconclusiveLimit: z.number().int().min(1).optional().describe('Inconclusive verdicts (no data) that fail the gate: missing data is never a pass (default 3).'),
-  successes: z.number().int().min(1).optional().describe('Consecutive passing verdicts the gate needs (default 3).'),
+  interval: duration
+    .pipe(z.number().min(limits.minGateInterval, `expected at least ${limits.minGateInterval} s between verdicts`))
+    .optional()
+    .describe('Seconds between verdicts (default 10).'),
+  failureLimit: z.number().int().min(1).max(limits.maxVerdicts).optional().describe('Failed verdicts that fail the gate (default 1).'),
+  inconclusiveLimit: z.number().int().min(1).max(limits.maxVerdicts).optional().describe('Inconclusive verdicts (no data) that fail the gate: missing data is never a pass (default 3).'),
+  successes: z.number().int().min(1).max(limits.maxVerdicts).optional().describe('Consecutive passing verdicts the gate needs (default 3).'),
   pool: name.optional().describe('The pool the metric is scoped to (default: everything the runbook targets).'),
 })
 
@@ -42,14 +46,14 @@ const bakeField = duration.optional().describe("Seconds to wait after each chang
 
 const scheduleSchema = z
   .union([
-    z.array(z.number()).min(1).describe('The weights in %, in order, e.g. [1, 5, 25, 50, 100].'),
+    z.array(z.number()).min(1).max(limits.maxScheduleSteps).describe('The weights in %, in order, e.g. [1, 5, 25, 50, 100].'),
     z
       .strictObject({
         linear: z
           .strictObject({
             from: z.number().describe('The first weight in %.'),
             to: z.number().describe('The last weight in %.'),
-            steps: z.number().int().min(2).describe('How many weights, evenly spaced, from and to included.'),
+            steps: z.number().int().min(2).max(limits.maxScheduleSteps).describe('How many weights, evenly spaced, from and to included.'),
           })
           .describe('Evenly spaced weights.'),
       })
@@ -80,7 +84,7 @@ export const stepSchema = z.discriminatedUnion('action', [
     action: action('restrict', 'Turn a traffic type away with a fast 503 at the listener.'),
     ...common,
     type: name.describe('The traffic type to turn away; a rule of its own, tagged with it.'),
-    paths: z.array(z.string().startsWith('/')).default([]).describe('Request paths that identify the traffic type, e.g. /sync/*.'),
+    paths: z.array(z.string().startsWith('/', 'expected a path pattern starting with /')).default([]).describe('Request paths that identify the traffic type, e.g. /sync/*.'),
     headers: z.record(z.string(), z.array(z.string()).min(1)).default({}).describe('Header name → values that identify the traffic type.'),
     retryAfter: duration.default(120).describe('Seconds clients are told to wait before retrying (Retry-After).'),
   }),
@@ -99,7 +103,13 @@ export const stepSchema = z.discriminatedUnion('action', [
     capacityPerTarget: z.number().positive().optional().describe('Requests per second one target can serve; the headroom guard needs it.'),
     restart: hookSchema.optional().describe('The command that restarts each drained target.'),
     remediate: hookSchema.optional().describe('The command that repairs each target after its restart, before it returns.'),
-    slowStart: duration.optional().describe("Seconds over which a returning target's share of traffic grows (0, or 30–900 on an ALB)."),
+    slowStart: duration
+      .refine(
+        (s) => s === 0 || (s >= limits.slowStart.min && s <= limits.slowStart.max),
+        `expected 0 (off) or ${limits.slowStart.min}–${limits.slowStart.max} s, the slow start an ALB takes`,
+      )
+      .optional()
+      .describe("Seconds over which a returning target's share of traffic grows (0, or 30–900 on an ALB)."),
     failoverPercent: z
       .number()
       .int()

@@ -18,11 +18,11 @@ describe('restrict', () => {
     expect(intents).toEqual([expect.objectContaining({kind: 'restrict', resource: 'listener L1', before: null, after: rule})])
   })
 
-  it('defaults to no paths, no headers and Retry-After: 120', async () => {
+  it('defaults to no paths, or no headers, and Retry-After: 120', async () => {
     const rules = new FakeRules()
-    const result = await runRunbook(runbook(`  - {action: restrict, type: sync}\n`), {control: control({rules}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(`  - {action: restrict, type: sync, headers: {x-client: [sync]}}\n`), {control: control({rules}), io: new RecordingIO(), signal: noAbort()})
     expect(result.steps[0].message).toBe('sync traffic now gets 503 with Retry-After: 120')
-    expect(rules.rules).toEqual([{type: 'sync', paths: [], headers: {}, retryAfterSeconds: 120}])
+    expect(rules.rules).toEqual([{type: 'sync', paths: [], headers: {'x-client': ['sync']}, retryAfterSeconds: 120}])
   })
 
   it('is idempotent: a type already restricted keeps its rule and nothing is added', async () => {
@@ -37,7 +37,7 @@ describe('restrict', () => {
   })
 
   it('a run with no listener fails the step, saying what it needs', async () => {
-    const result = await runRunbook(runbook(`  - {action: restrict, type: sync}\n`), {control: control({}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(`  - {action: restrict, type: sync, paths: [/sync/*]}\n`), {control: control({}), io: new RecordingIO(), signal: noAbort()})
     expect(result.outcome).toBe('failed')
     expect(result.steps[0]).toMatchObject({status: 'error', message: 'step 1 needs a listener (targets.listener), and this run has none'})
   })

@@ -100,7 +100,7 @@ targets:
     sets:
       api-east: east
       api-north: north
-  metrics: {source: cloudwatch}
+  metrics: {source: cloudwatch, loadBalancer: app/test/1}
 rehearsal:
   scenario: two-regions
 steps:
@@ -151,6 +151,7 @@ rehearsal:
 steps:
   - action: restrict
     type: decommissioned-lookup
+    paths: [/lookup/*]
 `
     const file = write('wrong-type.yaml', text)
     const {code, stdout, stderr} = await sluice(['run', file, '--dry-run'])
@@ -166,7 +167,7 @@ describe('an approve step in a run that is not interactive', () => {
   const text = `name: needs-approval
 description: Freeze, ask a person, unfreeze.
 targets:
-  metrics: {source: cloudwatch}
+  metrics: {source: cloudwatch, loadBalancer: app/test/1}
 rehearsal:
   scenario: two-regions
 steps:

@@ -13,7 +13,7 @@ targets:
     record: api.example.com.
     ttl: 60
     sets: {api-east: east, api-west: west}
-  metrics: {source: cloudwatch}
+  metrics: {source: cloudwatch, loadBalancer: app/test/1}
 steps:
   - action: ramp
     set: api-west

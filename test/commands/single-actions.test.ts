@@ -65,7 +65,7 @@ const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--
 const commands: Array<{name: string; args: string[]; done: RegExp; live?: string; more?: (r: CliResult) => void}> = [
   {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[step 1\] done frozen by .*: x$/m},
   {name: 'unfreeze', args: ['unfreeze'], done: /^\[step 1\] done nothing to unfreeze/m},
-  {name: 'restrict', args: ['restrict', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m, live: '--listener'},
+  {name: 'restrict', args: ['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m, live: '--listener'},
   {name: 'lift', args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done nothing to lift: background-sync is not restricted$/m, live: '--listener'},
   {
     name: 'ramp',
@@ -128,7 +128,7 @@ describe('the single-action commands (in process)', () => {
   it('restrict reports the share of demand turned away: no more than the restricted type\'s share', async () => {
     // outlook-recovery: background-sync is 20% of demand (types: interactive 0.8, background-sync 0.2),
     // and clients try twice. Every background-sync request is turned away: 20% of demand, not more.
-    const json = await sluice(['restrict', '--type', 'background-sync', '--scenario', 'outlook-recovery', '--dry-run', '--json'])
+    const json = await sluice(['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery', '--dry-run', '--json'])
     expect(json.code, json.stderr).toBe(0)
     const run = JSON.parse(json.stdout) as RunJson
     expect(run.report!.restrictedAtEnd).toEqual(['background-sync'])
@@ -136,7 +136,7 @@ describe('the single-action commands (in process)', () => {
   })
 
   it('restrict on a scenario whose clients try once reports the type\'s share (cafe-2024: 10%)', async () => {
-    const result = await sluice(['restrict', '--type', 'decommissioned-lookup', '--scenario', 'cafe-2024', '--dry-run', '--json'])
+    const result = await sluice(['restrict', '--type', 'decommissioned-lookup', '--path', '/lookup/*', '--scenario', 'cafe-2024', '--dry-run', '--json'])
     expect(result.code, result.stderr).toBe(0)
     const run = JSON.parse(result.stdout) as RunJson
     expect(run.report!.restrictedAtEnd).toEqual(['decommissioned-lookup'])

@@ -12,7 +12,7 @@ describe('the engine: steps in order, timeouts, interruptions', () => {
     const rules = new FakeRules()
     const steps = `  - {action: freeze, reason: incident}
   - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 300}
-  - {action: restrict, type: sync}
+  - {action: restrict, type: sync, paths: [/sync/*]}
   - {action: lift, type: sync}
   - {action: lift, type: sync}
   - {action: unfreeze}

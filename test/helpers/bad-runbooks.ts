@@ -26,7 +26,7 @@ export const twoRegionsDns = `targets:
     record: api.example.com.
     ttl: 60
     sets: {api-east: east, api-west: west}
-  metrics: {source: cloudwatch}
+  metrics: {source: cloudwatch, loadBalancer: app/test/1}
 rehearsal:
   scenario: two-regions
 `
@@ -89,6 +89,7 @@ ${twoRegionsDns}steps:
     reason: rehearsal
   - action: restrict
     type: background-sync
+    paths: [/sync/*]
 `,
     where: (t) => at(t, 'action: restrict'),
     message: /^steps\[1\]: a restrict step needs targets\.listener\b/,

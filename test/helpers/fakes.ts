@@ -171,6 +171,7 @@ const targets = `targets:
   listener: arn:listener
   metrics:
     source: cloudwatch
+    loadBalancer: app/test/1
 `
 
 /** A runbook from a YAML list of steps, with the fake targets above. */

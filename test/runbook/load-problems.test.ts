@@ -19,7 +19,7 @@ const dns = `targets:
     record: api.example.com.
     ttl: 60
     sets: {api-east: east, api-west: west}
-  metrics: {source: cloudwatch}
+  metrics: {source: cloudwatch, loadBalancer: app/test/1}
 `
 
 describe('the runbook loader reports every problem in a file, in file order', () => {
@@ -77,6 +77,7 @@ ${dns}steps:
 ${dns}steps:
   - action: restrict
     type: background-sync
+    paths: [/sync/*]
   - action: ramp
     set: api-north
     schedule: [5, 150]
@@ -86,9 +87,9 @@ ${dns}steps:
 `
     expect(inputErrorOf(() => parseRunbook('semantic.yaml', text)).problems).toEqual([
       'semantic.yaml:10:5: steps[0]: a restrict step needs targets.listener: the load balancer listener its rules go on',
-      'semantic.yaml:13:10: steps[1].set: no weighted set "api-north" in targets.dns.sets; it has api-east, api-west',
-      'semantic.yaml:14:19: steps[1].schedule[1]: expected a weight of at most 100%, got 150%',
-      'semantic.yaml:17:43: steps[2].gate.threshold: expected an error rate in % (0–100), got 300',
+      'semantic.yaml:14:10: steps[1].set: no weighted set "api-north" in targets.dns.sets; it has api-east, api-west',
+      'semantic.yaml:15:19: steps[1].schedule[1]: expected a weight of at most 100%, got 150%',
+      'semantic.yaml:18:43: steps[2].gate.threshold: expected an error rate in % (0–100), got 300',
     ])
   })
 })

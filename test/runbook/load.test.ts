@@ -50,10 +50,10 @@ targets:
   dns: {zone: /hostedzone/Z1, record: a.example.com., ttl: 60, sets: {blue: blue, green: green}}
   targetGroups: {blue: arn:tg}
   listener: arn:listener
-  metrics: {source: cloudwatch}
+  metrics: {source: cloudwatch, loadBalancer: app/test/1}
 steps:
   - {action: freeze, reason: incident}
-  - {action: restrict, type: sync}
+  - {action: restrict, type: sync, paths: [/sync/*]}
   - {action: cycle, pool: blue, batch: 2}
   - {action: ramp, set: green, schedule: [10, 100]}
   - {action: check, gate: {metric: error-rate, threshold: 1, window: 45}}

@@ -1,11 +1,10 @@
-import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import type {FleetConfig, Policy} from '../config.js'
 import {InputError} from '../../errors.js'
 import {packageRoot} from '../../package-root.js'
 import {builtinNames, resolveBuiltinOrFile, type Builtins} from '../../input/builtin.js'
 import {formatPath, type Path} from '../../input/problems.js'
-import {validate, YamlSource} from '../../input/yaml-source.js'
+import {readInputText, validate, YamlSource} from '../../input/yaml-source.js'
 import {policyKeys, policySchema, scenarioSchema, type Scenario} from './schema.js'
 
 /** The scenarios that ship with sluice, in `scenarios/` at the package root. */
@@ -49,8 +48,9 @@ export function loadScenario(nameOrFile: string, overrides: ScenarioOverrides = 
   const file = resolveBuiltinOrFile(nameOrFile, builtinScenarios, where)
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readInputText(file)
   } catch (error) {
+    if (error instanceof InputError) throw error
     throw new InputError(`${where}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
   }
   const source = YamlSource.parse(file, text)

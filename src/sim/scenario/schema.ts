@@ -1,7 +1,28 @@
 import {z} from 'zod'
 
-const seconds = z.number().nonnegative()
+/**
+ * The bounds on a scenario's numbers, in one place: past them a simulation stops being a model of
+ * an incident and becomes a way to hang sluice or run it out of memory.
+ */
+export const scenarioLimits = {
+  /** Seconds per tick, at the least: finer resolves nothing a health check or a client sees, at 100× the work of 1 s. */
+  minTick: 0.01,
+  /** Seconds per tick, at the most: coarser than a minute blurs every health check and DNS TTL into one step. */
+  maxTick: 60,
+  /** Any time in a scenario, its duration included: a day is the longest incident worth simulating tick by tick. */
+  maxSeconds: 86_400,
+  /** Servers in one pool: more than any one load balancer fronts. */
+  maxServers: 100_000,
+  /** Servers × ticks the simulator steps through: some 15 s of work at its ~70 M a second. */
+  maxServerTicks: 1e9,
+  /** Numbers the simulator holds at once (8 bytes each; 64 Mi is 512 MiB), so a run stays well inside Node's heap. */
+  maxCells: 64 * 1024 * 1024,
+}
+
+const seconds = z.number().nonnegative().max(scenarioLimits.maxSeconds)
 const positive = z.number().positive()
+/** A time span above zero, at most a day. */
+const span = positive.max(scenarioLimits.maxSeconds)
 
 export const policySchema = z.strictObject({
   maxEjectionPercent: z.number().min(0).max(100).default(100),
@@ -17,7 +38,7 @@ const poolSchema = z
   .strictObject({
     name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes'),
     kind: z.enum(['servers', 'sorry']).default('servers'),
-    servers: z.number().int().min(1).optional(),
+    servers: z.number().int().min(1).max(scenarioLimits.maxServers).optional(),
     capacity: positive.optional(),
     capacitySpread: z.number().min(0).lt(1).default(0),
     collapse: z.number().nonnegative().default(1),
@@ -26,9 +47,9 @@ const poolSchema = z
     coldFactor: z.number().gt(0).max(1).default(1),
     warmupSeconds: seconds.default(0),
     threads: positive.optional(),
-    serviceTime: positive.default(0.1),
+    serviceTime: span.default(0.1),
     /** Seconds a restarted server is down before it comes back (cold). */
-    restartSeconds: positive.default(30),
+    restartSeconds: span.default(30),
   })
   .superRefine((pool, ctx) => {
     if (pool.kind === 'sorry') return
@@ -49,7 +70,7 @@ const faultSchema = z.discriminatedUnion('kind', [
     kind: z.literal('thread-hold'),
     pool: z.string().optional(),
     type: z.string(),
-    holdSeconds: positive,
+    holdSeconds: span,
     from: seconds,
     to: seconds,
   }),
@@ -68,8 +89,8 @@ export const scenarioSchema = z
   .strictObject({
     name: z.string().min(1),
     description: z.string().default(''),
-    duration: positive.default(600),
-    tick: positive.default(1),
+    duration: span.default(600),
+    tick: z.number().min(scenarioLimits.minTick).max(scenarioLimits.maxTick).default(1),
     seed: z.number().int().nonnegative().default(1),
     pools: z.array(poolSchema).min(1),
     demand: z
@@ -97,19 +118,19 @@ export const scenarioSchema = z
       .default({ttl: 60}),
     healthCheck: z
       .strictObject({
-        interval: positive.default(10),
-        baseEjection: positive.default(30),
-        maxEjection: positive.default(300),
+        interval: span.default(10),
+        baseEjection: span.default(30),
+        maxEjection: span.default(300),
       })
       .default({interval: 10, baseEjection: 30, maxEjection: 300}),
     clients: z
       .strictObject({
         attempts: z.number().int().min(1).max(10).default(1),
-        timeout: positive.default(5),
+        timeout: span.default(5),
         backoffBase: seconds.default(0.1),
         backoffMax: seconds.default(20),
         retryBudget: z.number().min(0).max(1).nullable().default(null),
-        budgetWindow: positive.default(10),
+        budgetWindow: span.default(10),
         honourRetryAfter: z.boolean().default(true),
         retryAfter: seconds.default(5),
       })
@@ -118,6 +139,11 @@ export const scenarioSchema = z
     setups: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case setup name'), policySchema).refine((s) => Object.keys(s).length > 0, 'expected at least one setup'),
   })
   .superRefine((scenario, ctx) => {
+    const cost = simulationCost(scenario)
+    if (cost.serverTicks > scenarioLimits.maxServerTicks)
+      ctx.addIssue({code: 'custom', path: ['duration'], message: `expected at most ${scenarioLimits.maxServerTicks.toExponential()} servers × ticks to simulate, got ${cost.serverTicks.toExponential(2)}: fewer servers, a shorter duration or a coarser tick`})
+    if (cost.cells > scenarioLimits.maxCells)
+      ctx.addIssue({code: 'custom', path: ['tick'], message: `expected a simulation of at most ${scenarioLimits.maxCells / 1024 / 1024} Mi numbers in memory, got ${(cost.cells / 1024 / 1024).toFixed(0)} Mi: a coarser tick, a shorter duration or shorter client waits`})
     const pools = new Set(scenario.pools.map((p) => p.name))
     scenario.pools.forEach((pool, i) => {
       if (scenario.pools.findIndex((p) => p.name === pool.name) !== i)
@@ -144,6 +170,30 @@ export const scenarioSchema = z
         ctx.addIssue({code: 'custom', path: ['faults', i, 'type'], message: `no traffic type named "${fault.type}"; types are ${Object.keys(scenario.demand.types).join(', ')}`})
     })
   })
+
+/**
+ * What simulating a scenario costs, worked out from its numbers before anything is allocated:
+ * the servers × ticks stepped through, and the numbers held at once, the big ones being the
+ * per-tick record (src/sim/record.ts), the clients' retry ring (src/sim/clients.ts), the DNS
+ * caches (src/sim/dns.ts) and the per-server state (src/sim/pool.ts).
+ */
+function simulationCost(scenario: {
+  duration: number
+  tick: number
+  pools: Array<{servers?: number}>
+  demand: {types: Record<string, number>}
+  clients: {timeout: number; retryAfter: number; backoffMax: number; budgetWindow: number; attempts: number}
+  dns: {ttl: number}
+}): {serverTicks: number; cells: number} {
+  const ticks = scenario.duration / scenario.tick
+  const servers = scenario.pools.reduce((sum, p) => sum + (p.servers ?? 0), 0)
+  const pools = scenario.pools.length
+  const types = Object.keys(scenario.demand.types).length
+  const c = scenario.clients
+  const ringSlots = (Math.max(c.timeout, c.retryAfter) + c.backoffMax) / scenario.tick + 2
+  const cells = ticks * (12 + 5 * pools) + ringSlots * types * c.attempts + (2 * c.budgetWindow) / scenario.tick + (scenario.dns.ttl / scenario.tick) * pools + 24 * servers
+  return {serverTicks: ticks * servers, cells}
+}
 
 export type ScenarioInput = z.input<typeof scenarioSchema>
 export type Scenario = z.output<typeof scenarioSchema>

@@ -1,0 +1,57 @@
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {performance} from 'node:perf_hooks'
+import {beforeAll, describe, expect, it} from 'vitest'
+import {isolatedSluice} from '../helpers/cli.js'
+
+// Files that are not runbooks at all, through the real CLI: refused as bad input on one line
+// that says where, promptly, with no stack trace. The corpus (test/runbook/corpus.test.ts) covers
+// them in process; this is the spawned CLI end to end.
+
+const sluice = isolatedSluice('input-files')
+const dir = mkdtempSync(join(tmpdir(), 'sluice-input-files-'))
+
+function aliasBomb(): string {
+  const letters = 'abcdefghij'
+  let text = 'name: bomb\nlol: &a [x, x, x, x, x, x, x, x, x]\n'
+  for (let i = 1; i < letters.length; i++) text += `l${i}: &${letters[i]} [${Array(9).fill(`*${letters[i - 1]}`).join(', ')}]\n`
+  return `${text}steps: []\n`
+}
+
+const cases: Array<{name: string; content: () => string | Buffer; message: RegExp}> = [
+  {name: 'a 50 MB file', content: () => `name: big\n# ${'x'.repeat(50 * 1024 * 1024)}\nsteps: []\n`, message: /:1:1: the file is \d+ bytes; expected at most 1048576 bytes \(1 MiB\)$/},
+  {name: 'an alias bomb', content: aliasBomb, message: /:3:9: aliases expand to too many values \(more than 100 per alias\)/},
+  {name: 'a NUL byte', content: () => 'name: nul\nsteps:\n  - {action: freeze, reason: "a\0b"}\n', message: /:3:32: a NUL character; expected text$/},
+  {name: 'invalid UTF-8', content: () => Buffer.concat([Buffer.from('name: latin\ndescription: caf'), Buffer.from([0xe9]), Buffer.from('\nsteps: []\n')]), message: /:2:17: invalid UTF-8 at byte 28; expected a UTF-8 text file$/},
+  {name: '!!js/function', content: () => 'name: js\nsteps:\n  - {action: freeze, reason: !!js/function "function () {}"}\n', message: /:3:30: unknown tag: tag:yaml\.org,2002:js\/function; expected plain YAML values$/},
+]
+
+describe('sluice validate on files that are not runbooks', () => {
+  // What the CLI takes to start and validate a good runbook on this machine, now: a refusal may
+  // take up to 2 s beyond it, and no more.
+  let startup = 0
+  beforeAll(async () => {
+    const started = performance.now()
+    const {code} = await sluice(['validate', 'naive-full-return'])
+    expect(code).toBe(0)
+    startup = performance.now() - started
+  })
+
+  it.each(cases.map((c) => [c.name, c] as const))('%s: exit 2, one line with file:line:column, promptly, no stack', async (_name, c) => {
+    const file = join(dir, `${c.name.replace(/\W+/g, '-')}.yaml`)
+    writeFileSync(file, c.content())
+    const started = performance.now()
+    const {code, stdout, stderr} = await sluice(['validate', file])
+    const elapsed = performance.now() - started
+    expect(code, stderr).toBe(2)
+    expect(stdout).toBe('')
+    const [problem, ...rest] = stderr.trimEnd().split('\n')
+    expect(rest).toEqual(['1 of 1 runbooks are invalid'])
+    expect(problem.startsWith(`${file}:`), problem).toBe(true)
+    expect(problem).toMatch(c.message)
+    expect(stderr).not.toMatch(/Error:|TypeError|RangeError|\bat .*\.js:\d+/)
+    // A bound on a hang, not a speed test.
+    expect(elapsed - startup).toBeLessThan(2000)
+  })
+})
