@@ -158,7 +158,7 @@ function checkMetricsSource(data: RunbookData, fail: (path: Path, message: strin
   data.steps.forEach((step, index) => {
     for (const kind of metricsRead(step)) if (!queries[kind] && !missing.has(kind)) missing.set(kind, index)
   })
-  for (const [kind, index] of missing) fail([...at, 'queries'], `expected a ${kind} query: steps[${index}] reads ${kind}`)
+  for (const [kind, index] of missing) fail([...at, 'queries'], `expected a query for ${kind}: steps[${index}] reads it`)
 }
 
 type MetricKind = keyof NonNullable<NonNullable<RunbookData['targets']['metrics']>['queries']>
