@@ -28,6 +28,7 @@ export default class Rollback extends SluiceCommand {
     await io.close()
     this.log(result.message)
     for (const u of result.undone) this.log(`  undone: ${u.describe}`)
+    for (const why of result.leftAlone) this.log(`  left alone: ${why}`)
     if (result.outcome === 'refused') this.endWith('refused')
     return result
   }

@@ -70,8 +70,12 @@ export interface MutationRules {
    * 'applied', 'not applied', or null when the state matches neither side.
    */
   settle(m: Mutation, control: ControlPlane): Promise<'applied' | 'not applied' | null>
-  /** The undo of one subject's net change; `changes` are oldest first and the newest is of this kind. */
-  undo(changes: RecordedMutation[], control: ControlPlane): Undo | null
+  /**
+   * The undo of one subject's net change; `changes` are oldest first and the newest is of this
+   * kind. When there is nothing to undo, why not, in words rollback shows (a net-zero change, or
+   * live state that is no longer the run's to touch).
+   */
+  undo(changes: RecordedMutation[], control: ControlPlane): Promise<Undo | string>
 }
 
 /** What an action gets to do its work: the ports, the person, and the run's stop signal. */

@@ -16,8 +16,26 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   const group = ctx.control.targetGroups.get(step.pool)
   if (!group) return {status: 'failed', message: `no target group for pool ${step.pool}`}
   const all = await group.targets()
-  const size = all.length
+  // Resuming: the batch the earlier run left out of rotation goes first, and targets it already
+  // cycled are done.
+  const pending = new Map<string, Target>()
+  const done = new Set<string>()
+  for (const m of ctx.resumed ?? []) {
+    if (!m.outcome?.ok) continue
+    if (m.kind === 'deregister') for (const id of m.before as string[]) pending.set(id, targetFromId(id))
+    if (m.kind === 'register') {
+      for (const id of m.after as string[]) {
+        pending.delete(id)
+        done.add(id)
+      }
+    }
+  }
+  // Batches are sized against the pool as it was when the cycle began: a batch the earlier run
+  // left out is no longer in the group (ELBv2 forgets deregistered targets), but still in the pool.
+  const size = new Set([...all.map((t) => t.id), ...pending.keys()]).size
   if (size === 0 && !ctx.resumed) return {status: 'failed', message: `${group.label} has no targets`}
+  const beyond = batchBeyondPool(step.batch, size)
+  if (beyond) return {status: 'failed', message: `${group.label}: ${beyond}`}
   const batchSize = resolveCount(step.batch, size)
   const budget = step.budget ? resolveCount(step.budget, size) : batchSize
   if (batchSize > budget)
@@ -34,22 +52,6 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
       await ctx.change('slow-start', group.label, before, step.slowStart, () => group.setSlowStart(step.slowStart!))
   }
 
-  const beyond = batchBeyondPool(step.batch, size)
-  if (beyond) return {status: 'failed', message: `${group.label}: ${beyond}`}
-  // Resuming: the batch the earlier run left out of rotation goes first, and targets it already
-  // cycled are done.
-  const pending = new Map<string, Target>()
-  const done = new Set<string>()
-  for (const m of ctx.resumed ?? []) {
-    if (!m.outcome?.ok) continue
-    if (m.kind === 'deregister') for (const id of m.before as string[]) pending.set(id, targetFromId(id))
-    if (m.kind === 'register') {
-      for (const id of m.after as string[]) {
-        pending.delete(id)
-        done.add(id)
-      }
-    }
-  }
   const left = all.filter((t) => !done.has(t.id) && !pending.has(t.id))
   // Targets already out of rotation go first: restarting them gives capacity back and takes none away.
   const order = [...left.filter((t) => t.health !== 'healthy'), ...left.filter((t) => t.health === 'healthy')]
@@ -119,7 +121,7 @@ async function cycleBatch(
     const hook = step[kind]
     if (!hook) continue
     ctx.progress(`${which}: ${kind}`)
-    const results = await Promise.allSettled(batch.map((t) => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout}, t)))
+    const results = await Promise.allSettled(batch.map((t) => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout, env: hook.env}, t)))
     const failed = results.flatMap((r, k) => (r.status === 'rejected' ? [`${batch[k].id}: ${(r.reason as Error).message}`] : []))
     // A target whose hook failed stays out of rotation: returning it would put a broken server back.
     if (failed.length > 0) return {status: 'error', message: `${which}: ${kind} failed for ${failed.join('; ')}; the batch stays out of rotation`, verdicts}
@@ -185,7 +187,7 @@ const membership: MutationRules = {
     if (inGroup === (m.kind === 'register' ? 0 : ids.length)) return 'not applied'
     return null
   },
-  undo(changes, control) {
+  async undo(changes, control) {
     const out = new Set<string>()
     for (const m of changes) {
       if (m.kind === 'deregister') for (const id of m.before as string[]) out.add(id)
@@ -193,7 +195,8 @@ const membership: MutationRules = {
     }
     const last = changes.at(-1)!
     const group = groupOf(last, control)
-    if (!group || out.size === 0) return null
+    if (!group) return `${last.resource} is not a target group of this runbook any more`
+    if (out.size === 0) return `every target the run took out of ${last.resource} is back in it`
     const ids = [...out]
     return {kind: 'register', resource: last.resource, before: null, after: ids, describe: `return ${ids.length} target${ids.length === 1 ? '' : 's'} the run left out of rotation to ${last.resource}`, apply: () => group.register(ids)}
   },
@@ -208,11 +211,12 @@ function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: T
       const now = group ? await read(group) : undefined
       return now === m.after ? 'applied' : now === m.before ? 'not applied' : null
     },
-    undo(changes: RecordedMutation[], control) {
+    async undo(changes: RecordedMutation[], control) {
       const last = changes.at(-1)!
       const original = changes[0].before
       const group = groupOf(last, control)
-      if (!group || original === last.after) return null
+      if (!group) return `${last.resource} is not a target group of this runbook any more`
+      if (original === last.after) return `${kind} of ${last.resource} is back where the run found it`
       return {kind, resource: last.resource, before: last.after, after: original, describe: describe(original, last.resource), apply: () => write(group, original as never)}
     },
   }

@@ -20,10 +20,14 @@ export const freeze: ActionDefinition<FreezeStep> = {
         if (now && sameState(now, m.after)) return 'applied'
         return now === null ? 'not applied' : null
       },
-      undo(changes, control) {
+      async undo(changes, control) {
         const found = changes[0].before as FreezeRecord | null
         const last = changes.at(-1)!
-        if (sameState(found, last.after)) return null
+        if (sameState(found, last.after)) return 'the freeze is as the run found it'
+        // Someone may have frozen since, for reasons of their own: that freeze is not the run's to lift.
+        const now = await control.freeze.get()
+        if (now === null) return 'the freeze the run set has been lifted already'
+        if (!sameState(now, last.after)) return `the freeze in place now is not the one the run set (${describeFreeze(now)})`
         return {
           kind: 'unfreeze', resource: last.resource, before: last.after, after: found,
           describe: found ? `put back the change freeze the run found (${found.reason})` : 'clear the change freeze the run set',
@@ -40,9 +44,15 @@ export const freeze: ActionDefinition<FreezeStep> = {
       by: ctx.control.operator,
       reason: step.reason,
       since: now.toISOString(),
+      ...(ctx.control.runId === undefined ? {} : {runId: ctx.control.runId}),
       ...(step.expires === undefined ? {} : {expires: new Date(now.getTime() + step.expires * 1000).toISOString()}),
     }
     await ctx.change('freeze', 'change freeze', null, record, () => ctx.control.freeze.set(record))
     return {status: 'done', message: `frozen by ${record.by}: ${record.reason}`}
   },
+}
+
+/** Whose freeze, since when, and why: what a person needs before lifting it. */
+export function describeFreeze(record: FreezeRecord): string {
+  return `frozen since ${record.since} by ${record.by}${record.runId ? ` in run ${record.runId}` : ''}: ${record.reason}`
 }

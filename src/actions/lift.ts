@@ -20,11 +20,10 @@ export const lift: ActionDefinition<LiftStep> = {
         const present = (await control.rules!.list()).some((r) => r.type === restrictedType(m))
         return present ? 'not applied' : 'applied'
       },
-      undo(changes, control) {
+      async undo(changes, control) {
         const found = changes[0].before as Restriction | null
         const last = changes.at(-1)!
-        // A restriction the run added and then lifted itself leaves nothing to put back.
-        if (found === null || found === undefined) return null
+        if (found === null || found === undefined) return `the run added the restriction on ${restrictedType(last)} and lifted it itself`
         return {kind: 'restrict', resource: last.resource, before: null, after: found, describe: `put back the restriction on ${found.type} on ${last.resource}`, apply: () => control.rules!.add(found)}
       },
     },

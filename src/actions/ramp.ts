@@ -172,9 +172,10 @@ export const ramp: ActionDefinition<RampStep> = {
         if (sameState(pick(m.before as WeightMap), m.before)) return 'not applied'
         return null
       },
-      undo(changes, control) {
+      async undo(changes, control) {
         const original = changes[0].before as WeightMap
         const last = changes.at(-1)!
+        if (sameState(original, last.after)) return `the weights of ${last.resource} are back where the run found them`
         return {kind: dnsWeights, resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`, apply: () => control.dns!.applyWeights(original)}
       },
     },

@@ -29,10 +29,10 @@ export const restrict: ActionDefinition<RestrictStep> = {
         const present = (await control.rules!.list()).some((r) => r.type === restrictedType(m))
         return present ? 'applied' : 'not applied'
       },
-      undo(changes, control) {
+      async undo(changes, control) {
         const last = changes.at(-1)!
         const added = last.after as Restriction
-        if (sameState(changes[0].before ?? null, added)) return null
+        if (sameState(changes[0].before ?? null, added)) return `the restriction on ${added.type} is as the run found it`
         return {kind: 'lift', resource: last.resource, before: added, after: null, describe: `lift the restriction on ${added.type} from ${last.resource}`, apply: async () => void (await control.rules!.remove(added.type))}
       },
     },

@@ -1,13 +1,17 @@
 import type {FreezeRecord} from '../ports/control-plane.js'
 import type {UnfreezeStep} from '../runbook/runbook.js'
 import {sameState, type ActionDefinition} from './action.js'
+import {describeFreeze} from './freeze.js'
 
-/** Lifts the change freeze so deployments may go ahead again. */
+/**
+ * Lifts the change freeze this run set. A freeze is its owner's: lifting one another run set (or
+ * one set by hand) takes `force`, and the override is journalled with whose freeze it was.
+ */
 export const unfreeze: ActionDefinition<UnfreezeStep> = {
   action: 'unfreeze',
   defaultOnFailure: 'abort',
   title: () => 'Lift the change freeze',
-  plan: () => ['clear the change freeze'],
+  plan: (step) => [step.force ? 'clear the change freeze, whoever set it' : 'clear the change freeze this run set'],
   changesLive: false,
   locks: () => [],
   iam: () => [],
@@ -19,19 +23,34 @@ export const unfreeze: ActionDefinition<UnfreezeStep> = {
         if (now === null) return 'applied'
         return sameState(now, m.before) ? 'not applied' : null
       },
-      undo(changes, control) {
+      async undo(changes, control) {
         const found = changes[0].before as FreezeRecord | null
         const last = changes.at(-1)!
-        // A freeze the run set and then cleared itself leaves nothing to put back.
-        if (found === null) return null
+        if (found === null) return 'the run set the freeze and lifted it itself'
+        const now = await control.freeze.get()
+        if (now !== null) return `a freeze is in place again (${describeFreeze(now)})`
         return {kind: 'freeze', resource: last.resource, before: null, after: found, describe: `put back the change freeze (${found.reason})`, apply: () => control.freeze.set(found)}
       },
     },
   },
-  async run(_step, ctx) {
-    const current = await ctx.control.freeze.get()
+  async run(step, ctx) {
+    let current: FreezeRecord | null
+    try {
+      current = await ctx.control.freeze.get()
+    } catch (error) {
+      // A damaged freeze record blocks every deploy pipeline; force is the way to clear it.
+      if (!step.force) throw error
+      const damaged = (error as Error).message
+      ctx.warn(`clearing a damaged freeze record by force: ${damaged}`)
+      await ctx.change('unfreeze', 'change freeze', {damaged}, null, () => ctx.control.freeze.clear())
+      return {status: 'done', message: 'cleared a damaged freeze record, by force'}
+    }
     if (!current) return {status: 'done', message: 'nothing to unfreeze: no freeze in place'}
+    const ours = current.runId !== undefined && current.runId === ctx.control.runId
+    if (!ours && !step.force)
+      return {status: 'refused', message: `the freeze in place is not this run's to lift (${describeFreeze(current)}); lift it with force: true (sluice unfreeze --force), which the journal records`}
+    if (!ours) ctx.warn(`lifting a freeze this run did not set, by force: ${describeFreeze(current)}`)
     await ctx.change('unfreeze', 'change freeze', current, null, () => ctx.control.freeze.clear())
-    return {status: 'done', message: `unfrozen (was frozen since ${current.since} by ${current.by})`}
+    return {status: 'done', message: `unfrozen (was ${describeFreeze(current)})${ours ? '' : ', by force'}`}
   },
 }

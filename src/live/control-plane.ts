@@ -17,7 +17,7 @@ export interface LiveControl {
 }
 
 /** The control plane of a live run: the runbook's targets on AWS, state in the local state directory. */
-export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {operator: string; freeze: FreezePort}): LiveControl {
+export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {operator: string; freeze: FreezePort; runId?: string}): LiveControl {
   const clients = new AwsClients(aws)
   const clock = new WallClock()
   const {targets} = runbook
@@ -45,6 +45,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
       freeze: options.freeze,
       hooks: new CommandHooks(),
       operator: options.operator,
+      runId: options.runId,
     },
   }
 }

@@ -5,7 +5,7 @@ import {RefusedError} from '../errors.js'
 import {type Runbook} from '../runbook/runbook.js'
 import {loadRunbookFile, runbookFromFlags} from '../runbook/load.js'
 import type {RunbookInput} from '../runbook/schema.js'
-import {mutations, sha256, type RunStart} from '../state/journal.js'
+import {mutations, sha256, type JournalWriter, type RunStart} from '../state/journal.js'
 import type {RecordedMutation} from '../ports/io.js'
 import type {JournalRead, StateStore} from '../ports/state-store.js'
 
@@ -42,9 +42,21 @@ export function runbookOf(start: RunStart): Runbook {
 
 
 /**
- * Whether a change whose outcome was never recorded took effect, found by reading the real state
- * the way the action that made it says: 'applied', 'not applied', or null when it matches neither side.
+ * Settles every change whose outcome was never recorded (the run died between intent and outcome)
+ * by reading the real state, the way the action that made it says, and records the finding. Resume
+ * and rollback both start here, so neither acts on a guess. A change whose resource now matches
+ * neither side is refused, with what to check.
  */
-export function settle(m: RecordedMutation, control: ControlPlane): Promise<'applied' | 'not applied' | null> {
-  return rulesOf(m).settle(m, control)
+export async function settleUnknown(recorded: RecordedMutation[], control: ControlPlane, journal: JournalWriter, what: 'resume' | 'rollback'): Promise<string[]> {
+  const findings: string[] = []
+  for (const m of recorded.filter((r) => r.outcome === undefined)) {
+    const found = await rulesOf(m).settle(m, control)
+    const change = `${m.kind} on ${m.resource} (${JSON.stringify(m.before)} → ${JSON.stringify(m.after)})`
+    if (found === null)
+      throw new RefusedError(`run ${journal.runId} was stopped during ${change}, and ${m.resource} now matches neither side; check it with \`sluice status\` and set it by hand before you ${what}`)
+    m.outcome = {ok: found === 'applied'}
+    await journal.write('mutation', {mutation: {...m, phase: 'outcome', ok: found === 'applied'}, found: `${found} (found on ${what})`})
+    findings.push(`${change}: ${found}`)
+  }
+  return findings
 }

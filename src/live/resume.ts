@@ -1,11 +1,10 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {ResumedMutation} from '../actions/action.js'
-import {RefusedError} from '../errors.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {firstUnfinishedStep, JournalWriter, mutations, runStart, runStatus} from '../state/journal.js'
 import type {StateStore} from '../ports/state-store.js'
 import {liveControlPlane} from './control-plane.js'
-import {readForRecovery, runbookOf, settle} from './history.js'
+import {readForRecovery, runbookOf, settleUnknown} from './history.js'
 
 export interface ResumePlan {
   runbook: Runbook
@@ -28,20 +27,11 @@ export async function planResume(store: StateStore, runId: string, aws: AwsOptio
   const runbook = runbookOf(start)
   const recorded = mutations(read)
   const journal = new JournalWriter(store, runId, (read.entries.at(-1)?.seq ?? 0) + 1)
-  const settled: string[] = []
-  const unknown = recorded.filter((m) => m.outcome === undefined)
-  if (unknown.length > 0) {
-    const {control, clients} = liveControlPlane(runbook, aws, {operator, freeze: store.freeze})
+  let settled: string[] = []
+  if (recorded.some((m) => m.outcome === undefined)) {
+    const {control, clients} = liveControlPlane(runbook, aws, {operator, freeze: store.freeze, runId})
     try {
-      for (const m of unknown) {
-        const found = await settle(m, control)
-        const change = `${m.kind} on ${m.resource} (${JSON.stringify(m.before)} → ${JSON.stringify(m.after)})`
-        if (found === null)
-          throw new RefusedError(`run ${runId} was stopped during ${change}, and ${m.resource} now matches neither side; check it with \`sluice status\` and set it by hand before resuming`)
-        m.outcome = {ok: found === 'applied'}
-        await journal.write('mutation', {mutation: {...m, phase: 'outcome', ok: found === 'applied'}, found: `${found} (found on resume)`})
-        settled.push(`${change}: ${found}`)
-      }
+      settled = await settleUnknown(recorded, control, journal, 'resume')
     } finally {
       clients.destroy()
     }

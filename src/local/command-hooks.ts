@@ -4,6 +4,41 @@ import type {HookPort, HookSpec, Target} from '../ports/control-plane.js'
 /** Output kept from a failed hook, for the error message. */
 const tailBytes = 2000
 
+/** What any command needs to run at all; nothing here is a credential. */
+const baseEnvironment = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR']
+
+/** Names whose values are credentials: never printed, even when a hook prints them. */
+const secretName = /SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|(^|_)KEY($|_)|ACCESS_KEY|SESSION/i
+
+/**
+ * The hook's environment: the base, the names the runbook passes on, and the target. sluice's own
+ * AWS credentials stay with sluice unless a runbook asks for them by name.
+ */
+function hookEnvironment(kind: string, hook: HookSpec, target: Target): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const name of [...baseEnvironment, ...(hook.env ?? [])]) if (process.env[name] !== undefined) env[name] = process.env[name]
+  return {
+    ...env,
+    SLUICE_HOOK: kind,
+    SLUICE_TARGET_ID: target.id,
+    SLUICE_TARGET_IP: target.ip ?? '',
+    SLUICE_TARGET_PORT: target.port === undefined ? '' : String(target.port),
+  }
+}
+
+/**
+ * A hook's output with the values of sluice's secret-looking environment variables blanked out,
+ * before it reaches an error message, and so the terminal and the journal. Short values are left
+ * alone: blanking `1` or `us` everywhere would garble the message and hide nothing.
+ */
+export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env): string {
+  let out = text
+  for (const [name, value] of Object.entries(env)) {
+    if (value && value.length >= 6 && secretName.test(name)) out = out.split(value).join(`[${name} redacted]`)
+  }
+  return out
+}
+
 /**
  * Runs restart and remediation hooks. The command is an argv template: `{id}`, `{ip}` and `{port}`
  * are replaced inside single arguments, and the target is also passed as SLUICE_TARGET_ID, _IP and
@@ -20,13 +55,7 @@ export class CommandHooks implements HookPort {
       const child = spawn(command, args, {
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: {
-          ...process.env,
-          SLUICE_HOOK: kind,
-          SLUICE_TARGET_ID: target.id,
-          SLUICE_TARGET_IP: target.ip ?? '',
-          SLUICE_TARGET_PORT: target.port === undefined ? '' : String(target.port),
-        },
+        env: hookEnvironment(kind, hook, target),
       })
       let output = ''
       const keep = (chunk: Buffer) => {
@@ -57,7 +86,7 @@ export class CommandHooks implements HookPort {
       child.on('close', (code, sig) => {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
-        const last = output.trim().split('\n').at(-1) ?? ''
+        const last = (redactSecrets(output).trim().split('\n').at(-1) ?? '').slice(0, 500)
         if (timedOut) reject(new Error(`${kind} hook ${command} timed out after ${hook.timeoutSeconds} s${last ? `: ${last}` : ''}`))
         else if (code !== 0) reject(new Error(`${kind} hook ${command} exited ${code ?? sig}${last ? `: ${last}` : ''}`))
         else resolve()

@@ -105,6 +105,8 @@ export interface FreezeRecord {
   /** ISO 8601 */
   since: string
   expires?: string
+  /** The run that set it: only that run lifts it without an explicit override. */
+  runId?: string
 }
 
 export interface FreezePort {
@@ -117,6 +119,8 @@ export interface FreezePort {
 export interface HookSpec {
   command: string[]
   timeoutSeconds: number
+  /** Names of sluice's environment variables the command also gets; by default it gets almost none. */
+  env?: string[]
 }
 
 export interface HookPort {
@@ -135,4 +139,6 @@ export interface ControlPlane {
   hooks: HookPort
   /** Who is operating, for the freeze record and the journal. */
   operator: string
+  /** The run this control plane acts for, when it is one (a live run's id; 'rehearsal'). */
+  runId?: string
 }

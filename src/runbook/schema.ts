@@ -28,6 +28,10 @@ const hookSchema = z.strictObject({
     .min(1)
     .describe('The argv to run, with no shell: {id}, {ip} and {port} are replaced per target, and SLUICE_TARGET_ID, SLUICE_TARGET_IP and SLUICE_TARGET_PORT are set.'),
   timeout: duration.default(300).describe('Seconds the command may take before the batch fails.'),
+  env: z
+    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'))
+    .default([])
+    .describe('Names of environment variables passed on to the command. By default it gets only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and the SLUICE_TARGET_* variables: never sluice\'s own AWS credentials.'),
 })
 
 const onFailure = z.enum(['rollback', 'hold', 'abort'])
@@ -79,7 +83,11 @@ export const stepSchema = z.discriminatedUnion('action', [
     reason: z.string().min(1).describe('Why changes are frozen, shown to whoever is refused.'),
     expires: duration.optional().describe('Seconds after which the freeze lapses on its own (default: never).'),
   }),
-  z.strictObject({action: action('unfreeze', 'Lift the change freeze.'), ...common}),
+  z.strictObject({
+    action: action('unfreeze', 'Lift the change freeze this run set.'),
+    ...common,
+    force: z.boolean().default(false).describe('Lift a freeze this run did not set (someone else\'s, or a damaged record); the override is journalled.'),
+  }),
   z.strictObject({
     action: action('restrict', 'Turn a traffic type away with a fast 503 at the listener.'),
     ...common,

@@ -4,6 +4,7 @@ import {planRunbook} from '../../src/engine/plan.js'
 import {RefusedError} from '../../src/errors.js'
 import {lockedResources} from '../../src/live/control-plane.js'
 import {iamPolicy} from '../../src/live/iam-policy.js'
+import type {Undo} from '../../src/actions/action.js'
 import {mutationKinds, type Mutation, type MutationKind, type RecordedMutation} from '../../src/ports/io.js'
 import {control, FakeDns, FakeFreeze, FakeGroup, FakeRules, runbook} from '../helpers/fakes.js'
 
@@ -23,6 +24,13 @@ const recorded = (kind: MutationKind, before: unknown, after: unknown, resource 
   ({step: 0, phase: 'intent', kind, resource, before, after, seq: ++seq, at: '2026-11-30T00:00:00Z', outcome: {ok: true}})
 
 const undoOf = (changes: RecordedMutation[], plane = control({})) => rulesOf(changes.at(-1)!).undo(changes, plane)
+
+/** An undo that must be one, not a reason to leave the subject alone. */
+async function undoing(changes: RecordedMutation[], plane = control({})): Promise<Undo> {
+  const undo = await undoOf(changes, plane)
+  if (typeof undo === 'string') throw new Error(`expected an undo, got left alone: ${undo}`)
+  return undo
+}
 
 describe('the action registry', () => {
   it('gives every step its definition, and the loader its default title and onFailure', () => {
@@ -70,30 +78,43 @@ describe('the action registry', () => {
 })
 
 describe('undo nets a run\'s changes to one subject', () => {
-  it('weights go back to what the run found, however many steps it took', () => {
+  it('weights go back to what the run found, however many steps it took', async () => {
     const dns = new FakeDns({blue: 5, green: 95})
-    const undo = undoOf([recorded('dns-weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('dns-weights', {blue: 50, green: 50}, {blue: 5, green: 95})], control({dns}))!
+    const undo = await undoing([recorded('dns-weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('dns-weights', {blue: 50, green: 50}, {blue: 5, green: 95})], control({dns}))
     expect(undo).toMatchObject({kind: 'dns-weights', after: {blue: 100, green: 0}})
-    return undo.apply().then(() => expect(dns.weights).toEqual({blue: 100, green: 0}))
+    await undo.apply()
+    expect(dns.weights).toEqual({blue: 100, green: 0})
+    expect(await undoOf([recorded('dns-weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('dns-weights', {blue: 50, green: 50}, {blue: 100, green: 0})])).toMatch(/back where the run found them/)
   })
 
-  it('a freeze the run set and cleared, or a rule it added and lifted, leaves nothing to undo', () => {
+  it('a freeze the run set and cleared, or a rule it added and lifted, is left alone, and says so', async () => {
     const record = {by: 'a', reason: 'drill', since: 'now'}
-    expect(undoOf([recorded('freeze', null, record, 'change freeze'), recorded('unfreeze', record, null, 'change freeze')])).toBeNull()
+    expect(await undoOf([recorded('freeze', null, record, 'change freeze'), recorded('unfreeze', record, null, 'change freeze')])).toBe('the run set the freeze and lifted it itself')
     const rule = {type: 'sync', paths: ['/sync/*'], headers: {}, retryAfterSeconds: 60}
-    expect(undoOf([recorded('restrict', null, rule), recorded('lift', rule, null)])).toBeNull()
+    expect(await undoOf([recorded('restrict', null, rule), recorded('lift', rule, null)])).toBe('the run added the restriction on sync and lifted it itself')
+  })
+
+  it('a freeze the run set is cleared only while it is still the one in place', async () => {
+    const mine = {by: 'a', reason: 'drill', since: 'now', runId: 'r1'}
+    const freeze = new FakeFreeze()
+    freeze.record = mine
+    const clear = await undoing([recorded('freeze', null, mine, 'change freeze')], control({freeze}))
+    await clear.apply()
+    expect(freeze.record).toBeNull()
+    freeze.record = {by: 'b', reason: 'their own', since: 'later', runId: 'r2'}
+    expect(await undoOf([recorded('freeze', null, mine, 'change freeze')], control({freeze}))).toMatch(/^the freeze in place now is not the one the run set \(frozen since later by b in run r2: their own\)$/)
   })
 
   it('a rule the run found and lifted is put back; a freeze it found and cleared is put back', async () => {
     const rules = new FakeRules()
     const rule = {type: 'sync', paths: ['/sync/*'], headers: {}, retryAfterSeconds: 60}
-    const putBack = undoOf([recorded('lift', rule, null)], control({rules}))!
+    const putBack = await undoing([recorded('lift', rule, null)], control({rules}))
     expect(putBack.kind).toBe('restrict')
     await putBack.apply()
     expect(await rules.list()).toEqual([rule])
     const freeze = new FakeFreeze()
     const record = {by: 'b', reason: 'found', since: 'then'}
-    const refreeze = undoOf([recorded('unfreeze', record, null, 'change freeze')], control({freeze}))!
+    const refreeze = await undoing([recorded('unfreeze', record, null, 'change freeze')], control({freeze}))
     await refreeze.apply()
     expect(freeze.record).toEqual(record)
   })
@@ -101,9 +122,8 @@ describe('undo nets a run\'s changes to one subject', () => {
   it('returns only the targets the run left out of rotation', async () => {
     const group = new FakeGroup('blue', ['a', 'b', 'c'])
     const plane = control({targetGroups: new Map([['blue', group]])})
-    const undo = undoOf([recorded('deregister', ['a', 'b'], null, group.label), recorded('register', null, ['a'], group.label)], plane)!
-    expect(undo).toMatchObject({kind: 'register', after: ['b']})
-    expect(undoOf([recorded('deregister', ['a'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toBeNull()
+    expect(await undoing([recorded('deregister', ['a', 'b'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toMatchObject({kind: 'register', after: ['b']})
+    expect(await undoOf([recorded('deregister', ['a'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toMatch(/every target the run took out of target group blue is back in it/)
   })
 })
 

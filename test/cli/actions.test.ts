@@ -3,6 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {isolatedSluice, type CliResult} from '../helpers/cli.js'
+import type {RunJson} from '../../src/cli/run-runbook.js'
 
 /** Every spawn runs without AWS and with its own state directory. */
 const sluice = isolatedSluice('actions')
@@ -62,14 +63,22 @@ describe.concurrent('the single-action commands, spawned', () => {
     more?.(rehearsed)
   })
 
-  it('freeze and unfreeze work live without AWS: the freeze is kept in the state directory', async () => {
+  it('freeze and unfreeze work live without AWS: the freeze is kept in the state directory, and is its run\'s to lift', async () => {
     const state = mkdtempSync(join(tmpdir(), 'sluice-state-'))
     const frozen = await sluice(['freeze', '--reason', 'incident 42', '--json'], {env: {SLUICE_STATE: state}})
     expect(frozen.code, frozen.stderr).toBe(0)
-    expect(JSON.parse(frozen.stdout)).toMatchObject({mode: 'live', outcome: 'completed'})
-    expect(JSON.parse(readFileSync(join(state, 'freeze.json'), 'utf8'))).toMatchObject({reason: 'incident 42'})
-    const unfrozen = await sluice(['unfreeze'], {env: {SLUICE_STATE: state}})
+    const run = JSON.parse(frozen.stdout) as RunJson
+    expect(run).toMatchObject({mode: 'live', outcome: 'completed'})
+    expect(JSON.parse(readFileSync(join(state, 'freeze.json'), 'utf8'))).toMatchObject({reason: 'incident 42', runId: run.runId})
+    // `sluice unfreeze` is a run of its own: the freeze is not its to lift without --force.
+    const refused = await sluice(['unfreeze'], {env: {SLUICE_STATE: state}})
+    expect(refused.code, refused.stderr).toBe(4)
+    expect(refused.stderr).toContain(`not this run's to lift (frozen since`)
+    expect(refused.stderr).toContain(`in run ${run.runId}: incident 42`)
+    expect(existsSync(join(state, 'freeze.json'))).toBe(true)
+    const unfrozen = await sluice(['unfreeze', '--force'], {env: {SLUICE_STATE: state}})
     expect(unfrozen.code, unfrozen.stderr).toBe(0)
+    expect(unfrozen.stderr).toMatch(/warning lifting a freeze this run did not set, by force/)
     expect(existsSync(join(state, 'freeze.json'))).toBe(false)
   })
 })

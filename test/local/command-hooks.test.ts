@@ -2,7 +2,7 @@ import {chmodSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {CommandHooks} from '../../src/local/command-hooks.js'
+import {CommandHooks, redactSecrets} from '../../src/local/command-hooks.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-hooks-'))
 const script = (name: string, body: string) => {
@@ -38,5 +38,43 @@ describe('restart and remediation hooks', () => {
 
   it('a command that does not exist fails clearly', async () => {
     await expect(hooks.run('restart', {command: [join(dir, 'missing')], timeoutSeconds: 5}, target)).rejects.toThrow(/could not start: .*ENOENT/)
+  })
+})
+
+describe('hooks and secrets', () => {
+  const hooks = new CommandHooks()
+  const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'
+
+  it('get only a minimal environment: sluice\'s AWS credentials stay with sluice unless a runbook names them', async () => {
+    const out = join(dir, 'env.txt')
+    const hook = script('env.sh', `printf '[%s][%s][%s]' "$AWS_SECRET_ACCESS_KEY" "$SLUICE_TARGET_ID" "$PATH" > '${out}'`)
+    process.env.AWS_SECRET_ACCESS_KEY = secret
+    try {
+      await hooks.run('restart', {command: [hook], timeoutSeconds: 5}, target)
+      expect(readFileSync(out, 'utf8')).toBe(`[][${target.id}][${process.env.PATH}]`)
+      await hooks.run('restart', {command: [hook], timeoutSeconds: 5, env: ['AWS_SECRET_ACCESS_KEY']}, target)
+      expect(readFileSync(out, 'utf8')).toBe(`[${secret}][${target.id}][${process.env.PATH}]`)
+    } finally {
+      delete process.env.AWS_SECRET_ACCESS_KEY
+    }
+  })
+
+  it('a failing hook that prints a secret has it blanked in the error, which is what reaches output and the journal', async () => {
+    const hook = script('leak.sh', 'echo "login failed with $AWS_SECRET_ACCESS_KEY and $SERVICE_TOKEN" >&2; exit 1')
+    process.env.AWS_SECRET_ACCESS_KEY = secret
+    process.env.SERVICE_TOKEN = 'tok-123456789'
+    try {
+      const failure = hooks.run('remediate', {command: [hook], timeoutSeconds: 5, env: ['AWS_SECRET_ACCESS_KEY', 'SERVICE_TOKEN']}, target)
+      await expect(failure).rejects.toThrow(/exited 1: login failed with \[AWS_SECRET_ACCESS_KEY redacted\] and \[SERVICE_TOKEN redacted\]$/)
+      await expect(failure).rejects.not.toThrow(secret)
+    } finally {
+      delete process.env.AWS_SECRET_ACCESS_KEY
+      delete process.env.SERVICE_TOKEN
+    }
+  })
+
+  it('keeps short values and ordinary variables as they are', () => {
+    expect(redactSecrets('region us-east-1, key id AKIA', {AWS_REGION: 'us-east-1', API_KEY: 'AKIA'})).toBe('region us-east-1, key id AKIA')
+    expect(redactSecrets('the password is hunter22', {DB_PASSWORD: 'hunter22'})).toBe('the password is [DB_PASSWORD redacted]')
   })
 })

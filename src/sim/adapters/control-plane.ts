@@ -32,5 +32,6 @@ export function simulatedControlPlane(fleet: Fleet, targets: SimTargets, options
     freeze: new MemoryFreeze(),
     hooks: new SimHooks(fleet, clock),
     operator: options.operator,
+    runId: 'rehearsal',
   }
 }
