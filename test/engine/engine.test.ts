@@ -26,7 +26,7 @@ describe('the engine: steps in order, timeouts, interruptions', () => {
       'sync is already restricted',
       'sync traffic is let through again',
       'nothing to lift: sync is not restricted',
-      expect.stringMatching(/^unfrozen \(was frozen since .* by tester\)$/),
+      expect.stringMatching(/^unfrozen \(was frozen since .* by tester in run test-run: incident\)$/),
     ])
     expect(freeze.record).toBeNull()
     expect(rules.rules).toEqual([])

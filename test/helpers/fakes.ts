@@ -156,6 +156,7 @@ export function control(parts: Partial<ControlPlane> & {clock?: FakeClock}): Con
     freeze: parts.freeze ?? new FakeFreeze(),
     hooks: parts.hooks ?? new FakeHooks(),
     operator: 'tester',
+    runId: 'test-run',
     ...parts,
   }
 }
