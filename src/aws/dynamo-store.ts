@@ -2,7 +2,10 @@ import type {AttributeValue} from '@aws-sdk/client-dynamodb'
 import {AwsClients, type AwsOptions} from './clients.js'
 import {awsCall} from './errors.js'
 import type {FreezePort, FreezeRecord} from '../ports/control-plane.js'
-import {LockedError, type JournalEntry, type JournalRead, type LockHolder, type StateStore} from '../ports/state-store.js'
+import {createHash} from 'node:crypto'
+import type {JournalEntry, JournalRead, LockRecord} from '../ports/state-store.js'
+import {LeasingStore} from '../state/leases.js'
+import {checkEntry, DamagedStateError, parseFreeze, parseJournal, parseLock} from '../state/records.js'
 
 type Item = Record<string, AttributeValue>
 
@@ -10,10 +13,11 @@ const conditionFailed = (error: unknown): boolean => String((error as Error).mes
 
 /**
  * State a team shares, in one DynamoDB table (key: pk string, sk number), with conditional writes:
- * a journal entry is written only if its sequence number is free, a lock only if nobody else holds
- * it, so two operators on two machines cannot both proceed. The table is created on first use.
+ * a journal entry is written only if its sequence number is free; a lock is created only if none
+ * exists, and renewed, taken over or removed only if it is still at the version the writer read,
+ * so two operators on two machines cannot both proceed. The table is created on first use.
  */
-export class DynamoStore implements StateStore {
+export class DynamoStore extends LeasingStore {
   readonly label: string
   readonly freeze: FreezePort
   private readonly clients: AwsClients
@@ -23,6 +27,7 @@ export class DynamoStore implements StateStore {
     private readonly table: string,
     aws: AwsOptions,
   ) {
+    super()
     this.label = `dynamodb://${table}`
     this.clients = new AwsClients(aws)
     this.freeze = new DynamoFreeze(this)
@@ -87,17 +92,20 @@ export class DynamoStore implements StateStore {
     return out.Item
   }
 
-  async delete(pk: string, runId?: string): Promise<void> {
+  /** Deletes an item; with a version, only if it is still at that version. */
+  async delete(pk: string, version?: string): Promise<boolean> {
     const {m, client} = await this.sdk()
     try {
       await awsCall('DynamoDB', 'DeleteItem', this.label, () =>
         client.send(new m.DeleteItemCommand({
           TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}},
-          ...(runId ? {ConditionExpression: 'runId = :run', ExpressionAttributeValues: {':run': {S: runId}}} : {}),
+          ...(version ? {ConditionExpression: 'version = :v', ExpressionAttributeValues: {':v': {S: version}}} : {}),
         })),
       )
+      return true
     } catch (error) {
       if (!conditionFailed(error)) throw error
+      return false
     }
   }
 
@@ -117,60 +125,80 @@ export class DynamoStore implements StateStore {
     return items
   }
 
-  async append(runId: string, entry: JournalEntry): Promise<void> {
+  protected async appendEntry(runId: string, entry: JournalEntry): Promise<void> {
     if (entry.seq === 1) await this.put({pk: {S: 'runs'}, sk: {N: String(Date.parse(entry.at) * 1000 + Math.floor(Math.random() * 1000))}, runId: {S: runId}})
     const written = await this.put(
       {pk: {S: `run#${runId}`}, sk: {N: String(entry.seq)}, entry: {S: JSON.stringify(entry)}},
       {expression: 'attribute_not_exists(pk)'},
     )
-    if (!written) throw new Error(`journal of run ${runId} already has entry ${entry.seq}: another process is writing this run`)
+    if (!written) throw new DamagedStateError(`${this.label} run#${runId}: the journal already has entry ${entry.seq}; another process is writing this run`)
   }
 
-  async read(runId: string): Promise<JournalRead> {
-    const items = await this.query(`run#${runId}`)
-    if (items.length === 0) throw new Error(`no run ${runId} in ${this.label}`)
-    const entries = items.map((i) => JSON.parse(i.entry.S!) as JournalEntry).sort((a, b) => a.seq - b.seq)
-    // DynamoDB writes an item whole or not at all: there is no torn write to find here.
-    return {entries, torn: null}
+  protected async readJournal(runId: string): Promise<JournalRead | null> {
+    const items = (await this.query(`run#${runId}`)).sort((a, b) => Number(a.sk.N) - Number(b.sk.N))
+    if (items.length === 0) return null
+    // DynamoDB writes an item whole or not at all: there is no torn write to find here. Each
+    // entry is checked as a journal line is, and named by its item.
+    const source = `${this.label} run#${runId}`
+    for (const item of items) {
+      const text = item.entry?.S
+      if (text === undefined) throw new DamagedStateError(`${source}:${item.sk.N}: the item has no entry attribute`)
+      let value: unknown
+      try {
+        value = JSON.parse(text)
+      } catch {
+        throw new DamagedStateError(`${source}:${item.sk.N}: not JSON; the journal was changed after it was written`)
+      }
+      const checked = checkEntry(value)
+      if (typeof checked === 'string') throw new DamagedStateError(`${source}:${item.sk.N}: ${checked}`)
+    }
+    return parseJournal(source, items.map((i) => `${i.entry.S}\n`).join(''))
   }
 
   async runIds(): Promise<string[]> {
-    return (await this.query('runs')).map((i) => i.runId.S!).sort()
+    return (await this.query('runs')).map((i) => i.runId?.S ?? '').filter((id) => /^\d{8}-\d{6}-[0-9a-f]{4}$/.test(id)).sort()
   }
 
-  async acquire(resources: string[], holder: Omit<LockHolder, 'resource'>): Promise<void> {
-    const taken: string[] = []
-    for (const resource of resources) {
-      const record: LockHolder = {...holder, resource}
-      const ok = await this.put(
-        {pk: {S: `lock#${resource}`}, sk: {N: '0'}, runId: {S: holder.runId}, holder: {S: JSON.stringify(record)}},
-        {expression: 'attribute_not_exists(pk) OR runId = :run', values: {':run': {S: holder.runId}}},
-      )
-      if (ok) {
-        taken.push(resource)
-        continue
-      }
-      await this.release(taken, holder.runId)
-      const current = await this.get(`lock#${resource}`)
-      throw new LockedError(current ? (JSON.parse(current.holder.S!) as LockHolder) : {...record, runId: 'unknown', operator: 'unknown', host: 'unknown', since: 'unknown'})
-    }
+  private lockItem(record: LockRecord): Item {
+    return {pk: {S: `lock#${record.resource}`}, sk: {N: '0'}, runId: {S: record.runId}, lockId: {S: record.lockId}, version: {S: record.version}, holder: {S: JSON.stringify(record)}}
   }
 
-  async release(resources: string[], runId: string): Promise<void> {
-    for (const resource of resources) await this.delete(`lock#${resource}`, runId)
+  private lockOf(resource: string, item: Item): LockRecord {
+    const text = item.holder?.S ?? ''
+    const record = parseLock(resource, text, createHash('sha256').update(text).digest('hex'), this.lease)
+    // The item's own version attribute is what conditional writes compare.
+    return item.version?.S ? {...record, version: item.version.S} : record
   }
 
-  async breakLocks(runId: string): Promise<string[]> {
+  protected createLock(record: LockRecord): Promise<boolean> {
+    return this.put(this.lockItem(record), {expression: 'attribute_not_exists(pk)'})
+  }
+
+  protected async readLock(resource: string): Promise<LockRecord | null> {
+    const item = await this.get(`lock#${resource}`)
+    return item ? this.lockOf(resource, item) : null
+  }
+
+  protected replaceLock(record: LockRecord, version: string): Promise<boolean> {
+    return this.put(this.lockItem(record), {expression: 'version = :v', values: {':v': {S: version}}})
+  }
+
+  protected removeLock(resource: string, version: string): Promise<boolean> {
+    return this.delete(`lock#${resource}`, version)
+  }
+
+  protected async listLocks(): Promise<LockRecord[]> {
     const {m, client} = await this.sdk()
-    const out = await awsCall('DynamoDB', 'Scan', this.label, () =>
-      client.send(new m.ScanCommand({TableName: this.table, FilterExpression: 'begins_with(pk, :lock) AND runId = :run', ExpressionAttributeValues: {':lock': {S: 'lock#'}, ':run': {S: runId}}, ConsistentRead: true})),
-    )
-    const broken: string[] = []
-    for (const item of out.Items ?? []) {
-      await this.delete(item.pk.S!, runId)
-      broken.push(item.pk.S!.slice('lock#'.length))
-    }
-    return broken
+    const items: Item[] = []
+    let start: Item | undefined
+    do {
+      const out = await awsCall('DynamoDB', 'Scan', this.label, () =>
+        client.send(new m.ScanCommand({TableName: this.table, FilterExpression: 'begins_with(pk, :lock)', ExpressionAttributeValues: {':lock': {S: 'lock#'}}, ConsistentRead: true, ExclusiveStartKey: start})),
+      )
+      items.push(...(out.Items ?? []))
+      start = out.LastEvaluatedKey
+    } while (start)
+    return items.map((i) => this.lockOf(i.pk.S!.slice('lock#'.length), i)).sort((a, b) => a.resource.localeCompare(b.resource))
   }
 }
 
@@ -180,7 +208,7 @@ class DynamoFreeze implements FreezePort {
   async get(): Promise<FreezeRecord | null> {
     const item = await this.store.get('freeze')
     if (!item) return null
-    const record = JSON.parse(item.record.S!) as FreezeRecord
+    const record = parseFreeze(`${this.store.label} freeze`, item.record?.S ?? '')
     if (record.expires && Date.parse(record.expires) <= Date.now()) return null
     return record
   }

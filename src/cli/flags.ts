@@ -96,7 +96,7 @@ export const runFlags = {
 
 /** For runs that lock what they change. */
 export const lockFlags = {
-  'break-lock': Flags.string({description: 'Break the locks a dead run holds before taking them (its run id, as the lock error names it).', helpValue: 'RUN_ID'}),
+  'break-lock': Flags.string({description: 'Break one lock of a dead process before taking the locks, by its lock id (`sluice locks` shows it); refused while its holder renews its lease; asks first (--yes answers); recorded in the journal of the run whose lock it was.', helpValue: 'LOCK_ID'}),
 }
 
 /** What a rehearsal runs against. */

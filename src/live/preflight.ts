@@ -30,8 +30,9 @@ export async function preflight(runbook: Runbook, control: ControlPlane): Promis
     const rules = await control.rules.list()
     lines.push(`${control.rules.label} now: ${rules.length === 0 ? 'no restrictions' : `restricting ${rules.map((r) => r.type).join(', ')}`}`)
   }
-  const freeze = await control.freeze.get()
-  lines.push(freeze ? `freeze now: frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}` : 'freeze now: none')
+  // A damaged freeze record is shown, not fatal here: `unfreeze --force` must be able to clear it.
+  const freeze = await control.freeze.get().catch((error: Error) => error)
+  lines.push(freeze instanceof Error ? `freeze now: damaged: ${freeze.message}` : freeze ? `freeze now: frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}` : 'freeze now: none')
 
   lines.push('', 'This run will:')
   for (const step of planRunbook(runbook, live)) lines.push(`${step.index + 1}. ${step.title}`, ...step.details.map((d) => `   ${d}`))

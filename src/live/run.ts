@@ -3,11 +3,14 @@ import type {ResumedMutation} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import type {AwsOptions} from '../aws/clients.js'
 import {runRunbook} from '../engine/engine.js'
-import {newRunId} from '../ports/state-store.js'
+import {FailedError} from '../errors.js'
+import type {ControlPlane} from '../ports/control-plane.js'
+import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../runbook/runbook.js'
 import type {RunInputs, RunReport} from '../runner.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
 import {openStore} from '../state/open.js'
+import {StateFileError} from '../state/records.js'
 import {liveControlPlane, lockedResources} from './control-plane.js'
 import {preflight} from './preflight.js'
 
@@ -16,30 +19,58 @@ export interface LiveSettings {
   aws: AwsOptions
   /** Where journals, locks and the freeze live (--state). */
   state?: string
-  /** Break a dead run's locks before taking them. */
+  /** Break one dead holder's lock, by its lock id (`sluice locks`), before taking the locks. */
   breakLock?: string
   /** Continue an earlier run under its own id, from a step, with what that step had changed. */
   resume?: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]}
 }
 
 /**
- * A live run: lock the resources it changes (another run on any of them is refused), read
- * everything first (an unknown resource or a missing permission stops here with nothing changed),
- * show the changes and ask (--yes answers; no terminal and no --yes refuses), then run the same
- * engine a rehearsal runs, recording every event in the run's journal before it takes effect.
+ * A live run: write the run's first journal entry, then lock the resources it changes (another
+ * live run on any of them is refused; a dead one's locks are taken once their lease runs out),
+ * read everything first (an unknown resource or a missing permission stops here with nothing
+ * changed), show the changes and ask (--yes answers; no terminal and no --yes refuses), then run
+ * the same engine a rehearsal runs, recording every event in the run's journal before it takes
+ * effect. If the journal cannot be written or a lock cannot be renewed, the run stops before its
+ * next change, as failed, and says how to resume.
  */
 export async function runLive(runbook: Runbook, inputs: RunInputs, settings: LiveSettings): Promise<RunReport> {
   const options = {...inputs, ...settings}
   const store = await openStore(settings.state, settings.aws)
-  if (settings.breakLock) {
-    const broken = await store.breakLocks(settings.breakLock)
-    inputs.io.notify({type: 'warning', message: broken.length > 0 ? `broke ${broken.length} lock${broken.length === 1 ? '' : 's'} of run ${settings.breakLock}: ${broken.join(', ')}` : `run ${settings.breakLock} holds no locks in ${store.label}`})
-  }
   const runId = options.resume?.runId ?? newRunId()
   const resources = lockedResources(runbook)
-  await store.acquire(resources, {runId, operator: options.operator, host: thisHost, since: new Date().toISOString()})
-  const {control, clients} = liveControlPlane(runbook, options.aws, {operator: options.operator, freeze: store.freeze})
   const journal = new JournalWriter(store, runId, options.resume?.nextSeq ?? 1)
+  const notify = (message: string) => inputs.io.notify({type: 'warning', message})
+  const who = {runId, operator: options.operator, host: thisHost, since: new Date().toISOString()}
+  if (!options.resume) {
+    // The journal before any lock: a lock always has a journal that says whose it is.
+    const {source} = runbook
+    await journal.write('run-start', {
+      runId, runbookName: runbook.name,
+      runbookSha256: sha256(source.kind === 'file' ? source.text : JSON.stringify(source.input)),
+      // A runbook file is named (and its hash checked on resume); one made from flags is kept whole.
+      ...(source.kind === 'file' ? {runbookFile: resolve(runbook.file)} : {runbookInput: source.input}),
+      operator: options.operator, host: thisHost, pid: process.pid,
+      aws: {region: options.aws.region, profile: options.aws.profile, endpoint: options.aws.endpoint},
+      resources,
+    })
+  }
+  try {
+    if (settings.breakLock) await breakLock(store, settings.breakLock, options, runId, journal, notify)
+    await store.acquire([...resources, journalLock(runId)], who, {notify})
+  } catch (error) {
+    if (!options.resume) await journal.write('run-end', {outcome: 'refused', message: (error as Error).message}).catch(() => undefined)
+    await store.release(resources, runId).catch(() => undefined)
+    throw error
+  }
+  const live = liveControlPlane(runbook, options.aws, {operator: options.operator, freeze: store.freeze, runId})
+  const {clients} = live
+  let stopped: Error | null = null
+  const stoppedBy = (): Error | null => stopped ?? store.trouble(runId)
+  const control = guarded(live.control, () => {
+    const why = stoppedBy()
+    if (why) throw new FailedError(stopMessage(why, runId))
+  })
   try {
     const plan = await preflight(runbook, control)
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
@@ -47,32 +78,98 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on AWS${options.aws.region ? ` (${options.aws.region})` : ''}?`, plan))
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
+      if (!options.resume) await journal.write('run-end', {outcome: 'refused', message})
       options.io.notify({type: 'run-end', outcome: 'refused', message})
       return {mode: 'live', runId, rehearsal: null, run: {runbook: runbook.name, outcome: 'refused', message, steps: [], stoppedAt: null}}
     }
-    if (options.resume) {
-      await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep})
-    } else {
-      const {source} = runbook
-      await journal.write('run-start', {
-        runId, runbookName: runbook.name,
-        runbookSha256: sha256(source.kind === 'file' ? source.text : JSON.stringify(source.input)),
-        // A runbook file is named (and its hash checked on resume); one made from flags is kept whole.
-        ...(source.kind === 'file' ? {runbookFile: resolve(runbook.file)} : {runbookInput: source.input}),
-        operator: options.operator, host: thisHost, pid: process.pid,
-        aws: {region: options.aws.region, profile: options.aws.profile, endpoint: options.aws.endpoint},
-        resources,
-      })
-    }
+    if (options.resume) await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep})
     const run = await runRunbook(runbook, {
-      control, io: options.io, signal: options.signal, journal: (event) => journal.record(event),
+      control, io: options.io, signal: options.signal,
+      // The engine records each change's intent before making it. A journal that cannot be
+      // written stops the run: the failure is kept (never thrown into the engine's queue, where
+      // nobody may be waiting for it), and every later call on the control plane refuses.
+      journal: async (event) => {
+        if (stopped) return
+        try {
+          await journal.record(event)
+        } catch (error) {
+          stopped = error as Error
+        }
+      },
       ...(options.resume ? {resume: {fromStep: options.resume.fromStep, mutations: options.resume.mutations}} : {}),
     })
+    const why = stoppedBy()
+    if (why) {
+      const message = stopMessage(why, runId)
+      options.io.notify({type: 'run-end', outcome: 'failed', message})
+      return {mode: 'live', runId, rehearsal: null, run: {...run, outcome: 'failed', message, stoppedAt: run.stoppedAt ?? {step: run.steps.length - 1, title: run.steps.at(-1)?.title ?? '', message}}}
+    }
     return {mode: 'live', runId, rehearsal: null, run}
   } finally {
     clients.destroy()
-    // A run that ends, however it ends, lets go of its locks; one that dies keeps them until it is
-    // resumed or someone breaks them on purpose.
-    await store.release(resources, runId)
+    // A run that ends, however it ends, lets go of its locks; one that dies keeps them until its
+    // lease runs out. Letting go can fail too (a lock file sluice may no longer touch): said, not thrown.
+    await store.release(resources, runId).catch((error: unknown) => notify(`could not let go of every lock (each runs out ${LEASE_HINT}): ${(error as Error).message}`))
+  }
+}
+
+const LEASE_HINT = 'by itself once its lease passes with no renewal'
+
+/** Why a run stopped before its next change, and how to go on. */
+function stopMessage(why: Error, runId: string): string {
+  const full = (why instanceof StateFileError && (why.code === 'ENOSPC' || why.code === 'EDQUOT')) || /\((ENOSPC|EDQUOT)\)/.test(why.message)
+  const fix = full ? 'free some space there' : 'fix that'
+  return `stopped before the next change: ${why.message}. Nothing more was changed; ${fix}, then continue with \`sluice resume ${runId}\` (\`sluice journal ${runId}\` shows what was done)`
+}
+
+/** The control plane with every call refused once `check` throws: nothing changes after the run must stop. */
+function guarded(control: ControlPlane, check: () => void): ControlPlane {
+  const wrap = <T extends object>(port: T): T =>
+    new Proxy(port, {
+      get(target, key) {
+        const value: unknown = Reflect.get(target, key, target)
+        if (typeof value !== 'function') return value
+        return async (...args: unknown[]) => {
+          check()
+          return (value as (...a: unknown[]) => unknown).apply(target, args)
+        }
+      },
+    })
+  return {
+    ...control,
+    ...(control.dns ? {dns: wrap(control.dns)} : {}),
+    ...(control.rules ? {rules: wrap(control.rules)} : {}),
+    ...(control.metrics ? {metrics: wrap(control.metrics)} : {}),
+    targetGroups: new Map([...control.targetGroups].map(([pool, group]) => [pool, wrap(group)])),
+    freeze: wrap(control.freeze),
+    hooks: wrap(control.hooks),
+  }
+}
+
+/**
+ * --break-lock LOCK_ID, like `terraform force-unlock`: the lock's own id (shown by `sluice
+ * locks`), refused while its holder renews its lease, asked first (--yes answers), and recorded in
+ * the journal of the run whose lock it was.
+ */
+async function breakLock(store: StateStore, lockId: string, options: RunInputs & LiveSettings, runId: string, journal: JournalWriter, notify: (m: string) => void): Promise<void> {
+  const broken = await store.breakLock(lockId, (lock) =>
+    options.io.confirm(`Break lock ${lockId} on ${lock.resource}?`, [
+      `lock ${lockId} on ${lock.resource}: run ${lock.runId} of ${lock.operator} on ${lock.host} (pid ${lock.pid}) since ${lock.since}, last heartbeat ${lock.heartbeat}`,
+      `its lease (${lock.leaseSeconds} s) passed with no renewal while sluice watched; break it only if that process is dead`,
+    ]), {notify})
+  const entry = {resource: broken.resource, lockId, brokenRunId: broken.runId, operator: options.operator, host: thisHost, pid: process.pid, byRun: runId}
+  notify(`broke lock ${lockId} on ${broken.resource} (run ${broken.runId} of ${broken.operator} on ${broken.host})`)
+  if (broken.runId === runId) {
+    await journal.write('lock-broken', entry)
+    return
+  }
+  // Recorded in the broken run's own journal, when there is one to record it in.
+  try {
+    const read = await store.read(broken.runId)
+    await new JournalWriter(store, broken.runId, (read.entries.at(-1)?.seq ?? 0) + 1).write('lock-broken', entry)
+  } catch (error) {
+    notify(`could not record the broken lock in the journal of run ${broken.runId}: ${(error as Error).message}`)
+  } finally {
+    await store.release([], broken.runId).catch(() => undefined)
   }
 }

@@ -1,8 +1,12 @@
-import {closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync} from 'node:fs'
+import {createHash, randomBytes} from 'node:crypto'
+import {closeSync, fchmodSync, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import type {FreezePort} from '../ports/control-plane.js'
 import {FreezeFile} from './freeze-file.js'
-import {LockedError, parseJournal, type JournalEntry, type JournalRead, type LockHolder, type StateStore} from '../ports/state-store.js'
+import {code, privateDir, writePrivateFile} from './private-files.js'
+import {RUN_ID_PATTERN, type JournalEntry, type JournalRead, type LockRecord} from '../ports/state-store.js'
+import {LeasingStore} from '../state/leases.js'
+import {DamagedStateError, parseJournal, parseLock, stateFileError} from '../state/records.js'
 
 /** A resource name as a file name: readable, and safe for ARNs' slashes and colons. */
 function lockFile(resource: string): string {
@@ -10,14 +14,19 @@ function lockFile(resource: string): string {
 }
 
 /**
- * State in a local directory (`./.sluice`): one append-only JSON-lines journal per run, fsynced
- * after every entry; one lock file per resource, created exclusively; the freeze record.
+ * State in a local directory (`./.sluice`, 0700, files 0600): one append-only JSON-lines journal
+ * per run, fsynced after every entry, each entry written whole or not at all; one lock file per
+ * resource, created exclusively and renewed by rewriting it atomically with a new version; the
+ * freeze record.
  */
-export class LocalStore implements StateStore {
+export class LocalStore extends LeasingStore {
   readonly label: string
   readonly freeze: FreezePort
+  /** How long each journal was after this process last wrote it: anyone else's write shows. */
+  private readonly written = new Map<string, number>()
 
   constructor(readonly dir: string) {
+    super()
     this.label = `local state ${dir}`
     this.freeze = new FreezeFile(dir)
   }
@@ -30,91 +39,176 @@ export class LocalStore implements StateStore {
     return join(this.dir, 'locks')
   }
 
-  async append(runId: string, entry: JournalEntry): Promise<void> {
-    mkdirSync(this.runsDir(), {recursive: true})
-    const fd = openSync(join(this.runsDir(), `${runId}.jsonl`), 'a')
+  private journalFile(runId: string): string {
+    return join(this.runsDir(), `${runId}.jsonl`)
+  }
+
+  protected async appendEntry(runId: string, entry: JournalEntry): Promise<void> {
+    privateDir(this.dir)
+    privateDir(this.runsDir())
+    const file = this.journalFile(runId)
+    let fd: number
     try {
-      writeSync(fd, `${JSON.stringify(entry)}\n`)
-      fsyncSync(fd)
+      fd = openSync(file, entry.seq === 1 ? 'wx' : 'r+', 0o600)
+    } catch (error) {
+      if (code(error) === 'EEXIST') throw new DamagedStateError(`${file}: a journal for run ${runId} exists already; another process started this run`)
+      if (code(error) === 'ENOENT') throw new DamagedStateError(`${file}: the journal of run ${runId} is gone`)
+      throw stateFileError('open', file, error)
+    }
+    try {
+      if (entry.seq === 1) fchmodSync(fd, 0o600)
+      const before = fstatSync(fd).size
+      const known = this.written.get(runId)
+      if (known === undefined ? entry.seq > 1 && !this.followsOn(file, entry.seq) : known !== before)
+        throw new DamagedStateError(`${file}: changed by another process since this one wrote entry ${entry.seq - 1}; stopped so as not to interleave two runs' entries`)
+      const line = Buffer.from(`${JSON.stringify(entry)}\n`)
+      try {
+        // One write of the whole line; if it fails part-way the file goes back to its old length,
+        // so a journal never holds a line sluice tore itself.
+        const n = writeSync(fd, line, 0, line.length, before)
+        if (n !== line.length) throw Object.assign(new Error(`wrote ${n} of ${line.length} bytes`), {code: 'ENOSPC'})
+        fsyncSync(fd)
+      } catch (error) {
+        try {
+          ftruncateSync(fd, before)
+          fsyncSync(fd)
+          // A first entry that could not be written leaves no journal at all.
+          if (entry.seq === 1) rmSync(file, {force: true})
+        } catch {
+          // Nothing more to do: the reader reports a torn last line.
+        }
+        throw stateFileError(`append entry ${entry.seq} to`, file, error)
+      }
+      this.written.set(runId, before + line.length)
     } finally {
       closeSync(fd)
     }
   }
 
-  async read(runId: string): Promise<JournalRead> {
-    let text: string
+  /** Whether the journal's last entry is the one before `seq`. */
+  private followsOn(file: string, seq: number): boolean {
+    const read = parseJournal(file, this.readText(file) ?? '')
+    return !read.torn && (read.entries.at(-1)?.seq ?? 0) === seq - 1
+  }
+
+  private readText(file: string): string | null {
     try {
-      text = readFileSync(join(this.runsDir(), `${runId}.jsonl`), 'utf8')
+      return readFileSync(file, 'utf8')
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`no run ${runId} in ${this.label}`)
-      throw error
+      if (code(error) === 'ENOENT') return null
+      throw stateFileError('read', file, error)
     }
-    return parseJournal(runId, text)
+  }
+
+  protected async readJournal(runId: string): Promise<JournalRead | null> {
+    const file = this.journalFile(runId)
+    const text = this.readText(file)
+    return text === null ? null : parseJournal(file, text)
   }
 
   async runIds(): Promise<string[]> {
+    let files: string[]
     try {
-      return readdirSync(this.runsDir()).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -'.jsonl'.length)).sort()
-    } catch {
-      return []
+      files = readdirSync(this.runsDir())
+    } catch (error) {
+      if (code(error) === 'ENOENT') return []
+      throw stateFileError('list', this.runsDir(), error)
+    }
+    return files.filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -'.jsonl'.length)).filter((id) => RUN_ID_PATTERN.test(id)).sort()
+  }
+
+  private lockPath(resource: string): string {
+    return join(this.locksDir(), lockFile(resource))
+  }
+
+  private parse(resource: string, text: string): LockRecord {
+    return parseLock(resource, text, createHash('sha256').update(text).digest('hex'), this.lease)
+  }
+
+  protected async createLock(record: LockRecord): Promise<boolean> {
+    privateDir(this.dir)
+    privateDir(this.locksDir())
+    try {
+      writePrivateFile(this.lockPath(record.resource), JSON.stringify(record), 'wx')
+      return true
+    } catch (error) {
+      if ((error as {code?: string}).code === 'EEXIST') return false
+      throw error
     }
   }
 
-  private holderOf(resource: string): LockHolder | null {
-    try {
-      return JSON.parse(readFileSync(join(this.locksDir(), lockFile(resource)), 'utf8')) as LockHolder
-    } catch {
-      return null
-    }
+  protected async readLock(resource: string): Promise<LockRecord | null> {
+    const text = this.readText(this.lockPath(resource))
+    return text === null ? null : this.parse(resource, text)
   }
 
-  async acquire(resources: string[], holder: Omit<LockHolder, 'resource'>): Promise<void> {
-    mkdirSync(this.locksDir(), {recursive: true})
-    const taken: string[] = []
-    for (const resource of resources) {
-      const record: LockHolder = {...holder, resource}
+  /**
+   * Takes the lock file out of the way by renaming it (only one process can), then keeps it out
+   * only if it is still at `version`; otherwise puts it back. Returns the claimed path, or null.
+   */
+  private claim(resource: string, version: string): string | null {
+    const path = this.lockPath(resource)
+    const claimed = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.claim`
+    try {
+      renameSync(path, claimed)
+    } catch (error) {
+      if (code(error) === 'ENOENT') return null
+      throw stateFileError('claim the lock', path, error)
+    }
+    const text = this.readText(claimed) ?? ''
+    if (this.parse(resource, text).version === version) return claimed
+    try {
+      linkSync(claimed, path)
+    } catch {
+      // Someone created a new lock meanwhile: theirs stands.
+    }
+    rmSync(claimed, {force: true})
+    return null
+  }
+
+  protected async replaceLock(record: LockRecord, version: string): Promise<boolean> {
+    const current = await this.readLock(record.resource)
+    if (current?.version !== version) return false
+    if (current.lockId === record.lockId) {
+      // A renewal: a new version written beside it and renamed over it, so a reader never sees half.
+      const path = this.lockPath(record.resource)
+      const tmp = `${path}.${process.pid}.tmp`
+      writePrivateFile(tmp, JSON.stringify(record))
       try {
-        const fd = openSync(join(this.locksDir(), lockFile(resource)), 'wx')
-        writeSync(fd, JSON.stringify(record))
-        fsyncSync(fd)
-        closeSync(fd)
-        taken.push(resource)
+        renameSync(tmp, path)
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-        const current = this.holderOf(resource)
-        if (current?.runId === holder.runId) continue
-        await this.release(taken, holder.runId)
-        throw new LockedError(current ?? {...record, runId: 'unknown', operator: 'unknown', host: 'unknown', since: 'unknown'})
+        rmSync(tmp, {force: true})
+        throw stateFileError('renew the lock', path, error)
       }
+      return true
     }
+    // A takeover: claim the unrenewed record, then create ours exclusively.
+    const claimed = this.claim(record.resource, version)
+    if (!claimed) return false
+    rmSync(claimed, {force: true})
+    return this.createLock(record)
   }
 
-  async release(resources: string[], runId: string): Promise<void> {
-    for (const resource of resources) {
-      if (this.holderOf(resource)?.runId === runId) rmSync(join(this.locksDir(), lockFile(resource)), {force: true})
-    }
+  protected async removeLock(resource: string, version: string): Promise<boolean> {
+    const claimed = this.claim(resource, version)
+    if (!claimed) return false
+    rmSync(claimed, {force: true})
+    return true
   }
 
-  async breakLocks(runId: string): Promise<string[]> {
-    let files: string[] = []
+  protected async listLocks(): Promise<LockRecord[]> {
+    let files: string[]
     try {
       files = readdirSync(this.locksDir())
-    } catch {
-      return []
+    } catch (error) {
+      if (code(error) === 'ENOENT') return []
+      throw stateFileError('list', this.locksDir(), error)
     }
-    const broken: string[] = []
-    for (const f of files) {
-      const path = join(this.locksDir(), f)
-      try {
-        const holder = JSON.parse(readFileSync(path, 'utf8')) as LockHolder
-        if (holder.runId === runId) {
-          rmSync(path, {force: true})
-          broken.push(holder.resource)
-        }
-      } catch {
-        // A lock file being written right now: not ours to judge.
-      }
+    const out: LockRecord[] = []
+    for (const f of files.filter((name) => name.endsWith('.json'))) {
+      const text = this.readText(join(this.locksDir(), f))
+      if (text !== null) out.push(this.parse(f.slice(0, -'.json'.length), text))
     }
-    return broken
+    return out.sort((a, b) => a.resource.localeCompare(b.resource))
   }
 }

@@ -1,4 +1,4 @@
-import {RefusedError} from '../errors.js'
+import {InputError, RefusedError} from '../errors.js'
 import type {FreezePort} from './control-plane.js'
 
 /** One line of a run's journal. */
@@ -22,22 +22,46 @@ export interface JournalRead {
   torn: TornWrite | null
 }
 
-/** Who holds a lock on a resource. */
+/** Who asks for a lock. */
+export interface LockRequest {
+  runId: string
+  operator: string
+  host: string
+  /** ISO 8601; default now. */
+  since?: string
+}
+
+/** Who holds a lock on a resource, and the lease they hold it by. */
 export interface LockHolder {
   resource: string
   runId: string
   operator: string
   host: string
-  /** ISO 8601 */
+  pid: number
+  /** ISO 8601, by the holder's clock. */
   since: string
+  /** The holder's last renewal, ISO 8601 by the holder's clock: for people, never for judging expiry. */
+  heartbeat: string
+  /** How long the lease lasts without a renewal. */
+  leaseSeconds: number
 }
 
-/** A run could not take a lock: someone else is driving the same resource. */
+/**
+ * A lock as stored: a lease with a record version number (a new random version on every
+ * renewal), and the lock's own id, minted when it was taken and shown only by `sluice locks`.
+ */
+export interface LockRecord extends LockHolder {
+  lockId: string
+  version: string
+}
+
+/** A run could not take a lock: another process renewed its lease while this one watched it. */
 export class LockedError extends RefusedError {
   constructor(readonly holder: LockHolder) {
     super(
-      `${holder.resource} is locked by run ${holder.runId} of ${holder.operator} on ${holder.host} since ${holder.since}; ` +
-        `if that run is dead, break the lock with --break-lock ${holder.runId}`,
+      `${holder.resource} is locked by run ${holder.runId} of ${holder.operator} on ${holder.host} (pid ${holder.pid}) since ${holder.since}, ` +
+        `last heartbeat ${holder.heartbeat}: that process is alive (it renewed its ${holder.leaseSeconds} s lease while sluice watched). ` +
+        `Wait for it to end; a process that dies lets go ${holder.leaseSeconds} s after its last heartbeat (\`sluice locks\` shows the lock)`,
     )
   }
 }
@@ -45,46 +69,51 @@ export class LockedError extends RefusedError {
 /**
  * Where sluice keeps what must outlive a process: run journals, resource locks and the change
  * freeze. The local directory is the default; a team shares one in AWS.
+ *
+ * Locks are leases: this process renews the ones it holds every few seconds, and another process
+ * (a resume of the same run included) takes one only once a whole lease has passed, by its own
+ * clock, with no renewal. Appending to a journal after its first entry takes that journal's lock.
  */
 export interface StateStore {
   readonly label: string
   readonly freeze: FreezePort
-  /** Appends one entry; it is durable when the promise resolves. */
+  /** Appends one entry, whole or not at all; it is durable when the promise resolves. */
   append(runId: string, entry: JournalEntry): Promise<void>
+  /** A run's journal, every entry checked; a run id that is not one, or is unknown, is bad input. */
   read(runId: string): Promise<JournalRead>
   runIds(): Promise<string[]>
-  /** Takes every lock or none. A lock the same run already holds is kept (resume). */
-  acquire(resources: string[], holder: Omit<LockHolder, 'resource'>): Promise<void>
+  /**
+   * Takes every lock or none. A lock held by another process is taken only after a whole lease
+   * passes with no renewal (waiting for it); one it renews meanwhile is refused with LockedError.
+   */
+  acquire(resources: string[], who: LockRequest, options?: {notify?: (message: string) => void}): Promise<void>
+  /** Lets go of the locks this process holds on these resources, and of the run's journal. */
   release(resources: string[], runId: string): Promise<void>
-  /** Removes every lock a run holds; returns the resources it held. */
-  breakLocks(runId: string): Promise<string[]>
+  /** Every lock in the store, with its lock id. */
+  locks(): Promise<LockRecord[]>
+  /**
+   * Breaks one lock by its lock id: only once its lease has passed with no renewal (refused while
+   * the holder is alive), and only if `confirm` says yes. Returns the lock it broke.
+   */
+  breakLock(lockId: string, confirm: (lock: LockRecord) => Promise<boolean>, options?: {notify?: (message: string) => void}): Promise<LockRecord>
+  /** Why this process must not change anything more for a run (a lease it lost or could not renew), or null. */
+  trouble(runId: string): Error | null
 }
+
+export const RUN_ID_PATTERN = /^\d{8}-\d{6}-[0-9a-f]{4}$/
 
 /** A run id that sorts by start time and is unlikely to collide: 20261130-054012-a1b2. */
 export function newRunId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
-  return `${stamp}-${Math.random().toString(16).slice(2, 6)}`
+  return `${stamp}-${Math.random().toString(16).slice(2, 6).padEnd(4, '0')}`
 }
 
-/** Parses journal text: every line must be JSON; a last line without its newline that does not parse is a torn write. */
-export function parseJournal(runId: string, text: string): JournalRead {
-  const lines = text.split('\n')
-  const last = lines.pop() ?? ''
-  const entries: JournalEntry[] = []
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return
-    try {
-      entries.push(JSON.parse(line) as JournalEntry)
-    } catch {
-      throw new Error(`journal of run ${runId} is corrupt at line ${i + 1}: not JSON; it was changed after it was written`)
-    }
-  })
-  if (last === '') return {entries, torn: null}
-  try {
-    // A complete entry written without its newline (unusual, but not a torn write).
-    entries.push(JSON.parse(last) as JournalEntry)
-    return {entries, torn: null}
-  } catch {
-    return {entries, torn: {line: lines.length + 1, bytes: Buffer.byteLength(last), text: last.slice(0, 200)}}
-  }
+/** A run id a person typed: only the pattern sluice mints, so it can never name a path. */
+export function checkRunId(runId: string): string {
+  if (!RUN_ID_PATTERN.test(runId))
+    throw new InputError(`run id ${JSON.stringify(runId)}: expected YYYYMMDD-HHMMSS-xxxx, like 20261130-054012-a1b2 (\`sluice journal\` lists the runs)`)
+  return runId
 }
+
+/** The lock on a run's journal: whoever appends to a journal after its first entry holds it. */
+export const journalLock = (runId: string): string => `journal:${runId}`

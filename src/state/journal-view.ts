@@ -63,6 +63,9 @@ export function describeJournal(runId: string, read: JournalRead): {status: stri
       case 'rollback-start':
         lines.push(`${time}  rollback by ${e.operator} on ${e.host}`)
         break
+      case 'lock-broken':
+        lines.push(`${time}  lock ${e.lockId} on ${e.resource} broken by ${e.operator} on ${e.host}`)
+        break
       case 'rollback-end':
         lines.push(`${time}  rolled back`)
         break

@@ -41,8 +41,10 @@ export class JournalWriter {
   }
 
   async write(type: string, data: Record<string, unknown>): Promise<void> {
-    const entry: JournalEntry = {...data, seq: this.seq++, at: new Date().toISOString(), type}
+    const entry: JournalEntry = {...data, seq: this.seq, at: new Date().toISOString(), type}
     await this.store.append(this.runId, entry)
+    // Numbered on success only: an entry that could not be written leaves no gap.
+    this.seq++
   }
 
   /** Engine events as journal entries: who did what, before → after, every verdict. */

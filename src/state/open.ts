@@ -8,9 +8,25 @@ export function stateSpec(flag?: string): string {
   return flag ?? process.env.SLUICE_STATE ?? '.sluice'
 }
 
+/**
+ * One store per place per process: the locks this process holds (and renews) are the store's, so
+ * a resume that reads a journal and then runs it holds them as one holder, not two.
+ */
+const opened = new Map<string, Promise<StateStore>>()
+
 /** A local directory, or `dynamodb://TABLE` for state a team shares. */
-export async function openStore(flag: string | undefined, aws: AwsOptions): Promise<StateStore> {
-  const spec = stateSpec(flag)
+export function openStore(flag: string | undefined, aws: AwsOptions): Promise<StateStore> {
+  const key = JSON.stringify([stateSpec(flag), aws.region, aws.profile, aws.endpoint])
+  let store = opened.get(key)
+  if (!store) {
+    store = open(stateSpec(flag), aws)
+    opened.set(key, store)
+    store.catch(() => opened.delete(key))
+  }
+  return store
+}
+
+async function open(spec: string, aws: AwsOptions): Promise<StateStore> {
   if (spec.startsWith('dynamodb://')) {
     const table = spec.slice('dynamodb://'.length)
     if (!/^[A-Za-z0-9_.-]{3,255}$/.test(table)) throw new InputError(`--state: expected dynamodb://TABLE with a DynamoDB table name, got "${spec}"`)

@@ -25,6 +25,12 @@ export interface Fixture {
   env: Record<string, string>
 }
 
+/**
+ * Spawned runs hold their locks by 3 s leases (renewed every second): a killed run's locks run
+ * out within a test, and a live one renews often enough to be seen alive.
+ */
+export const LEASE = '3'
+
 /** A runbook for the fixture's record (sets blue and green) and target group (pool blue). */
 export function runbook(fx: Fixture, name: string, steps: string): string {
   const file = join(fx.dir, `${name}.yaml`)
@@ -98,7 +104,7 @@ export function useStateFixture(): () => Fixture {
     const zone = await seedZone(cfg, {zoneName: `${name}.example.com`, record: 'app', ttl: 1, sets: {blue: 0, green: 100}})
     const lb = await seedLoadBalancer(cfg, {name, targets: 8})
     const dir = mkdtempSync(join(tmpdir(), 'sluice-state-'))
-    fx = {proxy, zoneId: zone.zoneId, record: zone.record, targetGroupArn: lb.targetGroupArn, dir, env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state')}}
+    fx = {proxy, zoneId: zone.zoneId, record: zone.record, targetGroupArn: lb.targetGroupArn, dir, env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state'), SLUICE_LEASE_SECONDS: LEASE}}
   })
 
   afterEach(async () => {

@@ -1,4 +1,4 @@
-import {existsSync, mkdtempSync, readdirSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -30,5 +30,22 @@ describe('the freeze file', () => {
     const current = {by: 'alice', reason: 'current', since: iso(0), expires: iso(60_000)}
     await freeze.set(current)
     expect(await freeze.get()).toEqual(current)
+  })
+})
+
+describe('a damaged freeze file', () => {
+  it.each([
+    ['{"by": "alice", "reason": "inc', /^(.*)freeze\.json:1: the freeze record is not JSON \(.*\); `sluice unfreeze --force` clears it$/],
+    ['{\n  "by": "alice",\n  "reason": "incident",\n', /freeze\.json:4: the freeze record is not JSON/],
+    ['[]', /freeze\.json:1: not a freeze record: Invalid input: expected object, received array; `sluice unfreeze --force` clears it$/],
+    ['{"by": "alice", "reason": "x"}', /freeze\.json:1: not a freeze record: since: /],
+  ])('%j is reported with its file and line, and clear still removes it', async (text, message) => {
+    const d = dir()
+    const freeze = new FreezeFile(d)
+    await freeze.set({by: 'alice', reason: 'r', since: iso(0)})
+    writeFileSync(join(d, 'freeze.json'), text)
+    await expect(freeze.get()).rejects.toThrow(message)
+    await freeze.clear()
+    expect(await freeze.get()).toBeNull()
   })
 })

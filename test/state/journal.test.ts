@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import type {Mutation} from '../../src/ports/io.js'
-import {parseJournal, type JournalEntry, type JournalRead} from '../../src/ports/state-store.js'
+import type {JournalEntry, JournalRead} from '../../src/ports/state-store.js'
+import {parseJournal} from '../../src/state/records.js'
 import {firstUnfinishedStep, mutations, runStart, runStatus} from '../../src/state/journal.js'
 
 let seq = 0
@@ -62,23 +63,24 @@ describe('journal helpers', () => {
 
 describe('parseJournal', () => {
   const line = (o: object) => `${JSON.stringify(o)}\n`
+  const e = (seq: number, type = 'note') => ({seq, at: '2026-11-04T10:00:00.000Z', type})
 
   it('reads every line; an empty journal has no entries and nothing torn', () => {
     expect(parseJournal('r', '')).toEqual({entries: [], torn: null})
-    expect(parseJournal('r', line({seq: 1, type: 'a'}) + line({seq: 2, type: 'b'}))).toEqual({entries: [{seq: 1, type: 'a'}, {seq: 2, type: 'b'}], torn: null})
+    expect(parseJournal('r', line(e(1, 'a')) + line(e(2, 'b')))).toEqual({entries: [e(1, 'a'), e(2, 'b')], torn: null})
   })
 
   it('a complete last entry without its newline is an entry, not a torn write', () => {
-    expect(parseJournal('r', `${line({seq: 1})}{"seq":2}`)).toEqual({entries: [{seq: 1}, {seq: 2}], torn: null})
+    expect(parseJournal('r', `${line(e(1))}${JSON.stringify(e(2))}`)).toEqual({entries: [e(1), e(2)], torn: null})
   })
 
   it('a cut-off last line is a torn write: its line number, its size in bytes, and its text', () => {
     const torn = '{"seq":2,"reason":"café'
-    expect(parseJournal('r', line({seq: 1}) + torn)).toEqual({entries: [{seq: 1}], torn: {line: 2, bytes: Buffer.byteLength(torn), text: torn}})
+    expect(parseJournal('r', line(e(1)) + torn)).toEqual({entries: [e(1)], torn: {line: 2, bytes: Buffer.byteLength(torn), text: torn}})
     expect(Buffer.byteLength(torn)).toBeGreaterThan(torn.length)
   })
 
-  it('a bad line before the last is corruption, named by run and line', () => {
-    expect(() => parseJournal('run-9', `${line({seq: 1})}oops\n${line({seq: 3})}`)).toThrow('journal of run run-9 is corrupt at line 2: not JSON; it was changed after it was written')
+  it('a bad line before the last is damage, named by file and line', () => {
+    expect(() => parseJournal('runs/x.jsonl', `${line(e(1))}oops\n${line(e(3))}`)).toThrow('runs/x.jsonl:2: not JSON; the journal was changed after it was written')
   })
 })

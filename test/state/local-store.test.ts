@@ -1,98 +1,188 @@
-import {appendFileSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {InputError, RefusedError} from '../../src/errors.js'
 import {LocalStore} from '../../src/local/local-store.js'
-import {LockedError, type JournalEntry} from '../../src/ports/state-store.js'
+import {LockedError, type JournalEntry, type LockRecord} from '../../src/ports/state-store.js'
+import {DamagedStateError} from '../../src/state/records.js'
 
-const fresh = () => new LocalStore(mkdtempSync(join(tmpdir(), 'sluice-local-store-')))
+// Leases of one second, so a dead holder's lock runs out within a test.
+let savedLease: string | undefined
+beforeAll(() => {
+  savedLease = process.env.SLUICE_LEASE_SECONDS
+  process.env.SLUICE_LEASE_SECONDS = '1'
+})
+afterAll(() => {
+  if (savedLease === undefined) delete process.env.SLUICE_LEASE_SECONDS
+  else process.env.SLUICE_LEASE_SECONDS = savedLease
+})
+
+const base = () => mkdtempSync(join(tmpdir(), 'sluice-local-store-'))
+const fresh = () => new LocalStore(base())
+const RUN = '20261104-100000-aaaa'
+const RUN2 = '20261104-100500-bbbb'
 const entry = (seq: number, type: string, extra: Record<string, unknown> = {}): JournalEntry => ({seq, at: `2026-11-04T10:00:0${seq}.000Z`, type, ...extra})
 const holder = (runId: string) => ({runId, operator: 'alice', host: 'laptop', since: '2026-11-04T10:00:00.000Z'})
+const journalFile = (store: LocalStore, runId = RUN) => join(store.dir, 'runs', `${runId}.jsonl`)
 
 describe('the local state store: journals', () => {
   it('appends entries as JSON lines, one per entry, and reads them back in order', async () => {
     const store = fresh()
-    await store.append('run-1', entry(1, 'run-start', {runbookName: 'x'}))
-    await store.append('run-1', entry(2, 'step-start', {step: 0}))
-    const text = readFileSync(join(store.dir, 'runs', 'run-1.jsonl'), 'utf8')
-    expect(text.split('\n')).toEqual([JSON.stringify(entry(1, 'run-start', {runbookName: 'x'})), JSON.stringify(entry(2, 'step-start', {step: 0})), ''])
-    expect(await store.read('run-1')).toEqual({entries: [entry(1, 'run-start', {runbookName: 'x'}), entry(2, 'step-start', {step: 0})], torn: null})
+    await store.append(RUN, entry(1, 'note', {text: 'x'}))
+    await store.append(RUN, entry(2, 'step-start', {step: 0, title: 'ramp'}))
+    const text = readFileSync(journalFile(store), 'utf8')
+    expect(text.split('\n')).toEqual([JSON.stringify(entry(1, 'note', {text: 'x'})), JSON.stringify(entry(2, 'step-start', {step: 0, title: 'ramp'})), ''])
+    expect(await store.read(RUN)).toEqual({entries: [entry(1, 'note', {text: 'x'}), entry(2, 'step-start', {step: 0, title: 'ramp'})], torn: null})
+    await store.release([], RUN)
   })
 
   it('lists its runs in order, and none before the first', async () => {
     const store = fresh()
     expect(await store.runIds()).toEqual([])
-    await store.append('20261104-100500-bbbb', entry(1, 'run-start'))
-    await store.append('20261104-100000-aaaa', entry(1, 'run-start'))
-    expect(await store.runIds()).toEqual(['20261104-100000-aaaa', '20261104-100500-bbbb'])
+    await store.append(RUN2, entry(1, 'note'))
+    await store.append(RUN, entry(1, 'note'))
+    expect(await store.runIds()).toEqual([RUN, RUN2])
   })
 
-  it('reading a run it does not have names the run and the store', async () => {
+  it('a run id that is not one is bad input (never a path); an unknown one names the store', async () => {
     const store = fresh()
-    await expect(store.read('nope')).rejects.toThrow(`no run nope in local state ${store.dir}`)
+    await expect(store.read('../../../../tmp/x')).rejects.toThrow(new InputError('run id "../../../../tmp/x": expected YYYYMMDD-HHMMSS-xxxx, like 20261130-054012-a1b2 (`sluice journal` lists the runs)'))
+    await expect(store.read(RUN)).rejects.toThrow(new InputError(`no run ${RUN} in local state ${store.dir}; \`sluice journal\` lists the runs`))
   })
 
   it('a torn last line is reported with its line and size, and the entries before it are kept', async () => {
     const store = fresh()
-    await store.append('run-1', entry(1, 'run-start'))
-    await store.append('run-1', entry(2, 'step-start'))
-    appendFileSync(join(store.dir, 'runs', 'run-1.jsonl'), '{"seq":3,"at":"2026-11-04T10:0')
-    const read = await store.read('run-1')
+    await store.append(RUN, entry(1, 'note'))
+    await store.append(RUN, entry(2, 'note'))
+    await store.release([], RUN)
+    appendFileSync(journalFile(store), '{"seq":3,"at":"2026-11-04T10:0')
+    const read = await store.read(RUN)
     expect(read.entries.map((e) => e.seq)).toEqual([1, 2])
     expect(read.torn).toEqual({line: 3, bytes: 30, text: '{"seq":3,"at":"2026-11-04T10:0'})
   })
 
-  it('a line that is not JSON before the last is corruption, not a torn write', async () => {
+  it.each([
+    ['edited by hand', 'not JSON; the journal was changed after it was written'],
+    ['[1,2,3]', 'not a journal entry: expected a JSON object, got an array'],
+    ['{"seq":2,"at":"2026-11-04T10:00:02.000Z","type":"mutation"}', 'a mutation entry without what it needs: mutation: Invalid input: expected object, received undefined'],
+    ['{"seq":2,"at":"2026-11-04T10:00:02.000Z","type":"mutation","mutation":{"step":0,"kind":"weights","resource":"r"}}', 'a mutation entry without what it needs: mutation.phase: Invalid option: expected one of "intent"|"outcome"'],
+    ['{"seq":2,"at":"yesterday","type":"note"}', 'not a journal entry: at: expected an ISO 8601 time'],
+    ['{"seq":7,"at":"2026-11-04T10:00:02.000Z","type":"note"}', 'entry number 7 where 2 was expected; two processes wrote this journal, or it was edited'],
+  ])('a damaged line (%s) is reported as FILE:LINE: what is wrong, and nothing past it is read', async (line, problem) => {
     const store = fresh()
-    await store.append('run-1', entry(1, 'run-start'))
-    appendFileSync(join(store.dir, 'runs', 'run-1.jsonl'), 'edited by hand\n')
-    await store.append('run-1', entry(3, 'run-end'))
-    await expect(store.read('run-1')).rejects.toThrow('journal of run run-1 is corrupt at line 2: not JSON; it was changed after it was written')
+    await store.append(RUN, entry(1, 'note'))
+    appendFileSync(journalFile(store), `${line}\n${JSON.stringify(entry(3, 'note'))}\n`)
+    const error = await store.read(RUN).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(DamagedStateError)
+    expect((error as Error).message).toBe(`${journalFile(store)}:2: ${problem}`)
+  })
+
+  it('another process\'s entries in between stop this one from writing, rather than interleave', async () => {
+    const store = fresh()
+    await store.append(RUN, entry(1, 'note'))
+    await store.append(RUN, entry(2, 'note'))
+    appendFileSync(journalFile(store), `${JSON.stringify(entry(3, 'note'))}\n`)
+    await expect(store.append(RUN, entry(3, 'note'))).rejects.toThrow(`${journalFile(store)}: changed by another process since this one wrote entry 2`)
+    await store.release([], RUN)
+  })
+
+  it('state files are 0600 and directories 0700, whatever the umask', async () => {
+    const old = process.umask(0)
+    try {
+      const store = new LocalStore(join(base(), 'state'))
+      await store.append(RUN, entry(1, 'note'))
+      await store.acquire(['route53:Z1'], holder(RUN))
+      await store.freeze.set({by: 'alice', reason: 'incident', since: '2026-11-04T10:00:00.000Z'})
+      const mode = (p: string) => (statSync(join(store.dir, p)).mode & 0o777).toString(8)
+      expect([mode('.'), mode('runs'), mode('locks')]).toEqual(['700', '700', '700'])
+      expect([mode(`runs/${RUN}.jsonl`), mode('locks/route53_Z1.json'), mode('freeze.json')]).toEqual(['600', '600', '600'])
+      await store.release(['route53:Z1'], RUN)
+    } finally {
+      process.umask(old)
+    }
   })
 })
 
-describe('the local state store: locks', () => {
-  it('a second holder is refused with LockedError naming the holder, and takes none of its locks', async () => {
-    const store = fresh()
-    await store.acquire(['route53:Z1', 'elbv2:tg-1'], holder('run-1'))
-    const error = await store.acquire(['elbv2:tg-2', 'route53:Z1'], holder('run-2')).catch((e: unknown) => e)
+describe('the local state store: locks are leases', () => {
+  it('a second process is refused with LockedError naming the live holder, and keeps none of its locks', async () => {
+    const dir = base()
+    const a = new LocalStore(dir)
+    const b = new LocalStore(dir)
+    await a.acquire(['route53:Z1', 'elbv2:tg-1'], holder(RUN))
+    const error = await b.acquire(['elbv2:tg-2', 'route53:Z1'], holder(RUN2)).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockedError)
-    expect((error as LockedError).holder).toEqual({resource: 'route53:Z1', ...holder('run-1')})
-    expect((error as Error).message).toBe(
-      'route53:Z1 is locked by run run-1 of alice on laptop since 2026-11-04T10:00:00.000Z; if that run is dead, break the lock with --break-lock run-1',
+    expect((error as LockedError).holder).toMatchObject({resource: 'route53:Z1', ...holder(RUN), pid: process.pid, leaseSeconds: 1})
+    expect((error as Error).message).toMatch(
+      new RegExp(`^route53:Z1 is locked by run ${RUN} of alice on laptop \\(pid ${process.pid}\\) since 2026-11-04T10:00:00.000Z, last heartbeat \\d{4}-.*Z: that process is alive \\(it renewed its 1 s lease while sluice watched\\)`),
     )
-    // All or nothing: the lock run-2 took before it was refused is released again.
-    await store.acquire(['elbv2:tg-2'], holder('run-3'))
+    // All or nothing: the lock b took before it was refused is released again.
+    await a.acquire(['elbv2:tg-2'], holder(RUN))
+    await a.release(['route53:Z1', 'elbv2:tg-1', 'elbv2:tg-2'], RUN)
   })
 
-  it('the same run taking its own locks again (a resume) is not refused', async () => {
+  it('the same run id from another process (a resume of a live run) is refused too', async () => {
+    const dir = base()
+    const a = new LocalStore(dir)
+    await a.acquire(['route53:Z1'], holder(RUN))
+    await expect(new LocalStore(dir).acquire(['route53:Z1'], holder(RUN))).rejects.toBeInstanceOf(LockedError)
+    // Within one process the run holds its locks once.
+    await expect(a.acquire(['route53:Z1'], holder(RUN))).resolves.toBeUndefined()
+    await a.release(['route53:Z1'], RUN)
+  })
+
+  it('a lock nobody renews is taken once a whole lease passes, by the taker\'s clock', async () => {
     const store = fresh()
-    await store.acquire(['route53:Z1'], holder('run-1'))
-    await expect(store.acquire(['route53:Z1', 'elbv2:tg-1'], holder('run-1'))).resolves.toBeUndefined()
+    const dead: LockRecord = {resource: 'route53:Z1', ...holder(RUN), pid: 999999, heartbeat: '2026-11-04T10:00:00.000Z', leaseSeconds: 1, lockId: '0123456789abcdef', version: 'v1'}
+    await store.acquire(['x'], holder(RUN2)) // makes the locks directory
+    writeFileSync(join(store.dir, 'locks', 'route53_Z1.json'), JSON.stringify(dead))
+    const started = performance.now()
+    const waits: string[] = []
+    await store.acquire(['route53:Z1'], holder(RUN), {notify: (m) => waits.push(m)})
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1000)
+    expect(waits[0]).toMatch(/^route53:Z1 is locked by run .* \(pid 999999\): watching for up to 1 s whether that process is alive/)
+    expect((await store.locks()).find((l) => l.resource === 'route53:Z1')).toMatchObject({runId: RUN, pid: process.pid})
+    await store.release(['route53:Z1', 'x'], RUN)
+    await store.release(['x'], RUN2)
   })
 
-  it('release frees only the locks the run holds', async () => {
-    const store = fresh()
-    await store.acquire(['route53:Z1'], holder('run-1'))
-    await store.release(['route53:Z1'], 'run-2')
-    await expect(store.acquire(['route53:Z1'], holder('run-2'))).rejects.toBeInstanceOf(LockedError)
-    await store.release(['route53:Z1'], 'run-1')
-    await expect(store.acquire(['route53:Z1'], holder('run-2'))).resolves.toBeUndefined()
+  it('release lets go only of what this process holds', async () => {
+    const dir = base()
+    const a = new LocalStore(dir)
+    const b = new LocalStore(dir)
+    await a.acquire(['route53:Z1'], holder(RUN))
+    await b.release(['route53:Z1'], RUN)
+    expect((await b.locks()).map((l) => l.resource)).toEqual(['route53:Z1'])
+    await a.release(['route53:Z1'], RUN)
+    expect(await b.locks()).toEqual([])
   })
 
-  it('breakLocks removes every lock of one run, returns what it held, and leaves other runs\' locks', async () => {
-    const store = fresh()
-    const arn = 'arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/mailbox/6d0e'
-    await store.acquire(['route53:Z1', `elbv2:${arn}`], holder('dead-run'))
-    await store.acquire(['route53:Z2'], holder('live-run'))
-    expect((await store.breakLocks('dead-run')).sort()).toEqual([`elbv2:${arn}`, 'route53:Z1'])
-    expect(await store.breakLocks('dead-run')).toEqual([])
-    await expect(store.acquire(['route53:Z1', `elbv2:${arn}`], holder('new-run'))).resolves.toBeUndefined()
-    await expect(store.acquire(['route53:Z2'], holder('new-run'))).rejects.toBeInstanceOf(LockedError)
+  it('breakLock takes the lock id, refuses while the holder renews, asks, and breaks a dead one', async () => {
+    const dir = base()
+    const a = new LocalStore(dir)
+    const b = new LocalStore(dir)
+    await a.acquire(['route53:Z1'], holder(RUN))
+    const [live] = await b.locks()
+    expect(live.lockId).toMatch(/^[0-9a-f]{16}$/)
+    await expect(b.breakLock(RUN, async () => true)).rejects.toBeInstanceOf(InputError)
+    await expect(b.breakLock('ffffffffffffffff', async () => true)).rejects.toThrow('no lock ffffffffffffffff')
+    await expect(b.breakLock(live.lockId, async () => true)).rejects.toThrow(/will not break lock [0-9a-f]{16}: its holder is alive/)
+    // A dead holder: its record stays, unrenewed.
+    writeFileSync(join(dir, 'locks', 'route53_Z2.json'), JSON.stringify({...live, resource: 'route53:Z2', lockId: 'aaaaaaaaaaaaaaaa', version: 'old'}))
+    await expect(b.breakLock('aaaaaaaaaaaaaaaa', async () => false)).rejects.toThrow(new RefusedError('lock aaaaaaaaaaaaaaaa on route53:Z2: not broken (not confirmed)'))
+    const broken = await b.breakLock('aaaaaaaaaaaaaaaa', async (lock) => lock.resource === 'route53:Z2')
+    expect(broken).toMatchObject({resource: 'route53:Z2', runId: RUN})
+    expect((await b.locks()).map((l) => l.resource)).toEqual(['route53:Z1'])
+    await a.release(['route53:Z1'], RUN)
   })
 
-  it('breakLocks on a store that never locked anything breaks nothing', async () => {
-    expect(await fresh().breakLocks('run-1')).toEqual([])
+  it('writing to a journal after its first entry takes the journal\'s lock: a live writer keeps others out', async () => {
+    const dir = base()
+    const a = new LocalStore(dir)
+    await a.append(RUN, entry(1, 'note'))
+    await a.append(RUN, entry(2, 'note'))
+    await expect(new LocalStore(dir).append(RUN, entry(3, 'note'))).rejects.toBeInstanceOf(LockedError)
+    await a.release([], RUN)
   })
 
   it('keeps the freeze in the same directory', async () => {

@@ -1,0 +1,249 @@
+import {randomBytes} from 'node:crypto'
+import {userInfo} from 'node:os'
+import {InputError, RefusedError} from '../errors.js'
+import type {FreezePort} from '../ports/control-plane.js'
+import {checkRunId, journalLock, RUN_ID_PATTERN, LockedError, type JournalEntry, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
+
+/**
+ * How long a lock lasts without a renewal. Long enough that a holder stalled for a while (a slow
+ * AWS call, two busy cores, a laptop lid closed for a moment) keeps its locks: it renews three
+ * times per lease, so two renewals can fail or run late and the lease still holds. Short enough
+ * that after a kill -9 a resume waits at most half a minute, which an operator in an outage can
+ * bear. SLUICE_LEASE_SECONDS overrides it (tests use a few seconds).
+ */
+export const LEASE_SECONDS = 30
+/** How many renewals per lease: every 10 s with the default lease. */
+export const HEARTBEATS_PER_LEASE = 3
+
+export function leaseSeconds(): number {
+  const env = process.env.SLUICE_LEASE_SECONDS
+  if (env === undefined || env === '') return LEASE_SECONDS
+  const n = Number(env)
+  if (!Number.isFinite(n) || n < 1 || n > 3600) throw new InputError(`SLUICE_LEASE_SECONDS: expected seconds from 1 to 3600, got ${JSON.stringify(env)}`)
+  return n
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+/** A monotonic clock: the taker judges expiry by its own clock, never by comparing clocks across hosts. */
+const now = () => performance.now()
+
+function defaultOperator(): string {
+  try {
+    return process.env.SLUICE_OPERATOR ?? userInfo().username
+  } catch {
+    return 'unknown'
+  }
+}
+
+/** The lease algorithm, over what a store can do with one lock record atomically. */
+export abstract class LeasingStore implements StateStore {
+  abstract readonly label: string
+  abstract readonly freeze: FreezePort
+  protected readonly lease = leaseSeconds()
+  /** The locks this process holds, by resource: renewed every lease / HEARTBEATS_PER_LEASE. */
+  private readonly held = new Map<string, LockRecord>()
+  private readonly troubles = new Map<string, Error>()
+  private timer?: NodeJS.Timeout
+  private beat?: Promise<void>
+  private who?: LockRequest
+
+  /** Creates the record if no lock exists on its resource. */
+  protected abstract createLock(record: LockRecord): Promise<boolean>
+  protected abstract readLock(resource: string): Promise<LockRecord | null>
+  /** Replaces the lock on record.resource only if it is still at `version`. */
+  protected abstract replaceLock(record: LockRecord, version: string): Promise<boolean>
+  /** Removes the lock on a resource only if it is still at `version`. */
+  protected abstract removeLock(resource: string, version: string): Promise<boolean>
+  protected abstract listLocks(): Promise<LockRecord[]>
+  /** Appends a checked entry; the first entry creates the journal, and must be the first. */
+  protected abstract appendEntry(runId: string, entry: JournalEntry): Promise<void>
+  protected abstract readJournal(runId: string): Promise<JournalRead | null>
+  abstract runIds(): Promise<string[]>
+
+  async append(runId: string, entry: JournalEntry): Promise<void> {
+    // The first entry creates the journal (and only a new run writes it); anyone who writes after
+    // it must hold the journal's lock, so two live processes never write one journal.
+    if (entry.seq > 1) {
+      const resource = journalLock(runId)
+      if (!this.held.has(resource)) await this.acquire([resource], {...(this.who ?? {operator: defaultOperator(), host: 'unknown'}), runId})
+      const lost = this.troubles.get(runId)
+      if (lost) throw lost
+    }
+    await this.appendEntry(runId, entry)
+  }
+
+  async read(runId: string): Promise<JournalRead> {
+    checkRunId(runId)
+    const read = await this.readJournal(runId)
+    if (!read) throw new InputError(`no run ${runId} in ${this.label}; \`sluice journal\` lists the runs`)
+    return read
+  }
+
+  private record(resource: string, who: LockRequest): LockRecord {
+    const at = new Date().toISOString()
+    return {
+      resource, runId: who.runId, operator: who.operator, host: who.host, pid: process.pid, since: who.since ?? at, heartbeat: at,
+      leaseSeconds: this.lease, lockId: randomBytes(8).toString('hex'), version: randomBytes(8).toString('hex'),
+    }
+  }
+
+  async acquire(resources: string[], who: LockRequest, options: {notify?: (message: string) => void} = {}): Promise<void> {
+    this.who = who
+    const taken: string[] = []
+    const contended: LockRecord[] = []
+    const cancel = {done: false}
+    try {
+      for (const resource of [...new Set(resources)]) {
+        const mine = this.held.get(resource)
+        if (mine) {
+          if (mine.runId !== who.runId) throw new LockedError(mine)
+          continue
+        }
+        const record = this.record(resource, who)
+        if (await this.createLock(record)) {
+          this.hold(record)
+          taken.push(resource)
+          continue
+        }
+        const current = await this.readLock(resource)
+        if (current) contended.push(current)
+        else if (await this.createLock(record)) {
+          this.hold(record)
+          taken.push(resource)
+        } else throw new LockedError((await this.readLock(resource)) ?? record)
+      }
+      if (contended.length > 0) {
+        const longest = Math.max(...contended.map((c) => c.leaseSeconds))
+        options.notify?.(`${contended.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})`).join('; ')}: ` +
+          `watching for up to ${longest} s whether that process is alive (it renews its lease every ${Math.round(longest / HEARTBEATS_PER_LEASE)} s)`)
+        const results = await Promise.allSettled(contended.map(async (c) => {
+          const dead = await this.watch(c, cancel)
+          if (cancel.done) return
+          const record = this.record(c.resource, who)
+          // Taken only if it is still the version that went unrenewed (or was let go meanwhile).
+          const took = (await this.replaceLock(record, dead.version)) || ((await this.readLock(c.resource)) === null && (await this.createLock(record)))
+          if (!took) throw new LockedError((await this.readLock(c.resource)) ?? dead)
+          this.hold(record)
+          taken.push(c.resource)
+        }).map((p) => p.catch((error: unknown) => {
+          cancel.done = true
+          throw error
+        })))
+        const failed = results.find((r) => r.status === 'rejected')
+        if (failed) throw failed.reason
+      }
+    } catch (error) {
+      cancel.done = true
+      await this.letGo(taken).catch(() => undefined)
+      throw error
+    }
+  }
+
+  /**
+   * Watches a lock for a whole lease by this process's clock. Resolves with it when its version
+   * did not change (the holder is dead); throws LockedError naming the holder as soon as it does.
+   */
+  private async watch(lock: LockRecord, cancel: {done: boolean}): Promise<LockRecord> {
+    const start = now()
+    const lease = lock.leaseSeconds * 1000
+    const poll = Math.max(100, Math.min(1000, lease / 20))
+    for (;;) {
+      if (cancel.done) return lock
+      const elapsed = now() - start
+      if (elapsed >= lease) return lock
+      await sleep(Math.min(poll, lease - elapsed))
+      const current = await this.readLock(lock.resource)
+      if (current === null) return lock
+      if (current.version !== lock.version || current.lockId !== lock.lockId) throw new LockedError(current)
+    }
+  }
+
+  private hold(record: LockRecord): void {
+    this.held.set(record.resource, record)
+    this.troubles.delete(record.runId)
+    if (!this.timer) {
+      this.timer = setInterval(() => {
+        // One renewal at a time: a slow one must not race the next with a stale version.
+        this.beat ??= this.heartbeat().finally(() => {
+          this.beat = undefined
+        })
+      }, (this.lease * 1000) / HEARTBEATS_PER_LEASE)
+      // Renewals must not keep a finished command alive.
+      this.timer.unref()
+    }
+  }
+
+  /** Renews every lock this process holds; a lock lost or not renewed stops the run's next change. */
+  private async heartbeat(): Promise<void> {
+    for (const [resource, record] of [...this.held]) {
+      const renewed = {...record, heartbeat: new Date().toISOString(), version: randomBytes(8).toString('hex')}
+      try {
+        if (await this.replaceLock(renewed, record.version)) {
+          if (this.held.get(resource) === record) this.held.set(resource, renewed)
+          continue
+        }
+        const now = await this.readLock(resource)
+        this.held.delete(resource)
+        this.troubles.set(record.runId, new RefusedError(
+          `the lock on ${resource} was taken away from this run${now ? ` by run ${now.runId} of ${now.operator} on ${now.host}` : ''} (a lease that was not renewed for ${record.leaseSeconds} s); stopped before the next change`,
+        ))
+      } catch (error) {
+        if (!this.troubles.has(record.runId))
+          this.troubles.set(record.runId, new RefusedError(`could not renew the lock on ${resource}: ${(error as Error).message}; stopped before the next change, so as not to go on without it`))
+      }
+    }
+  }
+
+  trouble(runId: string): Error | null {
+    return this.troubles.get(runId) ?? null
+  }
+
+  private async letGo(resources: string[]): Promise<void> {
+    await this.beat
+    const errors: unknown[] = []
+    for (const resource of resources) {
+      const record = this.held.get(resource)
+      if (!record) continue
+      this.held.delete(resource)
+      try {
+        await this.removeLock(resource, record.version)
+      } catch (error) {
+        errors.push(error)
+      }
+    }
+    if (this.held.size === 0 && this.timer) {
+      clearInterval(this.timer)
+      this.timer = undefined
+    }
+    if (errors.length > 0) throw errors[0]
+  }
+
+  async release(resources: string[], runId: string): Promise<void> {
+    const ours = [...resources, journalLock(runId)].filter((r) => this.held.get(r)?.runId === runId)
+    this.troubles.delete(runId)
+    await this.letGo(ours)
+  }
+
+  locks(): Promise<LockRecord[]> {
+    return this.listLocks()
+  }
+
+  async breakLock(lockId: string, confirm: (lock: LockRecord) => Promise<boolean>, options: {notify?: (message: string) => void} = {}): Promise<LockRecord> {
+    if (!/^([0-9a-f]{16}|legacy-[0-9a-f]{12})$/.test(lockId))
+      throw new InputError(`--break-lock: expected a lock id as \`sluice locks\` shows it (16 hex digits), got ${JSON.stringify(lockId)}${RUN_ID_PATTERN.test(lockId) ? ', which is a run id' : ''}`)
+    const lock = (await this.listLocks()).find((l) => l.lockId === lockId)
+    if (!lock) throw new InputError(`--break-lock: no lock ${lockId} in ${this.label}; \`sluice locks\` lists the locks and their ids`)
+    if (this.held.has(lock.resource)) throw new RefusedError(`lock ${lockId} on ${lock.resource} is held by this process`)
+    options.notify?.(`watching the lock on ${lock.resource} (run ${lock.runId} of ${lock.operator} on ${lock.host}, pid ${lock.pid}) for ${lock.leaseSeconds} s: it is broken only if its holder does not renew it`)
+    let dead: LockRecord
+    try {
+      dead = await this.watch(lock, {done: false})
+    } catch (error) {
+      if (!(error instanceof LockedError)) throw error
+      throw new RefusedError(`will not break lock ${lockId}: its holder is alive (run ${lock.runId} of ${lock.operator} on ${lock.host}, pid ${lock.pid}, renewed its lease while sluice watched); \`sluice locks\` shows it`)
+    }
+    if (!(await confirm(dead))) throw new RefusedError(`lock ${lockId} on ${lock.resource}: not broken (not confirmed)`)
+    if (!(await this.removeLock(lock.resource, dead.version))) throw new RefusedError(`lock ${lockId} on ${lock.resource} changed while sluice asked; it was not broken`)
+    return dead
+  }
+}

@@ -1,0 +1,185 @@
+import {statSync} from 'node:fs'
+import {dirname} from 'node:path'
+import {z} from 'zod'
+import {FailedError, RefusedError} from '../errors.js'
+import type {FreezeRecord} from '../ports/control-plane.js'
+import type {JournalEntry, JournalRead, LockRecord} from '../ports/state-store.js'
+
+/**
+ * What sluice reads back from its state store is checked before anything uses it: a damaged
+ * journal line, freeze record or lock record is reported as `FILE:LINE: what is wrong`, never
+ * met later as a TypeError, and never skipped.
+ */
+export class DamagedStateError extends RefusedError {}
+
+/** A state file sluice could not read or write: names the file, what it tried, and why. */
+export class StateFileError extends FailedError {
+  constructor(
+    readonly file: string,
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+const uid = (): string => (typeof process.getuid === 'function' ? `uid ${process.getuid()}` : 'this user')
+
+function ownerOf(path: string): string {
+  for (const p of [path, dirname(path)]) {
+    try {
+      const s = statSync(p)
+      return `; ${p} belongs to uid ${s.uid} with mode 0${(s.mode & 0o777).toString(8)}`
+    } catch {
+      // try the directory
+    }
+  }
+  return ''
+}
+
+/** An fs error as a sentence that names the file and, for permissions, who needs what. */
+export function stateFileError(what: string, file: string, error: unknown): Error {
+  if (error instanceof StateFileError || !(error instanceof Error)) return error as Error
+  const code = (error as NodeJS.ErrnoException).code
+  const why: Record<string, string> = {
+    EACCES: `permission denied (EACCES): ${uid()} needs read and write permission on it and on its directory${ownerOf(file)}`,
+    EPERM: `operation not permitted (EPERM): ${uid()} needs read and write permission on it and on its directory${ownerOf(file)}`,
+    ENOSPC: 'no space left on device (ENOSPC)',
+    EDQUOT: 'disk quota exceeded (EDQUOT)',
+    EROFS: 'the file system is read-only (EROFS)',
+    ENOTDIR: `a part of its path is not a directory (ENOTDIR), or cannot be searched by ${uid()}${ownerOf(file)}`,
+    EISDIR: 'it is a directory (EISDIR)',
+    EIO: 'an I/O error (EIO)',
+  }
+  return new StateFileError(file, code, `cannot ${what} ${file}: ${code && why[code] ? why[code] : error.message}`)
+}
+
+const iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 time')
+const int = z.number().int()
+
+const mutation = z.looseObject({
+  step: int,
+  phase: z.enum(['intent', 'outcome']),
+  kind: z.string(),
+  resource: z.string(),
+  ok: z.boolean().optional(),
+  error: z.string().optional(),
+})
+
+/** What each kind of entry must carry; kinds sluice does not know need only the common fields. */
+const bodies: Record<string, z.ZodType> = {
+  'run-start': z.looseObject({runId: z.string(), runbookName: z.string(), runbookSha256: z.string(), operator: z.string(), host: z.string(), pid: int, resources: z.array(z.string())}),
+  resume: z.looseObject({operator: z.string(), host: z.string(), fromStep: int}),
+  plan: z.looseObject({runbook: z.string(), steps: z.array(z.unknown())}),
+  'step-start': z.looseObject({step: int, title: z.string()}),
+  'step-end': z.looseObject({step: int, status: z.string(), message: z.string()}),
+  mutation: z.looseObject({mutation}),
+  verdict: z.looseObject({verdict: z.looseObject({})}),
+  warning: z.looseObject({message: z.string()}),
+  'run-end': z.looseObject({outcome: z.string(), message: z.string()}),
+  'rollback-start': z.looseObject({operator: z.string(), host: z.string()}),
+  'rollback-end': z.looseObject({}),
+  'lock-broken': z.looseObject({resource: z.string(), lockId: z.string(), operator: z.string(), host: z.string()}),
+}
+
+const common = z.looseObject({seq: int.positive(), at: iso, type: z.string().min(1)})
+
+function problem(error: z.ZodError): string {
+  const issue = error.issues[0]
+  const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''
+  return `${where}${issue.message}`
+}
+
+/** One journal entry, checked: the message says what is wrong with it. */
+export function checkEntry(value: unknown): JournalEntry | string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `not a journal entry: expected a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`
+  const head = common.safeParse(value)
+  if (!head.success) return `not a journal entry: ${problem(head.error)}`
+  const body = bodies[head.data.type]?.safeParse(value)
+  if (body && !body.success) return `a ${head.data.type} entry without what it needs: ${problem(body.error)}`
+  return value as JournalEntry
+}
+
+/**
+ * Journal text, every line checked: JSON, a known shape, and numbered one after another. A last
+ * line without its newline that does not parse is a torn write; anything else wrong is reported
+ * as `source:LINE: what is wrong`.
+ */
+export function parseJournal(source: string, text: string): JournalRead {
+  const lines = text.split('\n')
+  const last = lines.pop() ?? ''
+  const entries: JournalEntry[] = []
+  const take = (line: string, n: number): void => {
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch {
+      throw new DamagedStateError(`${source}:${n}: not JSON; the journal was changed after it was written`)
+    }
+    const entry = checkEntry(value)
+    if (typeof entry === 'string') throw new DamagedStateError(`${source}:${n}: ${entry}`)
+    const expected = (entries.at(-1)?.seq ?? 0) + 1
+    if (entry.seq !== expected) throw new DamagedStateError(`${source}:${n}: entry number ${entry.seq} where ${expected} was expected; two processes wrote this journal, or it was edited`)
+    entries.push(entry)
+  }
+  lines.forEach((line, i) => {
+    if (line.trim() !== '') take(line, i + 1)
+  })
+  if (last === '') return {entries, torn: null}
+  try {
+    JSON.parse(last)
+  } catch {
+    return {entries, torn: {line: lines.length + 1, bytes: Buffer.byteLength(last), text: last.slice(0, 200)}}
+  }
+  // A complete entry written without its newline (unusual, but not a torn write).
+  take(last, lines.length + 1)
+  return {entries, torn: null}
+}
+
+const freezeSchema = z.looseObject({by: z.string(), reason: z.string(), since: iso, expires: iso.optional(), runId: z.string().optional()})
+
+/** Where in the text a JSON.parse error points, as a line number. */
+function lineOfJsonError(text: string, error: Error): number {
+  const at = /position (\d+)/.exec(error.message)
+  const offset = at ? Number(at[1]) : text.length
+  return text.slice(0, offset).split('\n').length
+}
+
+/** A freeze record, checked. */
+export function parseFreeze(source: string, text: string): FreezeRecord {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new DamagedStateError(`${source}:${lineOfJsonError(text, error as Error)}: the freeze record is not JSON (${(error as Error).message}); \`sluice unfreeze --force\` clears it`)
+  }
+  const record = freezeSchema.safeParse(value)
+  if (!record.success) throw new DamagedStateError(`${source}:1: not a freeze record: ${problem(record.error)}; \`sluice unfreeze --force\` clears it`)
+  return record.data as FreezeRecord
+}
+
+const lockSchema = z.looseObject({
+  resource: z.string(), runId: z.string(), operator: z.string(), host: z.string(), since: z.string(),
+  pid: int.optional(), heartbeat: z.string().optional(), leaseSeconds: z.number().positive().optional(), lockId: z.string().optional(), version: z.string().optional(),
+})
+
+/**
+ * A lock record. One that is damaged, or written before locks were leases, still counts as held
+ * (by whoever is named, or 'unknown'), with a version made from its text: it expires like any
+ * lease once nobody renews it.
+ */
+export function parseLock(resource: string, text: string, fingerprint: string, defaultLease: number): LockRecord {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    value = null
+  }
+  const parsed = lockSchema.safeParse(value)
+  const d = parsed.success ? parsed.data : {resource, runId: 'unknown', operator: 'unknown', host: 'unknown', since: 'unknown'}
+  return {
+    resource: d.resource, runId: d.runId, operator: d.operator, host: d.host, since: d.since,
+    pid: d.pid ?? 0, heartbeat: d.heartbeat ?? 'unknown', leaseSeconds: d.leaseSeconds ?? defaultLease,
+    lockId: d.lockId ?? `legacy-${fingerprint.slice(0, 12)}`, version: d.version ?? fingerprint,
+  }
+}
