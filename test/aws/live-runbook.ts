@@ -26,7 +26,8 @@ function seconds(value: unknown): number {
 
 /**
  * Shrinks the waits in a runbook so a live run against moto takes seconds, not minutes: bakes and
- * waits to a second (the copy's TTL), gate intervals and windows to half a second, timeouts to a
+ * waits to a second (the copy's TTL), gate intervals and windows to a second (the least a gate
+ * may measure over), timeouts to a
  * sixtieth (at least a second). The steps, their order, batches, schedules, thresholds and success
  * counts stay as shipped. A gate gives up a bake after `successes` more intervals, so a verdict
  * may take up to bake / successes seconds longer than its interval on a loaded machine.
@@ -38,7 +39,7 @@ function compress(node: unknown): unknown {
       Object.entries(node).map(([k, v]) => {
         if (typeof v !== 'number' && typeof v !== 'string') return [k, compress(v)]
         if (waitKeys.has(k)) return [k, Math.min(seconds(v), liveTtl)]
-        if (cadenceKeys.has(k)) return [k, Math.min(seconds(v), 0.5)]
+        if (cadenceKeys.has(k)) return [k, Math.min(seconds(v), minInterval)]
         if (timeoutKeys.has(k)) return [k, Math.max(1, Math.round(seconds(v) / 60))]
         return [k, v]
       }),
@@ -49,6 +50,9 @@ function compress(node: unknown): unknown {
 
 /** The seeded record's TTL in a live copy, in seconds. */
 const liveTtl = 1
+
+/** The shortest gate interval sluice accepts (CloudWatch's finest period). */
+const minInterval = 1
 
 /**
  * A shipped runbook pointed at resources seeded in moto: its steps as shipped, its targets
