@@ -35,8 +35,11 @@ function seconds(value: unknown): number {
 function compress(node: unknown): unknown {
   if (Array.isArray(node)) return node.map((n) => compress(n))
   if (node && typeof node === 'object') {
+    // A gate that leaves its interval to the default (10 s) would measure less often than its
+    // shortened window: give it the shortest interval too.
+    const gate = 'metric' in node && !('interval' in node) ? {interval: minInterval} : {}
     return Object.fromEntries(
-      Object.entries(node).map(([k, v]) => {
+      Object.entries({...node, ...gate}).map(([k, v]) => {
         if (typeof v !== 'number' && typeof v !== 'string') return [k, compress(v)]
         if (waitKeys.has(k)) return [k, Math.min(seconds(v), liveTtl)]
         if (cadenceKeys.has(k)) return [k, Math.min(seconds(v), minInterval)]
