@@ -11,18 +11,18 @@ import type {Runbook} from '../runbook/runbook.js'
  * run here (exit 1), with nothing changed. Returns what it found, then the run's one plan told in
  * the live numbers, for the person to confirm.
  */
-export async function preflight(runbook: Runbook, control: ControlPlane): Promise<string[]> {
+export async function preflight(runbook: Runbook, control: ControlPlane, signal?: AbortSignal): Promise<string[]> {
   const lines: string[] = []
   const live: LiveView = {groupSizes: new Map(), rulesLabel: control.rules?.label}
   if (control.dns) {
-    live.weights = await control.dns.readWeights()
-    const ttl = await control.dns.ttl()
+    live.weights = await control.dns.readWeights(signal)
+    const ttl = await control.dns.ttl(signal)
     for (const set of Object.keys(runbook.targets.dns?.sets ?? {}))
       if (!(set in live.weights)) throw new FailedError(`${control.dns.label} has no weighted set "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
     lines.push(`${control.dns.label} (TTL ${ttl} s) now: ${describeWeights(live.weights)}`)
   }
   for (const [pool, group] of control.targetGroups) {
-    const targets = await group.targets()
+    const targets = await group.targets(signal)
     live.groupSizes.set(pool, targets.length)
     lines.push(`${group.label} now: ${targets.filter((t) => t.health === 'healthy').length} of ${targets.length} targets healthy`)
   }

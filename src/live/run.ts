@@ -72,7 +72,17 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     if (why) throw new FailedError(stopMessage(why, runId))
   })
   try {
-    const plan = await preflight(runbook, control)
+    // Ctrl-C while a read hangs stops here, before anything has changed.
+    const plan = await preflight(runbook, control, inputs.signal).catch((error: Error) => {
+      if (!inputs.signal.aborted) throw error
+      return null
+    })
+    if (plan === null) {
+      const message = `${runbook.name}: interrupted while reading what it would change; nothing was changed`
+      if (!options.resume) await journal.write('run-end', {outcome: 'interrupted', message})
+      options.io.notify({type: 'run-end', outcome: 'interrupted', message})
+      return {mode: 'live', runId, rehearsal: null, run: {runbook: runbook.name, outcome: 'interrupted', message, steps: [], stoppedAt: null}}
+    }
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
     const changesAws = runbook.steps.some((step) => actionOf(step).changesLive)
     const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on AWS${options.aws.region ? ` (${options.aws.region})` : ''}?`, plan))

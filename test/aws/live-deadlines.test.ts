@@ -72,4 +72,19 @@ describe('a hung or failing API mid-ramp, through bin/run.js against moto', () =
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual(afterFirstStep)
     expect(await journalStatus(runIdOf(end.stderr))).toBe('failed')
   }, 120_000)
+
+  it('Ctrl-C while the first read (preflight) hangs: exit 130 within 5 s, nothing changed', async () => {
+    await seedMetrics(fx, 0)
+    fx.proxy.hold('ListResourceRecordSets')
+    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
+    const hung = await when(() => fx.proxy.held.length > 0)
+    run.signal('SIGINT')
+    const end = await run.ended
+    const stoppedIn = (end.at - hung) / 1000
+    expect(end.code, end.stderr).toBe(130)
+    expect(stoppedIn).toBeLessThan(5)
+    expect(end.stderr).toContain('interrupted while reading what it would change; nothing was changed')
+    expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(0)
+    expect(await journalStatus(runIdOf(end.stderr))).toBe('interrupted')
+  }, 120_000)
 })
