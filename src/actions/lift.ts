@@ -1,14 +1,18 @@
 import type {Restriction} from '../ports/control-plane.js'
 import type {LiftStep} from '../runbook/runbook.js'
 import type {ActionDefinition} from './action.js'
-import {listenerRules, restrictedType, restrictionSubject} from './restriction.js'
+import {describeTypes, listenerRules, restrictedType, restrictionSubject} from './restriction.js'
 
 /** Lets a restricted traffic type through again. */
 export const lift: ActionDefinition<LiftStep> = {
   action: 'lift',
   defaultOnFailure: 'abort',
   title: (step) => `Lift the restriction on ${step.type} traffic`,
-  plan: (step, {runbook, live}) => [`remove the restriction on ${step.type} from ${live?.rulesLabel ?? runbook.targets.listener}`],
+  plan: (step, {runbook, live}) => [
+    `remove the restriction on ${step.type} from ${live?.rulesLabel ?? runbook.targets.listener}`,
+    ...(live?.restricted ? [`restricted: ${describeTypes(live.restricted)} → ${describeTypes(live.restricted.filter((t) => t !== step.type))}`] : []),
+  ],
+  project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),
   changesLive: true,
   locks: (_step, {listener}) => (listener ? [`elbv2:${listener}`] : []),
   iam: (_step, {listener}) =>

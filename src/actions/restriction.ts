@@ -10,3 +10,6 @@ export const restrictionSubject = (m: Mutation): string => `${m.resource}#${rest
 
 /** `arn:…:listener-rule/app/NAME/LB/LISTENER/*` for the rules of a listener. */
 export const listenerRules = (listenerArn: string): string => `${listenerArn.replace(':listener/', ':listener-rule/')}/*`
+
+/** The restricted traffic types as a plan line shows them. */
+export const describeTypes = (types: string[]): string => (types.length === 0 ? 'none' : [...types].sort().join(', '))

@@ -1,12 +1,21 @@
 import type {LiveView} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import type {PlannedStep} from '../ports/io.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook, Step} from '../runbook/runbook.js'
 
 /**
- * The plan a person sees before anything runs: one entry per step, with what it will do. There is
- * one plan; a live run passes what preflight read, and each step's lines say it in live numbers.
+ * The plan a person sees before anything runs: one entry per step from `fromStep` (a resume shows
+ * only what is left), with what it will do. There is one plan; a live run passes what preflight
+ * read, and each step's lines say it in live numbers, chained: each step is planned from the state
+ * the steps before it will have left.
  */
-export function planRunbook(runbook: Runbook, live?: LiveView): PlannedStep[] {
-  return runbook.steps.map((step) => ({index: step.index, action: step.action, title: step.title, details: actionOf(step).plan(step, {runbook, live})}))
+export function planRunbook(runbook: Runbook, live?: LiveView, fromStep = 0): PlannedStep[] {
+  let now = live
+  const plan: PlannedStep[] = []
+  for (const step of runbook.steps.slice(fromStep)) {
+    const action = actionOf(step)
+    plan.push({index: step.index, action: step.action, title: step.title, details: action.plan(step, {runbook, live: now})})
+    if (now && action.project) now = (action.project as (s: Step, l: LiveView) => LiveView)(step, now)
+  }
+  return plan
 }

@@ -3,15 +3,16 @@ import {describeWeights} from '../actions/ramp.js'
 import {planRunbook} from '../engine/plan.js'
 import {FailedError} from '../errors.js'
 import type {ControlPlane} from '../ports/control-plane.js'
+import type {PlannedStep} from '../ports/io.js'
 import type {Runbook} from '../runbook/runbook.js'
 
 /**
  * Reads everything the runbook will touch before anything changes: the record's weighted sets,
  * each target group, the listener's rules. An unknown resource or a missing permission stops the
- * run here (exit 1), with nothing changed. Returns what it found, then the run's one plan told in
+ * run here (exit 1), with nothing changed. Returns what it found, and the run's one plan told in
  * the live numbers, for the person to confirm.
  */
-export async function preflight(runbook: Runbook, control: ControlPlane, signal?: AbortSignal): Promise<string[]> {
+export async function preflight(runbook: Runbook, control: ControlPlane, signal?: AbortSignal, fromStep = 0): Promise<Preflight> {
   const lines: string[] = []
   const live: LiveView = {groupSizes: new Map(), rulesLabel: control.rules?.label}
   if (control.dns) {
@@ -28,13 +29,18 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
   }
   if (control.rules) {
     const rules = await control.rules.list()
+    live.restricted = rules.map((r) => r.type)
     lines.push(`${control.rules.label} now: ${rules.length === 0 ? 'no restrictions' : `restricting ${rules.map((r) => r.type).join(', ')}`}`)
   }
   // A damaged freeze record is shown, not fatal here: `unfreeze --force` must be able to clear it.
   const freeze = await control.freeze.get().catch((error: Error) => error)
   lines.push(freeze instanceof Error ? `freeze now: damaged: ${freeze.message}` : freeze ? `freeze now: frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}` : 'freeze now: none')
+  return {now: lines, plan: planRunbook(runbook, live, fromStep)}
+}
 
-  lines.push('', 'This run will:')
-  for (const step of planRunbook(runbook, live)) lines.push(`${step.index + 1}. ${step.title}`, ...step.details.map((d) => `   ${d}`))
-  return lines
+export interface Preflight {
+  /** What is true now, one line per resource the run touches. */
+  now: string[]
+  /** The steps still to run, told in live numbers, each from the state the ones before leave. */
+  plan: PlannedStep[]
 }

@@ -1,0 +1,89 @@
+import {spawn} from 'node:child_process'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {beforeEach, describe, expect, it} from 'vitest'
+import {runJs, sluice} from '../helpers/cli.js'
+import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+
+let fx: Fixture
+const current = useLiveFixture()
+beforeEach(() => {
+  fx = current()
+})
+
+/**
+ * Runs sluice in a pseudo-terminal (util-linux `script`), answers its first question with `answer`,
+ * and returns what the terminal showed, with the escape codes taken out.
+ */
+function inTerminal(args: string[], answer: string, env: Record<string, string>): Promise<{code: number | null; screen: string}> {
+  const command = [process.execPath, runJs, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+  const child = spawn('script', ['-qec', `stty cols 200; ${command}`, '/dev/null'], {env: {...process.env, ...env, NO_COLOR: '1', CI: ''}, stdio: ['pipe', 'pipe', 'pipe']})
+  let screen = ''
+  let answered = false
+  child.stdout.on('data', (d) => {
+    screen += d
+    if (!answered && /\? .*\(y\/N\)/.test(screen)) {
+      answered = true
+      child.stdin.write(answer)
+    }
+  })
+  return new Promise((resolve) => child.on('close', (code) => resolve({code, screen: screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '')})))
+}
+
+describe('a live run in a terminal shows its plan before it asks', () => {
+  it('the plan, chained before → after across steps, and what is true now, come before the question', async () => {
+    await seedMetrics(fx, 0)
+    const file = join(fx.dir, 'two-ramps.yaml')
+    writeFileSync(file, `name: two-ramps
+targets:
+  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
+  listener: ${fx.targets.listenerArn}
+steps:
+  - {action: ramp, set: maintenance, schedule: [10, 50], bake: 1}
+  - {action: restrict, type: sync, paths: [/sync/*]}
+  - {action: ramp, set: mailbox, schedule: [75, 100], bake: 1}
+  - {action: lift, type: sync}
+`)
+    const {code, screen} = await inTerminal(['run', file], 'n\r', fx.env)
+    expect(code, screen).toBe(4)
+    const at = (text: string) => {
+      const i = screen.indexOf(text)
+      expect(i, `${text} in:\n${screen}`).toBeGreaterThanOrEqual(0)
+      return i
+    }
+    // The run id comes with the plan, so a second operator can watch it.
+    expect(screen).toMatch(/plan: 4 steps, live run \d{8}-\d{6}-[0-9a-f]{4}/)
+    const first = at('weights mailbox=100 maintenance=0 → mailbox=90 maintenance=10 → mailbox=50 maintenance=50, one change per step')
+    // The second ramp starts where the first one ends, not where the record is now.
+    const second = at('weights mailbox=50 maintenance=50 → mailbox=75 maintenance=25 → mailbox=100 maintenance=0, one change per step')
+    const restricted = at('restricted: none → sync')
+    const lifted = at('restricted: sync → none')
+    const now = at('Now:')
+    const question = at('Apply two-ramps on AWS?')
+    expect(first).toBeLessThan(restricted)
+    expect(restricted).toBeLessThan(second)
+    expect(second).toBeLessThan(lifted)
+    expect(lifted).toBeLessThan(now)
+    expect(now).toBeLessThan(question)
+    expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(0)
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
+  }, 120_000)
+
+  it('rollback shows what it will undo before it asks, in a terminal too', async () => {
+    const file = join(fx.dir, 'ramp.yaml')
+    writeFileSync(file, `name: ramp
+targets:
+  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
+steps:
+  - {action: ramp, set: maintenance, schedule: [10, 50], bake: 1}
+`)
+    const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(run.code, run.stderr).toBe(0)
+    const runId = (JSON.parse(run.stdout) as {runId: string}).runId
+    const {code, screen} = await inTerminal(['rollback', runId], 'n\r', fx.env)
+    expect(code, screen).toBe(4)
+    expect(screen.indexOf('1. set the weights of')).toBeGreaterThanOrEqual(0)
+    expect(screen.indexOf('1. set the weights of')).toBeLessThan(screen.indexOf(`Roll back run ${runId}`))
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 50, maintenance: 50})
+  }, 120_000)
+})
