@@ -41,7 +41,8 @@ const verdictMarks: Record<GateVerdict['outcome'], string> = {pass: '✓', fail:
 
 /**
  * Verdicts grouped by step, what the step was doing and gate, one line per group with every value
- * in order: an end-of-run summary where a bake's dozens of verdicts stay readable.
+ * in order, a run of the same value and verdict folded (`0.00% ✓ ×9`): an end-of-run summary where
+ * a bake's dozens of verdicts stay readable.
  */
 export function groupedVerdictLines(verdicts: GateVerdict[]): string[] {
   const groups = new Map<string, GateVerdict[]>()
@@ -49,7 +50,46 @@ export function groupedVerdictLines(verdicts: GateVerdict[]): string[] {
     const key = `${stepName(v.step)} · ${v.context} · ${v.gate}`
     groups.set(key, [...(groups.get(key) ?? []), v])
   }
-  return [...groups].map(([key, vs]) => `${key}: ${vs.map((v) => `${formatMetric(v.value, v.unit)} ${verdictMarks[v.outcome]}`).join(', ')}`)
+  return [...groups].map(([key, vs]) => {
+    const runs: Array<{text: string; times: number}> = []
+    for (const v of vs) {
+      const text = `${formatMetric(v.value, v.unit)} ${verdictMarks[v.outcome]}`
+      const last = runs.at(-1)
+      if (last?.text === text) last.times++
+      else runs.push({text, times: 1})
+    }
+    return `${key}: ${runs.map((r) => (r.times > 1 ? `${r.text} ×${r.times}` : r.text)).join(', ')}`
+  })
+}
+
+/**
+ * Whose seconds a run's events carry (their `at`): a rehearsal's are the scenario's virtual
+ * seconds, a live run's are epoch seconds.
+ */
+export type ClockKind = 'scenario' | 'wall'
+
+const two = (n: number): string => String(n).padStart(2, '0')
+
+/**
+ * The time a line happened, to lead it in a log: `[+05:00]` scenario time in a rehearsal (the
+ * report's and the chart's timeline, where the fault and the fix are marked), `[14:03:27Z]` UTC
+ * wall time live (an incident's timeline, and the journal's, is in UTC).
+ */
+export function clockStamp(at: number, clock: ClockKind): string {
+  if (clock === 'wall') return `[${new Date(Math.floor(at) * 1000).toISOString().slice(11, 19)}Z]`
+  const s = Math.max(0, Math.floor(at))
+  const h = Math.floor(s / 3600)
+  const m = Math.floor((s % 3600) / 60)
+  return `[+${h > 0 ? `${h}:${two(m)}` : two(m)}:${two(s % 60)}]`
+}
+
+/**
+ * One gate window (a ramp stage, a batch, a watch) in one line, from its last verdict:
+ * `gate error-rate ≤ 2% over 30 s (mailbox): 9/9 passes, last 0.00%, 90 s (mailbox 1%)`. `passes` is
+ * the run of passes the window ended on, `count` every verdict in it.
+ */
+export function gateWindowText(last: GateVerdict, passes: number, count: number, seconds: number): string {
+  return `gate ${last.gate}: ${passes}/${count} passes, last ${formatMetric(last.value, last.unit)}, ${Math.round(seconds)} s${last.context ? ` (${last.context})` : ''}`
 }
 
 /** `{a:100,b:0}`: short enough for one greppable line, unlike JSON with its quotes. */

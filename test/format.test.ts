@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {formatEvent, formatMetric, groupedVerdictLines, mutationText, planLines, statusWord, stepName, verdictText} from '../src/format.js'
+import {clockStamp, formatEvent, formatMetric, gateWindowText, groupedVerdictLines, mutationText, planLines, statusWord, stepName, verdictText} from '../src/format.js'
 import type {GateVerdict, Mutation} from '../src/ports/io.js'
 
 const verdict: GateVerdict = {
@@ -66,6 +66,13 @@ describe('groupedVerdictLines', () => {
     ])
   })
 
+  it('folds a run of the same value and verdict, and keeps a change in the middle of one apart', () => {
+    const at50 = (value: number, outcome: GateVerdict['outcome'] = 'pass') => ({...verdict, value, outcome})
+    expect(groupedVerdictLines([...Array(5).fill(at50(0)), at50(1.5, 'fail'), at50(0), at50(0), at50(0.25)])).toEqual([
+      'step 3 · ramp 50% · error-rate ≤ 1% over 60 s (mailbox): 0.00% ✓ ×5, 1.50% ✗, 0.00% ✓ ×2, 0.25% ✓',
+    ])
+  })
+
   it('has nothing to say without verdicts', () => {
     expect(groupedVerdictLines([])).toEqual([])
   })
@@ -102,6 +109,24 @@ describe('planLines', () => {
         {index: 1, action: 'ramp', title: 'Ramp blue', details: ['blue 25% → 100%', 'bake 60 s']},
       ]),
     ).toEqual(['plan: 2 steps', '  1. Freeze changes', '  2. Ramp blue: blue 25% → 100%; bake 60 s'])
+  })
+})
+
+describe('clockStamp', () => {
+  it('is scenario time in a rehearsal, hours only when there are any', () => {
+    expect(clockStamp(0, 'scenario')).toBe('[+00:00]')
+    expect(clockStamp(1384.7, 'scenario')).toBe('[+23:04]')
+    expect(clockStamp(3723, 'scenario')).toBe('[+1:02:03]')
+  })
+
+  it('is UTC wall time live', () => {
+    expect(clockStamp(Date.UTC(2026, 10, 30, 14, 3, 27, 900) / 1000, 'wall')).toBe('[14:03:27Z]')
+  })
+})
+
+describe('gateWindowText', () => {
+  it('says a window in one line: passes in a row of all verdicts, the last value, its length', () => {
+    expect(gateWindowText(verdict, 3, 9, 90.4)).toBe('gate error-rate ≤ 1% over 60 s (mailbox): 3/9 passes, last 0.25%, 90 s (ramp 50%)')
   })
 })
 

@@ -65,7 +65,7 @@ const stopSignals = ['SIGINT', 'SIGTERM'] as const
 export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes: boolean; json: boolean; svg?: string; html?: string}, out: Printer): Promise<RunJson> {
   const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')
   const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
-  const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive})
+  const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive, clock: mode.kind === 'rehearsal' ? 'scenario' : 'wall'})
   const controller = new AbortController()
   let interrupts = 0
   // The first signal aborts the run: calls in flight are cut short, and the run stops at its next

@@ -85,7 +85,7 @@ ${twoRegionsDns}steps:
     expect(validate.stderr).toBe('')
     expect(run.code, run.stderr).toBe(0)
     expect(run.stdout).toMatch(/^Outcome: completed\b/m)
-    expect(run.stderr).toMatch(/^\[step 1\] warning bake of 30 s is shorter than the TTL of 60 s/m)
+    expect(run.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] warning bake of 30 s is shorter than the TTL of 60 s/m)
   })
 })
 
@@ -188,9 +188,9 @@ steps:
 
     expect(refused.code, refused.stderr).toBe(4)
     expect(refused.stdout).toMatch(/^Outcome: refused — step 2 \(Approval: Move traffic back to west\?\): .*pass --yes/m)
-    expect(refused.stderr).toMatch(/^\[step 2\] REFUSED .*not interactive.*pass --yes/m)
-    expect(refused.stderr).toMatch(/^run: refused /m)
-    expect(refused.stderr).not.toMatch(/^\[step 3\] start/m)
+    expect(refused.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 2\] REFUSED .*not interactive.*pass --yes/m)
+    expect(refused.stderr).toMatch(/^\[\+\d\d:\d\d\] run: refused /m)
+    expect(refused.stderr).not.toMatch(/^\[\+\d\d:\d\d\] \[step 3\] start/m)
 
     expect(json.code, json.stderr).toBe(4)
     const run = JSON.parse(json.stdout) as {outcome: string; exitCode: number; message: string; steps: Array<{status: string}>}
@@ -202,6 +202,6 @@ steps:
     expect(approved.code, approved.stderr).toBe(0)
     expect(approved.stdout).toMatch(/^Outcome: completed\b/m)
     expect(approved.stderr).toContain('approved by --yes: Move traffic back to west?')
-    expect(approved.stderr).toMatch(/^\[step 3\] done /m)
+    expect(approved.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 3\] done /m)
   })
 })

@@ -96,22 +96,35 @@ describe.concurrent('sluice run --dry-run: the shipped runbooks that recover', (
     expect(text.stdout).toContain(`Peak error rate: ${report.peakErrorRatePercent.toFixed(1)}%`)
     expect(text.stdout).toContain(`Fewest in rotation: ${report.minInRotation}`)
 
-    // Progress on stderr, one line per event: every step starts and ends done, then the run line.
+    // Progress on stderr, each line at its scenario time: every step starts (with what it does at
+    // the same second) and ends done, a gate window is one line, then the run line.
     const progress = text.stderr.split('\n')
     expect(progress[0]).toBe(`plan: ${run.steps.length} steps`)
+    const quoted = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
     run.steps.forEach((step, i) => {
-      expect(progress, `start of step ${i + 1}`).toContain(`[step ${i + 1}] start ${step.title}`)
-      expect(progress.some((l) => l.startsWith(`[step ${i + 1}] done`)), `end of step ${i + 1}`).toBe(true)
+      const start = new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] \\[step ${i + 1}\\] start ${quoted(step.title)}( — .*)?$`)
+      expect(progress.some((l) => start.test(l)), `start of step ${i + 1}`).toBe(true)
+      expect(progress.some((l) => new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] \\[step ${i + 1}\\] done`).test(l)), `end of step ${i + 1}`).toBe(true)
     })
-    expect(text.stderr).toMatch(/^\[step \d+\] gate .*: [\d.]+(%| ms) pass/m)
-    expect(progress.filter(Boolean).at(-1)).toMatch(new RegExp(`^run: completed ${name}: all ${run.steps.length} steps done$`))
+    expect(text.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step \d+\] (gate|done .* — gate) .*: \d+\/\d+ passes, last [\d.]+(%| ms), \d+ s/m)
+    expect(progress.filter(Boolean).at(-1)).toMatch(new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] run: completed ${name}: all ${run.steps.length} steps done$`))
     // --json keeps stdout for the JSON and draws no progress.
-    expect(json.stderr).not.toMatch(/^\[step /m)
+    expect(json.stderr).not.toMatch(/^\[\+\d\d:\d\d\] \[step /m)
   })
 })
 
 let naiveText: Promise<CliResult> | undefined
 const naive = (): Promise<CliResult> => (naiveText ??= sluice(['run', 'runbooks/naive-full-return.yaml', '--dry-run'], inRoot))
+
+describe('sluice run --dry-run without a terminal: a log a person reads', () => {
+  it('outlook-staged-return prints no line twice and at most 60 lines on stderr', async () => {
+    const {code, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml', '--dry-run'], inRoot)
+    expect(code, stderr).toBe(0)
+    const lines = stderr.trimEnd().split('\n')
+    expect(lines.length, stderr).toBeLessThanOrEqual(60)
+    expect(lines.filter((l, i) => lines.indexOf(l) !== i), 'lines printed twice').toEqual([])
+  })
+})
 
 describe.concurrent('sluice run --dry-run runbooks/naive-full-return.yaml', () => {
   it('relapses: exit 3, and the report names the gate, the measured value and the threshold', async () => {
@@ -128,7 +141,7 @@ describe.concurrent('sluice run --dry-run runbooks/naive-full-return.yaml', () =
     expect(outcome).toMatch(/threshold [\d.]+%/)
     expect(text.stdout).toMatch(/^Recovered: no/m)
     expect(text.stdout).toMatch(braille)
-    expect(text.stderr).toMatch(/^run: (held|gate-failed) /m)
+    expect(text.stderr).toMatch(/^\[\+\d\d:\d\d\] run: (held|gate-failed) /m)
 
     expect(json.code, json.stderr).toBe(3)
     const run = parseJson(json.stdout)
@@ -201,7 +214,8 @@ describe.concurrent('a gate failing mid-ramp (test/fixtures/runbooks/ramp-too-fa
     expect(outcome).toContain('threshold 2.00%')
 
     // The last DNS change on record puts back the 25% step's weights.
-    const changes = text.stderr.split('\n').filter((l) => /^\[step 3\] change dns-weights /.test(l))
+    // A change line carries the status that follows it at the same second, after ' — '.
+    const changes = text.stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 3\] (start .* — )?change dns-weights /.test(l)).map((l) => l.replace(/^(.*?change dns-weights .*?\}) — .*$/, '$1'))
     expect(changes.length).toBe(4) // 5%, 25%, 100%, then back
     const [before, after] = changes.at(-1)!.replace(/^.*?: (?=\{)/, '').split(' → ')
     expect(parseWeights(before)).toEqual({mailbox: 100, maintenance: 0})
@@ -210,7 +224,7 @@ describe.concurrent('a gate failing mid-ramp (test/fixtures/runbooks/ramp-too-fa
     const weightsAfter = (line: string) => parseWeights(line.split(' → ')[1])
     expect(weightsAfter(changes[1])).toEqual(weightsAfter(changes.at(-1)!))
     expect(weightsAfter(changes[2])).toEqual({mailbox: 100, maintenance: 0})
-    expect(text.stderr).toMatch(/^\[step 3\] FAILED gate error-rate .*weights back to mailbox 25%/m)
+    expect(text.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 3\] FAILED gate error-rate .*weights back to mailbox 25%/m)
   })
 })
 
@@ -229,7 +243,7 @@ describe('Ctrl-C during a rehearsal', () => {
     const reached = new Promise<boolean>((resolve) => {
       child.stderr.on('data', (d) => {
         stderr += d
-        if (/^\[step ([4-9]|10)\] start /m.test(stderr)) resolve(true)
+        if (/^\[\+\d\d:\d\d\] \[step ([4-9]|10)\] start /m.test(stderr)) resolve(true)
       })
       void closed.then(() => resolve(false))
     })
@@ -242,8 +256,8 @@ describe('Ctrl-C during a rehearsal', () => {
       expect(code, stderr).toBe(130)
       expect(stderr).toContain('interrupted')
       expect(stderr).toMatch(/^interrupted: step \d+ \(/m)
-      expect(stderr).toMatch(/^run: interrupted /m)
-      expect(stderr).not.toMatch(/^run: completed/m)
+      expect(stderr).toMatch(/^\[\+\d\d:\d\d\] run: interrupted /m)
+      expect(stderr).not.toMatch(/^\[\+\d\d:\d\d\] run: completed/m)
       expect(stdout).toMatch(/^Outcome: interrupted — step \d+ /m)
       expect(stdout).toMatch(/^\s+\d+\. \[interrupted\] /m)
       expect(stdout).toMatch(braille)

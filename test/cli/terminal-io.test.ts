@@ -44,13 +44,13 @@ const script: RunEvent[] = [
   {type: 'verdict', verdict},
   {type: 'verdict', verdict: {...verdict, metric: 'latency-p99', gate: 'latency-p99 ≤ 800 ms over 60 s', value: null, threshold: 800, unit: 'ms', outcome: 'inconclusive'}},
   {type: 'warning', step: 1, message: 'metrics lag 30 s'},
-  {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: false, error: 'throttled'}, at: 6},
-  {type: 'step-end', step: 1, status: 'failed', message: 'gate failed at ramp 5%', at: 7},
+  {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: false, error: 'throttled'}, at: 121},
+  {type: 'step-end', step: 1, status: 'failed', message: 'gate failed at ramp 5%', at: 121},
   {type: 'run-end', outcome: 'gate-failed', message: 'stopped at step 2'},
 ]
 
 function terminal(options: Partial<TerminalIOOptions> & {stream: NodeJS.WritableStream}): TerminalIO {
-  return new TerminalIO({mode: 'lines', yes: false, interactive: false, ...options})
+  return new TerminalIO({mode: 'lines', yes: false, interactive: false, clock: 'scenario', ...options})
 }
 
 describe('chooseMode', () => {
@@ -76,7 +76,7 @@ describe('chooseMode', () => {
 })
 
 describe("'lines' mode", () => {
-  it('writes one greppable line per event', async () => {
+  it('writes one greppable line per event worth one, each with its scenario time', async () => {
     const out = capture()
     const io = terminal({stream: out.stream})
     for (const event of script) io.notify(event)
@@ -85,27 +85,84 @@ describe("'lines' mode", () => {
       'plan: 2 steps',
       '  1. Freeze changes: record a change freeze: INC-42',
       '  2. Ramp to site b: b 5% → 50% of Z1 rec A; bake 60 s per step',
-      '[step 1] start Freeze changes',
-      '[step 1] progress writing the freeze record',
-      '[step 1] done frozen',
-      '[step 2] start Ramp to site b',
-      '[step 2] change dns-weights Z1 rec A: {a:100,b:0} → {a:95,b:5}',
-      '[step 2] gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%)',
-      '[step 2] gate latency-p99 ≤ 800 ms over 60 s: no data inconclusive (ramp 5%)',
-      '[step 2] warning metrics lag 30 s',
-      '[step 2] change dns-weights Z1 rec A failed: throttled',
-      '[step 2] FAILED gate failed at ramp 5%',
-      'run: gate-failed stopped at step 2',
+      '[+00:00] [step 1] start Freeze changes',
+      '[+00:01] [step 1] progress writing the freeze record',
+      '[+00:02] [step 1] done frozen',
+      '[+00:03] [step 2] start Ramp to site b',
+      '[+00:04] [step 2] change dns-weights Z1 rec A: {a:100,b:0} → {a:95,b:5}',
+      '[+02:00] [step 2] gate error-rate ≤ 1% over 60 s: 1/1 passes, last 0.40%, 115 s (ramp 5%)',
+      '[+02:00] [step 2] gate latency-p99 ≤ 800 ms over 60 s: no data inconclusive (ramp 5%)',
+      '[+02:00] [step 2] warning metrics lag 30 s',
+      '[+02:01] [step 2] change dns-weights Z1 rec A failed: throttled',
+      '[+02:01] [step 2] FAILED gate failed at ramp 5%',
+      '[+02:01] run: gate-failed stopped at step 2',
       '',
     ])
   })
 
-  it('formats latency in ms and a warning without a step', () => {
+  it('formats latency in ms and a warning without a step, at the time of the last event', () => {
     const out = capture()
     const io = terminal({stream: out.stream})
     io.notify({type: 'verdict', verdict: {...verdict, step: 0, value: 412.6, unit: 'ms', outcome: 'fail', context: ''}})
     io.notify({type: 'warning', message: 'clock skew'})
-    expect(out.text()).toBe('[step 1] gate error-rate ≤ 1% over 60 s: 413 ms fail\nwarning: clock skew\n')
+    expect(out.text()).toBe('[+02:00] [step 1] gate error-rate ≤ 1% over 60 s: 413 ms fail\n[+02:00] warning: clock skew\n')
+  })
+
+  it('prints a gate window as one line, and a failure, a no-data and the pass after them as they come', async () => {
+    const out = capture()
+    const io = terminal({stream: out.stream})
+    const pass = (at: number, value = 0): RunEvent => ({type: 'verdict', verdict: {...verdict, at, value}})
+    io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: 600})
+    io.notify({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}}, at: 600})
+    io.notify({type: 'progress', step: 1, message: 'b at 5%, baking 90 s', at: 600})
+    for (let at = 610; at <= 630; at += 10) io.notify(pass(at))
+    io.notify({type: 'verdict', verdict: {...verdict, at: 640, value: 1.5, outcome: 'fail'}})
+    io.notify({type: 'verdict', verdict: {...verdict, at: 650, value: null, outcome: 'inconclusive'}})
+    for (let at = 660; at <= 690; at += 10) io.notify(pass(at, 0.25))
+    io.notify({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 95, b: 5}, after: {a: 50, b: 50}}, at: 690})
+    io.notify({type: 'progress', step: 1, message: 'b at 50%, baking 90 s', at: 690})
+    for (let at = 700; at <= 780; at += 10) io.notify({type: 'verdict', verdict: {...verdict, at, context: 'ramp 50%'}})
+    io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 50%', at: 780})
+    await io.close()
+    expect(out.text().split('\n')).toEqual([
+      '[+10:00] [step 2] start Ramp to site b — change dns-weights Z1 rec A: {a:100,b:0} → {a:95,b:5} — b at 5%, baking 90 s',
+      '[+10:40] [step 2] gate error-rate ≤ 1% over 60 s: 1.50% fail (ramp 5%)',
+      '[+10:50] [step 2] gate error-rate ≤ 1% over 60 s: no data inconclusive (ramp 5%)',
+      '[+11:00] [step 2] gate error-rate ≤ 1% over 60 s: 0.25% pass (ramp 5%)',
+      '[+11:30] [step 2] gate error-rate ≤ 1% over 60 s: 4/9 passes, last 0.25%, 90 s (ramp 5%)',
+      '[+11:30] [step 2] change dns-weights Z1 rec A: {a:95,b:5} → {a:50,b:50} — b at 50%, baking 90 s',
+      '[+13:00] [step 2] done b at 50% — gate error-rate ≤ 1% over 60 s: 9/9 passes, last 0.40%, 90 s (ramp 50%)',
+      '',
+    ])
+  })
+
+  it('leaves out a status replaced within the same second, and keeps one that lasted', async () => {
+    const out = capture()
+    const io = terminal({stream: out.stream})
+    io.notify({type: 'step-start', step: 0, title: 'Cycle mailbox', at: 360})
+    io.notify({type: 'mutation', mutation: {step: 0, phase: 'intent', kind: 'failover', resource: 'tg', before: null, after: 50}, at: 360})
+    io.notify({type: 'progress', step: 0, message: 'batch 1 of 2: draining', at: 360.2})
+    io.notify({type: 'progress', step: 0, message: 'batch 1 of 2: restart', at: 360.5})
+    io.notify({type: 'progress', step: 0, message: 'batch 1 of 2: remediate', at: 390})
+    io.notify({type: 'progress', step: 0, message: 'batch 1 of 2: returning to service', at: 390})
+    io.notify({type: 'mutation', mutation: {step: 0, phase: 'intent', kind: 'register', resource: 'tg', before: null, after: ['a']}, at: 390})
+    await io.close()
+    expect(out.text().split('\n')).toEqual([
+      '[+06:00] [step 1] start Cycle mailbox — change failover tg: null → 50 — batch 1 of 2: draining',
+      '[+06:00] [step 1] progress batch 1 of 2: restart',
+      '[+06:30] [step 1] change register tg: null → [a]',
+      '',
+    ])
+  })
+
+  it('prints a line held back within a second when nothing follows it (a live step that waits)', async () => {
+    const out = capture()
+    const io = terminal({stream: out.stream, clock: 'wall'})
+    io.notify({type: 'step-start', step: 0, title: 'Watch', at: Date.UTC(2026, 10, 30, 14, 3, 27) / 1000})
+    expect(out.text()).toBe('')
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    expect(out.text()).toBe('[14:03:27Z] [step 1] start Watch\n')
+    await io.close()
   })
 })
 
@@ -185,6 +242,22 @@ describe("'tty' mode", () => {
     // Written while listr2 drew, so held back by it and printed below the final frame.
     expect(text.indexOf('[step 2] warning metrics lag 30 s')).toBeGreaterThan(text.lastIndexOf('Ramp to site b: failed'))
     expect(text.trimEnd().endsWith('run: gate-failed stopped at step 2')).toBe(true)
+  })
+
+  it('counts the bake down under the step on each verdict, and shows the time each step took', async () => {
+    const out = capture()
+    const io = terminal({mode: 'tty', stream: out.stream})
+    io.notify({type: 'plan', runbook: 'recover', steps})
+    io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: 60})
+    io.notify({type: 'progress', step: 1, message: 'b at 5% (a=95 b=5), baking 60 s', at: 60})
+    io.notify({type: 'verdict', verdict: {...verdict, at: 80}})
+    io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 5%', at: 120})
+    io.notify({type: 'run-end', outcome: 'completed', message: ''})
+    await io.close()
+    const text = plain(out.text())
+    expect(text).toContain('gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%), bake 20/60 s')
+    // listr2's PRESET_TIMER: the step's line ends with how long it took, e.g. [0.1s] or [1m 2s].
+    expect(text).toMatch(/Ramp to site b \[[\dm. ]+s\]/)
   })
 
   it('marks steps that never started as not run', async () => {

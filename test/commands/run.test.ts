@@ -9,7 +9,7 @@ describe('sluice run --dry-run --json (in process)', () => {
     const file = `${root}runbooks/regional-dns-ramp.yaml`
     const {exit, stdout, stderr} = await sluiceInProcess(['run', file, '--dry-run', '--json'])
     expect(exit, stderr).toBe(0)
-    expect(stderr).not.toMatch(/^\[step /m)
+    expect(stderr).not.toMatch(/^\[\+\d\d:\d\d\] \[step /m)
     const run = JSON.parse(stdout) as RunJson
     expect(run).toMatchObject({runbook: 'regional-dns-ramp', mode: 'rehearsal', outcome: 'completed', exitCode: 0, stoppedAt: null})
     const steps = (parse(readFileSync(file, 'utf8')) as {steps: Array<{action: string}>}).steps

@@ -53,9 +53,9 @@ function expectCompleted(result: CliResult, doneLine: RegExp): void {
   expect(result.stdout).toMatch(/^Outcome: completed — [a-z]+-from-the-command-line: its step is done$/m)
   expect(result.stdout).toMatch(/[\u2801-\u28ff]/)
   expect(result.stderr).toMatch(/^plan: 1 step$/m)
-  expect(result.stderr).toMatch(/^\[step 1\] start /m)
+  expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] start /m)
   expect(result.stderr).toMatch(doneLine)
-  expect(result.stderr).toMatch(/^run: completed /m)
+  expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] run: completed /m)
 }
 
 const ramp = ['ramp', '--set', 'west', '--schedule', '1,5,25,50', '--bake', '60', '--gate-metric', 'error-rate', '--gate-threshold', '1', '--gate-pool', 'west', '--scenario', 'two-regions']
@@ -63,23 +63,25 @@ const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--
 
 /** Every single-action command, as a user would type it for a rehearsal (less --dry-run). */
 const commands: Array<{name: string; args: string[]; done: RegExp; live?: string; more?: (r: CliResult) => void}> = [
-  {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[step 1\] done frozen by .*: x$/m},
-  {name: 'unfreeze', args: ['unfreeze'], done: /^\[step 1\] done nothing to unfreeze/m},
-  {name: 'restrict', args: ['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m, live: '--listener'},
-  {name: 'lift', args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[step 1\] done nothing to lift: background-sync is not restricted$/m, live: '--listener'},
+  {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[\+\d\d:\d\d\] \[step 1\] done frozen by .*: x$/m},
+  {name: 'unfreeze', args: ['unfreeze'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to unfreeze/m},
+  {name: 'restrict', args: ['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery'], done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m, live: '--listener'},
+  {name: 'lift', args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m, live: '--listener'},
   {
     name: 'ramp',
     args: ramp,
-    done: /^\[step 1\] done west at 50%$/m,
+    // The last stage's gate window goes on the step's end line.
+    done: /^\[\+05:00\] \[step 1\] done west at 50% — gate error-rate ≤ 1% over 60 s \(west\): 6\/6 passes, last 0\.00%, 60 s \(west 50%\)$/m,
     live: '--zone, --record and --sets',
     more({stderr}) {
       // One DNS change per step of the schedule, ending with west at 50%.
-      const changes = stderr.split('\n').filter((l) => l.startsWith('[step 1] change dns-weights '))
+      const changes = stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 1\] (start .* — )?change dns-weights /.test(l))
       expect(changes).toHaveLength(4)
-      expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\}$/)
+      // Each change carries the status that follows it at the same second.
+      expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\} — west at 50% \(east=50 west=50\), baking 60 s$/)
     },
   },
-  {name: 'cycle', args: cycle, done: /^\[step 1\] done cycled 20 targets in 10 batches$/m, live: '--target-group POOL=ARN'},
+  {name: 'cycle', args: cycle, done: /^\[\+\d\d:\d\d\] \[step 1\] done cycled 20 targets in 10 batches$/m, live: '--target-group POOL=ARN'},
 ]
 
 describe('the single-action commands (in process)', () => {
@@ -111,7 +113,7 @@ describe('the single-action commands (in process)', () => {
       expect(v.outcome, v.context).toBe('pass')
       expect(v.threshold).toBe(1)
     }
-    expect(json.stderr).not.toMatch(/^\[step /m) // --json draws no progress
+    expect(json.stderr).not.toMatch(/^\[\+\d\d:\d\d\] \[step /m) // --json draws no progress
   })
 
   it('cycle --json: every batch went round and the step is done', async () => {
@@ -160,7 +162,7 @@ describe('bad flags: exit 2 and one line naming the flag (in process)', () => {
   it('--bake under the TTL is accepted with --allow-short-bake', async () => {
     const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '30', '--allow-short-bake', '--scenario', 'two-regions', '--dry-run'])
     expect(result.code, result.stderr).toBe(0)
-    expect(result.stderr).toMatch(/^\[step 1\] warning bake of 30 s is shorter than the TTL of 60 s/m)
+    expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] warning bake of 30 s is shorter than the TTL of 60 s/m)
   })
 
   it('--gate-threshold without --gate-metric', async () => {

@@ -45,6 +45,8 @@ interface Slot {
   output?: string
   /** The latest gate verdict, kept under the task after it ends. */
   verdict?: string
+  /** When what the step is baking began (its latest status or change), and for how long it bakes when a status said (`baking 90 s`). */
+  bake?: {since: number; seconds?: number}
 }
 
 /** The task's line once the step is over: failures and skips replace the title in listr2. */
@@ -84,10 +86,12 @@ export class ListrView {
       case 'step-start':
         return this.slots.has(event.step) ? this.start() : this.print(formatEvent(event))
       case 'progress':
+        this.baking(event.step, event.at, /\bbaking (\d+) s\b/.exec(event.message)?.[1])
         return this.show(event.step, event.message, event)
       case 'verdict':
         return this.verdict(event.verdict, event)
       case 'mutation': {
+        this.baking(event.mutation.step, event.at)
         const text = mutationText(event.mutation)
         return text === undefined ? undefined : this.show(event.mutation.step, text, event)
       }
@@ -177,7 +181,8 @@ export class ListrView {
 
   private build(m: Listr2, processOutput: InstanceType<Listr2['ProcessOutput']>): StepList {
     const rendererOptions = {logger: new m.ListrLogger<ListrDefaultRendererLogLevels>({useIcons: true, processOutput})}
-    const taskOptions = {outputBar: true, persistentOutput: true}
+    // listr2's own timer shows each step's elapsed time on its line once it ends.
+    const taskOptions = {outputBar: true, persistentOutput: true, timer: m.PRESET_TIMER}
     const tasks = [...this.slots.values()].map((slot) => ({
       title: slot.planned.title,
       task: (_ctx: unknown, task: TaskHandle) => this.runTask(slot, task),
@@ -218,9 +223,17 @@ export class ListrView {
     if (slot.task) slot.task.output = text
   }
 
+  /** A status or change starts what the step's verdicts then count down: `bake 20/90 s`. */
+  private baking(step: number, at: number, seconds?: string): void {
+    const slot = this.slots.get(step)
+    if (slot) slot.bake = {since: at, seconds: seconds === undefined ? undefined : Number(seconds)}
+  }
+
   private verdict(verdict: GateVerdict, event: RunEvent): void {
     const slot = this.slots.get(verdict.step)
-    const text = verdictText(verdict)
+    const baked = slot?.bake ? Math.max(0, Math.round(verdict.at - slot.bake.since)) : undefined
+    const countdown = baked === undefined ? '' : slot?.bake?.seconds === undefined ? `, ${baked} s in` : `, bake ${Math.min(baked, slot.bake.seconds)}/${slot.bake.seconds} s`
+    const text = `${verdictText(verdict)}${countdown}`
     if (slot && !slot.end.settled) slot.verdict = text
     this.show(verdict.step, text, event)
   }

@@ -1,6 +1,7 @@
 import {RefusedError} from '../../errors.js'
-import {formatEvent} from '../../format.js'
+import {formatEvent, type ClockKind} from '../../format.js'
 import type {EngineIO, RunEvent} from '../../ports/io.js'
+import {LineLog} from './line-log.js'
 import {ListrView} from './listr-view.js'
 import type {TerminalMode} from './mode.js'
 import {ask, unendable} from './prompt.js'
@@ -19,7 +20,12 @@ export interface TerminalIOOptions {
   stream?: NodeJS.WritableStream
   /** Where answers come from. Default: process.stdin. */
   input?: NodeJS.ReadableStream
+  /** Whose seconds the events carry, for the time on each line: a rehearsal's scenario seconds, or the wall clock's. Default: wall. */
+  clock?: ClockKind
 }
+
+/** A line held back in lines mode waits at most this long for what follows it (ms). */
+const holdMs = 1000
 
 /**
  * A pty allocated without a size (some containers) reports 0 columns, and listr2 would wrap its
@@ -34,22 +40,30 @@ export class TerminalIO implements EngineIO {
   private readonly stream: NodeJS.WritableStream
   private readonly mode: TerminalMode
   private readonly view?: ListrView
+  private readonly log?: LineLog
+  private timer?: NodeJS.Timeout
 
   constructor(private readonly options: TerminalIOOptions) {
     this.stream = options.stream ?? process.stderr
     this.mode = options.mode === 'tty' && !hasWidth(this.stream) ? 'lines' : options.mode
     if (this.mode === 'tty') this.view = new ListrView(this.stream)
+    if (this.mode === 'lines') this.log = new LineLog((lines) => this.write(lines), options.clock ?? 'wall')
   }
 
   notify(event: RunEvent): void {
     if (this.mode === 'silent') return
     if (this.view) return this.view.notify(event)
-    this.write(formatEvent(event))
+    if (!this.log) return this.write(formatEvent(event))
+    this.log.notify(event)
+    // A live step that waits (a hook, a bake without a gate) still shows its line within a second.
+    clearTimeout(this.timer)
+    if (this.log.holding) this.timer = setTimeout(() => this.log?.flush(), holdMs).unref()
   }
 
   async confirm(question: string, context: string[]): Promise<boolean> {
     // What the question is about is shown whether or not anyone can answer: a refused or
     // auto-approved live run still says what it would change.
+    this.log?.flush()
     if (this.mode !== 'silent' && !this.view) this.write(context)
     if (this.options.yes) {
       this.approvedByYes(question)
@@ -67,6 +81,8 @@ export class TerminalIO implements EngineIO {
 
   /** Resolves once the renderer has finished drawing (call after run-end). */
   async close(): Promise<void> {
+    clearTimeout(this.timer)
+    this.log?.close()
     await this.view?.close()
   }
 
