@@ -115,8 +115,8 @@ export function mutationText(m: Mutation): string | undefined {
   return undefined
 }
 
-export function planLines(steps: PlannedStep[]): string[] {
-  const head = `plan: ${steps.length} step${steps.length === 1 ? '' : 's'}`
+export function planLines(steps: PlannedStep[], runId?: string): string[] {
+  const head = `plan: ${steps.length} step${steps.length === 1 ? '' : 's'}${runId ? `, live run ${runId}` : ''}`
   return [head, ...steps.map((s) => `  ${s.index + 1}. ${s.title}${s.details.length ? `: ${s.details.join('; ')}` : ''}`)]
 }
 
@@ -126,7 +126,7 @@ const label = (step: number): string => `[${stepName(step)}]`
 export function formatEvent(event: RunEvent): string[] {
   switch (event.type) {
     case 'plan':
-      return planLines(event.steps)
+      return planLines(event.steps, event.runId)
     case 'step-start':
       return [`${label(event.step)} start ${event.title}`]
     case 'progress':

@@ -19,6 +19,11 @@ export interface ActionDefinition<S extends Step = Step> {
   title(step: S): string
   /** One line per thing the step will do. With `live`, the lines use what preflight read. */
   plan(step: S, context: PlanContext): string[]
+  /**
+   * What the live system will look like after the step, for the next step's plan: a plan chains
+   * before → after across steps (a ramp starts from where the ramp before it ended).
+   */
+  project?(step: S, live: LiveView): LiveView
   /** Whether it changes the load balancer or DNS, so a live run asks before it starts. */
   changesLive: boolean
   /** The live resources it changes, as lock names: two runs on one of them may not overlap. */
@@ -36,12 +41,14 @@ export interface PlanContext {
   live?: LiveView
 }
 
-/** What preflight read before anything changed. */
+/** What preflight read before anything changed, carried forward step by step as the plan goes. */
 export interface LiveView {
   weights?: WeightMap
   /** Targets per pool. */
   groupSizes: Map<string, number>
   rulesLabel?: string
+  /** The traffic types turned away on the listener. */
+  restricted?: string[]
 }
 
 export interface IamStatement {

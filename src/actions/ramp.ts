@@ -139,6 +139,7 @@ export const ramp: ActionDefinition<RampStep> = {
     }
     return [...lines, `bake ${step.bake} s per step`, ...gatePlan(step)]
   },
+  project: (step, live) => (live.weights ? {...live, weights: weightsAt(step.schedule.at(-1)!, step.set, live.weights)} : live),
   changesLive: true,
   locks: (_step, {dns}) => (dns ? [`route53:${dns.zone}/${dns.record.toLowerCase().replace(/\.?$/, '.')}/${dns.type}`] : []),
   iam(_step, {dns}) {

@@ -87,7 +87,7 @@ export async function runRunbook(runbook: Runbook, options: RunOptions): Promise
 async function runSteps(runbook: Runbook, options: RunOptions, out: Emitter): Promise<RunResult> {
   const {control, signal} = options
   const fromStep = options.resume?.fromStep ?? 0
-  out.emit({type: 'plan', runbook: runbook.name, steps: planRunbook(runbook)})
+  out.emit({type: 'plan', runbook: runbook.name, steps: planRunbook(runbook, undefined, fromStep)})
   const results: StepResult[] = runbook.steps.map((s) => ({
     index: s.index, action: s.action, title: s.title, status: 'skipped', message: 'not run', verdicts: [], startedAt: null, endedAt: null,
   }))

@@ -73,19 +73,22 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
   })
   try {
     // Ctrl-C while a read hangs stops here, before anything has changed.
-    const plan = await preflight(runbook, control, inputs.signal).catch((error: Error) => {
+    const read = await preflight(runbook, control, inputs.signal, options.resume?.fromStep).catch((error: Error) => {
       if (!inputs.signal.aborted) throw error
       return null
     })
-    if (plan === null) {
+    if (read === null) {
       const message = `${runbook.name}: interrupted while reading what it would change; nothing was changed`
       if (!options.resume) await journal.write('run-end', {outcome: 'interrupted', message})
       options.io.notify({type: 'run-end', outcome: 'interrupted', message})
       return {mode: 'live', runId, rehearsal: null, run: {runbook: runbook.name, outcome: 'interrupted', message, steps: [], stoppedAt: null}}
     }
+    // The plan is shown before anything is asked, with or without a terminal, and with the run's
+    // id so a second operator can watch it; the engine's own plan event later draws nothing new.
+    options.io.notify({type: 'plan', runbook: runbook.name, steps: read.plan, runId})
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
-    const changesAws = runbook.steps.some((step) => actionOf(step).changesLive)
-    const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on AWS${options.aws.region ? ` (${options.aws.region})` : ''}?`, plan))
+    const changesAws = runbook.steps.slice(options.resume?.fromStep ?? 0).some((step) => actionOf(step).changesLive)
+    const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on AWS${options.aws.region ? ` (${options.aws.region})` : ''}?`, ['Now:', ...read.now.map((l) => `  ${l}`)]))
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
       if (!options.resume) await journal.write('run-end', {outcome: 'refused', message})

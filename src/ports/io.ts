@@ -57,7 +57,7 @@ export interface RecordedMutation extends Mutation {
 export type StepStatus = 'done' | 'failed' | 'held' | 'refused' | 'interrupted' | 'error' | 'skipped'
 
 export type RunEvent =
-  | {type: 'plan'; runbook: string; steps: PlannedStep[]}
+  | {type: 'plan'; runbook: string; steps: PlannedStep[]; runId?: string}
   | {type: 'step-start'; step: number; title: string; at: number}
   | {type: 'progress'; step: number; message: string; at: number}
   | {type: 'verdict'; verdict: GateVerdict}

@@ -1,5 +1,5 @@
 import type {DefaultRenderer, Listr, ListrDefaultRendererLogLevels, ListrTaskWrapper} from 'listr2'
-import {formatEvent, mutationText, verdictText} from '../../format.js'
+import {formatEvent, mutationText, planLines, verdictText} from '../../format.js'
 import type {GateVerdict, PlannedStep, RunEvent, StepStatus} from '../../ports/io.js'
 import {ask, confirmAdapter} from './prompt.js'
 
@@ -82,7 +82,7 @@ export class ListrView {
   notify(event: RunEvent): void {
     switch (event.type) {
       case 'plan':
-        return this.plan(event.steps)
+        return this.plan(event.steps, event.runId)
       case 'step-start':
         return this.slots.has(event.step) ? this.start() : this.print(formatEvent(event))
       case 'progress':
@@ -146,8 +146,15 @@ export class ListrView {
     await this.tail
   }
 
-  private plan(steps: PlannedStep[]): void {
+  /** Lines above the task list, e.g. what a question is about; held until the final frame once it draws. */
+  say(lines: string[]): void {
+    this.print(lines)
+  }
+
+  private plan(steps: PlannedStep[], runId?: string): void {
     if (this.module) return
+    // The plan is read before anything runs; listr2 then shows the same steps as tasks.
+    this.print(planLines(steps, runId))
     for (const planned of steps) this.slots.set(planned.index, {planned, end: deferred(), started: deferred()})
     this.module = import('listr2').catch((error: Error) => {
       this.write([`progress display unavailable: ${error.message}`])

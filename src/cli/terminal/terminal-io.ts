@@ -42,6 +42,7 @@ export class TerminalIO implements EngineIO {
   private readonly view?: ListrView
   private readonly log?: LineLog
   private timer?: NodeJS.Timeout
+  private planShown = false
 
   constructor(private readonly options: TerminalIOOptions) {
     this.stream = options.stream ?? process.stderr
@@ -53,6 +54,10 @@ export class TerminalIO implements EngineIO {
   notify(event: RunEvent): void {
     if (this.mode === 'silent') return
     if (this.view) return this.view.notify(event)
+    // A live run shows its plan, in live numbers, before it asks; the engine's plan that follows
+    // says the same steps again in fewer words.
+    if (event.type === 'plan' && this.planShown) return
+    if (event.type === 'plan') this.planShown = true
     if (!this.log) return this.write(formatEvent(event))
     this.log.notify(event)
     // A live step that waits (a hook, a bake without a gate) still shows its line within a second.
@@ -62,9 +67,14 @@ export class TerminalIO implements EngineIO {
 
   async confirm(question: string, context: string[]): Promise<boolean> {
     // What the question is about is shown whether or not anyone can answer: a refused or
-    // auto-approved live run still says what it would change.
+    // auto-approved live run still says what it would change. Under a running step the view puts
+    // it in that step's output; before the first step, above the question.
     this.log?.flush()
-    if (this.mode !== 'silent' && !this.view) this.write(context)
+    const host = this.options.yes || !this.options.interactive ? undefined : await this.view?.promptHost()
+    if (this.mode !== 'silent' && !host) {
+      if (this.view) this.view.say(context)
+      else this.write(context)
+    }
     if (this.options.yes) {
       this.approvedByYes(question)
       return true
@@ -72,7 +82,6 @@ export class TerminalIO implements EngineIO {
     if (!this.options.interactive) {
       throw new RefusedError(`${question} needs an answer, but this run is not interactive; pass --yes to approve`)
     }
-    const host = await this.view?.promptHost()
     if (this.view && host) return this.view.askInTask(host, question, context, this.options.input)
     // Asked even under --json (silent): a person is there, and prompts go to stderr, not stdout.
     if (this.mode === 'silent') this.write(context)
