@@ -27,6 +27,7 @@ export async function runIn(mode: Mode, runbook: Runbook, inputs: RunInputs): Pr
     const {rehearse} = await import('./rehearsal/rehearse.js')
     return rehearse(runbook, inputs, mode)
   }
-  const {runLive} = await import('./live/run.js')
-  return runLive(runbook, inputs, mode)
+  const [{runLive}, {liveAws}] = await Promise.all([import('./live/run.js'), import('./live/control-plane.js')])
+  // The profile and the region are settled before the run's first call and its journal.
+  return runLive(runbook, inputs, {...mode, aws: await liveAws(runbook, mode.aws)})
 }

@@ -73,7 +73,7 @@ function targetFromId(id: string): Target {
   const at = id.lastIndexOf(':')
   const host = at > 0 ? id.slice(0, at) : id
   const port = at > 0 ? Number(id.slice(at + 1)) : undefined
-  return {id, health: 'unused', ...(/^\d+\.\d+\.\d+\.\d+$/.test(host) ? {ip: host} : {}), ...(port === undefined || Number.isNaN(port) ? {} : {port})}
+  return {id, targetId: host, health: 'unused', ...(/^\d+\.\d+\.\d+\.\d+$/.test(host) ? {ip: host} : {}), ...(port === undefined || Number.isNaN(port) ? {} : {port})}
 }
 
 async function cycleBatch(
@@ -104,15 +104,19 @@ async function cycleBatch(
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${which}`, verdicts}
   }
 
-  // Targets already deregistered (a batch a killed run left out) are not drained twice.
-  const inGroup = new Set((await group.targets()).filter((t) => t.health !== 'unused').map((t) => t.id))
+  // Targets already out (a batch a killed run left out: draining for the group's deregistration
+  // delay, then gone) are not deregistered twice, but their drain is waited out all the same: a
+  // target is never restarted while it still has requests in flight.
+  const inGroup = new Set((await group.targets()).filter(isIn).map((t) => t.id))
   const drain = ids.filter((id) => inGroup.has(id))
   if (drain.length > 0) {
     ctx.progress(`${which}: draining`)
     await ctx.change('deregister', group.label, drain, null, () => group.deregister(drain))
-    if (!(await group.waitDrained(drain, step.drainTimeout, ctx.signal)))
-      ctx.warn(`${which}: still draining after ${step.drainTimeout} s; going on`)
+  } else {
+    ctx.progress(`${which}: already out of rotation; waiting for any drain to end`)
   }
+  if (!(await group.waitDrained(ids, step.drainTimeout, ctx.signal)))
+    ctx.warn(`${which}: still draining after ${step.drainTimeout} s; going on`)
 
   // From here to the batch's return there is no safe point to stop at: half-restarted targets
   // out of rotation help nobody. An interruption lets the hooks finish and the batch come back,
@@ -172,6 +176,14 @@ async function headroom(step: CycleStep, ctx: ActionContext, remaining: number):
   return `refusing to drain: the ${remaining} targets left can serve ${Math.round(remaining * step.capacityPerTarget!)} rps, ${Math.round(usable)} rps after ${step.headroom}% headroom, below the current ${Math.round(demand)} rps`
 }
 
+/**
+ * Whether a target is in rotation as far as membership goes. A deregistered target stays listed
+ * as `draining` for the group's deregistration delay (300 s by default): that is out, so a resume
+ * within those minutes neither deregisters it again nor takes a deregistration that happened for
+ * one that did not.
+ */
+const isIn = (t: Target): boolean => t.health !== 'unused' && t.health !== 'draining'
+
 const groupOf = (m: Mutation, control: ControlPlane): TargetGroupPort | undefined => [...control.targetGroups.values()].find((g) => g.label === m.resource)
 
 /** Whether deregistered or registered targets are (still) in the group. */
@@ -181,7 +193,7 @@ const membership: MutationRules = {
     const ids = (m.kind === 'deregister' ? m.before : m.after) as string[]
     const group = groupOf(m, control)
     if (!group) return null
-    const registered = new Set((await group.targets()).filter((t) => t.health !== 'unused').map((t) => t.id))
+    const registered = new Set((await group.targets()).filter(isIn).map((t) => t.id))
     const inGroup = ids.filter((id) => registered.has(id)).length
     if (inGroup === (m.kind === 'register' ? ids.length : 0)) return 'applied'
     if (inGroup === (m.kind === 'register' ? 0 : ids.length)) return 'not applied'

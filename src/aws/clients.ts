@@ -2,6 +2,9 @@ import type {CloudWatchClient} from '@aws-sdk/client-cloudwatch'
 import type {DynamoDBClient} from '@aws-sdk/client-dynamodb'
 import type {ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
 import type {Route53Client} from '@aws-sdk/client-route-53'
+import {homedir} from 'node:os'
+import {join} from 'node:path'
+import {InputError} from '../errors.js'
 
 export interface AwsOptions {
   region?: string
@@ -10,6 +13,44 @@ export interface AwsOptions {
   endpoint?: string
   /** Attempts per call, the first included; throttling is retried with adaptive backoff. */
   maxAttempts?: number
+  /** The region the runbook's ARNs name: the region of the run when none is configured. */
+  runbookRegion?: string
+}
+
+/** The shared files the SDK reads profiles from, as it finds them. */
+function sharedFiles(): {config: string; credentials: string} {
+  return {
+    config: process.env.AWS_CONFIG_FILE || join(homedir(), '.aws', 'config'),
+    credentials: process.env.AWS_SHARED_CREDENTIALS_FILE || join(homedir(), '.aws', 'credentials'),
+  }
+}
+
+/**
+ * The region and profile a run's calls use, settled before the first call. The region is the
+ * configured one (--region, AWS_REGION, AWS_DEFAULT_REGION, the profile's), else the one the
+ * runbook's ARNs name: an ARN says where its resource is, so a run never reads Route 53 and then
+ * fails half-way through its reads for want of a region. A profile that is in neither shared file
+ * is named as such, not left for the credential chain to report as "Could not load credentials".
+ */
+export async function resolveAws(options: AwsOptions): Promise<AwsOptions> {
+  const profile = options.profile || process.env.AWS_PROFILE || undefined
+  const configured = options.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || undefined
+  let profileRegion: string | undefined
+  if (profile || !configured) {
+    const {loadSharedConfigFiles} = await import('@smithy/core/config')
+    const files = await loadSharedConfigFiles({ignoreCache: true})
+    if (profile && !(profile in files.configFile) && !(profile in files.credentialsFile)) {
+      const where = sharedFiles()
+      throw new InputError(`--profile ${profile}: there is no profile ${profile} in the shared config file (${where.config}) or credentials file (${where.credentials}); \`aws configure list-profiles\` lists the profiles there are`)
+    }
+    profileRegion = files.configFile[profile ?? 'default']?.region || undefined
+  }
+  return {...options, ...(profile ? {profile} : {}), region: configured ?? profileRegion ?? options.runbookRegion}
+}
+
+/** No region anywhere: said before the first regional call, with where one can come from. */
+export function noRegion(): InputError {
+  return new InputError('--region: no AWS region is configured and the runbook names none in its ARNs; give --region, set AWS_REGION, or set region in the profile')
 }
 
 /**
@@ -38,6 +79,7 @@ export class AwsClients {
   private elbv2Client?: Promise<ElasticLoadBalancingV2Client>
   private cloudwatchClient?: Promise<CloudWatchClient>
   private dynamodbClient?: Promise<DynamoDBClient>
+  private resolved?: Promise<AwsOptions>
 
   constructor(readonly options: AwsOptions) {
     // sluice supports Node 20 (see engines); the SDK's multi-line notice about newer Node versions
@@ -45,10 +87,19 @@ export class AwsClients {
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
   }
 
-  private config(region?: string) {
-    const {profile, endpoint, maxAttempts} = this.options
+  /** The options with the region and profile settled (resolveAws), once, before the first client. */
+  private settled(regional: boolean): Promise<AwsOptions> {
+    this.resolved ??= resolveAws(this.options)
+    return this.resolved.then((options) => {
+      if (regional && !options.region) throw noRegion()
+      return options
+    })
+  }
+
+  private config(options: AwsOptions, region?: string) {
+    const {profile, endpoint, maxAttempts} = options
     return {
-      region: region ?? this.options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION,
+      region: region ?? options.region,
       ...(profile ? {profile} : {}),
       ...(endpoint ? {endpoint} : {}),
       retryMode: 'adaptive',
@@ -62,26 +113,26 @@ export class AwsClients {
 
   route53(): Promise<Route53Client> {
     // Route 53 is global; its API lives in us-east-1 whatever region the rest of the run uses.
-    this.route53Client ??= import('@aws-sdk/client-route-53').then((m) => new m.Route53Client(this.config('us-east-1')))
+    this.route53Client ??= this.settled(false).then(async (o) => new (await import('@aws-sdk/client-route-53')).Route53Client(this.config(o, 'us-east-1')))
     return this.route53Client
   }
 
   elbv2(): Promise<ElasticLoadBalancingV2Client> {
-    this.elbv2Client ??= import('@aws-sdk/client-elastic-load-balancing-v2').then((m) => new m.ElasticLoadBalancingV2Client(this.config()))
+    this.elbv2Client ??= this.settled(true).then(async (o) => new (await import('@aws-sdk/client-elastic-load-balancing-v2')).ElasticLoadBalancingV2Client(this.config(o)))
     return this.elbv2Client
   }
 
   cloudwatch(): Promise<CloudWatchClient> {
-    this.cloudwatchClient ??= import('@aws-sdk/client-cloudwatch').then((m) => new m.CloudWatchClient(this.config()))
+    this.cloudwatchClient ??= this.settled(true).then(async (o) => new (await import('@aws-sdk/client-cloudwatch')).CloudWatchClient(this.config(o)))
     return this.cloudwatchClient
   }
 
   dynamodb(): Promise<DynamoDBClient> {
-    this.dynamodbClient ??= import('@aws-sdk/client-dynamodb').then((m) => new m.DynamoDBClient(this.config()))
+    this.dynamodbClient ??= this.settled(true).then(async (o) => new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient(this.config(o)))
     return this.dynamodbClient
   }
 
   destroy(): void {
-    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient, this.dynamodbClient]) void client?.then((c) => c.destroy())
+    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient, this.dynamodbClient]) void client?.then((c) => c.destroy(), () => undefined)
   }
 }

@@ -50,6 +50,7 @@ export class Elbv2TargetGroup implements TargetGroupPort {
     const out = await awsCall('ELBv2', 'DescribeTargetHealth', this.label, (abortSignal) => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.arn}), {abortSignal}), signal)
     return (out.TargetHealthDescriptions ?? []).map((d) => ({
       id: targetKey(d.Target!.Id!, d.Target!.Port),
+      targetId: d.Target!.Id!,
       health: toHealth(d.TargetHealth?.State),
       ...(/^\d+\.\d+\.\d+\.\d+$/.test(d.Target!.Id!) ? {ip: d.Target!.Id!} : {}),
       ...(d.Target!.Port === undefined ? {} : {port: d.Target!.Port}),

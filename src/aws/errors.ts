@@ -22,7 +22,7 @@ export class AwsCallError extends FailedError {
   ) {
     super(
       denied.has(code)
-        ? `${service} ${operation} on ${resource} was denied: the caller needs IAM permission ${iamPrefix[service]}:${operation} (${detail})`
+        ? `${service} ${operation} on ${resource} was denied: the caller needs IAM permission ${iamPrefix[service]}:${operation} (${detail}); \`sluice iam-policy RUNBOOK\` prints every permission a runbook needs`
         : `${service} ${operation} on ${resource} failed: ${code}: ${detail}`,
     )
   }

@@ -112,7 +112,8 @@ export const scenarioFlag = Flags.string({char: 's', description: 'A built-in sc
 /** A single-action command rehearses against a scenario of its own, from a second of it. */
 export const stepRehearsalFlags = {
   ...rehearsalFlags,
-  scenario: scenarioFlag,
+  // No default here: a live run refuses rehearsal flags it is given, so it must be able to tell.
+  scenario: Flags.string({char: 's', description: 'A built-in scenario name or a path to a scenario YAML file (default outlook-2026).', helpValue: 'NAME|FILE'}),
   'start-at': seconds({description: 'Scenario second at which the step starts (default 0).'}),
 }
 

@@ -6,7 +6,7 @@ import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehe
 import type {Runbook} from '../runbook/runbook.js'
 import {runIn, type Mode} from '../runner.js'
 import {exitCodeOf} from './exit-codes.js'
-import {awsOptionsOf, type awsFlags, type FlagValues, type lockFlags, type rehearsalFlags, type runFlags, type stateFlags} from './flags.js'
+import {awsOptionsOf, type awsFlags, type FlagValues, type lockFlags, type rehearsalFlags, type reportFlags, type runFlags, type stateFlags} from './flags.js'
 
 /** What `--json` prints for `run` and the single-action commands. */
 export interface RunJson {
@@ -37,11 +37,18 @@ export function operator(): string {
   }
 }
 
-type ModeFlags = Pick<FlagValues<typeof runFlags>, 'dry-run'> & Partial<FlagValues<typeof rehearsalFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>>
+type ModeFlags = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
+  Partial<FlagValues<typeof rehearsalFlags & typeof reportFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>> & {'start-at'?: number}
+
+/** Flags that only mean something to a rehearsal: a live run given one refuses rather than ignore it. */
+const rehearsalOnly = ['pace', 'svg', 'html', 'scenario', 'setup', 'start-at'] as const
 
 /** The one place a command's flags pick between a rehearsal and a live run. */
 export function modeOf(flags: ModeFlags): Mode {
   if (flags['dry-run']) return {kind: 'rehearsal', scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null}
+  const given = rehearsalOnly.filter((name) => flags[name] !== undefined)
+  if (given.length > 0)
+    throw new InputError(`${given.map((name) => `--${name}`).join(', ')}: only for a rehearsal; add --dry-run to rehearse, or leave ${given.length === 1 ? 'it' : 'them'} out to run live`)
   return {
     kind: 'live',
     aws: awsOptionsOf(flags),
@@ -51,14 +58,14 @@ export function modeOf(flags: ModeFlags): Mode {
 }
 
 /**
- * The signals that stop a run at its next safe point: Ctrl-C, and SIGTERM (what `kill`, CI
- * runners and container stops send), which otherwise ends the process at once with the weights
- * unjudged and the locks held.
+ * The signals that stop a run at its next safe point: Ctrl-C, SIGTERM (what `kill`, CI runners
+ * and container stops send) and SIGHUP (a closed terminal or a dropped SSH session), each of which
+ * otherwise ends the process at once with the weights unjudged and the locks held.
  */
-const stopSignals = ['SIGINT', 'SIGTERM'] as const
+const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /**
- * Runs a runbook for a command: picks the terminal I/O, handles Ctrl-C and SIGTERM (stop at a safe
+ * Runs a runbook for a command: picks the terminal I/O, handles Ctrl-C, SIGTERM and SIGHUP (stop at a safe
  * point, not listr2's process.exit), runs it in the mode the flags chose, then prints the report.
  * The exit code is left in process.exitCode so --json still prints its result.
  */
@@ -69,7 +76,7 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
   const controller = new AbortController()
   let interrupts = 0
   // The first signal aborts the run: calls in flight are cut short, and the run stops at its next
-  // safe point (a ramp goes back to its last good weights). A second one, of either kind, quits.
+  // safe point (a ramp goes back to its last good weights). A second one, of any of them, quits.
   const onInterrupt = (signal: NodeJS.Signals) => {
     interrupts++
     if (interrupts > 1) process.exit(exitCodeOf('interrupted'))

@@ -1,5 +1,5 @@
 import {actionOf} from '../actions/registry.js'
-import {AwsClients, type AwsOptions} from '../aws/clients.js'
+import {AwsClients, noRegion, resolveAws, type AwsOptions} from '../aws/clients.js'
 import {CloudWatchMetrics} from '../aws/cloudwatch.js'
 import {Elbv2TargetGroup} from '../aws/elbv2.js'
 import {PrometheusMetrics} from '../prometheus/metrics.js'
@@ -16,9 +16,45 @@ export interface LiveControl {
   clients: AwsClients
 }
 
+/**
+ * The region the runbook's ARNs name (`arn:aws:elasticloadbalancing:eu-west-1:123:…`), or none.
+ * One run drives one region: ARNs in two are refused, naming both.
+ */
+export function runbookRegion(runbook: Runbook): string | undefined {
+  const {targets} = runbook
+  const arns: Array<{path: Array<string>; arn: string}> = [
+    ...Object.entries(targets.targetGroups ?? {}).map(([pool, arn]) => ({path: ['targets', 'targetGroups', pool], arn})),
+    ...(targets.listener ? [{path: ['targets', 'listener'], arn: targets.listener}] : []),
+  ]
+  const regions = new Map<string, string[]>()
+  for (const {path, arn} of arns) {
+    const region = /^arn:[^:]+:[^:]+:([a-z0-9-]+):/.exec(arn)?.[1]
+    if (region) regions.set(region, [...(regions.get(region) ?? []), path.slice(1).join('.')])
+  }
+  if (regions.size > 1) {
+    const first = arns.find((a) => /^arn:/.test(a.arn))!
+    const named = [...regions].map(([region, paths]) => `${region} (${paths.join(', ')})`)
+    throw new InputError(`${runbook.locate(first.path)}: targets: the runbook's ARNs name two regions, ${named.join(' and ')}; one run drives one region, so split the runbook`)
+  }
+  return [...regions.keys()][0]
+}
+
+/**
+ * A live run's AWS settings, checked before its first call (and its journal): a profile that
+ * does not exist, ARNs in two regions, or no region at all for the regional calls it makes are
+ * refused as bad input. With no region configured, the runbook's ARNs give it.
+ */
+export async function liveAws(runbook: Runbook, aws: AwsOptions): Promise<AwsOptions> {
+  const resolved = await resolveAws({...aws, runbookRegion: runbookRegion(runbook)})
+  const {targets} = runbook
+  const regional = Object.keys(targets.targetGroups ?? {}).length > 0 || targets.listener !== undefined || targets.metrics?.source === 'cloudwatch'
+  if (regional && !resolved.region) throw noRegion()
+  return resolved
+}
+
 /** The control plane of a live run: the runbook's targets on AWS, state in the local state directory. */
 export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {operator: string; freeze: FreezePort; runId?: string}): LiveControl {
-  const clients = new AwsClients(aws)
+  const clients = new AwsClients({...aws, runbookRegion: runbookRegion(runbook)})
   const clock = new WallClock()
   const {targets} = runbook
   const groups = new Map<string, TargetGroupPort>()

@@ -34,6 +34,8 @@ export async function planResume(store: StateStore, runId: string, aws: AwsOptio
       settled = await settleUnknown(recorded, control, journal, 'resume')
     } finally {
       clients.destroy()
+      // Recording the findings took the journal's lock; the resumed run takes it again as its own.
+      await store.release([], runId)
     }
   }
   const fromStep = firstUnfinishedStep(read, runbook.steps.length)

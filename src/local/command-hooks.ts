@@ -20,7 +20,7 @@ function hookEnvironment(kind: string, hook: HookSpec, target: Target): NodeJS.P
   return {
     ...env,
     SLUICE_HOOK: kind,
-    SLUICE_TARGET_ID: target.id,
+    SLUICE_TARGET_ID: target.targetId,
     SLUICE_TARGET_IP: target.ip ?? '',
     SLUICE_TARGET_PORT: target.port === undefined ? '' : String(target.port),
   }
@@ -40,14 +40,14 @@ export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env
 }
 
 /**
- * Runs restart and remediation hooks. The command is an argv template: `{id}`, `{ip}` and `{port}`
- * are replaced inside single arguments, and the target is also passed as SLUICE_TARGET_ID, _IP and
- * _PORT. Nothing goes through a shell, so a target id can never become a command.
+ * Runs restart and remediation hooks. The command is an argv template: `{id}` (the bare target id:
+ * the instance id or the IP, never `id:port`), `{ip}` and `{port}` are replaced inside single
+ * arguments, and the target is also passed as SLUICE_TARGET_ID, _IP and _PORT. Nothing goes through a shell, so a target id can never become a command.
  */
 export class CommandHooks implements HookPort {
   async run(kind: 'restart' | 'remediate', hook: HookSpec, target: Target, signal?: AbortSignal): Promise<void> {
     const fill = (arg: string) =>
-      arg.replaceAll('{id}', target.id).replaceAll('{ip}', target.ip ?? '').replaceAll('{port}', target.port === undefined ? '' : String(target.port))
+      arg.replaceAll('{id}', target.targetId).replaceAll('{ip}', target.ip ?? '').replaceAll('{port}', target.port === undefined ? '' : String(target.port))
     const [command, ...args] = hook.command.map(fill)
     await new Promise<void>((resolve, reject) => {
       // Its own process group, so a timeout stops the whole hook (a script and whatever it started),

@@ -35,7 +35,13 @@ export interface DnsPort {
 export type TargetHealth = 'healthy' | 'unhealthy' | 'initial' | 'draining' | 'unused'
 
 export interface Target {
+  /**
+   * The registration: the target and its port (`i-0abc:443`, `10.0.1.10:443`) where the group has
+   * ports, so a journal names exactly one registration even when a target is registered twice.
+   */
   id: string
+  /** The target as its owner knows it, without the port: the instance id or the IP. Hooks get this as `{id}`. */
+  targetId: string
   health: TargetHealth
   ip?: string
   port?: number

@@ -27,6 +27,41 @@ ${extra}`
     expect([...group.registered].sort()).toEqual(['b0', 'b1', 'b2', 'b3', 'b4'])
   })
 
+  it('resuming a batch a killed run left draining: not deregistered again, restarted only after its drain, then returned', async () => {
+    const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
+    group.keepDraining = true
+    await group.deregister(['b0', 'b1'])
+    group.deregistrations = []
+    const restarted: Array<{id: string; health: string}> = []
+    const hooks = {
+      async run(_kind: 'restart' | 'remediate', _hook: unknown, target: {id: string}) {
+        restarted.push({id: target.id, health: (await group.targets()).find((t) => t.id === target.id)!.health})
+      },
+    }
+    const mutations = [{step: 0, phase: 'intent' as const, kind: 'deregister' as const, resource: group.label, before: ['b0', 'b1'], after: null, outcome: {ok: true}}]
+    const result = await runRunbook(runbook(cycleStep()), {control: control({targetGroups: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort(), resume: {fromStep: 0, mutations}})
+    expect(result.outcome, result.message).toBe('completed')
+    // b0 and b1 were draining: counted out, not deregistered twice, their drain waited for.
+    expect(group.deregistrations).toEqual([['b2', 'b3']])
+    expect(group.drainWaits[0]).toEqual(['b0', 'b1'])
+    expect(restarted).toEqual(['b0', 'b1', 'b2', 'b3'].map((id) => ({id, health: 'unused'})))
+    expect(group.registrations).toEqual([['b0', 'b1'], ['b2', 'b3']])
+  })
+
+  it('a deregistration whose outcome was never recorded is settled as applied while its targets drain', async () => {
+    const group = new FakeGroup('blue', ['b0', 'b1', 'b2'])
+    group.keepDraining = true
+    const {cycle} = await import('../../src/actions/cycle.js')
+    const c = control({targetGroups: new Map([['blue', group]])})
+    const m = {step: 0, phase: 'intent' as const, kind: 'deregister' as const, resource: group.label, before: ['b0', 'b1'], after: null, seq: 3, at: ''}
+    expect(await cycle.mutations!.deregister!.settle(m, c)).toBe('not applied')
+    await group.deregister(['b0', 'b1'])
+    expect((await group.targets()).filter((t) => t.health === 'draining')).toHaveLength(2)
+    expect(await cycle.mutations!.deregister!.settle(m, c)).toBe('applied')
+    const r = {...m, kind: 'register' as const, before: null, after: ['b0', 'b1']}
+    expect(await cycle.mutations!.register!.settle(r, c)).toBe('not applied')
+  })
+
   it('sets routing failover and slow start before the first batch, each as a recorded change', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1'])
     const io = new RecordingIO()

@@ -20,6 +20,7 @@ describe('a hung or failing API mid-ramp, through bin/run.js against moto', () =
   it.each([
     ['SIGINT (Ctrl-C)', 'SIGINT', 'interrupt:'],
     ['SIGTERM (kill, CI runners)', 'SIGTERM', 'SIGTERM:'],
+    ['SIGHUP (a closed terminal, a dropped SSH session)', 'SIGHUP', 'SIGHUP:'],
   ] as const)('%s while CloudWatch GetMetricData hangs: acts within 5 s, back at the last good weights, exit 130', async (_name, signal, note) => {
     await seedMetrics(fx, 0)
     const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)

@@ -39,6 +39,39 @@ describe('live errors change nothing', () => {
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
   }, 120_000)
 
+  it('with no region configured, the region comes from the runbook\'s ARNs: every read succeeds', async () => {
+    const g = good()
+    const file = runbookWith([g.dns, g.tg, g.listener].join('\n'))
+    // No --region, no AWS_REGION, no profile with a region: only the ARNs name one.
+    const result = await sluice(['run', file], {env: {...fx.env, AWS_REGION: '', AWS_DEFAULT_REGION: ''}})
+    // Preflight read everything, showed the plan and asked; no terminal and no --yes refuses.
+    expect(result.code, result.stderr).toBe(4)
+    expect(result.stderr).toContain('pass --yes')
+    expect(result.stderr).not.toMatch(/Region is missing/)
+    expect(fx.proxy.count('DescribeTargetHealth')).toBeGreaterThan(0)
+    for (const op of mutating) expect(fx.proxy.count(op), op).toBe(0)
+  }, 120_000)
+
+  it('ARNs naming two regions are refused with exit 2 naming both, before any call', async () => {
+    const g = good()
+    const elsewhere = g.listener.replace(/elasticloadbalancing:[a-z0-9-]+:/, 'elasticloadbalancing:eu-west-1:')
+    const file = runbookWith([g.dns, g.tg, elsewhere].join('\n'))
+    const result = await sluice(['run', file, '--yes'], {env: {...fx.env, AWS_REGION: '', AWS_DEFAULT_REGION: ''}})
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toMatch(/the runbook's ARNs name two regions, us-east-1 \(targetGroups\.mailbox\) and eu-west-1 \(listener\)/)
+    expect(fx.proxy.calls).toHaveLength(0)
+  }, 120_000)
+
+  it('a profile that does not exist is named as such, exit 2, before any call', async () => {
+    const g = good()
+    const file = runbookWith([g.dns, g.tg, g.listener].join('\n'))
+    const result = await sluice(['run', file, '--yes', '--profile', 'nope'], {env: fx.env})
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr.trimEnd()).toBe('Error: --profile nope: there is no profile nope in the shared config file (/dev/null) or credentials file (/dev/null); `aws configure list-profiles` lists the profiles there are')
+    expect(result.stderr).not.toMatch(/Could not load credentials/)
+    expect(fx.proxy.calls).toHaveLength(0)
+  }, 120_000)
+
   it('throttling is retried with backoff and the change still lands once', async () => {
     fx.proxy.inject({operation: 'ChangeResourceRecordSets', times: 2, ...route53Throttling})
     const file = join(fx.dir, 'shift.yaml')
@@ -57,6 +90,8 @@ describe('live errors change nothing', () => {
     const result = await sluice(['run', file, '--yes'], {env: fx.env})
     expect(result.code).toBe(1)
     expect(result.stdout + result.stderr).toContain(`Route53 ChangeResourceRecordSets on ${fx.targets.zoneId} ${fx.targets.record} A was denied: the caller needs IAM permission route53:ChangeResourceRecordSets`)
+    // And where to find every permission the runbook needs.
+    expect(result.stderr).toContain('`sluice iam-policy RUNBOOK` prints every permission a runbook needs')
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
   }, 120_000)
 

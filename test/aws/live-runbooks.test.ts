@@ -49,7 +49,10 @@ describe('live runs of the shipped runbooks against moto', () => {
     const hooks = readFileSync(fx.hookLog, 'utf8').trim().split('\n')
     expect(hooks.filter((l) => l.startsWith('restart '))).toHaveLength(8)
     expect(hooks.filter((l) => l.startsWith('remediate '))).toHaveLength(8)
-    expect(hooks[0]).toMatch(/^restart 10\.0\.1\.\d+:443 10\.0\.1\.\d+ 443 target=10\.0\.1\.\d+:443$/)
+    // {id} and SLUICE_TARGET_ID are the bare target (here the IP), the port apart.
+    expect(hooks[0]).toMatch(/^restart 10\.0\.1\.\d+ 10\.0\.1\.\d+ 443 target=10\.0\.1\.\d+$/)
+    const [, id, ip, , env] = hooks[0].split(' ')
+    expect([id, env]).toEqual([ip, `target=${ip}`])
     // The restriction was created on the listener and lifted again.
     expect(fx.proxy.count('CreateRule')).toBe(1)
     expect(decodeURIComponent(fx.proxy.of('CreateRule')[0].body)).toContain('PathPatternConfig.Values.member.1=/sync/*')

@@ -11,6 +11,43 @@ export interface RecordedCall {
   path: string
   body: string
   status: number
+  /** When it arrived (Date.now()). */
+  at: number
+}
+
+/** A deregistered target, listed as draining for the deregistration delay as ELBv2 does (moto forgets it at once). */
+export interface Drain {
+  targetGroupArn: string
+  /** `id:port`, as sluice's journal names a target. */
+  target: string
+  /** Date.now() when the deregistration arrived, and when its drain ends (earlier if it is registered again). */
+  from: number
+  until: number
+}
+
+const elbv2Ns = 'http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/'
+
+/** The targets of a RegisterTargets / DeregisterTargets query body, as `id:port`. */
+export function targetsOf(params: URLSearchParams): string[] {
+  const out: string[] = []
+  for (let n = 1; params.has(`Targets.member.${n}.Id`); n++) out.push(`${params.get(`Targets.member.${n}.Id`)}:${params.get(`Targets.member.${n}.Port`) ?? ''}`)
+  return out
+}
+
+function withTargets(params: URLSearchParams, targets: string[]): string {
+  const next = new URLSearchParams([...params].filter(([key]) => !key.startsWith('Targets.member.')))
+  targets.forEach((t, k) => {
+    const at = t.lastIndexOf(':')
+    next.set(`Targets.member.${k + 1}.Id`, t.slice(0, at))
+    if (t.slice(at + 1)) next.set(`Targets.member.${k + 1}.Port`, t.slice(at + 1))
+  })
+  return next.toString()
+}
+
+function drainingMember(target: string): string {
+  const at = target.lastIndexOf(':')
+  const port = target.slice(at + 1)
+  return `<member><Target><Id>${target.slice(0, at)}</Id>${port ? `<Port>${port}</Port>` : ''}</Target>${port ? `<HealthCheckPort>${port}</HealthCheckPort>` : ''}<TargetHealth><State>draining</State><Reason>Target.DeregistrationInProgress</Reason><Description>Target deregistration is in progress</Description></TargetHealth></member>`
 }
 
 export interface Injection {
@@ -59,6 +96,12 @@ export class RecordingProxy {
   readonly held: RecordedCall[] = []
   private server?: Server
   endpoint = ''
+  /** Seconds a deregistered target stays draining; null: as moto does, gone at once. */
+  private drainSeconds: number | null = null
+  /** Every deregistration's drain, while draining is emulated. */
+  readonly drains: Drain[] = []
+  /** Called as each call arrives, before it is answered or forwarded (to kill a client mid-call). */
+  onCall?: (call: RecordedCall) => void
 
   constructor(private readonly target: string) {}
 
@@ -68,10 +111,11 @@ export class RecordingProxy {
       const chunks: Buffer[] = []
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', () => {
-        const raw = Buffer.concat(chunks)
+        let raw = Buffer.concat(chunks)
         const body = raw.toString('utf8')
-        const call: RecordedCall = {service: service(req), operation: operation(req, body), method: req.method ?? 'GET', path: req.url ?? '/', body, status: 0}
+        const call: RecordedCall = {service: service(req), operation: operation(req, body), method: req.method ?? 'GET', path: req.url ?? '/', body, status: 0, at: Date.now()}
         this.calls.push(call)
+        this.onCall?.(call)
         if (this.holds.has(call.operation)) {
           this.held.push(call)
           return
@@ -84,12 +128,51 @@ export class RecordingProxy {
           res.end(injection.body)
           return
         }
+        // ELBv2 as AWS runs it: a deregistered target drains for the deregistration delay, listed
+        // as draining; deregistering it again meanwhile is accepted; registering it ends the drain.
+        const params = new URLSearchParams(body)
+        const arn = params.get('TargetGroupArn') ?? ''
+        let drainsFrom: string[] = []
+        if (this.drainSeconds !== null && call.operation === 'DeregisterTargets') {
+          const active = new Set(this.draining(arn, call.at).map((d) => d.target))
+          drainsFrom = targetsOf(params).filter((t) => !active.has(t))
+          if (drainsFrom.length === 0) {
+            call.status = 200
+            res.writeHead(200, {'content-type': 'text/xml'})
+            res.end(`<DeregisterTargetsResponse xmlns="${elbv2Ns}"><DeregisterTargetsResult/><ResponseMetadata><RequestId>drain</RequestId></ResponseMetadata></DeregisterTargetsResponse>`)
+            return
+          }
+          raw = Buffer.from(withTargets(params, drainsFrom))
+        }
+        if (this.drainSeconds !== null && call.operation === 'RegisterTargets') {
+          const registering = new Set(targetsOf(params))
+          for (const d of this.draining(arn, call.at)) if (registering.has(d.target)) d.until = call.at
+        }
+        const rewrite = this.drainSeconds !== null && call.operation === 'DescribeTargetHealth'
+        const headers = {...req.headers, 'content-length': String(raw.length)}
+        if (rewrite) delete headers['accept-encoding']
         const forward = httpRequest(
-          {hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers},
+          {hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers},
           (answer) => {
             call.status = answer.statusCode ?? 0
-            res.writeHead(answer.statusCode ?? 502, answer.headers)
-            answer.pipe(res)
+            if (drainsFrom.length > 0 && call.status === 200)
+              for (const target of drainsFrom) this.drains.push({targetGroupArn: arn, target, from: call.at, until: call.at + this.drainSeconds! * 1000})
+            if (!rewrite || call.status !== 200) {
+              res.writeHead(answer.statusCode ?? 502, answer.headers)
+              answer.pipe(res)
+              return
+            }
+            const parts: Buffer[] = []
+            answer.on('data', (c: Buffer) => parts.push(c))
+            answer.on('end', () => {
+              const members = this.draining(arn, Date.now()).map((d) => drainingMember(d.target)).join('')
+              const xml = Buffer.concat(parts).toString('utf8')
+              const out = /<TargetHealthDescriptions\s*\/>/.test(xml)
+                ? xml.replace(/<TargetHealthDescriptions\s*\/>/, `<TargetHealthDescriptions>${members}</TargetHealthDescriptions>`)
+                : xml.replace('</TargetHealthDescriptions>', `${members}</TargetHealthDescriptions>`)
+              res.writeHead(200, {...answer.headers, 'content-length': String(Buffer.byteLength(out))})
+              res.end(out)
+            })
           },
         )
         forward.on('error', (error) => {
@@ -102,6 +185,19 @@ export class RecordingProxy {
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
     this.endpoint = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`
     return this.endpoint
+  }
+
+  /**
+   * From now on, a deregistered target stays listed as draining for `seconds` (a group's
+   * deregistration delay; AWS's default is 300 s), as ELBv2 does.
+   */
+  emulateDraining(seconds: number): void {
+    this.drainSeconds = seconds
+  }
+
+  /** The drains of a target group still under way at `now`. */
+  draining(targetGroupArn: string, now = Date.now()): Drain[] {
+    return this.drains.filter((d) => d.targetGroupArn === targetGroupArn && d.from <= now && now < d.until)
   }
 
   inject(injection: Injection): void {

@@ -268,6 +268,17 @@ describe('Ctrl-C during a rehearsal', () => {
 })
 
 describe.concurrent('sluice run without --dry-run', () => {
+  it.each([
+    [['--pace', '60']], [['--svg', 'chart.svg']], [['--html', 'report.html']], [['--scenario', 'outlook-2026']], [['--setup', 'worst']],
+    [['--pace', '60', '--html', 'report.html']],
+  ])('a rehearsal-only flag (%j) is refused with exit 2, naming it, before any AWS call', async (flags) => {
+    const {code, stdout, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml', ...flags], inRoot)
+    expect(code, stderr).toBe(2)
+    expect(stdout).toBe('')
+    const named = flags.filter((f) => f.startsWith('--')).join(', ')
+    expect(stderr.trimEnd()).toBe(`Error: ${named}: only for a rehearsal; add --dry-run to rehearse, or leave ${flags.length > 2 ? 'them' : 'it'} out to run live`)
+  })
+
   it('with no AWS credentials: exits 1 on one line naming the AWS call that failed, before changing anything', async () => {
     const {code, stdout, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml'], inRoot)
     expect(code, stderr).toBe(1)

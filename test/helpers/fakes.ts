@@ -53,24 +53,37 @@ export class FakeGroup implements TargetGroupPort {
   registrations: string[][] = []
   /** Targets that fail health checks whatever happens. */
   sick = new Set<string>()
+  /** Deregistered targets still listed as draining, as ELBv2 keeps them for the deregistration delay. */
+  draining = new Set<string>()
+  /** Whether deregistered targets stay draining until waitDrained (ELBv2) rather than vanish at once (moto). */
+  keepDraining = false
+  drainWaits: string[][] = []
   slow = 0
   constructor(readonly name: string, public ids: string[]) {
     this.label = `target group ${name}`
     this.registered = new Set(ids)
   }
   async targets(): Promise<Target[]> {
-    return this.ids.map((id) => ({id, health: !this.registered.has(id) ? 'unused' : this.sick.has(id) ? 'unhealthy' : 'healthy'}))
+    return this.ids.map((id) => ({id, targetId: id, health: this.draining.has(id) ? 'draining' : !this.registered.has(id) ? 'unused' : this.sick.has(id) ? 'unhealthy' : 'healthy'}))
   }
   async deregister(ids: string[]): Promise<void> {
     this.deregistrations.push(ids)
-    for (const id of ids) this.registered.delete(id)
+    for (const id of ids) {
+      if (this.keepDraining && this.registered.has(id)) this.draining.add(id)
+      this.registered.delete(id)
+    }
   }
-  async waitDrained(): Promise<boolean> {
+  async waitDrained(ids: string[]): Promise<boolean> {
+    this.drainWaits.push(ids)
+    for (const id of ids) this.draining.delete(id)
     return true
   }
   async register(ids: string[]): Promise<void> {
     this.registrations.push(ids)
-    for (const id of ids) this.registered.add(id)
+    for (const id of ids) {
+      this.draining.delete(id)
+      this.registered.add(id)
+    }
   }
   async waitHealthy(ids: string[]): Promise<boolean> {
     return ids.every((id) => !this.sick.has(id))

@@ -11,7 +11,7 @@ const script = (name: string, body: string) => {
   chmodSync(file, 0o755)
   return file
 }
-const target = {id: '10.0.1.10:443', ip: '10.0.1.10', port: 443, health: 'healthy' as const}
+const target = {id: '10.0.1.10:443', targetId: '10.0.1.10', ip: '10.0.1.10', port: 443, health: 'healthy' as const}
 
 describe('restart and remediation hooks', () => {
   const hooks = new CommandHooks()
@@ -20,8 +20,15 @@ describe('restart and remediation hooks', () => {
     const out = join(dir, 'args.txt')
     const hook = script('record.sh', `printf '%s|' "$@" > '${out}'; printf '%s %s %s %s' "$SLUICE_HOOK" "$SLUICE_TARGET_ID" "$SLUICE_TARGET_IP" "$SLUICE_TARGET_PORT" >> '${out}'`)
     // A target id with shell syntax in it stays one harmless argument.
-    await hooks.run('restart', {command: [hook, '--host', '{ip}', 'x{port}y', '{id}'], timeoutSeconds: 5}, {...target, id: '10.0.1.10:443;touch /tmp/pwned'})
-    expect(readFileSync(out, 'utf8')).toBe('--host|10.0.1.10|x443y|10.0.1.10:443;touch /tmp/pwned|restart 10.0.1.10:443;touch /tmp/pwned 10.0.1.10 443')
+    await hooks.run('restart', {command: [hook, '--host', '{ip}', 'x{port}y', '{id}'], timeoutSeconds: 5}, {...target, targetId: '10.0.1.10;touch /tmp/pwned'})
+    expect(readFileSync(out, 'utf8')).toBe('--host|10.0.1.10|x443y|10.0.1.10;touch /tmp/pwned|restart 10.0.1.10;touch /tmp/pwned 10.0.1.10 443')
+  })
+
+  it('{id} and SLUICE_TARGET_ID are the bare target id (an instance id, as `--instance {id}` needs), never id:port', async () => {
+    const out = join(dir, 'instance.txt')
+    const hook = script('instance.sh', `printf '%s|' "$@" > '${out}'; printf '%s %s %s' "$SLUICE_TARGET_ID" "[$SLUICE_TARGET_IP]" "$SLUICE_TARGET_PORT" >> '${out}'`)
+    await hooks.run('restart', {command: [hook, '--instance', '{id}', '--port', '{port}', '--ip', '{ip}'], timeoutSeconds: 5}, {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy'})
+    expect(readFileSync(out, 'utf8')).toBe('--instance|i-0abc123|--port|443|--ip||i-0abc123 [] 443')
   })
 
   it('a non-zero exit fails, naming the hook and its last line of output', async () => {
@@ -51,9 +58,9 @@ describe('hooks and secrets', () => {
     process.env.AWS_SECRET_ACCESS_KEY = secret
     try {
       await hooks.run('restart', {command: [hook], timeoutSeconds: 5}, target)
-      expect(readFileSync(out, 'utf8')).toBe(`[][${target.id}][${process.env.PATH}]`)
+      expect(readFileSync(out, 'utf8')).toBe(`[][${target.targetId}][${process.env.PATH}]`)
       await hooks.run('restart', {command: [hook], timeoutSeconds: 5, env: ['AWS_SECRET_ACCESS_KEY']}, target)
-      expect(readFileSync(out, 'utf8')).toBe(`[${secret}][${target.id}][${process.env.PATH}]`)
+      expect(readFileSync(out, 'utf8')).toBe(`[${secret}][${target.targetId}][${process.env.PATH}]`)
     } finally {
       delete process.env.AWS_SECRET_ACCESS_KEY
     }

@@ -26,6 +26,7 @@ export class SimTargetGroup implements TargetGroupPort {
   async targets(): Promise<Target[]> {
     return Array.from({length: this.pool.size}, (_, i) => ({
       id: targetId(this.name, i, this.pool.size),
+      targetId: targetId(this.name, i, this.pool.size),
       health: this.health(i),
       ip: `10.0.${i >> 8}.${i & 255}`,
       port: 443,
