@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFlags, awsOptionsOf, lockFlags, runFlags, stateFlags} from '../src/cli/flags.js'
+import {approveFlags, awsFlags, awsOptionsOf, lockFlags, runFlags, stateFlags} from '../src/cli/flags.js'
 import {executeRunbook, operator, type RunJson} from '../src/cli/run-runbook.js'
 import {openStore} from '../src/state/open.js'
 
@@ -15,7 +15,7 @@ export default class Resume extends SluiceCommand {
     run: Args.string({description: 'The run id (see `sluice journal`).', required: true}),
   }
 
-  static override flags = {yes: runFlags.yes, ...awsFlags, ...stateFlags, ...lockFlags}
+  static override flags = {...approveFlags, yes: runFlags.yes, ...awsFlags, ...stateFlags, ...lockFlags}
 
   async run(): Promise<RunJson | {nothing: string}> {
     const {args, flags} = await this.parse(Resume)
@@ -30,6 +30,6 @@ export default class Resume extends SluiceCommand {
     for (const line of plan.settled) this.note(`found on resume: ${line}`)
     this.note(`resuming run ${args.run} (${plan.runbook.name}) at step ${plan.resume.fromStep + 1} of ${plan.runbook.steps.length}`)
     const mode = {kind: 'live' as const, aws, state: flags.state, breakLock: flags['break-lock'], resume: plan.resume}
-    return executeRunbook(plan.runbook, mode, {yes: flags.yes, json: this.jsonEnabled()}, this.printer())
+    return executeRunbook(plan.runbook, mode, {yes: flags.yes, approve: flags.approve, json: this.jsonEnabled()}, this.printer())
   }
 }

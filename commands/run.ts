@@ -1,5 +1,5 @@
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFlags, lockFlags, rehearsalFlags, reportFlags, runbookArg, runFlags, stateFlags} from '../src/cli/flags.js'
+import {approveFlags, awsFlags, lockFlags, rehearsalFlags, reportFlags, runbookArg, runFlags, stateFlags} from '../src/cli/flags.js'
 import {executeRunbook, modeOf, type RunJson} from '../src/cli/run-runbook.js'
 import {loadRunbook} from '../src/runbook/shipped.js'
 
@@ -10,6 +10,10 @@ export default class Run extends SluiceCommand {
 
 With --dry-run the runbook runs against its rehearsal scenario in virtual time: the same steps, gates and exit code as live, in well under a second, ending with a report and a chart.
 
+--yes confirms the plan. A live approve step is answered at the prompt, by \`sluice promote RUN\` from any terminal, or in advance with --approve STEP; unanswered, it holds the run after its timeout (default 1 h) with exit 4, for \`sluice resume\`. In a rehearsal --yes answers approve steps too.
+
+\`sluice pause|promote|abort RUN\` control a live run from any terminal, and \`sluice watch RUN\` follows it.
+
 Ctrl-C stops at the next safe point (a ramp holds its last good weights), prints where it stopped, and exits 130.`
 
   static override examples = [
@@ -17,13 +21,14 @@ Ctrl-C stops at the next safe point (a ramp holds its last good weights), prints
     '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --dry-run',
     '<%= config.bin %> <%= command.id %> runbooks/naive-full-return.yaml --dry-run --json',
     '<%= config.bin %> <%= command.id %> runbooks/regional-dns-ramp.yaml --dry-run --pace 60 --html report.html',
+    '<%= config.bin %> <%= command.id %> return-to-service.yaml --yes --approve 4',
   ]
 
   static override args = {
     runbook: runbookArg,
   }
 
-  static override flags = {...runFlags, ...rehearsalFlags, ...reportFlags, ...awsFlags, ...stateFlags, ...lockFlags}
+  static override flags = {...approveFlags, ...runFlags, ...rehearsalFlags, ...reportFlags, ...awsFlags, ...stateFlags, ...lockFlags}
 
   async run(): Promise<RunJson> {
     const {args, flags} = await this.parse(Run)

@@ -143,5 +143,7 @@ export function formatEvent(event: RunEvent): string[] {
       return [`${label(event.step)} ${statusWord(event.status)} ${event.message}`.trimEnd()]
     case 'run-end':
       return [`run: ${event.outcome} ${event.message}`.trimEnd()]
+    case 'control':
+      return [`control: ${event.control.kind} by ${event.control.operator} on ${event.control.host} (pid ${event.control.pid}): ${event.effect}`]
   }
 }

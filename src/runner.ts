@@ -10,6 +10,8 @@ export interface RunInputs {
   /** Aborted on an interrupt: the run stops at the next safe point. */
   signal: AbortSignal
   operator: string
+  /** Indexes of the approve steps approved in advance (`--approve STEP`). */
+  approved?: number[]
 }
 
 /** What every run returns: the engine's result, with the run id of a live run or the rehearsal's record. */

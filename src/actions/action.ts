@@ -1,6 +1,7 @@
 import type {ControlPlane, DnsPort, MetricsPort, TrafficRulesPort, WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
 import {describeGate, type GateResult} from '../engine/gate.js'
+import type {RunControls} from '../ports/controls.js'
 import type {Gate, Runbook, Step} from '../runbook/runbook.js'
 import type {OnFailure} from '../runbook/schema.js'
 
@@ -94,6 +95,12 @@ export interface ActionContext {
   history: string[]
   /** When this step is being resumed: the changes the interrupted run had already made in it. */
   resumed?: ResumedMutation[]
+  /** The controls of a live run (`sluice pause`, `promote`, `abort`); a rehearsal has none. */
+  controls?: RunControls
+  /** Whether the run was started with this step approved in advance (`--approve STEP`). */
+  preApproved: boolean
+  /** A safe point: while the run is paused it holds here, saying where and who paused it; resolves at once otherwise, or when the run stops. */
+  checkpoint(where: string): Promise<void>
   progress(message: string): void
   warn(message: string): void
   /** Reports a verdict an action reached on its own (not through watch). */

@@ -1,8 +1,23 @@
-import type {ApproveStep} from '../runbook/runbook.js'
+import {InputError} from '../errors.js'
+import type {ApproveStep, Runbook} from '../runbook/runbook.js'
 import {formatMetric} from '../format.js'
-import type {ActionDefinition} from './action.js'
+import type {ActionContext, ActionDefinition, StepOutcome} from './action.js'
 
-/** Asks a person to approve going on, showing what has been done and what the metrics say now. */
+/**
+ * How long a live approval waits for an answer when its step gives no timeout: long enough for a
+ * person to be found in an outage, short enough that a run nobody answers does not hold its locks
+ * all night. The step's own `timeout` overrides it (within a runbook's bounds).
+ */
+export const defaultApprovalTimeout = 3600
+
+/**
+ * Asks for approval to go on, showing what has been done and what the metrics say now.
+ *
+ * Live, it is answered by the person at the terminal, by `sluice promote RUN` from any terminal,
+ * or in advance by `--approve STEP`; --yes confirms the plan only and never answers it. With no
+ * answer within the step's timeout the run holds there, resumable (refused, exit 4). A rehearsal
+ * changes nothing, so there --yes answers it as it answers the plan's confirmation.
+ */
 export const approve: ActionDefinition<ApproveStep> = {
   action: 'approve',
   defaultOnFailure: 'abort',
@@ -13,14 +28,65 @@ export const approve: ActionDefinition<ApproveStep> = {
   iam: () => [],
   mutations: {},
   async run(step, ctx) {
+    if (ctx.preApproved) return {status: 'done', message: `approved by --approve: ${step.message}`}
     const context = ['Done so far:', ...(ctx.history.length > 0 ? ctx.history.map((h) => `  ✓ ${h}`) : ['  (nothing yet)'])]
     const metrics = ctx.control.metrics
     if (metrics) {
       const [errors, rate] = await Promise.all([metrics.read('error-rate', 60), metrics.read('request-rate', 60)])
       context.push(`Now: error rate ${formatMetric(errors, '%')}, ${formatMetric(rate, 'rps')} over the last 60 s`)
     }
-    const yes = await ctx.io.confirm(step.message, context)
-    if (!yes) return {status: 'refused', message: `not approved: ${step.message}`}
-    return {status: 'done', message: `approved: ${step.message}`}
+    if (!ctx.controls) {
+      const yes = await ctx.io.confirm(step.message, context)
+      if (!yes) return {status: 'refused', message: `not approved: ${step.message}`}
+      return {status: 'done', message: `approved: ${step.message}`}
+    }
+    return awaitApproval(step, ctx, context)
   },
+}
+
+/** A live approval: the first of the person here, a promote from anywhere, or the timeout. */
+async function awaitApproval(step: ApproveStep, ctx: ActionContext, context: string[]): Promise<StepOutcome> {
+  const controls = ctx.controls!
+  const limit = step.timeout ?? defaultApprovalTimeout
+  const clock = ctx.control.clock
+  const started = clock.now()
+  ctx.progress(`waiting for approval up to ${limit} s: answer here, or run \`sluice promote ${controls.runId}\` from any terminal`)
+  const settled = new AbortController()
+  const onStop = () => settled.abort()
+  ctx.signal.addEventListener('abort', onStop, {once: true})
+  try {
+    const answers: Array<Promise<StepOutcome | null>> = [
+      controls.nextPromote(settled.signal).then((who) => (who ? {status: 'done', message: `approved by ${who.operator} on ${who.host} (sluice promote): ${step.message}`} : null)),
+      clock.sleep(limit, settled.signal).then(() => null),
+    ]
+    if (ctx.io.ask) {
+      answers.push(ctx.io.ask(step.message, context, settled.signal).then((yes) => {
+        if (yes === null) return new Promise<null>(() => undefined)
+        return yes ? {status: 'done', message: `approved: ${step.message}`} : {status: 'refused', message: `not approved: ${step.message}`}
+      }))
+    }
+    const answer = await Promise.race(answers)
+    if (answer) return answer
+    if (clock.now() - started >= limit - 1e-6)
+      return {status: 'refused', message: `no approval within ${limit} s: ${step.message}; holding here with nothing more changed (\`sluice resume ${controls.runId}\` asks again)`}
+    return {status: 'interrupted', message: `interrupted while waiting for approval: ${step.message}`}
+  } finally {
+    settled.abort()
+    ctx.signal.removeEventListener('abort', onStop)
+  }
+}
+
+/**
+ * The steps `--approve STEP` names, by their number in the plan (1-based) or their name (the
+ * step's `name`, or its title): each must be an approve step, else bad input naming the flag.
+ */
+export function approvedSteps(runbook: Runbook, values: string[] = []): number[] {
+  const approvals = runbook.steps.filter((s): s is ApproveStep => s.action === 'approve')
+  const list = approvals.length > 0 ? approvals.map((s) => `${s.index + 1} (${s.title})`).join(', ') : 'none'
+  return values.map((value) => {
+    const step = /^\d+$/.test(value) ? runbook.steps[Number(value) - 1] : runbook.steps.find((s) => s.title === value || ('name' in s && s.name === value))
+    if (!step) throw new InputError(`--approve ${value}: ${runbook.name} has no step ${/^\d+$/.test(value) ? 'numbered' : 'named'} ${value}; its approve steps are ${list}`)
+    if (step.action !== 'approve') throw new InputError(`--approve ${value}: step ${step.index + 1} (${step.title}) is a ${step.action} step, not an approve step; the approve steps are ${list}`)
+    return step.index
+  })
 }

@@ -61,6 +61,8 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   const verdicts: GateVerdict[] = []
   for (const [b, batch] of batches.entries()) {
     const name = `batch ${b + 1} of ${batches.length}`
+    // A pause (`sluice pause`) holds here, between batches, with every earlier batch back in service.
+    if (b > 0) await ctx.checkpoint(`before ${name}`)
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${name}; earlier batches are back in service`, verdicts}
     const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts)
     if (outcome) return outcome

@@ -79,7 +79,9 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
   }
   const interrupted = async (at: string): Promise<StepOutcome> => ({status: 'interrupted', message: `interrupted at ${at}; ${(await revert()).text}`, verdicts})
 
-  for (const percent of step.schedule.slice(from)) {
+  for (const [k, percent] of step.schedule.slice(from).entries()) {
+    // A pause (`sluice pause`) holds here, between steps, on weights whose gate passed.
+    if (k > 0) await ctx.checkpoint(`before ${step.set} ${percent}%, at ${lastGoodLabel}`)
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${step.set} ${percent}%; holding at ${lastGoodLabel}`, verdicts}
     const weights = weightsAt(percent, step.set, start)
     const at = `${step.set} ${percent}%`

@@ -3,9 +3,10 @@ import {AwsClients, type AwsOptions} from './clients.js'
 import {awsCall} from './errors.js'
 import type {FreezePort, FreezeRecord} from '../ports/control-plane.js'
 import {createHash} from 'node:crypto'
+import type {ControlIntent} from '../ports/controls.js'
 import type {JournalEntry, JournalRead, LockRecord} from '../ports/state-store.js'
 import {LeasingStore} from '../state/leases.js'
-import {checkEntry, DamagedStateError, parseFreeze, parseJournal, parseLock} from '../state/records.js'
+import {checkEntry, DamagedStateError, parseControl, parseFreeze, parseJournal, parseLock} from '../state/records.js'
 
 type Item = Record<string, AttributeValue>
 
@@ -157,6 +158,16 @@ export class DynamoStore extends LeasingStore {
 
   async runIds(): Promise<string[]> {
     return (await this.query('runs')).map((i) => i.runId?.S ?? '').filter((id) => /^\d{8}-\d{6}-[0-9a-f]{4}$/.test(id)).sort()
+  }
+
+  /** A run's controls: items `control#RUN`, one per sequence number, each written only if its number is free. */
+  protected createControl(runId: string, control: ControlIntent): Promise<boolean> {
+    return this.put({pk: {S: `control#${runId}`}, sk: {N: String(control.seq)}, control: {S: JSON.stringify(control)}}, {expression: 'attribute_not_exists(pk)'})
+  }
+
+  protected async listControls(runId: string): Promise<ControlIntent[]> {
+    const items = (await this.query(`control#${runId}`)).sort((a, b) => Number(a.sk.N) - Number(b.sk.N))
+    return items.map((i) => parseControl(`${this.label} control#${runId}:${i.sk.N}`, i.control?.S ?? ''))
   }
 
   private lockItem(record: LockRecord): Item {

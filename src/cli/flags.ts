@@ -91,7 +91,12 @@ export const stateFlags = {
 /** Whether a run changes anything, and who says yes. */
 export const runFlags = {
   'dry-run': Flags.boolean({description: 'Rehearse against the simulated fleet instead of changing anything.', default: false}),
-  yes: Flags.boolean({char: 'y', description: 'Approve every approval step and confirmation without asking.', default: false}),
+  yes: Flags.boolean({char: 'y', description: 'Confirm the plan without asking. Live, it does not answer approve steps (see --approve); in a rehearsal, which changes nothing, it answers them too.', default: false}),
+}
+
+/** Approve steps answered in advance, for scripted runs. */
+export const approveFlags = {
+  approve: Flags.string({description: 'Approve this approve step in advance, by its number in the plan or its name (repeatable). Otherwise a live approve step is answered at the prompt or by `sluice promote RUN`, and waits up to its timeout (default 1 h).', helpValue: 'STEP', multiple: true}),
 }
 
 /** For runs that lock what they change. */

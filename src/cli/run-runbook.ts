@@ -69,7 +69,9 @@ const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
  * point, not listr2's process.exit), runs it in the mode the flags chose, then prints the report.
  * The exit code is left in process.exitCode so --json still prints its result.
  */
-export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes: boolean; json: boolean; svg?: string; html?: string}, out: Printer): Promise<RunJson> {
+export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes: boolean; json: boolean; approve?: string[]; svg?: string; html?: string}, out: Printer): Promise<RunJson> {
+  const {approvedSteps} = await import('../actions/approve.js')
+  const approved = approvedSteps(runbook, options.approve)
   const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')
   const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
   const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive, clock: mode.kind === 'rehearsal' ? 'scenario' : 'wall'})
@@ -87,7 +89,7 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
   for (const signal of stopSignals) process.on(signal, onInterrupt)
   let report
   try {
-    report = await runIn(mode, runbook, {io, signal: controller.signal, operator: operator()})
+    report = await runIn(mode, runbook, {io, signal: controller.signal, operator: operator(), approved})
   } finally {
     for (const signal of stopSignals) process.off(signal, onInterrupt)
     await io.close()

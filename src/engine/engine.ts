@@ -2,6 +2,7 @@ import {setMaxListeners} from 'node:events'
 import type {ActionContext, ResumedMutation, StepOutcome} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import type {ControlPlane} from '../ports/control-plane.js'
+import type {RunControls} from '../ports/controls.js'
 import {InputError, RefusedError} from '../errors.js'
 import type {Runbook, Step} from '../runbook/runbook.js'
 import type {EngineIO, GateVerdict, RunEvent, RunOutcome, StepStatus} from '../ports/io.js'
@@ -40,6 +41,10 @@ export interface RunOptions {
   journal?: (event: RunEvent) => Promise<void>
   /** Continue an earlier run: steps before `fromStep` are done; `mutations` are what that step already changed. */
   resume?: {fromStep: number; mutations: ResumedMutation[]}
+  /** A live run's controls (`sluice pause`, `promote`, `abort`): each one received is recorded as a `control` event. */
+  controls?: RunControls
+  /** Indexes of the approve steps approved in advance (`--approve STEP`). */
+  approved?: number[]
 }
 
 /** Events go to the journal (in order, durably) and then to the person. */
@@ -79,6 +84,7 @@ const outcomeOf: Record<Exclude<StepStatus, 'done' | 'skipped'>, RunOutcome> = {
  */
 export async function runRunbook(runbook: Runbook, options: RunOptions): Promise<RunResult> {
   const out = new Emitter(options.io, options.journal)
+  options.controls?.subscribe((control, effect) => out.emit({type: 'control', control, effect}))
   const result = await runSteps(runbook, options, out)
   await out.flush()
   return result
@@ -105,10 +111,19 @@ async function runSteps(runbook: Runbook, options: RunOptions, out: Emitter): Pr
       result.message = 'not run: interrupted before it started'
       return finish(runbook, out, results, step, 'interrupted', `interrupted before step ${step.index + 1} (${step.title})`)
     }
+    // A pause holds between steps too.
+    if (options.controls?.pausedBy) {
+      out.emit({type: 'progress', step: step.index, message: `paused by ${options.controls.pausedBy.operator} on ${options.controls.pausedBy.host}: holding before this step`, at: control.clock.now()})
+      await options.controls.whilePaused(signal)
+      if (signal.aborted) {
+        result.message = 'not run: interrupted before it started'
+        return finish(runbook, out, results, step, 'interrupted', `interrupted before step ${step.index + 1} (${step.title})`)
+      }
+    }
     result.startedAt = control.clock.now()
     out.emit({type: 'step-start', step: step.index, title: step.title, at: result.startedAt})
     const previous = step.index === fromStep ? options.resume?.mutations : undefined
-    const outcome = await runStep(step, control, options.io, out, signal, history, previous)
+    const outcome = await runStep(step, control, options, out, history, previous)
     result.status = outcome.status
     result.message = outcome.message
     result.verdicts = outcome.verdicts ?? []
@@ -134,8 +149,9 @@ function finish(runbook: Runbook, out: Emitter, steps: StepResult[], at: Step, o
 
 /** One step, with its timeout: when it runs out the step is stopped at its next safe point and fails. */
 async function runStep(
-  step: Step, control: ControlPlane, io: EngineIO, out: Emitter, runSignal: AbortSignal, history: string[], previous?: ResumedMutation[],
+  step: Step, control: ControlPlane, options: RunOptions, out: Emitter, history: string[], previous?: ResumedMutation[],
 ): Promise<StepOutcome> {
+  const runSignal = options.signal
   // The step stops on the run's signal or on its own timeout. Listeners are removed when the step
   // ends, so a long runbook does not pile them up on the run's signal.
   const stop = new AbortController()
@@ -152,7 +168,7 @@ async function runStep(
       stop.abort()
     })
   }
-  const ctx = actionContext(step, control, io, out, stop.signal, history, previous)
+  const ctx = actionContext(step, control, options, out, stop.signal, history, previous)
   try {
     let outcome: StepOutcome
     try {
@@ -174,8 +190,9 @@ async function runStep(
 }
 
 function actionContext(
-  step: Step, control: ControlPlane, io: EngineIO, out: Emitter, signal: AbortSignal, history: string[], previous?: ResumedMutation[],
+  step: Step, control: ControlPlane, options: RunOptions, out: Emitter, signal: AbortSignal, history: string[], previous?: ResumedMutation[],
 ): ActionContext {
+  const {io, controls} = options
   const at = () => control.clock.now()
   const need = <T>(part: T | undefined, what: string): T => {
     if (part === undefined) throw new Error(`step ${step.index + 1} needs ${what}, and this run has none`)
@@ -187,6 +204,14 @@ function actionContext(
     signal,
     history,
     resumed: previous,
+    controls,
+    preApproved: options.approved?.includes(step.index) ?? false,
+    async checkpoint(where) {
+      const by = controls?.pausedBy
+      if (!controls || !by || signal.aborted) return
+      out.emit({type: 'progress', step: step.index, message: `paused by ${by.operator} on ${by.host}: holding ${where} (\`sluice promote ${controls.runId}\` continues)`, at: at()})
+      await controls.whilePaused(signal)
+    },
     progress: (message) => out.emit({type: 'progress', step: step.index, message, at: at()}),
     warn: (message) => out.emit({type: 'warning', step: step.index, message}),
     verdict: (verdict) => out.emit({type: 'verdict', verdict}),
@@ -207,7 +232,7 @@ function actionContext(
     },
     watch: (gate, bake, context) =>
       watchGate({
-        gate, bake, context, step: step.index, signal, clock: control.clock,
+        gate, bake, context, step: step.index, signal, clock: control.clock, controls,
         metrics: need(control.metrics, 'metrics (targets.metrics)'),
         onVerdict: (verdict) => out.emit({type: 'verdict', verdict}),
       }),

@@ -1,4 +1,5 @@
 import {metricUnits, type Clock, type MetricsPort} from '../ports/control-plane.js'
+import type {RunControls} from '../ports/controls.js'
 import type {Gate} from '../runbook/runbook.js'
 import type {GateVerdict} from '../ports/io.js'
 import {formatMetric} from '../format.js'
@@ -39,6 +40,8 @@ export interface GateWatch {
   step: number
   context: string
   onVerdict: (verdict: GateVerdict) => void
+  /** A live run's controls: a pause stops counting the bake; a promote ends it early. */
+  controls?: RunControls
 }
 
 /**
@@ -47,18 +50,29 @@ export interface GateWatch {
  * last `successes` verdicts passed in a row. A bake that ends without enough passes in a row gets
  * that many more intervals, then fails: missing data is never a pass. A source that cannot be read
  * (the adapter has already retried within its deadline) fails the gate at once, naming the source.
+ *
+ * With a live run's controls: time while the run is paused does not count towards the bake (the
+ * gate is still measured, and still fails on bad verdicts), and a promote that arrives during the
+ * bake ends it early: the gate passes as soon as it has its `successes` passes in a row, never
+ * before.
  */
 export async function watchGate(w: GateWatch): Promise<GateResult> {
   const {gate, clock} = w
   const verdicts: GateVerdict[] = []
-  const start = clock.now()
-  const giveUp = start + Math.max(w.bake, gate.interval) + gate.successes * gate.interval
+  const span = Math.max(w.bake, gate.interval) + gate.successes * gate.interval
+  const promotions = w.controls?.promotions ?? 0
+  // Seconds of bake counted so far: those spent paused are not.
+  let counted = 0
+  let last = clock.now()
   let failures = 0
   let inconclusive = 0
   let streak = 0
   for (;;) {
     await clock.sleep(gate.interval, w.signal)
     if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
+    const woke = clock.now()
+    if (!w.controls?.pausedBy) counted += woke - last
+    last = woke
     let value: number | null
     try {
       value = await w.metrics.read(gate.metric, gate.window, gate.pool, w.signal)
@@ -88,9 +102,9 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
     if (verdict.outcome === 'inconclusive' && ++inconclusive >= gate.inconclusiveLimit) {
       return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`}
     }
-    const elapsed = clock.now() - start
-    if (elapsed >= w.bake - 1e-9 && streak >= gate.successes) return {outcome: 'pass', verdicts}
-    if (clock.now() >= giveUp - 1e-9) {
+    const promoted = (w.controls?.promotions ?? 0) > promotions
+    if ((counted >= w.bake - 1e-9 || promoted) && streak >= gate.successes) return {outcome: 'pass', verdicts}
+    if (counted >= span - 1e-9) {
       return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${formatMetric(value, verdict.unit)})`}
     }
   }

@@ -9,6 +9,7 @@ import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../runbook/runbook.js'
 import type {RunInputs, RunReport} from '../runner.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
+import {ControlPoller} from '../state/controls.js'
 import {openStore} from '../state/open.js'
 import {StateFileError} from '../state/records.js'
 import {liveControlPlane, lockedResources} from './control-plane.js'
@@ -63,6 +64,22 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     await store.release(resources, runId).catch(() => undefined)
     throw error
   }
+  // Controls from any terminal (`sluice pause|promote|abort RUN`), polled from the store while the
+  // run holds its locks. An abort stops the run as Ctrl-C does: at its next safe point, exit 130.
+  const stop = new AbortController()
+  const forward = () => stop.abort()
+  inputs.signal.addEventListener('abort', forward, {once: true})
+  if (inputs.signal.aborted) stop.abort()
+  const controls = new ControlPoller(store, runId, (c) => {
+    notify(`abort by ${c.operator} on ${c.host} (sluice abort): stopping at the next safe point`)
+    stop.abort()
+  }, notify)
+  try {
+    await controls.start()
+  } catch (error) {
+    await store.release(resources, runId).catch(() => undefined)
+    throw error
+  }
   const live = liveControlPlane(runbook, options.aws, {operator: options.operator, freeze: store.freeze, runId})
   const {clients} = live
   let stopped: Error | null = null
@@ -97,7 +114,7 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     }
     if (options.resume) await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep})
     const run = await runRunbook(runbook, {
-      control, io: options.io, signal: options.signal,
+      control, io: options.io, signal: stop.signal, controls, approved: options.approved,
       // The engine records each change's intent before making it. A journal that cannot be
       // written stops the run: the failure is kept (never thrown into the engine's queue, where
       // nobody may be waiting for it), and every later call on the control plane refuses.
@@ -119,6 +136,8 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     }
     return {mode: 'live', runId, rehearsal: null, run}
   } finally {
+    inputs.signal.removeEventListener('abort', forward)
+    await controls.stop()
     clients.destroy()
     // A run that ends, however it ends, lets go of its locks; one that dies keeps them until its
     // lease runs out. Letting go can fail too (a lock file sluice may no longer touch): said, not thrown.

@@ -4,9 +4,10 @@ import {join} from 'node:path'
 import type {FreezePort} from '../ports/control-plane.js'
 import {FreezeFile} from './freeze-file.js'
 import {code, privateDir, writePrivateFile} from './private-files.js'
+import type {ControlIntent} from '../ports/controls.js'
 import {RUN_ID_PATTERN, type JournalEntry, type JournalRead, type LockRecord} from '../ports/state-store.js'
 import {LeasingStore} from '../state/leases.js'
-import {DamagedStateError, parseJournal, parseLock, stateFileError} from '../state/records.js'
+import {DamagedStateError, parseControl, parseJournal, parseLock, stateFileError} from '../state/records.js'
 
 /** A resource name as a file name: readable, and safe for ARNs' slashes and colons. */
 function lockFile(resource: string): string {
@@ -210,5 +211,41 @@ export class LocalStore extends LeasingStore {
       if (text !== null) out.push(this.parse(f.slice(0, -'.json'.length), text))
     }
     return out.sort((a, b) => a.resource.localeCompare(b.resource))
+  }
+
+  /** A run's controls: one file per control, `controls/RUN/SEQ.json`, created exclusively. */
+  private controlsDir(runId: string): string {
+    return join(this.dir, 'controls', runId)
+  }
+
+  protected async createControl(runId: string, control: ControlIntent): Promise<boolean> {
+    privateDir(this.dir)
+    privateDir(join(this.dir, 'controls'))
+    privateDir(this.controlsDir(runId))
+    const file = join(this.controlsDir(runId), `${String(control.seq).padStart(6, '0')}.json`)
+    try {
+      writePrivateFile(file, JSON.stringify(control), 'wx')
+      return true
+    } catch (error) {
+      if (code(error) === 'EEXIST') return false
+      throw stateFileError('write', file, error)
+    }
+  }
+
+  protected async listControls(runId: string): Promise<ControlIntent[]> {
+    let files: string[]
+    try {
+      files = readdirSync(this.controlsDir(runId))
+    } catch (error) {
+      if (code(error) === 'ENOENT') return []
+      throw stateFileError('list', this.controlsDir(runId), error)
+    }
+    const out: ControlIntent[] = []
+    for (const f of files.filter((name) => /^\d+\.json$/.test(name)).sort()) {
+      const file = join(this.controlsDir(runId), f)
+      const text = this.readText(file)
+      if (text !== null) out.push(parseControl(file, text))
+    }
+    return out.sort((a, b) => a.seq - b.seq)
   }
 }

@@ -1,5 +1,6 @@
 import type {Outcome} from '../errors.js'
 import type {MetricKind} from './control-plane.js'
+import type {ControlEffect, ControlIntent} from './controls.js'
 
 /** One gate measurement: what was measured, against what, and the verdict. */
 export interface GateVerdict {
@@ -65,6 +66,7 @@ export type RunEvent =
   | {type: 'warning'; step?: number; message: string}
   | {type: 'step-end'; step: number; status: StepStatus; message: string; at: number}
   | {type: 'run-end'; outcome: RunOutcome; message: string}
+  | {type: 'control'; control: ControlIntent; effect: ControlEffect}
 
 /** How a run ended; every outcome but bad input, which stops a run before it starts. */
 export type RunOutcome = Exclude<Outcome, 'bad-input'>
@@ -80,4 +82,9 @@ export interface EngineIO {
    * RefusedError when nobody can answer (no TTY and no --yes).
    */
   confirm(question: string, context: string[]): Promise<boolean>
+  /**
+   * Asks the person at this terminal, if one can answer (--yes never does): a live run's approval.
+   * Resolves null when nobody can answer here, or when the signal aborts (someone answered elsewhere).
+   */
+  ask?(question: string, context: string[], signal: AbortSignal): Promise<boolean | null>
 }

@@ -1,5 +1,6 @@
 import {InputError, RefusedError} from '../errors.js'
 import type {FreezePort} from './control-plane.js'
+import type {ControlIntent} from './controls.js'
 
 /** One line of a run's journal. */
 export interface JournalEntry {
@@ -98,6 +99,13 @@ export interface StateStore {
   breakLock(lockId: string, confirm: (lock: LockRecord) => Promise<boolean>, options?: {notify?: (message: string) => void}): Promise<LockRecord>
   /** Why this process must not change anything more for a run (a lease it lost or could not renew), or null. */
   trouble(runId: string): Error | null
+  /**
+   * Records a control for a run (`sluice pause`, `promote`, `abort`), numbered after the last
+   * one with a write that fails if the number is taken, so two senders never share one.
+   */
+  sendControl(runId: string, control: Omit<ControlIntent, 'seq'>): Promise<ControlIntent>
+  /** A run's controls, oldest first. */
+  controls(runId: string): Promise<ControlIntent[]>
 }
 
 export const RUN_ID_PATTERN = /^\d{8}-\d{6}-[0-9a-f]{4}$/

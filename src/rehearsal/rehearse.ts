@@ -75,7 +75,7 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
     },
     {pace: settings.pace, operator: inputs.operator},
   )
-  const run = await runRunbook(runbook, {control, io: inputs.io, signal: inputs.signal})
+  const run = await runRunbook(runbook, {control, io: inputs.io, signal: inputs.signal, approved: inputs.approved})
   const endAt = fleet.time
   const {record, summary, window} = run.outcome === 'interrupted' ? fleetRun.stop() : fleetRun.finish(endAt + settleSeconds)
   const last = record.ticks - 1

@@ -1,7 +1,8 @@
 import type {GateVerdict, Mutation} from '../ports/io.js'
 import {mutationText, stepName, verdictText} from '../format.js'
 import {runStatus, type RunStart} from './journal.js'
-import type {JournalRead, StateStore} from '../ports/state-store.js'
+import type {ControlIntent} from '../ports/controls.js'
+import type {JournalEntry, JournalRead, StateStore} from '../ports/state-store.js'
 
 export interface RunListing {
   runId: string
@@ -31,6 +32,18 @@ export function describeJournal(runId: string, read: JournalRead): {status: stri
   const status = read.torn ? 'torn' : runStatus(read)
   const lines: string[] = []
   for (const e of read.entries) {
+    const line = entryLine(runId, e)
+    if (line !== null) lines.push(line)
+  }
+  if (read.torn) lines.push(`!!  line ${read.torn.line} is a torn write (${read.torn.bytes} bytes, cut off while it was written): ${JSON.stringify(read.torn.text.slice(0, 80))}`)
+  lines.push(`status: ${status}`)
+  return {status, lines}
+}
+
+/** One journal entry as a timeline line, or null for entries not worth one. */
+export function entryLine(runId: string, e: JournalEntry): string | null {
+  const lines: string[] = []
+  {
     const time = e.at.slice(11, 19)
     switch (e.type) {
       case 'run-start':
@@ -69,11 +82,14 @@ export function describeJournal(runId: string, read: JournalRead): {status: stri
       case 'rollback-end':
         lines.push(`${time}  rolled back`)
         break
+      case 'control': {
+        const c = e.control as ControlIntent
+        lines.push(`${time}  ${c.kind} by ${c.operator} on ${c.host} (pid ${c.pid}): ${String(e.effect)}`)
+        break
+      }
       default:
         break
     }
   }
-  if (read.torn) lines.push(`!!  line ${read.torn.line} is a torn write (${read.torn.bytes} bytes, cut off while it was written): ${JSON.stringify(read.torn.text.slice(0, 80))}`)
-  lines.push(`status: ${status}`)
-  return {status, lines}
+  return lines[0] ?? null
 }

@@ -2,6 +2,7 @@ import {randomBytes} from 'node:crypto'
 import {userInfo} from 'node:os'
 import {InputError, RefusedError} from '../errors.js'
 import type {FreezePort} from '../ports/control-plane.js'
+import type {ControlIntent} from '../ports/controls.js'
 import {checkRunId, journalLock, RUN_ID_PATTERN, LockedError, type JournalEntry, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
 
 /**
@@ -59,6 +60,26 @@ export abstract class LeasingStore implements StateStore {
   protected abstract appendEntry(runId: string, entry: JournalEntry): Promise<void>
   protected abstract readJournal(runId: string): Promise<JournalRead | null>
   abstract runIds(): Promise<string[]>
+  /** Writes a control only if its sequence number is free. */
+  protected abstract createControl(runId: string, control: ControlIntent): Promise<boolean>
+  /** A run's controls, checked, oldest first. */
+  protected abstract listControls(runId: string): Promise<ControlIntent[]>
+
+  async sendControl(runId: string, control: Omit<ControlIntent, 'seq'>): Promise<ControlIntent> {
+    checkRunId(runId)
+    // Two senders at once: the one whose number is taken reads again and takes the next.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const seq = ((await this.listControls(runId)).at(-1)?.seq ?? 0) + 1
+      const intent = {...control, seq}
+      if (await this.createControl(runId, intent)) return intent
+    }
+    throw new RefusedError(`could not record the ${control.kind} for run ${runId} in ${this.label}: others were sending controls to it at the same moment; try again`)
+  }
+
+  controls(runId: string): Promise<ControlIntent[]> {
+    checkRunId(runId)
+    return this.listControls(runId)
+  }
 
   async append(runId: string, entry: JournalEntry): Promise<void> {
     // The first entry creates the journal (and only a new run writes it); anyone who writes after

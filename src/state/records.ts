@@ -4,6 +4,7 @@ import {z} from 'zod'
 import {FailedError, RefusedError} from '../errors.js'
 import type {FreezeRecord} from '../ports/control-plane.js'
 import type {JournalEntry, JournalRead, LockRecord} from '../ports/state-store.js'
+import {controlKinds, type ControlIntent} from '../ports/controls.js'
 
 /**
  * What sluice reads back from its state store is checked before anything uses it: a damaged
@@ -182,4 +183,19 @@ export function parseLock(resource: string, text: string, fingerprint: string, d
     pid: d.pid ?? 0, heartbeat: d.heartbeat ?? 'unknown', leaseSeconds: d.leaseSeconds ?? defaultLease,
     lockId: d.lockId ?? `legacy-${fingerprint.slice(0, 12)}`, version: d.version ?? fingerprint,
   }
+}
+
+const controlSchema = z.object({seq: int.positive(), kind: z.enum(controlKinds), at: iso, operator: z.string(), host: z.string(), pid: int})
+
+/** A control record (`sluice pause`, `promote`, `abort`), checked. */
+export function parseControl(source: string, text: string): ControlIntent {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new DamagedStateError(`${source}:1: the control record is not JSON (${(error as Error).message})`)
+  }
+  const record = controlSchema.safeParse(value)
+  if (!record.success) throw new DamagedStateError(`${source}:1: not a control record: ${problem(record.error)}`)
+  return record.data
 }

@@ -127,13 +127,13 @@ export class ListrView {
     return Promise.race([slot.started.promise, this.running.then(() => undefined)])
   }
 
-  async askInTask(task: TaskHandle, question: string, context: string[], input?: NodeJS.ReadableStream): Promise<boolean> {
+  async askInTask(task: TaskHandle, question: string, context: string[], input?: NodeJS.ReadableStream, signal?: AbortSignal): Promise<boolean> {
     const m = await this.module
     if (!m) throw new Error('listr2 is not loaded')
     this.adapter ??= confirmAdapter(m)
     // The context goes under the asking step, where the person is looking.
     task.output = context.join('\n')
-    const yes = await task.prompt(this.adapter).run((output) => ask(question, output, input))
+    const yes = await task.prompt(this.adapter).run((output) => ask(question, output, input, signal))
     task.output = `${yes ? 'approved' : 'not approved'}: ${question}`
     return yes
   }

@@ -24,14 +24,15 @@ export function unendable(stream: NodeJS.WritableStream): NodeJS.WritableStream 
   return out
 }
 
-export async function ask(question: string, output: NodeJS.WritableStream, input?: NodeJS.ReadableStream): Promise<boolean> {
+export async function ask(question: string, output: NodeJS.WritableStream, input?: NodeJS.ReadableStream, signal?: AbortSignal): Promise<boolean> {
   const {confirm} = await import('@inquirer/prompts')
   try {
-    return await confirm({message: question, default: false}, {output, ...(input ? {input} : {})})
+    return await confirm({message: question, default: false}, {output, ...(input ? {input} : {}), ...(signal ? {signal} : {})})
   } catch (error) {
     // Ctrl-C at a prompt never reaches the engine's SIGINT handler (readline holds stdin in raw
     // mode and inquirer turns the keypress into ExitPromptError): it means no.
-    if (error instanceof Error && error.name === 'ExitPromptError') return false
+    // A prompt withdrawn by its signal (answered elsewhere, e.g. by `sluice promote`) is no answer here.
+    if (error instanceof Error && (error.name === 'ExitPromptError' || error.name === 'AbortPromptError')) return false
     throw error
   }
 }

@@ -88,6 +88,24 @@ export class TerminalIO implements EngineIO {
     return ask(question, unendable(this.stream), this.options.input)
   }
 
+  /**
+   * A live run's approval: asked only of a person at this terminal (--yes never answers it); null
+   * when nobody can answer here, or when the signal withdraws the question (answered elsewhere).
+   */
+  async ask(question: string, context: string[], signal: AbortSignal): Promise<boolean | null> {
+    if (this.mode !== 'silent' && !this.view) this.write(context)
+    if (!this.options.interactive) return null
+    const host = await this.view?.promptHost()
+    if (signal.aborted) return null
+    let yes: boolean
+    if (this.view && host) yes = await this.view.askInTask(host, question, context, this.options.input, signal)
+    else {
+      if (this.mode === 'silent') this.write(context)
+      yes = await ask(question, unendable(this.stream), this.options.input, signal)
+    }
+    return signal.aborted ? null : yes
+  }
+
   /** Resolves once the renderer has finished drawing (call after run-end). */
   async close(): Promise<void> {
     clearTimeout(this.timer)

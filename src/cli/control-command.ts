@@ -1,0 +1,42 @@
+import {Args} from '@oclif/core'
+import type {ControlKind} from '../ports/controls.js'
+import type {ControlSent} from '../state/controls.js'
+import {openStore} from '../state/open.js'
+import {thisHost} from '../state/journal.js'
+import {SluiceCommand} from './base.js'
+import {awsFlags, awsOptionsOf, stateFlags, type FlagValues} from './flags.js'
+import {operator} from './run-runbook.js'
+
+/** The argument and flags every control command takes (each command declares them itself: oclif reads its own statics). */
+export const controlArgs = {
+  run: Args.string({description: 'The run id (`sluice journal` lists the runs; the run prints its id).', required: true}),
+}
+export const controlFlags = {...stateFlags, ...awsFlags}
+
+/** What `--json` prints for `pause`, `promote` and `abort`. */
+export type ControlJson = ControlSent
+
+const effects: Record<ControlKind, string> = {
+  pause: 'it holds at its next safe point (between ramp steps or cycle batches; a bake stops counting), keeping its locks, until `sluice promote`',
+  promote: 'it continues if paused; otherwise it answers a waiting approve step, or ends the current bake as soon as its gate has passed the times in a row it needs',
+  abort: 'it stops at its next safe point (a ramp puts back its last good weights) and ends with exit 130',
+}
+
+/**
+ * The controls an operator sends a live run from any terminal: an intent written to the run's
+ * state store, which the running process reads within a second and records in its journal with
+ * who sent it. A run that is not running is refused (exit 4).
+ */
+export abstract class ControlCommand extends SluiceCommand {
+  protected abstract readonly kind: ControlKind
+
+  protected async send(args: {run: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>): Promise<ControlJson> {
+    const store = await openStore(flags.state, awsOptionsOf(flags))
+    const {sendControl} = await import('../state/controls.js')
+    const sent = await sendControl(store, args.run, this.kind, {operator: operator(), host: thisHost, pid: process.pid})
+    const by = sent.runningBy
+    this.log(`${this.kind} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}: ${effects[this.kind]}`)
+    this.note(`\`sluice watch ${sent.runId}\` follows it`)
+    return sent
+  }
+}

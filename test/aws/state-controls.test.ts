@@ -1,0 +1,141 @@
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {beforeEach, describe, expect, it} from 'vitest'
+import {sluice} from '../helpers/cli.js'
+import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {uniqueName} from './seed.js'
+import {spawnRun} from './spawned-run.js'
+
+let fx: Fixture
+const current = useLiveFixture()
+beforeEach(() => {
+  fx = current()
+})
+
+/** maintenance 20% → 50% → 100% behind a gate measured every second, each step baking `bake` s. */
+function ramp(bake: number): string {
+  const file = join(fx.dir, `ramp-${bake}.yaml`)
+  writeFileSync(file, `name: controlled-ramp
+targets:
+  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
+  metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}
+steps:
+  - action: ramp
+    set: maintenance
+    schedule: [20, 50, 100]
+    bake: ${bake}
+    gate: {metric: error-rate, threshold: 1, window: 60, interval: 1, successes: 1}
+`)
+  return file
+}
+
+/** The id of the one run in a store, once it has one. */
+async function theRunId(env: Record<string, string>): Promise<string> {
+  for (let i = 0; i < 60; i++) {
+    const listed = await sluice(['journal', '--json'], {env})
+    const runs = (JSON.parse(listed.stdout) as {runs?: Array<{runId: string}>}).runs ?? []
+    if (runs.length > 0) return runs[0].runId
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  throw new Error('no run appeared in the store')
+}
+
+type Entry = {type: string; control?: {kind: string; operator: string; host: string}; effect?: string}
+const journalOf = async (runId: string, env: Record<string, string>) => (JSON.parse((await sluice(['journal', runId, '--json'], {env})).stdout) as {status: string; entries: Entry[]})
+
+describe('controls from another terminal, through bin/run.js against moto', () => {
+  it.each([
+    ['the local store', () => fx.env, () => fx.env],
+    // The controls come from a process with a state directory of its own: only the table is shared.
+    ['the DynamoDB team store', () => ({...fx.env, SLUICE_STATE: `dynamodb://${table}`}), () => ({...fx.env, SLUICE_STATE: `dynamodb://${table}`, HOME: mkdtempSync(join(tmpdir(), 'sluice-other-'))})],
+  ])('with %s: promote ends a long bake early, abort stops within a gate interval at the last good weights (exit 130), each journalled with who sent it', async (_name, runEnv, otherEnv) => {
+    await seedMetrics(fx, 0)
+    const run = spawnRun(['run', ramp(600), '--yes'], runEnv())
+    const runId = await theRunId(otherEnv())
+    await run.seen(/maintenance at 20%/)
+    const promoted = await sluice(['promote', runId, '--json'], {env: {...otherEnv(), SLUICE_OPERATOR: 'bob'}, cwd: mkdtempSync(join(tmpdir(), 'sluice-cwd-'))})
+    expect(promoted.code, promoted.stderr).toBe(0)
+    expect(JSON.parse(promoted.stdout)).toMatchObject({runId, control: {kind: 'promote', operator: 'bob'}})
+    await run.seen(/maintenance at 50%/)
+    const sent = Date.now()
+    const aborted = await sluice(['abort', runId], {env: {...otherEnv(), SLUICE_OPERATOR: 'carol'}})
+    expect(aborted.code, aborted.stderr).toBe(0)
+    expect(aborted.stdout).toMatch(new RegExp(`^abort sent to run ${runId} \\(controlled-ramp, run by `))
+    const end = await run.ended
+    expect(end.code, end.stderr).toBe(130)
+    // One gate interval (1 s) and one look at the store (0.5 s), plus the step back and the exit.
+    expect(end.at - sent).toBeLessThan(6000)
+    expect(end.stderr).toContain('abort by carol')
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 80, maintenance: 20})
+    const journal = await journalOf(runId, otherEnv())
+    expect(journal.status).toBe('interrupted')
+    const controls = journal.entries.filter((e) => e.type === 'control').map((e) => [e.control!.kind, e.control!.operator, e.effect])
+    expect(controls).toEqual([['promote', 'bob', 'promoted'], ['abort', 'carol', 'aborting']])
+  }, 120_000)
+
+  it('pause holds the run, promote continues it; watch --json prints the events of the run another process executes', async () => {
+    await seedMetrics(fx, 0)
+    const run = spawnRun(['run', ramp(8), '--yes'], fx.env)
+    const runId = await theRunId(fx.env)
+    const watch = spawnRun(['watch', runId, '--json'], fx.env)
+    await run.seen(/maintenance at 20%/)
+    expect((await sluice(['pause', runId], {env: fx.env})).code).toBe(0)
+    // Paused inside the 20% step's bake: the bake stops counting (the gate is still measured).
+    await run.seen(/control: pause by .* \(pid \d+\): paused/)
+    // Held: past the rest of the 8 s bake, still at 20%.
+    await new Promise((r) => setTimeout(r, 8000))
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 80, maintenance: 20})
+    expect((await sluice(['promote', runId], {env: fx.env})).code).toBe(0)
+    const end = await run.ended
+    expect(end.code, end.stderr).toBe(0)
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 0, maintenance: 100})
+
+    const watched = await watch.ended
+    expect(watched.code, watched.stderr).toBe(0)
+    const entries = watched.stdout.trim().split('\n').map((l) => JSON.parse(l) as Entry & {seq: number})
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1))
+    expect(entries[0].type).toBe('run-start')
+    expect(entries.at(-1)!.type).toBe('run-end')
+    expect(entries.filter((e) => e.type === 'verdict').length).toBeGreaterThanOrEqual(3)
+    expect(entries.filter((e) => e.type === 'control').map((e) => [e.control!.kind, e.effect])).toEqual([['pause', 'paused'], ['promote', 'continued']])
+
+    // The run has ended: a control is refused (exit 4); watch shows it whole (exit 0).
+    for (const kind of ['pause', 'promote', 'abort']) {
+      const late = await sluice([kind, runId], {env: fx.env})
+      expect(late.code, late.stderr).toBe(4)
+      expect(late.stderr).toContain(`run ${runId} is not running: it ended completed`)
+    }
+    const after = await sluice(['watch', runId], {env: fx.env})
+    expect(after.code, after.stderr).toBe(0)
+    expect(after.stderr).toContain(`run ${runId} is not running: it ended completed`)
+  }, 120_000)
+
+  it('a live approve step: --yes does not answer it; sluice promote does, and --approve answers it in advance', async () => {
+    const file = join(fx.dir, 'approval.yaml')
+    writeFileSync(file, `name: approval
+targets:
+  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
+steps:
+  - {action: ramp, set: maintenance, schedule: [20], bake: 1}
+  - {action: approve, message: Go on to 100%?, name: go-on}
+  - {action: ramp, set: maintenance, schedule: [100], bake: 1}
+`)
+    const run = spawnRun(['run', file, '--yes'], fx.env)
+    const runId = await theRunId(fx.env)
+    await run.seen(/waiting for approval up to 3600 s/)
+    expect((await sluice(['promote', runId], {env: {...fx.env, SLUICE_OPERATOR: 'dana'}})).code).toBe(0)
+    const end = await run.ended
+    expect(end.code, end.stderr).toBe(0)
+    expect(end.stderr).toMatch(/approved by dana on .* \(sluice promote\): Go on to 100%\?/)
+
+    const scripted = await sluice(['run', file, '--yes', '--approve', 'go-on'], {env: fx.env})
+    expect(scripted.code, scripted.stderr).toBe(0)
+    expect(scripted.stderr).toContain('approved by --approve: Go on to 100%?')
+    const wrong = await sluice(['run', file, '--yes', '--approve', '1'], {env: fx.env})
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain('--approve 1: step 1 (Ramp maintenance: 20%) is a ramp step, not an approve step; the approve steps are 2 (go-on)')
+  }, 120_000)
+})
+
+const table = uniqueName('sluice')

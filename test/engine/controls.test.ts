@@ -1,0 +1,124 @@
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {approve, approvedSteps} from '../../src/actions/approve.js'
+import {watchGate} from '../../src/engine/gate.js'
+import {runRunbook} from '../../src/engine/engine.js'
+import {LocalStore} from '../../src/local/local-store.js'
+import type {ControlEffect, ControlIntent, ControlSender, RunControls} from '../../src/ports/controls.js'
+import {gateDefaults, type Gate} from '../../src/runbook/runbook.js'
+import {ControlPoller, runningHolder} from '../../src/state/controls.js'
+import {control, FakeClock, RecordingIO, runbook} from '../helpers/fakes.js'
+
+/** Controls the test sets by hand, as the poller would on reading them. */
+class HandControls implements RunControls {
+  runId = '20261130-054012-a1b2'
+  pausedBy: ControlSender | null = null
+  promotions = 0
+  private promoteWaiters: Array<(who: ControlSender) => void> = []
+  whilePaused = async () => undefined
+  nextPromote(signal: AbortSignal): Promise<ControlSender | null> {
+    return new Promise((resolve) => {
+      this.promoteWaiters.push(resolve)
+      signal.addEventListener('abort', () => resolve(null), {once: true})
+    })
+  }
+  promote(): void {
+    this.promotions++
+    for (const w of this.promoteWaiters.splice(0)) w({operator: 'bob', host: 'elsewhere', pid: 1})
+  }
+  subscribe(_listener: (c: ControlIntent, e: ControlEffect) => void): void {}
+}
+
+const gate: Gate = {...gateDefaults, metric: 'error-rate', threshold: 1, interval: 10, successes: 2}
+const who = {operator: 'alice', host: 'laptop', pid: 7}
+
+function metricsWith(onRead: (n: number) => void) {
+  let n = 0
+  return {label: 'm', read: async () => (onRead(++n), 0.1)}
+}
+
+describe('controls inside a bake', () => {
+  it('a pause stops counting the bake, and the gate is still measured meanwhile', async () => {
+    const controls = new HandControls()
+    const metrics = metricsWith((n) => {
+      if (n === 2) controls.pausedBy = {operator: 'alice', host: 'laptop', pid: 7}
+      if (n === 6) controls.pausedBy = null
+    })
+    const result = await watchGate({gate, bake: 60, step: 0, context: 'x', signal: new AbortController().signal, clock: new FakeClock(), metrics, onVerdict: () => undefined, controls})
+    expect(result.outcome).toBe('pass')
+    // 60 s of bake at 10 s a verdict is 6 verdicts; reads 2 to 5 were paused (4 intervals uncounted).
+    expect(result.verdicts).toHaveLength(10)
+  })
+
+  it('a promote ends the bake early, but only once the gate has its passes in a row', async () => {
+    const controls = new HandControls()
+    const metrics = metricsWith((n) => {
+      if (n === 1) controls.promote()
+    })
+    const result = await watchGate({gate, bake: 300, step: 0, context: 'x', signal: new AbortController().signal, clock: new FakeClock(), metrics, onVerdict: () => undefined, controls})
+    expect(result.outcome).toBe('pass')
+    expect(result.verdicts).toHaveLength(2)
+  })
+})
+
+describe('approve steps', () => {
+  const steps = `  - {action: approve, message: Go on?, name: go-on}\n`
+
+  it('a live approval is answered by a promote from anywhere, and says who', async () => {
+    const controls = new HandControls()
+    const io = new RecordingIO(true)
+    setTimeout(() => controls.promote(), 20)
+    // A clock whose hour never passes: only the promote can answer.
+    const clock = Object.assign(new FakeClock(), {sleep: (_s: number, signal?: AbortSignal) => new Promise<void>((r) => signal?.addEventListener('abort', () => r(), {once: true}))})
+    const result = await runRunbook(runbook(steps), {control: control({clock}), io, signal: new AbortController().signal, controls})
+    expect(result.outcome).toBe('completed')
+    expect(result.steps[0].message).toBe('approved by bob on elsewhere (sluice promote): Go on?')
+    // --yes (here: an io that says yes to every confirm) never answers a live approval.
+    expect(io.questions).toEqual([])
+  })
+
+  it('a live approval nobody answers holds the run after its timeout, refused (exit 4), resumable', async () => {
+    const result = await runRunbook(runbook(`  - {action: approve, message: Go on?, timeout: 30}\n`), {control: control({}), io: new RecordingIO(true), signal: new AbortController().signal, controls: new HandControls()})
+    expect(result.outcome).toBe('refused')
+    expect(result.message).toMatch(/no approval within 30 s: Go on\?; holding here .*sluice resume 20261130-054012-a1b2/)
+  })
+
+  it('--approve names steps by number or name; anything else is bad input naming the approve steps', async () => {
+    const rb = runbook(`  - {action: wait, for: 1}\n${steps}`)
+    expect(approvedSteps(rb, ['2', 'go-on'])).toEqual([1, 1])
+    expect(() => approvedSteps(rb, ['1'])).toThrow(/^--approve 1: step 1 \(Wait 1 s\) is a wait step, not an approve step; the approve steps are 2 \(go-on\)$/)
+    expect(() => approvedSteps(rb, ['nope'])).toThrow(/no step named nope/)
+    const result = await runRunbook(rb, {control: control({}), io: new RecordingIO(), signal: new AbortController().signal, controls: new HandControls(), approved: [1]})
+    expect(result.steps[1].message).toBe('approved by --approve: Go on?')
+    expect(approve.action).toBe('approve')
+  })
+})
+
+describe('controls through a state store', () => {
+  it('are numbered per run, polled by the running process, acted on once, and refused for a run that is not running', async () => {
+    const store = new LocalStore(mkdtempSync(join(tmpdir(), 'sluice-controls-')))
+    const runId = '20261130-054012-a1b2'
+    await store.append(runId, {seq: 1, at: new Date().toISOString(), type: 'run-start', runId, runbookName: 'rb', runbookSha256: 'x', operator: 'alice', host: 'h', pid: 1, aws: {}, resources: []})
+    expect('why' in runningHolder(runId, await store.read(runId), await store.locks())).toBe(true)
+    await store.sendControl(runId, {...who, kind: 'pause', at: new Date().toISOString()})
+    const aborted: ControlIntent[] = []
+    const poller = new ControlPoller(store, runId, (c) => aborted.push(c), () => undefined)
+    await poller.start(20)
+    const seen: Array<[string, string]> = []
+    poller.subscribe((c, e) => seen.push([c.kind, e]))
+    // The pause sent before the run started is an earlier run's, never acted on.
+    await store.sendControl(runId, {...who, kind: 'promote', at: new Date().toISOString()})
+    await store.sendControl(runId, {...who, kind: 'pause', at: new Date().toISOString()})
+    await new Promise((r) => setTimeout(r, 100))
+    expect(poller.pausedBy).toEqual(who)
+    await store.sendControl(runId, {...who, kind: 'promote', at: new Date().toISOString()})
+    await store.sendControl(runId, {...who, kind: 'abort', at: new Date().toISOString()})
+    await new Promise((r) => setTimeout(r, 100))
+    await poller.stop()
+    expect(seen).toEqual([['promote', 'promoted'], ['pause', 'paused'], ['promote', 'continued'], ['abort', 'aborting']])
+    expect(aborted.map((c) => c.seq)).toEqual([5])
+    expect((await store.controls(runId)).map((c) => c.seq)).toEqual([1, 2, 3, 4, 5])
+  })
+})
