@@ -2,6 +2,8 @@ import {existsSync} from 'node:fs'
 import {dirname, isAbsolute, join} from 'node:path'
 import {runRunbook, type RunResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
+import type {WeightMap} from '../ports/control-plane.js'
+import type {EngineIO} from '../ports/io.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {batchBeyondPool} from '../runbook/units.js'
 import type {RunbookInput} from '../runbook/schema.js'
@@ -48,6 +50,25 @@ export interface Rehearsal {
   restrictedAtEnd: string[]
   /** Share of demand turned away by restrictions in the last tick. */
   restrictedPercentAtEnd: number
+  /** Every weight change the runbook made, when it made it: the report draws the ramp from these. */
+  weights: WeightChange[]
+}
+
+export interface WeightChange {
+  at: number
+  weights: WeightMap
+}
+
+/** The run's I/O, noting each weight change that took effect on the way through; the rest as it was. */
+function recordingWeights(io: EngineIO, into: WeightChange[]): EngineIO {
+  const tap: Pick<EngineIO, 'notify'> = {
+    notify(event) {
+      if (event.type === 'mutation' && event.mutation.kind === 'dns-weights' && event.mutation.phase === 'outcome' && event.mutation.ok)
+        into.push({at: event.at, weights: event.mutation.after as WeightMap})
+      io.notify(event)
+    },
+  }
+  return Object.assign(Object.create(io) as EngineIO, tap)
 }
 
 /**
@@ -75,7 +96,9 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
     },
     {pace: settings.pace, operator: inputs.operator},
   )
-  const run = await runRunbook(runbook, {control, io: inputs.io, signal: inputs.signal, approved: inputs.approved})
+  const weights: WeightChange[] = []
+  const io = recordingWeights(inputs.io, weights)
+  const run = await runRunbook(runbook, {control, io, signal: inputs.signal, approved: inputs.approved})
   const endAt = fleet.time
   const {record, summary, window} = run.outcome === 'interrupted' ? fleetRun.stop() : fleetRun.finish(endAt + settleSeconds)
   const last = record.ticks - 1
@@ -83,6 +106,7 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
     run, scenario, setup: setup.name, startAt, endAt, window, record, summary,
     recovered: run.outcome !== 'interrupted' && summary.recoveredSecondsAfterFix !== null,
     restrictedAtEnd: fleet.typeNames.filter((type) => fleet.isRestricted(type)),
+    weights,
     restrictedPercentAtEnd: last >= 0 && record.demand[last] > 0 ? (record.restrictedDemand[last] / record.demand[last]) * 100 : 0,
   }
   return {mode: 'rehearsal', run, runId: null, rehearsal}

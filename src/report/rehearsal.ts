@@ -1,4 +1,5 @@
 import type {RunResult} from '../engine/engine.js'
+import type {GateVerdict} from '../ports/io.js'
 import {formatMetric, groupedVerdictLines} from '../format.js'
 import type {Rehearsal} from '../rehearsal/rehearse.js'
 import {fullServiceSince} from '../sim/summary.js'
@@ -67,16 +68,28 @@ export function renderLiveRun(run: RunResult): string {
   return [`Run of ${run.runbook}`, `Outcome: ${run.outcome} — ${run.message}`, '', ...stepsAndVerdicts(run)].join('\n')
 }
 
+/** Seconds the chart runs on after the runbook ends: enough to see a relapse begin, not the scenario's whole tail. */
+const chartSettle = 120
+
+/** The ticks the chart shows: from the start to shortly after the run ends. The figures use the whole record. */
+function chartTicks(r: Rehearsal): number {
+  const end = r.endAt + chartSettle
+  let n = r.record.ticks
+  while (n > 1 && r.record.t[n - 1] > end) n--
+  return n
+}
+
 export function rehearsalPanel(r: Rehearsal): ChartPanel {
   const markers = [
     ...(r.window ? [{t: r.window.from, label: 'fault'}, {t: r.window.to, label: 'fix'}] : []),
-    {t: r.startAt, label: 'runbook'},
+    // Each step where it started, by its number in the runbook.
+    ...r.run.steps.flatMap((s) => (s.startedAt === null ? [] : [{t: s.startedAt, label: String(s.index + 1)}])),
     {t: r.endAt, label: 'end'},
   ]
   const servers = r.scenario.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
-  const n = r.record.ticks
+  const n = chartTicks(r)
   return {
-    title: `rehearsal: ${r.run.runbook} on ${r.scenario.name} · ${r.setup}`,
+    title: `rehearsal: ${r.run.runbook} on ${r.scenario.name} · ${r.setup} (numbers mark where each step started)`,
     t: r.record.t.subarray(0, n),
     series: [
       {label: 'completed', values: r.record.served.subarray(0, n)},
@@ -88,6 +101,38 @@ export function rehearsalPanel(r: Rehearsal): ChartPanel {
     rightMax: servers,
     markers,
   }
+}
+
+/**
+ * The ramp and the gates on the same timeline as the fleet: each ramped set's share of the weight,
+ * and each gate's measured value, held from one verdict to the next. Null when the run ramped and
+ * measured nothing.
+ */
+export function rampAndGatesPanel(r: Rehearsal): ChartPanel | null {
+  const n = chartTicks(r)
+  const t = r.record.t.subarray(0, n)
+  const stepwise = (points: Array<{at: number; value: number}>): Float64Array => {
+    const values = new Float64Array(n).fill(Number.NaN)
+    let k = -1
+    for (let i = 0; i < n; i++) {
+      while (k + 1 < points.length && points[k + 1].at <= t[i]) k++
+      if (k >= 0) values[i] = points[k].value
+    }
+    return values
+  }
+  const ramped = [...new Set(r.weights.flatMap((w) => Object.keys(w.weights)))].filter((set) => new Set(r.weights.map((w) => w.weights[set])).size > 1)
+  const share = (set: string) => r.weights.map((w) => {
+    const total = Object.values(w.weights).reduce((a, b) => a + b, 0)
+    return {at: w.at, value: total > 0 ? (w.weights[set] / total) * 100 : 0}
+  })
+  const verdicts = r.run.steps.flatMap((s) => s.verdicts).filter((v) => v.unit === '%' && v.value !== null)
+  const gates = [...new Set(verdicts.map((v) => v.metric))]
+  const series = [
+    ...ramped.map((set) => ({label: `${set} weight`, values: stepwise(share(set))})),
+    ...gates.map((metric) => ({label: `${metric} measured`, values: stepwise(verdicts.filter((v) => v.metric === metric).map((v) => ({at: v.at, value: v.value!})))})),
+  ].slice(0, 4)
+  if (series.length === 0) return null
+  return {title: 'ramp weights and gate measurements', t, series, leftUnit: '%', leftMax: 100, markers: rehearsalPanel(r).markers}
 }
 
 /** The end of a rehearsal as a person reads it: the verdict, the figures, every gate verdict, then the chart. */
@@ -107,14 +152,15 @@ export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: n
 }
 
 export function rehearsalSvg(r: Rehearsal): string {
-  return renderSvg([rehearsalPanel(r)], {title: `sluice rehearsal: ${r.run.runbook}`})
+  const ramp = rampAndGatesPanel(r)
+  return renderSvg([rehearsalPanel(r), ...(ramp ? [ramp] : [])], {title: `sluice rehearsal: ${r.run.runbook}`})
 }
 
-/** A self-contained HTML page: the figures, the steps, every verdict, and the chart inline. */
+/** A self-contained HTML page: the outcome, the chart, the figures, the steps, and the verdicts with repeats folded. */
 export function rehearsalHtml(r: Rehearsal): string {
   const f = rehearsalFigures(r)
   const e = escapeXml
-  const verdicts = r.run.steps.flatMap((s) => s.verdicts)
+  const verdicts = foldVerdicts(r.run.steps.flatMap((s) => s.verdicts))
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sluice rehearsal: ${e(r.run.runbook)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1000px}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left}.pass{color:#1a7f37}.fail{color:#cf222e}.inconclusive{color:#9a6700}</style>
@@ -122,6 +168,7 @@ export function rehearsalHtml(r: Rehearsal): string {
 <h1>Rehearsal of ${e(r.run.runbook)}</h1>
 <p>Against <b>${e(f.scenario)}</b> (setup ${e(f.setup)}), from ${f.startAt} s to ${round(f.endAt, 1)} s.</p>
 <p><b>Outcome:</b> ${e(r.run.outcome)} — ${e(r.run.message)}</p>
+${rehearsalSvg(r)}
 <table>
 <tr><th>Recovered</th><td>${e(recoveredText(r, f))}</td></tr>
 <tr><th>Requests lost</th><td>${f.lostPercent.toFixed(1)}%</td></tr>
@@ -133,11 +180,22 @@ export function rehearsalHtml(r: Rehearsal): string {
 ${r.run.steps.map((s) => `<tr><td>${s.index + 1}</td><td>${e(s.title)}</td><td>${e(s.status)}</td><td>${e(s.message)}</td></tr>`).join('\n')}
 </table>
 <h2>Gate verdicts</h2>
-<table><tr><th>Step</th><th>At</th><th>Gate</th><th>While</th><th>Measured</th><th>Verdict</th></tr>
-${verdicts.map((v) => `<tr><td>${v.step + 1}</td><td>${round(v.at, 1)} s</td><td>${e(v.gate)}</td><td>${e(v.context)}</td><td>${e(formatMetric(v.value, v.unit))}</td><td class="${v.outcome}">${v.outcome}</td></tr>`).join('\n')}
+<table><tr><th>Step</th><th>From</th><th>Gate</th><th>While</th><th>Measured</th><th>Verdict</th></tr>
+${verdicts.map(({first, last, count}) => `<tr><td>${last.step + 1}</td><td>${round(first.at, 1)} s</td><td>${e(last.gate)}</td><td>${e(last.context)}</td><td>${e(formatMetric(last.value, last.unit))}</td><td class="${last.outcome}">${last.outcome}${count > 1 ? ` ×${count}` : ''}</td></tr>`).join('\n')}
 </table>
-<h2>Chart</h2>
-${rehearsalSvg(r)}
 </body></html>
 `
+}
+
+/** Runs of the same verdict on the same gate and step, as one row: the table is read, not scrolled. */
+function foldVerdicts(verdicts: GateVerdict[]): Array<{first: GateVerdict; last: GateVerdict; count: number}> {
+  const rows: Array<{first: GateVerdict; last: GateVerdict; count: number}> = []
+  for (const v of verdicts) {
+    const row = rows.at(-1)
+    if (row && row.last.step === v.step && row.last.gate === v.gate && row.last.context === v.context && row.last.outcome === v.outcome) {
+      row.last = v
+      row.count++
+    } else rows.push({first: v, last: v, count: 1})
+  }
+  return rows
 }

@@ -1,0 +1,43 @@
+import {describe, expect, it} from 'vitest'
+import {rehearse} from '../../src/rehearsal/rehearse.js'
+import {rampAndGatesPanel, rehearsalHtml, rehearsalPanel} from '../../src/report/rehearsal.js'
+import {loadRunbookFile} from '../../src/runbook/load.js'
+import {RecordingIO} from '../helpers/fakes.js'
+
+const rehearsed = async (file: string) =>
+  (await rehearse(loadRunbookFile(file), {operator: 'test', io: new RecordingIO(true), signal: new AbortController().signal}, {pace: null})).rehearsal
+
+describe('the rehearsal report', () => {
+  it('charts from the start to shortly after the run ends, with each step marked where it started', async () => {
+    const r = await rehearsed('runbooks/naive-full-return.yaml')
+    const panel = rehearsalPanel(r)
+    const last = panel.t[panel.t.length - 1]
+    expect(r.record.t[r.record.ticks - 1]).toBeGreaterThan(r.endAt + 600)
+    expect(last).toBeGreaterThanOrEqual(r.endAt)
+    expect(last).toBeLessThanOrEqual(r.endAt + 120)
+    const starts = r.run.steps.filter((s) => s.startedAt !== null)
+    expect(panel.markers).toEqual(expect.arrayContaining(starts.map((s) => ({t: s.startedAt, label: String(s.index + 1)}))))
+    expect(panel.markers).toContainEqual({t: r.endAt, label: 'end'})
+  })
+
+  it('draws the ramp\'s weights and the gates\' measured values on the same timeline', async () => {
+    const r = await rehearsed('runbooks/regional-dns-ramp.yaml')
+    const panel = rampAndGatesPanel(r)!
+    expect(panel.series.map((s) => s.label)).toEqual(expect.arrayContaining(['api-west weight', 'error-rate measured']))
+    const west = panel.series.find((s) => s.label === 'api-west weight')!.values
+    const shares = new Set(Array.from(west).filter((v) => !Number.isNaN(v)).map((v) => Math.round(v)))
+    expect([...shares].sort((a, b) => a - b)).toEqual([1, 5, 10, 25, 50])
+    expect(panel.t.length).toBe(rehearsalPanel(r).t.length)
+  })
+
+  it('leads the HTML page with the chart, and folds repeated passes into one row', async () => {
+    const r = await rehearsed('runbooks/regional-dns-ramp.yaml')
+    const html = rehearsalHtml(r)
+    expect(html.indexOf('<svg')).toBeGreaterThan(0)
+    expect(html.indexOf('<svg')).toBeLessThan(html.indexOf('<h2>Steps</h2>'))
+    const verdicts = r.run.steps.flatMap((s) => s.verdicts).length
+    const rows = html.slice(html.indexOf('<h2>Gate verdicts</h2>')).match(/<tr><td>/g)!.length
+    expect(rows).toBeLessThan(verdicts / 2)
+    expect(html).toMatch(/pass ×\d+<\/td>/)
+  })
+})
