@@ -59,7 +59,8 @@ steps:
     const restricted = at('restricted: none → sync')
     const lifted = at('restricted: sync → none')
     const now = at('Now:')
-    const question = at('Apply two-ramps on AWS?')
+    // The question names the region the run acts in (here from AWS_REGION; else the runbook's ARNs).
+    const question = at('Apply two-ramps on AWS (us-east-1)?')
     expect(first).toBeLessThan(restricted)
     expect(restricted).toBeLessThan(second)
     expect(second).toBeLessThan(lifted)
