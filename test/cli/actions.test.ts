@@ -2,34 +2,13 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {expectBadInput, expectCompleted} from '../helpers/expect-cli.js'
 import {isolatedSluice, type CliResult} from '../helpers/cli.js'
 import type {RunJson} from '../../src/cli/run-runbook.js'
 
 /** Every spawn runs without AWS and with its own state directory. */
 const sluice = isolatedSluice('actions')
 
-
-/** Bad input: exit 2, nothing on stdout, exactly one `Error: ` line on stderr, no stack trace. */
-function expectBadInput(result: CliResult, message: RegExp): void {
-  expect(result.code, result.stderr).toBe(2)
-  expect(result.stdout).toBe('')
-  const lines = result.stderr.trimEnd().split('\n')
-  expect(lines, result.stderr).toHaveLength(1)
-  expect(lines[0]).toMatch(/^Error: /)
-  expect(lines[0]).toMatch(message)
-  expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/)
-}
-
-/** A completed one-step rehearsal: exit 0, the report on stdout, the step's progress on stderr. */
-function expectCompleted(result: CliResult, doneLine: RegExp): void {
-  expect(result.code, result.stderr).toBe(0)
-  expect(result.stdout).toMatch(/^Outcome: completed — [a-z]+-from-the-command-line: its step is done$/m)
-  expect(result.stdout).toMatch(/[\u2801-\u28ff]/)
-  expect(result.stderr).toMatch(/^plan: 1 step$/m)
-  expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] start /m)
-  expect(result.stderr).toMatch(doneLine)
-  expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] run: completed /m)
-}
 
 const ramp = ['ramp', '--set', 'west', '--schedule', '1,5,25,50', '--bake', '60', '--gate-metric', 'error-rate', '--gate-threshold', '1', '--gate-pool', 'west', '--scenario', 'two-regions']
 const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--restart', '/usr/local/bin/restart-api {id}', '--scenario', 'two-regions']

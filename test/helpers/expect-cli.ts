@@ -1,0 +1,26 @@
+import {expect} from 'vitest'
+import type {CliResult} from './cli.js'
+
+// What the single-action commands' tests expect of a run, in process and spawned alike.
+
+/** Bad input: exit 2, nothing on stdout, exactly one `Error: ` line on stderr, no stack trace. */
+export function expectBadInput(result: CliResult, message: RegExp): void {
+  expect(result.code, result.stderr).toBe(2)
+  expect(result.stdout).toBe('')
+  const lines = result.stderr.trimEnd().split('\n')
+  expect(lines, result.stderr).toHaveLength(1)
+  expect(lines[0]).toMatch(/^Error: /)
+  expect(lines[0]).toMatch(message)
+  expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/)
+}
+
+/** A completed one-step rehearsal: exit 0, the report on stdout, the step's progress on stderr. */
+export function expectCompleted(result: CliResult, doneLine: RegExp): void {
+  expect(result.code, result.stderr).toBe(0)
+  expect(result.stdout).toMatch(/^Outcome: completed — [a-z]+-from-the-command-line: its step is done$/m)
+  expect(result.stdout).toMatch(/[\u2801-\u28ff]/)
+  expect(result.stderr).toMatch(/^plan: 1 step$/m)
+  expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] start /m)
+  expect(result.stderr).toMatch(doneLine)
+  expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] run: completed /m)
+}
