@@ -101,6 +101,11 @@ export interface ActionContext {
   preApproved: boolean
   /** A safe point: while the run is paused it holds here, saying where and who paused it; resolves at once otherwise, or when the run stops. */
   checkpoint(where: string): Promise<void>
+  /**
+   * Waits `seconds` with no gate to judge (a wait step, a bake without a gate). Time paused does
+   * not count; a promote ends it early, since there is no gate it could skip. Says how it ended.
+   */
+  hold(seconds: number, where: string): Promise<'done' | 'promoted' | 'interrupted'>
   progress(message: string): void
   warn(message: string): void
   /** Reports a verdict an action reached on its own (not through watch). */

@@ -163,7 +163,8 @@ async function cycleBatch(
       return {...gateFailure(step, result, `stopped after ${which}`), verdicts}
     }
   } else if (step.bake > 0) {
-    await ctx.control.clock.sleep(step.bake, ctx.signal)
+    // An interruption is seen before the next batch; this batch is back in service either way.
+    await ctx.hold(step.bake, `in the bake after ${which}`)
   }
   return null
 }

@@ -109,8 +109,7 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
         return {...outcome, status: back.ok ? outcome.status : 'error', verdicts}
       }
     } else {
-      await ctx.control.clock.sleep(step.bake, ctx.signal)
-      if (ctx.signal.aborted) return interrupted(at)
+      if ((await ctx.hold(step.bake, `in the bake at ${step.set} ${percent}%`)) === 'interrupted') return interrupted(at)
     }
     lastGood = weights
     lastGoodLabel = `${step.set} ${percent}% (${describeWeights(weights)})`

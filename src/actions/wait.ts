@@ -12,8 +12,8 @@ export const wait: ActionDefinition<WaitStep> = {
   iam: () => [],
   mutations: {},
   async run(step, ctx) {
-    await ctx.control.clock.sleep(step.for, ctx.signal)
-    if (ctx.signal.aborted) return {status: 'interrupted', message: 'interrupted while waiting'}
-    return {status: 'done', message: `waited ${step.for} s`}
+    const ended = await ctx.hold(step.for, `in a wait of ${step.for} s`)
+    if (ended === 'interrupted') return {status: 'interrupted', message: 'interrupted while waiting'}
+    return {status: 'done', message: ended === 'promoted' ? `promoted before the wait of ${step.for} s was over` : `waited ${step.for} s`}
   },
 }

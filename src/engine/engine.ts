@@ -212,6 +212,27 @@ function actionContext(
       out.emit({type: 'progress', step: step.index, message: `paused by ${by.operator} on ${by.host}: holding ${where} (\`sluice promote ${controls.runId}\` continues)`, at: at()})
       await controls.whilePaused(signal)
     },
+    async hold(seconds, where) {
+      const clock = control.clock
+      // Without controls (a rehearsal) nothing can pause or promote: one sleep, in virtual time.
+      if (!controls) {
+        await clock.sleep(seconds, signal)
+        return signal.aborted ? 'interrupted' : 'done'
+      }
+      const promotions = controls.promotions
+      let left = seconds
+      while (left > 1e-9) {
+        // Short slices, so a pause or a promote takes effect within a second.
+        const started = clock.now()
+        await clock.sleep(Math.min(left, 1), signal)
+        if (signal.aborted) return 'interrupted'
+        if (controls.promotions > promotions) return 'promoted'
+        if (controls.pausedBy) await this.checkpoint(`${where}, ${Math.ceil(left)} s left`)
+        else left -= clock.now() - started
+        if (signal.aborted) return 'interrupted'
+      }
+      return 'done'
+    },
     progress: (message) => out.emit({type: 'progress', step: step.index, message, at: at()}),
     warn: (message) => out.emit({type: 'warning', step: step.index, message}),
     verdict: (verdict) => out.emit({type: 'verdict', verdict}),

@@ -122,3 +122,59 @@ describe('controls through a state store', () => {
     expect((await store.controls(runId)).map((c) => c.seq)).toEqual([1, 2, 3, 4, 5])
   })
 })
+
+describe('controls in a wait, or a bake with no gate', () => {
+  const noAbort = () => new AbortController().signal
+
+  it('a pause stops the clock of a wait; the time paused does not count', async () => {
+    const controls = new HandControls()
+    const clock = new FakeClock()
+    const sleep = clock.sleep.bind(clock)
+    let slept = 0
+    clock.sleep = async (seconds, signal) => {
+      slept++
+      if (slept === 3) controls.pausedBy = who
+      if (slept === 8) controls.pausedBy = null
+      await sleep(seconds, signal)
+    }
+    let holds = 0
+    controls.whilePaused = async () => {
+      holds++
+      await sleep(1)
+    }
+    const result = await runRunbook(runbook('  - {action: wait, for: 10}\n'), {control: control({clock}), io: new RecordingIO(), signal: noAbort(), controls})
+    expect(result.steps[0]).toMatchObject({status: 'done', message: 'waited 10 s'})
+    // Paused from the 3rd one-second slice to the 8th: five slices and five holds of a second
+    // each that do not count, then the wait goes on to its full ten counted seconds.
+    expect(holds).toBe(5)
+    expect(slept).toBe(15)
+    expect(clock.now()).toBe(10 + 5 + 5)
+  })
+
+  it('a promote ends a wait early: there is no gate it could skip', async () => {
+    const controls = new HandControls()
+    const clock = new FakeClock()
+    const sleep = clock.sleep.bind(clock)
+    clock.sleep = async (seconds, signal) => {
+      await sleep(seconds, signal)
+      if (clock.now() >= 3) controls.promote()
+    }
+    const result = await runRunbook(runbook('  - {action: wait, for: 600}\n'), {control: control({clock}), io: new RecordingIO(), signal: noAbort(), controls})
+    expect(result.steps[0]).toMatchObject({status: 'done', message: 'promoted before the wait of 600 s was over'})
+    expect(clock.now()).toBe(3)
+  })
+
+  it('without controls (a rehearsal) a wait is one sleep in virtual time', async () => {
+    const clock = new FakeClock()
+    let sleeps = 0
+    const sleep = clock.sleep.bind(clock)
+    clock.sleep = async (seconds, signal) => {
+      sleeps++
+      await sleep(seconds, signal)
+    }
+    const result = await runRunbook(runbook('  - {action: wait, for: 600}\n'), {control: control({clock}), io: new RecordingIO(), signal: noAbort()})
+    expect(result.steps[0]).toMatchObject({status: 'done', message: 'waited 600 s'})
+    expect(sleeps).toBe(1)
+    expect(clock.now()).toBe(600)
+  })
+})
