@@ -57,11 +57,11 @@ export async function when(check: () => boolean, timeoutMs = 60_000): Promise<nu
 /**
  * A ramp of maintenance 20% → 50% → 100% behind a CloudWatch error-rate gate, with waits as short
  * as the seeded TTL allows (as test/aws/live-runbook.ts shortens the shipped runbooks): each step
- * bakes 1 s and passes on one good verdict, so a step takes about a second.
+ * bakes `bake` s (1 by default) and passes on one good verdict, so a step takes about a second.
  */
-export function gatedRamp(fx: Fixture): string {
-  const file = join(fx.dir, 'gated-ramp.yaml')
-  writeFileSync(file, `name: gated-ramp
+export function gatedRamp(fx: Fixture, bake = 1, name = 'gated-ramp'): string {
+  const file = join(fx.dir, `${name}-${bake}.yaml`)
+  writeFileSync(file, `name: ${name}
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
   metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}
@@ -69,7 +69,7 @@ steps:
   - action: ramp
     set: maintenance
     schedule: [20, 50, 100]
-    bake: 1
+    bake: ${bake}
     gate: {metric: error-rate, threshold: 1, window: 60, interval: 1, successes: 1}
 `)
   return file

@@ -5,7 +5,7 @@ import {beforeEach, describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {uniqueName} from './seed.js'
-import {spawnRun} from './spawned-run.js'
+import {gatedRamp, spawnRun} from './spawned-run.js'
 
 let fx: Fixture
 const current = useLiveFixture()
@@ -14,21 +14,7 @@ beforeEach(() => {
 })
 
 /** maintenance 20% → 50% → 100% behind a gate measured every second, each step baking `bake` s. */
-function ramp(bake: number): string {
-  const file = join(fx.dir, `ramp-${bake}.yaml`)
-  writeFileSync(file, `name: controlled-ramp
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-  metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}
-steps:
-  - action: ramp
-    set: maintenance
-    schedule: [20, 50, 100]
-    bake: ${bake}
-    gate: {metric: error-rate, threshold: 1, window: 60, interval: 1, successes: 1}
-`)
-  return file
-}
+const ramp = (bake: number): string => gatedRamp(fx, bake, 'controlled-ramp')
 
 /** The id of the one run in a store, once it has one. */
 async function theRunId(env: Record<string, string>): Promise<string> {
