@@ -29,14 +29,15 @@ function sharedFiles(): {config: string; credentials: string} {
  * The region and profile a run's calls use, settled before the first call. The region is the
  * configured one (--region, AWS_REGION, AWS_DEFAULT_REGION, the profile's), else the one the
  * runbook's ARNs name: an ARN says where its resource is, so a run never reads Route 53 and then
- * fails half-way through its reads for want of a region. A profile that is in neither shared file
+ * fails half-way through its reads for want of a region. A configured region that is not the
+ * ARNs' is refused before any call: AWS would answer "not found" for resources that exist. A profile that is in neither shared file
  * is named as such, not left for the credential chain to report as "Could not load credentials".
  */
 export async function resolveAws(options: AwsOptions): Promise<AwsOptions> {
   const profile = options.profile || process.env.AWS_PROFILE || undefined
   const configured = options.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || undefined
   let profileRegion: string | undefined
-  if (profile || !configured) {
+  if (profile || !configured || options.runbookRegion) {
     const {loadSharedConfigFiles} = await import('@smithy/core/config')
     const files = await loadSharedConfigFiles({ignoreCache: true})
     if (profile && !(profile in files.configFile) && !(profile in files.credentialsFile)) {
@@ -45,7 +46,13 @@ export async function resolveAws(options: AwsOptions): Promise<AwsOptions> {
     }
     profileRegion = files.configFile[profile ?? 'default']?.region || undefined
   }
-  return {...options, ...(profile ? {profile} : {}), region: configured ?? profileRegion ?? options.runbookRegion}
+  const region = configured ?? profileRegion
+  if (region && options.runbookRegion && region !== options.runbookRegion) {
+    const from = options.region ? '--region' : process.env.AWS_REGION ? 'AWS_REGION' : process.env.AWS_DEFAULT_REGION ? 'AWS_DEFAULT_REGION' : `profile ${profile ?? 'default'}`
+    const instead = from === '--region' ? '' : from.startsWith('AWS_') ? `, or unset ${from} so that the ARNs give it` : `, or set AWS_REGION=${options.runbookRegion}`
+    throw new InputError(`--region: ${region} (from ${from}) is not the region the runbook's ARNs name, ${options.runbookRegion}: every call would look for its resources in the wrong region. Give --region ${options.runbookRegion}${instead}`)
+  }
+  return {...options, ...(profile ? {profile} : {}), region: region ?? options.runbookRegion}
 }
 
 /** No region anywhere: said before the first regional call, with where one can come from. */

@@ -62,6 +62,16 @@ describe('live errors change nothing', () => {
     expect(fx.proxy.calls).toHaveLength(0)
   }, 120_000)
 
+  it('a configured region that is not the ARNs\' is refused with exit 2 naming both and where it came from, before any call', async () => {
+    const g = good()
+    const file = runbookWith([g.dns, g.tg, g.listener].join('\n'))
+    const result = await sluice(['run', file, '--yes'], {env: {...fx.env, AWS_REGION: 'eu-west-1'}})
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toContain("--region: eu-west-1 (from AWS_REGION) is not the region the runbook's ARNs name, us-east-1")
+    expect(result.stderr).toContain('Give --region us-east-1, or unset AWS_REGION')
+    expect(fx.proxy.calls).toHaveLength(0)
+  }, 120_000)
+
   it('a profile that does not exist is named as such, exit 2, before any call', async () => {
     const g = good()
     const file = runbookWith([g.dns, g.tg, g.listener].join('\n'))
