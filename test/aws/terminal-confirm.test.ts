@@ -87,4 +87,55 @@ steps:
     expect(screen.indexOf('1. set the weights of')).toBeLessThan(screen.indexOf(`Roll back run ${runId}`))
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 50, maintenance: 50})
   }, 120_000)
+
+  it('resume shows only the steps left, chained from where the run stopped, before it asks; n changes nothing', async () => {
+    const file = join(fx.dir, 'two-stage.yaml')
+    writeFileSync(file, `name: two-stage
+targets:
+  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
+steps:
+  - {action: ramp, set: maintenance, schedule: [10], bake: 1}
+  - {action: approve, message: Go on to half?, timeout: 1}
+  - {action: ramp, set: maintenance, schedule: [30, 50], bake: 1}
+  - {action: ramp, set: mailbox, schedule: [100], bake: 1}
+`)
+    // Nobody answers the approval within its 1 s, so the run holds there (exit 4), resumable at step 2.
+    const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(run.code, run.stderr).toBe(4)
+    const held = JSON.parse(run.stdout) as {runId: string; steps: Array<{status: string}>}
+    expect(held.steps.map((s) => s.status)).toEqual(['done', 'refused', 'skipped', 'skipped'])
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 90, maintenance: 10})
+    const changes = fx.proxy.count('ChangeResourceRecordSets')
+    expect(changes).toBe(1)
+
+    const {code, screen} = await inTerminal(['resume', held.runId], 'n\r', fx.env)
+    expect(code, screen).toBe(4)
+    const at = (text: string) => {
+      const i = screen.indexOf(text)
+      expect(i, `${text} in:\n${screen}`).toBeGreaterThanOrEqual(0)
+      return i
+    }
+    expect(screen).toContain(`plan: 3 steps, live run ${held.runId}`)
+    // The finished ramp is not planned again; the plan keeps the runbook's step numbers.
+    expect(screen).not.toMatch(/^\s*1\. /m)
+    expect(screen).not.toMatch(/^\s*\d+\. Ramp maintenance: 10%/m)
+    const approval = at('2. Approval: Go on to half?')
+    // The next ramp starts from the weights the finished one left, and the last from where that one ends.
+    const next = at('3. Ramp maintenance: 30% → 50%')
+    const chained = at('weights mailbox=90 maintenance=10 → mailbox=70 maintenance=30 → mailbox=50 maintenance=50, one change per step')
+    const last = at('4. Ramp mailbox: 100%')
+    const after = at('weights mailbox=50 maintenance=50 → mailbox=100 maintenance=0, one change per step')
+    const now = at('Now:')
+    const question = at('Resume two-stage on AWS (us-east-1)?')
+    expect(approval).toBeLessThan(next)
+    expect(next).toBeLessThan(chained)
+    expect(chained).toBeLessThan(last)
+    expect(last).toBeLessThan(after)
+    expect(after).toBeLessThan(now)
+    expect(now).toBeLessThan(question)
+    expect(screen).toContain('two-stage: not confirmed; nothing was changed')
+    // Answering n changed nothing: no weight change after the question, the weights where the run left them.
+    expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(changes)
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 90, maintenance: 10})
+  }, 120_000)
 })
