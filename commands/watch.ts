@@ -2,14 +2,13 @@ import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
 import {RefusedError} from '../src/errors.js'
-import {entryLine} from '../src/state/journal-view.js'
 import {openStore} from '../src/state/open.js'
 import type {WatchEnd} from '../src/state/watch.js'
 
 export default class Watch extends SluiceCommand {
   static override summary = 'Follow a live run from any terminal, until it ends.'
 
-  static override description = `Reads the run's journal from its state store (the same --state the run uses; dynamodb://TABLE reaches a run on another machine) and shows who runs it, each step, every change with the weights before and after, every gate verdict and every control, as the running process records them. It ends with the run (exit 0). A run that has already ended is shown whole (exit 0); one that is not running and never ended (its process died) is shown and said so (exit 4).
+  static override description = `Reads the run's journal from its state store (the same --state the run uses; dynamodb://TABLE reaches a run on another machine) and shows it as the running process's own terminal does: who runs it, each step, every change with the weights before and after, the gate verdicts, the bake counting down, and every control. On a terminal it is redrawn in place; otherwise (a file, a CI log) it is timestamped lines. It ends with the run (exit 0). A run that has already ended is shown whole (exit 0); one that is not running and never ended (its process died) is shown and said so (exit 4).
 
 With --json, one journal entry per line (JSON Lines), as the running process writes them.`
 
@@ -24,22 +23,27 @@ With --json, one journal entry per line (JSON Lines), as the running process wri
   async run(): Promise<WatchEnd> {
     const {args, flags} = await this.parse(Watch)
     const store = await openStore(flags.state, awsOptionsOf(flags))
-    const {watchRun} = await import('../src/state/watch.js')
+    const [{watchRun}, {TerminalIO, chooseMode}, {WatchView}] = await Promise.all([
+      import('../src/state/watch.js'),
+      import('../src/cli/terminal/terminal-io.js'),
+      import('../src/cli/terminal/watch-view.js'),
+    ])
+    const json = this.jsonEnabled()
+    // What is watched is the output: on stdout, drawn when stdout is a terminal.
+    const mode = chooseMode({json, isTTY: process.stdout.isTTY === true})
+    const view = new WatchView(new TerminalIO({mode, yes: false, interactive: false, stream: process.stdout, clock: 'wall'}), args.run)
     const stop = new AbortController()
     const onSignal = () => stop.abort()
     process.once('SIGINT', onSignal)
-    const json = this.jsonEnabled()
     let end: WatchEnd
     try {
-      end = await watchRun(store, args.run, (entry) => {
+      end = await watchRun(store, args.run, (entry, past) => {
         if (json) process.stdout.write(`${JSON.stringify(entry)}\n`)
-        else {
-          const line = entryLine(args.run, entry)
-          if (line !== null) this.log(line)
-        }
+        else view.show(entry, past)
       }, stop.signal)
     } finally {
       process.off('SIGINT', onSignal)
+      await view.close()
     }
     if (end.notRunning) throw new RefusedError(end.notRunning)
     this.note(end.wasRunning ? `run ${end.runId} ended: ${end.status}` : `run ${end.runId} is not running: it ended ${end.status}`)

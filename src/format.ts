@@ -131,6 +131,9 @@ export function formatEvent(event: RunEvent): string[] {
       return [`${label(event.step)} start ${event.title}`]
     case 'progress':
       return [`${label(event.step)} progress ${event.message}`]
+    case 'bake':
+      // A countdown for the live views; the status line before it already says what bakes.
+      return []
     case 'verdict':
       return [`${label(event.verdict.step)} ${verdictText(event.verdict)}`]
     case 'mutation': {

@@ -27,6 +27,11 @@ export interface ActionDefinition<S extends Step = Step> {
   project?(step: S, live: LiveView): LiveView
   /** Whether it changes the load balancer or DNS, so a live run asks before it starts. */
   changesLive: boolean
+  /**
+   * The step's `timeout` is how long the action itself waits (an approval), so it ends the step
+   * then with its own outcome; the engine does not also stop it, which would race that outcome.
+   */
+  endsAtTimeout?: true
   /** The live resources it changes, as lock names: two runs on one of them may not overlap. */
   locks(step: S, targets: Runbook['targets']): string[]
   /** The IAM statements its calls need (gates' metric reads are the metrics source's). */

@@ -24,6 +24,7 @@ export const approve: ActionDefinition<ApproveStep> = {
   title: (step) => `Approval: ${step.message}`,
   plan: (step) => [`ask: ${step.message}`],
   changesLive: false,
+  endsAtTimeout: true,
   locks: () => [],
   iam: () => [],
   mutations: {},
@@ -49,7 +50,6 @@ async function awaitApproval(step: ApproveStep, ctx: ActionContext, context: str
   const controls = ctx.controls!
   const limit = step.timeout ?? defaultApprovalTimeout
   const clock = ctx.control.clock
-  const started = clock.now()
   ctx.progress(`waiting for approval up to ${limit} s: answer here, or run \`sluice promote ${controls.runId}\` from any terminal`)
   const settled = new AbortController()
   const onStop = () => settled.abort()
@@ -67,7 +67,9 @@ async function awaitApproval(step: ApproveStep, ctx: ActionContext, context: str
     }
     const answer = await Promise.race(answers)
     if (answer) return answer
-    if (clock.now() - started >= limit - 1e-6)
+    // No answer and no stop: the timeout ended it. (Not judged by the clock: a timer on a busy
+    // machine fires by the event loop's time, which may lag the clock by more than a millisecond.)
+    if (!ctx.signal.aborted)
       return {status: 'refused', message: `no approval within ${limit} s: ${step.message}; holding here with nothing more changed (\`sluice resume ${controls.runId}\` asks again)`}
     return {status: 'interrupted', message: `interrupted while waiting for approval: ${step.message}`}
   } finally {

@@ -161,7 +161,7 @@ async function runStep(
   runSignal.addEventListener('abort', forward, {once: true})
   const idle = new AbortController()
   let timedOut = false
-  if (step.timeout !== undefined) {
+  if (step.timeout !== undefined && !actionOf(step).endsAtTimeout) {
     void control.clock.sleep(step.timeout, idle.signal).then(() => {
       if (idle.signal.aborted || stop.signal.aborted) return
       timedOut = true
@@ -216,19 +216,23 @@ function actionContext(
       const clock = control.clock
       // Without controls (a rehearsal) nothing can pause or promote: one sleep, in virtual time.
       if (!controls) {
+        out.emit({type: 'bake', step: step.index, seconds, at: at()})
         await clock.sleep(seconds, signal)
         return signal.aborted ? 'interrupted' : 'done'
       }
       const promotions = controls.promotions
       let left = seconds
+      out.emit({type: 'bake', step: step.index, seconds, at: at()})
       while (left > 1e-9) {
         // Short slices, so a pause or a promote takes effect within a second.
         const started = clock.now()
         await clock.sleep(Math.min(left, 1), signal)
         if (signal.aborted) return 'interrupted'
         if (controls.promotions > promotions) return 'promoted'
-        if (controls.pausedBy) await this.checkpoint(`${where}, ${Math.ceil(left)} s left`)
-        else left -= clock.now() - started
+        if (controls.pausedBy) {
+          await this.checkpoint(`${where}, ${Math.ceil(left)} s left`)
+          out.emit({type: 'bake', step: step.index, seconds: left, at: at()})
+        } else left -= clock.now() - started
         if (signal.aborted) return 'interrupted'
       }
       return 'done'
@@ -251,12 +255,14 @@ function actionContext(
         throw error
       }
     },
-    watch: (gate, bake, context) =>
-      watchGate({
+    watch: (gate, bake, context) => {
+      if (bake > 0) out.emit({type: 'bake', step: step.index, seconds: bake, at: at()})
+      return watchGate({
         gate, bake, context, step: step.index, signal, clock: control.clock, controls,
         metrics: need(control.metrics, 'metrics (targets.metrics)'),
         onVerdict: (verdict) => out.emit({type: 'verdict', verdict}),
-      }),
+      })
+    },
     dns: () => need(control.dns, 'a weighted DNS record (targets.dns)'),
     rules: () => need(control.rules, 'a listener (targets.listener)'),
     metrics: () => need(control.metrics, 'metrics (targets.metrics)'),

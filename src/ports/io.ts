@@ -61,6 +61,8 @@ export type RunEvent =
   | {type: 'plan'; runbook: string; steps: PlannedStep[]; runId?: string}
   | {type: 'step-start'; step: number; title: string; at: number}
   | {type: 'progress'; step: number; message: string; at: number}
+  /** The step holds from `at` for `seconds` (a bake, a wait); said again with what is left when a pause ends. */
+  | {type: 'bake'; step: number; seconds: number; at: number}
   | {type: 'verdict'; verdict: GateVerdict}
   | {type: 'mutation'; mutation: Mutation; at: number}
   | {type: 'warning'; step?: number; message: string}

@@ -42,54 +42,41 @@ export function describeJournal(runId: string, read: JournalRead): {status: stri
 
 /** One journal entry as a timeline line, or null for entries not worth one. */
 export function entryLine(runId: string, e: JournalEntry): string | null {
-  const lines: string[] = []
-  {
-    const time = e.at.slice(11, 19)
-    switch (e.type) {
-      case 'run-start':
-        lines.push(`${time}  run ${runId} of ${e.runbookName} by ${e.operator} on ${e.host} (pid ${e.pid})`)
-        break
-      case 'resume':
-        lines.push(`${time}  resumed by ${e.operator} on ${e.host} from ${stepName(e.fromStep as number)}`)
-        break
-      case 'step-start':
-        lines.push(`${time}  ${stepName(e.step as number)} started: ${e.title}`)
-        break
-      case 'step-end':
-        lines.push(`${time}  ${stepName(e.step as number)} ${e.status}: ${e.message}`)
-        break
-      case 'mutation': {
-        // The journal keeps every outcome, so a success that the terminal passes over gets a line.
-        const text = mutationText(e.mutation as Mutation) ?? 'done'
-        lines.push(`${time}    ${text}${e.found ? ` (${e.found})` : ''}`)
-        break
-      }
-      case 'verdict':
-        lines.push(`${time}    ${verdictText(e.verdict as GateVerdict)}`)
-        break
-      case 'warning':
-        lines.push(`${time}    warning: ${e.message}`)
-        break
-      case 'run-end':
-        lines.push(`${time}  run ${e.outcome}: ${e.message}`)
-        break
-      case 'rollback-start':
-        lines.push(`${time}  rollback by ${e.operator} on ${e.host}`)
-        break
-      case 'lock-broken':
-        lines.push(`${time}  lock ${e.lockId} on ${e.resource} broken by ${e.operator} on ${e.host}`)
-        break
-      case 'rollback-end':
-        lines.push(`${time}  rolled back`)
-        break
-      case 'control': {
-        const c = e.control as ControlIntent
-        lines.push(`${time}  ${c.kind} by ${c.operator} on ${c.host} (pid ${c.pid}): ${String(e.effect)}`)
-        break
-      }
-      default:
-        break
+  const said = entryText(runId, e)
+  return said === null ? null : `${e.at.slice(11, 19)}  ${said.detail ? '  ' : ''}${said.text}`
+}
+
+/** What a journal entry says, without its time; `detail` for what happens inside a step (a change, a verdict). */
+export function entryText(runId: string, e: JournalEntry): {text: string; detail: boolean} | null {
+  switch (e.type) {
+    case 'run-start':
+      return {text: `run ${runId} of ${e.runbookName} by ${e.operator} on ${e.host} (pid ${e.pid})`, detail: false}
+    case 'resume':
+      return {text: `resumed by ${e.operator} on ${e.host} from ${stepName(e.fromStep as number)}`, detail: false}
+    case 'step-start':
+      return {text: `${stepName(e.step as number)} started: ${e.title}`, detail: false}
+    case 'step-end':
+      return {text: `${stepName(e.step as number)} ${e.status}: ${e.message}`, detail: false}
+    case 'mutation':
+      // The journal keeps every outcome, so a success that the terminal passes over gets a line.
+      return {text: `${mutationText(e.mutation as Mutation) ?? 'done'}${e.found ? ` (${e.found})` : ''}`, detail: true}
+    case 'verdict':
+      return {text: verdictText(e.verdict as GateVerdict), detail: true}
+    case 'warning':
+      return {text: `warning: ${e.message}`, detail: true}
+    case 'run-end':
+      return {text: `run ${e.outcome}: ${e.message}`, detail: false}
+    case 'rollback-start':
+      return {text: `rollback by ${e.operator} on ${e.host}`, detail: false}
+    case 'lock-broken':
+      return {text: `lock ${e.lockId} on ${e.resource} broken by ${e.operator} on ${e.host}`, detail: false}
+    case 'rollback-end':
+      return {text: 'rolled back', detail: false}
+    case 'control': {
+      const c = e.control as ControlIntent
+      return {text: `${c.kind} by ${c.operator} on ${c.host} (pid ${c.pid}): ${String(e.effect)}`, detail: false}
     }
+    default:
+      return null
   }
-  return lines[0] ?? null
 }

@@ -47,15 +47,35 @@ export class JournalWriter {
     this.seq++
   }
 
-  /** Engine events as journal entries: who did what, before → after, every verdict. */
+  /**
+   * Engine events as journal entries: who did what, before → after, every verdict, and what each
+   * step is doing (its statuses and bakes), so that `sluice watch` shows from any machine what
+   * the running terminal shows. eventOf() reads them back.
+   */
   async record(event: RunEvent): Promise<void> {
-    if (event.type === 'plan') return this.write('plan', {runbook: event.runbook, steps: event.steps.map((s) => ({index: s.index, action: s.action, title: s.title}))})
-    if (event.type === 'progress') return
+    if (event.type === 'plan') return this.write('plan', {runbook: event.runbook, steps: event.steps.map((s) => ({index: s.index, action: s.action, title: s.title, details: s.details}))})
     // An event's `at` is the run's clock; the entry's own `at` is when it was written.
     const {type, ...rest} = event
     const {at, ...data} = rest as Record<string, unknown>
     return this.write(type, at === undefined ? data : {...data, clock: at})
   }
+}
+
+const eventTypes: ReadonlySet<string> = new Set<RunEvent['type']>(['plan', 'step-start', 'progress', 'bake', 'verdict', 'mutation', 'warning', 'step-end', 'run-end', 'control'])
+
+/**
+ * A journal entry as the engine event it records (JournalWriter.record, reversed), or undefined
+ * for entries that are not one (run-start, resume, rollback, lock-broken). Journals written before
+ * plans kept their details read back with none.
+ */
+export function eventOf(entry: JournalEntry): RunEvent | undefined {
+  if (!eventTypes.has(entry.type)) return undefined
+  const {seq: _seq, at: _at, clock, found: _found, ...data} = entry
+  if (entry.type === 'plan') {
+    const steps = (entry.steps as Array<{index: number; action: string; title: string; details?: string[]}>).map((s) => ({...s, details: s.details ?? []}))
+    return {type: 'plan', runbook: String(entry.runbook), steps}
+  }
+  return (clock === undefined ? data : {...data, at: clock}) as unknown as RunEvent
 }
 
 export function runStart(read: JournalRead): RunStart {

@@ -17,23 +17,21 @@ export interface WatchEnd {
 }
 
 /**
- * Follows a run's journal from any machine that reaches its state store: every entry so far,
- * then each new one as the running process appends it, until its run-end entry. A run that has
+ * Follows a run's journal from any machine that reaches its state store: every entry so far
+ * (those of attempts before a resume marked past), then each new one as the running process appends it, until its run-end entry. A run that has
  * ended shows its entries and ends at once; one that is not running and never ended (its process
  * died) shows its entries and says so.
  */
-export async function watchRun(store: StateStore, runId: string, onEntry: (entry: JournalEntry) => void, signal: AbortSignal, pollMs = WATCH_POLL_MS): Promise<WatchEnd> {
+export async function watchRun(store: StateStore, runId: string, onEntry: (entry: JournalEntry, past: boolean) => void, signal: AbortSignal, pollMs = WATCH_POLL_MS): Promise<WatchEnd> {
   let read = await store.read(runId)
   const runbook = runStart(read).runbookName
+  const attempts = (entries: JournalEntry[]) => entries.filter((e) => e.type === 'run-start' || e.type === 'resume')
+  // `past` marks the entries of attempts before the latest one (a run resumed after it stopped).
+  const latest = attempts(read.entries).at(-1)?.seq ?? 0
   let shown = 0
-  const show = (entries: JournalEntry[]): JournalEntry | undefined => {
-    let end: JournalEntry | undefined
-    for (const e of entries.slice(shown)) {
-      onEntry(e)
-      if (e.type === 'run-end' || e.type === 'resume' || e.type === 'run-start') end = e.type === 'run-end' ? e : undefined
-    }
+  const show = (entries: JournalEntry[]): void => {
+    for (const e of entries.slice(shown)) onEntry(e, e.seq < latest)
     shown = entries.length
-    return end
   }
   const ended = (entries: JournalEntry[]) => entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'run-end').at(-1)?.type === 'run-end'
   const first = runningHolder(runId, read, await store.locks())
@@ -51,11 +49,13 @@ export async function watchRun(store: StateStore, runId: string, onEntry: (entry
       return {runId, runbook, status: runStatus(read), wasRunning, notRunning: running.why}
     }
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, pollMs)
-      signal.addEventListener('abort', () => {
+      const done = () => {
         clearTimeout(t)
+        signal.removeEventListener('abort', done)
         resolve()
-      }, {once: true})
+      }
+      const t = setTimeout(done, pollMs)
+      signal.addEventListener('abort', done, {once: true})
     })
     read = await store.read(runId)
   }

@@ -3,6 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
+import {inTerminal} from '../helpers/terminal.js'
 import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {uniqueName} from './seed.js'
 import {gatedRamp, spawnRun} from './spawned-run.js'
@@ -68,6 +69,9 @@ describe('controls from another terminal, through bin/run.js against moto', () =
     const run = spawnRun(['run', ramp(8), '--yes'], fx.env)
     const runId = await theRunId(fx.env)
     const watch = spawnRun(['watch', runId, '--json'], fx.env)
+    // The same run watched as a person would: in a terminal, and as lines in a CI log.
+    const drawn = inTerminal(['watch', runId], fx.env)
+    const logged = spawnRun(['watch', runId], fx.env)
     await run.seen(/maintenance at 20%/)
     expect((await sluice(['pause', runId], {env: fx.env})).code).toBe(0)
     // Paused inside the 20% step's bake: the bake stops counting (the gate is still measured).
@@ -91,6 +95,26 @@ describe('controls from another terminal, through bin/run.js against moto', () =
     expect(entries.at(-1)!.type).toBe('run-end')
     expect(entries.filter((e) => e.type === 'verdict').length).toBeGreaterThanOrEqual(3)
     expect(entries.filter((e) => e.type === 'control').map((e) => [e.control!.kind, e.effect])).toEqual([['pause', 'paused'], ['promote', 'continued']])
+
+    // In a terminal: who runs it, the steps as listr2 tasks, and the bake counting down between verdicts.
+    const screen = await drawn
+    expect(screen.code, screen.screen).toBe(0)
+    expect(screen.screen).toMatch(new RegExp(`run ${runId} of controlled-ramp by \\S+ on \\S+ \\(pid \\d+\\)`))
+    // Redrawn in place as the bake counts down: many frames, one second apart, not one at the end.
+    const counted = new Set([...screen.screen.matchAll(/maintenance \d+%\), bake (\d)\/8 s/g)].map((m) => m[1]))
+    expect(counted.size, screen.screen).toBeGreaterThanOrEqual(4)
+    // The pause shows under the step it held.
+    expect(screen.screen).toMatch(/› control: pause by \S+ on \S+ \(pid \d+\): paused/)
+    expect(screen.screen).toContain(`run ${runId} ended: completed`)
+    // As lines: each with the time, none twice, the passes of a bake folded into one line.
+    const lines = await logged.ended
+    expect(lines.code, lines.stderr).toBe(0)
+    const out = lines.stdout.trimEnd().split('\n')
+    for (const line of out) expect(line).toMatch(/^\[\d\d:\d\d:\d\dZ\] /)
+    expect(new Set(out).size).toBe(out.length)
+    expect(out.join('\n')).toMatch(/\] \[step 1\] start Ramp maintenance/)
+    expect(out.join('\n')).toMatch(/gate .*: \d+\/\d+ passes/)
+    expect(out.filter((l) => /pause by .*: paused/.test(l))).toHaveLength(1)
 
     // The run has ended: a control is refused (exit 4); watch shows it whole (exit 0).
     for (const kind of ['pause', 'promote', 'abort']) {

@@ -1,8 +1,8 @@
-import {spawn} from 'node:child_process'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeEach, describe, expect, it} from 'vitest'
-import {runJs, sluice} from '../helpers/cli.js'
+import {sluice} from '../helpers/cli.js'
+import {inTerminal} from '../helpers/terminal.js'
 import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 
 let fx: Fixture
@@ -10,25 +10,6 @@ const current = useLiveFixture()
 beforeEach(() => {
   fx = current()
 })
-
-/**
- * Runs sluice in a pseudo-terminal (util-linux `script`), answers its first question with `answer`,
- * and returns what the terminal showed, with the escape codes taken out.
- */
-function inTerminal(args: string[], answer: string, env: Record<string, string>): Promise<{code: number | null; screen: string}> {
-  const command = [process.execPath, runJs, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
-  const child = spawn('script', ['-qec', `stty cols 200; ${command}`, '/dev/null'], {env: {...process.env, ...env, NO_COLOR: '1', CI: ''}, stdio: ['pipe', 'pipe', 'pipe']})
-  let screen = ''
-  let answered = false
-  child.stdout.on('data', (d) => {
-    screen += d
-    if (!answered && /\? .*\(y\/N\)/.test(screen)) {
-      answered = true
-      child.stdin.write(answer)
-    }
-  })
-  return new Promise((resolve) => child.on('close', (code) => resolve({code, screen: screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '')})))
-}
 
 describe('a live run in a terminal shows its plan before it asks', () => {
   it('the plan, chained before → after across steps, and what is true now, come before the question', async () => {
@@ -44,7 +25,7 @@ steps:
   - {action: ramp, set: mailbox, schedule: [75, 100], bake: 1}
   - {action: lift, type: sync}
 `)
-    const {code, screen} = await inTerminal(['run', file], 'n\r', fx.env)
+    const {code, screen} = await inTerminal(['run', file], fx.env, 'n\r')
     expect(code, screen).toBe(4)
     const at = (text: string) => {
       const i = screen.indexOf(text)
@@ -81,7 +62,7 @@ steps:
     const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
     expect(run.code, run.stderr).toBe(0)
     const runId = (JSON.parse(run.stdout) as {runId: string}).runId
-    const {code, screen} = await inTerminal(['rollback', runId], 'n\r', fx.env)
+    const {code, screen} = await inTerminal(['rollback', runId], fx.env, 'n\r')
     expect(code, screen).toBe(4)
     expect(screen.indexOf('1. set the weights of')).toBeGreaterThanOrEqual(0)
     expect(screen.indexOf('1. set the weights of')).toBeLessThan(screen.indexOf(`Roll back run ${runId}`))
@@ -108,7 +89,7 @@ steps:
     const changes = fx.proxy.count('ChangeResourceRecordSets')
     expect(changes).toBe(1)
 
-    const {code, screen} = await inTerminal(['resume', held.runId], 'n\r', fx.env)
+    const {code, screen} = await inTerminal(['resume', held.runId], fx.env, 'n\r')
     expect(code, screen).toBe(4)
     const at = (text: string) => {
       const i = screen.indexOf(text)

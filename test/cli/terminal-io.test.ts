@@ -250,6 +250,7 @@ describe("'tty' mode", () => {
     io.notify({type: 'plan', runbook: 'recover', steps})
     io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: 60})
     io.notify({type: 'progress', step: 1, message: 'b at 5% (a=95 b=5), baking 60 s', at: 60})
+    io.notify({type: 'bake', step: 1, seconds: 60, at: 60})
     io.notify({type: 'verdict', verdict: {...verdict, at: 80}})
     io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 5%', at: 120})
     io.notify({type: 'run-end', outcome: 'completed', message: ''})
@@ -258,6 +259,27 @@ describe("'tty' mode", () => {
     expect(text).toContain('gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%), bake 20/60 s')
     // listr2's PRESET_TIMER: the step's line ends with how long it took, e.g. [0.1s] or [1m 2s].
     expect(text).toMatch(/Ramp to site b \[[\dm. ]+s\]/)
+  })
+
+  it('on the wall clock, counts the bake down every second between verdicts', async () => {
+    const out = capture()
+    const io = terminal({mode: 'tty', stream: out.stream, clock: 'wall'})
+    const now = Date.now() / 1000
+    io.notify({type: 'plan', runbook: 'recover', steps})
+    io.notify({type: 'step-start', step: 0, title: 'Freeze changes', at: now - 31})
+    io.notify({type: 'step-end', step: 0, status: 'done', message: 'frozen', at: now - 31})
+    io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: now - 30})
+    io.notify({type: 'progress', step: 1, message: 'b at 5% (a=95 b=5), baking 90 s', at: now - 30})
+    // Began 30 s ago (as a watch that joins late reads it): counted from then, not from when it was read.
+    io.notify({type: 'bake', step: 1, seconds: 90, at: now - 30})
+    await new Promise((r) => setTimeout(r, 2_500))
+    const drawn = plain(out.text())
+    io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 5%', at: now})
+    io.notify({type: 'run-end', outcome: 'completed', message: ''})
+    await io.close()
+    expect(drawn).toContain('baking 90 s, bake 30/90 s')
+    // No verdict came in between: only the ticks moved it on.
+    expect(drawn).toMatch(/baking 90 s, bake 3[1-9]\/90 s/)
   })
 
   it('marks steps that never started as not run', async () => {
@@ -292,9 +314,10 @@ describe("'tty' mode", () => {
     expect(out.stream.writableEnded).toBe(false)
   })
 
-  it('falls back to lines on a terminal that reports no width', async () => {
+  // A pty with no size (`script`, some containers): listr2 would draw nothing until the end.
+  it.each([{columns: 0}, {rows: 0}])('falls back to lines on a terminal that reports no size (%o)', async (size) => {
     const out = capture()
-    Object.assign(out.stream, {columns: 0})
+    Object.assign(out.stream, size)
     const io = terminal({mode: 'tty', stream: out.stream})
     io.notify({type: 'plan', runbook: 'recover', steps: steps.slice(0, 1)})
     io.notify({type: 'run-end', outcome: 'completed', message: 'done'})

@@ -53,6 +53,8 @@ export class LineLog {
   }
 
   notify(event: RunEvent): void {
+    // A bake's countdown is for the live views; the status before it already says how long it bakes.
+    if (event.type === 'bake') return
     const at = event.type === 'verdict' ? event.verdict.at : 'at' in event ? event.at : undefined
     if (at !== undefined) this.now = at
     if (event.type === 'verdict') return this.verdict(event.verdict)

@@ -1,5 +1,5 @@
 import type {DefaultRenderer, Listr, ListrDefaultRendererLogLevels, ListrTaskWrapper} from 'listr2'
-import {formatEvent, mutationText, planLines, verdictText} from '../../format.js'
+import {formatEvent, mutationText, planLines, verdictText, type ClockKind} from '../../format.js'
 import type {GateVerdict, PlannedStep, RunEvent, StepStatus} from '../../ports/io.js'
 import {ask, confirmAdapter} from './prompt.js'
 
@@ -41,13 +41,18 @@ interface Slot {
   /** Settles when listr2 starts the task: only then can it show output or a prompt. */
   started: Deferred<TaskHandle>
   task?: TaskHandle
-  /** The latest line, held until listr2 starts the task. */
+  /** What the step last said (a status, a change, a verdict), without the countdown. */
+  text?: string
+  /** The latest line as shown, held until listr2 starts the task. */
   output?: string
   /** The latest gate verdict, kept under the task after it ends. */
   verdict?: string
-  /** When what the step is baking began (its latest status or change), and for how long it bakes when a status said (`baking 90 s`). */
-  bake?: {since: number; seconds?: number}
+  /** The bake (or wait) in progress: from when, for how long. Anything else the step says ends it. */
+  bake?: {since: number; seconds: number}
 }
+
+/** How often the countdown moves between a live run's events (ms). */
+const TICK_MS = 1000
 
 /** The task's line once the step is over: failures and skips replace the title in listr2. */
 function endText(title: string, end: StepEnd): string {
@@ -76,8 +81,13 @@ export class ListrView {
   private running?: Promise<void>
   private tail: Promise<void> = Promise.resolve()
   private adapter?: ReturnType<typeof confirmAdapter>
+  private ticker?: NodeJS.Timeout
 
-  constructor(private readonly stream: NodeJS.WritableStream) {}
+  /** `clock`: whose seconds events carry; on the wall clock the bake counts down every second, not only on each verdict. */
+  constructor(
+    private readonly stream: NodeJS.WritableStream,
+    private readonly clock: ClockKind = 'wall',
+  ) {}
 
   notify(event: RunEvent): void {
     switch (event.type) {
@@ -86,14 +96,20 @@ export class ListrView {
       case 'step-start':
         return this.slots.has(event.step) ? this.start() : this.print(formatEvent(event))
       case 'progress':
-        this.baking(event.step, event.at, /\bbaking (\d+) s\b/.exec(event.message)?.[1])
         return this.show(event.step, event.message, event)
+      case 'bake':
+        return this.baking(event.step, event.at, event.seconds)
       case 'verdict':
         return this.verdict(event.verdict, event)
       case 'mutation': {
-        this.baking(event.mutation.step, event.at)
         const text = mutationText(event.mutation)
         return text === undefined ? undefined : this.show(event.mutation.step, text, event)
+      }
+      case 'control': {
+        // Under the step it reached (a pause, a promote), and printed to stay on record.
+        const slot = this.current()
+        if (slot?.task && !slot.end.settled) this.show(slot.planned.index, formatEvent(event).join(' '))
+        return this.print(formatEvent(event))
       }
       case 'warning':
         // Also printed, to stay on record once the task's output line has moved on.
@@ -140,6 +156,7 @@ export class ListrView {
 
   /** Resolves once the final frame is out; steps still open (the run stopped short) show as not run. */
   async close(): Promise<void> {
+    clearInterval(this.ticker)
     this.settleAll()
     await this.module
     await this.running
@@ -222,27 +239,50 @@ export class ListrView {
     return [...this.slots.values()].find((s) => !s.end.settled)
   }
 
+  /** A status or a change: the step has moved on from any bake. */
   private show(step: number, text: string, event?: RunEvent): void {
     const slot = this.slots.get(step)
     if (!slot) return event ? this.print(formatEvent(event)) : undefined
     if (slot.end.settled) return
-    slot.output = text
-    if (slot.task) slot.task.output = text
+    slot.bake = undefined
+    this.setText(slot, text)
   }
 
-  /** A status or change starts what the step's verdicts then count down: `bake 20/90 s`. */
-  private baking(step: number, at: number, seconds?: string): void {
+  private setText(slot: Slot, text: string, now?: number): void {
+    slot.text = text
+    this.redraw(slot, now)
+  }
+
+  /** The step's line with the bake's countdown, as of `now` (the event's time, or the wall clock's on a tick). */
+  private redraw(slot: Slot, now?: number): void {
+    const bake = slot.bake
+    const baked = bake && now !== undefined ? Math.min(bake.seconds, Math.max(0, Math.round(now - bake.since))) : undefined
+    const output = `${slot.text ?? ''}${bake && baked !== undefined ? `${slot.text ? ', ' : ''}bake ${baked}/${Math.round(bake.seconds)} s` : ''}`
+    slot.output = output
+    if (slot.task) slot.task.output = output
+  }
+
+  /** A bake begins: the step's verdicts count it down (`bake 20/90 s`), and on the wall clock so does every second. */
+  private baking(step: number, at: number, seconds: number): void {
     const slot = this.slots.get(step)
-    if (slot) slot.bake = {since: at, seconds: seconds === undefined ? undefined : Number(seconds)}
+    if (!slot || slot.end.settled) return
+    slot.bake = {since: at, seconds}
+    // A watch that joins late reads bakes that began minutes ago: on the wall clock, count from now.
+    this.redraw(slot, this.clock === 'wall' ? Math.max(Date.now() / 1000, at) : at)
+    if (this.clock === 'wall') this.ticker ??= setInterval(() => this.tick(), TICK_MS).unref()
+  }
+
+  private tick(): void {
+    const slot = this.current()
+    if (slot?.bake) this.redraw(slot, Math.max(Date.now() / 1000, slot.bake.since))
   }
 
   private verdict(verdict: GateVerdict, event: RunEvent): void {
     const slot = this.slots.get(verdict.step)
-    const baked = slot?.bake ? Math.max(0, Math.round(verdict.at - slot.bake.since)) : undefined
-    const countdown = baked === undefined ? '' : slot?.bake?.seconds === undefined ? `, ${baked} s in` : `, bake ${Math.min(baked, slot.bake.seconds)}/${slot.bake.seconds} s`
-    const text = `${verdictText(verdict)}${countdown}`
-    if (slot && !slot.end.settled) slot.verdict = text
-    this.show(verdict.step, text, event)
+    if (!slot) return this.print(formatEvent(event))
+    if (slot.end.settled) return
+    this.setText(slot, verdictText(verdict), verdict.at)
+    slot.verdict = slot.output
   }
 
   private end(step: number, end: StepEnd, event: RunEvent): void {
@@ -253,6 +293,7 @@ export class ListrView {
   }
 
   private runEnd(lines: string[]): void {
+    clearInterval(this.ticker)
     this.settleAll()
     this.start()
     this.afterDrawing(lines)

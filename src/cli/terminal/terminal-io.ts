@@ -28,11 +28,13 @@ export interface TerminalIOOptions {
 const holdMs = 1000
 
 /**
- * A pty allocated without a size (some containers) reports 0 columns, and listr2 would wrap its
- * list one character per line; it sizes by process.stdout, log-update by the stream.
+ * A pty allocated without a size (some containers, `script`) reports 0 columns and 0 rows: listr2
+ * would wrap its list one character per line (it sizes by process.stdout, log-update by the
+ * stream), and log-update would cut every frame to 0 rows, so nothing would show until the end.
  */
-function hasWidth(stream: NodeJS.WritableStream): boolean {
-  return (stream as Partial<NodeJS.WriteStream>).columns !== 0 && process.stdout.columns !== 0
+function hasSize(stream: NodeJS.WritableStream): boolean {
+  const {columns, rows} = stream as Partial<NodeJS.WriteStream>
+  return columns !== 0 && rows !== 0 && process.stdout.columns !== 0
 }
 
 /** The engine's way to a person at a terminal: progress on stderr, questions by prompt. */
@@ -46,8 +48,8 @@ export class TerminalIO implements EngineIO {
 
   constructor(private readonly options: TerminalIOOptions) {
     this.stream = options.stream ?? process.stderr
-    this.mode = options.mode === 'tty' && !hasWidth(this.stream) ? 'lines' : options.mode
-    if (this.mode === 'tty') this.view = new ListrView(this.stream)
+    this.mode = options.mode === 'tty' && !hasSize(this.stream) ? 'lines' : options.mode
+    if (this.mode === 'tty') this.view = new ListrView(this.stream, options.clock ?? 'wall')
     if (this.mode === 'lines') this.log = new LineLog((lines) => this.write(lines), options.clock ?? 'wall')
   }
 
@@ -104,6 +106,14 @@ export class TerminalIO implements EngineIO {
       yes = await ask(question, unendable(this.stream), this.options.input, signal)
     }
     return signal.aborted ? null : yes
+  }
+
+  /** Lines that are not the engine's events (who runs it, a resume), in their place among them. */
+  note(lines: string[]): void {
+    if (this.mode === 'silent') return
+    if (this.view) return this.view.say(lines)
+    this.log?.flush()
+    this.write(lines)
   }
 
   /** Resolves once the renderer has finished drawing (call after run-end). */
