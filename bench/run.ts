@@ -6,7 +6,7 @@ import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 import {packageRoot} from '../src/package-root.js'
 import {fleetConfig, loadScenario, pickSetups} from '../src/sim/scenario/load.js'
-import type {FleetConfig} from '../src/sim/config.js'
+import {everythingOn} from './configs.js'
 import {Fleet} from '../src/sim/fleet.js'
 import type {EngineIO} from '../src/ports/io.js'
 import {rehearse} from '../src/rehearsal/rehearse.js'
@@ -21,37 +21,6 @@ function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = sorted.length >> 1
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
-
-/** 10,000 servers for an hour of virtual time with every mechanism the simulator has switched on. */
-function everythingOn(): FleetConfig {
-  const pool = {
-    kind: 'servers' as const, capacity: 100, capacitySpread: 0.2, collapse: 1, handshakeCost: 3,
-    connectionChurn: 0.01, coldFactor: 0.5, warmupSeconds: 60, threads: 200, serviceTime: 0.1, restartSeconds: 30,
-  }
-  return {
-    duration: 3600,
-    tick: 1,
-    seed: 42,
-    pools: [
-      {...pool, name: 'east', servers: 6000},
-      {...pool, name: 'west', servers: 4000},
-      {...pool, name: 'sorry', kind: 'sorry', servers: 0},
-    ],
-    dns: {ttl: 60, weights: {east: 60, west: 40, sorry: 0}},
-    healthCheck: {interval: 10, baseEjection: 30, maxEjection: 300},
-    clients: {attempts: 3, timeout: 5, backoffBase: 0.5, backoffMax: 20, retryBudget: 0.1, budgetWindow: 10, honourRetryAfter: true, retryAfter: 5},
-    demand: {
-      curve: [[0, 600_000], [1200, 800_000], [2400, 750_000], [3600, 700_000]],
-      types: [{name: 'interactive', share: 0.7}, {name: 'sync', share: 0.25}, {name: 'lookup', share: 0.05}],
-    },
-    faults: [
-      {kind: 'broken', pool: 'east', servers: 1800, from: 600, to: 1500, mode: 'hang'},
-      {kind: 'thread-hold', pool: 'west', type: 'lookup', holdSeconds: 30, from: 900, to: 2000},
-      {kind: 'metadata-outage', pool: 'east', from: 2400, to: 2700, lookupCapacity: 50_000},
-    ],
-    policy: {maxEjectionPercent: 33, panicThreshold: 50, shed: true, slowStart: 60, slowStartMinWeightPercent: 10},
-  }
 }
 
 function simulationThroughput(): void {
