@@ -268,18 +268,8 @@ export class Fleet {
         const order = Int32Array.from({length: pool.size}, (_, i) => i)
         random.shuffle(order, pool.size)
         const victims = order.slice(0, Math.min(fault.servers, pool.size))
-        const refuse = fault.mode === 'refuse' ? 1 : 0
-        this.faults.push({
-          pool: p, from, to,
-          apply: (active) => {
-            for (const i of victims) {
-              // A server remediated while the fault was active has nothing left to clear.
-              if (active) pool.broken[i]++
-              else if (pool.broken[i] > 0) pool.broken[i]--
-              pool.refuses[i] = active ? refuse : 0
-            }
-          },
-        })
+        const refuse = fault.mode === 'refuse'
+        this.faults.push({pool: p, from, to, apply: (active) => pool.breakServers(victims, active, refuse)})
       } else if (fault.kind === 'thread-hold') {
         const hold: ThreadHold = {type: this.typeIndex(fault.type), holdSeconds: fault.holdSeconds, active: false}
         this.holds[p] = hold

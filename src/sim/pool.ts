@@ -1,4 +1,5 @@
 import type {HealthCheckConfig, Policy, PoolConfig} from './config.js'
+import {serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
 import type {Random} from './random.js'
 
 /** What one pool did with one tick's traffic, in requests per second. */
@@ -39,7 +40,7 @@ export interface ThreadHold {
  * State is kept in typed arrays indexed by server so a tick is a few tight loops with no
  * per-request or per-server objects.
  */
-export class ServerPool {
+export class ServerPool implements ServerArrays {
   readonly size: number
   readonly capacity: Float64Array
   readonly threads: Float64Array
@@ -50,7 +51,7 @@ export class ServerPool {
   readonly timesEjected: Int32Array
   /** Tick at which the current slow start began; -1 when not in slow start. */
   readonly slowStartSince: Int32Array
-  /** How many active faults break this server (faults may overlap). */
+  /** How many active faults break this server (faults may overlap). Change it through breakServers. */
   readonly broken: Uint8Array
   /** 1 when a broken server refuses connections (fast) rather than hanging (slow). */
   readonly refuses: Uint8Array
@@ -58,8 +59,12 @@ export class ServerPool {
   readonly stalled: Uint8Array
   /** Tick at which a restarting server is up again; 0 when not restarting. */
   readonly restartingUntil: Int32Array
+  /** broken, stalled and restarting folded into one byte for the tick loop: 0 up, 1 hangs, 2 answers fast. */
+  readonly down: Uint8Array
   /** 0 = cold, 1 = warm; capacity scales between coldFactor and 1. */
   readonly warmth: Float64Array
+  /** capacity × (coldFactor + (1 − coldFactor) × warmth), kept up to date as warmth changes. */
+  readonly effectiveCapacity: Float64Array
   /** Requests per second the server carries on connections that are already open. */
   readonly openConnections: Float64Array
   readonly heldThreads: Float64Array
@@ -77,6 +82,26 @@ export class ServerPool {
   newConnectionAdmission = 1
   /** Sum of new connections asked for in the last tick, for the metadata store's capacity. */
   lastNewConnections = 0
+
+  // The balancer's weights change only when a server is ejected, returns, registers, drains or is
+  // in slow start, so they are kept from tick to tick and recomputed only then.
+  private weightsValid = false
+  /** Some server in rotation is still in slow start: its weight grows every tick. */
+  private slowing = false
+  /** The earliest tick at which an ejection or a restart ends. */
+  private nextTimer = 0
+  private registeredCount = 0
+  private inRotationCount = 0
+  private totalWeight = 0
+  /** Set once a thread-holding fault has been active here: from then on held threads are counted. */
+  private holding = false
+  /** Servers warming up after a restart (warmth < 1). */
+  private warming = 0
+  /** Servers failing after the last tick, and servers with an ejection Envoy has not yet forgiven. */
+  private failingCount = 0
+  private unforgiven = 0
+  private readonly sums = new TickSums()
+  private readonly checkEvery: number
 
   constructor(
     readonly config: PoolConfig,
@@ -99,7 +124,9 @@ export class ServerPool {
     this.refuses = new Uint8Array(n)
     this.stalled = new Uint8Array(n)
     this.restartingUntil = new Int32Array(n)
+    this.down = new Uint8Array(n)
     this.warmth = new Float64Array(n).fill(1)
+    this.effectiveCapacity = new Float64Array(n)
     this.openConnections = new Float64Array(n)
     this.heldThreads = new Float64Array(n)
     this.load = new Float64Array(n)
@@ -107,11 +134,17 @@ export class ServerPool {
     this.failing = new Uint8Array(n)
     this.weight = new Float64Array(n)
     this.candidates = new Int32Array(n)
+    const cold = config.coldFactor
     for (let i = 0; i < n; i++) {
       const spread = config.capacitySpread === 0 ? 0 : config.capacitySpread * (2 * this.random.next() - 1)
       this.capacity[i] = config.capacity * (1 + spread)
       this.threads[i] = config.threads * (1 + spread)
+      this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
     }
+    this.checkEvery = Math.max(1, Math.round(health.interval / dt))
+    serveLean(this, this.weight, this.sums, 0)
+    serveHolding(this, this.weight, this.sums, 0)
+    this.sums.reset()
   }
 
   get maxEjected(): number {
@@ -142,27 +175,115 @@ export class ServerPool {
     const routed = offered - restrictedLoad
     const holdLoad = hold && hold.active && !restricted[hold.type] ? arriving[hold.type] : 0
     const holdShare = routed > 0 ? holdLoad / routed : 0
+    if (hold && hold.active) this.holding = true
 
-    // Timers first (ejections that ran out, restarts that finished), and in the same pass the
-    // weights the balancer would use outside panic; panic, which is rare, redoes the weights.
-    const ejectedArr = this.ejected
-    const registeredArr = this.registered
+    if (!this.weightsValid || this.slowing || t >= this.nextTimer) this.refreshWeights(t)
+    const registeredCount = this.registeredCount
+    let inRotation = this.inRotationCount
+    let totalWeight = this.totalWeight
     const weight = this.weight
-    const slowStart = this.slowStartSince
-    const slowTicks = policy.slowStart / dt
-    const minWeight = policy.slowStartMinWeightPercent / 100
+    const panic =
+      policy.panicThreshold > 0 && registeredCount > 0 && (inRotation * 100) / registeredCount < policy.panicThreshold
+    if (panic) {
+      // Panic routing ignores health and slow start: every registered host gets an equal share.
+      const registeredArr = this.registered
+      totalWeight = 0
+      for (let i = 0; i < n; i++) {
+        weight[i] = registeredArr[i]
+        totalWeight += registeredArr[i]
+      }
+      this.weightsValid = false
+    }
+
+    const k = this.sums
+    k.reset()
+    const holdDecay = hold ? Math.exp(-dt / hold.holdSeconds) : 1
+    if (totalWeight === 0) {
+      // No host to send to: the load balancer answers 503 at once ("no healthy upstream").
+      k.fast = routed
+      let failing = 0
+      for (let i = 0; i < n; i++) {
+        this.load[i] = 0
+        this.served[i] = 0
+        this.openConnections[i] = 0
+        this.heldThreads[i] *= holdDecay
+        const f = this.down[i] !== 0 ? 1 : 0
+        this.failing[i] = f
+        failing += f
+      }
+      k.failing = failing
+    } else {
+      k.perWeight = routed / totalWeight
+      k.keep = 1 - Math.min(1, config.connectionChurn * dt)
+      k.handshake = config.handshakeCost
+      k.admission = this.newConnectionAdmission
+      k.shed = policy.shed
+      k.collapse = config.collapse
+      k.cold = config.coldFactor
+      k.warmStep = config.coldFactor < 1 && this.warming > 0 ? (config.warmupSeconds > 0 ? dt / config.warmupSeconds : 1) : 0
+      if (this.holding) {
+        k.holdShare = holdShare
+        k.holdDecay = holdDecay
+        k.dt = dt
+        k.serviceTime = config.serviceTime
+        serveHolding(this, weight, k, n)
+      } else {
+        serveLean(this, weight, k, n)
+      }
+      this.warming -= k.warmed
+    }
+    this.failingCount = k.failing
+    this.lastNewConnections = k.newAsked
+
+    if (t % this.checkEvery === 0) inRotation -= this.healthCheck(t)
+
+    const served = k.served
+    const fast = k.fast
+    out.offered = offered
+    out.served = served
+    out.failedFast = fast + restrictedLoad
+    out.failedSlow = k.slow
+    out.shed = k.shedLoad
+    out.restricted = restrictedLoad
+    const normal = routed - holdLoad
+    out.servedFraction = normal > 0 ? Math.min(1, served / normal) : 0
+    out.fastFraction = normal > 0 ? Math.min(1 - out.servedFraction, fast / normal) : 0
+    out.inRotation = inRotation
+    out.ejected = this.ejectedCount
+    out.panic = panic
+    out.utilization = k.capUp > 0 ? k.loadUp / k.capUp : 0
+  }
+
+  /**
+   * Timers first (ejections that ran out, restarts that finished), and in the same pass the
+   * weights the balancer uses outside panic, the counts panic is judged on, and when this has
+   * to run again.
+   */
+  private refreshWeights(t: number): void {
+    const n = this.size
+    const {ejected: ejectedArr, registered: registeredArr, weight, slowStartSince: slowStart, ejectedUntil, restartingUntil} = this
+    const slowTicks = this.policy.slowStart / this.dt
+    const minWeight = this.policy.slowStartMinWeightPercent / 100
     let registeredCount = 0
     let inRotation = 0
     let totalWeight = 0
+    let slowing = false
+    let nextTimer = 0x7fffffff
     for (let i = 0; i < n; i++) {
-      if (ejectedArr[i] !== 0 && t >= this.ejectedUntil[i]) {
-        ejectedArr[i] = 0
-        this.ejectedCount--
-        if (slowTicks > 0) slowStart[i] = t
+      if (ejectedArr[i] !== 0) {
+        if (t >= ejectedUntil[i]) {
+          ejectedArr[i] = 0
+          this.ejectedCount--
+          if (slowTicks > 0) slowStart[i] = t
+        } else if (ejectedUntil[i] < nextTimer) nextTimer = ejectedUntil[i]
       }
-      if (this.restartingUntil[i] !== 0 && t >= this.restartingUntil[i]) {
-        this.restartingUntil[i] = 0
-        if (slowTicks > 0) slowStart[i] = t
+      const until = restartingUntil[i]
+      if (until !== 0) {
+        if (t >= until) {
+          restartingUntil[i] = 0
+          this.syncDown(i)
+          if (slowTicks > 0) slowStart[i] = t
+        } else if (until < nextTimer) nextTimer = until
       }
       let w = 0
       if (registeredArr[i] !== 0) {
@@ -176,6 +297,7 @@ export class ServerPool {
             if (elapsed < slowTicks) {
               w = elapsed / slowTicks
               if (w < minWeight) w = minWeight
+              slowing = true
             } else {
               slowStart[i] = -1
             }
@@ -185,131 +307,12 @@ export class ServerPool {
       weight[i] = w
       totalWeight += w
     }
-    const panic =
-      policy.panicThreshold > 0 && registeredCount > 0 && (inRotation * 100) / registeredCount < policy.panicThreshold
-    if (panic) {
-      // Panic routing ignores health and slow start: every registered host gets an equal share.
-      totalWeight = 0
-      for (let i = 0; i < n; i++) {
-        weight[i] = registeredArr[i]
-        totalWeight += registeredArr[i]
-      }
-    }
-
-    let served = 0
-    let fast = 0
-    let slow = 0
-    let shed = 0
-    let newAsked = 0
-    let loadUp = 0
-    let capUp = 0
-    const h = config.handshakeCost
-    const keep = 1 - Math.min(1, config.connectionChurn * dt)
-    const holdDecay = hold ? Math.exp(-dt / hold.holdSeconds) : 1
-    const warmStep = config.warmupSeconds > 0 ? dt / config.warmupSeconds : 1
-    const cold = config.coldFactor
-    const collapse = config.collapse
-    const serviceTime = config.serviceTime
-    const admission = this.newConnectionAdmission
-
-    if (totalWeight === 0) {
-      // No host to send to: the load balancer answers 503 at once ("no healthy upstream").
-      fast += routed
-      for (let i = 0; i < n; i++) {
-        this.load[i] = 0
-        this.served[i] = 0
-        this.openConnections[i] = 0
-        this.heldThreads[i] *= holdDecay
-        this.failing[i] = this.isDown(i) ? 1 : 0
-      }
-    } else {
-      const perWeight = routed / totalWeight
-      const {load: loadOf, heldThreads: heldThreadsOf, broken: brokenOf, stalled: stalledOf, restartingUntil: restartingUntilOf, served: servedOf} = this
-      const {openConnections: openConnectionsOf, failing: failingOf, refuses: refusesOf, threads: threadsOf, capacity: capacityOf, warmth: warmthOf} = this
-      for (let i = 0; i < n; i++) {
-        const l = perWeight * weight[i]
-        loadOf[i] = l
-        heldThreadsOf[i] *= holdDecay
-        if (brokenOf[i] !== 0 || stalledOf[i] !== 0 || restartingUntilOf[i] !== 0) {
-          servedOf[i] = 0
-          openConnectionsOf[i] = 0
-          failingOf[i] = 1
-          if (refusesOf[i] !== 0 || restartingUntilOf[i] !== 0) fast += l
-          else slow += l
-          continue
-        }
-        // Requests of a thread-holding type never succeed and keep a thread each for holdSeconds.
-        // Threads limit throughput only near exhaustion (threads left / service time); when none
-        // are left the server stalls, and stays stalled until it is restarted.
-        const heldLoad = l * holdShare
-        let threadCap = Infinity
-        if (heldLoad > 0 || heldThreadsOf[i] > 0) {
-          heldThreadsOf[i] += heldLoad * dt
-          const free = threadsOf[i] - heldThreadsOf[i]
-          if (free <= 0) {
-            stalledOf[i] = 1
-            servedOf[i] = 0
-            openConnectionsOf[i] = 0
-            failingOf[i] = 1
-            slow += l
-            continue
-          }
-          threadCap = free / serviceTime
-        }
-        slow += heldLoad
-        const asked = l - heldLoad
-        const cap = Math.min(capacityOf[i] * (cold + (1 - cold) * warmthOf[i]), threadCap)
-        const onOpen = Math.min(asked, openConnectionsOf[i] * keep)
-        let fresh = asked - onOpen
-        newAsked += fresh
-        if (admission < 1) {
-          const refused = fresh * (1 - admission)
-          fast += refused
-          fresh -= refused
-        }
-        const work = onOpen + fresh * h
-        loadUp += work
-        capUp += cap
-        let done: number
-        let late = 0
-        if (work <= cap) {
-          done = onOpen + fresh
-        } else if (policy.shed) {
-          // Shedding rejects before the expensive step: open connections first, then new ones as budget allows.
-          done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
-          const rejected = onOpen + fresh - done
-          shed += rejected
-          fast += rejected
-        } else {
-          const goodput = cap * Math.max(0, 1 - collapse * (work / cap - 1))
-          done = (onOpen + fresh) * (goodput / work)
-          slow += onOpen + fresh - done
-          late = 1
-        }
-        servedOf[i] = done
-        openConnectionsOf[i] = done
-        failingOf[i] = late
-        served += done
-        if (cold < 1 && warmthOf[i] < 1 && done > 0) warmthOf[i] = Math.min(1, warmthOf[i] + warmStep)
-      }
-    }
-    this.lastNewConnections = newAsked
-
-    if (t % Math.max(1, Math.round(this.health.interval / dt)) === 0) inRotation -= this.healthCheck(t)
-
-    out.offered = offered
-    out.served = served
-    out.failedFast = fast + restrictedLoad
-    out.failedSlow = slow
-    out.shed = shed
-    out.restricted = restrictedLoad
-    const normal = routed - holdLoad
-    out.servedFraction = normal > 0 ? Math.min(1, served / normal) : 0
-    out.fastFraction = normal > 0 ? Math.min(1 - out.servedFraction, fast / normal) : 0
-    out.inRotation = inRotation
-    out.ejected = this.ejectedCount
-    out.panic = panic
-    out.utilization = capUp > 0 ? loadUp / capUp : 0
+    this.registeredCount = registeredCount
+    this.inRotationCount = inRotation
+    this.totalWeight = totalWeight
+    this.slowing = slowing
+    this.nextTimer = nextTimer
+    this.weightsValid = true
   }
 
   /**
@@ -319,12 +322,9 @@ export class ServerPool {
    * them in no particular order. Returns how many it ejected.
    */
   private healthCheck(t: number): number {
-    let count = 0
-    for (let i = 0; i < this.size; i++) {
-      if (!this.registered[i] || this.ejected[i]) continue
-      if (this.failing[i]) this.candidates[count++] = i
-      else if (this.timesEjected[i] > 0) this.timesEjected[i]-- // Envoy forgives a host that stays healthy.
-    }
+    // Nothing failing and nothing to forgive: the check would change nothing.
+    if (this.failingCount === 0 && this.unforgiven === 0) return 0
+    const count = this.collectFailing()
     const room = this.maxEjected - this.ejectedCount
     if (count === 0 || room <= 0) return 0
     if (count > room) this.random.shuffle(this.candidates, count)
@@ -333,23 +333,57 @@ export class ServerPool {
     return take
   }
 
+  /**
+   * The health check's pass over the pool: servers in rotation that fail go into `candidates`,
+   * the others have one ejection forgiven. Nothing follows the loop but the return, so V8 can
+   * compile the loop mid-call without bailing out at its end.
+   */
+  private collectFailing(): number {
+    const {registered, ejected, failing, timesEjected, candidates, size} = this
+    let count = 0
+    for (let i = 0; i < size; i++) {
+      if (registered[i] === 0 || ejected[i] !== 0) continue
+      if (failing[i] !== 0) candidates[count++] = i
+      else if (timesEjected[i] > 0) {
+        // Envoy forgives a host that stays healthy.
+        if (--timesEjected[i] === 0) this.unforgiven--
+      }
+    }
+    return count
+  }
+
   private eject(i: number, t: number): void {
-    this.timesEjected[i]++
+    if (this.timesEjected[i]++ === 0) this.unforgiven++
     const seconds = Math.min(this.health.baseEjection * this.timesEjected[i], this.health.maxEjection)
     this.ejected[i] = 1
     this.ejectedUntil[i] = t + Math.max(1, Math.round(seconds / this.dt))
     this.slowStartSince[i] = -1
     this.ejectedCount++
+    this.weightsValid = false
   }
 
-  private isDown(i: number): boolean {
-    return this.broken[i] !== 0 || this.stalled[i] !== 0 || this.restartingUntil[i] !== 0
+  /** Recomputes a server's down byte from what can put it down. */
+  private syncDown(i: number): void {
+    const out = this.broken[i] !== 0 || this.stalled[i] !== 0 || this.restartingUntil[i] !== 0
+    this.down[i] = !out ? 0 : this.refuses[i] !== 0 || this.restartingUntil[i] !== 0 ? 2 : 1
   }
 
   countInRotation(): number {
     let c = 0
     for (let i = 0; i < this.size; i++) if (this.registered[i] && !this.ejected[i]) c++
     return c
+  }
+
+  /** A fault starts (or ends) on these servers: broken while any fault on them is active. */
+  breakServers(ids: ArrayLike<number>, active: boolean, refuse: boolean): void {
+    for (let k = 0; k < ids.length; k++) {
+      const i = ids[k]
+      // A server remediated while the fault was active has nothing left to clear.
+      if (active) this.broken[i]++
+      else if (this.broken[i] > 0) this.broken[i]--
+      this.refuses[i] = active && refuse ? 1 : 0
+      this.syncDown(i)
+    }
   }
 
   // --- operator actions (what a runbook step does to a pool) ---
@@ -361,12 +395,14 @@ export class ServerPool {
       if (!this.registered[i]) continue
       this.registered[i] = 0
       // A target registered again is a new host to the load balancer: no ejection history.
+      if (this.timesEjected[i] > 0) this.unforgiven--
       this.timesEjected[i] = 0
       if (this.ejected[i]) {
         this.ejected[i] = 0
         this.ejectedCount--
       }
     }
+    this.weightsValid = false
   }
 
   /** Puts servers back into rotation, in slow start when the policy has it. */
@@ -377,6 +413,7 @@ export class ServerPool {
       this.registered[i] = 1
       this.slowStartSince[i] = this.policy.slowStart > 0 ? t : -1
     }
+    this.weightsValid = false
   }
 
   /** Repairs whatever a fault broke on these servers (the remediation a runbook's hook performs). */
@@ -384,6 +421,7 @@ export class ServerPool {
     for (let k = 0; k < ids.length; k++) {
       this.broken[ids[k]] = 0
       this.refuses[ids[k]] = 0
+      this.syncDown(ids[k])
     }
   }
 
@@ -394,8 +432,13 @@ export class ServerPool {
       this.stalled[i] = 0
       this.heldThreads[i] = 0
       this.openConnections[i] = 0
+      if (this.warmth[i] === 1) this.warming++
       this.warmth[i] = 0
+      const cold = this.config.coldFactor
+      this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
       this.restartingUntil[i] = t + Math.max(1, Math.round(downSeconds / this.dt))
+      this.syncDown(i)
     }
+    this.weightsValid = false
   }
 }

@@ -3,35 +3,36 @@
  * makes is reproducible from the scenario's seed, on every platform, byte for byte.
  */
 export class Random {
-  private a: number
-  private b: number
-  private c: number
-  private d: number
+  // The four 32-bit words live in a typed array: as object fields, values above 2^31 are not small
+  // integers to V8 and every draw would box them.
+  private readonly s = new Uint32Array(4)
 
   constructor(seed: number) {
-    let s = seed >>> 0
+    let x = seed >>> 0
     const next = (): number => {
-      s = (s + 0x9e3779b9) >>> 0
-      let z = s
+      x = (x + 0x9e3779b9) >>> 0
+      let z = x
       z = Math.imul(z ^ (z >>> 16), 0x85ebca6b)
       z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35)
       return (z ^ (z >>> 16)) >>> 0
     }
-    this.a = next()
-    this.b = next()
-    this.c = next()
-    this.d = next()
+    for (let i = 0; i < 4; i++) this.s[i] = next()
     for (let i = 0; i < 12; i++) this.next()
   }
 
   /** A float in [0, 1). */
   next(): number {
-    const t = (((this.a + this.b) >>> 0) + this.d) >>> 0
-    this.d = (this.d + 1) >>> 0
-    this.a = this.b ^ (this.b >>> 9)
-    this.b = (this.c + (this.c << 3)) >>> 0
-    this.c = ((this.c << 21) | (this.c >>> 11)) >>> 0
-    this.c = (this.c + t) >>> 0
+    const s = this.s
+    const a = s[0]
+    const b = s[1]
+    const c = s[2]
+    const d = s[3]
+    const t = (((a + b) >>> 0) + d) >>> 0
+    s[3] = d + 1
+    s[0] = b ^ (b >>> 9)
+    s[1] = c + (c << 3)
+    const rotated = ((c << 21) | (c >>> 11)) >>> 0
+    s[2] = rotated + t
     return t / 4294967296
   }
 

@@ -1,0 +1,244 @@
+/**
+ * The per-tick inner loop of a server pool: what each server does with the load the balancer
+ * sends it. Two variants of the same arithmetic, chosen each tick by `ServerPool.step`:
+ *
+ * - `serveLean` for a pool where no server holds or has ever held threads (no thread-hold fault
+ *   has been active on it), which is every pool of most scenarios and most ticks of the rest;
+ * - `serveHolding` once threads are held, which adds the thread accounting.
+ *
+ * Both fold a server's down state into one byte (`down`: 0 up, 1 hangs, 2 answers fast) and read
+ * the capacity already scaled by warmth (`effectiveCapacity`), so a warm, healthy server costs a
+ * handful of loads and stores. Skipped work is work whose result is known to be an identity (adding
+ * 0 held load, multiplying 0 held threads, taking the minimum with an unlimited thread cap), so
+ * both variants give bit-for-bit the figures of the one general loop they replace
+ * (test/sim/golden.test.ts holds them to it).
+ *
+ * `n` is the number of servers to serve. A pool calls each loop once with n = 0 when it is built:
+ * V8 compiles a long loop while it is still running the first time (on-stack replacement), and
+ * the code after the loop, never run yet, would have no type feedback, so the compiled loop would
+ * bail out at its end on every call of the first run. The empty call gives that code its feedback.
+ */
+
+/** The per-server state the loops read and write; ServerPool owns it. */
+export interface ServerArrays {
+  readonly load: Float64Array
+  readonly served: Float64Array
+  readonly openConnections: Float64Array
+  readonly failing: Uint8Array
+  readonly down: Uint8Array
+  readonly effectiveCapacity: Float64Array
+  readonly capacity: Float64Array
+  readonly warmth: Float64Array
+  readonly heldThreads: Float64Array
+  readonly threads: Float64Array
+  readonly stalled: Uint8Array
+  readonly refuses: Uint8Array
+}
+
+/** What a tick's loop adds up; also the constants it needs, set by the caller before the loop. */
+export class TickSums {
+  // inputs
+  perWeight = 0
+  keep = 1
+  handshake = 1
+  admission = 1
+  shed = false
+  collapse = 0
+  /** Warmth step per tick, or 0 when no server in the pool is warming up. */
+  warmStep = 0
+  cold = 1
+  holdShare = 0
+  holdDecay = 1
+  dt = 1
+  serviceTime = 0
+  // outputs
+  served = 0
+  fast = 0
+  slow = 0
+  shedLoad = 0
+  newAsked = 0
+  loadUp = 0
+  capUp = 0
+  failing = 0
+  /** Servers that became warm this tick, and servers that stalled. */
+  warmed = 0
+  stalledNow = 0
+
+  reset(): void {
+    this.served = 0
+    this.fast = 0
+    this.slow = 0
+    this.shedLoad = 0
+    this.newAsked = 0
+    this.loadUp = 0
+    this.capUp = 0
+    this.failing = 0
+    this.warmed = 0
+    this.stalledNow = 0
+  }
+}
+
+export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
+  const {load, served: servedOf, openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
+  const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
+  const {capacity, warmth} = s
+  const refusedShare = 1 - admission
+  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0, failing = 0, warmed = 0
+  for (let i = 0; i < n; i++) {
+    const l = perWeight * weight[i]
+    load[i] = l
+    const d = down[i]
+    if (d !== 0) {
+      servedOf[i] = 0
+      open[i] = 0
+      failingOf[i] = 1
+      failing++
+      if (d === 2) fast += l
+      else slow += l
+      continue
+    }
+    const cap = effCap[i]
+    const kept = open[i] * keep
+    const onOpen = l < kept ? l : kept
+    let fresh = l - onOpen
+    newAsked += fresh
+    if (admission < 1) {
+      const refused = fresh * refusedShare
+      fast += refused
+      fresh -= refused
+    }
+    const work = onOpen + fresh * h
+    loadUp += work
+    capUp += cap
+    let done: number
+    let late = 0
+    if (work <= cap) {
+      done = onOpen + fresh
+    } else if (shedding) {
+      done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
+      const rejected = onOpen + fresh - done
+      shed += rejected
+      fast += rejected
+    } else {
+      const goodput = cap * Math.max(0, 1 - collapse * (work / cap - 1))
+      done = (onOpen + fresh) * (goodput / work)
+      slow += onOpen + fresh - done
+      late = 1
+      failing++
+    }
+    servedOf[i] = done
+    open[i] = done
+    failingOf[i] = late
+    served += done
+    if (warmStep !== 0 && warmth[i] < 1 && done > 0) {
+      const w = Math.min(1, warmth[i] + warmStep)
+      warmth[i] = w
+      effCap[i] = capacity[i] * (cold + (1 - cold) * w)
+      if (w === 1) warmed++
+    }
+  }
+  k.served = served
+  k.fast = fast
+  k.slow = slow
+  k.shedLoad = shed
+  k.newAsked = newAsked
+  k.loadUp = loadUp
+  k.capUp = capUp
+  k.failing = failing
+  k.warmed = warmed
+}
+
+export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
+  const {load, served: servedOf, openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
+  const {heldThreads: held, threads, stalled, capacity, warmth} = s
+  const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
+  const {holdShare, holdDecay, dt, serviceTime} = k
+  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0, failing = 0, warmed = 0, stalledNow = 0
+  for (let i = 0; i < n; i++) {
+    const l = perWeight * weight[i]
+    load[i] = l
+    held[i] *= holdDecay
+    const d = down[i]
+    if (d !== 0) {
+      servedOf[i] = 0
+      open[i] = 0
+      failingOf[i] = 1
+      failing++
+      if (d === 2) fast += l
+      else slow += l
+      continue
+    }
+    // Requests of a thread-holding type never succeed and keep a thread each for holdSeconds.
+    // Threads limit throughput only near exhaustion (threads left / service time); when none
+    // are left the server stalls, and stays stalled until it is restarted.
+    const heldLoad = l * holdShare
+    let cap = effCap[i]
+    if (heldLoad > 0 || held[i] > 0) {
+      held[i] += heldLoad * dt
+      const free = threads[i] - held[i]
+      if (free <= 0) {
+        stalled[i] = 1
+        down[i] = s.refuses[i] !== 0 ? 2 : 1
+        stalledNow++
+        servedOf[i] = 0
+        open[i] = 0
+        failingOf[i] = 1
+        failing++
+        slow += l
+        continue
+      }
+      const threadCap = free / serviceTime
+      if (threadCap < cap) cap = threadCap
+    }
+    slow += heldLoad
+    const asked = l - heldLoad
+    const kept = open[i] * keep
+    const onOpen = asked < kept ? asked : kept
+    let fresh = asked - onOpen
+    newAsked += fresh
+    if (admission < 1) {
+      const refused = fresh * (1 - admission)
+      fast += refused
+      fresh -= refused
+    }
+    const work = onOpen + fresh * h
+    loadUp += work
+    capUp += cap
+    let done: number
+    let late = 0
+    if (work <= cap) {
+      done = onOpen + fresh
+    } else if (shedding) {
+      done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
+      const rejected = onOpen + fresh - done
+      shed += rejected
+      fast += rejected
+    } else {
+      const goodput = cap * Math.max(0, 1 - collapse * (work / cap - 1))
+      done = (onOpen + fresh) * (goodput / work)
+      slow += onOpen + fresh - done
+      late = 1
+      failing++
+    }
+    servedOf[i] = done
+    open[i] = done
+    failingOf[i] = late
+    served += done
+    if (warmStep !== 0 && warmth[i] < 1 && done > 0) {
+      const w = Math.min(1, warmth[i] + warmStep)
+      warmth[i] = w
+      effCap[i] = capacity[i] * (cold + (1 - cold) * w)
+      if (w === 1) warmed++
+    }
+  }
+  k.served = served
+  k.fast = fast
+  k.slow = slow
+  k.shedLoad = shed
+  k.newAsked = newAsked
+  k.loadUp = loadUp
+  k.capUp = capUp
+  k.failing = failing
+  k.warmed = warmed
+  k.stalledNow = stalledNow
+}
