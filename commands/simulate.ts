@@ -3,23 +3,40 @@ import {writeFileSync} from 'node:fs'
 import {SluiceCommand} from '../src/cli/base.js'
 import {decimal, scenarioFlag, seconds} from '../src/cli/flags.js'
 import {InputError} from '../src/errors.js'
+import {chooseMode} from '../src/cli/terminal/mode.js'
+import {renderSweep, sweepHtml, sweepSvg} from '../src/report/heatmap.js'
 import {renderSimulation, simulationSvg} from '../src/report/simulation.js'
 import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load.js'
 import {scenarioLimits} from '../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson, type SimulationJson} from '../src/sim/simulate.js'
+import {buildAxes} from '../src/sweep/grid.js'
+import {sweepParams} from '../src/sweep/params.js'
+import {progressBar} from '../src/sweep/progress.js'
+import {runSweep, sweepJson, type SweepJson} from '../src/sweep/sweep.js'
+import {cellRunner, defaultWorkers} from '../src/sweep/workers.js'
 
 export default class Simulate extends SluiceCommand {
   static override summary = 'Simulate a pool under a fault and compare load-balancer setups.'
 
   static override description = `Runs a scenario (a fleet, its demand, its faults and one or more load-balancer setups) in virtual time and reports, per setup, the completed requests per second during the fault, the requests lost, how long after the fix the pool was back at full service, and the fewest servers left in rotation, followed by a chart.
 
-Full service means completed requests within 1% of demand from that second to the end of the run.`
+Full service means completed requests within 1% of demand from that second to the end of the run.
+
+With --sweep PARAM=FROM..TO[:STEPS] (once for a strip, twice for a map; the first is the x axis) it runs every setup the scenario declares (or the --setup ones) at every point of the grid, and draws one map per setup. Each cell is one run:
+  unharmed   full service at every second of the run;
+  recovered  below full service at some second, then at full service from some second to the end of the run; recoveredSecondsAfterFix counts from the (last) fix, 0 when service was back before it;
+  stuck      not at full service at the end of the run, although the fault was fixed before the end.
+Each cell also carries meanServedDuringFault (mean completed rps from the fault to the fix). Where a row changes between stuck and not stuck along the x axis, the change is narrowed by bisection (to a whole number, or 1/32 of the grid's step), and each setup's tipping point is said in words at the scenario's own value of the y axis.
+
+PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : '')).join(', ')}. broken and fault-duration change the first broken fault; servers and capacity the first pool; a setup key overrides it in every setup. STEPS defaults to every whole number up to 41 points for counts, else 21 points.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --scenario outlook-2026 --compare',
     '<%= config.bin %> <%= command.id %> --scenario outlook-2026 --setup panic-50 --svg panic.svg',
     '<%= config.bin %> <%= command.id %> --scenario outlook-2026 --policy maxEjectionPercent=33,shed=true,slowStart=60',
     '<%= config.bin %> <%= command.id %> --scenario ./my-fleet.yaml --broken 8 --demand 1000 --json',
+    '<%= config.bin %> <%= command.id %> --scenario outlook-2026 --sweep broken=0..20 --sweep demand=500..2000 --svg map.svg',
+    '<%= config.bin %> <%= command.id %> --sweep maxEjectionPercent=0..100:11 --sweep demand=1000..2000:11 --setup cap-shed-slow-start --json',
   ]
 
   static override flags = {
@@ -30,17 +47,28 @@ Full service means completed requests within 1% of demand from that second to th
     duration: seconds({description: 'How long to simulate.', min: scenarioLimits.minTick, max: scenarioLimits.maxSeconds}),
     'fault-at': seconds({description: 'When the first broken fault starts.', max: scenarioLimits.maxSeconds}),
     'fix-at': seconds({description: 'When the first broken fault is fixed.', max: scenarioLimits.maxSeconds}),
+    html: Flags.string({description: 'With --sweep: also save the maps, tipping points and counts as an HTML page.', helpValue: 'FILE'}),
     policy: Flags.string({description: 'A custom setup as key=value pairs: maxEjectionPercent, panicThreshold, shed, slowStart, slowStartMinWeightPercent.', helpValue: 'KEY=VALUE,...'}),
     scenario: scenarioFlag,
     seed: Flags.integer({description: 'Seed for every random draw.'}),
     servers: Flags.integer({description: 'Servers in the first pool.', min: 1, max: scenarioLimits.maxServers}),
     setup: Flags.string({description: 'A setup the scenario declares (repeatable). Default: the first one.', multiple: true, helpValue: 'NAME'}),
-    svg: Flags.string({description: 'Also save the chart as an SVG file.', helpValue: 'FILE'}),
+    svg: Flags.string({description: 'Also save the chart (with --sweep, the maps side by side) as an SVG file.', helpValue: 'FILE'}),
+    sweep: Flags.string({description: 'Sweep a parameter over a range: once for a strip, twice for a map (the first is the x axis). See the description for PARAM.', multiple: true, helpValue: 'PARAM=FROM..TO[:STEPS]'}),
+    workers: Flags.integer({description: 'With --sweep: threads to run cells on (default: the available cores; 1 runs them in this thread). The result is the same for any number.', min: 1, max: 64}),
   }
 
-  async run(): Promise<SimulationJson> {
+  async run(): Promise<SimulationJson | SweepJson> {
     const {flags} = await this.parse(Simulate)
     if (flags.compare && flags.setup) throw new InputError('--compare runs every setup; leave out --setup, or drop --compare')
+    if (!flags.sweep) {
+      if (flags.html) throw new InputError('--html: saves the maps of a sweep; use it with --sweep (for one run, --svg saves the chart)')
+      if (flags.workers !== undefined) throw new InputError('--workers: sets the threads of a sweep; use it with --sweep')
+    } else {
+      const swept = flags.sweep.map((spec) => spec.split('=')[0])
+      const overridden = (['broken', 'demand', 'servers', 'capacity'] as const).find((name) => flags[name] !== undefined && swept.includes(name))
+      if (overridden) throw new InputError(`--${overridden}: the sweep varies ${overridden}; leave out --${overridden} or its --sweep`)
+    }
     const {scenario} = loadScenario(flags.scenario, {
       servers: flags.servers,
       capacity: flags.capacity,
@@ -52,21 +80,52 @@ Full service means completed requests within 1% of demand from that second to th
       seed: flags.seed,
     })
     const custom = flags.policy === undefined ? [] : [{name: 'custom', policy: parsePolicy(flags.policy)}]
-    const named = flags.compare ? pickSetups(scenario, 'all') : flags.setup ? pickSetups(scenario, flags.setup) : custom.length > 0 ? [] : pickSetups(scenario, 'all').slice(0, 1)
-    const report = simulateSetups(scenario, [...named, ...custom])
+    // A sweep is a map of every setup unless told which; a single run shows the first.
+    const byDefault = flags.sweep ? pickSetups(scenario, 'all') : pickSetups(scenario, 'all').slice(0, 1)
+    const named = flags.compare ? pickSetups(scenario, 'all') : flags.setup ? pickSetups(scenario, flags.setup) : custom.length > 0 ? [] : byDefault
+    const setups = [...named, ...custom]
+    if (flags.sweep) return this.sweep(scenario, setups, flags.sweep, flags)
 
-    if (flags.svg) {
-      try {
-        writeFileSync(flags.svg, simulationSvg(report))
-      } catch (error) {
-        throw new InputError(`--svg: cannot write ${flags.svg}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-      }
-      this.note(`chart saved to ${flags.svg}`)
-    }
+    const report = simulateSetups(scenario, setups)
+    if (flags.svg) this.save('--svg', flags.svg, simulationSvg(report), 'chart')
     if (!this.jsonEnabled()) {
       const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
       this.log(renderSimulation(report, {color: this.color, width}))
     }
     return simulationJson(report)
+  }
+
+  private async sweep(
+    scenario: Parameters<typeof simulateSetups>[0],
+    setups: Parameters<typeof simulateSetups>[1],
+    specs: string[],
+    flags: {svg?: string; html?: string; workers?: number},
+  ): Promise<SweepJson> {
+    const axes = buildAxes(specs, scenario, setups.length)
+    const workers = flags.workers ?? defaultWorkers()
+    const runner = cellRunner({scenario, setups, params: axes.map((a) => a.param.name)}, workers)
+    const mode = chooseMode({json: this.jsonEnabled()})
+    const bar = mode === 'silent' ? undefined : progressBar(process.stderr, mode === 'tty')
+    let result
+    try {
+      result = await runSweep(scenario, setups, axes, runner, bar?.progress)
+    } finally {
+      bar?.end()
+      await runner.close()
+    }
+    if (flags.svg) this.save('--svg', flags.svg, sweepSvg(result), 'maps')
+    if (flags.html) this.save('--html', flags.html, sweepHtml(result), 'page')
+    if (!this.jsonEnabled()) this.log(renderSweep(result, {color: this.color, width: process.stdout.columns ?? 160}))
+    return sweepJson(result)
+  }
+
+  /** Writes a report the caller has already built, so only a failed write is reported as one. */
+  private save(flag: string, file: string, content: string, what: string): void {
+    try {
+      writeFileSync(file, content)
+    } catch (error) {
+      throw new InputError(`${flag}: cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+    }
+    this.note(`${what} saved to ${file}`)
   }
 }

@@ -1,0 +1,268 @@
+// The maps of `sluice simulate --sweep`: one per setup, in the terminal, as SVG side by side, and
+// as an HTML page. Each cell is one run's outcome; axes are labelled in the parameters' own units.
+
+import type {CellOutcome, CellResult} from '../sweep/classify.js'
+import type {Axis} from '../sweep/grid.js'
+import {axisTitle, formatNumber} from '../sweep/params.js'
+import {outcomeCounts, type SetupSweep, type SweepResult} from '../sweep/sweep.js'
+import {escapeXml} from './svg.js'
+
+const glyphs: Record<CellOutcome, string> = {unharmed: '·', recovered: '▒', stuck: '█'}
+const ansi: Record<CellOutcome, number> = {unharmed: 32, recovered: 33, stuck: 31}
+
+/** What each outcome means, said once for the terminal legend, the SVG and the HTML page. */
+export function outcomeLegend(result: SweepResult): Record<CellOutcome, string> {
+  return {
+    unharmed: 'unharmed: full service every second',
+    recovered: 'recovered: back at full service, after the fix or before it',
+    stuck: `stuck: not back at full service by the end of the run (${formatNumber(result.scenario.duration)} s), although the fault was fixed`,
+  }
+}
+
+function paint(text: string, outcome: CellOutcome, color: boolean): string {
+  return color ? `\x1b[${ansi[outcome]}m${text}\x1b[0m` : text
+}
+
+const visible = (s: string): number => s.replace(/\x1b\[[0-9;]*m/g, '').length
+
+/** Indices of the values to label along an axis, spaced so labels of `room` characters never touch. */
+function labelled(count: number, cellWidth: number, room: number): number[] {
+  const every = Math.max(1, Math.ceil(room / cellWidth))
+  const out: number[] = []
+  for (let i = 0; i < count; i += every) out.push(i)
+  return out
+}
+
+function xAxisLines(x: Axis, cellWidth: number, gutter: number, title: string): string[] {
+  const labels = x.values.map(formatNumber)
+  const room = Math.max(...labels.map((l) => l.length)) + 1
+  const ticks = labelled(x.values.length, cellWidth, room)
+  const rule = Array.from({length: x.values.length * cellWidth}, () => '─')
+  let text = ''
+  for (const i of ticks) {
+    rule[i * cellWidth] = '┬'
+    text += ' '.repeat(Math.max(0, i * cellWidth - text.length)) + labels[i]
+  }
+  return [' '.repeat(gutter) + '└' + rule.join(''), ' '.repeat(gutter + 1) + text, ' '.repeat(gutter + 1) + title]
+}
+
+function cellRow(cells: CellResult[], from: number, count: number, cellWidth: number, color: boolean): string {
+  let out = ''
+  for (let i = from; i < from + count; i++) out += paint(glyphs[cells[i].outcome].repeat(cellWidth), cells[i].outcome, color)
+  return out
+}
+
+function countsText(cells: CellResult[]): string {
+  const c = outcomeCounts(cells)
+  return `${c.stuck} stuck, ${c.recovered} recovered, ${c.unharmed} unharmed of ${cells.length}`
+}
+
+/** One setup's map: y rows from the highest at the top, a labelled x axis under it. */
+function mapLines(result: SweepResult, setup: SetupSweep, cellWidth: number, color: boolean): string[] {
+  const [x, y] = result.axes
+  const nx = x.values.length
+  const yLabels = y.values.map(formatNumber)
+  const labelRows = new Set(labelled(y.values.length, 1, 3).map((i) => y.values.length - 1 - i))
+  const gutter = Math.max(...yLabels.map((l) => l.length)) + 1
+  const lines = [`${setup.name}: ${countsText(setup.cells)}`, axisTitle(y.param, result.scenario, x.param)]
+  for (let r = 0; r < y.values.length; r++) {
+    const yi = y.values.length - 1 - r
+    const label = labelRows.has(yi) ? yLabels[yi] : ''
+    const row = cellRow(setup.cells, yi * nx, nx, cellWidth, color)
+    lines.push(`${label.padStart(gutter - 1)} ${label ? '┤' : '│'}${row}${y.values[yi] === setup.tipping.y ? ' ◀' : ''}`)
+  }
+  return [...lines, ...xAxisLines(x, cellWidth, gutter, axisTitle(x.param, result.scenario, y.param))]
+}
+
+/** One --sweep: a strip per setup, stacked over one shared x axis. */
+function stripLines(result: SweepResult, cellWidth: number, color: boolean): string[] {
+  const [x] = result.axes
+  const gutter = Math.max(...result.setups.map((s) => s.name.length)) + 1
+  const lines = result.setups.map((s) => `${s.name.padEnd(gutter)}│${cellRow(s.cells, 0, x.values.length, cellWidth, color)}  ${countsText(s.cells)}`)
+  return [...lines, ...xAxisLines(x, cellWidth, gutter, axisTitle(x.param, result.scenario))]
+}
+
+/** Lays blocks of lines next to each other while they fit in `width`, then starts a new band below. */
+function sideBySide(blocks: string[][], width: number): string[] {
+  const gap = 4
+  const widths = blocks.map((b) => Math.max(...b.map(visible)))
+  const out: string[] = []
+  let band: number[] = []
+  const flush = (): void => {
+    if (band.length === 0) return
+    const height = Math.max(...band.map((i) => blocks[i].length))
+    for (let r = 0; r < height; r++) {
+      out.push(band.map((i, k) => {
+        const line = blocks[i][r] ?? ''
+        return k === band.length - 1 ? line : line + ' '.repeat(widths[i] - visible(line) + gap)
+      }).join('').trimEnd())
+    }
+    out.push('')
+    band = []
+  }
+  for (let i = 0; i < blocks.length; i++) {
+    const used = band.reduce((n, j) => n + widths[j] + gap, 0)
+    if (band.length > 0 && used + widths[i] > width) flush()
+    band.push(i)
+  }
+  flush()
+  return out
+}
+
+function sweepTitle(result: SweepResult): string {
+  const [x, y] = result.axes
+  const what = y ? `${x.param.name} × ${y.param.name}` : x.param.name
+  const runs = result.setups.reduce((n, s) => n + s.cells.length, 0)
+  return `${result.scenario.name}: sweep of ${what}, ${formatNumber(runs)} runs (${result.setups.length} setup${result.setups.length === 1 ? '' : 's'})`
+}
+
+/** What `simulate --sweep` prints: the maps, a legend, and each setup's tipping point in words. */
+export function renderSweep(result: SweepResult, options: {color: boolean; width: number}): string {
+  const [x, y] = result.axes
+  const legend = outcomeLegend(result)
+  const cellWidth = (y ? 8 : Math.max(...result.setups.map((s) => s.name.length)) + 40) + x.values.length * 2 <= options.width ? 2 : 1
+  const body = y
+    ? sideBySide(result.setups.map((s) => mapLines(result, s, cellWidth, options.color)), options.width)
+    : [...stripLines(result, cellWidth, options.color), '']
+  const key = (['unharmed', 'recovered', 'stuck'] as const).map((o) => `${paint(glyphs[o], o, options.color)} ${legend[o]}`)
+  const marker = y ? [`◀ the row the tipping points below are stated at (${y.param.say(result.setups[0].tipping.y!, result.scenario)})`] : []
+  return [sweepTitle(result), '', ...body, ...key, ...marker, '', 'tipping points:', ...result.setups.map((s) => `  ${s.sentence}`)].join('\n')
+}
+
+// ---- SVG ------------------------------------------------------------------
+
+const fills = {unharmed: '#2e8b3e', stuck: '#c0392b'}
+const MARGIN = {left: 70, right: 24, top: 44, bottom: 62}
+
+/** Recovered cells shade from light (back at the fix) to dark (the slowest recovery on the page). */
+function recoveredFill(seconds: number, slowest: number): string {
+  const f = slowest > 0 ? Math.min(1, seconds / slowest) : 0
+  const mix = (a: number, b: number): string => Math.round(a + (b - a) * f).toString(16).padStart(2, '0')
+  return `#${mix(0xf6, 0xd3)}${mix(0xd7, 0x6b)}${mix(0x76, 0x1a)}`
+}
+
+const n1 = (v: number): string => String(Math.round(v * 10) / 10)
+
+function svgText(x: number, y: number, content: string, attrs = ''): string {
+  return `<text x="${n1(x)}" y="${n1(y)}"${attrs}>${escapeXml(content)}</text>`
+}
+
+interface PanelGeometry {
+  cell: number
+  cellHeight: number
+  width: number
+  height: number
+}
+
+function geometry(result: SweepResult): PanelGeometry {
+  const [x, y] = result.axes
+  const ny = y ? y.values.length : 1
+  const cell = Math.max(6, Math.min(28, Math.floor(360 / Math.max(x.values.length, ny))))
+  const cellHeight = y ? cell : 28
+  return {cell, cellHeight, width: MARGIN.left + x.values.length * cell + MARGIN.right, height: MARGIN.top + ny * cellHeight + MARGIN.bottom}
+}
+
+function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: PanelGeometry, slowest: number): string[] {
+  const [x, y] = result.axes
+  const nx = x.values.length
+  const ny = y ? y.values.length : 1
+  const plotLeft = left + MARGIN.left
+  const plotTop = MARGIN.top
+  const plotBottom = plotTop + ny * g.cellHeight
+  const out = ['<g>', svgText(plotLeft, 18, setup.name, ' font-size="13" font-weight="bold"'), svgText(plotLeft, 32, countsText(setup.cells), ' fill="#777"')]
+  setup.cells.forEach((c, i) => {
+    const xi = i % nx
+    const yi = Math.floor(i / nx)
+    const fill = c.outcome === 'recovered' ? recoveredFill(c.recoveredSecondsAfterFix ?? 0, slowest) : fills[c.outcome]
+    const at = y ? `${x.param.say(x.values[xi], result.scenario)}, ${y.param.say(y.values[yi], result.scenario)}` : x.param.say(x.values[xi], result.scenario)
+    const detail = c.outcome === 'recovered' ? ` ${formatNumber(c.recoveredSecondsAfterFix ?? 0)} s after the fix` : ''
+    out.push(`<rect x="${n1(plotLeft + xi * g.cell)}" y="${n1(plotBottom - (yi + 1) * g.cellHeight)}" width="${n1(g.cell)}" height="${n1(g.cellHeight)}" fill="${fill}"><title>${escapeXml(`${at}: ${c.outcome}${detail}`)}</title></rect>`)
+  })
+  // The bisected edges, where the grid alone would only say "between two cells".
+  const xOf = (v: number): number => plotLeft + (((v - x.from) / (x.to - x.from)) * (nx - 1) + 0.5) * g.cell
+  setup.edges.forEach((line, yi) => {
+    const top = plotBottom - (yi + 1) * g.cellHeight
+    for (const t of line.transitions) {
+      const px = xOf((t.holds + t.stuck) / 2)
+      out.push(`<line x1="${n1(px)}" y1="${n1(top)}" x2="${n1(px)}" y2="${n1(top + g.cellHeight)}" stroke="#111" stroke-width="2"/>`)
+    }
+  })
+  const tick = (px: number, py: number, label: string, anchor: string): string => svgText(px, py, label, ` text-anchor="${anchor}"`)
+  for (const i of labelled(nx, g.cell, 7 * Math.max(...x.values.map((v) => formatNumber(v).length)) + 8))
+    out.push(tick(plotLeft + (i + 0.5) * g.cell, plotBottom + 16, formatNumber(x.values[i]), 'middle'))
+  out.push(svgText(plotLeft + (nx * g.cell) / 2, plotBottom + 36, axisTitle(x.param, result.scenario, y?.param), ' text-anchor="middle"'))
+  if (y) {
+    for (const i of labelled(ny, g.cellHeight, 14)) out.push(tick(plotLeft - 6, plotBottom - (i + 0.5) * g.cellHeight + 4, formatNumber(y.values[i]), 'end'))
+    out.push(svgText(plotLeft - 6, plotTop - 4, axisTitle(y.param, result.scenario, x.param), ' text-anchor="end" fill="#555"'))
+    if (setup.tipping.y !== null) {
+      const yi = y.values.indexOf(setup.tipping.y)
+      if (yi >= 0) out.push(svgText(plotLeft + nx * g.cell + 4, plotBottom - (yi + 0.5) * g.cellHeight + 4, '◀'))
+    }
+  }
+  out.push('</g>')
+  return out
+}
+
+/** The maps side by side, a legend, and the tipping points in words under them. */
+export function sweepSvg(result: SweepResult): string {
+  const g = geometry(result)
+  const slowest = Math.max(0, ...result.setups.flatMap((s) => s.cells.map((c) => (c.outcome === 'recovered' ? c.recoveredSecondsAfterFix ?? 0 : 0))))
+  const legend = outcomeLegend(result)
+  const notes = [...result.setups.map((s) => s.sentence), 'Black marks: where the outcome changes between stuck and not stuck, found by bisection. ◀: the row the sentences are stated at.']
+  const width = Math.max(720, result.setups.length * g.width)
+  const legendTop = 40 + g.height
+  const height = legendTop + 3 * 18 + 12 + notes.length * 18 + 12
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11" fill="#333">`,
+    `<title>${escapeXml(sweepTitle(result))}</title>`,
+    `<rect width="${width}" height="${height}" fill="#fff"/>`,
+    svgText(MARGIN.left, 24, sweepTitle(result), ' font-size="16" font-weight="bold"'),
+    '<g transform="translate(0,40)">',
+    ...result.setups.flatMap((s, i) => svgPanel(result, s, i * g.width, g, slowest)),
+    '</g>',
+  ]
+  const swatches: Array<[string, string]> = [
+    [fills.unharmed, legend.unharmed],
+    [recoveredFill(slowest / 2, slowest), `${legend.recovered} (darker: slower, up to ${formatNumber(slowest)} s after the fix)`],
+    [fills.stuck, legend.stuck],
+  ]
+  swatches.forEach(([fill, label], i) => {
+    const top = legendTop + i * 18
+    out.push(`<rect x="${MARGIN.left}" y="${top}" width="12" height="12" fill="${fill}"/>`, svgText(MARGIN.left + 18, top + 10, label))
+  })
+  notes.forEach((note, i) => out.push(svgText(MARGIN.left, legendTop + 3 * 18 + 16 + i * 18, note)))
+  out.push('</svg>')
+  return out.join('\n') + '\n'
+}
+
+/** A page to share: the maps, the tipping points, and each setup's counts, with what the outcomes mean. */
+export function sweepHtml(result: SweepResult): string {
+  const e = escapeXml
+  const legend = outcomeLegend(result)
+  const rows = result.setups
+    .map((s) => {
+      const c = outcomeCounts(s.cells)
+      return `<tr><td>${e(s.name)}</td><td>${c.unharmed}</td><td>${c.recovered}</td><td>${c.stuck}</td><td>${e(s.sentence)}</td></tr>`
+    })
+    .join('\n')
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${e(sweepTitle(result))}</title>
+<style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}svg{max-width:100%;height:auto}</style>
+</head><body>
+<h1>${e(sweepTitle(result))}</h1>
+${sweepSvg(result).replace(/^<svg /, '<svg role="img" ')}
+<h2>Tipping points</h2>
+<ul>
+${result.setups.map((s) => `<li>${e(s.sentence)}</li>`).join('\n')}
+</ul>
+<table><thead><tr><th>setup</th><th>unharmed</th><th>recovered</th><th>stuck</th><th>in words</th></tr></thead><tbody>
+${rows}
+</tbody></table>
+<h2>What the cells mean</h2>
+<ul>
+${(['unharmed', 'recovered', 'stuck'] as const).map((o) => `<li>${e(legend[o])}</li>`).join('\n')}
+<li>Full service: completed requests within 1% of demand.</li>
+</ul>
+</body></html>
+`
+}
