@@ -1,0 +1,60 @@
+import {Flags} from '@oclif/core'
+import {writeFileSync} from 'node:fs'
+import {SluiceCommand} from '../src/cli/base.js'
+import {decimal, runbookArg} from '../src/cli/flags.js'
+import {chooseMode} from '../src/cli/terminal/mode.js'
+import {InputError} from '../src/errors.js'
+import {loadRunbook} from '../src/runbook/shipped.js'
+import {tuneProgress} from '../src/tune/progress.js'
+import {renderTune} from '../src/tune/render.js'
+import {fullTrafficDefinition, tuneRunbook, type TuneResult} from '../src/tune/tune.js'
+
+export default class Tune extends SluiceCommand {
+  static override summary = 'Find the ramp schedules and bakes that reach full traffic soonest in rehearsal with every gate passing.'
+
+  static override description = `Searches the runbook's ramp steps (how many steps, which percentages, the bake) in rehearsal against its own scenario and setup, for the ramps that reach full traffic soonest while the whole rehearsal completes and every gate verdict passes, on every seed of --seeds and with demand --demand-margin percent below and above the scenario's. A bake is never under the record's TTL (targets.dns.ttl, or the scenario's): a weight change reaches every client only after one TTL. Everything but the ramps' schedule and bake stays as written; a ramp that a later ramp on the same set continues (the climb stops for a lift, say) may end at another weight, and the last ramp still ends where it did.
+
+Time to full traffic: ${fullTrafficDefinition}.
+
+Prints the time to full traffic before → after, each gate's worst value and margin across every rehearsal of the tuned runbook, and the ramp steps as YAML to paste. --write FILE saves the whole runbook tuned, comments and all. Exits 3 when no schedule it tries passes everywhere.`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml',
+    '<%= config.bin %> <%= command.id %> outlook-staged-return --seeds 10 --demand-margin 20 --write tuned.yaml',
+    '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --json',
+  ]
+
+  static override args = {
+    runbook: runbookArg,
+  }
+
+  static override flags = {
+    seeds: Flags.integer({description: 'How many seeds every candidate must pass: the scenario\'s own and the ones after it.', default: 5, min: 1, max: 100}),
+    'demand-margin': decimal({description: 'Demand off by this many percent each way, which every candidate must also pass (default 10; 0: demand as given only).', min: 0, max: 90, helpValue: 'PERCENT'}),
+    write: Flags.string({description: 'Save the whole tuned runbook to this file (the rest of it as written, comments included).', helpValue: 'FILE'}),
+  }
+
+  async run(): Promise<Omit<TuneResult, 'text'> & {written: string | null}> {
+    const {args, flags} = await this.parse(Tune)
+    const runbook = loadRunbook(args.runbook)
+    const progress = tuneProgress(chooseMode({json: this.jsonEnabled()}), (text) => process.stderr.write(text))
+    let result: TuneResult
+    try {
+      result = await tuneRunbook(runbook, {seeds: flags.seeds, demandMarginPercent: flags['demand-margin'] ?? 10}, progress.onEvent)
+    } finally {
+      progress.done()
+    }
+    const {text, ...shown} = result
+    if (flags.write && text !== null) {
+      try {
+        writeFileSync(flags.write, text)
+      } catch (error) {
+        throw new InputError(`--write: cannot write ${flags.write}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+      }
+      this.note(`tuned runbook saved to ${flags.write}`)
+    } else if (flags.write) this.note(`nothing saved to ${flags.write}: no tuned runbook`)
+    if (!this.jsonEnabled()) this.log(renderTune(result))
+    if (result.steps.length === 0) this.endWith('gate-failed')
+    return {...shown, written: flags.write && text !== null ? flags.write : null}
+  }
+}

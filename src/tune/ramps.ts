@@ -1,0 +1,133 @@
+import type {RampStep, Runbook} from '../runbook/runbook.js'
+
+// What tune may change, and how: each ramp step's schedule and bake, as a few numbers per ramp
+// (how many steps, the curve they follow, the bake, and where an intermediate climb ends), from
+// which the percentages follow. Everything else in the runbook stays as written.
+
+/** A ramp step of the runbook, as tune sees it. */
+export interface RampSite {
+  /** Its index in the runbook's steps. */
+  index: number
+  title: string
+  set: string
+  shipped: {schedule: number[]; bake: number}
+  /**
+   * A later ramp on the same set continues the climb (e.g. after a lift at half traffic), so where
+   * this one ends is a waypoint the search may move; otherwise its final weight is the author's.
+   */
+  waypoint: boolean
+  /** The site before it on the same set, whose end is where this one starts; null for the first. */
+  previous: number | null
+  /** The set's weight before the ramp when no earlier ramp on the set moves it (from the shipped rehearsal). */
+  startWeight: number
+  /** The runbook's last ramp: its last step is full traffic. */
+  final: boolean
+}
+
+/**
+ * How one ramp is rehearsed: its bake, where it ends, and the shape of its schedule, either as
+ * shipped or `steps` weights along (i/steps)^gamma from where the set stands to `end` (gamma 1 is
+ * even steps; above 1, small steps first while the pool is cold; below 1, small steps last).
+ */
+export interface RampChoice {
+  bake: number
+  end: number
+  shape: {kind: 'shipped'} | {kind: 'curve'; steps: number; gamma: number}
+}
+
+/** The curves tried, from small-steps-last to small-steps-first. */
+export const gammas = [0.7, 1, 1.5, 2, 3]
+/** Bakes are tried on this grid, from the TTL up. */
+export const bakeGrid = 5
+
+export function rampSites(runbook: Runbook, startWeights: Map<number, Record<string, number>>): RampSite[] {
+  const ramps = runbook.steps.filter((s): s is RampStep => s.action === 'ramp')
+  return ramps.map((step, i) => {
+    const before = ramps.slice(0, i).map((s, j) => ({s, j})).filter(({s}) => s.set === step.set)
+    return {
+      index: step.index,
+      title: step.title,
+      set: step.set,
+      shipped: {schedule: step.schedule, bake: step.bake},
+      waypoint: ramps.slice(i + 1).some((s) => s.set === step.set),
+      previous: before.length === 0 ? null : before[before.length - 1].j,
+      startWeight: startWeights.get(step.index)?.[step.set] ?? 0,
+      final: i === ramps.length - 1,
+    }
+  })
+}
+
+export function shippedChoice(site: RampSite): RampChoice {
+  return {bake: site.shipped.bake, end: site.shipped.schedule[site.shipped.schedule.length - 1], shape: {kind: 'shipped'}}
+}
+
+/** A schedule from `floor` (exclusive) to `end`, or null when the choice cannot make one from there. */
+export function scheduleOf(site: RampSite, choice: RampChoice, floor: number): number[] | null {
+  if (choice.end <= floor || choice.end > 100) return null
+  if (choice.shape.kind === 'shipped') {
+    const rest = site.shipped.schedule.filter((p) => p > floor)
+    return rest.length > 0 && rest[rest.length - 1] === choice.end ? rest : null
+  }
+  const {steps, gamma} = choice.shape
+  if (steps > choice.end - floor) return null
+  const schedule: number[] = []
+  for (let i = 1; i <= steps; i++) {
+    const p = Math.round(floor + (choice.end - floor) * (i / steps) ** gamma)
+    // Whole percentages, climbing, with room left for the steps after this one.
+    schedule.push(Math.min(choice.end - (steps - i), Math.max(p, (schedule[i - 2] ?? floor) + 1)))
+  }
+  return schedule
+}
+
+/** Every ramp's schedule under a set of choices, each starting where the one before it on its set ended; null if one cannot be made. */
+export function schedulesOf(sites: RampSite[], choices: RampChoice[]): number[][] | null {
+  const out: number[][] = []
+  for (const [i, site] of sites.entries()) {
+    const floor = site.previous === null ? site.startWeight : choices[site.previous].end
+    const schedule = scheduleOf(site, choices[i], floor)
+    if (!schedule) return null
+    out.push(schedule)
+  }
+  return out
+}
+
+/** The runbook with its ramps' schedules and bakes replaced; every other step as loaded. */
+export function withRamps(runbook: Runbook, sites: RampSite[], schedules: number[][], choices: RampChoice[]): Runbook {
+  const byIndex = new Map(sites.map((site, i) => [site.index, {schedule: schedules[i], bake: choices[i].bake}]))
+  return {...runbook, steps: runbook.steps.map((step) => (step.action === 'ramp' && byIndex.has(step.index) ? {...step, ...byIndex.get(step.index)!} : step))}
+}
+
+/** What a ramp costs in seconds before full traffic: every bake, but the final ramp's last one comes after it. */
+export function costOf(site: RampSite, schedule: number[], bake: number): {beforeFull: number; total: number} {
+  const total = schedule.length * bake
+  return {beforeFull: site.final ? total - bake : total, total}
+}
+
+/** The choices the search tries for one ramp: shapes and step counts, bakes from the TTL up to the shipped bake, and moved waypoints. */
+export function choicesFor(site: RampSite, minBake: number): RampChoice[] {
+  const shippedEnd = site.shipped.schedule[site.shipped.schedule.length - 1]
+  const maxBake = Math.max(site.shipped.bake, minBake)
+  const bakes: number[] = []
+  for (let b = minBake; b < maxBake; b += bakeGrid) bakes.push(b)
+  bakes.push(maxBake)
+  const ends = site.waypoint
+    ? [...new Set([0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.2].map((k) => Math.round(shippedEnd * k)))].filter((e) => e >= 1 && e < 100)
+    : [shippedEnd]
+  const maxSteps = Math.min(10, Math.max(site.shipped.schedule.length + 2, 6))
+  const out: RampChoice[] = []
+  for (const bake of bakes) {
+    for (const end of ends) {
+      if (end === shippedEnd) out.push({bake, end, shape: {kind: 'shipped'}})
+      for (let steps = 1; steps <= maxSteps; steps++)
+        for (const gamma of steps === 1 ? [1] : gammas) out.push({bake, end, shape: {kind: 'curve', steps, gamma}})
+    }
+  }
+  return out
+}
+
+/** A gentle stand-in for a ramp not yet tuned: steps of at most 10% (or as many as shipped) at the shipped bake. */
+export function scaffoldChoice(site: RampSite, floor: number, minBake: number): RampChoice {
+  const end = site.shipped.schedule[site.shipped.schedule.length - 1]
+  const steps = Math.max(site.shipped.schedule.length, Math.ceil((end - floor) / 10))
+  return {bake: Math.max(site.shipped.bake, minBake), end, shape: {kind: 'curve', steps, gamma: 1}}
+}

@@ -1,0 +1,74 @@
+import {formatMetric, stepName} from '../format.js'
+import {formatTable} from '../report/table.js'
+import type {TuneResult, VariantOutcome} from './tune.js'
+
+/** What `sluice tune` prints: the times before and after, the ramps, each gate's margin, and the YAML to paste. */
+export function renderTune(result: TuneResult): string {
+  const {seeds, demandPercents} = result.robustness
+  const variants = result.robustness.shipped.length
+  const lines = [
+    `Tuned ${result.runbook} against ${result.scenario} (setup ${result.setup}): each candidate rehearsed ${variants} times, seeds ${range(seeds)} × demand ${demandPercents.map((p) => `${p}%`).join(', ')}`,
+    `Time to full traffic: ${seconds(result.secondsToFullTraffic.before)} → ${seconds(result.secondsToFullTraffic.after)}${result.soonerPercent === null ? '' : ` (${result.soonerPercent}% sooner)`}`,
+    `  (${result.definition})`,
+    '',
+    shippedLine(result.robustness.shipped, result.secondsToFullTraffic.before),
+  ]
+  if (result.steps.length === 0) {
+    lines.push('', `No schedule tune tried passes every gate in all ${variants} rehearsals; the ramps are left as they are.`)
+    return lines.join('\n')
+  }
+  const tuned = result.robustness.tuned
+  lines.push(
+    `The tuned ramps pass ${tuned.filter((t) => t.passed).length} of ${tuned.length}.`,
+    '',
+    `Ramps (a bake is never under the TTL of ${result.minBake} s):`,
+    indent(formatTable(['step', 'ramp', 'set', 'shipped', 'tuned'], result.steps.map((s) => [
+      stepName(s.index), s.title, s.set, `[${s.before.schedule.join(', ')}] bake ${s.before.bake} s`, `[${s.schedule.join(', ')}] bake ${s.bake} s`,
+    ]))),
+    '',
+    `Gates: the value nearest the threshold in any of the ${tuned.length} rehearsals of the tuned runbook:`,
+    indent(formatTable(['step', 'gate', 'worst', 'margin', 'where'], result.gates.map((g) => [
+      stepName(g.index), g.gate, formatMetric(g.worst, g.unit), g.margin === null ? 'no data' : margin(g.margin, g.unit),
+      g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%, ${g.at.context}` : '',
+    ]))),
+    '',
+    'Proposed ramp steps (paste over the steps they name, or save the whole runbook with --write FILE):',
+    result.yaml ?? '',
+    '',
+    `Search: ${result.search.rehearsals} rehearsals (${result.search.millisecondsPerRehearsal} ms each), ${result.search.passes} passes, ${result.search.seconds.toFixed(1)} s.`,
+  )
+  return lines.join('\n')
+}
+
+function shippedLine(shipped: VariantOutcome[], before: number | null): string {
+  const failed = shipped.filter((t) => !t.passed)
+  if (failed.length === 0) return `The shipped ramps pass all ${shipped.length} rehearsals.`
+  // Variants that fail the same way are one line: usually the same demand on every seed.
+  const byReason = new Map<string, VariantOutcome[]>()
+  for (const t of failed) byReason.set(t.reason ?? t.outcome, [...(byReason.get(t.reason ?? t.outcome) ?? []), t])
+  const first = before === null ? ' (and the nominal rehearsal does not complete, so there is no time to compare with)' : ''
+  return [
+    `The shipped ramps pass ${shipped.length - failed.length} of ${shipped.length} rehearsals${first}:`,
+    ...[...byReason].map(([reason, ts]) => `  fail at ${[...new Set(ts.map((t) => `demand ${t.demandPercent}%`))].join(', ')} (seeds ${range(ts.map((t) => t.seed))}): ${reason}`),
+  ].join('\n')
+}
+
+function margin(value: number, unit: string): string {
+  if (unit === '%') return `${value.toFixed(2)} points`
+  return formatMetric(value, unit)
+}
+
+function seconds(value: number | null): string {
+  return value === null ? 'none' : `${value} s`
+}
+
+/** `1–5`, or the list when it has gaps. */
+function range(values: number[]): string {
+  const sorted = [...new Set(values)].sort((a, b) => a - b)
+  const contiguous = sorted.every((v, i) => i === 0 || v === sorted[i - 1] + 1)
+  return contiguous && sorted.length > 2 ? `${sorted[0]}–${sorted[sorted.length - 1]}` : sorted.join(', ')
+}
+
+function indent(text: string): string {
+  return text.split('\n').map((l) => `  ${l}`).join('\n')
+}

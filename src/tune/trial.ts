@@ -1,0 +1,120 @@
+import type {RunResult} from '../engine/engine.js'
+import {verdictText} from '../format.js'
+import type {WeightMap} from '../ports/control-plane.js'
+import type {EngineIO, GateVerdict} from '../ports/io.js'
+import {rehearse} from '../rehearsal/rehearse.js'
+import type {Runbook} from '../runbook/runbook.js'
+import type {Scenario} from '../sim/scenario/schema.js'
+
+// One rehearsal of a candidate, in process, with nobody watching: the same `rehearse` that
+// `sluice run --dry-run` calls, against a scenario tune varies (its seed, its demand).
+
+/** What a rehearsal runs against: the runbook's own scenario and setup, with the seed and demand tune varies. */
+export interface Variant {
+  seed: number
+  /** Demand as a share of the scenario's: 1.1 is demand 10% above it. */
+  demandFactor: number
+}
+
+/** Where every rehearsal of a tune starts: the scenario, setup and start the shipped runbook rehearsed with. */
+export interface Ground {
+  scenario: Scenario
+  setup: string
+  startAt: number
+}
+
+export interface Trial {
+  variant: Variant
+  outcome: RunResult['outcome']
+  /** Whether the run completed with every verdict a pass. */
+  passed: boolean
+  /** Why it did not pass, in the engine's words (or the first verdict that did not pass). */
+  reason: string | null
+  /** Seconds from the runbook's start to the DNS change that applied the last ramp step; null when the run never got there. */
+  secondsToFullTraffic: number | null
+  /** Seconds from the runbook's start to its end. */
+  seconds: number
+  verdicts: GateVerdict[]
+  /** Each ramp step's weights before its first change: where a ramp starts from. */
+  startWeights: Map<number, WeightMap>
+}
+
+/** The scenario with the variant's seed and its demand scaled, a constant rate and a curve alike. */
+export function variantScenario(scenario: Scenario, variant: Variant): Scenario {
+  const f = variant.demandFactor
+  const demand = {
+    ...scenario.demand,
+    ...(scenario.demand.rps === undefined ? {} : {rps: scenario.demand.rps * f}),
+    ...(scenario.demand.curve === undefined ? {} : {curve: scenario.demand.curve.map(([t, rps]) => [t, rps * f]) as typeof scenario.demand.curve}),
+  }
+  return {...scenario, seed: variant.seed, demand}
+}
+
+/** The step index of the runbook's last ramp: its last weight is full traffic. */
+export function lastRampIndex(runbook: Runbook): number | null {
+  const ramps = runbook.steps.filter((s) => s.action === 'ramp')
+  return ramps.length === 0 ? null : ramps[ramps.length - 1].index
+}
+
+/**
+ * Rehearses a runbook once. With `stopEarly`, the first verdict that is not a pass ends the run
+ * (as Ctrl-C would): the candidate is out, and the rest of the rehearsal would only cost time.
+ */
+export async function runTrial(runbook: Runbook, ground: Ground, variant: Variant, options: {stopEarly: boolean}): Promise<Trial> {
+  const controller = new AbortController()
+  const verdicts: GateVerdict[] = []
+  const last = lastRampIndex(runbook)
+  let fullAt: number | null = null
+  let firstMiss: GateVerdict | null = null
+  const startWeights = new Map<number, WeightMap>()
+  const io: EngineIO = {
+    confirm: async () => true,
+    notify(event) {
+      if (event.type === 'verdict') {
+        verdicts.push(event.verdict)
+        if (event.verdict.outcome !== 'pass' && firstMiss === null) {
+          firstMiss = event.verdict
+          if (options.stopEarly) controller.abort()
+        }
+      }
+      if (event.type !== 'mutation' || event.mutation.kind !== 'dns-weights') return
+      const m = event.mutation
+      if (m.phase === 'intent' && !startWeights.has(m.step)) startWeights.set(m.step, m.before as WeightMap)
+      if (m.phase === 'outcome' && m.ok && m.step === last) fullAt = event.at
+    },
+  }
+  const {run, rehearsal} = await rehearse(runbook, {io, signal: controller.signal, operator: 'sluice tune', approved: approveSteps(runbook)}, {
+    pace: null,
+    scenario: variantScenario(ground.scenario, variant),
+    setup: ground.setup,
+    startAt: ground.startAt,
+  })
+  const miss = firstMiss as GateVerdict | null
+  const passed = run.outcome === 'completed' && miss === null
+  const completed = run.outcome === 'completed'
+  return {
+    variant,
+    outcome: run.outcome,
+    passed,
+    reason: passed ? null : miss ? `step ${miss.step + 1}: ${verdictText(miss)}` : run.message,
+    secondsToFullTraffic: completed && fullAt !== null ? fullAt - rehearsal.startAt : null,
+    seconds: rehearsal.endAt - rehearsal.startAt,
+    verdicts,
+    startWeights,
+  }
+}
+
+/**
+ * Rehearses the runbook as `sluice run --dry-run` would, against its own scenario, setup and
+ * start, to learn them: the scenario loaded from wherever the runbook names it, the start settled.
+ */
+export async function groundOf(runbook: Runbook): Promise<{ground: Ground}> {
+  const io: EngineIO = {notify() {}, confirm: async () => true}
+  const {rehearsal} = await rehearse(runbook, {io, signal: new AbortController().signal, operator: 'sluice tune', approved: approveSteps(runbook)}, {pace: null})
+  return {ground: {scenario: rehearsal.scenario, setup: rehearsal.setup, startAt: rehearsal.startAt}}
+}
+
+/** A rehearsal changes nothing, so its approve steps are answered, as `run --dry-run --yes` does. */
+function approveSteps(runbook: Runbook): number[] {
+  return runbook.steps.filter((s) => s.action === 'approve').map((s) => s.index)
+}

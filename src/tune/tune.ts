@@ -1,0 +1,221 @@
+import {describeGate} from '../engine/gate.js'
+import {InputError} from '../errors.js'
+import {metricUnits} from '../ports/control-plane.js'
+import type {GateVerdict} from '../ports/io.js'
+import {parseRunbook} from '../runbook/load.js'
+import type {Runbook} from '../runbook/runbook.js'
+import {rampSites, type RampSite} from './ramps.js'
+import {Evaluator, robustnessVariants, searchRamps, type Evaluation, type Robustness, type SearchEvent} from './search.js'
+import {groundOf, runTrial, type Ground, type Trial, type Variant} from './trial.js'
+import {editRamps} from './yaml.js'
+
+/** What "time to full traffic" means, said once for --help, the report and --json alike. */
+export const fullTrafficDefinition =
+  'seconds of rehearsal time from the runbook\'s start to the DNS change that applies the last step of its last ramp (the final weight, full traffic); clients see it within one TTL'
+
+export interface TuneSettings {
+  /** How many seeds each candidate must pass: the scenario's own, and the ones after it. */
+  seeds: number
+  /** Demand off by this many percent each way, as well as as given. */
+  demandMarginPercent: number
+}
+
+export interface TunedStep {
+  /** The step's 0-based index in the runbook. */
+  index: number
+  title: string
+  set: string
+  schedule: number[]
+  bake: number
+  before: {schedule: number[]; bake: number}
+}
+
+/** How far a gate stayed from its threshold across every robustness rehearsal of the tuned runbook. */
+export interface GateMargin {
+  /** The step's 0-based index in the runbook. */
+  index: number
+  title: string
+  gate: string
+  metric: GateVerdict['metric']
+  threshold: number
+  unit: string
+  /** The value nearest the threshold (the highest, or the lowest for healthy-targets); null if no verdict had data. */
+  worst: number | null
+  /** How far the worst value is inside the threshold, in the gate's unit. */
+  margin: number | null
+  /** Where the worst value was measured. */
+  at: {seed: number; demandPercent: number; context: string} | null
+  verdicts: number
+}
+
+export interface VariantOutcome {
+  seed: number
+  demandPercent: number
+  passed: boolean
+  outcome: string
+  secondsToFullTraffic: number | null
+  reason: string | null
+}
+
+export interface TuneResult {
+  runbook: string
+  scenario: string
+  setup: string
+  definition: string
+  secondsToFullTraffic: {before: number | null; after: number | null}
+  /** How much sooner, as a share of before. */
+  soonerPercent: number | null
+  /** The tuned ramp steps; empty when no candidate passed every variant. */
+  steps: TunedStep[]
+  gates: GateMargin[]
+  /** The proposed ramp steps as YAML, ready to paste over the runbook's own. */
+  yaml: string | null
+  /** The whole runbook, tuned: what --write saves. */
+  text: string | null
+  minBake: number
+  robustness: {
+    seeds: number[]
+    demandPercents: number[]
+    /** The shipped runbook across the same variants. */
+    shipped: VariantOutcome[]
+    /** The tuned runbook across them, rehearsed from its text as --write saves it. */
+    tuned: VariantOutcome[]
+  }
+  search: {rehearsals: number; passes: number; millisecondsPerRehearsal: number; seconds: number}
+}
+
+export type TuneEvent = SearchEvent | {type: 'phase'; message: string}
+
+const demandPercent = (v: Variant): number => Math.round(v.demandFactor * 1000) / 10
+
+/** Tunes a runbook's ramps in rehearsal (see search.ts for how), and proves the result from its own text. */
+export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEvent: (event: TuneEvent) => void = () => {}): Promise<TuneResult> {
+  const started = performance.now()
+  if (runbook.source.kind !== 'file') throw new InputError(`${runbook.file}: tune edits a runbook file`)
+  const text = runbook.source.text
+  if (!runbook.steps.some((s) => s.action === 'ramp')) throw new InputError(`${runbook.locate(['steps'])}: ${runbook.name} has no ramp step to tune`)
+
+  onEvent({type: 'phase', message: `rehearsing ${runbook.name} as shipped`})
+  const {ground} = await groundOf(runbook)
+  const robustness: Robustness = {
+    seeds: Array.from({length: settings.seeds}, (_, i) => ground.scenario.seed + i),
+    demandFactors: settings.demandMarginPercent === 0 ? [1] : [1 - settings.demandMarginPercent / 100, 1, 1 + settings.demandMarginPercent / 100],
+  }
+  const variants = robustnessVariants(robustness)
+
+  const measuring = performance.now()
+  const shippedTrials = await allVariants(runbook, ground, variants)
+  // The first rehearsal also loads and compiles the simulator; these are what the search will pay.
+  const milliseconds = (performance.now() - measuring) / variants.length
+  onEvent({type: 'phase', message: `the shipped ramps pass ${shippedTrials.filter((t) => t.passed).length} of ${variants.length} variants; a rehearsal takes ${Math.round(milliseconds)} ms`})
+  const nominal = shippedTrials[0]
+  const shipped: Evaluation = {
+    nominal,
+    score: nominal.passed && nominal.secondsToFullTraffic !== null ? {secondsToFullTraffic: nominal.secondsToFullTraffic, seconds: nominal.seconds} : null,
+    robust: shippedTrials.every((t) => t.passed),
+    failure: shippedTrials.find((t) => !t.passed) ?? null,
+  }
+
+  const sites = rampSites(runbook, nominal.startWeights)
+  // A weight change reaches every client only after one TTL: the record's, and the one the rehearsal models.
+  const minBake = Math.max(runbook.targets.dns?.ttl ?? 0, ground.scenario.dns.ttl, 1)
+  const evaluator = new Evaluator(runbook, ground, sites, robustness, onEvent)
+  const found = await searchRamps(evaluator, sites, minBake, shipped)
+
+  const base = {
+    runbook: runbook.name,
+    scenario: ground.scenario.name,
+    setup: ground.setup,
+    definition: fullTrafficDefinition,
+    minBake,
+    search: {rehearsals: found.rehearsals + 1 + variants.length, passes: found.passes, millisecondsPerRehearsal: Math.round(milliseconds), seconds: 0},
+  }
+  const before = shipped.score?.secondsToFullTraffic ?? null
+  const shippedOutcomes = shippedTrials.map(outcomeOf)
+  if (!found.choices || !found.schedules) {
+    return {
+      ...base, secondsToFullTraffic: {before, after: null}, soonerPercent: null, steps: [], gates: [], yaml: null, text: null,
+      robustness: {seeds: robustness.seeds, demandPercents: robustness.demandFactors.map((f) => demandPercent({seed: 0, demandFactor: f})), shipped: shippedOutcomes, tuned: []},
+      search: {...base.search, seconds: (performance.now() - started) / 1000},
+    }
+  }
+
+  const steps = tunedSteps(sites, found.schedules, found.choices.map((c) => c.bake))
+  const edited = editRamps(text, steps)
+  onEvent({type: 'phase', message: `rehearsing the tuned runbook, as written, across ${variants.length} variants`})
+  // The proof is the text a person will save: loaded and checked as `run` would, then rehearsed.
+  const tuned = parseRunbook(runbook.file, edited.text)
+  const tunedTrials = await allVariants(tuned, ground, variants)
+  const after = tunedTrials[0].passed ? tunedTrials[0].secondsToFullTraffic : null
+  return {
+    ...base,
+    secondsToFullTraffic: {before, after},
+    soonerPercent: before !== null && after !== null && before > 0 ? Math.round(((before - after) / before) * 1000) / 10 : null,
+    steps,
+    gates: gateMargins(tuned, tunedTrials),
+    yaml: edited.snippet,
+    text: edited.text,
+    robustness: {
+      seeds: robustness.seeds,
+      demandPercents: robustness.demandFactors.map((f) => demandPercent({seed: 0, demandFactor: f})),
+      shipped: shippedOutcomes,
+      tuned: tunedTrials.map(outcomeOf),
+    },
+    search: {...base.search, rehearsals: base.search.rehearsals + variants.length, seconds: (performance.now() - started) / 1000},
+  }
+}
+
+/** Every variant, run to its end: what a person is shown, not a search's early exit. */
+async function allVariants(runbook: Runbook, ground: Ground, variants: Variant[]): Promise<Trial[]> {
+  const trials: Trial[] = []
+  for (const variant of variants) trials.push(await runTrial(runbook, ground, variant, {stopEarly: false}))
+  return trials
+}
+
+function outcomeOf(trial: Trial): VariantOutcome {
+  return {
+    seed: trial.variant.seed,
+    demandPercent: demandPercent(trial.variant),
+    passed: trial.passed,
+    outcome: trial.outcome,
+    secondsToFullTraffic: trial.secondsToFullTraffic,
+    reason: trial.reason,
+  }
+}
+
+function tunedSteps(sites: RampSite[], schedules: number[][], bakes: number[]): TunedStep[] {
+  return sites.map((site, i) => ({index: site.index, title: site.title, set: site.set, schedule: schedules[i], bake: bakes[i], before: site.shipped}))
+}
+
+/** Each gate of the runbook, with the verdict nearest its threshold across every trial. */
+export function gateMargins(runbook: Runbook, trials: Trial[]): GateMargin[] {
+  const out: GateMargin[] = []
+  for (const step of runbook.steps) {
+    if (!('gate' in step) || !step.gate) continue
+    const gate = step.gate
+    const atLeast = gate.metric === 'healthy-targets'
+    let worst: {value: number; trial: Trial; verdict: GateVerdict} | null = null
+    let count = 0
+    for (const trial of trials)
+      for (const verdict of trial.verdicts) {
+        if (verdict.step !== step.index) continue
+        count++
+        if (verdict.value === null) continue
+        if (!worst || (atLeast ? verdict.value < worst.value : verdict.value > worst.value)) worst = {value: verdict.value, trial, verdict}
+      }
+    out.push({
+      index: step.index,
+      title: step.title,
+      gate: describeGate(gate),
+      metric: gate.metric,
+      threshold: gate.threshold,
+      unit: metricUnits[gate.metric],
+      worst: worst?.value ?? null,
+      margin: worst ? (atLeast ? worst.value - gate.threshold : gate.threshold - worst.value) : null,
+      at: worst ? {seed: worst.trial.variant.seed, demandPercent: demandPercent(worst.trial.variant), context: worst.verdict.context} : null,
+      verdicts: count,
+    })
+  }
+  return out
+}
+
