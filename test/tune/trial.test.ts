@@ -1,0 +1,68 @@
+import {describe, expect, it} from 'vitest'
+import type {GateVerdict} from '../../src/ports/io.js'
+import {rehearse} from '../../src/rehearsal/rehearse.js'
+import {loadRunbookFile} from '../../src/runbook/load.js'
+import {loadScenario} from '../../src/sim/scenario/load.js'
+import {groundOf, runTrial, variantScenario, type Trial} from '../../src/tune/trial.js'
+import {gateMargins} from '../../src/tune/tune.js'
+import {RecordingIO} from '../helpers/fakes.js'
+
+const outlook = loadRunbookFile('runbooks/outlook-staged-return.yaml')
+
+describe('tune: one rehearsal of a candidate', () => {
+  it('varies the seed and scales demand, a constant rate and a curve alike, and nothing else', () => {
+    const flat = loadScenario('outlook-recovery').scenario
+    const varied = variantScenario(flat, {seed: 7, demandFactor: 1.1})
+    expect(varied.seed).toBe(7)
+    expect(varied.demand.rps).toBeCloseTo(1650)
+    expect({...varied, seed: flat.seed, demand: flat.demand}).toEqual(flat)
+    const curved = {...flat, demand: {...flat.demand, rps: undefined, curve: [[0, 1000], [300, 1500]] as Array<[number, number]>}}
+    expect(variantScenario(curved, {seed: 1, demandFactor: 0.9}).demand.curve).toEqual([[0, 900], [300, 1350]])
+  })
+
+  it('times full traffic as the rehearsal records the last ramp\'s last weight change, from the runbook\'s start', async () => {
+    const {ground} = await groundOf(outlook)
+    expect(ground).toMatchObject({setup: 'no-guard', startAt: 300})
+    const trial = await runTrial(outlook, ground, {seed: ground.scenario.seed, demandFactor: 1}, {stopEarly: true})
+    expect(trial).toMatchObject({outcome: 'completed', passed: true, reason: null})
+    const {rehearsal} = await rehearse(outlook, {io: new RecordingIO('no-tty'), signal: new AbortController().signal, operator: 'test'}, {pace: null})
+    const last = rehearsal.weights[rehearsal.weights.length - 1]
+    expect(last.weights.mailbox).toBe(100)
+    expect(trial.secondsToFullTraffic).toBe(last.at - rehearsal.startAt)
+    expect(trial.seconds).toBe(rehearsal.endAt - rehearsal.startAt)
+    // The half-traffic ramp starts from the parked weights.
+    expect(trial.startWeights.get(4)).toEqual({mailbox: 0, maintenance: 100})
+  })
+
+  it('shows the shipped ramps fail with demand 10% up, and stops at the first verdict that does not pass when asked', async () => {
+    const {ground} = await groundOf(outlook)
+    const whole = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.1}, {stopEarly: false})
+    expect(whole).toMatchObject({outcome: 'gate-failed', passed: false, secondsToFullTraffic: null})
+    expect(whole.reason).toMatch(/^step 7: gate error-rate ≤ 2% over 30 s \(mailbox\): [\d.]+% fail/)
+    const early = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.1}, {stopEarly: true})
+    expect(early).toMatchObject({outcome: 'interrupted', passed: false, reason: whole.reason})
+    expect(early.verdicts[early.verdicts.length - 1].outcome).toBe('fail')
+    expect(early.verdicts.filter((v) => v.outcome === 'fail')).toHaveLength(1)
+    expect(whole.verdicts.length).toBeGreaterThan(early.verdicts.length)
+  })
+})
+
+describe('tune: gate margins', () => {
+  const verdict = (step: number, metric: GateVerdict['metric'], value: number | null, context = ''): GateVerdict => ({
+    step, gate: '', metric, value, threshold: 0, unit: '%', outcome: 'pass', at: 0, context,
+  })
+  const trial = (seed: number, demandFactor: number, verdicts: GateVerdict[]) => ({variant: {seed, demandFactor}, verdicts}) as unknown as Trial
+
+  it('takes the value nearest each gate\'s threshold across every trial: the lowest healthy share, the highest error rate', () => {
+    const margins = gateMargins(outlook, [
+      trial(1, 1, [verdict(3, 'healthy-targets', 100), verdict(4, 'error-rate', 0.5), verdict(8, 'error-rate', null)]),
+      trial(2, 1.1, [verdict(3, 'healthy-targets', 97, 'batch 2 of 4'), verdict(4, 'error-rate', 1.25, 'mailbox 5%'), verdict(4, 'error-rate', 0)]),
+    ])
+    expect(margins.map((m) => m.index)).toEqual([3, 4, 6, 7, 8])
+    expect(margins[0]).toMatchObject({gate: 'healthy-targets ≥ 95% over 30 s (mailbox)', worst: 97, margin: 2, at: {seed: 2, demandPercent: 110, context: 'batch 2 of 4'}, verdicts: 2})
+    expect(margins[1]).toMatchObject({gate: 'error-rate ≤ 2% over 30 s (mailbox)', worst: 1.25, margin: 0.75, at: {seed: 2, demandPercent: 110, context: 'mailbox 5%'}, verdicts: 3})
+    // No data is never a value: a gate with only that has no margin to show.
+    expect(margins[4]).toMatchObject({worst: null, margin: null, at: null, verdicts: 1})
+    expect(margins[2]).toMatchObject({worst: null, margin: null, verdicts: 0})
+  })
+})
