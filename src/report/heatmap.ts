@@ -25,11 +25,19 @@ function paint(text: string, outcome: CellOutcome, color: boolean): string {
 
 const visible = (s: string): number => s.replace(/\x1b\[[0-9;]*m/g, '').length
 
-/** Indices of the values to label along an axis, spaced so labels of `room` characters never touch. */
+/**
+ * Indices of the values to label along an axis, from the lowest, spaced so labels of `room`
+ * characters never touch, always ending on the highest value (its label replaces one too close to it).
+ */
 function labelled(count: number, cellWidth: number, room: number): number[] {
   const every = Math.max(1, Math.ceil(room / cellWidth))
   const out: number[] = []
   for (let i = 0; i < count; i += every) out.push(i)
+  const last = count - 1
+  if (out.at(-1) !== last) {
+    if (out.length > 1 && last - out[out.length - 1] < every) out.pop()
+    out.push(last)
+  }
   return out
 }
 
@@ -62,7 +70,7 @@ function mapLines(result: SweepResult, setup: SetupSweep, cellWidth: number, col
   const [x, y] = result.axes
   const nx = x.values.length
   const yLabels = y.values.map(formatNumber)
-  const labelRows = new Set(labelled(y.values.length, 1, 3).map((i) => y.values.length - 1 - i))
+  const labelRows = new Set(labelled(y.values.length, 1, 3))
   const gutter = Math.max(...yLabels.map((l) => l.length)) + 1
   const lines = [`${setup.name}: ${countsText(setup.cells)}`, axisTitle(y.param, result.scenario, x.param)]
   for (let r = 0; r < y.values.length; r++) {
@@ -125,7 +133,10 @@ export function renderSweep(result: SweepResult, options: {color: boolean; width
     ? sideBySide(result.setups.map((s) => mapLines(result, s, cellWidth, options.color)), options.width)
     : [...stripLines(result, cellWidth, options.color), '']
   const key = (['unharmed', 'recovered', 'stuck'] as const).map((o) => `${paint(glyphs[o], o, options.color)} ${legend[o]}`)
-  const marker = y ? [`◀ the row the tipping points below are stated at (${y.param.say(result.setups[0].tipping.y!, result.scenario)})`] : []
+  const tipY = result.setups[0].tipping.y
+  const marker = !y || tipY === null ? [] : y.values.includes(tipY)
+    ? [`◀ the row the tipping points below are stated at (${y.param.say(tipY, result.scenario)}, the scenario's own)`]
+    : [`tipping points below are stated at ${y.param.say(tipY, result.scenario)}, the scenario's own: a row run between the grid's rows`]
   return [sweepTitle(result), '', ...body, ...key, ...marker, '', 'tipping points:', ...result.setups.map((s) => `  ${s.sentence}`)].join('\n')
 }
 

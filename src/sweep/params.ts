@@ -220,6 +220,11 @@ export function sweepParam(name: string): SweepParam | undefined {
   return sweepParams.find((p) => p.name === name)
 }
 
+/** Requests per second the serving pools complete with every server healthy and warm. */
+export function healthyCapacity(scenario: Scenario): number {
+  return scenario.pools.reduce((sum, p) => sum + (p.kind === 'servers' ? (p.servers ?? 0) * (p.capacity ?? 0) : 0), 0)
+}
+
 /** `demand (rps)`, `ejection cap (%)`, `broken servers (of 20)`: an axis title in the parameter's own unit. */
 export function axisTitle(param: SweepParam, scenario: Scenario, other?: SweepParam): string {
   if (param.name === 'broken' && other?.name !== 'servers') return `broken servers (of ${formatNumber(poolServers(scenario))})`

@@ -2,6 +2,7 @@ import type {Policy} from '../sim/config.js'
 import type {Scenario} from '../sim/scenario/schema.js'
 import {outcomes, type CellOutcome, type CellQuery, type CellResult} from './classify.js'
 import type {Axis} from './grid.js'
+import {formatNumber, healthyCapacity} from './params.js'
 import {converged, gridBrackets, midpoint, narrow, tippingFigures, tippingSentence, transitionOf, type Bracket, type LineEdges} from './tipping.js'
 import type {CellRunner} from './workers.js'
 
@@ -108,11 +109,26 @@ export async function runSweep(
         cells: results.slice(s * lineYs.length * xs.length, (s * lineYs.length + gridYs.length) * xs.length),
         edges: lines[s].slice(0, gridYs.length),
         tipping,
-        // Said of the scenario at that row, so "of 20 servers" follows a swept pool size.
-        sentence: tippingSentence(name, tipping, x, y?.param ?? null, y && tipY !== null ? y.param.apply({scenario, policy}, tipY).scenario : scenario),
+        sentence: sentence(name, policy, tipping, x, y, scenario),
       }
     }),
   }
+}
+
+/**
+ * The tipping point in words, said of the scenario at the line's row (so "of 20 servers" follows a
+ * swept pool size), and saying so when the pool tips only where demand is past what it can serve
+ * healthy: that is not a metastable pool but one too small, and an operator must not read it otherwise.
+ */
+function sentence(name: string, policy: Policy, line: LineEdges, x: Axis, y: Axis | undefined, scenario: Scenario): string {
+  const at = y && line.y !== null ? y.param.apply({scenario, policy}, line.y).scenario : scenario
+  const words = tippingSentence(name, line, x, y?.param ?? null, at)
+  const firstStuck = line.startsStuck ? x.from : line.transitions.find((t) => t.into)?.stuck
+  if (firstStuck === undefined) return words
+  const cell = x.param.apply({scenario: at, policy}, firstStuck).scenario
+  const capacity = healthyCapacity(cell)
+  if (cell.demand.rps === undefined || cell.demand.rps <= capacity) return words
+  return `${words.replace(/\.$/, '')} (there demand is past the ${formatNumber(capacity)} rps the pool serves with every server healthy: too small a pool, not a stuck one).`
 }
 
 const round = (v: number | null): number | null => (v === null ? null : Math.round(v * 1000) / 1000)
