@@ -11,6 +11,8 @@ export interface RampSite {
   title: string
   set: string
   shipped: {schedule: number[]; bake: number}
+  /** Seconds between its gate's verdicts; null without a gate. */
+  interval: number | null
   /**
    * A later ramp on the same set continues the climb (e.g. after a lift at half traffic), so where
    * this one ends is a waypoint the search may move; otherwise its final weight is the author's.
@@ -37,7 +39,7 @@ export interface RampChoice {
 
 /** The curves tried, from small-steps-last to small-steps-first. */
 export const gammas = [0.7, 1, 1.5, 2, 3]
-/** Bakes are tried on this grid, from the TTL up. */
+/** Bakes of a ramp without a gate are tried on this grid, from the TTL up. */
 export const bakeGrid = 5
 
 export function rampSites(runbook: Runbook, startWeights: Map<number, Record<string, number>>): RampSite[] {
@@ -49,6 +51,7 @@ export function rampSites(runbook: Runbook, startWeights: Map<number, Record<str
       title: step.title,
       set: step.set,
       shipped: {schedule: step.schedule, bake: step.bake},
+      interval: step.gate?.interval ?? null,
       waypoint: ramps.slice(i + 1).some((s) => s.set === step.set),
       previous: before.length === 0 ? null : before[before.length - 1].j,
       startWeight: startWeights.get(step.index)?.[step.set] ?? 0,
@@ -107,8 +110,11 @@ export function costOf(site: RampSite, schedule: number[], bake: number): {befor
 export function choicesFor(site: RampSite, minBake: number): RampChoice[] {
   const shippedEnd = site.shipped.schedule[site.shipped.schedule.length - 1]
   const maxBake = Math.max(site.shipped.bake, minBake)
+  // A gate judges on its interval, so a bake between two verdicts lasts until the next one: a
+  // gated ramp's bakes are whole intervals, and say how long a step really holds.
+  const grid = site.interval ?? bakeGrid
   const bakes: number[] = []
-  for (let b = minBake; b < maxBake; b += bakeGrid) bakes.push(b)
+  for (let b = Math.ceil(minBake / grid) * grid; b < maxBake; b += grid) bakes.push(b)
   bakes.push(maxBake)
   const ends = site.waypoint
     ? [...new Set([0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.2].map((k) => Math.round(shippedEnd * k)))].filter((e) => e >= 1 && e < 100)

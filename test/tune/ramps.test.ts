@@ -7,7 +7,7 @@ const outlook = loadRunbookFile('runbooks/outlook-staged-return.yaml')
 const startWeights = new Map([[2, {mailbox: 100, maintenance: 0}], [4, {mailbox: 0, maintenance: 100}], [7, {mailbox: 50, maintenance: 50}]])
 
 const site = (over: Partial<RampSite> = {}): RampSite => ({
-  index: 0, title: 'ramp', set: 'a', shipped: {schedule: [1, 5, 25, 50], bake: 90}, waypoint: false, previous: null, startWeight: 0, final: true, ...over,
+  index: 0, title: 'ramp', set: 'a', shipped: {schedule: [1, 5, 25, 50], bake: 90}, interval: null, waypoint: false, previous: null, startWeight: 0, final: true, ...over,
 })
 
 describe('tune: the ramps it may change', () => {
@@ -19,6 +19,7 @@ describe('tune: the ramps it may change', () => {
       {index: 7, set: 'mailbox', waypoint: false, previous: 1, startWeight: 50, final: true},
     ])
     expect(sites[1].shipped).toEqual({schedule: [1, 5, 25, 50], bake: 90})
+    expect(sites.map((s) => s.interval)).toEqual([null, 10, 10])
   })
 
   it('makes climbing whole-percent schedules from where the set stands to the end, or none when there is no room', () => {
@@ -68,6 +69,10 @@ describe('tune: the ramps it may change', () => {
       expect(new Set(choices.map((c) => c.end))).toEqual(ends)
       expect(choices.some((c) => c.shape.kind === 'shipped' && c.bake === 90)).toBe(true)
     }
+    // A gate judges every interval, so a gated ramp's bakes are whole intervals; one without a gate goes by 5 s.
+    expect([...new Set(choicesFor(rest, 30).map((c) => c.bake))]).toEqual([30, 40, 50, 60, 70, 80, 90])
+    expect([...new Set(choicesFor(site({interval: 10, shipped: {schedule: [100], bake: 60}}), 35).map((c) => c.bake))]).toEqual([40, 50, 60])
+    expect([...new Set(choicesFor(site({shipped: {schedule: [100], bake: 50}}), 30).map((c) => c.bake))]).toEqual([30, 35, 40, 45, 50])
     // A shipped bake under the TTL (allowShortBake) is never tried: the TTL is the floor.
     expect(new Set(choicesFor(site({shipped: {schedule: [100], bake: 10}}), 30).map((c) => c.bake))).toEqual(new Set([30]))
   })

@@ -7,8 +7,8 @@ import {robustnessVariants, searchRamps, type Judge, type Score, type Standing} 
 // the climb may pause (for a lift) at no more than 45%; and the nominal case tolerates 10 points
 // more per step than the robustness set does.
 const sites: RampSite[] = [
-  {index: 1, title: 'first half', set: 'web', shipped: {schedule: [10, 20, 50], bake: 60}, waypoint: true, previous: null, startWeight: 0, final: false},
-  {index: 3, title: 'the rest', set: 'web', shipped: {schedule: [75, 100], bake: 60}, waypoint: false, previous: 0, startWeight: 50, final: true},
+  {index: 1, title: 'first half', set: 'web', shipped: {schedule: [10, 20, 50], bake: 60}, interval: null, waypoint: true, previous: null, startWeight: 0, final: false},
+  {index: 3, title: 'the rest', set: 'web', shipped: {schedule: [75, 100], bake: 60}, interval: null, waypoint: false, previous: 0, startWeight: 50, final: true},
 ]
 const fixed = 200
 
