@@ -80,12 +80,16 @@ export function buildAxis(spec: string, scenario: Scenario): Axis {
 /** The axes of `--sweep` given once or twice, checked together. */
 export function buildAxes(specs: string[], scenario: Scenario, setups: number): Axis[] {
   if (specs.length > 2) throw new InputError(`--sweep: at most two (an x and a y axis), got ${specs.length}: ${specs.join(', ')}`)
-  const axes = specs.map((spec) => buildAxis(spec, scenario))
+  // A count of broken servers is checked against the largest pool a servers axis gives it.
+  const first = specs.map((spec) => parseSweepFlag(spec))
+  const servers = first.find((p) => p.param.name === 'servers')
+  const widest = servers ? {...scenario, pools: scenario.pools.map((p, i) => (i === 0 ? {...p, servers: servers.to} : p))} : scenario
+  const axes = specs.map((spec, i) => buildAxis(spec, first[i] === servers ? scenario : widest))
   if (axes.length === 2 && axes[0].param === axes[1].param) throw new InputError(`--sweep ${specs[1]}: ${axes[0].param.name} is already swept by --sweep ${specs[0]}`)
   const runs = axes.reduce((n, a) => n * a.values.length, setups)
-  const servers = Math.max(...axes.map((a) => (a.param.name === 'servers' ? a.to : 0)), scenario.pools.reduce((n, p) => n + (p.servers ?? 0), 0))
-  const work = runs * servers * (scenario.duration / scenario.tick)
+  const most = widest.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
+  const work = runs * most * (scenario.duration / scenario.tick)
   if (work > maxSweepServerTicks)
-    throw new InputError(`--sweep: ${formatNumber(runs)} runs of up to ${formatNumber(servers)} servers × ${formatNumber(scenario.duration / scenario.tick)} ticks is more than ${maxSweepServerTicks.toExponential()} server-ticks; fewer steps or a smaller scenario`)
+    throw new InputError(`--sweep: ${formatNumber(runs)} runs of up to ${formatNumber(most)} servers × ${formatNumber(scenario.duration / scenario.tick)} ticks is more than ${maxSweepServerTicks.toExponential()} server-ticks; fewer steps or a smaller scenario`)
   return axes
 }

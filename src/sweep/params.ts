@@ -82,6 +82,7 @@ const scenarioParams: SweepParam[] = [
     check: (v, s) => {
       if (firstBroken(s) < 0) return `scenario ${s.name} has no broken fault to sweep`
       if (v < 0) return 'expected at least 0 servers'
+      if (v > poolServers(s)) return `expected at most the pool's ${formatNumber(poolServers(s))} servers`
       return undefined
     },
     // Zero broken is a fault window in which nothing breaks: the row every other row is compared with.
