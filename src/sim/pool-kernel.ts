@@ -35,30 +35,38 @@ export interface ServerArrays {
   readonly refuses: Uint8Array
 }
 
-/** What a tick's loop adds up; also the constants it needs, set by the caller before the loop. */
+/**
+ * V8 gives an object's field the representation of the first value stored in it. A field that
+ * starts as a small integer and later holds a fraction changes the object's shape mid-run, which
+ * throws away the compiled code of every loop that touched it; so fields that will hold fractions
+ * start as one. (-0 is not a small integer to V8.)
+ */
+export const fraction = -0
+
+/** What a tick's loop adds up, and the constants it needs (set by the caller before each loop). */
 export class TickSums {
   // inputs
-  perWeight = 0
-  keep = 1
-  handshake = 1
-  admission = 1
+  perWeight = fraction
+  keep = fraction
+  handshake = fraction
+  admission = fraction
   shed = false
-  collapse = 0
+  collapse = fraction
   /** Warmth step per tick, or 0 when no server in the pool is warming up. */
-  warmStep = 0
-  cold = 1
-  holdShare = 0
-  holdDecay = 1
-  dt = 1
-  serviceTime = 0
+  warmStep = fraction
+  cold = fraction
+  holdShare = fraction
+  holdDecay = fraction
+  dt = fraction
+  serviceTime = fraction
   // outputs
-  served = 0
-  fast = 0
-  slow = 0
-  shedLoad = 0
-  newAsked = 0
-  loadUp = 0
-  capUp = 0
+  served = fraction
+  fast = fraction
+  slow = fraction
+  shedLoad = fraction
+  newAsked = fraction
+  loadUp = fraction
+  capUp = fraction
   failing = 0
   /** Servers that became warm this tick, and servers that stalled. */
   warmed = 0

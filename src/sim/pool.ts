@@ -1,6 +1,9 @@
 import type {HealthCheckConfig, Policy, PoolConfig} from './config.js'
-import {serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
+import {fraction, serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
 import type {Random} from './random.js'
+
+/** Later than any tick (and still a small integer to V8, unlike 2^31 − 1). */
+const noTimer = 2 ** 30 - 1
 
 /** What one pool did with one tick's traffic, in requests per second. */
 export interface PoolTick {
@@ -15,7 +18,10 @@ export interface PoolTick {
   /** Of the served traffic, the share per type is uniform except for these. */
   servedFraction: number
   fastFraction: number
-  /** Servers registered and not ejected: what the load balancer believes is healthy. */
+  /**
+   * Servers the load balancer sent this tick's traffic to: those registered and not ejected when
+   * the tick began (before this tick's health check ejects any), or in panic every registered one.
+   */
   inRotation: number
   ejected: number
   panic: boolean
@@ -81,7 +87,7 @@ export class ServerPool implements ServerArrays {
   /** Share of new connections the shared metadata store can route this tick (1 = all). */
   newConnectionAdmission = 1
   /** Sum of new connections asked for in the last tick, for the metadata store's capacity. */
-  lastNewConnections = 0
+  lastNewConnections = fraction
 
   // The balancer's weights change only when a server is ejected, returns, registers, drains or is
   // in slow start, so they are kept from tick to tick and recomputed only then.
@@ -92,7 +98,7 @@ export class ServerPool implements ServerArrays {
   private nextTimer = 0
   private registeredCount = 0
   private inRotationCount = 0
-  private totalWeight = 0
+  private totalWeight = fraction
   /** Set once a thread-holding fault has been active here: from then on held threads are counted. */
   private holding = false
   /** Servers warming up after a restart (warmth < 1). */
@@ -179,7 +185,7 @@ export class ServerPool implements ServerArrays {
 
     if (!this.weightsValid || this.slowing || t >= this.nextTimer) this.refreshWeights(t)
     const registeredCount = this.registeredCount
-    let inRotation = this.inRotationCount
+    const inRotation = this.inRotationCount
     let totalWeight = this.totalWeight
     const weight = this.weight
     const panic =
@@ -235,7 +241,10 @@ export class ServerPool implements ServerArrays {
     this.failingCount = k.failing
     this.lastNewConnections = k.newAsked
 
-    if (t % this.checkEvery === 0) inRotation -= this.healthCheck(t)
+    // The check ejects after this tick's traffic was served: the servers that took that traffic
+    // are the ones in rotation before it (in panic, every registered server).
+    const tookTraffic = totalWeight === 0 ? 0 : panic ? registeredCount : inRotation
+    if (t % this.checkEvery === 0) this.healthCheck(t)
 
     const served = k.served
     const fast = k.fast
@@ -248,7 +257,7 @@ export class ServerPool implements ServerArrays {
     const normal = routed - holdLoad
     out.servedFraction = normal > 0 ? Math.min(1, served / normal) : 0
     out.fastFraction = normal > 0 ? Math.min(1 - out.servedFraction, fast / normal) : 0
-    out.inRotation = inRotation
+    out.inRotation = tookTraffic
     out.ejected = this.ejectedCount
     out.panic = panic
     out.utilization = k.capUp > 0 ? k.loadUp / k.capUp : 0
@@ -268,7 +277,7 @@ export class ServerPool implements ServerArrays {
     let inRotation = 0
     let totalWeight = 0
     let slowing = false
-    let nextTimer = 0x7fffffff
+    let nextTimer = noTimer
     for (let i = 0; i < n; i++) {
       if (ejectedArr[i] !== 0) {
         if (t >= ejectedUntil[i]) {

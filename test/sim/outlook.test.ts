@@ -25,7 +25,9 @@ describe('outlook-2026: the seed scenario', () => {
     const {record, summary} = setup('no-guard')
     const emptyAt = record.t.findIndex((t, i) => t >= faultAt && record.inRotation[i] === 0)
     expect(emptyAt).toBeGreaterThanOrEqual(faultAt)
-    expect(record.t[emptyAt] - faultAt).toBeLessThanOrEqual(interval)
+    // The check that empties it runs within one interval; the record counts the servers that took
+    // each second's traffic, so the empty pool shows from the second after that check.
+    expect(record.t[emptyAt] - faultAt).toBeLessThanOrEqual(interval + scenario.tick)
     expect(summary.meanServedDuringFault!).toBeLessThan(0.2 * demand)
     expect(summary.recoveredSecondsAfterFix).toBeNull()
     expect(summary.minInRotation).toBe(0)
