@@ -1,7 +1,8 @@
 import {Args, Flags, type Interfaces} from '@oclif/core'
 import {InputError} from '../errors.js'
 import type {AwsOptions} from '../aws/clients.js'
-import {duration} from '../runbook/units.js'
+import {limits} from '../runbook/limits.js'
+import {duration, durationUpTo} from '../runbook/units.js'
 
 // Every flag sluice has, once, grouped by purpose. A command spreads the groups it uses, so its
 // --help lists only flags that mean something to it, and its flag values' types are inferred
@@ -35,7 +36,9 @@ export function seconds(options: {description: string; min?: number; max?: numbe
     description: options.description,
     helpValue: 'DURATION',
     async parse(input, _context, flag) {
-      const parsed = duration.safeParse(/^\d+(\.\d+)?(e\d+)?$/.test(input) ? Number(input) : input)
+      // A flag bounded beyond a runbook's day (simulate --duration) is held to its own bound instead.
+      const schema = options.max !== undefined && options.max > limits.maxSeconds ? durationUpTo(options.max) : duration
+      const parsed = schema.safeParse(/^\d+(\.\d+)?(e\d+)?$/.test(input) ? Number(input) : input)
       if (!parsed.success) {
         const issue = parsed.error.issues[0]
         throw badValue(flag.name, `${issue.code === 'too_big' ? issue.message : 'expected a duration such as 90, 90s, 5m or 1h'} but received: ${input}`)

@@ -101,13 +101,12 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   const run = await runRunbook(runbook, {control, io, signal: inputs.signal, approved: inputs.approved})
   const endAt = fleet.time
   const {record, summary, window} = run.outcome === 'interrupted' ? fleetRun.stop() : fleetRun.finish(endAt + settleSeconds)
-  const last = record.ticks - 1
   const rehearsal: Rehearsal = {
     run, scenario, setup: setup.name, startAt, endAt, window, record, summary,
     recovered: run.outcome !== 'interrupted' && summary.recoveredSecondsAfterFix !== null,
     restrictedAtEnd: fleet.typeNames.filter((type) => fleet.isRestricted(type)),
     weights,
-    restrictedPercentAtEnd: last >= 0 && record.demand[last] > 0 ? (record.restrictedDemand[last] / record.demand[last]) * 100 : 0,
+    restrictedPercentAtEnd: record.ticksRecorded > 0 && record.last.demand > 0 ? (record.last.restrictedDemand / record.last.demand) * 100 : 0,
   }
   return {mode: 'rehearsal', run, runId: null, rehearsal}
 }

@@ -5,6 +5,10 @@ export interface ChartSeries {
   label: string
   values: ArrayLike<number> // same length as ChartPanel.t; NaN means "no data" (gap)
   axis?: 'left' | 'right' // default 'left'
+  // Lowest and highest sample behind each value, when each value stands for many (a long run's
+  // record): drawn as a band around the line so a spike or drop between values still shows.
+  low?: ArrayLike<number>
+  high?: ArrayLike<number>
 }
 
 export interface ChartMarker {
@@ -121,11 +125,19 @@ export function axisMax(panel: ChartPanel, axis: 'left' | 'right'): number {
   let max = 0
   for (const s of panel.series) {
     if ((axis === 'right') !== isRightAxis(s)) continue
-    const n = Math.min(s.values.length, panel.t.length)
-    for (let i = 0; i < n; i++) {
-      const v = s.values[i]
-      if (Number.isFinite(v) && v > max) max = v
-    }
+    max = Math.max(max, seriesMax(s.high ?? s.values, panel.t.length))
+  }
+  return max
+}
+
+// Largest finite value among the first n; 0 when there is none. A loop, not Math.max(...values):
+// spreading a long series overflows the call stack.
+export function seriesMax(values: ArrayLike<number>, n = values.length): number {
+  let max = 0
+  const end = Math.min(n, values.length)
+  for (let i = 0; i < end; i++) {
+    const v = values[i]
+    if (Number.isFinite(v) && v > max) max = v
   }
   return max
 }
@@ -237,6 +249,31 @@ function tracePath(means: Float64Array, scale: ValueScale, rows: number): number
     prev = r
   }
   return path
+}
+
+// Per dot column, the lowest low and highest high of the samples in it; NaN where there are none.
+function columnRanges(t: ArrayLike<number>, low: ArrayLike<number>, high: ArrayLike<number>, range: TimeRange, cols: number): {lo: Float64Array; hi: Float64Array} {
+  const lo = new Float64Array(cols).fill(NaN)
+  const hi = new Float64Array(cols).fill(NaN)
+  const n = Math.min(t.length, low.length, high.length)
+  for (let i = 0; i < n; i++) {
+    if (!Number.isFinite(low[i]) || !Number.isFinite(high[i])) continue
+    const c = dotColumn(t[i], range, cols)
+    if (!(lo[c] <= low[i])) lo[c] = low[i]
+    if (!(hi[c] >= high[i])) hi[c] = high[i]
+  }
+  return {lo, hi}
+}
+
+// Each column's lowest and highest sample as a dot: filling the range between them would bury the
+// lines of a series that swings through it every few seconds.
+function drawBand(canvas: Canvas, band: {lo: Float64Array; hi: Float64Array}, scale: ValueScale, owner: number): void {
+  const rows = canvas.height * 4
+  for (let c = 0; c < band.lo.length; c++) {
+    if (!Number.isFinite(band.lo[c])) continue
+    setDot(canvas, c, dotRow(band.lo[c], scale, rows), owner)
+    setDot(canvas, c, dotRow(band.hi[c], scale, rows), owner)
+  }
 }
 
 function drawSeries(canvas: Canvas, means: Float64Array, scale: ValueScale, owner: number, dotted: boolean): void {
@@ -368,8 +405,10 @@ export function renderTerminalChart(panel: ChartPanel, opts: TerminalChartOption
   // Markers first so series dots (and colours) win where they overlap.
   const markers = drawMarkers(canvas, panel.markers ?? [], range, panel.t.length > 0)
   panel.series.forEach((s, i) => {
+    const scale = isRightAxis(s) ? right : left
+    if (s.low && s.high) drawBand(canvas, columnRanges(panel.t, s.low, s.high, range, width * 2), scale, OWNER_SERIES + i)
     const means = columnMeans(panel.t, s.values, range, width * 2)
-    drawSeries(canvas, means, isRightAxis(s) ? right : left, OWNER_SERIES + i, isRightAxis(s))
+    drawSeries(canvas, means, scale, OWNER_SERIES + i, isRightAxis(s))
   })
 
   const leftLabels = tickLabels(left, height)

@@ -4,6 +4,7 @@ import {formatMetric, groupedVerdictLines} from '../format.js'
 import type {Rehearsal} from '../rehearsal/rehearse.js'
 import {fullServiceSince} from '../sim/summary.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
+import {chartSeries, inRotationLabel, resolutionNote} from './simulation.js'
 import {escapeXml, renderSvg} from './svg.js'
 
 export interface RehearsalFigures {
@@ -89,12 +90,12 @@ export function rehearsalPanel(r: Rehearsal): ChartPanel {
   const servers = r.scenario.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
   const n = chartTicks(r)
   return {
-    title: `rehearsal: ${r.run.runbook} on ${r.scenario.name} · ${r.setup} (numbers mark where each step started)`,
+    title: `rehearsal: ${r.run.runbook} on ${r.scenario.name} · ${r.setup} (numbers mark where each step started)${resolutionNote(r.record)}`,
     t: r.record.t.subarray(0, n),
     series: [
-      {label: 'completed', values: r.record.served.subarray(0, n)},
-      {label: 'demand', values: r.record.demand.subarray(0, n)},
-      {label: 'in rotation', values: r.record.inRotation.subarray(0, n), axis: 'right'},
+      {label: 'completed', ...chartSeries(r.record, 'served', n)},
+      {label: 'demand', ...chartSeries(r.record, 'demand', n)},
+      {label: inRotationLabel, ...chartSeries(r.record, 'inRotation', n), axis: 'right'},
     ],
     leftUnit: 'rps',
     rightUnit: 'servers',

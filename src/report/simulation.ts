@@ -1,5 +1,6 @@
 import type {SimulationReport} from '../sim/simulate.js'
-import {renderTerminalChart, type ChartPanel} from './chart.js'
+import type {RecordSeriesKey, SimulationRecord} from '../sim/record.js'
+import {renderTerminalChart, seriesMax, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'
 
@@ -34,17 +35,37 @@ export function simulationTable(report: SimulationReport): string {
   return formatTable(['setup', 'served during fault', 'lost', 'full service after fix', 'fewest in rotation'], rows)
 }
 
+/**
+ * The servers-in-rotation series, in words: the servers that took traffic in each second, counted
+ * before that second's health checks eject any, so a second that served traffic never shows 0.
+ */
+export const inRotationLabel = 'in rotation (took traffic that second, before its checks ejected any)'
+
+/** A record's series as a chart draws it: its points, with each point's lowest and highest tick once points stand for many. */
+export function chartSeries(record: SimulationRecord, key: RecordSeriesKey, n = record.ticks): {values: Float64Array; low?: Float64Array; high?: Float64Array} {
+  const range = record.range(key)
+  return {values: record[key].subarray(0, n), ...(range ? {low: range.low.subarray(0, n), high: range.high.subarray(0, n)} : {})}
+}
+
+/** A chart's title notes the resolution when a point stands for more than one tick. */
+export function resolutionNote(record: SimulationRecord): string {
+  return record.stride > 1 ? ` (each point the mean of ${Number(record.resolution.toPrecision(6))} s; dots above and below it, its highest and lowest second)` : ''
+}
+
 export function simulationPanels(report: SimulationReport): ChartPanel[] {
   const markers = report.window ? [{t: report.window.from, label: 'fault'}, {t: report.window.to, label: 'fix'}] : []
-  const peak = Math.max(...report.setups.map((s) => Math.max(...s.record.demand, ...s.record.offered)))
+  let peak = 0
+  for (const {record} of report.setups) {
+    for (const key of ['demand', 'offered'] as const) peak = Math.max(peak, seriesMax(record.range(key)?.high ?? record[key], record.ticks))
+  }
   const servers = report.scenario.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
   return report.setups.map(({name, record}) => ({
-    title: `${report.scenario.name} · ${name}`,
-    t: record.t,
+    title: `${report.scenario.name} · ${name}${resolutionNote(record)}`,
+    t: record.t.subarray(0, record.ticks),
     series: [
-      {label: 'completed', values: record.served},
-      {label: 'offered', values: record.offered},
-      {label: 'in rotation', values: record.inRotation, axis: 'right' as const},
+      {label: 'completed', ...chartSeries(record, 'served')},
+      {label: 'offered', ...chartSeries(record, 'offered')},
+      {label: inRotationLabel, ...chartSeries(record, 'inRotation'), axis: 'right' as const},
     ],
     leftUnit: 'rps',
     rightUnit: 'servers',

@@ -207,11 +207,38 @@ function legend(panel: ChartPanel, plot: Plot): string[] {
   return out
 }
 
+// A pale band from the lowest to the highest sample per pixel, behind the line: where each value
+// stands for many samples, it keeps the spikes and drops the means smooth away.
+function band(panel: ChartPanel, s: ChartSeries, fill: string, scale: ValueScale, range: TimeRange, plot: Plot): string[] {
+  if (!s.low || !s.high) return []
+  const buckets = Math.max(1, Math.floor(plot.width))
+  const lo = new Float64Array(buckets).fill(NaN)
+  const hi = new Float64Array(buckets).fill(NaN)
+  const n = Math.min(panel.t.length, s.low.length, s.high.length)
+  for (let i = 0; i < n; i++) {
+    if (!Number.isFinite(s.low[i]) || !Number.isFinite(s.high[i])) continue
+    const b = Math.min(buckets - 1, Math.max(0, Math.floor(((panel.t[i] - range.t0) / range.span) * buckets)))
+    if (!(lo[b] <= s.low[i])) lo[b] = s.low[i]
+    if (!(hi[b] >= s.high[i])) hi[b] = s.high[i]
+  }
+  const top: string[] = []
+  const bottom: string[] = []
+  for (let b = 0; b < buckets; b++) {
+    if (!Number.isFinite(lo[b])) continue
+    const x = num(plot.left + ((b + 0.5) / buckets) * plot.width)
+    top.push(`${x},${num(yOf(hi[b], scale, plot))}`)
+    bottom.push(`${x},${num(yOf(lo[b], scale, plot))}`)
+  }
+  if (top.length === 0) return []
+  return [`<polygon fill="${fill}" fill-opacity="0.2" stroke="none" points="${[...top, ...bottom.reverse()].join(' ')}"/>`]
+}
+
 function seriesLines(panel: ChartPanel, s: ChartSeries, i: number, scale: ValueScale, range: TimeRange, plot: Plot): string[] {
   const stroke = PALETTE[i % PALETTE.length]
-  return segments(panel.t, s.values, range, Math.max(1, Math.floor(plot.width))).map(seg =>
-    polyline(seg, scale, range, plot, stroke, isRightAxis(s)),
-  )
+  return [
+    ...band(panel, s, stroke, scale, range, plot),
+    ...segments(panel.t, s.values, range, Math.max(1, Math.floor(plot.width))).map(seg => polyline(seg, scale, range, plot, stroke, isRightAxis(s))),
+  ]
 }
 
 function renderPanel(panel: ChartPanel, y0: number, width: number, panelHeight: number): string[] {

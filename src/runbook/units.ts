@@ -4,17 +4,21 @@ import {limits, maxSecondsText} from './limits.js'
 const durationPattern = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/
 const unitSeconds: Record<string, number> = {ms: 0.001, s: 1, m: 60, h: 3600}
 
-const seconds = z.number().nonnegative().max(limits.maxSeconds, `expected at most ${maxSecondsText}`)
+/** Seconds as a number, or a string with a unit: `90`, `90s`, `5m`, `1h`; at most `max`, however written. */
+export function durationUpTo(max: number, maxText = `${max} s`) {
+  const seconds = z.number().nonnegative().max(max, `expected at most ${maxText}`)
+  return z
+    .union([seconds, z.string().regex(durationPattern, 'expected a duration such as 30, 30s, 5m or 1h')])
+    .transform((value) => {
+      if (typeof value === 'number') return value
+      const [, amount, unit] = durationPattern.exec(value)!
+      return Number(amount) * unitSeconds[unit]
+    })
+    .pipe(seconds)
+}
 
-/** Seconds as a number, or a string with a unit: `90`, `90s`, `5m`, `1h`; at most a day, however written. */
-export const duration = z
-  .union([seconds, z.string().regex(durationPattern, 'expected a duration such as 30, 30s, 5m or 1h')])
-  .transform((value) => {
-    if (typeof value === 'number') return value
-    const [, amount, unit] = durationPattern.exec(value)!
-    return Number(amount) * unitSeconds[unit]
-  })
-  .pipe(seconds)
+/** A runbook's durations: at most a day, however written. */
+export const duration = durationUpTo(limits.maxSeconds, maxSecondsText)
 
 /** A count of targets (`3`) or a share of the group (`25%`). */
 export const countOrPercent = z

@@ -3,7 +3,8 @@ import type {FleetConfig} from './config.js'
 import {WeightedDns} from './dns.js'
 import {ServerPool, type PoolTick, type ThreadHold} from './pool.js'
 import {Random} from './random.js'
-import {SimulationRecord} from './record.js'
+import {SimulationRecord, type PoolTickValues, type TickValues} from './record.js'
+import {faultWindow} from './summary.js'
 
 interface ScheduledFault {
   pool: number
@@ -40,6 +41,8 @@ export class Fleet {
     offered: 0, served: 0, failedFast: 0, failedSlow: 0, shed: 0, restricted: 0,
     servedFraction: 0, fastFraction: 0, inRotation: 0, ejected: 0, panic: false, utilization: 0,
   }
+  private readonly poolValues: PoolTickValues = {offered: 0, served: 0, failed: 0, inRotation: 0, latencyP99: 0}
+  private readonly tickValues: TickValues = {t: 0, demand: 0, offered: 0, served: 0, failed: 0, shed: 0, restricted: 0, restrictedDemand: 0, retries: 0, inRotation: 0, ejected: 0, panic: 0}
 
   constructor(readonly config: FleetConfig) {
     this.dt = config.tick
@@ -59,7 +62,7 @@ export class Fleet {
     this.poolArrivals = new Float64Array(types)
     this.typeFast = new Float64Array(types)
     this.typeSlow = new Float64Array(types)
-    this.record = new SimulationRecord(this.ticks, this.dt, config.pools.map((p) => p.name))
+    this.record = new SimulationRecord(this.ticks, this.dt, config.pools.map((p) => p.name), faultWindow(config.faults))
     this.scheduleFaults(random)
 
     // The run starts in steady state: every client already connected to the pool DNS sends it to.
@@ -203,14 +206,15 @@ export class Fleet {
           this.typeSlow[j] += s * Math.max(0, 1 - out.servedFraction - out.fastFraction)
         }
       }
-      const ps = record.pools[p]
+      const ps = this.poolValues
       // A pool's own series leave out the requests a restriction turned away on purpose: gates
       // judge the traffic the service was asked to serve (the run's totals still count them).
-      ps.offered[t] = out.offered - out.restricted
-      ps.served[t] = out.served
-      ps.failed[t] = out.failedFast + out.failedSlow - out.restricted
-      ps.inRotation[t] = out.inRotation
-      ps.latencyP99[t] = this.latencyP99(pool, out)
+      ps.offered = out.offered - out.restricted
+      ps.served = out.served
+      ps.failed = out.failedFast + out.failedSlow - out.restricted
+      ps.inRotation = out.inRotation
+      ps.latencyP99 = this.latencyP99(pool, out)
+      record.pool(p, ps)
       offered += out.offered
       served += out.served
       failed += out.failedFast + out.failedSlow
@@ -222,18 +226,20 @@ export class Fleet {
     }
     this.clients.settle(t, this.arrived, this.typeFast, this.typeSlow)
 
-    record.t[t] = seconds
-    record.demand[t] = demand
-    record.offered[t] = offered
-    record.served[t] = served
-    record.failed[t] = failed
-    record.shed[t] = shed
-    record.restricted[t] = restricted
-    record.restrictedDemand[t] = restrictedDemand
-    record.retries[t] = this.clients.retriesMade
-    record.inRotation[t] = inRotation
-    record.ejected[t] = ejected
-    record.panic[t] = panic
+    const tv = this.tickValues
+    tv.t = seconds
+    tv.demand = demand
+    tv.offered = offered
+    tv.served = served
+    tv.failed = failed
+    tv.shed = shed
+    tv.restricted = restricted
+    tv.restrictedDemand = restrictedDemand
+    tv.retries = this.clients.retriesMade
+    tv.inRotation = inRotation
+    tv.ejected = ejected
+    tv.panic = panic
+    record.commit(tv)
     this.tick = t + 1
   }
 

@@ -31,9 +31,8 @@ export class ScenarioRun {
     return this.outcome()
   }
 
-  /** Ends the record here: an interrupted rehearsal reports what happened up to where it stopped. */
+  /** Ends here: an interrupted rehearsal reports what happened up to where it stopped (the record holds only ticks run). */
   stop(): ScenarioOutcome {
-    this.fleet.record.ticks = this.fleet.tick
     return this.outcome()
   }
 

@@ -37,6 +37,25 @@ const round = (x: number, places = 3): number => {
 
 const roundAll = (values: ArrayLike<number>): number[] => Array.from(values, (v) => round(v))
 
+const charted = ['demand', 'offered', 'served', 'inRotation'] as const
+
+/**
+ * The series at the record's resolution: one point a tick up to fullResolutionPoints ticks, else
+ * each point the mean of `resolutionSeconds` of ticks, with each point's lowest and highest tick
+ * under `low` and `high` so a spike between points is not lost.
+ */
+function seriesJson(record: SimulationRecord) {
+  const n = record.ticks
+  const pick = (get: (key: (typeof charted)[number]) => ArrayLike<number>) => Object.fromEntries(charted.map((k) => [k, roundAll(get(k))])) as Record<(typeof charted)[number], number[]>
+  const view = (a: Float64Array): Float64Array => a.subarray(0, n)
+  return {
+    resolutionSeconds: round(record.resolution),
+    t: roundAll(view(record.t)),
+    ...pick((k) => view(record[k])),
+    ...(record.envelope ? {low: pick((k) => record.range(k)!.low), high: pick((k) => record.range(k)!.high)} : {}),
+  }
+}
+
 /** The `--json` shape of `sluice simulate`. Numbers are rounded so output is stable and readable. */
 export function simulationJson(report: SimulationReport) {
   return {
@@ -50,13 +69,7 @@ export function simulationJson(report: SimulationReport) {
       recoveredSecondsAfterFix: summary.recoveredSecondsAfterFix === null ? null : round(summary.recoveredSecondsAfterFix),
       minInRotation: summary.minInRotation,
       peakErrorRatePercent: round(summary.peakErrorRatePercent),
-      series: {
-        t: roundAll(record.t),
-        demand: roundAll(record.demand),
-        offered: roundAll(record.offered),
-        served: roundAll(record.served),
-        inRotation: Array.from(record.inRotation),
-      },
+      series: seriesJson(record),
     })),
   }
 }

@@ -10,7 +10,9 @@ export class SimMetrics implements MetricsPort {
     const {fleet} = this
     const r = fleet.record
     const end = fleet.tick
-    const start = Math.max(0, end - Math.max(1, Math.round(windowSeconds / fleet.dt)))
+    // Every tick of the window, from each pool's ring of recent ticks, which keeps one value a tick
+    // however long the run: a window longer than the ring (up to fullResolutionPoints ticks) reads its last ticks.
+    const start = Math.max(0, end - Math.max(1, Math.round(windowSeconds / fleet.dt)), end - r.pools[0].recent.size)
     const series = pool === undefined ? r.pools : r.pools.filter((p) => p.name === pool)
     if (kind === 'healthy-targets') {
       const pools = pool === undefined ? fleet.pools : [fleet.pools[fleet.poolIndex(pool)]]
@@ -27,13 +29,14 @@ export class SimMetrics implements MetricsPort {
     let failed = 0
     let latencySum = 0
     let latencyWeight = 0
-    for (const s of series) {
+    for (const {recent} of series) {
       for (let t = start; t < end; t++) {
-        offered += s.offered[t]
-        failed += s.failed[t]
-        if (!Number.isNaN(s.latencyP99[t])) {
-          latencySum += s.latencyP99[t] * s.offered[t]
-          latencyWeight += s.offered[t]
+        const i = t % recent.size
+        offered += recent.offered[i]
+        failed += recent.failed[i]
+        if (!Number.isNaN(recent.latencyP99[i])) {
+          latencySum += recent.latencyP99[i] * recent.offered[i]
+          latencyWeight += recent.offered[i]
         }
       }
     }

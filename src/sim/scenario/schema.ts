@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {fullResolutionPoints} from '../record.js'
 
 /**
  * The bounds on a scenario's numbers, in one place: past them a simulation stops being a model of
@@ -9,8 +10,14 @@ export const scenarioLimits = {
   minTick: 0.01,
   /** Seconds per tick, at the most: coarser than a minute blurs every health check and DNS TTL into one step. */
   maxTick: 60,
-  /** Any time in a scenario, its duration included: a day is the longest incident worth simulating tick by tick. */
-  maxSeconds: 86_400,
+  /**
+   * Any time on a scenario's timeline, its duration included: 1,000 hours. The record keeps a
+   * bounded number of points and the summary is taken as the run goes, so memory no longer grows
+   * with the duration; past this a run is minutes of work that models no incident anyone lives through.
+   */
+  maxSeconds: 3_600_000,
+  /** A span within the model (a timeout, an ejection, a TTL, a warm-up): a day, as a runbook's durations. */
+  maxSpan: 86_400,
   /** Servers in one pool: more than any one load balancer fronts. */
   maxServers: 100_000,
   /** Servers × ticks the simulator steps through: some 15 s of work at its ~70 M a second. */
@@ -19,10 +26,13 @@ export const scenarioLimits = {
   maxCells: 64 * 1024 * 1024,
 }
 
-const seconds = z.number().nonnegative().max(scenarioLimits.maxSeconds)
+/** A second on the scenario's timeline. */
+const time = z.number().nonnegative().max(scenarioLimits.maxSeconds, `expected at most ${scenarioLimits.maxSeconds} s (1,000 h)`)
+/** Seconds of something within the model, zero allowed. */
+const seconds = z.number().nonnegative().max(scenarioLimits.maxSpan, `expected at most ${scenarioLimits.maxSpan} s (a day)`)
 const positive = z.number().positive()
 /** A time span above zero, at most a day. */
-const span = positive.max(scenarioLimits.maxSeconds)
+const span = positive.max(scenarioLimits.maxSpan, `expected at most ${scenarioLimits.maxSpan} s (a day)`)
 
 export const policySchema = z.strictObject({
   maxEjectionPercent: z.number().min(0).max(100).default(100),
@@ -62,8 +72,8 @@ const faultSchema = z.discriminatedUnion('kind', [
     kind: z.literal('broken'),
     pool: z.string().optional(),
     servers: z.number().int().min(1),
-    from: seconds,
-    to: seconds,
+    from: time,
+    to: time,
     mode: z.enum(['hang', 'refuse']).default('hang'),
   }),
   z.strictObject({
@@ -71,25 +81,25 @@ const faultSchema = z.discriminatedUnion('kind', [
     pool: z.string().optional(),
     type: z.string(),
     holdSeconds: span,
-    from: seconds,
-    to: seconds,
+    from: time,
+    to: time,
   }),
   z.strictObject({
     kind: z.literal('metadata-outage'),
     pool: z.string().optional(),
-    from: seconds,
-    to: seconds,
+    from: time,
+    to: time,
     lookupCapacity: positive.nullable().default(null),
   }),
 ])
 
-const curvePoint = z.tuple([seconds, z.number().nonnegative()])
+const curvePoint = z.tuple([time, z.number().nonnegative()])
 
 export const scenarioSchema = z
   .strictObject({
     name: z.string().min(1),
     description: z.string().default(''),
-    duration: span.default(600),
+    duration: positive.max(scenarioLimits.maxSeconds, `expected at most ${scenarioLimits.maxSeconds} s (1,000 h)`).default(600),
     tick: z.number().min(scenarioLimits.minTick).max(scenarioLimits.maxTick).default(1),
     seed: z.number().int().nonnegative().default(1),
     pools: z.array(poolSchema).min(1),
@@ -174,7 +184,7 @@ export const scenarioSchema = z
 /**
  * What simulating a scenario costs, worked out from its numbers before anything is allocated:
  * the servers × ticks stepped through, and the numbers held at once, the big ones being the
- * per-tick record (src/sim/record.ts), the clients' retry ring (src/sim/clients.ts), the DNS
+ * record (src/sim/record.ts, bounded), the clients' retry ring (src/sim/clients.ts), the DNS
  * caches (src/sim/dns.ts) and the per-server state (src/sim/pool.ts).
  */
 function simulationCost(scenario: {
@@ -191,7 +201,10 @@ function simulationCost(scenario: {
   const types = Object.keys(scenario.demand.types).length
   const c = scenario.clients
   const ringSlots = (Math.max(c.timeout, c.retryAfter) + c.backoffMax) / scenario.tick + 2
-  const cells = ticks * (12 + 5 * pools) + ringSlots * types * c.attempts + (2 * c.budgetWindow) / scenario.tick + (scenario.dns.ttl / scenario.tick) * pools + 24 * servers
+  // The record keeps at most fullResolutionPoints points per series (three numbers each once it
+  // downsamples), and each pool's last ticks for gates; it no longer grows with the duration.
+  const points = Math.min(ticks, fullResolutionPoints)
+  const cells = points * (3 * (12 + 5 * pools) + 3 * pools) + ringSlots * types * c.attempts + (2 * c.budgetWindow) / scenario.tick + (scenario.dns.ttl / scenario.tick) * pools + 24 * servers
   return {serverTicks: ticks * servers, cells}
 }
 
