@@ -39,7 +39,9 @@ export const freeze: ActionDefinition<FreezeStep> = {
   async run(step, ctx) {
     const current = await ctx.control.freeze.get()
     if (current) return {status: 'done', message: `already frozen since ${current.since} by ${current.by}: ${current.reason}`}
-    const now = new Date()
+    // The run's clock, not the machine's: live it is the wall clock; in a rehearsal it is the
+    // scenario's virtual seconds (from the epoch), so the same rehearsal records the same freeze.
+    const now = new Date(ctx.control.clock.now() * 1000)
     const record: FreezeRecord = {
       by: ctx.control.operator,
       reason: step.reason,
