@@ -7,6 +7,8 @@ import {join} from 'node:path'
 import {packageRoot} from '../src/package-root.js'
 import {fleetConfig, loadScenario, pickSetups} from '../src/sim/scenario/load.js'
 import {everythingOn} from './configs.js'
+import {minimalSeedRun, type MinimalRecord, type SeedCase} from './minimal.js'
+import {ScenarioRun} from '../src/sim/run.js'
 import {Fleet} from '../src/sim/fleet.js'
 import type {EngineIO} from '../src/ports/io.js'
 import {rehearse} from '../src/rehearsal/rehearse.js'
@@ -35,6 +37,95 @@ function simulationThroughput(): void {
   }
   emit('sim.core.10k-servers-3600-ticks.server-ticks-per-second', serverTicks / median(seconds), 'server-ticks/s')
   emit('sim.core.10k-servers-3600-ticks.wall', median(seconds) * 1000, 'ms')
+}
+
+/**
+ * The seed scenario's feature set (outlook-2026) scaled to 10,000 servers × 3,600 s, every setup:
+ * the simulator against the hand-written loop of bench/minimal.ts, which must give the same
+ * figures bit for bit (or the bench stops) so the ratio compares the same work.
+ */
+function againstMinimalLoop(): void {
+  const servers = 10_000
+  const ticks = 3600
+  const {scenario} = loadScenario('outlook-2026', {servers, demand: 750_000, broken: 3000, duration: ticks, faultAt: 360, fixAt: 1440})
+  const setups = pickSetups(scenario, 'all')
+  const fault = scenario.faults[0]
+  if (fault.kind !== 'broken' || scenario.tick !== 1) throw new Error('outlook-2026 is no longer the seed case bench/minimal.ts implements')
+  const cases: SeedCase[] = setups.map(({policy}) => ({
+    servers, capacity: scenario.pools[0].capacity!, demand: scenario.demand.rps!, broken: fault.servers, from: fault.from, to: fault.to,
+    ticks, seed: scenario.seed, ...scenario.healthCheck, policy,
+  }))
+  const check = (name: string, sim: Float64Array, minimal: Float64Array): void => {
+    for (let t = 0; t < ticks; t++) {
+      if (!Object.is(sim[t], minimal[t])) throw new Error(`bench/minimal.ts differs from the simulator: ${name} at t = ${t}: ${sim[t]} vs ${minimal[t]}`)
+    }
+  }
+  const simTimes: number[] = []
+  const minimalTimes: number[] = []
+  for (let run = 0; run < 3; run++) {
+    let start = process.hrtime.bigint()
+    const records = setups.map(({policy}) => new Fleet(fleetConfig(scenario, policy)).run())
+    simTimes.push(Number(process.hrtime.bigint() - start) / 1e9)
+    start = process.hrtime.bigint()
+    const minimal: MinimalRecord[] = cases.map((c) => minimalSeedRun(c))
+    minimalTimes.push(Number(process.hrtime.bigint() - start) / 1e9)
+    if (run === 0) {
+      records.forEach((r, k) => {
+        const name = setups[k].name
+        check(`${name} served`, r.served, minimal[k].served)
+        check(`${name} failed`, r.failed, minimal[k].failed)
+        check(`${name} inRotation`, r.inRotation, minimal[k].inRotation)
+      })
+    }
+  }
+  const serverTicks = servers * ticks * setups.length
+  const name = 'seed-feature-set.10k-servers-3600-ticks.four-setups'
+  emit(`sim.${name}.server-ticks-per-second`, serverTicks / median(simTimes), 'server-ticks/s')
+  emit(`minimal-loop.${name}.server-ticks-per-second`, serverTicks / median(minimalTimes), 'server-ticks/s')
+  emit(`sim.${name}.ratio-to-minimal-loop`, median(simTimes) / median(minimalTimes), 'x')
+}
+
+/**
+ * Sweep-sized work in one thread: outlook-2026 over a 40 × 40 grid (broken 0..20 × demand
+ * 500..2000) with its four setups, 6,400 small runs, so what each run costs besides its ticks
+ * (loading the scenario, building the fleet and its record, summing up) shows.
+ */
+function sweepSized(): void {
+  const steps = 40
+  let loading = 0
+  let building = 0
+  let running = 0
+  let runs = 0
+  const start = process.hrtime.bigint()
+  for (let x = 0; x < steps; x++) {
+    for (let y = 0; y < steps; y++) {
+      let mark = process.hrtime.bigint()
+      const broken = Math.round((20 * x) / (steps - 1))
+      const demand = 500 + (1500 * y) / (steps - 1)
+      // As the sweep does: 0 broken is a fault window in which nothing breaks, which --broken refuses.
+      const loaded = loadScenario('outlook-2026', {demand}).scenario
+      const scenario = {...loaded, faults: loaded.faults.map((f) => (f.kind === 'broken' ? {...f, servers: broken} : f))}
+      const setups = pickSetups(scenario, 'all')
+      let now = process.hrtime.bigint()
+      loading += Number(now - mark)
+      for (const {policy} of setups) {
+        mark = now
+        const run = new ScenarioRun(scenario, policy)
+        now = process.hrtime.bigint()
+        building += Number(now - mark)
+        mark = now
+        run.finish()
+        now = process.hrtime.bigint()
+        running += Number(now - mark)
+        runs++
+      }
+    }
+  }
+  const wall = Number(process.hrtime.bigint() - start) / 1e6
+  emit('sweep.outlook-2026.40x40-four-setups.single-thread.wall', wall, 'ms')
+  emit('sweep.outlook-2026.40x40-four-setups.single-thread.load-scenario-per-cell', loading / 1e3 / (steps * steps), 'µs')
+  emit('sweep.outlook-2026.40x40-four-setups.single-thread.build-fleet-per-run', building / 1e3 / runs, 'µs')
+  emit('sweep.outlook-2026.40x40-four-setups.single-thread.run-and-summary-per-run', running / 1e3 / runs, 'µs')
 }
 
 function seedScenario(): void {
@@ -93,6 +184,8 @@ function startTimes(): void {
 }
 
 simulationThroughput()
+againstMinimalLoop()
+sweepSized()
 seedScenario()
 await rehearsals()
 startTimes()
