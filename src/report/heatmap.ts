@@ -8,13 +8,19 @@ import {outcomeCounts, type SetupSweep, type SweepResult} from '../sweep/sweep.j
 import {escapeXml} from './svg.js'
 
 const glyphs: Record<CellOutcome, string> = {unharmed: '·', recovered: '▒', stuck: '█'}
+/** A pool back at full service by the fix and one that needed time after it are both "recovered"; an operator cares which. */
+const backByTheFix = '░'
 const ansi: Record<CellOutcome, number> = {unharmed: 32, recovered: 33, stuck: 31}
+
+function glyph(cell: CellResult): string {
+  return cell.outcome === 'recovered' && cell.recoveredSecondsAfterFix === 0 ? backByTheFix : glyphs[cell.outcome]
+}
 
 /** What each outcome means, said once for the terminal legend, the SVG and the HTML page. */
 export function outcomeLegend(result: SweepResult): Record<CellOutcome, string> {
   return {
     unharmed: 'unharmed: full service every second',
-    recovered: 'recovered: back at full service, after the fix or before it',
+    recovered: 'recovered: below full service for a while, then back at it to the end of the run',
     stuck: `stuck: not back at full service by the end of the run (${formatNumber(result.scenario.duration)} s), although the fault was fixed`,
   }
 }
@@ -56,7 +62,7 @@ function xAxisLines(x: Axis, cellWidth: number, gutter: number, title: string): 
 
 function cellRow(cells: CellResult[], from: number, count: number, cellWidth: number, color: boolean): string {
   let out = ''
-  for (let i = from; i < from + count; i++) out += paint(glyphs[cells[i].outcome].repeat(cellWidth), cells[i].outcome, color)
+  for (let i = from; i < from + count; i++) out += paint(glyph(cells[i]).repeat(cellWidth), cells[i].outcome, color)
   return out
 }
 
@@ -132,7 +138,12 @@ export function renderSweep(result: SweepResult, options: {color: boolean; width
   const body = y
     ? sideBySide(result.setups.map((s) => mapLines(result, s, cellWidth, options.color)), options.width)
     : [...stripLines(result, cellWidth, options.color), '']
-  const key = (['unharmed', 'recovered', 'stuck'] as const).map((o) => `${paint(glyphs[o], o, options.color)} ${legend[o]}`)
+  const key = [
+    `${paint(glyphs.unharmed, 'unharmed', options.color)} ${legend.unharmed}`,
+    `${paint(backByTheFix, 'recovered', options.color)} ${legend.recovered}: back by the fix`,
+    `${paint(glyphs.recovered, 'recovered', options.color)} ${legend.recovered}: back some seconds after the fix (--json and --svg say how many)`,
+    `${paint(glyphs.stuck, 'stuck', options.color)} ${legend.stuck}`,
+  ]
   const tipY = result.setups[0].tipping.y
   const marker = !y || tipY === null ? [] : y.values.includes(tipY)
     ? [`◀ the row the tipping points below are stated at (${y.param.say(tipY, result.scenario)}, the scenario's own)`]

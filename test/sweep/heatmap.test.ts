@@ -33,6 +33,7 @@ describe('the terminal maps', () => {
     expect(text).toContain('no-guard: 3 stuck, 1 recovered, 2 unharmed of 6')
     expect(lines).toContain('2,000 ┤··████')
     expect(lines).toContain('1,000 ┤··▒▒██ ◀')
+    expect(text).toContain('░ recovered: below full service for a while, then back at it to the end of the run: back by the fix')
     expect(text).toContain('demand (rps)')
     expect(text).toContain('broken servers (of 20)')
     expect(text).toMatch(/└┬─┬─┬─\n\s+0 1 2\n/)
@@ -60,6 +61,7 @@ describe('the terminal maps', () => {
     const lines = renderSweep(strip, {color: false, width: 100}).split('\n')
     expect(lines).toContain('no-guard  │··▒▒██  1 stuck, 1 recovered, 1 unharmed of 3')
     expect(lines).toContain('cap-third │··▒▒▒▒  0 stuck, 2 recovered, 1 unharmed of 3')
+    expect(renderSweep({...strip, setups: [{...strip.setups[1], cells: [cell('recovered', 0), cell('recovered', 3), cell('unharmed')]}]}, {color: false, width: 100})).toContain('cap-third │░░▒▒··')
   })
 })
 
