@@ -7,26 +7,26 @@ export function renderTune(result: TuneResult): string {
   const {seeds, demandPercents} = result.robustness
   const variants = result.robustness.shipped.length
   const lines = [
-    `Tuned ${result.runbook} against ${result.scenario} (setup ${result.setup}): each candidate rehearsed ${variants} times, seeds ${range(seeds)} × demand ${demandPercents.map((p) => `${p}%`).join(', ')}`,
+    `Tuned ${result.runbook} against ${result.scenario} (setup ${result.setup}): each candidate rehearsed ${variants === 1 ? 'once' : `${variants} times`}, seeds ${range(seeds)} × demand ${demandPercents.map((p) => `${p}%`).join(', ')}`,
     `Time to full traffic: ${seconds(result.secondsToFullTraffic.before)} → ${seconds(result.secondsToFullTraffic.after)}${result.soonerPercent === null ? '' : ` (${result.soonerPercent}% sooner)`}`,
     `  (${result.definition})`,
     '',
     shippedLine(result.robustness.shipped, result.secondsToFullTraffic.before),
   ]
   if (result.steps.length === 0) {
-    lines.push('', `No schedule tune tried passes every gate in all ${variants} rehearsals; the ramps are left as they are.`)
+    lines.push('', `No schedule tune tried passes every gate in ${variants === 1 ? 'the rehearsal' : `all ${variants} rehearsals`}; the ramps are left as they are.`)
     return lines.join('\n')
   }
   const tuned = result.robustness.tuned
   lines.push(
-    `The tuned ramps pass ${tuned.filter((t) => t.passed).length} of ${tuned.length}.`,
+    `The tuned ramps pass ${tuned.filter((t) => t.passed).length} of ${count(tuned.length, 'rehearsal')}.`,
     '',
     `Ramps (a bake is never under the TTL of ${result.minBake} s):`,
     indent(formatTable(['step', 'ramp', 'set', 'shipped', 'tuned'], result.steps.map((s) => [
       stepName(s.index), s.title, s.set, `[${s.before.schedule.join(', ')}] bake ${s.before.bake} s`, `[${s.schedule.join(', ')}] bake ${s.bake} s`,
     ]))),
     '',
-    `Gates: the value nearest the threshold in any of the ${tuned.length} rehearsals of the tuned runbook:`,
+    `Gates: the value nearest the threshold in ${tuned.length === 1 ? 'the rehearsal' : `any of the ${tuned.length} rehearsals`} of the tuned runbook:`,
     indent(formatTable(['step', 'gate', 'worst', 'margin', 'where'], result.gates.map((g) => [
       stepName(g.index), g.gate, formatMetric(g.worst, g.unit), g.margin === null ? 'no data' : margin(g.margin, g.unit),
       g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%, ${g.at.context}` : '',
@@ -35,22 +35,26 @@ export function renderTune(result: TuneResult): string {
     'Proposed ramp steps (paste over the steps they name, or save the whole runbook with --write FILE):',
     result.yaml ?? '',
     '',
-    `Search: ${result.search.rehearsals} rehearsals (${result.search.millisecondsPerRehearsal} ms each), ${result.search.passes} passes, ${result.search.seconds.toFixed(1)} s.`,
+    `Search: ${count(result.search.rehearsals, 'rehearsal')} (${result.search.millisecondsPerRehearsal} ms each), ${count(result.search.passes, 'pass', 'passes')}, ${result.search.seconds.toFixed(1)} s.`,
   )
   return lines.join('\n')
 }
 
 function shippedLine(shipped: VariantOutcome[], before: number | null): string {
   const failed = shipped.filter((t) => !t.passed)
-  if (failed.length === 0) return `The shipped ramps pass all ${shipped.length} rehearsals.`
+  if (failed.length === 0) return `The shipped ramps pass ${shipped.length === 1 ? 'the rehearsal' : `all ${shipped.length} rehearsals`}.`
   // Variants that fail the same way are one line: usually the same demand on every seed.
   const byReason = new Map<string, VariantOutcome[]>()
   for (const t of failed) byReason.set(t.reason ?? t.outcome, [...(byReason.get(t.reason ?? t.outcome) ?? []), t])
   const first = before === null ? ' (and the nominal rehearsal does not complete, so there is no time to compare with)' : ''
   return [
-    `The shipped ramps pass ${shipped.length - failed.length} of ${shipped.length} rehearsals${first}:`,
+    `The shipped ramps pass ${shipped.length - failed.length} of ${count(shipped.length, 'rehearsal')}${first}:`,
     ...[...byReason].map(([reason, ts]) => `  fail at ${[...new Set(ts.map((t) => `demand ${t.demandPercent}%`))].join(', ')} (seeds ${range(ts.map((t) => t.seed))}): ${reason}`),
   ].join('\n')
+}
+
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`
 }
 
 function margin(value: number, unit: string): string {

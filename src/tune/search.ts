@@ -50,8 +50,18 @@ export interface SearchResult {
 const better = (a: Score, b: Score | null): boolean =>
   b === null || a.secondsToFullTraffic < b.secondsToFullTraffic || (a.secondsToFullTraffic === b.secondsToFullTraffic && a.seconds < b.seconds)
 
+/** What the search needs to know of a candidate. */
+export type Standing = Pick<Evaluation, 'score' | 'robust'>
+
+/** What the search asks of its rehearsals: a candidate judged, and progress told. */
+export interface Judge {
+  readonly rehearsals: number
+  evaluate(schedules: number[][], choices: RampChoice[], toBeat: Score | null): Promise<Standing>
+  report(event: SearchEvent): void
+}
+
 /** Rehearses candidates, each at most once per variant. */
-export class Evaluator {
+export class Evaluator implements Judge {
   rehearsals = 0
   private readonly cache = new Map<string, Evaluation>()
   private readonly variants: Variant[]
@@ -107,9 +117,9 @@ export class Evaluator {
  * a later one's); later passes go round again with the others at their best, until a pass changes
  * nothing.
  */
-export async function searchRamps(evaluator: Evaluator, sites: RampSite[], minBake: number, shipped: Evaluation | null, maxPasses = 4): Promise<SearchResult> {
+export async function searchRamps(evaluator: Judge, sites: RampSite[], minBake: number, shipped: Standing | null, maxPasses = 4): Promise<SearchResult> {
   const shippedChoices = sites.map(shippedChoice)
-  let best: Standing | null = shipped?.robust && shipped.score ? {choices: shippedChoices, score: shipped.score} : null
+  let best: Best | null = shipped?.robust && shipped.score ? {choices: shippedChoices, score: shipped.score} : null
   let current = shippedChoices
   let passes = 0
   for (let pass = 1; pass <= maxPasses; pass++) {
@@ -144,7 +154,7 @@ export async function searchRamps(evaluator: Evaluator, sites: RampSite[], minBa
   return {choices: best?.choices ?? null, schedules, score: best?.score ?? null, rehearsals: evaluator.rehearsals, passes}
 }
 
-interface Standing {
+interface Best {
   choices: RampChoice[]
   score: Score
 }
@@ -164,7 +174,7 @@ function withScaffold(sites: RampSite[], choices: RampChoice[], r: number, minBa
  * Tunes ramp `r` with the others held: its choices cheapest first, until none left can beat the
  * best (`overall`, or the best found in this turn).
  */
-async function tuneOne(evaluator: Evaluator, sites: RampSite[], held: RampChoice[], r: number, minBake: number, pass: number, overall: Standing | null): Promise<Standing | null> {
+async function tuneOne(evaluator: Judge, sites: RampSite[], held: RampChoice[], r: number, minBake: number, pass: number, overall: Best | null): Promise<Best | null> {
   const site = sites[r]
   const options = choicesFor(site, minBake).flatMap((choice) => {
     const choices = held.map((c, i) => (i === r ? choice : c))
@@ -176,7 +186,7 @@ async function tuneOne(evaluator: Evaluator, sites: RampSite[], held: RampChoice
   const shippedEnd = site.shipped.schedule[site.shipped.schedule.length - 1]
   options.sort((a, b) => a.cost.beforeFull - b.cost.beforeFull || a.cost.total - b.cost.total ||
     a.schedules[r].length - b.schedules[r].length || Math.abs(a.choice.end - shippedEnd) - Math.abs(b.choice.end - shippedEnd))
-  let found: (Standing & {schedule: number[]}) | null = null
+  let found: (Best & {schedule: number[]}) | null = null
   let toBeat: Score | null = overall?.score ?? null
   let anchor = overall ? costsOf(sites, schedulesOf(sites, overall.choices)!, overall.choices) : null
   let tried = 0

@@ -107,7 +107,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const shippedTrials = await allVariants(runbook, ground, variants)
   // The first rehearsal also loads and compiles the simulator; these are what the search will pay.
   const milliseconds = (performance.now() - measuring) / variants.length
-  onEvent({type: 'phase', message: `the shipped ramps pass ${shippedTrials.filter((t) => t.passed).length} of ${variants.length} variants; a rehearsal takes ${Math.round(milliseconds)} ms`})
+  onEvent({type: 'phase', message: `the shipped ramps pass ${shippedTrials.filter((t) => t.passed).length} of ${variants.length} ${variants.length === 1 ? 'rehearsal' : 'rehearsals'}; one takes ${Math.round(milliseconds)} ms`})
   const nominal = shippedTrials[0]
   const shipped: Evaluation = {
     nominal,
@@ -142,7 +142,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
 
   const steps = tunedSteps(sites, found.schedules, found.choices.map((c) => c.bake))
   const edited = editRamps(text, steps)
-  onEvent({type: 'phase', message: `rehearsing the tuned runbook, as written, across ${variants.length} variants`})
+  onEvent({type: 'phase', message: `rehearsing the tuned runbook, as written, ${variants.length === 1 ? 'once' : `${variants.length} times`}`})
   // The proof is the text a person will save: loaded and checked as `run` would, then rehearsed.
   const tuned = parseRunbook(runbook.file, edited.text)
   const tunedTrials = await allVariants(tuned, ground, variants)

@@ -1,0 +1,117 @@
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {describe, expect, it} from 'vitest'
+import {parseDocument} from 'yaml'
+import type {RunJson} from '../../src/cli/run-runbook.js'
+import type {TuneResult} from '../../src/tune/tune.js'
+import {exitCodeOf} from '../../src/cli/exit-codes.js'
+import {rehearse} from '../../src/rehearsal/rehearse.js'
+import {loadRunbookFile} from '../../src/runbook/load.js'
+import {loadScenario} from '../../src/sim/scenario/load.js'
+import {isolatedSluice, type CliResult} from '../helpers/cli.js'
+import {RecordingIO} from '../helpers/fakes.js'
+
+const sluice = isolatedSluice('tune')
+const root = fileURLToPath(new URL('../../', import.meta.url))
+const inRoot = {cwd: root}
+const outlook = 'runbooks/outlook-staged-return.yaml'
+
+/**
+ * The tuned runbook rehearsed by `sluice run --dry-run` against its scenario with another seed
+ * and demand. `run` has no flag for either (and --scenario would drop the runbook's start), so
+ * each variant is a copy of the scenario with its seed and demand changed, which a copy of the
+ * tuned runbook names as its rehearsal scenario.
+ */
+function variantRunbook(dir: string, tunedText: string, seed: number, demandFactor: number): string {
+  const scenario = parseDocument(readFileSync(join(root, 'scenarios/outlook-recovery.yaml'), 'utf8'))
+  scenario.set('seed', seed)
+  scenario.setIn(['demand', 'rps'], (scenario.getIn(['demand', 'rps']) as number) * demandFactor)
+  const scenarioFile = join(dir, `outlook-recovery-seed${seed}-demand${Math.round(demandFactor * 100)}.yaml`)
+  writeFileSync(scenarioFile, scenario.toString())
+  const runbook = parseDocument(tunedText)
+  runbook.setIn(['rehearsal', 'scenario'], scenarioFile)
+  const file = join(dir, `tuned-seed${seed}-demand${Math.round(demandFactor * 100)}.yaml`)
+  writeFileSync(file, runbook.toString())
+  return file
+}
+
+describe('sluice tune (spawned)', () => {
+  it('tunes the Outlook runbook to full traffic at least 25% sooner, and the file it writes rehearses with exit 0 on 5 seeds × demand ±10%', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-tune-'))
+    const tunedFile = join(dir, 'tuned.yaml')
+    const tune = await sluice(['tune', outlook, '--write', tunedFile, '--json'], inRoot)
+    expect(tune.code, tune.stderr).toBe(0)
+    // --json: the result on stdout, no progress on stderr.
+    expect(tune.stderr).toBe('')
+    const result = JSON.parse(tune.stdout) as TuneResult & {written: string}
+    const {before, after} = result.secondsToFullTraffic
+    console.log(`tune: full traffic ${before} s → ${after} s; ${result.search.rehearsals} rehearsals in ${result.search.seconds.toFixed(1)} s`)
+    expect(after).not.toBeNull()
+    expect(after!).toBeLessThanOrEqual(0.75 * before!)
+    expect(result.written).toBe(tunedFile)
+    expect(result.robustness).toMatchObject({seeds: [1, 2, 3, 4, 5], demandPercents: [90, 100, 110]})
+    expect(result.robustness.tuned.map((t) => t.passed)).toEqual(Array(15).fill(true))
+    expect(result.gates.every((g) => g.margin !== null && g.margin >= 0)).toBe(true)
+    for (const step of result.steps) expect(step.bake).toBeGreaterThanOrEqual(30)
+
+    // The file holds the tuned ramps and otherwise the runbook as shipped, comments and all.
+    const tunedText = readFileSync(tunedFile, 'utf8')
+    const tunedDoc = parseDocument(tunedText)
+    for (const step of result.steps) {
+      expect((tunedDoc.getIn(['steps', step.index, 'schedule']) as {toJSON(): number[]}).toJSON()).toEqual(step.schedule)
+      expect(tunedDoc.getIn(['steps', step.index, 'bake'])).toBe(step.bake)
+    }
+    const shippedText = readFileSync(join(root, outlook), 'utf8')
+    const comments = (text: string) => text.split('\n').filter((l) => l.trim().startsWith('#'))
+    expect(comments(tunedText)).toEqual(comments(shippedText))
+
+    // Rehearsed as a user would: the tuned file as it is, with its progress lines.
+    const own = await sluice(['run', tunedFile, '--dry-run'], inRoot)
+    expect(own.code, own.stderr).toBe(0)
+    const startAt = Number(/from (\d+) s to/.exec(own.stdout)![1])
+    const last = result.steps[result.steps.length - 1]
+    const full = new RegExp(`^\\[\\+(\\d+):(\\d\\d)\\] \\[step ${last.index + 1}\\] (?:start|change).*→ \\{mailbox:100,`, 'm').exec(own.stderr)
+    expect(full, own.stderr).not.toBeNull()
+    expect(Number(full![1]) * 60 + Number(full![2]) - startAt).toBe(after)
+
+    // And on every seed and demand tune held it to. Spawned, through `sluice run --dry-run`: seed 1
+    // with demand 10% down and up (two more processes, each CPU-bound on this two-core machine).
+    const spawned = [{seed: 1, demand: 0.9}, {seed: 1, demand: 1.1}]
+    const runs: CliResult[] = await Promise.all(spawned.map(({seed, demand}) => sluice(['run', variantRunbook(dir, tunedText, seed, demand), '--dry-run', '--json'], inRoot)))
+    for (const [i, run] of runs.entries()) {
+      const json = JSON.parse(run.stdout) as RunJson & {error?: {message: string}}
+      expect({...spawned[i], code: run.code, outcome: json.outcome}, json.message ?? json.error?.message).toEqual({...spawned[i], code: 0, outcome: 'completed'})
+    }
+    // All fifteen in this process, through the API `run --dry-run` calls, on the scenario loaded
+    // with the seed and demand overrides `simulate --seed --demand` uses: nothing of tune's own.
+    const runbook = loadRunbookFile(tunedFile)
+    for (const seed of [1, 2, 3, 4, 5])
+      for (const demand of [1350, 1500, 1650]) {
+        const {scenario} = loadScenario('outlook-recovery', {seed, demand})
+        const {run} = await rehearse(runbook, {io: new RecordingIO('no-tty'), signal: new AbortController().signal, operator: 'test'}, {pace: null, scenario, setup: 'no-guard', startAt})
+        expect({seed, demand, exit: exitCodeOf(run.outcome)}, run.message).toEqual({seed, demand, exit: 0})
+      }
+    // The shipped ramps are not that robust: with demand 10% up they fail a gate (exit 3).
+    const shipped = await sluice(['run', variantRunbook(dir, shippedText, 1, 1.1), '--dry-run', '--json'], inRoot)
+    expect(shipped.code).toBe(3)
+  })
+
+  it('prints the times, the ramps, the gates\' margins and the YAML to paste, with progress on stderr', async () => {
+    const r = await sluice(['tune', outlook, '--seeds', '1', '--demand-margin', '0'], inRoot)
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^Time to full traffic: \d+ s → \d+ s \([\d.]+% sooner\)$/m)
+    expect(r.stdout).toContain('each candidate rehearsed once, seeds 1 × demand 100%')
+    expect(r.stdout).toMatch(/^ {2}step 9 +error-rate ≤ 1% over 60 s \(mailbox\) +[\d.]+% +[\d.]+ points/m)
+    expect(r.stdout).toMatch(/^ {2}# steps\[7\]\n {2}- action: ramp\n {4}name: Bring the rest of the traffic back\n/m)
+    expect(r.stderr).toMatch(/^pass 1 · Bring half the traffic back to the mailbox pool: \d+ tried/m)
+  })
+
+  it('refuses a bad flag with exit 2, naming it, before it rehearses anything', async () => {
+    const r = await sluice(['tune', outlook, '--seeds', '0'], inRoot)
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim()).toMatch(/^Error: --seeds: .*0/)
+    expect(r.stdout).toBe('')
+  })
+})

@@ -1,0 +1,49 @@
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {sluiceInProcess} from '../helpers/command.js'
+
+const outlook = 'runbooks/outlook-staged-return.yaml'
+
+/** Bad input: exit 2, one line on stderr that starts with what it names, nothing on stdout. */
+async function expectBadInput(args: string[], start: string) {
+  const r = await sluiceInProcess(['tune', ...args])
+  expect({args, exit: r.exit}).toEqual({args, exit: 2})
+  expect(r.stdout).toBe('')
+  const lines = r.stderr.trimEnd().split('\n')
+  expect(lines).toHaveLength(1)
+  expect(lines[0].startsWith(`Error: ${start}`), lines[0]).toBe(true)
+}
+
+describe('sluice tune (in process)', () => {
+  it('refuses bad flags with exit 2, naming the flag', async () => {
+    await expectBadInput([outlook, '--seeds', '0'], '--seeds')
+    await expectBadInput([outlook, '--seeds', '101'], '--seeds')
+    await expectBadInput([outlook, '--seeds', 'many'], '--seeds')
+    await expectBadInput([outlook, '--demand-margin', '95'], '--demand-margin: expected a number less than or equal to 90')
+    await expectBadInput([outlook, '--demand-margin', '-5'], '--demand-margin: expected a number greater than or equal to 0')
+    await expectBadInput([outlook, '--demand-margin', 'ten'], '--demand-margin: expected a number but received: ten')
+  })
+
+  it('refuses a runbook with no ramp, at its steps, and one it cannot find', async () => {
+    await expectBadInput(['runbooks/thread-hold-recovery.yaml'], 'runbooks/thread-hold-recovery.yaml:')
+    const r = await sluiceInProcess(['tune', 'runbooks/thread-hold-recovery.yaml'])
+    expect(r.stderr).toMatch(/:\d+:\d+: thread-hold-recovery has no ramp step to tune\n$/)
+    await expectBadInput(['no-such-runbook'], 'RUNBOOK')
+  })
+
+  it('says where --write cannot write, exit 2', async () => {
+    const missing = join(mkdtempSync(join(tmpdir(), 'sluice-tune-')), 'no-such-dir', 'tuned.yaml')
+    const r = await sluiceInProcess(['tune', outlook, '--seeds', '1', '--demand-margin', '0', '--write', missing, '--json'])
+    expect(r.exit).toBe(2)
+    expect(JSON.parse(r.stdout).error.message).toBe(`--write: cannot write ${missing}: ENOENT`)
+  })
+
+  it('says in --help what time to full traffic means', async () => {
+    const r = await sluiceInProcess(['tune', '--help'])
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('Time to full traffic: seconds of rehearsal time from the runbook\'s start to the DNS change that applies the last step of its last ramp')
+    expect(r.stdout).toContain('--demand-margin=PERCENT')
+    expect(r.stdout).toContain('--seeds=<value>')
+  })
+})
