@@ -35,7 +35,7 @@ export function renderTune(result: TuneResult): string {
     'Proposed ramp steps (paste over the steps they name, or save the whole runbook with --write FILE):',
     result.yaml ?? '',
     '',
-    `Search: ${count(result.search.rehearsals, 'rehearsal')} (${result.search.millisecondsPerRehearsal} ms each), ${count(result.search.passes, 'pass', 'passes')}, ${result.search.seconds.toFixed(1)} s.`,
+    `Search: ${count(result.search.rehearsals, 'rehearsal')}, ${count(result.search.passes, 'pass', 'passes')}, ${result.search.seconds.toFixed(1)} s (a whole rehearsal takes ${result.search.millisecondsPerRehearsal} ms; the search stops one at its first verdict that does not pass).`,
   )
   return lines.join('\n')
 }

@@ -81,6 +81,7 @@ export interface TuneResult {
     /** The tuned runbook across them, rehearsed from its text as --write saves it. */
     tuned: VariantOutcome[]
   }
+  /** Rehearsals run in all; passes of the search; a whole rehearsal's cost, measured on the shipped runbook; wall seconds. */
   search: {rehearsals: number; passes: number; millisecondsPerRehearsal: number; seconds: number}
 }
 
