@@ -55,7 +55,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     setup: Flags.string({description: 'A setup the scenario declares (repeatable). Default: the first one.', multiple: true, helpValue: 'NAME'}),
     svg: Flags.string({description: 'Also save the chart (with --sweep, the maps side by side) as an SVG file.', helpValue: 'FILE'}),
     sweep: Flags.string({description: 'Sweep a parameter over a range: once for a strip, twice for a map (the first is the x axis). See the description for PARAM.', multiple: true, helpValue: 'PARAM=FROM..TO[:STEPS]'}),
-    workers: Flags.integer({description: 'With --sweep: threads to run cells on (default: the available cores; 1 runs them in this thread). The result is the same for any number.', min: 1, max: 64}),
+    workers: Flags.integer({description: 'With --sweep: threads to run cells on (default: the available cores; 1 runs them in this thread). The result is the same for any number.', min: 1, max: 64, helpValue: 'N'}),
   }
 
   async run(): Promise<SimulationJson | SweepJson> {
