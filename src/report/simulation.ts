@@ -1,4 +1,5 @@
 import type {SimulationReport} from '../sim/simulate.js'
+import {amplificationDuringFault} from '../sim/summary.js'
 import type {RecordSeriesKey, SimulationRecord} from '../sim/record.js'
 import {renderTerminalChart, seriesMax, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
@@ -20,19 +21,22 @@ function describeScenario(report: SimulationReport): string {
 /** The summary table: one row per setup. */
 export function simulationTable(report: SimulationReport): string {
   const demand = report.scenario.demand.rps
-  const rows = report.setups.map(({name, summary}) => {
+  const rows = report.setups.map(({name, summary, record}) => {
     const during = summary.meanServedDuringFault
     const share = during !== null && demand ? ` (${Math.round((during / demand) * 100)}%)` : ''
     const recovered = summary.recoveredSecondsAfterFix
+    const amplification = amplificationDuringFault(record)
     return [
       name,
       during === null ? 'no fault' : `${Math.round(during)} rps${share}`,
       `${summary.lostPercent.toFixed(1)}%`,
       recovered === null ? 'not recovered' : `${recovered} s`,
       String(summary.minInRotation),
+      amplification === null ? '–' : `${amplification.toFixed(2)}×`,
     ]
   })
-  return formatTable(['setup', 'served during fault', 'lost', 'full service after fix', 'fewest in rotation'], rows)
+  // Load during the fault: attempts (new requests and retries) reaching the pools ÷ user requests.
+  return formatTable(['setup', 'served during fault', 'lost', 'full service after fix', 'fewest in rotation', 'load during fault'], rows)
 }
 
 /**

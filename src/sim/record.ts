@@ -64,6 +64,9 @@ export interface RunningFigures {
   peakErrorRate: number
   servedDuringFault: number
   ticksDuringFault: number
+  /** Attempts (new requests and retries) and user requests during the fault: their ratio is the retries' load amplification. */
+  offeredDuringFault: number
+  demandDuringFault: number
   /** The first second from which service has been full ever since; null while it is not. */
   fullSince: number | null
 }
@@ -107,7 +110,7 @@ export class SimulationRecord {
    * a typed array of its own, so that every typed array the record owns is a series.
    */
   private readonly lastRows = [new Float64Array(recordSeries.length)]
-  readonly figures: RunningFigures = {demand: 0, served: 0, minInRotation: Infinity, peakErrorRate: 0, servedDuringFault: 0, ticksDuringFault: 0, fullSince: null}
+  readonly figures: RunningFigures = {demand: 0, served: 0, minInRotation: Infinity, peakErrorRate: 0, servedDuringFault: 0, ticksDuringFault: 0, offeredDuringFault: 0, demandDuringFault: 0, fullSince: null}
   /** Ticks recorded so far. */
   ticksRecorded = 0
   /** Ticks in the point being filled (the last one). */
@@ -236,6 +239,8 @@ export class SimulationRecord {
     if (this.window && tick.t >= this.window.from && tick.t < this.window.to) {
       f.servedDuringFault += tick.served
       f.ticksDuringFault++
+      f.offeredDuringFault += tick.offered
+      f.demandDuringFault += tick.demand
     }
     const asked = Math.max(0, tick.demand - tick.restrictedDemand)
     if (tick.served + 1e-9 < fullServiceShare * asked) f.fullSince = null

@@ -2,7 +2,7 @@ import type {Policy} from './config.js'
 import {Fleet} from './fleet.js'
 import type {SimulationRecord} from './record.js'
 import {fleetConfig} from './scenario/load.js'
-import type {Scenario} from './scenario/schema.js'
+import type {Scenario, SetupPolicy} from './scenario/schema.js'
 import {faultWindow, summarize, type FaultWindow, type RunSummary} from './summary.js'
 
 export interface ScenarioOutcome {
@@ -19,7 +19,7 @@ export class ScenarioRun {
   readonly fleet: Fleet
   readonly window: FaultWindow | null
 
-  constructor(readonly scenario: Scenario, policy: Policy) {
+  constructor(readonly scenario: Scenario, policy: Policy | SetupPolicy) {
     this.fleet = new Fleet(fleetConfig(scenario, policy))
     this.window = faultWindow(scenario.faults)
   }

@@ -1,7 +1,7 @@
 import type {Policy} from './config.js'
 import type {SimulationRecord} from './record.js'
 import {ScenarioRun} from './run.js'
-import {faultWindow, type FaultWindow, type RunSummary} from './summary.js'
+import {amplificationDuringFault, faultWindow, type FaultWindow, type RunSummary} from './summary.js'
 import type {Scenario} from './scenario/schema.js'
 
 export interface SetupRun {
@@ -61,16 +61,23 @@ export function simulationJson(report: SimulationReport) {
   return {
     scenario: report.scenario.name,
     faultWindow: report.window,
-    setups: report.setups.map(({name, policy, summary, record}) => ({
-      name,
-      policy,
-      meanServedDuringFault: summary.meanServedDuringFault === null ? null : round(summary.meanServedDuringFault),
-      lostPercent: round(summary.lostPercent),
-      recoveredSecondsAfterFix: summary.recoveredSecondsAfterFix === null ? null : round(summary.recoveredSecondsAfterFix),
-      minInRotation: summary.minInRotation,
-      peakErrorRatePercent: round(summary.peakErrorRatePercent),
-      series: seriesJson(record),
-    })),
+    setups: report.setups.map(setupJson),
+  }
+}
+
+function setupJson({name, policy, summary, record}: SetupRun) {
+  const amplification = amplificationDuringFault(record)
+  return {
+    name,
+    policy,
+    meanServedDuringFault: summary.meanServedDuringFault === null ? null : round(summary.meanServedDuringFault),
+    lostPercent: round(summary.lostPercent),
+    recoveredSecondsAfterFix: summary.recoveredSecondsAfterFix === null ? null : round(summary.recoveredSecondsAfterFix),
+    minInRotation: summary.minInRotation,
+    peakErrorRatePercent: round(summary.peakErrorRatePercent),
+    /** Attempts reaching the pools ÷ user requests, during the fault: what retries multiply load by. */
+    loadAmplificationDuringFault: amplification === null ? null : round(amplification),
+    series: seriesJson(record),
   }
 }
 

@@ -53,3 +53,14 @@ export function summarize(record: SimulationRecord, window: FaultWindow | null):
     peakErrorRatePercent: f.peakErrorRate * 100,
   }
 }
+
+/**
+ * Load amplification during the fault: attempts that reached the pools (new requests and retries)
+ * over the user requests behind them, from the first fault to the last fix. 1 means no retries; a
+ * client that tries each request three times against a pool where every attempt fails gives ~3.
+ * Null without a fault or without demand during it.
+ */
+export function amplificationDuringFault(record: SimulationRecord): number | null {
+  const f = record.figures
+  return record.window && f.demandDuringFault > 0 ? f.offeredDuringFault / f.demandDuringFault : null
+}

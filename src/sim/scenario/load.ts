@@ -5,7 +5,7 @@ import {packageRoot} from '../../package-root.js'
 import {builtinNames, resolveBuiltinOrFile, type Builtins} from '../../input/builtin.js'
 import {formatPath, type Path} from '../../input/problems.js'
 import {readInputText, validate, YamlSource} from '../../input/yaml-source.js'
-import {policyKeys, policySchema, scenarioSchema, type Scenario} from './schema.js'
+import {policyKeys, policySchema, scenarioSchema, type Scenario, type SetupPolicy} from './schema.js'
 
 /** The scenarios that ship with sluice, in `scenarios/` at the package root. */
 const builtinScenarios: Builtins = {dir: join(packageRoot, 'scenarios'), kind: 'scenario'}
@@ -140,8 +140,12 @@ export function parsePolicy(text: string): Policy {
   return result.data
 }
 
-/** The simulator's input for one of the scenario's setups (or a custom policy). */
-export function fleetConfig(scenario: Scenario, policy: Policy): FleetConfig {
+/**
+ * The simulator's input for one of the scenario's setups (or a custom policy). A setup's `clients`
+ * are set over the scenario's, key by key.
+ */
+export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): FleetConfig {
+  const {clients, ...policy} = setup as SetupPolicy
   const firstPool = scenario.pools[0].name
   const servingPools = scenario.pools.filter((p) => p.kind === 'servers')
   return {
@@ -169,7 +173,7 @@ export function fleetConfig(scenario: Scenario, policy: Policy): FleetConfig {
       weights: scenario.dns.weights ?? Object.fromEntries(servingPools.map((p) => [p.name, 100])),
     },
     healthCheck: scenario.healthCheck,
-    clients: scenario.clients,
+    clients: {...scenario.clients, ...clients},
     demand: {
       curve: scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]],
       types: Object.entries(scenario.demand.types).map(([name, share]) => ({name, share})),
@@ -180,7 +184,7 @@ export function fleetConfig(scenario: Scenario, policy: Policy): FleetConfig {
 }
 
 /** Picks setups by name; unknown names are an InputError that lists the scenario's setups. */
-export function pickSetups(scenario: Scenario, names: string[] | 'all', where = '--setup'): Array<{name: string; policy: Policy}> {
+export function pickSetups(scenario: Scenario, names: string[] | 'all', where = '--setup'): Array<{name: string; policy: SetupPolicy}> {
   const all = Object.entries(scenario.setups).map(([name, policy]) => ({name, policy}))
   if (names === 'all') return all
   return names.map((name) => {

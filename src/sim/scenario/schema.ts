@@ -44,6 +44,27 @@ export const policySchema = z.strictObject({
 
 export const policyKeys = Object.keys(policySchema.shape) as Array<keyof z.infer<typeof policySchema>>
 
+/** How clients retry: the scenario's `clients`, and what a setup may set over it. */
+const clientFields = {
+  attempts: z.number().int().min(1).max(10),
+  timeout: span,
+  backoffBase: seconds,
+  backoffMax: seconds,
+  retryBudget: z.number().min(0).max(1).nullable(),
+  budgetWindow: span,
+  honourRetryAfter: z.boolean(),
+  retryAfter: seconds,
+}
+const clientDefaults = {attempts: 1, timeout: 5, backoffBase: 0.1, backoffMax: 20, retryBudget: null, budgetWindow: 10, honourRetryAfter: true, retryAfter: 5}
+
+/**
+ * A setup: load-balancer guards, and optionally the clients' retry policy over the scenario's
+ * (`clients: {retryBudget: 0.1}`), so one scenario can compare clients as well as load balancers.
+ */
+export const setupSchema = policySchema.extend({
+  clients: z.strictObject(clientFields).partial().optional(),
+})
+
 const poolSchema = z
   .strictObject({
     name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes'),
@@ -135,18 +156,18 @@ export const scenarioSchema = z
       .default({interval: 10, baseEjection: 30, maxEjection: 300}),
     clients: z
       .strictObject({
-        attempts: z.number().int().min(1).max(10).default(1),
-        timeout: span.default(5),
-        backoffBase: seconds.default(0.1),
-        backoffMax: seconds.default(20),
-        retryBudget: z.number().min(0).max(1).nullable().default(null),
-        budgetWindow: span.default(10),
-        honourRetryAfter: z.boolean().default(true),
-        retryAfter: seconds.default(5),
+        attempts: clientFields.attempts.default(clientDefaults.attempts),
+        timeout: clientFields.timeout.default(clientDefaults.timeout),
+        backoffBase: clientFields.backoffBase.default(clientDefaults.backoffBase),
+        backoffMax: clientFields.backoffMax.default(clientDefaults.backoffMax),
+        retryBudget: clientFields.retryBudget.default(clientDefaults.retryBudget),
+        budgetWindow: clientFields.budgetWindow.default(clientDefaults.budgetWindow),
+        honourRetryAfter: clientFields.honourRetryAfter.default(clientDefaults.honourRetryAfter),
+        retryAfter: clientFields.retryAfter.default(clientDefaults.retryAfter),
       })
-      .default({attempts: 1, timeout: 5, backoffBase: 0.1, backoffMax: 20, retryBudget: null, budgetWindow: 10, honourRetryAfter: true, retryAfter: 5}),
+      .default(clientDefaults),
     faults: z.array(faultSchema).default([]),
-    setups: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case setup name'), policySchema).refine((s) => Object.keys(s).length > 0, 'expected at least one setup'),
+    setups: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case setup name'), setupSchema).refine((s) => Object.keys(s).length > 0, 'expected at least one setup'),
   })
   .superRefine((scenario, ctx) => {
     const cost = simulationCost(scenario)
@@ -193,13 +214,19 @@ function simulationCost(scenario: {
   pools: Array<{servers?: number}>
   demand: {types: Record<string, number>}
   clients: {timeout: number; retryAfter: number; backoffMax: number; budgetWindow: number; attempts: number}
+  setups: Record<string, {clients?: {timeout?: number; retryAfter?: number; backoffMax?: number; budgetWindow?: number; attempts?: number}}>
   dns: {ttl: number}
 }): {serverTicks: number; cells: number} {
   const ticks = scenario.duration / scenario.tick
   const servers = scenario.pools.reduce((sum, p) => sum + (p.servers ?? 0), 0)
   const pools = scenario.pools.length
   const types = Object.keys(scenario.demand.types).length
-  const c = scenario.clients
+  const c = {...scenario.clients}
+  // A setup may make the clients wait longer or try more often: the ring is sized for the largest.
+  for (const setup of Object.values(scenario.setups)) {
+    const o = setup.clients ?? {}
+    for (const key of ['timeout', 'retryAfter', 'backoffMax', 'budgetWindow', 'attempts'] as const) c[key] = Math.max(c[key], o[key] ?? 0)
+  }
   const ringSlots = (Math.max(c.timeout, c.retryAfter) + c.backoffMax) / scenario.tick + 2
   // The record keeps at most fullResolutionPoints points per series (three numbers each once it
   // downsamples), and each pool's last ticks for gates; it no longer grows with the duration.
@@ -211,3 +238,5 @@ function simulationCost(scenario: {
 export type ScenarioInput = z.input<typeof scenarioSchema>
 export type Scenario = z.output<typeof scenarioSchema>
 export type PolicyInput = z.input<typeof policySchema>
+/** A setup as a scenario declares it: guards, and the clients' policy where it sets one. */
+export type SetupPolicy = z.output<typeof setupSchema>
