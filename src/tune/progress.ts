@@ -9,7 +9,11 @@ export function tuneProgress(mode: 'tty' | 'lines' | 'silent', write: (text: str
   let doing = 'starting'
   let rehearsals = 0
   const started = Date.now()
-  const redraw = () => write(`\r\u001B[K${doing} · ${rehearsals} rehearsals · ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  let drawn = 0
+  const redraw = () => {
+    drawn = Date.now()
+    write(`\r\u001B[K${doing} · ${rehearsals} rehearsals · ${((drawn - started) / 1000).toFixed(1)} s`)
+  }
   const say = (line: string) => (mode === 'tty' ? ((doing = line), redraw()) : write(`${line}\n`))
   return {
     onEvent(event) {
@@ -19,7 +23,8 @@ export function tuneProgress(mode: 'tty' | 'lines' | 'silent', write: (text: str
           break
         case 'rehearsal':
           rehearsals = event.count
-          if (mode === 'tty') redraw()
+          // Hundreds of rehearsals a second: redrawn ten times a second is enough to read.
+          if (mode === 'tty' && Date.now() - drawn >= 100) redraw()
           break
         case 'ramp': {
           const found = event.best ? `[${event.best.schedule.join(', ')}] bake ${event.best.bake} s, full traffic at ${event.score?.secondsToFullTraffic} s` : 'nothing faster that passes'
