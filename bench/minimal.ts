@@ -48,6 +48,7 @@ export function minimalSeedRun(c: SeedCase): MinimalRecord {
   const slowStart = new Int32Array(n).fill(-1)
   const failing = new Uint8Array(n)
   const weight = new Float64Array(n)
+  const ones = new Float64Array(n).fill(1)
   const candidates = new Int32Array(n)
   const out: MinimalRecord = {served: new Float64Array(c.ticks), failed: new Float64Array(c.ticks), inRotation: new Float64Array(c.ticks)}
 
@@ -102,12 +103,8 @@ export function minimalSeedRun(c: SeedCase): MinimalRecord {
       weightsValid = true
     }
     const panic = policy.panicThreshold > 0 && (inRotation * 100) / n < policy.panicThreshold
-    let total = totalWeight
-    if (panic) {
-      total = n
-      weight.fill(1)
-      weightsValid = false
-    }
+    const total = panic ? n : totalWeight
+    const weights = panic ? ones : weight
 
     let served = 0
     let fast = 0
@@ -123,7 +120,7 @@ export function minimalSeedRun(c: SeedCase): MinimalRecord {
     } else {
       const perWeight = routed / total
       for (let i = 0; i < n; i++) {
-        const l = perWeight * weight[i]
+        const l = perWeight * weights[i]
         if (broken[i] !== 0) {
           open[i] = 0
           failing[i] = 1

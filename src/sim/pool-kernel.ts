@@ -21,8 +21,6 @@
 
 /** The per-server state the loops read and write; ServerPool owns it. */
 export interface ServerArrays {
-  readonly load: Float64Array
-  readonly served: Float64Array
   readonly openConnections: Float64Array
   readonly failing: Uint8Array
   readonly down: Uint8Array
@@ -67,7 +65,6 @@ export class TickSums {
   newAsked = fraction
   loadUp = fraction
   capUp = fraction
-  failing = 0
   /** Servers that became warm this tick, and servers that stalled. */
   warmed = 0
   stalledNow = 0
@@ -80,27 +77,23 @@ export class TickSums {
     this.newAsked = 0
     this.loadUp = 0
     this.capUp = 0
-    this.failing = 0
     this.warmed = 0
     this.stalledNow = 0
   }
 }
 
 export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
-  const {load, served: servedOf, openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
+  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
   const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
   const {capacity, warmth} = s
   const refusedShare = 1 - admission
-  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0, failing = 0, warmed = 0
+  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0, warmed = 0
   for (let i = 0; i < n; i++) {
     const l = perWeight * weight[i]
-    load[i] = l
     const d = down[i]
     if (d !== 0) {
-      servedOf[i] = 0
       open[i] = 0
       failingOf[i] = 1
-      failing++
       if (d === 2) fast += l
       else slow += l
       continue
@@ -132,9 +125,7 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
       done = (onOpen + fresh) * (goodput / work)
       slow += onOpen + fresh - done
       late = 1
-      failing++
     }
-    servedOf[i] = done
     open[i] = done
     failingOf[i] = late
     served += done
@@ -152,26 +143,22 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
   k.newAsked = newAsked
   k.loadUp = loadUp
   k.capUp = capUp
-  k.failing = failing
   k.warmed = warmed
 }
 
 export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
-  const {load, served: servedOf, openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
+  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
   const {heldThreads: held, threads, stalled, capacity, warmth} = s
   const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
   const {holdShare, holdDecay, dt, serviceTime} = k
-  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0, failing = 0, warmed = 0, stalledNow = 0
+  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0, warmed = 0, stalledNow = 0
   for (let i = 0; i < n; i++) {
     const l = perWeight * weight[i]
-    load[i] = l
     held[i] *= holdDecay
     const d = down[i]
     if (d !== 0) {
-      servedOf[i] = 0
       open[i] = 0
       failingOf[i] = 1
-      failing++
       if (d === 2) fast += l
       else slow += l
       continue
@@ -188,10 +175,8 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
         stalled[i] = 1
         down[i] = s.refuses[i] !== 0 ? 2 : 1
         stalledNow++
-        servedOf[i] = 0
-        open[i] = 0
+          open[i] = 0
         failingOf[i] = 1
-        failing++
         slow += l
         continue
       }
@@ -226,9 +211,7 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
       done = (onOpen + fresh) * (goodput / work)
       slow += onOpen + fresh - done
       late = 1
-      failing++
     }
-    servedOf[i] = done
     open[i] = done
     failingOf[i] = late
     served += done
@@ -246,7 +229,6 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
   k.newAsked = newAsked
   k.loadUp = loadUp
   k.capUp = capUp
-  k.failing = failing
   k.warmed = warmed
   k.stalledNow = stalledNow
 }

@@ -5,6 +5,12 @@ import type {Random} from './random.js'
 /** Later than any tick (and still a small integer to V8, unlike 2^31 − 1). */
 const noTimer = 2 ** 30 - 1
 
+function sumInOrder(values: Float64Array, n: number): number {
+  let total = 0
+  for (let i = 0; i < n; i++) total += values[i]
+  return total
+}
+
 /** What one pool did with one tick's traffic, in requests per second. */
 export interface PoolTick {
   offered: number
@@ -71,15 +77,17 @@ export class ServerPool implements ServerArrays {
   readonly warmth: Float64Array
   /** capacity × (coldFactor + (1 − coldFactor) × warmth), kept up to date as warmth changes. */
   readonly effectiveCapacity: Float64Array
-  /** Requests per second the server carries on connections that are already open. */
+  /**
+   * Requests per second the server carries on connections that are already open: what it
+   * completed in the last tick.
+   */
   readonly openConnections: Float64Array
   readonly heldThreads: Float64Array
-  /** This tick's load and completed requests per server (read by gates and tests). */
-  readonly load: Float64Array
-  readonly served: Float64Array
   /** 1 when this tick the server would fail a health check. */
   readonly failing: Uint8Array
   private readonly weight: Float64Array
+  /** 1 per registered server: the weights of panic routing, which ignores health and slow start. */
+  private readonly registeredWeight: Float64Array
   private readonly candidates: Int32Array
   /** This pool's copy of the setup: a runbook step may change slow start on one target group. */
   readonly policy: Policy
@@ -92,8 +100,9 @@ export class ServerPool implements ServerArrays {
   // The balancer's weights change only when a server is ejected, returns, registers, drains or is
   // in slow start, so they are kept from tick to tick and recomputed only then.
   private weightsValid = false
-  /** Some server in rotation is still in slow start: its weight grows every tick. */
-  private slowing = false
+  /** Servers in rotation still in slow start, whose weight grows every tick, by index. */
+  private readonly slowList: Int32Array
+  private slowCount = 0
   /** The earliest tick at which an ejection or a restart ends. */
   private nextTimer = 0
   private registeredCount = 0
@@ -103,9 +112,6 @@ export class ServerPool implements ServerArrays {
   private holding = false
   /** Servers warming up after a restart (warmth < 1). */
   private warming = 0
-  /** Servers failing after the last tick, and servers with an ejection Envoy has not yet forgiven. */
-  private failingCount = 0
-  private unforgiven = 0
   private readonly sums = new TickSums()
   private readonly checkEvery: number
 
@@ -135,11 +141,11 @@ export class ServerPool implements ServerArrays {
     this.effectiveCapacity = new Float64Array(n)
     this.openConnections = new Float64Array(n)
     this.heldThreads = new Float64Array(n)
-    this.load = new Float64Array(n)
-    this.served = new Float64Array(n)
     this.failing = new Uint8Array(n)
     this.weight = new Float64Array(n)
+    this.registeredWeight = new Float64Array(n).fill(1)
     this.candidates = new Int32Array(n)
+    this.slowList = new Int32Array(n)
     const cold = config.coldFactor
     for (let i = 0; i < n; i++) {
       const spread = config.capacitySpread === 0 ? 0 : config.capacitySpread * (2 * this.random.next() - 1)
@@ -183,23 +189,15 @@ export class ServerPool implements ServerArrays {
     const holdShare = routed > 0 ? holdLoad / routed : 0
     if (hold && hold.active) this.holding = true
 
-    if (!this.weightsValid || this.slowing || t >= this.nextTimer) this.refreshWeights(t)
+    if (!this.weightsValid || t >= this.nextTimer) this.refreshWeights(t)
+    else if (this.slowCount > 0) this.advanceSlowStart(t)
     const registeredCount = this.registeredCount
     const inRotation = this.inRotationCount
-    let totalWeight = this.totalWeight
-    const weight = this.weight
     const panic =
       policy.panicThreshold > 0 && registeredCount > 0 && (inRotation * 100) / registeredCount < policy.panicThreshold
-    if (panic) {
-      // Panic routing ignores health and slow start: every registered host gets an equal share.
-      const registeredArr = this.registered
-      totalWeight = 0
-      for (let i = 0; i < n; i++) {
-        weight[i] = registeredArr[i]
-        totalWeight += registeredArr[i]
-      }
-      this.weightsValid = false
-    }
+    // Panic routing ignores health and slow start: every registered host gets an equal share.
+    const weight = panic ? this.registeredWeight : this.weight
+    const totalWeight = panic ? registeredCount : this.totalWeight
 
     const k = this.sums
     k.reset()
@@ -207,17 +205,12 @@ export class ServerPool implements ServerArrays {
     if (totalWeight === 0) {
       // No host to send to: the load balancer answers 503 at once ("no healthy upstream").
       k.fast = routed
-      let failing = 0
+      const {openConnections: open, heldThreads: held, down, failing} = this
       for (let i = 0; i < n; i++) {
-        this.load[i] = 0
-        this.served[i] = 0
-        this.openConnections[i] = 0
-        this.heldThreads[i] *= holdDecay
-        const f = this.down[i] !== 0 ? 1 : 0
-        this.failing[i] = f
-        failing += f
+        open[i] = 0
+        failing[i] = down[i] !== 0 ? 1 : 0
       }
-      k.failing = failing
+      if (this.holding) for (let i = 0; i < n; i++) held[i] *= holdDecay
     } else {
       k.perWeight = routed / totalWeight
       k.keep = 1 - Math.min(1, config.connectionChurn * dt)
@@ -238,7 +231,6 @@ export class ServerPool implements ServerArrays {
       }
       this.warming -= k.warmed
     }
-    this.failingCount = k.failing
     this.lastNewConnections = k.newAsked
 
     // The check ejects after this tick's traffic was served: the servers that took that traffic
@@ -276,7 +268,8 @@ export class ServerPool implements ServerArrays {
     let registeredCount = 0
     let inRotation = 0
     let totalWeight = 0
-    let slowing = false
+    let slowCount = 0
+    const slowList = this.slowList
     let nextTimer = noTimer
     for (let i = 0; i < n; i++) {
       if (ejectedArr[i] !== 0) {
@@ -306,7 +299,7 @@ export class ServerPool implements ServerArrays {
             if (elapsed < slowTicks) {
               w = elapsed / slowTicks
               if (w < minWeight) w = minWeight
-              slowing = true
+              slowList[slowCount++] = i
             } else {
               slowStart[i] = -1
             }
@@ -319,9 +312,35 @@ export class ServerPool implements ServerArrays {
     this.registeredCount = registeredCount
     this.inRotationCount = inRotation
     this.totalWeight = totalWeight
-    this.slowing = slowing
+    this.slowCount = slowCount
     this.nextTimer = nextTimer
     this.weightsValid = true
+  }
+
+  /**
+   * A tick on which only slow starts move: the weights of the servers in slow start grow (as in
+   * refreshWeights) and the total is summed again in server order, so it is the same number.
+   */
+  private advanceSlowStart(t: number): void {
+    const {weight, slowStartSince: slowStart, slowList} = this
+    const slowTicks = this.policy.slowStart / this.dt
+    const minWeight = this.policy.slowStartMinWeightPercent / 100
+    let kept = 0
+    for (let k = 0; k < this.slowCount; k++) {
+      const i = slowList[k]
+      const elapsed = t - slowStart[i]
+      let w = 1
+      if (elapsed < slowTicks) {
+        w = elapsed / slowTicks
+        if (w < minWeight) w = minWeight
+        slowList[kept++] = i
+      } else {
+        slowStart[i] = -1
+      }
+      weight[i] = w
+    }
+    this.slowCount = kept
+    this.totalWeight = sumInOrder(weight, this.size)
   }
 
   /**
@@ -331,8 +350,6 @@ export class ServerPool implements ServerArrays {
    * them in no particular order. Returns how many it ejected.
    */
   private healthCheck(t: number): number {
-    // Nothing failing and nothing to forgive: the check would change nothing.
-    if (this.failingCount === 0 && this.unforgiven === 0) return 0
     const count = this.collectFailing()
     const room = this.maxEjected - this.ejectedCount
     if (count === 0 || room <= 0) return 0
@@ -355,14 +372,14 @@ export class ServerPool implements ServerArrays {
       if (failing[i] !== 0) candidates[count++] = i
       else if (timesEjected[i] > 0) {
         // Envoy forgives a host that stays healthy.
-        if (--timesEjected[i] === 0) this.unforgiven--
+        timesEjected[i]--
       }
     }
     return count
   }
 
   private eject(i: number, t: number): void {
-    if (this.timesEjected[i]++ === 0) this.unforgiven++
+    this.timesEjected[i]++
     const seconds = Math.min(this.health.baseEjection * this.timesEjected[i], this.health.maxEjection)
     this.ejected[i] = 1
     this.ejectedUntil[i] = t + Math.max(1, Math.round(seconds / this.dt))
@@ -403,8 +420,8 @@ export class ServerPool implements ServerArrays {
       const i = ids[k]
       if (!this.registered[i]) continue
       this.registered[i] = 0
+      this.registeredWeight[i] = 0
       // A target registered again is a new host to the load balancer: no ejection history.
-      if (this.timesEjected[i] > 0) this.unforgiven--
       this.timesEjected[i] = 0
       if (this.ejected[i]) {
         this.ejected[i] = 0
@@ -420,6 +437,7 @@ export class ServerPool implements ServerArrays {
       const i = ids[k]
       if (this.registered[i]) continue
       this.registered[i] = 1
+      this.registeredWeight[i] = 1
       this.slowStartSince[i] = this.policy.slowStart > 0 ? t : -1
     }
     this.weightsValid = false
