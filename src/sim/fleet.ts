@@ -142,18 +142,21 @@ export class Fleet {
     const a = this.clients.attempts
     const seconds = t * dt
 
-    for (const fault of this.faults) {
+    // Plain loops, no closures or iterators: a sweep runs this some ten million times.
+    for (let f = 0; f < this.faults.length; f++) {
+      const fault = this.faults[f]
       if (t === fault.from) fault.apply(true)
       if (t === fault.to) fault.apply(false)
     }
-    pools.forEach((pool, p) => {
+    for (let p = 0; p < pools.length; p++) {
       const outage = this.outages[p]
-      if (!outage) return
+      if (!outage) continue
+      const pool = pools[p]
       if (t >= outage.from && t < outage.to) pool.newConnectionAdmission = 0
       else if (outage.lookupCapacity !== null && pool.lastNewConnections > 0)
         pool.newConnectionAdmission = Math.min(1, outage.lookupCapacity / pool.lastNewConnections)
       else pool.newConnectionAdmission = 1
-    })
+    }
 
     const demand = this.demandAt(seconds)
     let restrictedDemand = 0
@@ -164,8 +167,10 @@ export class Fleet {
     this.clients.arrivals(t, this.fresh, this.arrived)
 
     const share = this.dns.advance()
-    this.typeFast.fill(0)
-    this.typeSlow.fill(0)
+    for (let j = 0; j < types; j++) {
+      this.typeFast[j] = 0
+      this.typeSlow[j] = 0
+    }
     let offered = 0, served = 0, failed = 0, shed = 0, restricted = 0, inRotation = 0, ejected = 0, panic = 0
     for (let p = 0; p < pools.length; p++) {
       const pool = pools[p]
