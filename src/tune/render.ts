@@ -26,11 +26,15 @@ export function renderTune(result: TuneResult): string {
       stepName(s.index), s.title, s.set, `[${s.before.schedule.join(', ')}] bake ${s.before.bake} s`, `[${s.schedule.join(', ')}] bake ${s.bake} s`,
     ]))),
     '',
-    `Gates: the value nearest the threshold in ${tuned.length === 1 ? 'the rehearsal' : `any of the ${tuned.length} rehearsals`} of the tuned runbook:`,
-    indent(formatTable(['step', 'gate', 'worst', 'margin', 'where'], result.gates.map((g) => [
-      stepName(g.index), g.gate, formatMetric(g.worst, g.unit), g.margin === null ? 'no data' : margin(g.margin, g.unit),
-      g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%, ${g.at.context}` : '',
-    ]))),
+    `Gates: the value nearest the threshold in ${tuned.length === 1 ? 'the rehearsal' : `any of the ${tuned.length} rehearsals`} of the tuned runbook (and of the shipped one):`,
+    indent(formatTable(['step', 'gate', 'worst', 'margin', 'shipped', 'where'], result.gates.map((g) => {
+      const before = result.shippedGates.find((s) => s.index === g.index)
+      return [
+        stepName(g.index), g.gate, formatMetric(g.worst, g.unit), g.margin === null ? 'no data' : margin(g.margin, g.unit),
+        before?.margin == null ? '' : `${formatMetric(before.worst, before.unit)} (${margin(before.margin, before.unit)})`,
+        g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%, ${g.at.context}` : '',
+      ]
+    }))),
     '',
     'Proposed ramp steps (paste over the steps they name, or save the whole runbook with --write FILE):',
     result.yaml ?? '',
@@ -58,7 +62,7 @@ function count(n: number, one: string, many = `${one}s`): string {
 }
 
 function margin(value: number, unit: string): string {
-  if (unit === '%') return `${value.toFixed(2)} points`
+  if (unit === '%') return `${value < 0 ? '−' : ''}${Math.abs(value).toFixed(2)} points`
   return formatMetric(value, unit)
 }
 

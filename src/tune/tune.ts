@@ -68,6 +68,8 @@ export interface TuneResult {
   /** The tuned ramp steps; empty when no candidate passed every variant. */
   steps: TunedStep[]
   gates: GateMargin[]
+  /** The same for the shipped runbook across the same variants; a negative margin is a verdict that failed. */
+  shippedGates: GateMargin[]
   /** The proposed ramp steps as YAML, ready to paste over the runbook's own. */
   yaml: string | null
   /** The whole runbook, tuned: what --write saves. */
@@ -135,7 +137,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const shippedOutcomes = shippedTrials.map(outcomeOf)
   if (!found.choices || !found.schedules) {
     return {
-      ...base, secondsToFullTraffic: {before, after: null}, soonerPercent: null, steps: [], gates: [], yaml: null, text: null,
+      ...base, secondsToFullTraffic: {before, after: null}, soonerPercent: null, steps: [], gates: [], shippedGates: gateMargins(runbook, shippedTrials), yaml: null, text: null,
       robustness: {seeds: robustness.seeds, demandPercents: robustness.demandFactors.map((f) => demandPercent({seed: 0, demandFactor: f})), shipped: shippedOutcomes, tuned: []},
       search: {...base.search, seconds: (performance.now() - started) / 1000},
     }
@@ -154,6 +156,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
     soonerPercent: before !== null && after !== null && before > 0 ? Math.round(((before - after) / before) * 1000) / 10 : null,
     steps,
     gates: gateMargins(tuned, tunedTrials),
+    shippedGates: gateMargins(runbook, shippedTrials),
     yaml: edited.snippet,
     text: edited.text,
     robustness: {

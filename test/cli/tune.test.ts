@@ -54,6 +54,8 @@ describe('sluice tune (spawned)', () => {
     expect(result.robustness).toMatchObject({seeds: [1, 2, 3, 4, 5], demandPercents: [90, 100, 110]})
     expect(result.robustness.tuned.map((t) => t.passed)).toEqual(Array(15).fill(true))
     expect(result.gates.every((g) => g.margin !== null && g.margin >= 0)).toBe(true)
+    // The shipped ramps' worst verdict after the lift is a failure: a negative margin.
+    expect(result.shippedGates.find((g) => g.index === 6)!.margin!).toBeLessThan(0)
     for (const step of result.steps) expect(step.bake).toBeGreaterThanOrEqual(30)
 
     // The file holds the tuned ramps and otherwise the runbook as shipped, comments and all.
