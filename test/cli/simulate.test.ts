@@ -23,14 +23,15 @@ describe.concurrent('sluice simulate --scenario outlook-2026 --compare', () => {
         .map((l) => [l.split(/\s+/)[0], l]),
     )
     expect(Object.keys(rows)).toEqual(['no-guard', 'cap-third', 'panic-50', 'cap-shed-slow-start'])
-    expect(rows['no-guard']).toMatch(/not recovered\s+0$/)
+    // The last column is the load during the fault: no retries in this scenario, so 1.00×.
+    expect(rows['no-guard']).toMatch(/not recovered\s+0\s+1\.00×$/)
     expect(rows['panic-50']).toMatch(/\b0 s\b/)
-    expect(rows['cap-shed-slow-start']).toMatch(/\b5 s\s+14$/)
+    expect(rows['cap-shed-slow-start']).toMatch(/\b5 s\s+14\s+1\.00×$/)
     // One chart per setup, with braille plots, markers and a legend.
     expect(stdout.match(/^outlook-2026 · /gm)).toHaveLength(4)
     expect(stdout).toMatch(/[\u2801-\u28ff]/)
     expect(stdout).toMatch(/fault.*fix/)
-    expect(stdout).toContain('in rotation (servers, right axis)')
+    expect(stdout).toContain('in rotation (took traffic that second, before its checks ejected any) (servers, right axis)')
     expect(stdout).not.toContain('\u001b[') // no colour without a TTY
   })
 
