@@ -4,7 +4,7 @@ import {loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
 import {classify, runCell} from '../../src/sweep/classify.js'
 import {buildAxes} from '../../src/sweep/grid.js'
 import {outcomeCounts, runSweep, sweepJson, tippingRow} from '../../src/sweep/sweep.js'
-import {inThread} from '../../src/sweep/workers.js'
+import {cellRunner} from '../../src/sweep/workers.js'
 
 const {scenario} = loadScenario('outlook-2026')
 const setups = pickSetups(scenario, 'all')
@@ -33,7 +33,7 @@ describe('one cell', () => {
 describe('runSweep, in this thread', () => {
   it('maps every setup; no-guard has a stuck region that cap-shed-slow-start does not, and the edge is bisected', async () => {
     const axes = buildAxes(['broken=0..20:6', 'demand=500..2000:4'], scenario, setups.length)
-    const result = await runSweep(scenario, setups, axes, inThread({scenario, setups, params: ['broken', 'demand']}))
+    const result = await runSweep(scenario, setups, axes, cellRunner({scenario, setups, params: ['broken', 'demand']}, 1))
     expect(result.setups.map((s) => s.name)).toEqual(['no-guard', 'cap-third', 'panic-50', 'cap-shed-slow-start'])
     for (const s of result.setups) expect(s.cells).toHaveLength(24)
     const noGuard = outcomeCounts(result.setups[0].cells)
@@ -53,7 +53,7 @@ describe('runSweep, in this thread', () => {
     const axes = buildAxes(['broken=0..20:3', 'demand=1000..2000:3'], scenario, 1)
     expect(tippingRow(axes[1], scenario)).toBe(1500)
     const one = setups.slice(0, 1)
-    const result = await runSweep(scenario, one, axes, inThread({scenario, setups: one, params: ['broken', 'demand']}))
+    const result = await runSweep(scenario, one, axes, cellRunner({scenario, setups: one, params: ['broken', 'demand']}, 1))
     const json = sweepJson(result)
     expect(json.setups[0].cells.map((c) => c.y)).toEqual([1000, 1000, 1000, 1500, 1500, 1500, 2000, 2000, 2000])
     expect(json.setups[0].edges).toHaveLength(3)
@@ -63,7 +63,7 @@ describe('runSweep, in this thread', () => {
   it('--json has each cell as {x, y, outcome, recoveredSecondsAfterFix, meanServedDuringFault} and the figures behind each sentence', async () => {
     const one = setups.slice(0, 1)
     const axes = buildAxes(['broken=4..8'], scenario, 1)
-    const json = sweepJson(await runSweep(scenario, one, axes, inThread({scenario, setups: one, params: ['broken']})))
+    const json = sweepJson(await runSweep(scenario, one, axes, cellRunner({scenario, setups: one, params: ['broken']}, 1)))
     expect(json.axes).toEqual([{param: 'broken', unit: 'servers', from: 4, to: 8, values: [4, 5, 6, 7, 8]}])
     const [s] = json.setups
     for (const cell of s.cells) expect(Object.keys(cell)).toEqual(['x', 'y', 'outcome', 'recoveredSecondsAfterFix', 'meanServedDuringFault'])
