@@ -1,5 +1,5 @@
 import type {RunResult} from '../engine/engine.js'
-import {verdictText} from '../format.js'
+import {stepName, verdictText} from '../format.js'
 import type {WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateVerdict} from '../ports/io.js'
 import {rehearse} from '../rehearsal/rehearse.js'
@@ -96,7 +96,7 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
     variant,
     outcome: run.outcome,
     passed,
-    reason: passed ? null : miss ? `step ${miss.step + 1}: ${verdictText(miss)}` : run.message,
+    reason: passed ? null : miss ? `${stepName(miss.step)}: ${verdictText(miss)}` : run.message,
     secondsToFullTraffic: completed && fullAt !== null ? fullAt - rehearsal.startAt : null,
     seconds: rehearsal.endAt - rehearsal.startAt,
     verdicts,
