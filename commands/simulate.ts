@@ -7,13 +7,17 @@ import {chooseMode} from '../src/cli/terminal/mode.js'
 import {renderSweep, sweepHtml, sweepSvg} from '../src/report/heatmap.js'
 import {renderSimulation, simulationSvg} from '../src/report/simulation.js'
 import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load.js'
-import {scenarioLimits} from '../src/sim/scenario/schema.js'
+import type {Policy} from '../src/sim/config.js'
+import {scenarioLimits, type Scenario} from '../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson, type SimulationJson} from '../src/sim/simulate.js'
 import {buildAxes} from '../src/sweep/grid.js'
 import {sweepParams} from '../src/sweep/params.js'
 import {progressBar} from '../src/sweep/progress.js'
 import {runSweep, sweepJson, type SweepJson} from '../src/sweep/sweep.js'
 import {cellRunner, defaultWorkers} from '../src/sweep/workers.js'
+
+/** The flags that set what a sweep parameter varies. */
+const sweptByFlag = {broken: 'broken', demand: 'demand', servers: 'servers', capacity: 'capacity', 'fix-at': 'fault-duration'} as const
 
 export default class Simulate extends SluiceCommand {
   static override summary = 'Simulate a pool under a fault and compare load-balancer setups.'
@@ -65,9 +69,10 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
       if (flags.html) throw new InputError('--html: saves the maps of a sweep; use it with --sweep (for one run, --svg saves the chart)')
       if (flags.workers !== undefined) throw new InputError('--workers: sets the threads of a sweep; use it with --sweep')
     } else {
-      const swept = flags.sweep.map((spec) => spec.split('=')[0])
-      const overridden = (['broken', 'demand', 'servers', 'capacity'] as const).find((name) => flags[name] !== undefined && swept.includes(name))
-      if (overridden) throw new InputError(`--${overridden}: the sweep varies ${overridden}; leave out --${overridden} or its --sweep`)
+      // A flag the sweep would overwrite in every cell is a contradiction, not a base value.
+      const swept = new Set(flags.sweep.map((spec) => spec.split('=')[0]))
+      const clash = (Object.entries(sweptByFlag) as Array<[keyof typeof sweptByFlag, string]>).find(([flag, param]) => flags[flag] !== undefined && swept.has(param))
+      if (clash) throw new InputError(`--${clash[0]}: the sweep varies ${clash[1]}; leave out --${clash[0]} or its --sweep`)
     }
     const {scenario} = loadScenario(flags.scenario, {
       servers: flags.servers,
@@ -96,8 +101,8 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
   }
 
   private async sweep(
-    scenario: Parameters<typeof simulateSetups>[0],
-    setups: Parameters<typeof simulateSetups>[1],
+    scenario: Scenario,
+    setups: Array<{name: string; policy: Policy}>,
     specs: string[],
     flags: {svg?: string; html?: string; workers?: number},
   ): Promise<SweepJson> {
