@@ -1,7 +1,10 @@
 /**
  * The per-tick inner loop of a server pool: what each server does with the load the balancer
- * sends it. Two variants of the same arithmetic, chosen each tick by `ServerPool.step`:
+ * sends it. Three variants of the same arithmetic, chosen each tick by `ServerPool.step` from
+ * what the pool uses:
  *
+ * - `serveBasic` when no server holds threads and new connections cost nothing extra, none are
+ *   churned or refused and no server is warming up (the seed's pools);
  * - `serveLean` for a pool where no server holds or has ever held threads (no thread-hold fault
  *   has been active on it), which is every pool of most scenarios and most ticks of the rest;
  * - `serveHolding` once threads are held, which adds the thread accounting.
@@ -144,6 +147,62 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
   k.loadUp = loadUp
   k.capUp = capUp
   k.warmed = warmed
+}
+
+/**
+ * `serveLean` where requests on new connections cost no more than on open ones, no connection is
+ * churned, nothing is warming up and every new connection is admitted (the seed's pools, and most
+ * ticks of most scenarios): a multiplication by 1 and the checks for what is off are left out.
+ */
+export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
+  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
+  const {perWeight, shed: shedding, collapse} = k
+  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0
+  for (let i = 0; i < n; i++) {
+    const l = perWeight * weight[i]
+    const d = down[i]
+    if (d !== 0) {
+      open[i] = 0
+      failingOf[i] = 1
+      if (d === 2) fast += l
+      else slow += l
+      continue
+    }
+    const cap = effCap[i]
+    const kept = open[i]
+    const onOpen = l < kept ? l : kept
+    const fresh = l - onOpen
+    newAsked += fresh
+    const work = onOpen + fresh
+    loadUp += work
+    capUp += cap
+    let done = work
+    let late = 0
+    if (work > cap) {
+      if (shedding) {
+        done = onOpen >= cap ? cap : onOpen + (cap - onOpen)
+        const rejected = work - done
+        shed += rejected
+        fast += rejected
+      } else {
+        const goodput = cap * Math.max(0, 1 - collapse * (work / cap - 1))
+        done = work * (goodput / work)
+        slow += work - done
+        late = 1
+      }
+    }
+    open[i] = done
+    failingOf[i] = late
+    served += done
+  }
+  k.served = served
+  k.fast = fast
+  k.slow = slow
+  k.shedLoad = shed
+  k.newAsked = newAsked
+  k.loadUp = loadUp
+  k.capUp = capUp
+  k.warmed = 0
 }
 
 export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {

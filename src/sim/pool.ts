@@ -1,5 +1,5 @@
 import type {HealthCheckConfig, Policy, PoolConfig} from './config.js'
-import {fraction, serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
+import {fraction, serveBasic, serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
 import type {Random} from './random.js'
 
 /** Later than any tick (and still a small integer to V8, unlike 2^31 − 1). */
@@ -154,6 +154,7 @@ export class ServerPool implements ServerArrays {
       this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
     }
     this.checkEvery = Math.max(1, Math.round(health.interval / dt))
+    serveBasic(this, this.weight, this.sums, 0)
     serveLean(this, this.weight, this.sums, 0)
     serveHolding(this, this.weight, this.sums, 0)
     this.sums.reset()
@@ -226,6 +227,8 @@ export class ServerPool implements ServerArrays {
         k.dt = dt
         k.serviceTime = config.serviceTime
         serveHolding(this, weight, k, n)
+      } else if (k.handshake === 1 && k.keep === 1 && k.admission === 1 && k.warmStep === 0) {
+        serveBasic(this, weight, k, n)
       } else {
         serveLean(this, weight, k, n)
       }
