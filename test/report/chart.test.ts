@@ -172,3 +172,28 @@ describe('renderTerminalChart', () => {
     expect(rows).toHaveLength(2)
   })
 })
+
+describe('a series whose values stand for many samples', () => {
+  const flat = new Array(40).fill(50)
+  const banded = (low: number, high: number): ChartPanel =>
+    panel(flat, {leftMax: 100, series: [{label: 'served', values: flat, low: new Array(40).fill(low), high: new Array(40).fill(high)}]})
+
+  it('marks each column\'s lowest and highest sample above and below the line', () => {
+    const rows = plotRows(renderTerminalChart(banded(0, 100), {width: 20, height: 4}))
+    const plain = plotRows(renderTerminalChart(panel(flat, {leftMax: 100}), {width: 20, height: 4}))
+    expect(isBlank(plain[0])).toBe(true)
+    expect(isBlank(rows[0])).toBe(false)
+    expect(isBlank(rows[rows.length - 1])).toBe(false)
+  })
+
+  it('draws nothing more when the range is the value itself', () => {
+    expect(renderTerminalChart(banded(50, 50), {width: 20, height: 4})).toBe(renderTerminalChart(panel(flat, {leftMax: 100}), {width: 20, height: 4}))
+  })
+
+  it('scales the axis to the highest value of a series of 300,000 samples', () => {
+    const long = new Float64Array(300_000).fill(10)
+    long[123_456] = 700
+    const out = renderTerminalChart({title: 'long', t: Float64Array.from(range(300_000)), series: [{label: 'served', values: long}], leftUnit: 'rps'}, {width: 40, height: 4})
+    expect(out).toContain('750 ┤')
+  })
+})

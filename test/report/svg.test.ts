@@ -124,3 +124,14 @@ describe('renderSvg', () => {
     expect(svg).toContain('stroke-dasharray')
   })
 })
+
+describe('renderSvg with each value standing for many samples', () => {
+  it('draws a pale band from the lowest to the highest sample, only for series that carry them', () => {
+    const t = range(9)
+    const plain = renderSvg([{title: 'p', t, series: [{label: 'a', values: b}], leftUnit: 'rps'}])
+    const banded = renderSvg([{title: 'p', t, series: [{label: 'a', values: b, low: b.map((v) => v - 5), high: b.map((v) => v + 5)}], leftUnit: 'rps'}])
+    expect(plain).not.toContain('<polygon')
+    expect(banded.match(/<polygon [^>]*fill-opacity="0.2"/g)).toHaveLength(1)
+    expect(tagsBalanced(banded)).toBe(true)
+  })
+})
