@@ -123,9 +123,10 @@ export async function runSweep(
 function sentence(name: string, policy: Policy, line: LineEdges, x: Axis, y: Axis | undefined, scenario: Scenario): string {
   const at = y && line.y !== null ? y.param.apply({scenario, policy}, line.y).scenario : scenario
   const words = tippingSentence(name, line, x, y?.param ?? null, at)
-  const firstStuck = line.startsStuck ? x.from : line.transitions.find((t) => t.into)?.stuck
-  if (firstStuck === undefined) return words
-  const cell = x.param.apply({scenario: at, policy}, firstStuck).scenario
+  // The stuck side of the first edge is what the sentence is about; a line stuck throughout has no edge to qualify.
+  const edge = line.transitions[0]?.stuck
+  if (edge === undefined) return words
+  const cell = x.param.apply({scenario: at, policy}, edge).scenario
   const capacity = healthyCapacity(cell)
   if (cell.demand.rps === undefined || cell.demand.rps <= capacity) return words
   return `${words.replace(/\.$/, '')} (there demand is past the ${formatNumber(capacity)} rps the pool serves with every server healthy: too small a pool, not a stuck one).`

@@ -60,6 +60,16 @@ describe('runSweep, in this thread', () => {
     expect(json.setups[0].tipping.at).toEqual({param: 'demand', value: 1500})
   })
 
+  it('says when the edge is where demand passes what the healthy pool serves: too small a pool, not a stuck one', async () => {
+    const one = pickSetups(scenario, ['cap-shed-slow-start'])
+    const axes = buildAxes(['demand=1500..2500:3'], scenario, 1)
+    const [s] = (await runSweep(scenario, one, axes, cellRunner({scenario, setups: one, params: ['demand']}, 1))).setups
+    const tip = s.tipping.transitions[0]
+    expect(tip.into).toBe(true)
+    expect(tip.stuck).toBeGreaterThan(2000)
+    expect(s.sentence).toMatch(/^cap-shed-slow-start tips into a stuck pool when demand is above [\d,]+ rps \(there demand is past the 2,000 rps the pool serves with every server healthy: too small a pool, not a stuck one\)\.$/)
+  })
+
   it('--json has each cell as {x, y, outcome, recoveredSecondsAfterFix, meanServedDuringFault} and the figures behind each sentence', async () => {
     const one = setups.slice(0, 1)
     const axes = buildAxes(['broken=4..8'], scenario, 1)
