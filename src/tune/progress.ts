@@ -1,3 +1,4 @@
+import {stepName} from '../format.js'
 import type {TuneEvent} from './tune.js'
 
 /**
@@ -26,9 +27,12 @@ export function tuneProgress(mode: 'tty' | 'lines' | 'silent', write: (text: str
           // Hundreds of rehearsals a second: redrawn ten times a second is enough to read.
           if (mode === 'tty' && Date.now() - drawn >= 100) redraw()
           break
-        case 'ramp': {
-          const found = event.best ? `[${event.best.schedule.join(', ')}] bake ${event.best.bake} s, full traffic at ${event.score?.secondsToFullTraffic} s` : 'nothing faster that passes'
-          const line = `pass ${event.pass} · ${event.site.title}: ${event.tried} tried, ${found}`
+        case 'ramp':
+        case 'ramp-deferred': {
+          const found = event.type === 'ramp-deferred'
+            ? `left for the next pass: the rehearsal first misses at ${stepName(event.failedStep)}, which another ramp answers for`
+            : event.best ? `[${event.best.schedule.join(', ')}] bake ${event.best.bake} s, full traffic at ${event.score?.secondsToFullTraffic} s` : 'nothing faster that passes'
+          const line = `pass ${event.pass} · ${event.site.title}: ${event.type === 'ramp' ? `${event.tried} tried, ` : ''}${found}`
           if (mode !== 'tty') write(`${line}\n`)
           else {
             // A ramp's result stays on screen; the live line moves below it.

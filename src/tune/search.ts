@@ -33,11 +33,14 @@ export interface Evaluation {
   robust: boolean | null
   /** The first variant it failed, when it failed one. */
   failure: Trial | null
+  failedStep: number | null
 }
 
 export type SearchEvent =
   | {type: 'rehearsal'; count: number}
   | {type: 'ramp'; pass: number; site: RampSite; tried: number; best: {schedule: number[]; bake: number} | null; score: Score | null}
+  /** A ramp left for the next pass: the run misses where another ramp is to blame. */
+  | {type: 'ramp-deferred'; pass: number; site: RampSite; failedStep: number}
 
 export interface SearchResult {
   choices: RampChoice[] | null
@@ -50,8 +53,8 @@ export interface SearchResult {
 const better = (a: Score, b: Score | null): boolean =>
   b === null || a.secondsToFullTraffic < b.secondsToFullTraffic || (a.secondsToFullTraffic === b.secondsToFullTraffic && a.seconds < b.seconds)
 
-/** What the search needs to know of a candidate. */
-export type Standing = Pick<Evaluation, 'score' | 'robust'>
+/** What the search needs to know of a candidate: its score, whether it passed everywhere, and where it first missed if known. */
+export type Standing = Pick<Evaluation, 'score' | 'robust'> & {failedStep?: number | null}
 
 /** What the search asks of its rehearsals: a candidate judged, and progress told. */
 export interface Judge {
@@ -93,7 +96,7 @@ export class Evaluator implements Judge {
     if (!evaluation) {
       const nominal = await this.trial(candidate, this.variants[0])
       const score = nominal.passed && nominal.secondsToFullTraffic !== null ? {secondsToFullTraffic: nominal.secondsToFullTraffic, seconds: nominal.seconds} : null
-      evaluation = {nominal, score, robust: score ? null : false, failure: score ? null : nominal}
+      evaluation = {nominal, score, robust: score ? null : false, failure: score ? null : nominal, failedStep: score ? null : nominal.failedStep}
       this.cache.set(key, evaluation)
     }
     if (evaluation.robust === null && evaluation.score && better(evaluation.score, toBeat)) {
@@ -103,6 +106,7 @@ export class Evaluator implements Judge {
         if (!trial.passed) {
           evaluation.robust = false
           evaluation.failure = trial
+          evaluation.failedStep = trial.failedStep
           break
         }
       }
@@ -127,8 +131,17 @@ export async function searchRamps(evaluator: Judge, sites: RampSite[], minBake: 
     let changed = false
     for (const r of sites.keys()) {
       if (pass === 1) {
+        const held = withScaffold(sites, current, r, minBake)
+        // A miss is charged to the last ramp before it. If the ramps as they stand miss after a
+        // later ramp has begun, or before this one, this ramp's choices are judged by another's
+        // failure: it waits for the next pass, when every ramp has had its turn.
+        const probe = await evaluator.evaluate(schedulesOf(sites, held)!, held, null)
+        if (!probe.robust && typeof probe.failedStep === 'number' && chargedTo(sites, probe.failedStep) !== r) {
+          evaluator.report({type: 'ramp-deferred', pass, site: sites[r], failedStep: probe.failedStep})
+          continue
+        }
         // Against the scaffold, the fastest ramp that passes is what counts, not the best overall.
-        const found = await tuneOne(evaluator, sites, withScaffold(sites, current, r, minBake), r, minBake, pass, null)
+        const found = await tuneOne(evaluator, sites, held, r, minBake, pass, null)
         if (found) current = current.map((c, i) => (i === r ? found.choices[r] : c))
         continue
       }
@@ -152,6 +165,13 @@ export async function searchRamps(evaluator: Judge, sites: RampSite[], minBake: 
   }
   const schedules = best ? schedulesOf(sites, best.choices) : null
   return {choices: best?.choices ?? null, schedules, score: best?.score ?? null, rehearsals: evaluator.rehearsals, passes}
+}
+
+/** The ramp whose step is the last to start at or before `step`; -1 when the step comes before every ramp. */
+function chargedTo(sites: RampSite[], step: number): number {
+  let charged = -1
+  for (const [i, site] of sites.entries()) if (site.index <= step) charged = i
+  return charged
 }
 
 interface Best {

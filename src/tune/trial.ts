@@ -30,6 +30,8 @@ export interface Trial {
   passed: boolean
   /** Why it did not pass, in the engine's words (or the first verdict that did not pass). */
   reason: string | null
+  /** The step it first missed at (a verdict that did not pass, or the step the run stopped at); null when it passed. */
+  failedStep: number | null
   /** Seconds from the runbook's start to the DNS change that applied the last ramp step; null when the run never got there. */
   secondsToFullTraffic: number | null
   /** Seconds from the runbook's start to its end. */
@@ -97,6 +99,7 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
     outcome: run.outcome,
     passed,
     reason: passed ? null : miss ? `${stepName(miss.step)}: ${verdictText(miss)}` : run.message,
+    failedStep: passed ? null : miss?.step ?? run.stoppedAt?.step ?? null,
     secondsToFullTraffic: completed && fullAt !== null ? fullAt - rehearsal.startAt : null,
     seconds: rehearsal.endAt - rehearsal.startAt,
     verdicts,

@@ -5,7 +5,7 @@ import type {GateVerdict} from '../ports/io.js'
 import {parseRunbook} from '../runbook/load.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {rampSites, type RampSite} from './ramps.js'
-import {Evaluator, robustnessVariants, searchRamps, type Evaluation, type Robustness, type SearchEvent} from './search.js'
+import {Evaluator, robustnessVariants, searchRamps, type Robustness, type SearchEvent, type Standing} from './search.js'
 import {groundOf, runTrial, type Ground, type Trial, type Variant} from './trial.js'
 import {editRamps} from './yaml.js'
 
@@ -112,11 +112,9 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const milliseconds = (performance.now() - measuring) / variants.length
   onEvent({type: 'phase', message: `the shipped ramps pass ${shippedTrials.filter((t) => t.passed).length} of ${variants.length} ${variants.length === 1 ? 'rehearsal' : 'rehearsals'}; one takes ${Math.round(milliseconds)} ms`})
   const nominal = shippedTrials[0]
-  const shipped: Evaluation = {
-    nominal,
+  const shipped: Standing = {
     score: nominal.passed && nominal.secondsToFullTraffic !== null ? {secondsToFullTraffic: nominal.secondsToFullTraffic, seconds: nominal.seconds} : null,
     robust: shippedTrials.every((t) => t.passed),
-    failure: shippedTrials.find((t) => !t.passed) ?? null,
   }
 
   const sites = rampSites(runbook, nominal.startWeights)
