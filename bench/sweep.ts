@@ -55,17 +55,21 @@ async function sweep(name: string, scenario: Scenario, specs: string[]): Promise
   for (const workers of [availableParallelism(), 1]) {
     const {runner, runs} = counted(cellRunner(job, workers))
     // Worker start-up is part of what a user waits for, so it is inside the measurement.
+    const cpu = process.cpuUsage()
     const start = process.hrtime.bigint()
     let gridDone = 0
     await runSweep(scenario, setups, axes, runner, (phase, done, total) => {
       if (phase === 'grid' && done === total && gridDone === 0) gridDone = Number(process.hrtime.bigint() - start) / 1e9
     })
     const wall = Number(process.hrtime.bigint() - start) / 1e9
+    const used = process.cpuUsage(cpu)
     await runner.close()
     walls[workers] = wall
     const label = workers === 1 ? 'one-thread' : `${workers}-workers`
     emit(`sweep.${name}.${label}.grid-wall`, gridDone * 1000, 'ms')
     emit(`sweep.${name}.${label}.wall`, wall * 1000, 'ms')
+    // CPU time of every thread of the process: on a machine other work shares, wall time says little on its own.
+    emit(`sweep.${name}.${label}.cpu`, (used.user + used.system) / 1000, 'ms')
     emit(`sweep.${name}.${label}.runs`, runs(), 'runs')
     emit(`sweep.${name}.${label}.server-ticks-per-second`, (runs() * serverTicks) / wall, 'server-ticks/s')
   }
