@@ -5,6 +5,35 @@ import type {Random} from './random.js'
 /** Later than any tick (and still a small integer to V8, unlike 2^31 − 1). */
 const noTimer = 2 ** 30 - 1
 
+/** Hands out per-server typed arrays as consecutive views on one ArrayBuffer, widest first so each view is aligned. */
+class Slab {
+  private readonly buffer: ArrayBuffer
+  private offset = 0
+
+  constructor(private readonly n: number, float64s: number, int32s: number, uint8s: number) {
+    this.buffer = new ArrayBuffer(n * (8 * float64s + 4 * int32s + uint8s))
+  }
+
+  float64(): Float64Array {
+    return new Float64Array(this.buffer, this.take(8), this.n)
+  }
+
+  int32(): Int32Array {
+    return new Int32Array(this.buffer, this.take(4), this.n)
+  }
+
+  uint8(): Uint8Array {
+    return new Uint8Array(this.buffer, this.take(1), this.n)
+  }
+
+  private take(bytes: number): number {
+    const at = this.offset
+    this.offset += bytes * this.n
+    if (this.offset > this.buffer.byteLength) throw new Error('Slab: more arrays asked for than it was sized for')
+    return at
+  }
+}
+
 function sumInOrder(values: Float64Array, n: number): number {
   let total = 0
   for (let i = 0; i < n; i++) total += values[i]
@@ -125,27 +154,30 @@ export class ServerPool implements ServerArrays {
     this.policy = {...policy}
     const n = config.kind === 'servers' ? config.servers : 0
     this.size = n
-    this.capacity = new Float64Array(n)
-    this.threads = new Float64Array(n)
-    this.registered = new Uint8Array(n).fill(1)
-    this.ejected = new Uint8Array(n)
-    this.ejectedUntil = new Int32Array(n)
-    this.timesEjected = new Int32Array(n)
-    this.slowStartSince = new Int32Array(n).fill(-1)
-    this.broken = new Uint8Array(n)
-    this.refuses = new Uint8Array(n)
-    this.stalled = new Uint8Array(n)
-    this.restartingUntil = new Int32Array(n)
-    this.down = new Uint8Array(n)
-    this.warmth = new Float64Array(n).fill(1)
-    this.effectiveCapacity = new Float64Array(n)
-    this.openConnections = new Float64Array(n)
-    this.heldThreads = new Float64Array(n)
-    this.failing = new Uint8Array(n)
-    this.weight = new Float64Array(n)
-    this.registeredWeight = new Float64Array(n).fill(1)
-    this.candidates = new Int32Array(n)
-    this.slowList = new Int32Array(n)
+    // Every per-server array is a view on one buffer: a sweep builds thousands of small pools, and
+    // one allocation costs less than twenty.
+    const slab = new Slab(n, 8, 6, 7)
+    this.capacity = slab.float64()
+    this.threads = slab.float64()
+    this.warmth = slab.float64().fill(1)
+    this.effectiveCapacity = slab.float64()
+    this.openConnections = slab.float64()
+    this.heldThreads = slab.float64()
+    this.weight = slab.float64()
+    this.registeredWeight = slab.float64().fill(1)
+    this.ejectedUntil = slab.int32()
+    this.timesEjected = slab.int32()
+    this.slowStartSince = slab.int32().fill(-1)
+    this.restartingUntil = slab.int32()
+    this.candidates = slab.int32()
+    this.slowList = slab.int32()
+    this.registered = slab.uint8().fill(1)
+    this.ejected = slab.uint8()
+    this.broken = slab.uint8()
+    this.refuses = slab.uint8()
+    this.stalled = slab.uint8()
+    this.down = slab.uint8()
+    this.failing = slab.uint8()
     const cold = config.coldFactor
     for (let i = 0; i < n; i++) {
       const spread = config.capacitySpread === 0 ? 0 : config.capacitySpread * (2 * this.random.next() - 1)
