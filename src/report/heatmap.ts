@@ -231,7 +231,9 @@ export function sweepSvg(result: SweepResult): string {
   const slowest = Math.max(0, ...result.setups.flatMap((s) => s.cells.map((c) => (c.outcome === 'recovered' ? c.recoveredSecondsAfterFix ?? 0 : 0))))
   const legend = outcomeLegend(result)
   const notes = [...result.setups.map((s) => s.sentence), 'Black marks: where the outcome changes between stuck and not stuck, found by bisection. ◀: the row the sentences are stated at.']
-  const width = Math.max(720, result.setups.length * g.width)
+  // Wide enough for the longest line of text too (about 6.5 px a character at 11 px), so no sentence is cut off.
+  const longest = Math.max(...notes.map((n) => n.length), ...Object.values(legend).map((l) => l.length + 60))
+  const width = Math.max(720, result.setups.length * g.width, Math.ceil(MARGIN.left + longest * 6.5 + MARGIN.right))
   const legendTop = 40 + g.height
   const height = legendTop + 3 * 18 + 12 + notes.length * 18 + 12
   const out = [
