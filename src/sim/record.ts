@@ -122,13 +122,13 @@ export class SimulationRecord {
   private cols: Float64Array[] = []
   private poolCols: Float64Array[][] = []
 
+  /** Points held at most: even, so points merge in pairs. */
+  readonly maxPoints: number
+
   /**
    * `ticks` is how many ticks the run expects (room is made for them up to the bound); `window` is
    * the run's fault window, for the mean served during it.
    */
-  /** Points held at most: even, so points merge in pairs. */
-  readonly maxPoints: number
-
   constructor(ticks: number, readonly dt: number, poolNames: string[], readonly window: FaultWindow | null = null, maxPoints = fullResolutionPoints) {
     this.maxPoints = Math.max(2, 2 * Math.floor(maxPoints / 2))
     maxPoints = this.maxPoints
