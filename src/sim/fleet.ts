@@ -276,7 +276,8 @@ export class Fleet {
       const to = toTick(fault.to)
       if (fault.kind === 'broken') {
         // Which servers break is a seeded draw: the fault does not pick the first ones in a list.
-        const order = Int32Array.from({length: pool.size}, (_, i) => i)
+        const order = new Int32Array(pool.size)
+        for (let i = 0; i < pool.size; i++) order[i] = i
         random.shuffle(order, pool.size)
         const victims = order.slice(0, Math.min(fault.servers, pool.size))
         const refuse = fault.mode === 'refuse'
