@@ -18,11 +18,13 @@ export function defaultWorkers(): number {
 }
 
 /**
- * Chunks small enough that every thread finishes at about the same time (eight a worker at least)
- * and large enough that a message costs little next to the runs in it.
+ * Chunks small enough that every thread finishes at about the same time (eight a worker at least,
+ * and some 50 ms of work at the simulator's tens of millions of server-ticks a second) and large
+ * enough that a message costs little next to the runs in it.
  */
-function chunkSize(cells: number, workers: number): number {
-  return Math.max(1, Math.min(64, Math.ceil(cells / (workers * 8))))
+function chunkSize(cells: number, workers: number, job: SweepJob): number {
+  const serverTicks = job.scenario.pools.reduce((n, p) => n + (p.servers ?? 0), 0) * (job.scenario.duration / job.scenario.tick)
+  return Math.max(1, Math.min(64, Math.ceil(cells / (workers * 8)), Math.ceil(1.5e6 / Math.max(1, serverTicks))))
 }
 
 /** Chunks each worker thread holds at once: one to run and one queued, so it never waits for this thread to hand out the next. */
@@ -39,7 +41,7 @@ export function cellRunner(job: SweepJob, workers: number): CellRunner {
   return {
     run(cells, progress) {
       const out = new Float64Array(cells.length * resultWidth)
-      const chunk = chunkSize(cells.length, threads.length + 1)
+      const chunk = chunkSize(cells.length, threads.length + 1, job)
       let next = 0
       let done = 0
       let settled = false
