@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {writeFileSync} from 'node:fs'
 import {SluiceCommand} from '../src/cli/base.js'
-import {decimal, runbookArg} from '../src/cli/flags.js'
+import {decimal, rehearsalFlags, runbookArg} from '../src/cli/flags.js'
 import {chooseMode} from '../src/cli/terminal/mode.js'
 import {InputError} from '../src/errors.js'
 import {loadRunbook} from '../src/runbook/shipped.js'
@@ -12,7 +12,7 @@ import {fullTrafficDefinition, tuneRunbook, type TuneResult} from '../src/tune/t
 export default class Tune extends SluiceCommand {
   static override summary = 'Find the ramp schedules and bakes that reach full traffic soonest in rehearsal with every gate passing.'
 
-  static override description = `Searches the runbook's ramp steps (how many steps, which percentages, the bake) in rehearsal against its own scenario and setup, for the ramps that reach full traffic soonest while the whole rehearsal completes and every gate verdict passes, on every seed of --seeds and with demand --demand-margin percent below and above the scenario's. A bake is never under the record's TTL (targets.dns.ttl, or the scenario's): a weight change reaches every client only after one TTL. Everything but the ramps' schedule and bake stays as written; a ramp that a later ramp on the same set continues (the climb stops for a lift, say) may end at another weight, and the last ramp still ends where it did.
+  static override description = `Searches the runbook's ramp steps (how many steps, which percentages, the bake) in rehearsal against its own scenario and setup (or --scenario and --setup, as \`run --dry-run\` takes them), for the ramps that reach full traffic soonest while the whole rehearsal completes and every gate verdict passes, on every seed of --seeds and with demand --demand-margin percent below and above the scenario's. A bake is never under the record's TTL (targets.dns.ttl, or the scenario's): a weight change reaches every client only after one TTL. Everything but the ramps' schedule and bake stays as written; a ramp that a later ramp on the same set continues (the climb stops for a lift, say) may end at another weight, and the last ramp still ends where it did.
 
 Time to full traffic: ${fullTrafficDefinition}.
 
@@ -21,7 +21,7 @@ Prints the time to full traffic before → after, each gate's worst value and ma
   static override examples = [
     '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml',
     '<%= config.bin %> <%= command.id %> outlook-staged-return --seeds 10 --demand-margin 20 --write tuned.yaml',
-    '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --json',
+    '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --setup cap-shed-slow-start --json',
   ]
 
   static override args = {
@@ -31,6 +31,8 @@ Prints the time to full traffic before → after, each gate's worst value and ma
   static override flags = {
     seeds: Flags.integer({description: 'How many seeds every candidate must pass: the scenario\'s own and the ones after it.', default: 5, min: 1, max: 100}),
     'demand-margin': decimal({description: 'Demand off by this many percent each way, which every candidate must also pass (default 10; 0: demand as given only).', min: 0, max: 90, helpValue: 'PERCENT'}),
+    scenario: rehearsalFlags.scenario,
+    setup: rehearsalFlags.setup,
     write: Flags.string({description: 'Save the whole tuned runbook to this file (the rest of it as written, comments included).', helpValue: 'FILE'}),
   }
 
@@ -40,7 +42,7 @@ Prints the time to full traffic before → after, each gate's worst value and ma
     const progress = tuneProgress(chooseMode({json: this.jsonEnabled()}), (text) => process.stderr.write(text))
     let result: TuneResult
     try {
-      result = await tuneRunbook(runbook, {seeds: flags.seeds, demandMarginPercent: flags['demand-margin'] ?? 10}, progress.onEvent)
+      result = await tuneRunbook(runbook, {seeds: flags.seeds, demandMarginPercent: flags['demand-margin'] ?? 10, scenario: flags.scenario, setup: flags.setup}, progress.onEvent)
     } finally {
       progress.done()
     }

@@ -109,11 +109,12 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
 
 /**
  * Rehearses the runbook as `sluice run --dry-run` would, against its own scenario, setup and
- * start, to learn them: the scenario loaded from wherever the runbook names it, the start settled.
+ * start (or the --scenario and --setup given), to learn them: the scenario loaded from wherever
+ * it is named, the setup picked, the start settled.
  */
-export async function groundOf(runbook: Runbook): Promise<{ground: Ground}> {
+export async function groundOf(runbook: Runbook, choice: {scenario?: string; setup?: string} = {}): Promise<{ground: Ground}> {
   const io: EngineIO = {notify() {}, confirm: async () => true}
-  const {rehearsal} = await rehearse(runbook, {io, signal: new AbortController().signal, operator: 'sluice tune', approved: approveSteps(runbook)}, {pace: null})
+  const {rehearsal} = await rehearse(runbook, {io, signal: new AbortController().signal, operator: 'sluice tune', approved: approveSteps(runbook)}, {pace: null, ...choice})
   return {ground: {scenario: rehearsal.scenario, setup: rehearsal.setup, startAt: rehearsal.startAt}}
 }
 

@@ -18,6 +18,9 @@ export interface TuneSettings {
   seeds: number
   /** Demand off by this many percent each way, as well as as given. */
   demandMarginPercent: number
+  /** A scenario and setup to rehearse against instead of the runbook's own, as `run --dry-run` takes them. */
+  scenario?: string
+  setup?: string
 }
 
 export interface TunedStep {
@@ -98,13 +101,14 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const text = runbook.source.text
   if (!runbook.steps.some((s) => s.action === 'ramp')) throw new InputError(`${runbook.locate(['steps'])}: ${runbook.name} has no ramp step to tune`)
 
-  onEvent({type: 'phase', message: `rehearsing ${runbook.name} as shipped`})
-  const {ground} = await groundOf(runbook)
+  // Said only once the first rehearsal has settled the scenario and setup: a wrong one is one line.
+  const {ground} = await groundOf(runbook, {scenario: settings.scenario, setup: settings.setup})
   const robustness: Robustness = {
     seeds: Array.from({length: settings.seeds}, (_, i) => ground.scenario.seed + i),
     demandFactors: settings.demandMarginPercent === 0 ? [1] : [1 - settings.demandMarginPercent / 100, 1, 1 + settings.demandMarginPercent / 100],
   }
   const variants = robustnessVariants(robustness)
+  onEvent({type: 'phase', message: `rehearsing ${runbook.name} as shipped, ${variants.length === 1 ? 'once' : `${variants.length} times`}`})
 
   const measuring = performance.now()
   const shippedTrials = await allVariants(runbook, ground, variants)

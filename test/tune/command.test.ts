@@ -40,6 +40,13 @@ describe('sluice tune (in process)', () => {
     expect(JSON.parse(r.stdout).error.message).toBe(`--write: cannot write ${missing}: ENOENT`)
   })
 
+  it('rehearses against another setup with --setup, as run --dry-run does, and names a wrong one', async () => {
+    const r = await sluiceInProcess<{setup: string; scenario: string; robustness: {tuned: Array<{passed: boolean}>}}>(['tune', outlook, '--setup', 'cap-shed-slow-start', '--seeds', '1', '--demand-margin', '0', '--json'])
+    expect(r.exit, r.stderr).toBe(0)
+    expect(r.result).toMatchObject({scenario: 'outlook-recovery', setup: 'cap-shed-slow-start', robustness: {tuned: [{passed: true}]}})
+    await expectBadInput([outlook, '--setup', 'nope'], '--setup: unknown setup "nope" in scenario outlook-recovery')
+  })
+
   it('says in --help what time to full traffic means', async () => {
     const r = await sluiceInProcess(['tune', '--help'])
     expect(r.stdout.replace(/\s+/g, ' ')).toContain('Time to full traffic: seconds of rehearsal time from the runbook\'s start to the DNS change that applies the last step of its last ramp')
