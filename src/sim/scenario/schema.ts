@@ -29,10 +29,10 @@ export const scenarioLimits = {
 /** A second on the scenario's timeline. */
 const time = z.number().nonnegative().max(scenarioLimits.maxSeconds, `expected at most ${scenarioLimits.maxSeconds} s (1,000 h)`)
 /** Seconds of something within the model, zero allowed. */
-const seconds = z.number().nonnegative().max(scenarioLimits.maxSpan, `expected at most ${scenarioLimits.maxSpan} s (a day)`)
+const seconds = z.number().nonnegative().max(scenarioLimits.maxSpan)
 const positive = z.number().positive()
 /** A time span above zero, at most a day. */
-const span = positive.max(scenarioLimits.maxSpan, `expected at most ${scenarioLimits.maxSpan} s (a day)`)
+const span = positive.max(scenarioLimits.maxSpan)
 
 export const policySchema = z.strictObject({
   maxEjectionPercent: z.number().min(0).max(100).default(100),
