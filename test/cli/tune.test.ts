@@ -83,6 +83,7 @@ describe('sluice tune (spawned)', () => {
     const spawned = [{seed: 1, demand: 0.9}, {seed: 1, demand: 1.1}]
     const runs: CliResult[] = await Promise.all(spawned.map(({seed, demand}) => sluice(['run', variantRunbook(dir, tunedText, seed, demand), '--dry-run', '--json'], inRoot)))
     for (const [i, run] of runs.entries()) {
+      expect(run.stdout, run.stderr).not.toBe('')
       const json = JSON.parse(run.stdout) as RunJson & {error?: {message: string}}
       expect({...spawned[i], code: run.code, outcome: json.outcome}, json.message ?? json.error?.message).toEqual({...spawned[i], code: 0, outcome: 'completed'})
     }
