@@ -85,6 +85,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'two-regions.yaml:no-guard': {inRotation: '142aea6bbeb09ba1', rest: '000de8c87686d471'},
   'bench:everythingOn/10': {inRotation: 'b6f23bbee563e209', rest: '4f1be670d585f930'},
   'bench:everythingOn/10:collapse-refuse': {inRotation: 'bbc30cc644c439c0', rest: '8c8acc54551a3a12'},
+  'bench:everythingOn/10:drain-restart-return': {inRotation: 'c2ff7929e900ce82', rest: '1dee04aa784cb694'},
   'rehearsal:naive-full-return.yaml': {inRotation: '9f319bca369f8dfb', rest: 'c05c63a11d764de6'},
   'rehearsal:outlook-staged-return.yaml': {inRotation: '680f506b69387bfc', rest: 'd423766abc2948bf'},
   'rehearsal:regional-dns-ramp.yaml': {inRotation: '142aea6bbeb09ba1', rest: '5096fb7ea0a9159c'},
@@ -117,6 +118,30 @@ describe('golden: the simulator gives the same figures, bit for bit', () => {
       if (!print) expect(seen[name]).toEqual(golden[name])
     })
   }
+
+  // What a runbook does to a pool, on the bench's fleet: drain, restart (cold), remediate, return
+  // in slow start, a slow start changed mid-run, and a restart of the stalled servers.
+  const operated = 'bench:everythingOn/10:drain-restart-return'
+  it(operated, () => {
+    const fleet = new Fleet(everythingOn(0.1))
+    const [east, west] = fleet.pools
+    const first = Int32Array.from({length: 100}, (_, i) => i)
+    fleet.runUntil(1000)
+    east.deregister(first)
+    east.restart(first, fleet.tick, 30)
+    east.remediate(first)
+    fleet.runUntil(1100)
+    east.register(first, fleet.tick)
+    west.policy.slowStart = 20
+    fleet.runUntil(2100)
+    const stalled = Int32Array.from({length: west.size}, (_, i) => i).filter((i) => west.stalled[i] === 1)
+    west.deregister(stalled)
+    west.restart(stalled, fleet.tick, 30)
+    fleet.runUntil(2200)
+    west.register(stalled, fleet.tick)
+    seen[operated] = digest(fleet.run(), faultWindow(fleet.config.faults))
+    if (!print) expect(seen[operated]).toEqual(golden[operated])
+  })
 
   for (const file of readdirSync('runbooks').filter((f) => f.endsWith('.yaml')).sort()) {
     const name = `rehearsal:${file}`
