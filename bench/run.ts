@@ -112,7 +112,9 @@ function againstMinimalLoop(): void {
 /**
  * Sweep-sized work in one thread: outlook-2026 over a 40 × 40 grid (broken 0..20 × demand
  * 500..2000) with its four setups, 6,400 small runs, so what each run costs besides its ticks
- * (loading the scenario, building the fleet and its record, summing up) shows.
+ * (loading the scenario, building the fleet and its record, summing up) shows. Broken is rounded
+ * to whole servers, so some rows repeat a count (`--sweep` itself allows at most 21 steps there);
+ * the work is still 6,400 runs.
  */
 function sweepSized(): void {
   const steps = 40
