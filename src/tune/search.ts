@@ -21,12 +21,13 @@ export function robustnessVariants(r: Robustness): Variant[] {
   return [{seed: first, demandFactor: 1}, ...off.map((f) => ({seed: first, demandFactor: f})), ...others.flatMap((seed) => [...off, 1].map((demandFactor) => ({seed, demandFactor})))]
 }
 
-/** A candidate's standing: its nominal rehearsal's times, and whether it passed every variant (null: not tried, it could not win). */
+/** How soon a candidate's nominal rehearsal reaches full traffic, and how long the whole runbook takes (seconds from its start). */
 export interface Score {
   secondsToFullTraffic: number
   seconds: number
 }
 
+/** A candidate rehearsed: its nominal rehearsal and score, and whether it passed every variant (null: not tried, as it could not win). */
 export interface Evaluation {
   nominal: Trial
   score: Score | null
@@ -135,8 +136,9 @@ export async function searchRamps(evaluator: Judge, sites: RampSite[], minBake: 
         // A miss is charged to the last ramp before it. If the ramps as they stand miss after a
         // later ramp has begun, or before this one, this ramp's choices are judged by another's
         // failure: it waits for the next pass, when every ramp has had its turn.
-        const probe = await evaluator.evaluate(schedulesOf(sites, held)!, held, null)
-        if (!probe.robust && typeof probe.failedStep === 'number' && chargedTo(sites, probe.failedStep) !== r) {
+        const heldSchedules = schedulesOf(sites, held)
+        const probe = heldSchedules ? await evaluator.evaluate(heldSchedules, held, null) : null
+        if (probe && !probe.robust && typeof probe.failedStep === 'number' && chargedTo(sites, probe.failedStep) !== r) {
           evaluator.report({type: 'ramp-deferred', pass, site: sites[r], failedStep: probe.failedStep})
           continue
         }
