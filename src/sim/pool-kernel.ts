@@ -178,7 +178,8 @@ export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n
     capUp += cap
     let done = work
     let late = 0
-    if (work > cap) {
+    // Written as the other loops test it (work <= cap serves all), so a NaN would go the same way.
+    if (!(work <= cap)) {
       if (shedding) {
         done = onOpen >= cap ? cap : onOpen + (cap - onOpen)
         const rejected = work - done
