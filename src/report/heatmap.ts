@@ -16,12 +16,20 @@ function glyph(cell: CellResult): string {
   return cell.outcome === 'recovered' && cell.recoveredSecondsAfterFix === 0 ? backByTheFix : glyphs[cell.outcome]
 }
 
+/** How long a run goes on after its fix, when every cell shares one: a reader judges "stuck" by it. */
+function afterFix(result: SweepResult): string {
+  const faults = result.scenario.faults
+  if (faults.length === 0 || result.axes.some((a) => a.param.name === 'fault-duration')) return ''
+  const fix = Math.max(...faults.map((f) => f.to))
+  return `, ${formatNumber(result.scenario.duration - fix)} s after the fix`
+}
+
 /** What each outcome means, said once for the terminal legend, the SVG and the HTML page. */
 export function outcomeLegend(result: SweepResult): Record<CellOutcome, string> {
   return {
     unharmed: 'unharmed: full service every second',
     recovered: 'recovered: below full service for a while, then back at it to the end of the run',
-    stuck: `stuck: not back at full service by the end of the run (${formatNumber(result.scenario.duration)} s), although the fault was fixed`,
+    stuck: `stuck: not back at full service by the end of the run (${formatNumber(result.scenario.duration)} s${afterFix(result)}), although the fault was fixed`,
   }
 }
 

@@ -86,6 +86,10 @@ export function buildAxes(specs: string[], scenario: Scenario, setups: number): 
   const widest = servers ? {...scenario, pools: scenario.pools.map((p, i) => (i === 0 ? {...p, servers: servers.to} : p))} : scenario
   const axes = specs.map((spec, i) => buildAxis(spec, first[i] === servers ? scenario : widest))
   if (axes.length === 2 && axes[0].param === axes[1].param) throw new InputError(`--sweep ${specs[1]}: ${axes[0].param.name} is already swept by --sweep ${specs[0]}`)
+  // "Stuck" means not back although the trigger is gone: a fault still on at the end would read as stuck.
+  const lastFix = Math.max(-Infinity, ...scenario.faults.map((f) => f.to))
+  if (!axes.some((a) => a.param.name === 'fault-duration') && lastFix >= scenario.duration)
+    throw new InputError(`--sweep: scenario ${scenario.name} has a fault until ${formatNumber(lastFix)} s, not fixed before the end of the run (${formatNumber(scenario.duration)} s), so no cell could tell stuck from still broken; a longer --duration or an earlier --fix-at`)
   const runs = axes.reduce((n, a) => n * a.values.length, setups)
   const most = widest.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
   const work = runs * most * (scenario.duration / scenario.tick)

@@ -37,7 +37,7 @@ describe.concurrent('sluice simulate --sweep, spawned', () => {
     expect(maps['cap-shed-slow-start'].fine).toBeGreaterThan(maps['no-guard'].fine)
     expect(stdout.match(/demand \(rps\)/g)).toHaveLength(4)
     expect(stdout.match(/broken servers \(of 20\)/g)).toHaveLength(4)
-    expect(stdout).toContain('█ stuck: not back at full service by the end of the run (600 s)')
+    expect(stdout).toContain('█ stuck: not back at full service by the end of the run (600 s, 360 s after the fix)')
     expect(stdout).toMatch(/^ {2}no-guard tips into a stuck pool when more than \d+ of 20 servers break at 1,500 rps/m)
     expect(stdout).toMatch(/^ {2}cap-shed-slow-start never tips into a stuck pool within the sweep at 1,500 rps: it holds up to 20 of 20 broken\.$/m)
     // Progress on stderr, off a terminal as a line a quarter; the files' notes after it.

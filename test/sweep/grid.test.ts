@@ -60,6 +60,12 @@ describe('--sweep PARAM=FROM..TO[:STEPS]', () => {
     expect(message(() => buildAxes(['servers=1000..100000:200', 'demand=1..9:200'], scenario, 4))).toMatch(/server-ticks; fewer steps or a smaller scenario$/)
   })
 
+  it('refuses a scenario whose fault is not fixed before the end of the run: stuck would mean nothing', () => {
+    const late = {...scenario, faults: [{...scenario.faults[0], to: 600}]}
+    expect(message(() => buildAxes(['demand=500..2000'], late, 4))).toMatch(/^--sweep: scenario outlook-2026 has a fault until 600 s, not fixed before the end of the run \(600 s\)/)
+    expect(buildAxes(['fault-duration=10..300'], late, 4)).toHaveLength(1)
+  })
+
   it('applies a value to a copy, leaving the loaded scenario as it was', () => {
     const before = JSON.stringify(scenario)
     const cell = sweepParam('broken')!.apply({scenario, policy: scenario.setups['no-guard'] as never}, 9)
