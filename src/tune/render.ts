@@ -53,7 +53,7 @@ function shippedLine(shipped: VariantOutcome[], before: number | null): string {
   const first = before === null ? ' (and the nominal rehearsal does not complete, so there is no time to compare with)' : ''
   return [
     `The shipped ramps pass ${shipped.length - failed.length} of ${count(shipped.length, 'rehearsal')}${first}:`,
-    ...[...byReason].map(([reason, ts]) => `  fail at ${[...new Set(ts.map((t) => `demand ${t.demandPercent}%`))].join(', ')} (seeds ${range(ts.map((t) => t.seed))}): ${reason}`),
+    ...[...byReason].map(([reason, ts]) => `  fail at demand ${[...new Set(ts.map((t) => t.demandPercent))].sort((a, b) => a - b).map((p) => `${p}%`).join(', ')} (seeds ${range(ts.map((t) => t.seed))}): ${reason}`),
   ].join('\n')
 }
 

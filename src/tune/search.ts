@@ -41,7 +41,7 @@ export type SearchEvent =
   | {type: 'rehearsal'; count: number}
   | {type: 'ramp'; pass: number; site: RampSite; tried: number; best: {schedule: number[]; bake: number} | null; score: Score | null}
   /** A ramp left for the next pass: the run misses where another ramp is to blame. */
-  | {type: 'ramp-deferred'; pass: number; site: RampSite; failedStep: number}
+  | {type: 'ramp-deferred'; pass: number; site: RampSite; failedStep: number; before: boolean}
 
 export interface SearchResult {
   choices: RampChoice[] | null
@@ -138,8 +138,9 @@ export async function searchRamps(evaluator: Judge, sites: RampSite[], minBake: 
         // failure: it waits for the next pass, when every ramp has had its turn.
         const heldSchedules = schedulesOf(sites, held)
         const probe = heldSchedules ? await evaluator.evaluate(heldSchedules, held, null) : null
-        if (probe && !probe.robust && typeof probe.failedStep === 'number' && chargedTo(sites, probe.failedStep) !== r) {
-          evaluator.report({type: 'ramp-deferred', pass, site: sites[r], failedStep: probe.failedStep})
+        const charged = probe && !probe.robust && typeof probe.failedStep === 'number' ? chargedTo(sites, probe.failedStep) : r
+        if (charged !== r) {
+          evaluator.report({type: 'ramp-deferred', pass, site: sites[r], failedStep: probe!.failedStep!, before: charged < r})
           continue
         }
         // Against the scaffold, the fastest ramp that passes is what counts, not the best overall.
@@ -232,6 +233,9 @@ async function tuneOne(evaluator: Judge, sites: RampSite[], held: RampChoice[], 
       toBeat = evaluation.score
       anchor = option.cost
     }
+    // The rehearsal up to this ramp's first step is the same whatever this ramp does: a miss
+    // before it is every choice's miss.
+    if (evaluation.robust === false && typeof evaluation.failedStep === 'number' && evaluation.failedStep < site.index) break
   }
   evaluator.report({type: 'ramp', pass, site, tried, best: found ? {schedule: found.schedule, bake: found.choices[r].bake} : null, score: found?.score ?? null})
   return found

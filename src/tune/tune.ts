@@ -75,7 +75,7 @@ export interface TuneResult {
   shippedGates: GateMargin[]
   /** The proposed ramp steps as YAML, ready to paste over the runbook's own. */
   yaml: string | null
-  /** The whole runbook, tuned: what --write saves. */
+  /** The whole runbook, tuned: what --write saves; null unless it passed every rehearsal as written. */
   text: string | null
   minBake: number
   robustness: {
@@ -92,7 +92,7 @@ export interface TuneResult {
 
 export type TuneEvent = SearchEvent | {type: 'phase'; message: string}
 
-const demandPercent = (v: Variant): number => Math.round(v.demandFactor * 1000) / 10
+const demandPercent = (factor: number): number => Math.round(factor * 1000) / 10
 
 /** Tunes a runbook's ramps in rehearsal (see search.ts for how), and proves the result from its own text. */
 export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEvent: (event: TuneEvent) => void = () => {}): Promise<TuneResult> {
@@ -140,7 +140,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   if (!found.choices || !found.schedules) {
     return {
       ...base, secondsToFullTraffic: {before, after: null}, soonerPercent: null, steps: [], gates: [], shippedGates: gateMargins(runbook, shippedTrials), yaml: null, text: null,
-      robustness: {seeds: robustness.seeds, demandPercents: robustness.demandFactors.map((f) => demandPercent({seed: 0, demandFactor: f})), shipped: shippedOutcomes, tuned: []},
+      robustness: {seeds: robustness.seeds, demandPercents: robustness.demandFactors.map(demandPercent), shipped: shippedOutcomes, tuned: []},
       search: {...base.search, seconds: (performance.now() - started) / 1000},
     }
   }
@@ -152,6 +152,8 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const tuned = parseRunbook(runbook.file, edited.text)
   const tunedTrials = await allVariants(tuned, ground, variants)
   const after = tunedTrials[0].passed ? tunedTrials[0].secondsToFullTraffic : null
+  // The search rehearsed the same ramps; should the text rehearse otherwise, it is not offered to save.
+  const verified = tunedTrials.every((t) => t.passed)
   return {
     ...base,
     secondsToFullTraffic: {before, after},
@@ -160,10 +162,10 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
     gates: gateMargins(tuned, tunedTrials),
     shippedGates: gateMargins(runbook, shippedTrials),
     yaml: edited.snippet,
-    text: edited.text,
+    text: verified ? edited.text : null,
     robustness: {
       seeds: robustness.seeds,
-      demandPercents: robustness.demandFactors.map((f) => demandPercent({seed: 0, demandFactor: f})),
+      demandPercents: robustness.demandFactors.map(demandPercent),
       shipped: shippedOutcomes,
       tuned: tunedTrials.map(outcomeOf),
     },
@@ -181,7 +183,7 @@ async function allVariants(runbook: Runbook, ground: Ground, variants: Variant[]
 function outcomeOf(trial: Trial): VariantOutcome {
   return {
     seed: trial.variant.seed,
-    demandPercent: demandPercent(trial.variant),
+    demandPercent: demandPercent(trial.variant.demandFactor),
     passed: trial.passed,
     outcome: trial.outcome,
     secondsToFullTraffic: trial.secondsToFullTraffic,
@@ -218,7 +220,7 @@ export function gateMargins(runbook: Runbook, trials: Trial[]): GateMargin[] {
       unit: metricUnits[gate.metric],
       worst: worst?.value ?? null,
       margin: worst ? (atLeast ? worst.value - gate.threshold : gate.threshold - worst.value) : null,
-      at: worst ? {seed: worst.trial.variant.seed, demandPercent: demandPercent(worst.trial.variant), context: worst.verdict.context} : null,
+      at: worst ? {seed: worst.trial.variant.seed, demandPercent: demandPercent(worst.trial.variant.demandFactor), context: worst.verdict.context} : null,
       verdicts: count,
     })
   }

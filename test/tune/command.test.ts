@@ -1,4 +1,4 @@
-import {mkdtempSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -45,6 +45,24 @@ describe('sluice tune (in process)', () => {
     expect(r.exit, r.stderr).toBe(0)
     expect(r.result).toMatchObject({scenario: 'outlook-recovery', setup: 'cap-shed-slow-start', robustness: {tuned: [{passed: true}]}})
     await expectBadInput([outlook, '--setup', 'nope'], '--setup: unknown setup "nope" in scenario outlook-recovery')
+  })
+
+  it('with no schedule that passes everywhere, leaves the ramps alone, saves nothing and exits 3', async () => {
+    // A check no rehearsal can pass, before every ramp: nothing a ramp does can change it.
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-tune-'))
+    const file = join(dir, 'impossible.yaml')
+    const park = '  - action: ramp\n    name: Park traffic on the maintenance page\n'
+    const text = readFileSync(outlook, 'utf8')
+    expect(text).toContain(park)
+    writeFileSync(file, text.replace(park, `  - action: check\n    name: Impossible\n    bake: 30\n    gate: {metric: error-rate, threshold: 0, pool: mailbox}\n${park}`))
+    const out = join(dir, 'tuned.yaml')
+    const r = await sluiceInProcess(['tune', file, '--write', out])
+    expect(r.exit, r.stderr).toBe(3)
+    expect(r.stdout).toContain('Time to full traffic: none → none')
+    expect(r.stdout).toMatch(/^ {2}fail at demand 90%, 100%, 110% \(seeds 1–5\): step 3: gate error-rate ≤ 0% over 30 s \(mailbox\): 100\.00% fail \(Impossible\)$/m)
+    expect(r.stdout).toContain('No schedule tune tried passes every gate in all 15 rehearsals; the ramps are left as they are.')
+    expect(r.stderr).toContain(`nothing saved to ${out}: no tuned runbook`)
+    expect(existsSync(out)).toBe(false)
   })
 
   it('says in --help what time to full traffic means', async () => {

@@ -6,7 +6,7 @@ import type {TuneEvent} from '../../src/tune/tune.js'
 const site = {title: 'Bring the rest of the traffic back'} as RampSite
 const events: TuneEvent[] = [
   {type: 'phase', message: 'rehearsing x as shipped'},
-  {type: 'ramp-deferred', pass: 1, site: {title: 'Park traffic'} as RampSite, failedStep: 6},
+  {type: 'ramp-deferred', pass: 1, site: {title: 'Park traffic'} as RampSite, failedStep: 6, before: false},
   {type: 'rehearsal', count: 1},
   {type: 'rehearsal', count: 2},
   {type: 'ramp', pass: 1, site, tried: 12, best: {schedule: [62, 83, 100], bake: 60}, score: {secondsToFullTraffic: 544, seconds: 724}},
@@ -25,7 +25,7 @@ describe('tune: progress on stderr', () => {
   it('in a log, a line per phase and per ramp tuned, none per rehearsal', () => {
     expect(shown('lines')).toBe([
       'rehearsing x as shipped',
-      'pass 1 · Park traffic: left for the next pass: the rehearsal first misses at step 7, which another ramp answers for',
+      'pass 1 · Park traffic: left for the next pass: the rehearsal first misses at step 7, after a later ramp has begun',
       'pass 1 · Bring the rest of the traffic back: 12 tried, [62, 83, 100] bake 60 s, full traffic at 544 s',
       'pass 2 · Bring the rest of the traffic back: 3 tried, nothing faster that passes',
       '',

@@ -81,7 +81,7 @@ describe('tune: the search', () => {
     expect(judge.rehearsals).toBeLessThan(combinations / 10)
     // The shipped climb misses at the lift (step 3), which the first half answers for: parking
     // waits for the second pass rather than be judged by it.
-    expect(judge.events.find((e) => e.type !== 'rehearsal' && e.pass === 1)).toMatchObject({type: 'ramp-deferred', site: {title: 'park'}, failedStep: 3})
+    expect(judge.events.find((e) => e.type !== 'rehearsal' && e.pass === 1)).toMatchObject({type: 'ramp-deferred', site: {title: 'park'}, failedStep: 3, before: false})
   })
 
   it('leaves the ramps alone when nothing passes', async () => {
