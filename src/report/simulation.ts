@@ -53,7 +53,7 @@ export function chartSeries(record: SimulationRecord, key: RecordSeriesKey, n = 
 
 /** A chart's title notes the resolution when a point stands for more than one tick. */
 export function resolutionNote(record: SimulationRecord): string {
-  return record.stride > 1 ? ` (each point the mean of ${Number(record.resolution.toPrecision(6))} s; dots above and below it, its highest and lowest second)` : ''
+  return record.stride > 1 ? ` (each point the mean of ${Number(record.resolution.toPrecision(6))} s, drawn with its lowest and highest tick)` : ''
 }
 
 export function simulationPanels(report: SimulationReport): ChartPanel[] {

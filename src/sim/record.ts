@@ -170,13 +170,17 @@ export class SimulationRecord {
     return this.stride * this.dt
   }
 
-  /** Makes room for more ticks (a rehearsal that outlasts its scenario), within the bound. */
+  /**
+   * Makes room for more ticks (a rehearsal that outlasts its scenario), within the bound. Room at
+   * least doubles, so a run extended a few minutes at a time copies its record a few times, not
+   * once per extension.
+   */
   grow(ticks: number): void {
-    const capacity = Math.min(Math.max(ticks, this.capacity), this.maxPoints)
-    if (capacity > this.capacity) this.resize(capacity)
+    const room = (now: number): number => Math.min(Math.max(ticks, 2 * now), this.maxPoints)
+    if (ticks > this.capacity && this.capacity < this.maxPoints) this.resize(room(this.capacity))
     for (const pool of this.pools) {
-      const size = Math.min(Math.max(ticks, pool.recent.size), this.maxPoints)
-      if (size > pool.recent.size) pool.recent = resizeRing(pool.recent, size, this.ticksRecorded)
+      const r = pool.recent
+      if (ticks > r.size && r.size < this.maxPoints) pool.recent = resizeRing(r, room(r.size), this.ticksRecorded)
     }
   }
 
@@ -345,6 +349,13 @@ function meanOf(a: number, na: number, b: number, nb: number): number {
 /** A bigger ring with the same ticks at the same places (tick i at i % size). */
 function resizeRing(r: RecentTicks, size: number, recorded: number): RecentTicks {
   const next: RecentTicks = {size, offered: new Float64Array(size), failed: new Float64Array(size), latencyP99: new Float64Array(size)}
+  if (recorded <= r.size) {
+    // Not yet wrapped: tick i is at i in both.
+    next.offered.set(r.offered.subarray(0, recorded))
+    next.failed.set(r.failed.subarray(0, recorded))
+    next.latencyP99.set(r.latencyP99.subarray(0, recorded))
+    return next
+  }
   for (let t = Math.max(0, recorded - r.size); t < recorded; t++) {
     next.offered[t % size] = r.offered[t % r.size]
     next.failed[t % size] = r.failed[t % r.size]

@@ -18,7 +18,7 @@ describe.concurrent('sluice simulate at any length', () => {
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', 'outlook-2026', '--duration', long])
     expect(code, stderr).toBe(0)
     expect(stdout).toMatch(/^no-guard\s+93 rps \(6%\)/m)
-    expect(stdout).toContain('outlook-2026 · no-guard (each point the mean of 8 s; dots above and below it, its highest and lowest second)')
+    expect(stdout).toContain('outlook-2026 · no-guard (each point the mean of 8 s, drawn with its lowest and highest tick)')
     expect(stdout).toMatch(/[\u2801-\u28ff]/)
   })
 
