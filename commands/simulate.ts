@@ -1,5 +1,4 @@
 import {Flags} from '@oclif/core'
-import {writeFileSync} from 'node:fs'
 import {SluiceCommand} from '../src/cli/base.js'
 import {decimal, scenarioFlag, seconds} from '../src/cli/flags.js'
 import {InputError} from '../src/errors.js'
@@ -12,7 +11,9 @@ import {scenarioLimits, type Scenario} from '../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson, type SimulationJson} from '../src/sim/simulate.js'
 import {buildAxes} from '../src/sweep/grid.js'
 import {sweepParams} from '../src/sweep/params.js'
-import {progressBar} from '../src/sweep/progress.js'
+import {sweepProgress} from '../src/cli/sweep-progress.js'
+import {StatusLine} from '../src/cli/terminal/status-line.js'
+import {writeOutput} from '../src/cli/output-file.js'
 import {runSweep, sweepJson, type SweepJson} from '../src/sweep/sweep.js'
 import {cellRunner, defaultWorkers} from '../src/sweep/workers.js'
 
@@ -110,12 +111,12 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     const workers = flags.workers ?? defaultWorkers()
     const runner = cellRunner({scenario, setups, params: axes.map((a) => a.param.name)}, workers)
     const mode = chooseMode({json: this.jsonEnabled()})
-    const bar = mode === 'silent' ? undefined : progressBar(process.stderr, mode === 'tty')
+    const status = mode === 'silent' ? undefined : new StatusLine((text) => process.stderr.write(text), mode === 'tty')
     let result
     try {
-      result = await runSweep(scenario, setups, axes, runner, bar?.progress)
+      result = await runSweep(scenario, setups, axes, runner, status && sweepProgress(status))
     } finally {
-      bar?.end()
+      status?.end()
       await runner.close()
     }
     if (flags.svg) this.save('--svg', flags.svg, sweepSvg(result), 'maps')
@@ -126,11 +127,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
 
   /** Writes a report the caller has already built, so only a failed write is reported as one. */
   private save(flag: string, file: string, content: string, what: string): void {
-    try {
-      writeFileSync(file, content)
-    } catch (error) {
-      throw new InputError(`${flag}: cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-    }
+    writeOutput(flag, file, content)
     this.note(`${what} saved to ${file}`)
   }
 }

@@ -1,11 +1,10 @@
 import {Flags} from '@oclif/core'
-import {writeFileSync} from 'node:fs'
 import {SluiceCommand} from '../src/cli/base.js'
 import {decimal, rehearsalFlags, runbookArg} from '../src/cli/flags.js'
 import {chooseMode} from '../src/cli/terminal/mode.js'
-import {InputError} from '../src/errors.js'
 import {loadRunbook} from '../src/runbook/shipped.js'
-import {tuneProgress} from '../src/tune/progress.js'
+import {tuneProgress} from '../src/cli/tune-progress.js'
+import {writeOutput} from '../src/cli/output-file.js'
 import {renderTune} from '../src/tune/render.js'
 import {fullTrafficDefinition, tuneRunbook, type TuneResult} from '../src/tune/tune.js'
 
@@ -48,11 +47,7 @@ Prints the time to full traffic before → after, each gate's worst value and ma
     }
     const {text, ...shown} = result
     if (flags.write && text !== null) {
-      try {
-        writeFileSync(flags.write, text)
-      } catch (error) {
-        throw new InputError(`--write: cannot write ${flags.write}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-      }
+      writeOutput('--write', flags.write, text)
       this.note(`tuned runbook saved to ${flags.write}`)
     } else if (flags.write) this.note(`nothing saved to ${flags.write}: no tuned runbook`)
     if (!this.jsonEnabled()) this.log(renderTune(result))

@@ -1,4 +1,4 @@
-import {writeFileSync} from 'node:fs'
+import {writeOutput} from './output-file.js'
 import {userInfo} from 'node:os'
 import type {StepResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
@@ -121,10 +121,6 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
 }
 
 function save(file: string, flag: string, content: string, out: Printer): void {
-  try {
-    writeFileSync(file, content)
-  } catch (error) {
-    throw new InputError(`${flag}: cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-  }
+  writeOutput(flag, file, content)
   out.note(`report saved to ${file}`)
 }

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import type {RampSite} from '../../src/tune/ramps.js'
-import {tuneProgress} from '../../src/tune/progress.js'
+import {tuneProgress} from '../../src/cli/tune-progress.js'
 import type {TuneEvent} from '../../src/tune/tune.js'
 
 const site = {title: 'Bring the rest of the traffic back'} as RampSite

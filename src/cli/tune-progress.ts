@@ -1,5 +1,6 @@
 import {stepName} from '../format.js'
-import type {TuneEvent} from './tune.js'
+import type {TuneEvent} from '../tune/tune.js'
+import {StatusLine} from './terminal/status-line.js'
 
 /**
  * What tune says on stderr while it searches. On a terminal, one line redrawn in place (what it
@@ -7,15 +8,12 @@ import type {TuneEvent} from './tune.js'
  */
 export function tuneProgress(mode: 'tty' | 'lines' | 'silent', write: (text: string) => void): {onEvent: (event: TuneEvent) => void; done: () => void} {
   if (mode === 'silent') return {onEvent() {}, done() {}}
+  const status = new StatusLine(write, mode === 'tty')
   let doing = 'starting'
   let rehearsals = 0
   const started = Date.now()
-  let drawn = 0
-  const redraw = () => {
-    drawn = Date.now()
-    write(`\r\u001B[K${doing} · ${rehearsals} rehearsals · ${((drawn - started) / 1000).toFixed(1)} s`)
-  }
-  const say = (line: string) => (mode === 'tty' ? ((doing = line), redraw()) : write(`${line}\n`))
+  const redraw = (now = true) => status.show(`${doing} · ${rehearsals} rehearsals · ${((Date.now() - started) / 1000).toFixed(1)} s`, now)
+  const say = (line: string) => (status.live ? ((doing = line), redraw()) : status.keep(line))
   return {
     onEvent(event) {
       switch (event.type) {
@@ -24,19 +22,17 @@ export function tuneProgress(mode: 'tty' | 'lines' | 'silent', write: (text: str
           break
         case 'rehearsal':
           rehearsals = event.count
-          // Hundreds of rehearsals a second: redrawn ten times a second is enough to read.
-          if (mode === 'tty' && Date.now() - drawn >= 100) redraw()
+          // Hundreds of rehearsals a second: the status line redraws itself ten times a second at most.
+          redraw(false)
           break
         case 'ramp':
         case 'ramp-deferred': {
           const found = event.type === 'ramp-deferred'
             ? `left for the next pass: the rehearsal first misses at ${stepName(event.failedStep)}, ${event.before ? 'before this ramp' : 'after a later ramp has begun'}`
             : event.best ? `[${event.best.schedule.join(', ')}] bake ${event.best.bake} s, full traffic at ${event.score?.secondsToFullTraffic} s` : 'nothing faster that passes'
-          const line = `pass ${event.pass} · ${event.site.title}: ${event.type === 'ramp' ? `${event.tried} tried, ` : ''}${found}`
-          if (mode !== 'tty') write(`${line}\n`)
-          else {
-            // A ramp's result stays on screen; the live line moves below it.
-            write(`\r\u001B[K${line}\n`)
+          // A ramp's result stays (above the live line on a terminal), and the search moves on.
+          status.keep(`pass ${event.pass} · ${event.site.title}: ${event.type === 'ramp' ? `${event.tried} tried, ` : ''}${found}`)
+          if (status.live) {
             doing = `pass ${event.pass}: searching`
             redraw()
           }
@@ -44,8 +40,6 @@ export function tuneProgress(mode: 'tty' | 'lines' | 'silent', write: (text: str
         }
       }
     },
-    done() {
-      if (mode === 'tty') write('\r\u001B[K')
-    },
+    done: () => status.end(),
   }
 }
