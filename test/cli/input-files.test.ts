@@ -51,7 +51,8 @@ describe('sluice validate on files that are not runbooks', () => {
     expect(problem.startsWith(`${file}:`), problem).toBe(true)
     expect(problem).toMatch(c.message)
     expect(stderr).not.toMatch(/Error:|TypeError|RangeError|\bat .*\.js:\d+/)
-    // A bound on a hang, not a speed test.
-    expect(elapsed - baseline).toBeLessThan(2000)
+    // A bound on a hang (or on parsing 50 MB), not a speed test: on two cores shared with the
+    // rest of the suite one spawned CLI can wait seconds for its turn, so the bound is generous.
+    expect(elapsed - baseline).toBeLessThan(10_000)
   })
 })
