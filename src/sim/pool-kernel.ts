@@ -85,6 +85,24 @@ export class TickSums {
   }
 }
 
+/*
+ * Why the three loops below are separate copies of the same arithmetic rather than one loop: merging
+ * them was measured on 2026-11-30 and it cost too much. Figures are CPU time from the bench's core and
+ * minimal-loop sections, with the merged and current builds run in turn, 4 runs each:
+ * - one loop for all three, with thread accounting and the features that are off behind
+ *   per-call constants: the seed feature set went from 1.04–1.14× the hand-written loop to 1.73–1.80×.
+ * - serveLean and serveHolding as one loop (thread accounting behind `if (holding)`), with
+ *   serveBasic kept: the core case (10,000 × 3,600, everything on) fell from 82–126 M to 68–96 M
+ *   server-ticks per CPU-second. Run alone and repeated, medians went from 124–163 M to 105–121 M.
+ *   Two other versions did no better (about 105–120 M): serveHolding for every pool with no held load,
+ *   and the thread accounting in a small helper function. With no thread-hold fault in the run the
+ *   merged loop was as fast as serveLean, so the loss appears when one compiled loop serves both kinds
+ *   of pool.
+ * The copies must stay the same arithmetic. test/sim/golden.test.ts holds every shipped scenario,
+ * and the bench's everything-on fleet, bit for bit to the figures of the one general loop they
+ * replaced. The bench checks serveBasic's pools against bench/minimal.ts. So an edit made to one
+ * copy and not the others fails these checks, wherever those runs reach the edited code.
+ */
 export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
   const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
   const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
