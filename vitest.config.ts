@@ -1,8 +1,8 @@
 import {defineConfig} from 'vitest/config'
 
 /**
- * Three projects, run together by `npm test` (`vitest run`), or alone with `npm run test:unit`,
- * `test:cli` and `test:live`:
+ * Four projects, run together by `npm test` (`vitest run`), or alone with `npm run test:unit`,
+ * `test:cli`, `test:live` and `test:haproxy`:
  *
  * - unit: in process, no child process, no server: pure modules, the engine and each action with
  *   fake ports, the state stores on a temporary directory, the runbook loader, and each command
@@ -10,6 +10,8 @@ import {defineConfig} from 'vitest/config'
  * - cli: starts processes or local servers but needs no AWS: the built CLI spawned as a user runs
  *   it (exit codes, signals, stdout and stderr apart), and the local hooks and Prometheus adapters.
  * - live: needs moto_server, started once for this project only by test/global-setup.ts.
+ * - haproxy: a real HAProxy from the system package (.ci/run installs it) in front of sluice's
+ *   loopback fleet, each started and stopped by its test file.
  */
 const processFiles = ['test/cli/**/*.test.ts', 'test/local/**/*.test.ts', 'test/prometheus/**/*.test.ts']
 // In process although it sits under test/cli: it drives the terminal adapter on PassThrough streams.
@@ -34,7 +36,7 @@ export default defineConfig({
           // importing the engine, the simulator and oclif again.
           isolate: false,
           include: ['test/**/*.test.ts'],
-          exclude: ['test/aws/**', 'test/local/**', 'test/prometheus/**', 'test/cli/**/!(terminal-io).test.ts'],
+          exclude: ['test/aws/**', 'test/local/**', 'test/prometheus/**', 'test/haproxy/**', 'test/drill/**', 'test/cli/**/!(terminal-io).test.ts'],
         },
       },
       {
@@ -56,6 +58,16 @@ export default defineConfig({
           include: ['test/aws/**/*.test.ts'],
           testTimeout: 120_000,
           globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // A real HAProxy (from the system package) and sluice's loopback fleet, started and
+          // stopped by each test file; no moto.
+          name: 'haproxy',
+          include: ['test/haproxy/**/*.test.ts', 'test/drill/**/*.test.ts'],
+          testTimeout: 120_000,
         },
       },
     ],
