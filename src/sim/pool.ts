@@ -328,16 +328,9 @@ export class ServerPool implements ServerArrays {
         if (ejectedArr[i] === 0) {
           inRotation++
           w = 1
-          const since = slowStart[i]
-          if (since >= 0) {
-            const elapsed = t - since
-            if (elapsed < slowTicks) {
-              w = elapsed / slowTicks
-              if (w < minWeight) w = minWeight
-              slowList[slowCount++] = i
-            } else {
-              slowStart[i] = -1
-            }
+          if (slowStart[i] >= 0) {
+            w = this.slowStartWeight(i, t, slowTicks, minWeight)
+            if (slowStart[i] >= 0) slowList[slowCount++] = i
           }
         }
       }
@@ -363,19 +356,25 @@ export class ServerPool implements ServerArrays {
     let kept = 0
     for (let k = 0; k < this.slowCount; k++) {
       const i = slowList[k]
-      const elapsed = t - slowStart[i]
-      let w = 1
-      if (elapsed < slowTicks) {
-        w = elapsed / slowTicks
-        if (w < minWeight) w = minWeight
-        slowList[kept++] = i
-      } else {
-        slowStart[i] = -1
-      }
-      weight[i] = w
+      weight[i] = this.slowStartWeight(i, t, slowTicks, minWeight)
+      if (slowStart[i] >= 0) slowList[kept++] = i
     }
     this.slowCount = kept
     this.totalWeight = sumInOrder(weight, this.size)
+  }
+
+  /**
+   * The weight of a server in slow start at tick t, growing with the time since it began; once
+   * that has run its course the slow start ends (slowStartSince −1) and the weight is 1.
+   */
+  private slowStartWeight(i: number, t: number, slowTicks: number, minWeight: number): number {
+    const elapsed = t - this.slowStartSince[i]
+    if (elapsed < slowTicks) {
+      const w = elapsed / slowTicks
+      return w < minWeight ? minWeight : w
+    }
+    this.slowStartSince[i] = -1
+    return 1
   }
 
   /**
