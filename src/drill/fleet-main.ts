@@ -1,0 +1,48 @@
+import {readFileSync} from 'node:fs'
+import {startFleet, type FleetConfig} from './fleet.js'
+
+/**
+ * The loopback fleet as a program of its own, so a drill runs it beside HAProxy and the load
+ * generator on another core:
+ *
+ *   node dist/src/drill/fleet-main.js --config fleet.json [--exit-on-stdin-end]
+ *
+ * The config is a FleetConfig (src/drill/fleet.ts) as JSON. Once every server listens it prints
+ * one JSON line, {"admin": port, "pools": [{"name", "ports"}]}, on stdout. It stops every
+ * listener and exits on SIGINT or SIGTERM, and with --exit-on-stdin-end also when its stdin
+ * closes, which is how it follows a parent that died without a word (kill -9 included).
+ * Bad arguments or a bad config exit 2 with one line on stderr.
+ */
+
+function fail(message: string): never {
+  process.stderr.write(`fleet: ${message}\n`)
+  process.exit(2)
+}
+
+const args = process.argv.slice(2)
+const configAt = args.indexOf('--config')
+if (configAt < 0 || args[configAt + 1] === undefined) fail('expected --config FILE (a fleet config as JSON)')
+const file = args[configAt + 1]
+let config: FleetConfig
+try {
+  config = JSON.parse(readFileSync(file, 'utf8')) as FleetConfig
+} catch (error) {
+  fail(`--config ${file}: ${(error as Error).message}`)
+}
+if (!Array.isArray(config.pools) || config.pools.length === 0) fail(`--config ${file}: expected "pools", a non-empty list`)
+
+const fleet = await startFleet(config).catch((error: Error) => fail(`could not start: ${error.message}`))
+let exiting = false
+const exit = (code: number) => {
+  if (exiting) return
+  exiting = true
+  void fleet.stop().then(() => process.exit(code))
+}
+process.on('SIGINT', () => exit(0))
+process.on('SIGTERM', () => exit(0))
+if (args.includes('--exit-on-stdin-end')) {
+  process.stdin.on('end', () => exit(0))
+  process.stdin.on('error', () => exit(0))
+  process.stdin.resume()
+}
+process.stdout.write(`${JSON.stringify({admin: fleet.admin, pools: fleet.pools})}\n`)

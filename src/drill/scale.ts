@@ -1,0 +1,79 @@
+import type {Scenario} from '../sim/scenario/schema.js'
+import type {FleetConfig, FleetPoolConfig} from './fleet.js'
+import type {LoadClients} from './load.js'
+
+/**
+ * How a drill shrinks a scenario to fit a small machine, with two numbers it prints:
+ *
+ * - rateScale multiplies every rate: each server's capacity and the demand curve, so the ratio of
+ *   demand to capacity (what decides overload) is the scenario's. 0.1 turns 100 rps servers and
+ *   a 4,000 rps demand into 10 rps servers and 400 rps.
+ * - timeScale multiplies every duration on the scenario's timeline: the run and its faults,
+ *   warm-up, restarts, held threads, client timeouts, backoff, the retry budget's window and
+ *   Retry-After. 0.1 plays a 600 s scenario in 60 s.
+ * - The service time is not scaled: it stays the scenario's, a real request's, so queueing and a
+ *   health check's view of a busy server stay real. Capacity is realised as capacity × service
+ *   time concurrent workers (at least one), so a rate scale too small for that rounds capacity.
+ * - Threads count requests open at once. Held threads are a rate times a hold time, so threads
+ *   scale by rateScale × timeScale and run out at the scenario's point; never below the workers.
+ *
+ * Series come back in the scenario's terms by dividing rates by rateScale and times by timeScale
+ * (toScenarioTime, toScenarioRate).
+ */
+export interface DrillScales {
+  rateScale: number
+  timeScale: number
+}
+
+/** Requests a server queues before it parks new ones, in seconds of its capacity. */
+const queueSeconds = 2
+
+export function drillFleetConfig(scenario: Scenario, scales: DrillScales): FleetConfig {
+  const {rateScale, timeScale} = scales
+  const pools: FleetPoolConfig[] = scenario.pools
+    .filter((p) => p.kind === 'servers')
+    .map((p) => {
+      const capacity = p.capacity! * rateScale
+      const workers = Math.max(1, Math.round(capacity * p.serviceTime))
+      // The loader's default: two seconds' worth of requests at capacity.
+      const threads = Math.max(workers, Math.round((p.threads ?? 2 * p.capacity!) * rateScale * timeScale))
+      const servers = p.servers!
+      return {
+        name: p.name,
+        servers,
+        capacity,
+        // Spread evenly over capacity × (1 ± spread), where the simulator draws uniformly: the same range, no seed needed.
+        capacities: Array.from({length: servers}, (_, i) => capacity * (1 + p.capacitySpread * (servers === 1 ? 0 : (2 * i) / (servers - 1) - 1))),
+        serviceTime: p.serviceTime,
+        threads,
+        queueLimit: Math.max(workers, Math.ceil(capacity * queueSeconds)),
+        coldFactor: p.coldFactor,
+        warmupSeconds: p.warmupSeconds * timeScale,
+        restartSeconds: p.restartSeconds * timeScale,
+      }
+    })
+  return {pools}
+}
+
+export function drillClients(scenario: Scenario, scales: DrillScales): LoadClients {
+  const c = scenario.clients
+  const {timeScale} = scales
+  return {
+    attempts: c.attempts,
+    timeout: c.timeout * timeScale,
+    backoffBase: c.backoffBase * timeScale,
+    backoffMax: c.backoffMax * timeScale,
+    retryBudget: c.retryBudget,
+    budgetWindow: c.budgetWindow * timeScale,
+    honourRetryAfter: c.honourRetryAfter,
+  }
+}
+
+/** The demand curve in wall seconds and wall requests per second. */
+export function drillCurve(scenario: Scenario, scales: DrillScales): Array<[number, number]> {
+  const curve = scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]
+  return curve.map(([t, rps]) => [t * scales.timeScale, rps * scales.rateScale])
+}
+
+export const toScenarioTime = (wallSeconds: number, scales: DrillScales): number => wallSeconds / scales.timeScale
+export const toScenarioRate = (wallRps: number, scales: DrillScales): number => wallRps / scales.rateScale

@@ -1,0 +1,323 @@
+import http from 'node:http'
+import type {Socket} from 'node:net'
+
+/**
+ * One backend server of the loopback fleet: a real HTTP server on 127.0.0.1 whose capacity is a
+ * concurrency limit and a service time, so overload queues and times out for real.
+ *
+ * - Capacity (requests per second, wall clock) is realised as `workers` concurrent slots, each
+ *   request holding one for workers / capacity seconds: about the scenario's service time, rounded
+ *   so that the throughput is the capacity exactly. A cold server serves each request slower by
+ *   coldFactor, warming to full over warmupSeconds of taking traffic.
+ * - Threads bound everything open at once (requests in service and requests held by a dependency),
+ *   as in the 2024 CAFE incident: a held request keeps a thread for holdSeconds, then fails.
+ * - Requests wait in one FIFO queue. Past `queueLimit` a request is parked: never read, never
+ *   answered, as a full accept backlog would leave it; its client times out. A queued request
+ *   whose client has gone is still served, as most servers do: that wasted work is the collapse.
+ * - GET /health waits in the same queue and costs no service time, so an overloaded server fails
+ *   a load balancer's check by timing out, as it does in production.
+ */
+
+export type FaultMode = 'none' | 'broken' | 'hang' | 'refuse'
+
+export interface ServerConfig {
+  /** Requests per second a warm server completes (wall clock). */
+  capacity: number
+  /** Seconds a request is in service, about; rounded so that workers / serviceTime is the capacity. */
+  serviceTime: number
+  /** Requests open at once (in service or held); at least the workers. */
+  threads: number
+  /** Requests that wait for a worker or a thread before new ones are parked unanswered. */
+  queueLimit: number
+  /** Capacity multiplier just after a restart (1 = never cold). */
+  coldFactor: number
+  /** Seconds of taking traffic a cold server needs to reach full capacity. */
+  warmupSeconds: number
+  /** Seconds a restart keeps the server down (refusing connections). */
+  restartSeconds: number
+}
+
+/** A dependency that holds threads: requests of `type` each keep a thread for holdSeconds, then fail. */
+export interface Hold {
+  type: string
+  holdSeconds: number
+}
+
+export interface ServerState {
+  port: number
+  fault: FaultMode
+  hold: Hold | null
+  /** Down for a restart. */
+  restarting: boolean
+  /** 0 = cold, 1 = warm. */
+  warmth: number
+  workers: number
+  inService: number
+  held: number
+  queued: number
+  parked: number
+  served: number
+}
+
+/** The header that names a request's traffic type; `/t/<type>` in the path says the same. */
+export const typeHeader = 'x-sluice-type'
+
+interface Pending {
+  req: http.IncomingMessage
+  res: http.ServerResponse
+  kind: 'health' | 'work' | 'held'
+}
+
+export function workersFor(config: Pick<ServerConfig, 'capacity' | 'serviceTime'>): number {
+  return Math.max(1, Math.round(config.capacity * config.serviceTime))
+}
+
+export function trafficType(req: http.IncomingMessage): string | undefined {
+  const header = req.headers[typeHeader]
+  if (typeof header === 'string' && header !== '') return header
+  const match = /^\/t\/([^/?]+)/.exec(req.url ?? '')
+  return match ? decodeURIComponent(match[1]) : undefined
+}
+
+export class LoopbackServer {
+  readonly workers: number
+  private readonly http: http.Server
+  private readonly sockets = new Set<Socket>()
+  private queue: Pending[] = []
+  /** Requests past the queue limit, left unanswered until their clients give up. */
+  private readonly parked = new Set<http.ServerResponse>()
+  private inService = 0
+  private heldNow = 0
+  private served = 0
+  private fault: FaultMode = 'none'
+  private hold: Hold | null = null
+  private restarting = false
+  private restartTimer: NodeJS.Timeout | null = null
+  private warmth = 1
+  private lastServedAt = 0
+  /** Bumped on each restart and stop: work started before it no longer touches the counters. */
+  private generation = 0
+  private listening = false
+  private stopped = false
+  /** Listener changes (refuse, restore, restart, stop) run one at a time. */
+  private chain: Promise<void> = Promise.resolve()
+
+  constructor(
+    readonly config: ServerConfig,
+    public port = 0,
+  ) {
+    this.workers = workersFor(config)
+    this.http = http.createServer((req, res) => this.onRequest(req, res))
+    // A hanging server hangs for as long as the client waits; Node's own request timeout would answer 408.
+    this.http.requestTimeout = 0
+    this.http.headersTimeout = 0
+    this.http.on('connection', (socket: Socket) => {
+      this.sockets.add(socket)
+      socket.on('close', () => this.sockets.delete(socket))
+    })
+  }
+
+  /** Listens on 127.0.0.1 (the given port, or one the system picks) and returns the port. */
+  async start(): Promise<number> {
+    await this.listen()
+    return this.port
+  }
+
+  state(): ServerState {
+    return {
+      port: this.port,
+      fault: this.fault,
+      hold: this.hold,
+      restarting: this.restarting,
+      warmth: this.warmth,
+      workers: this.workers,
+      inService: this.inService,
+      held: this.heldNow,
+      queued: this.queue.length,
+      parked: this.parked.size,
+      served: this.served,
+    }
+  }
+
+  /** Sets the fault switch. `refuse` closes the listener and drops every connection. */
+  setFault(mode: FaultMode): Promise<void> {
+    return this.serial(async () => {
+      const was = this.fault
+      this.fault = mode
+      if (mode === 'refuse') {
+        await this.close()
+        this.dropQueue()
+      } else if (was === 'refuse' && !this.restarting) {
+        await this.listen()
+      }
+      if (mode === 'broken') this.answerQueueWith500()
+      if (mode === 'none') this.dispatch()
+    })
+  }
+
+  setHold(hold: Hold | null): void {
+    this.hold = hold
+    this.dispatch()
+  }
+
+  /**
+   * Restarts the server: down (refusing connections) for restartSeconds, its queue and held
+   * threads gone, then back cold. The fault switch stays as it was: a restart does not fix what
+   * broke the server, though it does free threads a dependency held.
+   */
+  restart(): Promise<void> {
+    return this.serial(async () => {
+      if (this.stopped) return
+      this.generation++
+      this.restarting = true
+      await this.close()
+      this.dropQueue()
+      this.inService = 0
+      this.heldNow = 0
+      if (this.restartTimer) clearTimeout(this.restartTimer)
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = null
+        void this.serial(async () => {
+          if (this.stopped) return
+          this.restarting = false
+          this.warmth = this.config.coldFactor < 1 ? 0 : 1
+          this.lastServedAt = 0
+          if (this.fault !== 'refuse') await this.listen()
+        })
+      }, this.config.restartSeconds * 1000)
+    })
+  }
+
+  /** Closes the listener and every connection, for good. */
+  stop(): Promise<void> {
+    return this.serial(async () => {
+      this.stopped = true
+      this.generation++
+      if (this.restartTimer) clearTimeout(this.restartTimer)
+      this.restartTimer = null
+      await this.close()
+      this.queue = []
+    })
+  }
+
+  private serial(step: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(step)
+    this.chain = next.catch(() => undefined)
+    return next
+  }
+
+  private listen(): Promise<void> {
+    if (this.listening || this.stopped) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error) => reject(err)
+      this.http.once('error', onError)
+      this.http.listen(this.port, '127.0.0.1', () => {
+        this.http.off('error', onError)
+        this.listening = true
+        this.port = (this.http.address() as {port: number}).port
+        resolve()
+      })
+    })
+  }
+
+  private close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy()
+    this.sockets.clear()
+    if (!this.listening) return Promise.resolve()
+    this.listening = false
+    return new Promise((resolve) => this.http.close(() => resolve()))
+  }
+
+  private dropQueue(): void {
+    for (const p of this.queue) p.res.socket?.destroy()
+    this.queue = []
+    this.parked.clear()
+  }
+
+  private answerQueueWith500(): void {
+    const queue = this.queue
+    this.queue = []
+    for (const p of queue) answer(p.res, 500, 'broken')
+  }
+
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    // The body, if any, is not needed; reading it lets keep-alive reuse the connection.
+    req.resume()
+    if (this.fault === 'broken') return answer(res, 500, 'broken')
+    if (this.fault === 'hang' || this.restarting) return
+    const path = req.url ?? '/'
+    const type = trafficType(req)
+    const kind: Pending['kind'] = path === '/health' || path.startsWith('/health?') ? 'health' : this.hold && type === this.hold.type ? 'held' : 'work'
+    if (this.queue.length >= this.config.queueLimit) {
+      this.parked.add(res)
+      res.on('close', () => this.parked.delete(res))
+      return
+    }
+    this.queue.push({req, res, kind})
+    this.dispatch()
+  }
+
+  /** Starts what the free workers and threads allow, in arrival order. */
+  private dispatch(): void {
+    if (this.fault !== 'none' || this.restarting) return
+    const {threads} = this.config
+    while (this.queue.length > 0) {
+      const head = this.queue[0]
+      if (head.kind === 'health') {
+        // Answered when its turn comes, if the server has a thread to answer with.
+        if (this.inService + this.heldNow >= threads) return
+        this.queue.shift()
+        answer(head.res, 200, 'ok')
+        continue
+      }
+      if (this.inService + this.heldNow >= threads) return
+      if (head.kind === 'held') {
+        this.queue.shift()
+        this.heldNow++
+        const gen = this.generation
+        setTimeout(() => {
+          if (gen !== this.generation) return
+          this.heldNow--
+          answer(head.res, 500, 'dependency timed out')
+          this.dispatch()
+        }, this.hold!.holdSeconds * 1000)
+        continue
+      }
+      if (this.inService >= this.workers) return
+      this.queue.shift()
+      this.inService++
+      const gen = this.generation
+      setTimeout(() => {
+        if (gen !== this.generation) return
+        this.inService--
+        this.served++
+        this.warm()
+        answer(head.res, 200, 'ok')
+        this.dispatch()
+      }, this.serviceSeconds() * 1000)
+    }
+  }
+
+  /** Seconds one request is in service now: workers / capacity, longer while cold. */
+  private serviceSeconds(): number {
+    const {capacity, coldFactor} = this.config
+    const factor = coldFactor + (1 - coldFactor) * this.warmth
+    return this.workers / (capacity * factor)
+  }
+
+  /** Warmth grows with the seconds spent taking traffic: gaps of over a second count as one. */
+  private warm(): void {
+    if (this.warmth >= 1) return
+    const now = performance.now() / 1000
+    const step = this.lastServedAt === 0 ? 0 : Math.min(1, now - this.lastServedAt)
+    this.lastServedAt = now
+    const warmup = this.config.warmupSeconds
+    this.warmth = warmup <= 0 ? 1 : Math.min(1, this.warmth + step / warmup)
+  }
+}
+
+function answer(res: http.ServerResponse, status: number, body: string): void {
+  if (res.destroyed || res.writableEnded) return
+  res.writeHead(status, {'content-type': 'text/plain', 'content-length': Buffer.byteLength(body)})
+  res.end(body)
+}
