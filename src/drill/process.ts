@@ -19,13 +19,13 @@ const stopSeconds = 5
 /**
  * Runs the fleet (src/drill/fleet-main.ts, compiled) in a child process and waits for its ports.
  * Its stdin is a pipe from this process, so it exits if this one dies however it dies; on any
- * failure to start, the child is killed before the error is thrown.
+ * failure to start, the child is killed before the error is thrown. `main` is the compiled
+ * fleet-main.js beside this module unless given (tests run this module from source).
  */
-export async function spawnFleet(config: FleetConfig): Promise<FleetProcess> {
+export async function spawnFleet(config: FleetConfig, main = fileURLToPath(new URL('fleet-main.js', import.meta.url))): Promise<FleetProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-fleet-'))
   const file = join(dir, 'fleet.json')
   writeFileSync(file, JSON.stringify(config))
-  const main = fileURLToPath(new URL('fleet-main.js', import.meta.url))
   const child = spawn(process.execPath, [main, '--config', file, '--exit-on-stdin-end'], {stdio: ['pipe', 'pipe', 'pipe']})
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const cleanup = () => rmSync(dir, {recursive: true, force: true})

@@ -1,0 +1,160 @@
+import {afterEach, describe, expect, it} from 'vitest'
+import {sendFleetCommand, startFleet, type FleetPoolConfig, type RunningFleet} from '../../src/drill/fleet.js'
+import {accepts, get, median, sleep} from './http.js'
+
+/** One worker serving 20 requests a second: 50 ms a request, so a queue shows in a few hundred ms. */
+const base: FleetPoolConfig = {name: 'web', servers: 1, capacity: 20, serviceTime: 0.05, threads: 8, queueLimit: 20, coldFactor: 1, warmupSeconds: 0, restartSeconds: 0.3}
+
+let fleet: RunningFleet | null = null
+afterEach(async () => {
+  await fleet?.stop()
+  fleet = null
+})
+
+async function one(overrides: Partial<FleetPoolConfig> = {}) {
+  fleet = await startFleet({pools: [{...base, ...overrides}]})
+  return fleet.pools[0].ports[0]
+}
+
+describe('the loopback fleet', () => {
+  it('queues past its capacity: answers come later and later, then clients time out', async () => {
+    const port = await one()
+    const alone = await get(port, '/t/a', 2000)
+    expect(alone.status).toBe(200)
+    const burst = await Promise.all(Array.from({length: 40}, () => get(port, '/t/a', 600)))
+    const served = burst.filter((a) => a.status === 200)
+    const timedOut = burst.filter((a) => a.status === 'timeout')
+    // One worker at 50 ms a request serves about 12 in 600 ms; the rest wait and time out.
+    expect(served.length).toBeGreaterThan(2)
+    expect(served.length).toBeLessThan(30)
+    expect(timedOut.length).toBeGreaterThan(10)
+    // Queued answers take longer than a request alone.
+    expect(Math.max(...served.map((a) => a.ms))).toBeGreaterThan(4 * Math.min(...served.map((a) => a.ms)))
+  })
+
+  it('parks requests past the queue limit unanswered', async () => {
+    const port = await one({queueLimit: 3, serviceTime: 0.5, capacity: 2})
+    const pending = Array.from({length: 8}, () => get(port, '/t/a', 1500))
+    await sleep(300)
+    const state = fleet!.state().web[0]
+    expect(state.inService).toBe(1)
+    expect(state.queued).toBe(3)
+    expect(state.parked).toBe(4)
+    const answers = await Promise.all(pending)
+    expect(answers.filter((a) => a.status === 'timeout').length).toBeGreaterThanOrEqual(4)
+  })
+
+  it('broken answers 500 to requests and health alike, and recovers when the switch is off', async () => {
+    const port = await one()
+    await fleet!.command({op: 'fault', pool: 'web', mode: 'broken'})
+    expect((await get(port, '/t/a', 1000)).status).toBe(500)
+    expect((await get(port, '/health', 1000)).status).toBe(500)
+    await fleet!.command({op: 'fault', pool: 'web', mode: 'none'})
+    expect((await get(port, '/t/a', 1000)).status).toBe(200)
+    expect((await get(port, '/health', 1000)).status).toBe(200)
+  })
+
+  it('hang accepts connections and never answers, health included', async () => {
+    const port = await one()
+    await fleet!.command({op: 'fault', pool: 'web', mode: 'hang'})
+    expect(await accepts(port)).toBe(true)
+    expect((await get(port, '/t/a', 400)).status).toBe('timeout')
+    expect((await get(port, '/health', 400)).status).toBe('timeout')
+    await fleet!.command({op: 'fault', pool: 'web', mode: 'none'})
+    expect((await get(port, '/health', 1000)).status).toBe(200)
+  })
+
+  it('refuse closes the listener and drops open connections, and listens on the same port again when lifted', async () => {
+    const port = await one({serviceTime: 5, capacity: 0.2})
+    const open = get(port, '/t/a', 3000)
+    await sleep(100)
+    await fleet!.command({op: 'fault', pool: 'web', mode: 'refuse'})
+    expect((await open).status).toBe('reset')
+    expect(await accepts(port)).toBe(false)
+    expect((await get(port, '/health', 1000)).status).toBe('refused')
+    await fleet!.command({op: 'fault', pool: 'web', mode: 'none'})
+    expect(await accepts(port)).toBe(true)
+  })
+
+  it('a dependency that holds threads stalls the server for every type and its health, until the holds time out', async () => {
+    const port = await one({threads: 3})
+    await fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 1})
+    const held = Array.from({length: 3}, () => get(port, '/t/search', 3000))
+    await sleep(100)
+    expect(fleet!.state().web[0].held).toBe(3)
+    // No thread left: other traffic and the health check wait.
+    expect((await get(port, '/t/mail', 400)).status).toBe('timeout')
+    expect((await get(port, '/health', 400)).status).toBe('timeout')
+    // Held requests fail when their dependency call gives up; then the server serves again.
+    expect((await Promise.all(held)).map((a) => a.status)).toEqual([500, 500, 500])
+    await fleet!.command({op: 'hold', pool: 'web', type: null})
+    expect((await get(port, '/t/search', 1000)).status).toBe(200)
+    // The type is read from the header as well as the path.
+    await fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 0.3})
+    expect((await get(port, '/', 1000, {'x-sluice-type': 'search'})).status).toBe(500)
+  })
+
+  it('restart refuses connections while down, then starts cold and warms with traffic', async () => {
+    const port = await one({coldFactor: 0.2, warmupSeconds: 1, restartSeconds: 0.3})
+    const warmBefore: number[] = []
+    for (let i = 0; i < 5; i++) warmBefore.push((await get(port, '/t/a', 2000)).ms)
+    await fleet!.command({op: 'restart', pool: 'web'})
+    expect((await get(port, '/t/a', 1000)).status).toBe('refused')
+    await sleep(400)
+    const cold: number[] = []
+    for (let i = 0; i < 3; i++) cold.push((await get(port, '/t/a', 2000)).ms)
+    expect(fleet!.state().web[0].warmth).toBeLessThan(1)
+    // A second and more of steady traffic warms it.
+    const until = performance.now() + 1400
+    while (performance.now() < until) await get(port, '/t/a', 2000)
+    expect(fleet!.state().web[0].warmth).toBe(1)
+    const warmAfter: number[] = []
+    for (let i = 0; i < 5; i++) warmAfter.push((await get(port, '/t/a', 2000)).ms)
+    // Cold: 250 ms a request against 50 ms warm.
+    expect(median(cold)).toBeGreaterThan(2 * median(warmBefore))
+    expect(median(cold)).toBeGreaterThan(2 * median(warmAfter))
+  })
+
+  it('health waits behind queued work, so an overloaded server fails a check that times out', async () => {
+    const port = await one({queueLimit: 100})
+    const burst = Array.from({length: 30}, () => get(port, '/t/a', 3000))
+    await sleep(50)
+    expect((await get(port, '/health', 300)).status).toBe('timeout')
+    await Promise.all(burst)
+    expect((await get(port, '/health', 300)).status).toBe(200)
+  })
+
+  it('the admin port takes JSON commands and refuses bad ones with a reason, changing nothing', async () => {
+    fleet = await startFleet({pools: [{...base, servers: 3}]})
+    const [p0, p1, p2] = fleet.pools[0].ports
+    await sendFleetCommand(fleet.admin, {op: 'fault', pool: 'web', servers: [1], mode: 'broken'})
+    expect((await get(p0, '/t/a', 1000)).status).toBe(200)
+    expect((await get(p1, '/t/a', 1000)).status).toBe(500)
+    await expect(sendFleetCommand(fleet.admin, {op: 'fault', pool: 'web', servers: [0, 7], mode: 'hang'})).rejects.toThrow(/no server 7 in pool "web"; it has servers 0 to 2/)
+    await expect(sendFleetCommand(fleet.admin, {op: 'fault', pool: 'api', mode: 'hang'})).rejects.toThrow(/no pool named "api"/)
+    await expect(sendFleetCommand(fleet.admin, {op: 'fault', pool: 'web', mode: 'melt' as never})).rejects.toThrow(/expected "mode" to be one of none, broken, hang, refuse/)
+    await expect(sendFleetCommand(fleet.admin, {op: 'hold', pool: 'web', type: 'a'})).rejects.toThrow(/holdSeconds/)
+    // Nothing changed: server 0 was named in the refused command and still serves.
+    expect((await get(p0, '/t/a', 1000)).status).toBe(200)
+    expect((await get(p2, '/t/a', 1000)).status).toBe(200)
+    const state = (await (await fetch(`http://127.0.0.1:${fleet.admin}/state`)).json()) as Record<string, Array<{fault: string}>>
+    expect(state.web.map((s) => s.fault)).toEqual(['none', 'broken', 'none'])
+  })
+
+  it('stop leaves no listener: every server port and the admin port refuse', async () => {
+    fleet = await startFleet({pools: [{...base, servers: 3}, {...base, name: 'api', servers: 2}]})
+    const ports = [...fleet.pools.flatMap((p) => p.ports), fleet.admin]
+    await fleet.command({op: 'fault', pool: 'api', servers: [0], mode: 'hang'})
+    const hung = get(fleet.pools[1].ports[0], '/t/a', 3000)
+    await sleep(50)
+    await fleet.stop()
+    expect((await hung).status).toBe('reset')
+    for (const port of ports) expect(await accepts(port)).toBe(false)
+  })
+
+  it('a server that cannot listen fails the start with the system's reason', async () => {
+    const taken = await one()
+    const other = {...base, name: 'api', servers: 2, ports: [0, taken]}
+    await expect(startFleet({pools: [other]})).rejects.toThrow(/EADDRINUSE/)
+  })
+})
