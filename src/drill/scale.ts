@@ -1,6 +1,6 @@
 import type {Scenario} from '../sim/scenario/schema.js'
 import type {FleetConfig, FleetPoolConfig} from './fleet.js'
-import type {LoadClients} from './load.js'
+import type {LoadClients, LoadConfig, LoadTarget} from './load.js'
 
 /**
  * How a drill shrinks a scenario to fit a small machine, with two numbers it prints:
@@ -77,3 +77,18 @@ export function drillCurve(scenario: Scenario, scales: DrillScales): Array<[numb
 
 export const toScenarioTime = (wallSeconds: number, scales: DrillScales): number => wallSeconds / scales.timeScale
 export const toScenarioRate = (wallRps: number, scales: DrillScales): number => wallRps / scales.rateScale
+
+/** The load a drill drives at `target` for a scenario: its demand, types and clients, scaled. */
+export function drillLoadConfig(scenario: Scenario, scales: DrillScales, target: LoadTarget): LoadConfig {
+  return {
+    target,
+    curve: drillCurve(scenario, scales),
+    types: Object.entries(scenario.demand.types).map(([name, share]) => ({name, share})),
+    clients: drillClients(scenario, scales),
+    duration: scenario.duration * scales.timeScale,
+    // One scenario second a bucket, the simulator's tick when it is the default one.
+    bucketSeconds: scenario.tick * scales.timeScale,
+    arrivals: 'poisson',
+    seed: scenario.seed,
+  }
+}

@@ -152,7 +152,7 @@ describe('the loopback fleet', () => {
     for (const port of ports) expect(await accepts(port)).toBe(false)
   })
 
-  it('a server that cannot listen fails the start with the system's reason', async () => {
+  it('a server that cannot listen fails the start, naming the system error', async () => {
     const taken = await one()
     const other = {...base, name: 'api', servers: 2, ports: [0, taken]}
     await expect(startFleet({pools: [other]})).rejects.toThrow(/EADDRINUSE/)

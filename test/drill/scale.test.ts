@@ -1,0 +1,58 @@
+import {describe, expect, it} from 'vitest'
+import {drillFleetConfig, drillLoadConfig, toScenarioRate, toScenarioTime} from '../../src/drill/scale.js'
+import {loadScenario} from '../../src/sim/scenario/load.js'
+import {scenarioSchema} from '../../src/sim/scenario/schema.js'
+import {workersFor} from '../../src/drill/server.js'
+
+describe('a scenario scaled for a drill', () => {
+  it('multiplies rates by the rate scale and durations by the time scale, and keeps the service time', () => {
+    const {scenario} = loadScenario('outlook-recovery')
+    const scales = {rateScale: 0.5, timeScale: 0.1}
+    const fleet = drillFleetConfig(scenario, scales)
+    const source = scenario.pools[0]
+    const pool = fleet.pools[0]
+    expect(pool.servers).toBe(source.servers)
+    expect(pool.capacity).toBe(source.capacity! * 0.5)
+    expect(pool.serviceTime).toBe(source.serviceTime)
+    expect(pool.warmupSeconds).toBeCloseTo(source.warmupSeconds * 0.1)
+    expect(pool.restartSeconds).toBeCloseTo(source.restartSeconds * 0.1)
+    expect(pool.coldFactor).toBe(source.coldFactor)
+    expect(pool.threads).toBeGreaterThanOrEqual(workersFor(pool))
+
+    const load = drillLoadConfig(scenario, scales, {host: '127.0.0.1', port: 8080})
+    expect(load.duration).toBeCloseTo(scenario.duration * 0.1)
+    expect(load.clients.timeout).toBeCloseTo(scenario.clients.timeout * 0.1)
+    expect(load.clients.attempts).toBe(scenario.clients.attempts)
+    const demand = scenario.demand.curve ?? [[0, scenario.demand.rps!]]
+    expect(load.curve).toEqual(demand.map(([t, rps]) => [expect.closeTo(t * 0.1), rps * 0.5]))
+    expect(load.types.map((t) => t.name)).toEqual(Object.keys(scenario.demand.types))
+    // Back in the scenario's terms.
+    expect(toScenarioTime(load.duration, scales)).toBeCloseTo(scenario.duration)
+    expect(toScenarioRate(load.curve[0][1], scales)).toBeCloseTo(demand[0][1])
+  })
+
+  it('scales threads by both scales, so held threads run out at the scenario point', () => {
+    const {scenario} = loadScenario('cafe-2024')
+    const pool = drillFleetConfig(scenario, {rateScale: 0.5, timeScale: 0.2}).pools[0]
+    expect(pool.threads).toBe(Math.round(scenario.pools[0].threads! * 0.5 * 0.2))
+  })
+
+  it('spreads capacities over the scenario range, and skips sorry pools', () => {
+    const {scenario} = loadScenario('cafe-2024')
+    const pool = drillFleetConfig(scenario, {rateScale: 1, timeScale: 1}).pools[0]
+    const spread = scenario.pools[0].capacitySpread
+    const capacity = scenario.pools[0].capacity!
+    expect(Math.min(...pool.capacities!)).toBeCloseTo(capacity * (1 - spread))
+    expect(Math.max(...pool.capacities!)).toBeCloseTo(capacity * (1 + spread))
+    const mean = pool.capacities!.reduce((a, b) => a + b, 0) / pool.capacities!.length
+    expect(mean).toBeCloseTo(capacity)
+    const withSorry = scenarioSchema.parse({
+      name: 'sorry',
+      pools: [{name: 'web', servers: 2, capacity: 10}, {name: 'maintenance', kind: 'sorry'}],
+      demand: {rps: 5},
+      dns: {weights: {web: 100, maintenance: 0}},
+      setups: {plain: {}},
+    })
+    expect(drillFleetConfig(withSorry, {rateScale: 1, timeScale: 1}).pools.map((p) => p.name)).toEqual(['web'])
+  })
+})
