@@ -1,6 +1,6 @@
 import type {Scenario} from '../sim/scenario/schema.js'
 import type {FleetConfig, FleetPoolConfig} from './fleet.js'
-import type {LoadClients, LoadConfig, LoadTarget} from './load.js'
+import {loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load.js'
 
 /**
  * How a drill shrinks a scenario to fit a small machine, with two numbers it prints:
@@ -17,15 +17,21 @@ import type {LoadClients, LoadConfig, LoadTarget} from './load.js'
  * - Threads count requests open at once. Held threads are a rate times a hold time, so threads
  *   scale by rateScale × timeScale and run out at the scenario's point; never below the workers.
  *
+ * - A server's queue holds two scenario seconds of its capacity, scaled like every duration.
+ *
  * Series come back in the scenario's terms by dividing rates by rateScale and times by timeScale
- * (toScenarioTime, toScenarioRate).
+ * (scenarioTimeline).
  */
 export interface DrillScales {
   rateScale: number
   timeScale: number
 }
 
-/** Requests a server queues before it parks new ones, in seconds of its capacity. */
+/**
+ * Requests a server queues before it parks new ones, in scenario seconds of its capacity. Scaled
+ * by the time scale like the clients' timeout, so whether a full queue outlasts the clients'
+ * patience (and every answer comes too late) is the same at any scale.
+ */
 const queueSeconds = 2
 
 export function drillFleetConfig(scenario: Scenario, scales: DrillScales): FleetConfig {
@@ -46,7 +52,7 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales): Fleet
         capacities: Array.from({length: servers}, (_, i) => capacity * (1 + p.capacitySpread * (servers === 1 ? 0 : (2 * i) / (servers - 1) - 1))),
         serviceTime: p.serviceTime,
         threads,
-        queueLimit: Math.max(workers, Math.ceil(capacity * queueSeconds)),
+        queueLimit: Math.max(workers, Math.ceil(capacity * queueSeconds * timeScale)),
         coldFactor: p.coldFactor,
         warmupSeconds: p.warmupSeconds * timeScale,
         restartSeconds: p.restartSeconds * timeScale,
@@ -77,6 +83,21 @@ export function drillCurve(scenario: Scenario, scales: DrillScales): Array<[numb
 
 export const toScenarioTime = (wallSeconds: number, scales: DrillScales): number => wallSeconds / scales.timeScale
 export const toScenarioRate = (wallRps: number, scales: DrillScales): number => wallRps / scales.rateScale
+
+/** A drill's recorded series in the scenario's seconds and requests per second, as the simulator records them, to chart beside its prediction. */
+export interface ScenarioTimeline {
+  t: Float64Array
+  series: Record<LoadSeriesKey, Float64Array>
+  latencyP99: Float64Array
+}
+
+export function scenarioTimeline(record: LoadRecord, scales: DrillScales): ScenarioTimeline {
+  return {
+    t: Float64Array.from(record.t, (t) => toScenarioTime(t, scales)),
+    series: Object.fromEntries(loadSeries.map((k) => [k, Float64Array.from(record.series[k], (r) => toScenarioRate(r, scales))])) as Record<LoadSeriesKey, Float64Array>,
+    latencyP99: Float64Array.from(record.latencyP99),
+  }
+}
 
 /** The load a drill drives at `target` for a scenario: its demand, types and clients, scaled. */
 export function drillLoadConfig(scenario: Scenario, scales: DrillScales, target: LoadTarget): LoadConfig {

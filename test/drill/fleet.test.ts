@@ -1,5 +1,6 @@
 import {afterEach, describe, expect, it} from 'vitest'
 import {sendFleetCommand, startFleet, type FleetPoolConfig, type RunningFleet} from '../../src/drill/fleet.js'
+import {startLoad} from '../../src/drill/load.js'
 import {accepts, get, median, sleep} from './http.js'
 
 /** One worker serving 20 requests a second: 50 ms a request, so a queue shows in a few hundred ms. */
@@ -156,5 +157,31 @@ describe('the loopback fleet', () => {
     const taken = await one()
     const other = {...base, name: 'api', servers: 2, ports: [0, taken]}
     await expect(startFleet({pools: [other]})).rejects.toThrow(/EADDRINUSE/)
+  })
+})
+
+describe('the loopback fleet under sustained overload', () => {
+  it('works on requests whose clients have given up, so goodput falls below what the server completes', async () => {
+    const port = await one({queueLimit: 20})
+    const record = await startLoad({
+      target: {host: '127.0.0.1', port},
+      curve: [[0, 40]],
+      types: [{name: 'a', share: 1}],
+      clients: {attempts: 1, timeout: 0.5, backoffBase: 0, backoffMax: 0, retryBudget: null, budgetWindow: 10, honourRetryAfter: false},
+      duration: 3,
+      bucketSeconds: 0.5,
+      arrivals: 'even',
+      seed: 1,
+    }).done
+    const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0) * 0.5
+    const completed = fleet!.state().web[0].served
+    const goodput = total(record.series.served)
+    // Twice its capacity: the queue outgrows the clients' patience within a second, and from then
+    // on nearly every answer comes too late.
+    expect(completed).toBeGreaterThan(30)
+    expect(goodput).toBeLessThan(0.6 * completed)
+    expect(total(record.series.timeouts)).toBeGreaterThan(total(record.series.demand) / 2)
+    const [first, , , , , last] = record.series.served
+    expect(last).toBeLessThan(first)
   })
 })

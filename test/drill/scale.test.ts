@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {drillFleetConfig, drillLoadConfig, toScenarioRate, toScenarioTime} from '../../src/drill/scale.js'
+import {drillFleetConfig, drillLoadConfig, scenarioTimeline, toScenarioRate, toScenarioTime} from '../../src/drill/scale.js'
+import {loadSeries, type LoadRecord} from '../../src/drill/load.js'
 import {loadScenario} from '../../src/sim/scenario/load.js'
 import {scenarioSchema} from '../../src/sim/scenario/schema.js'
 import {workersFor} from '../../src/drill/server.js'
@@ -18,6 +19,8 @@ describe('a scenario scaled for a drill', () => {
     expect(pool.restartSeconds).toBeCloseTo(source.restartSeconds * 0.1)
     expect(pool.coldFactor).toBe(source.coldFactor)
     expect(pool.threads).toBeGreaterThanOrEqual(workersFor(pool))
+    // Two scenario seconds of capacity, scaled like the clients' timeout.
+    expect(pool.queueLimit).toBe(Math.ceil(pool.capacity * 2 * 0.1))
 
     const load = drillLoadConfig(scenario, scales, {host: '127.0.0.1', port: 8080})
     expect(load.duration).toBeCloseTo(scenario.duration * 0.1)
@@ -54,5 +57,15 @@ describe('a scenario scaled for a drill', () => {
       setups: {plain: {}},
     })
     expect(drillFleetConfig(withSorry, {rateScale: 1, timeScale: 1}).pools.map((p) => p.name)).toEqual(['web'])
+  })
+
+  it('reads a drill record back in scenario seconds and scenario requests per second', () => {
+    const series = Object.fromEntries(loadSeries.map((k) => [k, [0, 0]])) as LoadRecord['series']
+    series.served = [50, 40]
+    const record: LoadRecord = {bucketSeconds: 0.1, t: [0, 0.1], series, latencyP99: [12, NaN], cpuSeconds: 0, wallSeconds: 0.2, inFlightAtStop: 0}
+    const timeline = scenarioTimeline(record, {rateScale: 0.5, timeScale: 0.1})
+    expect([...timeline.t]).toEqual([0, 1])
+    expect([...timeline.series.served]).toEqual([100, 80])
+    expect([...timeline.latencyP99]).toEqual([12, NaN])
   })
 })
