@@ -51,7 +51,14 @@ export interface LoadConfig {
   seed: number
 }
 
-export const loadSeries = ['demand', 'offered', 'served', 'failed', 'retries', 'timeouts', 'refused', 'errors', 'rejected', 'givenUp'] as const
+/**
+ * demand: user requests; offered: attempts (requests and retries); served: attempts answered
+ * below 400; failed: the rest, by cause: timeouts, refused connections, errors (statuses other
+ * than 503, resets), rejected (503, the fast answer a restriction or a shedding server gives), and
+ * local: the generator's own shortage (file descriptors, ports), which makes a run untrustworthy
+ * rather than showing anything about the servers. givenUp: requests out of attempts or budget.
+ */
+export const loadSeries = ['demand', 'offered', 'served', 'failed', 'retries', 'timeouts', 'refused', 'errors', 'rejected', 'local', 'givenUp'] as const
 export type LoadSeriesKey = (typeof loadSeries)[number]
 
 /** What a run recorded: for each bucket, rates per wall second, and p99 latency of the answers. */
@@ -78,7 +85,11 @@ export interface RunningLoad {
   snapshot(): LoadRecord
 }
 
-type Outcome = 'served' | 'timeout' | 'refused' | 'error' | 'rejected'
+type Outcome = 'served' | 'timeout' | 'refused' | 'error' | 'rejected' | 'local'
+
+/** Errors that say this machine ran short, not that a server failed. */
+const localErrors = new Set(['EMFILE', 'ENFILE', 'EADDRNOTAVAIL', 'ENOBUFS', 'ENOMEM'])
+const causeSeries: Record<Exclude<Outcome, 'served'>, LoadSeriesKey> = {timeout: 'timeouts', refused: 'refused', error: 'errors', rejected: 'rejected', local: 'local'}
 
 /** Milliseconds between arrival checks; arrivals falling due in between are sent together, at their count. */
 const tickMs = 5
@@ -222,12 +233,12 @@ export function startLoad(config: LoadConfig): RunningLoad {
       open.delete(req)
       if (outcome === 'timeout') req.destroy()
       const at = now()
-      if (outcome !== 'timeout' && outcome !== 'refused') latencies[bucketOf(at)].push((at - sentAt) * 1000)
+      if (outcome !== 'timeout' && outcome !== 'refused' && outcome !== 'local') latencies[bucketOf(at)].push((at - sentAt) * 1000)
       if (outcome === 'served') {
         count('served', at)
       } else {
         count('failed', at)
-        count(outcome === 'timeout' ? 'timeouts' : outcome === 'refused' ? 'refused' : outcome === 'rejected' ? 'rejected' : 'errors', at)
+        count(causeSeries[outcome], at)
         retry(type, k, outcome === 'rejected' && clients.honourRetryAfter ? retryAfter : null, at)
       }
       maybeDone()
@@ -242,7 +253,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
       })
       res.on('error', () => finish('error', null))
     })
-    req.on('error', (err: NodeJS.ErrnoException) => finish(err.code === 'ECONNREFUSED' ? 'refused' : 'error', null))
+    req.on('error', (err: NodeJS.ErrnoException) => finish(errorOutcome(err.code), null))
     req.end()
   }
 
@@ -322,6 +333,12 @@ export function startLoad(config: LoadConfig): RunningLoad {
     },
     snapshot,
   }
+}
+
+/** What a failed connection or request says: the server refused, this machine ran short, or something else broke. */
+export function errorOutcome(code: string | undefined): 'refused' | 'local' | 'error' {
+  if (code === 'ECONNREFUSED') return 'refused'
+  return localErrors.has(code ?? '') ? 'local' : 'error'
 }
 
 function cumulative(types: Array<{name: string; share: number}>): Array<[string, number]> {

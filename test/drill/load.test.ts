@@ -1,7 +1,7 @@
 import http from 'node:http'
 import {afterEach, describe, expect, it} from 'vitest'
 import {startFleet, type RunningFleet} from '../../src/drill/fleet.js'
-import {RetryBudget, backoffSeconds, rateAt, retryAfterSeconds, startLoad, type LoadClients, type LoadConfig} from '../../src/drill/load.js'
+import {RetryBudget, backoffSeconds, errorOutcome, rateAt, retryAfterSeconds, startLoad, type LoadClients, type LoadConfig} from '../../src/drill/load.js'
 
 const clients: LoadClients = {attempts: 1, timeout: 2, backoffBase: 0, backoffMax: 0, retryBudget: null, budgetWindow: 10, honourRetryAfter: true}
 
@@ -151,6 +151,14 @@ describe('the load generator parts', () => {
     expect(retryAfterSeconds('0.5')).toBe(0.5)
     expect(retryAfterSeconds('Wed, 21 Oct 2015 07:28:00 GMT')).toBeNull()
     expect(retryAfterSeconds(undefined)).toBeNull()
+  })
+
+  it("tells the generator's own shortages from the servers' failures", () => {
+    expect(errorOutcome('ECONNREFUSED')).toBe('refused')
+    expect(errorOutcome('EMFILE')).toBe('local')
+    expect(errorOutcome('EADDRNOTAVAIL')).toBe('local')
+    expect(errorOutcome('ECONNRESET')).toBe('error')
+    expect(errorOutcome(undefined)).toBe('error')
   })
 
   it('budgets retries over a sliding window', () => {
