@@ -1,0 +1,50 @@
+import type {RuntimeApi} from './runtime.js'
+import {RuntimeError, oneLine} from './runtime.js'
+
+/**
+ * `show servers state <backend>` and `show stat <backend> 4 -1`, parsed by their header lines
+ * (which name the columns), so a HAProxy that adds columns does not shift what sluice reads.
+ */
+export type Row = Record<string, string>
+
+/** Rows of a table whose header starts with `#`; HAProxy's refusals are a single text line instead. */
+function table(answer: string, separator: RegExp): Row[] | null {
+  const lines = answer.split('\n').filter((l) => l.trim() !== '')
+  const at = lines.findIndex((l) => l.startsWith('#'))
+  if (at < 0) return null
+  const names = lines[at].replace(/^#\s*/, '').split(separator)
+  return lines.slice(at + 1).map((line) => {
+    const cells = line.split(separator)
+    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']))
+  })
+}
+
+export async function serversState(api: RuntimeApi, backend: string, signal?: AbortSignal): Promise<Row[]> {
+  const command = `show servers state ${backend}`
+  const answer = await api.send(command, signal)
+  const rows = table(answer, / +/)
+  if (!rows) throw new RuntimeError(api.label, command, `was refused for backend ${backend}: ${oneLine(answer)}`)
+  return rows
+}
+
+/** Per-server stats of one backend (type 4 = servers); the BACKEND row is left out. */
+export async function serverStats(api: RuntimeApi, backend: string, signal?: AbortSignal): Promise<Row[]> {
+  return (await stats(api, backend, 4, signal)).filter((r) => r.svname !== 'BACKEND')
+}
+
+/** The backend's own row of `show stat` (type 2): its totals, the requests HAProxy answered itself included. */
+export async function backendStats(api: RuntimeApi, backend: string, signal?: AbortSignal): Promise<Row> {
+  const rows = await stats(api, backend, 2, signal)
+  const row = rows.find((r) => r.svname === 'BACKEND')
+  if (!row) throw new RuntimeError(api.label, `show stat ${backend} 2 -1`, `has no BACKEND row for backend ${backend}`)
+  return row
+}
+
+async function stats(api: RuntimeApi, backend: string, type: number, signal?: AbortSignal): Promise<Row[]> {
+  const command = `show stat ${backend} ${type} -1`
+  const answer = await api.send(command, signal)
+  const rows = table(answer, /,/)
+  if (!rows) throw new RuntimeError(api.label, command, `was refused for backend ${backend}: ${oneLine(answer)}`)
+  // `show stat <name>` matches frontends of that name too; only the backend is wanted.
+  return rows.filter((r) => r.pxname === backend)
+}

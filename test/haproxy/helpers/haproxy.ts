@@ -1,0 +1,124 @@
+import {spawn, type ChildProcess} from 'node:child_process'
+import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {createServer, request, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
+import {createServer as createNetServer} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+/** A port the kernel just handed out and took back, for HAProxy's frontend. */
+export async function freePort(): Promise<number> {
+  const server = createNetServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const {port} = server.address() as {port: number}
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+export interface Backend {
+  port: number
+  name: string
+  /** Requests to /slow are held open until this is called. */
+  releaseSlow(): void
+  /** Requests seen, health checks not counted. */
+  hits: number
+  server: Server
+}
+
+/**
+ * A tiny backend on loopback (on `port`, or an ephemeral one): /health answers 200, /slow waits for
+ * releaseSlow(), anything else 200 with an x-backend header naming it.
+ */
+export async function startBackend(name: string, port = 0): Promise<Backend> {
+  const held: ServerResponse[] = []
+  const backend: Backend = {
+    port: 0,
+    name,
+    hits: 0,
+    releaseSlow() {
+      for (const res of held.splice(0)) res.end(`${name} slow\n`)
+    },
+    server: createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/health') return void res.end('ok\n')
+      backend.hits++
+      res.setHeader('x-backend', name)
+      if (req.url === '/slow') return void held.push(res)
+      res.end(`${name}\n`)
+    }),
+  }
+  await new Promise<void>((resolve) => backend.server.listen(port, '127.0.0.1', resolve))
+  backend.port = (backend.server.address() as {port: number}).port
+  return backend
+}
+
+export async function stopBackend(backend: Backend): Promise<void> {
+  backend.releaseSlow()
+  backend.server.closeAllConnections()
+  await new Promise<void>((resolve) => backend.server.close(() => resolve()))
+}
+
+export interface RunningHaproxy {
+  dir: string
+  socket: string
+  child: ChildProcess
+  stop(): Promise<void>
+}
+
+/**
+ * Starts the system HAProxy in the foreground (-db) on `config(dir)`, waits for its admin socket,
+ * and returns a stop() that kills it and removes the directory. Callers stop it in afterAll.
+ */
+export async function startHaproxy(config: (dir: string) => string, files: Record<string, string> = {}): Promise<RunningHaproxy> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-'))
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+  const cfg = join(dir, 'haproxy.cfg')
+  writeFileSync(cfg, config(dir))
+  const socket = join(dir, 'admin.sock')
+  const child = spawn('haproxy', ['-f', cfg, '-db'], {stdio: ['ignore', 'ignore', 'pipe']})
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited
+    }
+    rmSync(dir, {recursive: true, force: true})
+  }
+  const deadline = Date.now() + 10_000
+  while (!existsSync(socket)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop()
+      throw new Error(`haproxy did not start: ${stderr.trim()}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return {dir, socket, child, stop}
+}
+
+export interface Reply {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+/** One real HTTP request through HAProxy (a fresh connection each time, so each is routed anew). */
+export function get(port: number, path: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({host: '127.0.0.1', port, path, headers, agent: false}, (res) => {
+      let body = ''
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()))
+      res.on('end', () => resolve({status: res.statusCode!, headers: res.headers, body}))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** Waits until `check` holds, polling; throws naming `what` after `ms`. */
+export async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
