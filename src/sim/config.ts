@@ -46,9 +46,31 @@ export interface Policy {
 }
 
 export interface HealthCheckConfig {
+  /** Seconds between checks (for HAProxy, its `inter`). */
   interval: number
   baseEjection: number
   maxEjection: number
+  /** When set, checks follow HAProxy's rules (fall/rise, observe, on-error) instead of Envoy's ejection. */
+  haproxy?: HaproxyCheck
+}
+
+/** What an HAProxy layer-7 observation does once `errorLimit` consecutive live requests have failed. */
+export type HaproxyOnError = 'fastinter' | 'fail-check' | 'sudden-death' | 'mark-down'
+
+/** HAProxy's server check settings (`inter` is HealthCheckConfig.interval). Seconds, as the scenario gives them. */
+export interface HaproxyCheck {
+  /** Seconds between checks while a server is neither fully up nor fully down (HAProxy's default: inter). */
+  fastinter: number
+  /** Seconds between checks while a server is down (HAProxy's default: inter). */
+  downinter: number
+  /** Consecutive failed checks that take an up server down. */
+  fall: number
+  /** Consecutive good checks that bring a down server back up. */
+  rise: number
+  /** `layer7`: failed live requests count against a server too; `none`: only checks do. */
+  observe: 'none' | 'layer7'
+  errorLimit: number
+  onError: HaproxyOnError
 }
 
 export interface ClientConfig {

@@ -1,4 +1,4 @@
-import type {HealthCheckConfig, Policy, PoolConfig} from './config.js'
+import type {HaproxyCheck, HealthCheckConfig, Policy, PoolConfig} from './config.js'
 import {fraction, serveBasic, serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
 import type {Random} from './random.js'
 
@@ -74,8 +74,58 @@ export interface ThreadHold {
 }
 
 /**
+ * HAProxy's per-server check state, kept only for pools whose checks are HAProxy's, so an
+ * Envoy-style pool carries none of it.
+ */
+class HaproxyState {
+  /**
+   * HAProxy's `health` counter per server, 0 … rise + fall − 1: at the top a server is fully UP,
+   * below `rise` it is DOWN (then always 0 or climbing back). A failed check takes one off and
+   * drops to 0 once under `rise`; a good one adds one and jumps to the top once at `rise`.
+   */
+  readonly health: Int32Array
+  /** Tick of each server's next check. */
+  readonly nextCheck: Int32Array
+  /** Consecutive failed live requests per server (layer-7 observation), as a population expectation. */
+  readonly errorRun: Float64Array
+  readonly top: number
+  readonly interTicks: number
+  readonly fastTicks: number
+  readonly downTicks: number
+  /** The earliest tick any server is due a check. */
+  nextDue = 0
+
+  constructor(readonly rules: HaproxyCheck, interval: number, dt: number, n: number) {
+    const ticks = (seconds: number) => Math.max(1, Math.round(seconds / dt))
+    this.top = rules.rise + rules.fall - 1
+    this.interTicks = ticks(interval)
+    this.fastTicks = ticks(rules.fastinter)
+    this.downTicks = ticks(rules.downinter)
+    this.health = new Int32Array(n).fill(this.top)
+    // HAProxy spreads a backend's first checks evenly over one interval rather than checking every server at once.
+    this.nextCheck = Int32Array.from({length: n}, (_, i) => Math.floor((i * this.interTicks) / n))
+    this.errorRun = new Float64Array(n)
+  }
+
+  /** HAProxy's choice of interval: `inter` when fully up, `downinter` when fully down, `fastinter` in between. */
+  ticksAfterCheck(i: number): number {
+    const h = this.health[i]
+    return h === this.top ? this.interTicks : h === 0 ? this.downTicks : this.fastTicks
+  }
+}
+
+/**
+ * HAProxy's slowstart weight, `elapsed` ticks into a window of `window` ticks: its effective
+ * weight is (16 × elapsed / window + 1) sixteenths of the server's, in whole sixteenths (weight
+ * 1 is 16 internally), so a server starts at 1/16 and steps up to full.
+ */
+export function haproxySlowStartWeight(elapsed: number, window: number): number {
+  return Math.min(1, (1 + Math.floor((16 * elapsed) / window)) / 16)
+}
+
+/**
  * One load-balanced pool of servers: the load balancer (weights, slow start, panic, periodic
- * health checks with Envoy-style ejection) and the servers behind it (capacity, goodput collapse
+ * health checks with Envoy-style ejection, or HAProxy's fall/rise checks) and the servers behind it (capacity, goodput collapse
  * past capacity, shedding, connection cost, cold caches, held threads).
  *
  * State is kept in typed arrays indexed by server so a tick is a few tight loops with no
@@ -143,6 +193,8 @@ export class ServerPool implements ServerArrays {
   private warming = 0
   private readonly sums = new TickSums()
   private readonly checkEvery: number
+  /** Set when the checks follow HAProxy's rules; null for Envoy's ejection. */
+  readonly haproxy: HaproxyState | null
 
   constructor(
     readonly config: PoolConfig,
@@ -186,6 +238,7 @@ export class ServerPool implements ServerArrays {
       this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
     }
     this.checkEvery = Math.max(1, Math.round(health.interval / dt))
+    this.haproxy = health.haproxy ? new HaproxyState(health.haproxy, health.interval, dt, n) : null
     serveBasic(this, this.weight, this.sums, 0)
     serveLean(this, this.weight, this.sums, 0)
     serveHolding(this, this.weight, this.sums, 0)
@@ -271,7 +324,13 @@ export class ServerPool implements ServerArrays {
     // The check ejects after this tick's traffic was served: the servers that took that traffic
     // are the ones in rotation before it (in panic, every registered server).
     const tookTraffic = totalWeight === 0 ? 0 : panic ? registeredCount : inRotation
-    if (t % this.checkEvery === 0) this.healthCheck(t)
+    const hap = this.haproxy
+    if (hap === null) {
+      if (t % this.checkEvery === 0) this.healthCheck(t)
+    } else {
+      if (hap.rules.observe === 'layer7' && totalWeight !== 0) this.observe(t, hap, weight, k.perWeight)
+      if (t >= hap.nextDue) this.haproxyChecks(t, hap)
+    }
 
     const served = k.served
     const fast = k.fast
@@ -370,6 +429,7 @@ export class ServerPool implements ServerArrays {
   private slowStartWeight(i: number, t: number, slowTicks: number, minWeight: number): number {
     const elapsed = t - this.slowStartSince[i]
     if (elapsed < slowTicks) {
+      if (this.haproxy !== null) return haproxySlowStartWeight(elapsed, slowTicks)
       const w = elapsed / slowTicks
       return w < minWeight ? minWeight : w
     }
@@ -420,6 +480,109 @@ export class ServerPool implements ServerArrays {
     this.slowStartSince[i] = -1
     this.ejectedCount++
     this.weightsValid = false
+  }
+
+  /**
+   * HAProxy's checks: each registered server due a check this tick passes or fails it (fails when
+   * down, stalled or answering late, as the Envoy check does), moves its health counter, goes
+   * DOWN after `fall` consecutive failures and UP after `rise` consecutive passes, and is next
+   * checked at inter, fastinter or downinter by its state. There is no ejection timer and no cap:
+   * every server can go DOWN, and then the pool answers 503.
+   */
+  private haproxyChecks(t: number, hap: HaproxyState): void {
+    const {registered, failing, size} = this
+    const next = hap.nextCheck
+    let due = noTimer
+    for (let i = 0; i < size; i++) {
+      if (registered[i] === 0) continue
+      if (next[i] <= t) {
+        if (failing[i] !== 0) this.failCheck(i, t, hap)
+        else this.passCheck(i, t, hap)
+        next[i] = t + hap.ticksAfterCheck(i)
+      }
+      if (next[i] < due) due = next[i]
+    }
+    hap.nextDue = due
+  }
+
+  private failCheck(i: number, t: number, hap: HaproxyState): void {
+    const h = hap.health
+    if (h[i] > 0) {
+      h[i]--
+      if (h[i] < hap.rules.rise) h[i] = 0
+    }
+    if (h[i] < hap.rules.rise && this.ejected[i] === 0) {
+      this.ejected[i] = 1
+      // DOWN until checks bring it back, however long that takes.
+      this.ejectedUntil[i] = noTimer
+      this.slowStartSince[i] = -1
+      this.ejectedCount++
+      this.weightsValid = false
+    }
+  }
+
+  private passCheck(i: number, t: number, hap: HaproxyState): void {
+    const h = hap.health
+    if (h[i] < hap.top) {
+      h[i]++
+      if (h[i] >= hap.rules.rise) h[i] = hap.top
+    }
+    if (h[i] >= hap.rules.rise && this.ejected[i] !== 0) {
+      this.ejected[i] = 0
+      this.ejectedCount--
+      hap.errorRun[i] = 0
+      if (this.policy.slowStart > 0) this.slowStartSince[i] = t
+      this.weightsValid = false
+    }
+  }
+
+  /**
+   * `observe layer7`: the tick's failed requests on each server in rotation (timeouts, 5xx, shed
+   * 503s) count as consecutive errors. Servers are a population of requests here, not a sequence:
+   * a server whose every request failed adds them all to its run; one that failed a share q of
+   * them has, as its longest run, the expectation log(N(1 − q)) / log(1/q) for N requests, and
+   * ends the tick on a run of about q / (1 − q). At `errorLimit`, `onError` acts, as HAProxy's
+   * health_adjust does: fastinter checks sooner; fail-check counts a failed check; sudden-death
+   * leaves the server one failed check from DOWN and fails one; mark-down takes it DOWN at once.
+   * Each then resets the run and brings the next check forward to fastinter.
+   */
+  private observe(t: number, hap: HaproxyState, weight: Float64Array, perWeight: number): void {
+    const {registered, ejected, openConnections: done, size, dt} = this
+    const run = hap.errorRun
+    const limit = hap.rules.errorLimit
+    for (let i = 0; i < size; i++) {
+      if (registered[i] === 0 || ejected[i] !== 0) continue
+      const asked = perWeight * weight[i] * dt
+      if (asked <= 0) continue
+      const q = Math.min(1, Math.max(0, 1 - (done[i] * dt) / asked))
+      if (q === 0) {
+        run[i] = 0
+        continue
+      }
+      let longest: number
+      let after: number
+      if (q === 1) {
+        longest = run[i] + asked
+        after = longest
+      } else {
+        const tail = q / (1 - q)
+        const within = asked * (1 - q) > 1 ? Math.log(asked * (1 - q)) / -Math.log(q) : 0
+        longest = Math.max(run[i] + tail, within)
+        after = tail
+      }
+      if (longest < limit) {
+        run[i] = after
+        continue
+      }
+      run[i] = 0
+      const mode = hap.rules.onError
+      if (mode === 'sudden-death' && hap.health[i] > hap.rules.rise) hap.health[i] = hap.rules.rise + 1
+      else if (mode === 'mark-down') hap.health[i] = hap.rules.rise
+      if (mode !== 'fastinter') this.failCheck(i, t, hap)
+      const soon = t + hap.fastTicks
+      if (soon < hap.nextCheck[i]) hap.nextCheck[i] = soon
+      if (soon < hap.nextDue) hap.nextDue = soon
+    }
   }
 
   /** Recomputes a server's down byte from what can put it down. */
@@ -473,6 +636,13 @@ export class ServerPool implements ServerArrays {
       this.registered[i] = 1
       this.registeredWeight[i] = 1
       this.slowStartSince[i] = this.policy.slowStart > 0 ? t : -1
+      if (this.haproxy !== null) {
+        // As HAProxy does when a server leaves maintenance: up, but down at the first failed check.
+        this.haproxy.health[i] = this.haproxy.rules.rise
+        this.haproxy.errorRun[i] = 0
+        this.haproxy.nextCheck[i] = t
+        this.haproxy.nextDue = Math.min(this.haproxy.nextDue, t)
+      }
     }
     this.weightsValid = false
   }

@@ -1,6 +1,7 @@
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {HaproxyBackend, healthOf} from '../../src/haproxy/backend.js'
+import {HaproxyMetrics} from '../../src/haproxy/metrics.js'
 import {HaproxyRules, restrictionConfig} from '../../src/haproxy/rules.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {HaproxyWeights, rampConfig} from '../../src/haproxy/weights.js'
@@ -217,6 +218,33 @@ describe('a ramp between two backends as a runtime map', () => {
     await expect(ramp.applyWeights({blue: 50, purple: 50})).rejects.toThrow(/has no backend "purple"; it has blue, green/)
     await expect(ramp.applyWeights({blue: 50, green: 40})).rejects.toThrow(/add up to 90, not 100/)
     expect(await ramp.readWeights()).toEqual({blue: 100, green: 0})
+  })
+})
+
+describe('metrics from HAProxy\'s counters', () => {
+  it('reads request and error rates over a window by sampling, and healthy targets from server state', async () => {
+    const blue = new HaproxyBackend(api, clock, 'web', 'blue')
+    const metrics = new HaproxyMetrics(api, clock, {web: 'blue', canary: 'green'}, new Map([['web', blue]]))
+    const burst = async (ok: number, failing: number) => {
+      for (let i = 0; i < ok; i++) expect((await get(port, '/')).status).toBe(200)
+      for (let i = 0; i < failing; i++) expect((await get(port, '/fail')).status).toBe(500)
+    }
+    // The first read has no earlier sample: it samples, waits out the window, and samples again.
+    const reading = metrics.read('request-rate', 1, 'web')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await burst(20, 5)
+    const rps = await reading
+    expect(rps).toBeGreaterThan(15)
+    expect(rps).toBeLessThanOrEqual(25)
+    // A window with no requests is no data, never a zero error rate.
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    expect(await metrics.read('error-rate', 1, 'web')).toBeNull()
+    await burst(5, 5)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    expect(await metrics.read('error-rate', 1, 'web')).toBe(50)
+    expect(await metrics.read('healthy-targets', 60, 'web')).toBe(100)
+    await expect(metrics.read('latency-p99', 60, 'web')).rejects.toThrow(/no latency percentiles/)
+    await expect(metrics.read('error-rate', 60, 'nope')).rejects.toThrow(/no backend for pool nope; the runbook names web, canary/)
   })
 })
 

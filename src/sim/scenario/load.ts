@@ -1,11 +1,11 @@
 import {join} from 'node:path'
-import type {FleetConfig, Policy} from '../config.js'
+import type {FleetConfig, HealthCheckConfig, Policy} from '../config.js'
 import {InputError} from '../../errors.js'
 import {packageRoot} from '../../package-root.js'
 import {builtinNames, resolveBuiltinOrFile, type Builtins} from '../../input/builtin.js'
 import {formatPath, type Path} from '../../input/problems.js'
 import {readInputText, validate, YamlSource} from '../../input/yaml-source.js'
-import {policyKeys, policySchema, scenarioSchema, type Scenario, type SetupPolicy} from './schema.js'
+import {haproxyDefaults, haproxyGuardProblems, policyKeys, policySchema, scenarioSchema, type Scenario, type SetupPolicy} from './schema.js'
 
 /** The scenarios that ship with sluice, in `scenarios/` at the package root. */
 const builtinScenarios: Builtins = {dir: join(packageRoot, 'scenarios'), kind: 'scenario'}
@@ -145,7 +145,32 @@ export function parsePolicy(text: string): Policy {
  * are set over the scenario's, key by key.
  */
 export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): FleetConfig {
-  const {clients, ...policy} = setup as SetupPolicy
+  const {clients, healthCheck: checkOverride, ...policy} = setup as SetupPolicy
+  let healthCheck: HealthCheckConfig = scenario.healthCheck as HealthCheckConfig
+  const haproxy = scenario.healthCheck.haproxy
+  if (haproxy !== undefined) {
+    // The schema refuses these on a scenario's setups; this catches a custom --policy.
+    const [problem] = haproxyGuardProblems(policy)
+    if (problem) throw new InputError(`--policy: ${problem.key}: ${problem.message}`)
+    const o = {...haproxy, ...checkOverride}
+    const inter = checkOverride?.inter ?? scenario.healthCheck.interval
+    healthCheck = {
+      interval: inter,
+      baseEjection: scenario.healthCheck.baseEjection,
+      maxEjection: scenario.healthCheck.maxEjection,
+      haproxy: {
+        fastinter: o.fastinter ?? inter,
+        downinter: o.downinter ?? inter,
+        fall: o.fall,
+        rise: o.rise,
+        observe: o.observe,
+        errorLimit: o.errorLimit ?? haproxyDefaults.errorLimit,
+        onError: o.onError ?? haproxyDefaults.onError,
+      },
+    }
+    // HAProxy's slowstart is the pool's slow start, which a runbook step may change like Envoy's.
+    policy.slowStart = o.slowstart
+  }
   const firstPool = scenario.pools[0].name
   const servingPools = scenario.pools.filter((p) => p.kind === 'servers')
   return {
@@ -172,7 +197,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
       ttl: scenario.dns.ttl,
       weights: scenario.dns.weights ?? Object.fromEntries(servingPools.map((p) => [p.name, 100])),
     },
-    healthCheck: scenario.healthCheck,
+    healthCheck,
     clients: {...scenario.clients, ...clients},
     demand: {
       curve: scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]],

@@ -58,12 +58,102 @@ const clientFields = {
 const clientDefaults = {attempts: 1, timeout: 5, backoffBase: 0.1, backoffMax: 20, retryBudget: null, budgetWindow: 10, honourRetryAfter: true, retryAfter: 5}
 
 /**
+ * HAProxy's server check settings, named as in its configuration (`inter`, `fall`, `rise`,
+ * `observe`, `error-limit`, `on-error`, `slowstart`), in seconds. `fastinter` and `downinter`
+ * default to `inter`, and `errorLimit` and `onError` to HAProxy's 10 and fastinter, when the
+ * simulator's config is built (src/sim/scenario/load.ts), so a setup that changes `inter` moves them too.
+ */
+const haproxyFields = {
+  inter: span,
+  fastinter: span,
+  downinter: span,
+  fall: z.number().int().min(1).max(1000),
+  rise: z.number().int().min(1).max(1000),
+  observe: z.enum(['none', 'layer7']),
+  errorLimit: z.number().int().min(1).max(1_000_000),
+  onError: z.enum(['fastinter', 'fail-check', 'sudden-death', 'mark-down']),
+  slowstart: seconds,
+}
+export const haproxyDefaults = {inter: 2, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter', slowstart: 0} as const
+
+const envoyCheckDefaults = {interval: 10, baseEjection: 30, maxEjection: 300}
+
+/**
+ * A scenario's health checks: Envoy-style outlier ejection (the default, `kind` may be left out)
+ * or HAProxy's rules (`kind: haproxy`). Both come out with `interval`, the HAProxy ones with their
+ * settings under `haproxy`, so code that reads or sweeps the interval works on either.
+ */
+const healthCheckSchema = z.preprocess(
+  (v) => (typeof v === 'object' && v !== null && !Array.isArray(v) && !('kind' in v) ? {kind: 'envoy', ...v} : v),
+  z
+    .discriminatedUnion('kind', [
+      z.strictObject({
+        kind: z.literal('envoy'),
+        interval: span.default(envoyCheckDefaults.interval),
+        baseEjection: span.default(envoyCheckDefaults.baseEjection),
+        maxEjection: span.default(envoyCheckDefaults.maxEjection),
+      }),
+      z.strictObject({
+        kind: z.literal('haproxy'),
+        inter: haproxyFields.inter.default(haproxyDefaults.inter),
+        fastinter: haproxyFields.fastinter.optional(),
+        downinter: haproxyFields.downinter.optional(),
+        fall: haproxyFields.fall.default(haproxyDefaults.fall),
+        rise: haproxyFields.rise.default(haproxyDefaults.rise),
+        observe: haproxyFields.observe.default(haproxyDefaults.observe),
+        errorLimit: haproxyFields.errorLimit.optional(),
+        onError: haproxyFields.onError.optional(),
+        slowstart: haproxyFields.slowstart.default(haproxyDefaults.slowstart),
+      }),
+    ])
+    .transform((check): {interval: number; baseEjection: number; maxEjection: number; haproxy?: HaproxySettings} => {
+      if (check.kind === 'envoy') return {interval: check.interval, baseEjection: check.baseEjection, maxEjection: check.maxEjection}
+      const {kind: _kind, inter, ...haproxy} = check
+      // Ejection times mean nothing to HAProxy; they keep their defaults so the shape stays one.
+      return {interval: inter, baseEjection: envoyCheckDefaults.baseEjection, maxEjection: envoyCheckDefaults.maxEjection, haproxy}
+    }),
+)
+
+/** A scenario's HAProxy settings as declared: `inter` is the health check's `interval`; unset options take HAProxy's defaults later. */
+export interface HaproxySettings {
+  fastinter?: number
+  downinter?: number
+  fall: number
+  rise: number
+  observe: 'none' | 'layer7'
+  errorLimit?: number
+  onError?: 'fastinter' | 'fail-check' | 'sudden-death' | 'mark-down'
+  slowstart: number
+}
+
+/**
  * A setup: load-balancer guards, and optionally the clients' retry policy over the scenario's
- * (`clients: {retryBudget: 0.1}`), so one scenario can compare clients as well as load balancers.
+ * (`clients: {retryBudget: 0.1}`), so one scenario can compare clients as well as load balancers,
+ * and HAProxy check settings over the scenario's (`healthCheck: {observe: layer7}`) when its
+ * checks are HAProxy's.
  */
 export const setupSchema = policySchema.extend({
   clients: z.strictObject(clientFields).partial().optional(),
+  healthCheck: z.strictObject(haproxyFields).partial().optional(),
 })
+
+/**
+ * The guards of a setup that HAProxy has no counterpart for, with why: refused rather than
+ * ignored, so a setup never claims a protection its load balancer does not give. A guard at its
+ * do-nothing value (no cap, no panic, no slow start) is not refused.
+ */
+export function haproxyGuardProblems(policy: {maxEjectionPercent: number; panicThreshold: number; slowStart: number; slowStartMinWeightPercent: number}): Array<{key: string; message: string}> {
+  const problems: Array<{key: string; message: string}> = []
+  if (policy.maxEjectionPercent < 100)
+    problems.push({key: 'maxEjectionPercent', message: "maxEjectionPercent is Envoy's cap on ejections; HAProxy has none (every server that fails `fall` checks goes DOWN), so it means nothing with healthCheck kind haproxy: remove it"})
+  if (policy.panicThreshold > 0)
+    problems.push({key: 'panicThreshold', message: "panicThreshold is Envoy's panic routing; HAProxy has none (with every server DOWN it answers 503), so it means nothing with healthCheck kind haproxy: remove it"})
+  if (policy.slowStart > 0)
+    problems.push({key: 'slowStart', message: "with healthCheck kind haproxy, slow start is HAProxy's server setting: set healthCheck.slowstart (in the scenario or in this setup's healthCheck) instead of slowStart"})
+  if (policy.slowStartMinWeightPercent !== 10)
+    problems.push({key: 'slowStartMinWeightPercent', message: "slowStartMinWeightPercent is Envoy's; HAProxy's slowstart begins at 1/16 of the weight, so it means nothing with healthCheck kind haproxy: remove it"})
+  return problems
+}
 
 const poolSchema = z
   .strictObject({
@@ -147,13 +237,7 @@ export const scenarioSchema = z
         weights: z.record(z.string(), z.number().int().min(0).max(255)).optional(),
       })
       .default({ttl: 60}),
-    healthCheck: z
-      .strictObject({
-        interval: span.default(10),
-        baseEjection: span.default(30),
-        maxEjection: span.default(300),
-      })
-      .default({interval: 10, baseEjection: 30, maxEjection: 300}),
+    healthCheck: healthCheckSchema.default(envoyCheckDefaults),
     clients: z
       .strictObject({
         attempts: clientFields.attempts.default(clientDefaults.attempts),
@@ -175,6 +259,26 @@ export const scenarioSchema = z
       ctx.addIssue({code: 'custom', path: ['duration'], message: `expected at most ${scenarioLimits.maxServerTicks.toExponential()} servers × ticks to simulate, got ${cost.serverTicks.toExponential(2)}: fewer servers, a shorter duration or a coarser tick`})
     if (cost.cells > scenarioLimits.maxCells)
       ctx.addIssue({code: 'custom', path: ['tick'], message: `expected a simulation of at most ${scenarioLimits.maxCells / 1024 / 1024} Mi numbers in memory, got ${(cost.cells / 1024 / 1024).toFixed(0)} Mi: a coarser tick, a shorter duration or shorter client waits`})
+    for (const [name, setup] of Object.entries(scenario.setups)) {
+      const haproxy = scenario.healthCheck.haproxy
+      if (haproxy === undefined) {
+        if (setup.healthCheck !== undefined)
+          ctx.addIssue({code: 'custom', path: ['setups', name, 'healthCheck'], message: "HAProxy check settings need the scenario's healthCheck to have kind: haproxy"})
+        continue
+      }
+      for (const problem of haproxyGuardProblems(setup)) ctx.addIssue({code: 'custom', path: ['setups', name, problem.key], message: problem.message})
+      if ((setup.healthCheck?.observe ?? haproxy.observe) === 'layer7') continue
+      for (const key of ['errorLimit', 'onError'] as const)
+        if (setup.healthCheck?.[key] !== undefined)
+          ctx.addIssue({code: 'custom', path: ['setups', name, 'healthCheck', key], message: `${key} acts only on observed traffic: expected observe: layer7 in this setup or the scenario`})
+    }
+    // Set on the scenario, error-limit and on-error are fine if some setup observes the traffic.
+    const haproxy = scenario.healthCheck.haproxy
+    if (haproxy !== undefined && haproxy.observe !== 'layer7' && !Object.values(scenario.setups).some((s) => s.healthCheck?.observe === 'layer7')) {
+      for (const key of ['errorLimit', 'onError'] as const)
+        if (haproxy[key] !== undefined)
+          ctx.addIssue({code: 'custom', path: ['healthCheck', key], message: `${key} acts only on observed traffic: expected observe: layer7 here or in a setup`})
+    }
     const pools = new Set(scenario.pools.map((p) => p.name))
     scenario.pools.forEach((pool, i) => {
       if (scenario.pools.findIndex((p) => p.name === pool.name) !== i)

@@ -26,7 +26,7 @@ export interface Backend {
 
 /**
  * A tiny backend on loopback (on `port`, or an ephemeral one): /health answers 200, /slow waits for
- * releaseSlow(), anything else 200 with an x-backend header naming it.
+ * releaseSlow(), /fail answers 500, anything else 200, each with an x-backend header naming it.
  */
 export async function startBackend(name: string, port = 0): Promise<Backend> {
   const held: ServerResponse[] = []
@@ -42,6 +42,7 @@ export async function startBackend(name: string, port = 0): Promise<Backend> {
       backend.hits++
       res.setHeader('x-backend', name)
       if (req.url === '/slow') return void held.push(res)
+      if (req.url === '/fail') res.statusCode = 500
       res.end(`${name}\n`)
     }),
   }

@@ -1,0 +1,105 @@
+import type {Clock, MetricKind, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
+import {FailedError} from '../errors.js'
+import type {RuntimeApi} from './runtime.js'
+import {backendStats} from './stats.js'
+
+interface Sample {
+  at: number
+  requests: number
+  errors: number
+}
+
+/** Samples older than this are of no use to any gate window sluice runs. */
+const keepSeconds = 3600
+
+/**
+ * Gate metrics from HAProxy's own counters (`show stat`, each backend's row), read over the same
+ * Runtime API as the other adapters. HAProxy keeps totals, not rates, so a rate over a window is
+ * the difference between two samples: the newest one at least a window old, or, when there is
+ * none yet (the first read of a run), one taken now and another after waiting out the window.
+ *
+ * Why not HAProxy's Prometheus exporter through sluice's Prometheus source: that source asks a
+ * Prometheus server PromQL (rate(), histogram_quantile()); the exporter alone is a page of the
+ * same counters, and a Prometheus server to scrape it is one more process to run and trust. With
+ * a Prometheus server already scraping HAProxy, a runbook can name that instead.
+ *
+ * Errors are the backends' 5xx responses (the servers' and those HAProxy gives for the backend,
+ * such as 503 with no server up) over the backends' requests. The 503s sluice's own restriction
+ * answers in the frontend are not counted: they are the runbook's choice, not a failure.
+ * HAProxy's stats have no latency percentiles (only averages over the last 1024 requests and a
+ * maximum), so latency-p99 cannot be read from them.
+ */
+export class HaproxyMetrics implements MetricsPort {
+  readonly label: string
+  private readonly samples = new Map<string, Sample[]>()
+
+  constructor(
+    private readonly api: RuntimeApi,
+    private readonly clock: Clock,
+    /** Pool → backend. */
+    private readonly backends: Record<string, string>,
+    /** Pool → its target group, for healthy-targets. */
+    private readonly groups: Map<string, TargetGroupPort>,
+  ) {
+    this.label = `haproxy stats (${api.label})`
+  }
+
+  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
+    if (pool !== undefined && !(pool in this.backends)) throw new FailedError(`${this.label}: no backend for pool ${pool}; the runbook names ${Object.keys(this.backends).join(', ')}`)
+    if (kind === 'healthy-targets') return this.healthyShare(pool, signal)
+    if (kind === 'latency-p99')
+      throw new FailedError(`${this.label}: HAProxy's stats have no latency percentiles (only an average of the last 1024 requests), so latency-p99 cannot be read from them; gate on a Prometheus source with a latency histogram, or on error-rate`)
+    const scope = pool === undefined ? Object.values(this.backends) : [this.backends[pool]]
+    const key = scope.join(',')
+    const now = await this.sample(scope, signal)
+    const history = this.samples.get(key) ?? []
+    let then = [...history].reverse().find((s) => s.at <= now.at - windowSeconds)
+    this.remember(key, now)
+    if (!then) {
+      then = now
+      await this.clock.sleep(windowSeconds, signal)
+      if (signal?.aborted) throw new FailedError(`${this.label}: reading ${kind} was stopped by the interrupt`)
+      const later = await this.sample(scope, signal)
+      this.remember(key, later)
+      return rate(kind, then, later)
+    }
+    return rate(kind, then, now)
+  }
+
+  private async sample(backends: string[], signal?: AbortSignal): Promise<Sample> {
+    let requests = 0
+    let errors = 0
+    for (const backend of backends) {
+      const row = await backendStats(this.api, backend, signal)
+      requests += Number(row.req_tot) || 0
+      errors += Number(row.hrsp_5xx) || 0
+    }
+    return {at: this.clock.now(), requests, errors}
+  }
+
+  private remember(key: string, sample: Sample): void {
+    const kept = (this.samples.get(key) ?? []).filter((s) => s.at >= sample.at - keepSeconds)
+    this.samples.set(key, [...kept, sample])
+  }
+
+  private async healthyShare(pool?: string, signal?: AbortSignal): Promise<number | null> {
+    const groups = pool ? [this.groups.get(pool)].filter((g): g is TargetGroupPort => g !== undefined) : [...this.groups.values()]
+    let total = 0
+    let healthy = 0
+    for (const group of groups) {
+      const targets = await group.targets(signal)
+      total += targets.length
+      healthy += targets.filter((t) => t.health === 'healthy').length
+    }
+    return total === 0 ? null : (healthy / total) * 100
+  }
+}
+
+/** No requests in the window is no data; counters that went down mean HAProxy restarted, so the window is unknown. */
+function rate(kind: MetricKind, then: Sample, now: Sample): number | null {
+  const requests = now.requests - then.requests
+  const errors = now.errors - then.errors
+  const seconds = now.at - then.at
+  if (requests <= 0 || errors < 0 || seconds <= 0) return null
+  return kind === 'request-rate' ? requests / seconds : (errors / requests) * 100
+}
