@@ -68,6 +68,9 @@ function runFleet(config: FleetConfig): {inRotation: string; rest: string} {
 const golden: Record<string, {inRotation: string; rest: string}> = {
   'cafe-2024.yaml:no-guard': {inRotation: '50c8c22ef9931bbe', rest: '53041ce0ad14873a'},
   'cafe-2024.yaml:cap-shed-slow-start': {inRotation: '7f396f0e70132fe9', rest: '267250d8a20366cf'},
+  // Added with outlook-2026-haproxy (issue 12): HAProxy's checks; no earlier entry changed.
+  'outlook-2026-haproxy.yaml:no-guard': {inRotation: '74c7696b41c1e2f1', rest: '9e62d4734e123bc0'},
+  'outlook-2026-haproxy.yaml:observe-layer7': {inRotation: '54f26d3c501142fa', rest: 'ebe0f9220b2d368f'},
   'outlook-2026.yaml:no-guard': {inRotation: 'b06fd4aec96fe5b3', rest: 'afd1b0a765d15b88'},
   'outlook-2026.yaml:cap-third': {inRotation: '1e414c784bb35ed6', rest: '54ab47799cd47ad2'},
   'outlook-2026.yaml:panic-50': {inRotation: '9ca97749261d387f', rest: '14893748624e6dda'},
