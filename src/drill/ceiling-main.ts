@@ -11,7 +11,9 @@ import {startLoad} from './load.js'
  *   node dist/src/drill/ceiling-main.js [seconds per rate] [rate...]
  *
  * A rate is sustained while the generator sends what the curve asks, nearly all of it is served,
- * and p99 latency stays near the service time.
+ * p99 latency stays near the service time and the event loop's delay stays small. Past its
+ * ceiling the generator fails as the servers would: late timers, timeouts, sockets destroyed and
+ * reopened, more work; so the ceiling falls when other processes take the cores.
  */
 
 const args = process.argv.slice(2).map(Number)
@@ -62,6 +64,7 @@ try {
       {name: `drill.load.${rps}.served`, value: Math.round(total('served') / seconds), unit: 'req/s'},
       {name: `drill.load.${rps}.failed`, value: Math.round(total('failed')), unit: 'req'},
       {name: `drill.load.${rps}.p99`, value: Math.round(p99), unit: 'ms'},
+      {name: `drill.load.${rps}.loopDelayP99`, value: Math.round(Math.max(...records.map((r) => r.loopDelay.p99))), unit: 'ms'},
       {name: `drill.load.${rps}.cpu`, value: Number(((cpu.user + cpu.system) / 1e6 / wall).toFixed(2)), unit: 'cores'},
       {name: `drill.fleet.${rps}.cpu`, value: Number((fleetCpu / wall).toFixed(2)), unit: 'cores'},
     ]

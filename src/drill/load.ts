@@ -1,4 +1,5 @@
 import http from 'node:http'
+import {monitorEventLoopDelay} from 'node:perf_hooks'
 import {typeHeader} from './server.js'
 
 /**
@@ -74,6 +75,12 @@ export interface LoadRecord {
   wallSeconds: number
   /** Attempts still open when the run stopped. */
   inFlightAtStop: number
+  /**
+   * How late this process's event loop ran, in ms (p99 and worst): arrivals and timeouts are late
+   * by as much. Past a small share of the clients' timeout the generator, not the servers, shaped
+   * the run, and the drill should say so rather than compare it with a prediction.
+   */
+  loopDelay: {p99: number; max: number}
 }
 
 export interface RunningLoad {
@@ -196,6 +203,8 @@ export function startLoad(config: LoadConfig): RunningLoad {
   const retryTimers = new Set<NodeJS.Timeout>()
   const start = performance.now()
   const cpuStart = process.cpuUsage()
+  const loopDelay = monitorEventLoopDelay({resolution: 10})
+  loopDelay.enable()
   let cpuSeconds = 0
   let wallSeconds = 0
   let lastTick = 0
@@ -302,6 +311,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
       cpuSeconds: stopped ? cpuSeconds : cpuOf(process.cpuUsage(cpuStart)),
       wallSeconds: stopped ? wallSeconds : now(),
       inFlightAtStop: open.size,
+      loopDelay: {p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6},
     }
   }
 
@@ -311,6 +321,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
     cpuSeconds = cpuOf(process.cpuUsage(cpuStart))
     wallSeconds = now()
     clearInterval(interval)
+    loopDelay.disable()
     for (const timer of retryTimers) clearTimeout(timer)
     retryTimers.clear()
     for (const req of open) req.destroy()

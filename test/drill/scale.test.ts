@@ -62,7 +62,7 @@ describe('a scenario scaled for a drill', () => {
   it('reads a drill record back in scenario seconds and scenario requests per second', () => {
     const series = Object.fromEntries(loadSeries.map((k) => [k, [0, 0]])) as LoadRecord['series']
     series.served = [50, 40]
-    const record: LoadRecord = {bucketSeconds: 0.1, t: [0, 0.1], series, latencyP99: [12, NaN], cpuSeconds: 0, wallSeconds: 0.2, inFlightAtStop: 0}
+    const record: LoadRecord = {bucketSeconds: 0.1, t: [0, 0.1], series, latencyP99: [12, NaN], cpuSeconds: 0, wallSeconds: 0.2, inFlightAtStop: 0, loopDelay: {p99: 0, max: 0}}
     const timeline = scenarioTimeline(record, {rateScale: 0.5, timeScale: 0.1})
     expect([...timeline.t]).toEqual([0, 1])
     expect([...timeline.series.served]).toEqual([100, 80])
