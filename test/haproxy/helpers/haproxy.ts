@@ -21,6 +21,8 @@ export interface Backend {
   releaseSlow(): void
   /** Requests seen, health checks not counted. */
   hits: number
+  /** When set, every request but /health answers 500. */
+  broken: boolean
   server: Server
 }
 
@@ -34,6 +36,7 @@ export async function startBackend(name: string, port = 0): Promise<Backend> {
     port: 0,
     name,
     hits: 0,
+    broken: false,
     releaseSlow() {
       for (const res of held.splice(0)) res.end(`${name} slow\n`)
     },
@@ -42,7 +45,7 @@ export async function startBackend(name: string, port = 0): Promise<Backend> {
       backend.hits++
       res.setHeader('x-backend', name)
       if (req.url === '/slow') return void held.push(res)
-      if (req.url === '/fail') res.statusCode = 500
+      if (req.url === '/fail' || backend.broken) res.statusCode = 500
       res.end(`${name}\n`)
     }),
   }

@@ -1,0 +1,151 @@
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {runRunbook} from '../../src/engine/engine.js'
+import {HaproxyBackend} from '../../src/haproxy/backend.js'
+import {HaproxyMetrics} from '../../src/haproxy/metrics.js'
+import {HaproxyRules, restrictionConfig} from '../../src/haproxy/rules.js'
+import {RuntimeApi} from '../../src/haproxy/runtime.js'
+import {HaproxyWeights, rampConfig} from '../../src/haproxy/weights.js'
+import {WallClock} from '../../src/local/wall-clock.js'
+import type {HookPort, Target} from '../../src/ports/control-plane.js'
+import {control, RecordingIO, runbook} from '../helpers/fakes.js'
+import {freePort, get, startBackend, startHaproxy, stopBackend, until, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
+
+// The engine and the actions as they are, on HAProxy adapters: only the control plane differs.
+let haproxy: RunningHaproxy
+let port: number
+let api: RuntimeApi
+const servers = new Map<string, Backend>()
+const clock = new WallClock()
+const noAbort = () => new AbortController().signal
+
+beforeAll(async () => {
+  for (const name of ['b1', 'b2', 'b3', 'g1']) servers.set(name, await startBackend(name))
+  port = await freePort()
+  haproxy = await startHaproxy(
+    (dir) => `global
+  stats socket ${dir}/admin.sock mode 600 level admin
+  stats timeout 10s
+defaults
+  mode http
+  timeout connect 1s
+  timeout client 10s
+  timeout server 10s
+frontend web
+  bind 127.0.0.1:${port}
+${restrictionConfig(join(dir, 'restricted.map'))}
+${rampConfig(join(dir, 'ramp.map'), 'green', 'blue')}
+backend blue
+  option httpchk GET /health
+  default-server check inter 200ms fall 2 rise 2 slowstart 1s
+${['b1', 'b2', 'b3'].map((n) => `  server ${n} 127.0.0.1:${servers.get(n)!.port}`).join('\n')}
+backend green
+  option httpchk GET /health
+  server g1 127.0.0.1:${servers.get('g1')!.port} check inter 200ms fall 2 rise 2
+`,
+    {'restricted.map': '', 'ramp.map': 'blue 100\ngreen 0\n'},
+  )
+  api = new RuntimeApi(haproxy.socket)
+  const blue = new HaproxyBackend(api, clock, 'blue', 'blue')
+  await until('blue servers up', async () => (await blue.targets()).every((t) => t.health === 'healthy'))
+})
+
+afterAll(async () => {
+  await haproxy?.stop()
+  for (const b of servers.values()) await stopBackend(b)
+})
+
+/** A restart that really stops the server long enough for HAProxy's checks (fall 2 × 200 ms) to see it down. */
+class RestartServers implements HookPort {
+  restarted: string[] = []
+  async run(_kind: 'restart' | 'remediate', _hook: unknown, target: Target): Promise<void> {
+    const old = servers.get(target.id)!
+    await stopBackend(old)
+    await new Promise((resolve) => setTimeout(resolve, 700))
+    servers.set(target.id, await startBackend(target.id, old.port))
+    this.restarted.push(target.id)
+  }
+}
+
+describe('the actions on HAProxy', () => {
+  it('cycles a backend one server at a time, never more out of rotation than the budget', async () => {
+    const blue = new HaproxyBackend(api, clock, 'blue', 'blue')
+    const hooks = new RestartServers()
+    let watching = true
+    let mostOut = 0
+    const sawDown = new Set<string>()
+    const watch = (async () => {
+      while (watching) {
+        const targets = await blue.targets()
+        mostOut = Math.max(mostOut, targets.filter((t) => t.health !== 'healthy').length)
+        for (const t of targets) if (t.health === 'unhealthy' || t.health === 'draining') sawDown.add(t.id)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    })()
+    const steps = `  - action: cycle
+    pool: blue
+    batch: 1
+    budget: 1
+    restart: {command: [restart, '{id}']}
+`
+    const result = await runRunbook(runbook(steps), {control: control({clock, targetGroups: new Map([['blue', blue]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    watching = false
+    await watch
+    expect(result.outcome).toBe('completed')
+    expect(hooks.restarted.sort()).toEqual(['b1', 'b2', 'b3'])
+    expect(mostOut).toBe(1)
+    expect([...sawDown].sort()).toEqual(['b1', 'b2', 'b3'])
+    expect((await blue.targets()).map((t) => t.health)).toEqual(['healthy', 'healthy', 'healthy'])
+  })
+
+  it('ramps onto a broken backend until its gate fails, then puts the split back to the last step that passed', async () => {
+    const weights = new HaproxyWeights(api, join(haproxy.dir, 'ramp.map'))
+    const blue = new HaproxyBackend(api, clock, 'blue', 'blue')
+    const metrics = new HaproxyMetrics(api, clock, {blue: 'blue', green: 'green'}, new Map([['blue', blue]]))
+    servers.get('g1')!.broken = true
+    const commits: string[] = []
+    const send = api.send.bind(api)
+    api.send = (command, signal) => {
+      if (command.startsWith('commit map')) commits.push(command)
+      return send(command, signal)
+    }
+    // Steady traffic through HAProxy for the gate to judge.
+    let loading = true
+    const load = (async () => {
+      while (loading) await get(port, '/')
+    })()
+    try {
+      // The shared test runbook declares a DNS record with a 60 s TTL; HAProxy's split has none
+      // (its port says 0), which only the runbook check cannot know yet.
+      const steps = `  - action: ramp
+    set: green
+    schedule: [2, 50]
+    bake: 1
+    allowShortBake: true
+    gate: {metric: error-rate, threshold: 20, window: 2, interval: 1, successes: 1}
+`
+      const result = await runRunbook(runbook(steps), {control: control({clock, dns: weights, metrics}), io: new RecordingIO(), signal: noAbort()})
+      expect(result.outcome).toBe('gate-failed')
+      // One commit per step (2%, 50%) and one to put it back.
+      expect(commits).toHaveLength(3)
+      expect(await weights.readWeights()).toEqual({blue: 98, green: 2})
+    } finally {
+      loading = false
+      await load
+      api.send = send
+      servers.get('g1')!.broken = false
+    }
+  })
+
+  it('restricts a traffic type with 503 and Retry-After, and lifts it', async () => {
+    const rules = new HaproxyRules(api, join(haproxy.dir, 'restricted.map'))
+    const restrict = await runRunbook(runbook('  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n'), {control: control({clock, rules}), io: new RecordingIO(), signal: noAbort()})
+    expect(restrict.outcome).toBe('completed')
+    const turnedAway = await get(port, '/sync/x')
+    expect([turnedAway.status, turnedAway.headers['retry-after']]).toEqual([503, '30'])
+    expect((await get(port, '/mail')).status).toBe(200)
+    const lift = await runRunbook(runbook('  - {action: lift, type: sync}\n'), {control: control({clock, rules}), io: new RecordingIO(), signal: noAbort()})
+    expect(lift.outcome).toBe('completed')
+    expect((await get(port, '/sync/x')).status).toBe(200)
+  })
+})
