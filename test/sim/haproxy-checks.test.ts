@@ -1,0 +1,242 @@
+import {describe, expect, it} from 'vitest'
+import {noGuard, type HaproxyCheck, type PoolConfig} from '../../src/sim/config.js'
+import {haproxySlowStartWeight, ServerPool, type PoolTick} from '../../src/sim/pool.js'
+import {Random} from '../../src/sim/random.js'
+
+// HAProxy's check rules, each pinned on a tiny pool stepped by hand (1 s ticks, one traffic type).
+
+const poolConfig = (servers: number): PoolConfig => ({
+  name: 'web', kind: 'servers', servers, capacity: 100, capacitySpread: 0, collapse: 1, handshakeCost: 1,
+  connectionChurn: 0, coldFactor: 1, warmupSeconds: 0, threads: 200, serviceTime: 0.1, restartSeconds: 30,
+})
+
+function makePool(servers: number, rules: Partial<HaproxyCheck> & {inter?: number} = {}, slowStart = 0): ServerPool {
+  const {inter = 1, ...rest} = rules
+  const haproxy: HaproxyCheck = {fastinter: inter, downinter: inter, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter', ...rest}
+  return new ServerPool(poolConfig(servers), {...noGuard, slowStart}, {interval: inter, baseEjection: 30, maxEjection: 300, haproxy}, 1, new Random(1))
+}
+
+const out = (): PoolTick => ({offered: 0, served: 0, failedFast: 0, failedSlow: 0, shed: 0, restricted: 0, servedFraction: 0, fastFraction: 0, inRotation: 0, ejected: 0, panic: false, utilization: 0})
+
+/** Steps the pool through ticks from..to−1 at `rps`, returning the last tick's figures. */
+function run(pool: ServerPool, from: number, to: number, rps: number): PoolTick {
+  const o = out()
+  for (let t = from; t < to; t++) pool.step(t, Float64Array.of(rps), new Uint8Array(1), null, o)
+  return o
+}
+
+/** Ticks stepped one at a time until `done` holds after a tick, counting the checks server `i` had. */
+function ticksUntil(pool: ServerPool, from: number, rps: number, done: () => boolean, limit = 100): number {
+  for (let t = from; t < from + limit; t++) {
+    run(pool, t, t + 1, rps)
+    if (done()) return t - from + 1
+  }
+  throw new Error('never happened')
+}
+
+describe('HAProxy checks: fall and rise', () => {
+  for (const [fall, rise] of [[3, 2], [1, 1], [5, 4]]) {
+    it(`fall ${fall}, rise ${rise}: exactly ${fall} failed checks take a server down and ${rise} good ones bring it back`, () => {
+      const pool = makePool(2, {fall, rise})
+      pool.breakServers([0], true, false)
+      // Checks every tick (inter 1 s), the first at tick 0.
+      expect(ticksUntil(pool, 0, 100, () => pool.ejected[0] === 1)).toBe(fall)
+      expect(pool.countInRotation()).toBe(1)
+      pool.remediate([0])
+      expect(ticksUntil(pool, fall, 100, () => pool.ejected[0] === 0)).toBe(rise)
+      expect(pool.countInRotation()).toBe(2)
+    })
+  }
+
+  it('a good check between failures starts the count again: failures must be consecutive', () => {
+    const pool = makePool(2, {fall: 3})
+    pool.breakServers([0], true, false)
+    run(pool, 0, 2, 100)
+    pool.breakServers([0], false, false)
+    run(pool, 2, 3, 100)
+    pool.breakServers([0], true, false)
+    run(pool, 3, 5, 100)
+    expect(pool.ejected[0]).toBe(0)
+    run(pool, 5, 6, 100)
+    expect(pool.ejected[0]).toBe(1)
+  })
+
+  it('a failed check while rising starts the rise again', () => {
+    const pool = makePool(2, {fall: 1, rise: 3})
+    pool.breakServers([0], true, false)
+    run(pool, 0, 1, 100)
+    expect(pool.ejected[0]).toBe(1)
+    pool.breakServers([0], false, false)
+    run(pool, 1, 3, 100)
+    pool.breakServers([0], true, false)
+    run(pool, 3, 4, 100)
+    pool.breakServers([0], false, false)
+    run(pool, 4, 6, 100)
+    expect(pool.ejected[0]).toBe(1)
+    run(pool, 6, 7, 100)
+    expect(pool.ejected[0]).toBe(0)
+  })
+
+  it('there is no cap and no ejection timer: every failing server goes down and stays down while it fails', () => {
+    const pool = makePool(10, {fall: 2})
+    pool.breakServers(Int32Array.from({length: 10}, (_, i) => i), true, false)
+    run(pool, 0, 200, 500)
+    expect(pool.countInRotation()).toBe(0)
+  })
+
+  it('an overloaded server answers its checks late and goes down like a broken one', () => {
+    const pool = makePool(2, {fall: 3})
+    // 150 rps each on 100 rps servers: both answer late.
+    expect(ticksUntil(pool, 0, 300, () => pool.countInRotation() === 0)).toBe(3)
+  })
+
+  it('checks at inter while up, fastinter while going down or coming up, downinter while down', () => {
+    const pool = makePool(2, {inter: 4, fastinter: 1, downinter: 10, fall: 3, rise: 2})
+    const hap = pool.haproxy!
+    pool.breakServers([0], true, false)
+    // Server 0's first check is at tick 0 (a backend's first checks are spread over one inter),
+    // then fastinter: ticks 1 and 2, and down after the third.
+    run(pool, 0, 1, 100)
+    expect(hap.nextCheck[0]).toBe(1)
+    expect(ticksUntil(pool, 1, 100, () => pool.ejected[0] === 1)).toBe(2)
+    // Down: next check after downinter.
+    expect(hap.nextCheck[0]).toBe(2 + 10)
+    pool.remediate([0])
+    run(pool, 3, 12, 100)
+    expect(pool.ejected[0]).toBe(1)
+    run(pool, 12, 13, 100)
+    // One good check of two: rising, so fastinter.
+    expect(hap.nextCheck[0]).toBe(13)
+    run(pool, 13, 14, 100)
+    expect(pool.ejected[0]).toBe(0)
+    // Up: back to inter.
+    expect(hap.nextCheck[0]).toBe(13 + 4)
+  })
+
+  it('with every server down the pool answers 503 at once: no panic routing', () => {
+    const pool = makePool(4, {fall: 1})
+    pool.breakServers([0, 1, 2, 3], true, false)
+    run(pool, 0, 1, 400)
+    const o = run(pool, 1, 2, 400)
+    expect(o.inRotation).toBe(0)
+    expect(o.panic).toBe(false)
+    expect(o.served).toBe(0)
+    expect(o.failedFast).toBe(400)
+    expect(o.failedSlow).toBe(0)
+  })
+})
+
+describe('HAProxy checks: observe layer7, error-limit and on-error', () => {
+  // Checks far apart (inter and fastinter 100 s) so that only the observed errors act; server 1's
+  // first check is at tick 50, well after these runs. 40 rps: 20 requests a tick per server, all
+  // failing on a broken server, so the error limit of 10 is reached once a tick.
+  const observed = (onError: HaproxyCheck['onError']) => {
+    const pool = makePool(2, {inter: 100, fall: 3, rise: 2, observe: 'layer7', errorLimit: 10, onError})
+    run(pool, 0, 1, 40)
+    pool.breakServers([1], true, false)
+    return pool
+  }
+
+  it('mark-down: down at once', () => {
+    const pool = observed('mark-down')
+    expect(ticksUntil(pool, 1, 40, () => pool.ejected[1] === 1)).toBe(1)
+  })
+
+  it('sudden-death: the first time leaves the server one failed check from down; the second takes it down', () => {
+    const pool = observed('sudden-death')
+    expect(ticksUntil(pool, 1, 40, () => pool.ejected[1] === 1)).toBe(2)
+  })
+
+  it('fail-check: each time counts as one failed check, so fall (3) times take it down', () => {
+    const pool = observed('fail-check')
+    expect(ticksUntil(pool, 1, 40, () => pool.ejected[1] === 1)).toBe(3)
+  })
+
+  it('fastinter: errors alone never take the server down; they bring its next check forward to fastinter', () => {
+    const pool = makePool(2, {inter: 100, fastinter: 5, fall: 3, observe: 'layer7', errorLimit: 10, onError: 'fastinter'})
+    run(pool, 0, 1, 40)
+    pool.breakServers([1], true, false)
+    run(pool, 1, 2, 40)
+    expect(pool.haproxy!.nextCheck[1]).toBe(1 + 5)
+    run(pool, 2, 6, 40)
+    expect(pool.ejected[1]).toBe(0)
+    // The checks at fastinter then take it down after fall failures: ticks 6, 11 and 16.
+    expect(ticksUntil(pool, 6, 40, () => pool.ejected[1] === 1)).toBe(11)
+  })
+
+  it('the errors must be consecutive: fewer than the limit in a row on a broken server do nothing', () => {
+    // 8 rps: 4 failed requests a tick, and a healthy tick between resets the run.
+    const pool = makePool(2, {inter: 100, observe: 'layer7', errorLimit: 10, onError: 'mark-down'})
+    run(pool, 0, 1, 8)
+    pool.breakServers([1], true, false)
+    run(pool, 1, 3, 8)
+    pool.breakServers([1], false, false)
+    run(pool, 3, 4, 8)
+    pool.breakServers([1], true, false)
+    run(pool, 4, 6, 8)
+    expect(pool.ejected[1]).toBe(0)
+    // A third failing tick in a row makes 12.
+    run(pool, 6, 7, 8)
+    expect(pool.ejected[1]).toBe(1)
+  })
+
+  it('a mildly overloaded server fails a share of requests too scattered to make a run of 10; a badly overloaded one does not', () => {
+    // 107 rps on 100: 93 served, 14 failed of 107, the longest run about 2.
+    const mild = makePool(2, {inter: 100, observe: 'layer7', errorLimit: 10, onError: 'mark-down'})
+    run(mild, 0, 30, 214)
+    expect(mild.countInRotation()).toBe(2)
+    // 190 rps on 100: 10 served, 180 failed of 190 (q ≈ 0.95), the longest run far past 10.
+    const bad = makePool(2, {inter: 100, observe: 'layer7', errorLimit: 10, onError: 'mark-down'})
+    run(bad, 0, 1, 380)
+    expect(bad.countInRotation()).toBe(0)
+  })
+
+  it('without observe, errors on live traffic do nothing', () => {
+    const pool = makePool(2, {inter: 100, observe: 'none', errorLimit: 10, onError: 'mark-down'})
+    run(pool, 0, 1, 40)
+    pool.breakServers([1], true, false)
+    run(pool, 1, 20, 40)
+    expect(pool.ejected[1]).toBe(0)
+  })
+})
+
+describe('HAProxy slowstart', () => {
+  it('the weight starts at 1/16 and steps up by sixteenths to full at the end of the window', () => {
+    expect(haproxySlowStartWeight(0, 16)).toBe(1 / 16)
+    expect(haproxySlowStartWeight(1, 16)).toBe(2 / 16)
+    expect(haproxySlowStartWeight(15, 16)).toBe(1)
+    expect(haproxySlowStartWeight(7, 32)).toBe(4 / 16)
+  })
+
+  it('a server that comes back up takes the share of traffic its slowstart weight gives it', () => {
+    const pool = makePool(2, {fall: 1, rise: 1}, 16)
+    pool.breakServers([0], true, false)
+    run(pool, 0, 1, 100)
+    expect(pool.ejected[0]).toBe(1)
+    pool.remediate([0])
+    // The check at tick 1 brings it up; slowstart counts from there.
+    run(pool, 1, 2, 100)
+    expect(pool.ejected[0]).toBe(0)
+    for (let elapsed = 1; elapsed <= 17; elapsed++) {
+      run(pool, 1 + elapsed, 2 + elapsed, 100)
+      // (16 × elapsed / 16 + 1) sixteenths, written out rather than asked of the function above.
+      const w = elapsed < 16 ? (elapsed + 1) / 16 : 1
+      // Both servers are under capacity, so each completes what it is sent: shares by weight.
+      expect(pool.openConnections[0] / pool.openConnections[1]).toBeCloseTo(w, 12)
+    }
+  })
+
+  it('a server going down during slowstart leaves it; coming back starts it again', () => {
+    const pool = makePool(2, {fall: 1, rise: 1}, 16)
+    pool.breakServers([0], true, false)
+    run(pool, 0, 1, 100)
+    pool.remediate([0])
+    run(pool, 1, 6, 100)
+    pool.breakServers([0], true, false)
+    run(pool, 6, 7, 100)
+    expect(pool.slowStartSince[0]).toBe(-1)
+    pool.remediate([0])
+    run(pool, 7, 8, 100)
+    expect(pool.slowStartSince[0]).toBe(7)
+  })
+})
