@@ -57,6 +57,8 @@ export interface ServerState {
   queued: number
   parked: number
   served: number
+  /** Client connections open now. */
+  connections: number
 }
 
 /** The header that names a request's traffic type; `/t/<type>` in the path says the same. */
@@ -136,6 +138,7 @@ export class LoopbackServer {
       queued: this.queue.length,
       parked: this.parked.size,
       served: this.served,
+      connections: this.sockets.size,
     }
   }
 

@@ -68,6 +68,22 @@ describe('the open-loop load generator', () => {
     expect(Math.min(...perBucket)).toBeGreaterThan(0.4 * Math.max(...perBucket))
   })
 
+  it('stop ends arrivals and retries and closes every connection it opened', async () => {
+    fleet = await startFleet({pools: [{name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]})
+    await fleet.command({op: 'fault', pool: 'web', mode: 'hang'})
+    const load = startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 100]], duration: 10, clients: {...clients, timeout: 10, attempts: 3}}))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(fleet.state().web[0].connections).toBeGreaterThan(10)
+    const record = await load.stop()
+    expect(record.inFlightAtStop).toBeGreaterThan(10)
+    const sent = sum(record.series.offered, record.bucketSeconds)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The hung server sees its connections close, and nothing more arrives.
+    expect(fleet.state().web[0].connections).toBe(0)
+    expect(sum(load.snapshot().series.offered, record.bucketSeconds)).toBe(sent)
+    expect(await load.done).toBe(record)
+  })
+
   it('follows a demand curve', async () => {
     const {port} = await stubServer(200)
     const record = await startLoad(config(port, {curve: [[0, 0], [1, 400]], duration: 1, bucketSeconds: 0.5})).done
