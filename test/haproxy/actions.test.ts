@@ -7,7 +7,7 @@ import {HaproxyRules, restrictionConfig} from '../../src/haproxy/rules.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {HaproxyWeights, rampConfig} from '../../src/haproxy/weights.js'
 import {WallClock} from '../../src/local/wall-clock.js'
-import type {HookPort, Target} from '../../src/ports/control-plane.js'
+import type {ControlPlane, HookPort, Target} from '../../src/ports/control-plane.js'
 import {control, RecordingIO, runbook} from '../helpers/fakes.js'
 import {freePort, get, startBackend, startHaproxy, stopBackend, until, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
 
@@ -18,6 +18,8 @@ let api: RuntimeApi
 const servers = new Map<string, Backend>()
 const clock = new WallClock()
 const noAbort = () => new AbortController().signal
+/** The test control plane (fake freeze, operator, run id) on wall time and the given HAProxy adapters. */
+const onHaproxy = (parts: Partial<Omit<ControlPlane, 'clock'>>): ControlPlane => ({...control(parts), clock})
 
 beforeAll(async () => {
   for (const name of ['b1', 'b2', 'b3', 'g1']) servers.set(name, await startBackend(name))
@@ -88,7 +90,7 @@ describe('the actions on HAProxy', () => {
     budget: 1
     restart: {command: [restart, '{id}']}
 `
-    const result = await runRunbook(runbook(steps), {control: control({clock, targetGroups: new Map([['blue', blue]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: onHaproxy({targetGroups: new Map([['blue', blue]]), hooks}), io: new RecordingIO(), signal: noAbort()})
     watching = false
     await watch
     expect(result.outcome).toBe('completed')
@@ -124,7 +126,7 @@ describe('the actions on HAProxy', () => {
     allowShortBake: true
     gate: {metric: error-rate, threshold: 20, window: 2, interval: 1, successes: 1}
 `
-      const result = await runRunbook(runbook(steps), {control: control({clock, dns: weights, metrics}), io: new RecordingIO(), signal: noAbort()})
+      const result = await runRunbook(runbook(steps), {control: onHaproxy({dns: weights, metrics}), io: new RecordingIO(), signal: noAbort()})
       expect(result.outcome).toBe('gate-failed')
       // One commit per step (2%, 50%) and one to put it back.
       expect(commits).toHaveLength(3)
@@ -139,12 +141,12 @@ describe('the actions on HAProxy', () => {
 
   it('restricts a traffic type with 503 and Retry-After, and lifts it', async () => {
     const rules = new HaproxyRules(api, join(haproxy.dir, 'restricted.map'))
-    const restrict = await runRunbook(runbook('  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n'), {control: control({clock, rules}), io: new RecordingIO(), signal: noAbort()})
+    const restrict = await runRunbook(runbook('  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n'), {control: onHaproxy({rules}), io: new RecordingIO(), signal: noAbort()})
     expect(restrict.outcome).toBe('completed')
     const turnedAway = await get(port, '/sync/x')
     expect([turnedAway.status, turnedAway.headers['retry-after']]).toEqual([503, '30'])
     expect((await get(port, '/mail')).status).toBe(200)
-    const lift = await runRunbook(runbook('  - {action: lift, type: sync}\n'), {control: control({clock, rules}), io: new RecordingIO(), signal: noAbort()})
+    const lift = await runRunbook(runbook('  - {action: lift, type: sync}\n'), {control: onHaproxy({rules}), io: new RecordingIO(), signal: noAbort()})
     expect(lift.outcome).toBe('completed')
     expect((await get(port, '/sync/x')).status).toBe(200)
   })
