@@ -12,6 +12,8 @@ import {freePort, get, startBackend, startHaproxy, stopBackend, until, type Back
 // and green by another; blue's three servers are checked on /health every 200 ms.
 let haproxy: RunningHaproxy
 let port: number
+/** The same Runtime API on TCP, as a second `stats socket`. */
+let tcpPort: number
 let api: RuntimeApi
 const backends: Backend[] = []
 const clock = new WallClock()
@@ -19,10 +21,12 @@ const clock = new WallClock()
 beforeAll(async () => {
   for (const name of ['b1', 'b2', 'b3', 'g1']) backends.push(await startBackend(name))
   port = await freePort()
+  tcpPort = await freePort()
   const [b1, b2, b3, g1] = backends
   haproxy = await startHaproxy(
     (dir) => `global
   stats socket ${dir}/admin.sock mode 600 level admin
+  stats socket ipv4@127.0.0.1:${tcpPort} level admin
   stats timeout 10s
 defaults
   mode http
@@ -61,6 +65,14 @@ describe('the runtime API client', () => {
     expect(await api.send('show info')).toMatch(/^Name: HAProxy/m)
     const missing = new RuntimeApi('/nonexistent/x.sock')
     await expect(missing.send('show info')).rejects.toThrow(/^haproxy runtime API at \/nonexistent\/x\.sock: no such socket \(is HAProxy running with `stats socket \/nonexistent\/x\.sock level admin`\?\)$/)
+  })
+
+  it('talks over TCP too, with the same answers', async () => {
+    const tcp = new RuntimeApi(`127.0.0.1:${tcpPort}`)
+    expect(await tcp.send('show info')).toMatch(/^Name: HAProxy/m)
+    const overTcp = await new HaproxyBackend(tcp, clock, 'web', 'blue').targets()
+    expect(overTcp).toEqual(await new HaproxyBackend(api, clock, 'web', 'blue').targets())
+    expect(new HaproxyBackend(tcp, clock, 'web', 'blue').label).toBe(`haproxy backend blue (127.0.0.1:${tcpPort})`)
   })
 
   it('names a TCP address nobody listens on', async () => {

@@ -81,7 +81,11 @@ export async function startHaproxy(config: (dir: string) => string, files: Recor
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  // Should the worker end without running afterAll (a crash, process.exit), HAProxy goes with it.
+  const onExit = () => child.kill('SIGKILL')
+  process.once('exit', onExit)
   const stop = async () => {
+    process.off('exit', onExit)
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL')
       await exited
