@@ -1,0 +1,76 @@
+import {describe, expect, it} from 'vitest'
+import {simulateSetups} from '../../src/sim/simulate.js'
+import {fleetConfig, pickSetups} from '../../src/sim/scenario/load.js'
+import {builtin} from '../helpers/sim.js'
+
+// outlook-2026's numbers behind HAProxy's checks (inter 2 s, fall 3, rise 2): the collapse case
+// of the drill (issue 12), as the simulator predicts it.
+describe('outlook-2026-haproxy', () => {
+  const scenario = builtin('outlook-2026-haproxy')
+  const report = simulateSetups(scenario, pickSetups(scenario, 'all'))
+  const setup = (name: string) => report.setups.find((s) => s.name === name)!
+  const {fall, rise} = fleetConfig(scenario, pickSetups(scenario, ['no-guard'])[0].policy).healthCheck.haproxy!
+  const inter = scenario.healthCheck.interval
+  const faultAt = 60
+  const fixAt = 240
+  const survivors = 20 - 6
+  const firstEmpty = (name: string) => {
+    const {record} = setup(name)
+    return record.t[record.t.findIndex((t, i) => t >= faultAt && record.inRotation[i] === 0)]
+  }
+  /** The most servers in rotation in any second after the pool first emptied and before the fix. */
+  const mostBackDuringFault = (name: string) => {
+    const {record} = setup(name)
+    let most = 0
+    record.t.forEach((t, i) => {
+      if (t > firstEmpty(name) && t < fixAt) most = Math.max(most, record.inRotation[i])
+    })
+    return most
+  }
+
+  it('has the outlook-2026 numbers and HAProxy checks', () => {
+    const envoy = builtin('outlook-2026')
+    expect(scenario.pools).toEqual(envoy.pools)
+    expect(scenario.demand).toEqual(envoy.demand)
+    expect(scenario.faults).toEqual(envoy.faults)
+    expect(scenario.clients).toEqual(envoy.clients)
+    expect({inter, fall, rise}).toEqual({inter: 2, fall: 3, rise: 2})
+    expect(Object.keys(scenario.setups)).toEqual(['no-guard', 'observe-layer7'])
+  })
+
+  it('no-guard cascades: the broken servers go down after fall checks, then the overloaded survivors do, and the pool is empty', () => {
+    // fall checks for the broken servers, fall more for the survivors they overload, up to one
+    // inter before a server's first check, and the record shows it from the next second.
+    expect(firstEmpty('no-guard') - faultAt).toBeLessThanOrEqual(2 * fall * inter + inter + scenario.tick)
+    expect(setup('no-guard').summary.minInRotation).toBe(0)
+    // Well under what the survivors could serve had they stayed in.
+    expect(setup('no-guard').summary.meanServedDuringFault!).toBeLessThan(0.6 * survivors * 100)
+  })
+
+  it('no-guard flaps rather than stays empty: with no growing ejection the survivors rise again and are overloaded again', () => {
+    expect(mostBackDuringFault('no-guard')).toBe(survivors)
+    expect(setup('no-guard').summary.meanServedDuringFault!).toBeGreaterThan(0)
+  })
+
+  it('observe-layer7 cascades sooner and serves far less: servers that come back take the whole load and are marked down within a second', () => {
+    expect(firstEmpty('observe-layer7')).toBeLessThan(firstEmpty('no-guard'))
+    expect(setup('observe-layer7').summary.minInRotation).toBe(0)
+    expect(setup('observe-layer7').summary.meanServedDuringFault!).toBeLessThan(setup('no-guard').summary.meanServedDuringFault! / 5)
+    expect(mostBackDuringFault('observe-layer7')).toBeLessThan(survivors)
+  })
+
+  it('both recover once the fault is fixed, within rise checks and one interval to the first', () => {
+    for (const name of ['no-guard', 'observe-layer7']) {
+      const recovered = setup(name).summary.recoveredSecondsAfterFix
+      expect(recovered, name).not.toBeNull()
+      expect(recovered!, name).toBeLessThanOrEqual((rise + 1) * inter)
+    }
+  })
+
+  it("unlike Envoy's ejection on the same numbers, which also empties the pool but does not recover in the run", () => {
+    const envoy = builtin('outlook-2026')
+    const envoyNoGuard = simulateSetups(envoy, pickSetups(envoy, ['no-guard'])).setups[0].summary
+    expect(envoyNoGuard.minInRotation).toBe(0)
+    expect(envoyNoGuard.recoveredSecondsAfterFix).toBeNull()
+  })
+})
