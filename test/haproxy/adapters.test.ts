@@ -1,3 +1,4 @@
+import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {HaproxyBackend, healthOf} from '../../src/haproxy/backend.js'
@@ -73,6 +74,17 @@ describe('the runtime API client', () => {
     const overTcp = await new HaproxyBackend(tcp, clock, 'web', 'blue').targets()
     expect(overTcp).toEqual(await new HaproxyBackend(api, clock, 'web', 'blue').targets())
     expect(new HaproxyBackend(tcp, clock, 'web', 'blue').label).toBe(`haproxy backend blue (127.0.0.1:${tcpPort})`)
+  })
+
+  it('gives up on a listener that never answers at its deadline, naming the command', async () => {
+    const silent = createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const api = new RuntimeApi(`127.0.0.1:${(silent.address() as {port: number}).port}`, 300)
+      await expect(api.send('show info')).rejects.toThrow(/^haproxy runtime API at 127\.0\.0\.1:\d+: `show info` had no answer within 0\.3 s$/)
+    } finally {
+      silent.close()
+    }
   })
 
   it('names a TCP address nobody listens on', async () => {
