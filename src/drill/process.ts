@@ -4,67 +4,77 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import type {FleetConfig, FleetInfo} from './fleet.js'
+import type {LoadConfig, LoadRecord} from './load.js'
 
-/** A fleet in a child process: its ports, its pid, and the one way to end it. */
-export interface FleetProcess extends FleetInfo {
-  pid: number
-  /** SIGTERM, then SIGKILL if it has not exited within a few seconds; resolves once it has exited. Safe to call twice. */
-  stop(): Promise<void>
-}
+/**
+ * The drill's programs (the fleet, the load generator) in child processes, each on a core of its
+ * own. A child gets its config as a JSON file and answers in JSON lines on stdout; its stdin is a
+ * pipe from this process, so it exits if this one dies however it dies (kill -9 included). Every
+ * path out (stop, a failed start) ends the child and removes its config file.
+ */
 
-/** Seconds a fleet gets to print its ports, and to exit after SIGTERM before SIGKILL. */
+/** Seconds a child gets to print its first line, and to exit after SIGTERM before SIGKILL. */
 const startSeconds = 20
 const stopSeconds = 5
 
-/**
- * Runs the fleet (src/drill/fleet-main.ts, compiled) in a child process and waits for its ports.
- * Its stdin is a pipe from this process, so it exits if this one dies however it dies; on any
- * failure to start, the child is killed before the error is thrown. `main` is the compiled
- * fleet-main.js beside this module unless given (tests run this module from source).
- */
-export async function spawnFleet(config: FleetConfig, main = fileURLToPath(new URL('fleet-main.js', import.meta.url))): Promise<FleetProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-fleet-'))
-  const file = join(dir, 'fleet.json')
+interface Child {
+  pid: number
+  /** The next JSON line the child prints; rejects with its first stderr line if it exits first. */
+  nextLine(): Promise<unknown>
+  /** SIGTERM, then SIGKILL after a few seconds; resolves once it has exited. Safe to call twice. */
+  stop(): Promise<void>
+}
+
+/** `name` names the config file; `label` says what the child is, in errors. */
+function startChild(main: string, config: unknown, name: string, label: string): Child {
+  const dir = mkdtempSync(join(tmpdir(), `sluice-${name}-`))
+  const file = join(dir, `${name}.json`)
   writeFileSync(file, JSON.stringify(config))
   const child = spawn(process.execPath, [main, '--config', file, '--exit-on-stdin-end'], {stdio: ['pipe', 'pipe', 'pipe']})
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const cleanup = () => rmSync(dir, {recursive: true, force: true})
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  let buffered = ''
+  const lines: string[] = []
+  const waiting: Array<() => void> = []
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString()
+    let newline: number
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      lines.push(buffered.slice(0, newline))
+      buffered = buffered.slice(newline + 1)
+    }
+    waiting.splice(0).forEach((wake) => wake())
+  })
+  child.once('exit', () => waiting.splice(0).forEach((wake) => wake()))
+  const nextLine = async (): Promise<unknown> => {
+    const deadline = performance.now() + startSeconds * 1000
+    while (lines.length === 0) {
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(stderr.trim().split('\n')[0] || `the ${label} exited with code ${child.exitCode} before answering`)
+      const left = deadline - performance.now()
+      if (left <= 0) throw new Error(`the ${label} printed nothing within ${startSeconds} s`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left)
+        waiting.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+    const line = lines.shift()!
+    try {
+      return JSON.parse(line)
+    } catch {
+      throw new Error(`the ${label} printed ${JSON.stringify(line)}, not JSON`)
+    }
+  }
   let stopping: Promise<void> | null = null
   const stop = (): Promise<void> => {
-    stopping ??= terminate(child, exited).finally(cleanup)
+    stopping ??= terminate(child, exited).finally(() => rmSync(dir, {recursive: true, force: true}))
     return stopping
   }
-  try {
-    const info = await firstLine(child)
-    return {...info, pid: child.pid!, stop}
-  } catch (error) {
-    await stop()
-    throw error
-  }
-}
-
-function firstLine(child: ChildProcess): Promise<FleetInfo> {
-  return new Promise((resolve, reject) => {
-    let out = ''
-    let err = ''
-    const timer = setTimeout(() => reject(new Error(`the fleet printed no ports within ${startSeconds} s`)), startSeconds * 1000)
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      const newline = out.indexOf('\n')
-      if (newline < 0) return
-      clearTimeout(timer)
-      try {
-        resolve(JSON.parse(out.slice(0, newline)) as FleetInfo)
-      } catch {
-        reject(new Error(`the fleet printed ${JSON.stringify(out.slice(0, newline))}, not its ports`))
-      }
-    })
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(err.trim().split('\n')[0] || `the fleet exited with code ${code} before printing its ports`))
-    })
-  })
+  return {pid: child.pid!, nextLine, stop}
 }
 
 async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
@@ -73,4 +83,69 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
   const killer = setTimeout(() => child.kill('SIGKILL'), stopSeconds * 1000)
   await exited
   clearTimeout(killer)
+}
+
+const beside = (file: string) => fileURLToPath(new URL(file, import.meta.url))
+
+/** A fleet in a child process: its ports, its pid, and the one way to end it. */
+export interface FleetProcess extends FleetInfo {
+  pid: number
+  /** SIGTERM, then SIGKILL if it has not exited within a few seconds; resolves once it has exited. Safe to call twice. */
+  stop(): Promise<void>
+}
+
+/**
+ * Runs the fleet (fleet-main.js) in a child process and waits for its ports; if it fails to
+ * start, the child is ended before the error is thrown. `main` is the compiled fleet-main.js
+ * beside this module unless given (tests run this module from source).
+ */
+export async function spawnFleet(config: FleetConfig, main = beside('fleet-main.js')): Promise<FleetProcess> {
+  const child = startChild(main, config, 'fleet', 'fleet')
+  try {
+    const info = (await child.nextLine()) as FleetInfo
+    return {...info, pid: child.pid, stop: child.stop}
+  } catch (error) {
+    await child.stop()
+    throw error
+  }
+}
+
+/** The load generator in a child process. */
+export interface LoadProcess {
+  pid: number
+  /** The record, once the run has ended and its attempts settled. */
+  done: Promise<LoadRecord>
+  /** Ends the run now and returns its record (SIGTERM; the child prints what it has and exits). */
+  stop(): Promise<LoadRecord>
+}
+
+/** Runs the load generator (load-main.js) in a child process, started once it says so. */
+export async function spawnLoad(config: LoadConfig, main = beside('load-main.js')): Promise<LoadProcess> {
+  const child = startChild(main, config, 'load', 'load generator')
+  try {
+    await child.nextLine()
+  } catch (error) {
+    await child.stop()
+    throw error
+  }
+  // JSON has no NaN: a bucket with no answers comes back as null.
+  const done = child.nextLine().then((record) => {
+    const r = record as LoadRecord
+    return {...r, latencyP99: r.latencyP99.map((v) => (v === null ? NaN : v))}
+  })
+  // Whoever reads the record, the child is gone by then.
+  const finished = done.finally(() => child.stop())
+  finished.catch(() => undefined)
+  return {
+    pid: child.pid,
+    done: finished,
+    stop: async () => {
+      try {
+        process.kill(child.pid, 'SIGTERM')
+      } catch {
+        // Already gone: its record, or why there is none, is in `finished`.
+      }
+      return finished
+    },
+  }
 }

@@ -5,12 +5,15 @@ import {join, resolve} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {beforeAll, describe, expect, it} from 'vitest'
 import type {FleetConfig} from '../../src/drill/fleet.js'
-import {spawnFleet} from '../../src/drill/process.js'
+import {spawnFleet, spawnLoad} from '../../src/drill/process.js'
+import {startFleet} from '../../src/drill/fleet.js'
+import type {LoadConfig} from '../../src/drill/load.js'
 import {accepts, get, sleep} from './http.js'
 
 /** The fleet runs compiled, as sluice ships it: `npm run build` first. */
 const main = resolve('dist/src/drill/fleet-main.js')
 const processModule = resolve('dist/src/drill/process.js')
+const loadMain = resolve('dist/src/drill/load-main.js')
 const config: FleetConfig = {pools: [{name: 'web', servers: 3, capacity: 50, serviceTime: 0.02, threads: 10, queueLimit: 50, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]}
 
 function alive(pid: number): boolean {
@@ -32,7 +35,7 @@ async function gone(pid: number, withinMs: number): Promise<boolean> {
 }
 
 beforeAll(() => {
-  if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`)
+  if (!existsSync(main) || !existsSync(loadMain)) throw new Error(`${main} is missing: run npm run build first`)
 })
 
 describe('the fleet as a process', () => {
@@ -88,5 +91,54 @@ describe('the fleet as a process', () => {
       rmSync(dir, {recursive: true, force: true})
     }
     await expect(spawnFleet({pools: []}, main)).rejects.toThrow(/^fleet: --config .*fleet\.json: expected "pools", a non-empty list$/)
+  })
+})
+
+describe('the load generator as a process', () => {
+  const loadConfig = (port: number, duration: number): LoadConfig => ({
+    target: {host: '127.0.0.1', port},
+    curve: [[0, 100]],
+    types: [{name: 'all', share: 1}],
+    clients: {attempts: 1, timeout: 5, backoffBase: 0, backoffMax: 0, retryBudget: null, budgetWindow: 10, honourRetryAfter: true},
+    duration,
+    bucketSeconds: 0.25,
+    arrivals: 'even',
+    seed: 1,
+  })
+
+  it('runs to the end and hands back its record, then is gone', async () => {
+    const fleet = await startFleet(config)
+    try {
+      const load = await spawnLoad(loadConfig(fleet.pools[0].ports[0], 0.5), loadMain)
+      const record = await load.done
+      const served = record.series.served.reduce((a, b) => a + b, 0) * record.bucketSeconds
+      expect(served).toBeGreaterThan(40)
+      expect(served).toBe(record.series.demand.reduce((a, b) => a + b, 0) * record.bucketSeconds)
+      expect(await gone(load.pid, 5000)).toBe(true)
+    } finally {
+      await fleet.stop()
+    }
+  })
+
+  it('stop ends a long run early with the record so far, and closes its connections', async () => {
+    const fleet = await startFleet(config)
+    try {
+      await fleet.command({op: 'fault', pool: 'web', mode: 'hang'})
+      const load = await spawnLoad(loadConfig(fleet.pools[0].ports[0], 60), loadMain)
+      await sleep(500)
+      expect(fleet.state().web[0].connections).toBeGreaterThan(0)
+      const record = await load.stop()
+      expect(record.inFlightAtStop).toBeGreaterThan(0)
+      expect(Number.isNaN(record.latencyP99[0])).toBe(true)
+      expect(await gone(load.pid, 5000)).toBe(true)
+      await sleep(200)
+      expect(fleet.state().web[0].connections).toBe(0)
+    } finally {
+      await fleet.stop()
+    }
+  })
+
+  it('a bad config exits 2 with one line, and spawnLoad throws it', async () => {
+    await expect(spawnLoad({...loadConfig(1, 1), curve: []}, loadMain)).rejects.toThrow(/^load: --config .*\.json: expected "curve", a non-empty list of \[seconds, rps\]$/)
   })
 })
