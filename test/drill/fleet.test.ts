@@ -111,9 +111,10 @@ describe('the loopback fleet', () => {
     expect(fleet!.state().web[0].warmth).toBe(1)
     const warmAfter: number[] = []
     for (let i = 0; i < 5; i++) warmAfter.push((await get(port, '/t/a', 2000)).ms)
-    // Cold: 250 ms a request against 50 ms warm.
-    expect(median(cold)).toBeGreaterThan(2 * median(warmBefore))
-    expect(median(cold)).toBeGreaterThan(2 * median(warmAfter))
+    // Cold: 250 ms a request at least, against 50 ms warm.
+    expect(median(cold)).toBeGreaterThanOrEqual(0.9 * 250)
+    expect(median(warmBefore)).toBeLessThan(median(cold) - 100)
+    expect(median(warmAfter)).toBeLessThan(median(cold) - 100)
   })
 
   it('health waits behind queued work, so an overloaded server fails a check that times out', async () => {
