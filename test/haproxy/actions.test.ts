@@ -1,10 +1,10 @@
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {runRunbook} from '../../src/engine/engine.js'
-import {HaproxyBackend} from '../../src/haproxy/backend.js'
-import {HaproxyMetrics} from '../../src/haproxy/metrics.js'
-import {HaproxyRules, restrictionConfig} from '../../src/haproxy/rules.js'
+import {haproxyPorts, type HaproxyPorts} from '../../src/haproxy/ports.js'
+import {restrictionConfig} from '../../src/haproxy/rules.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
+import {serversState} from '../../src/haproxy/stats.js'
 import {HaproxyWeights, rampConfig} from '../../src/haproxy/weights.js'
 import {WallClock} from '../../src/local/wall-clock.js'
 import type {ControlPlane, HookPort, Target} from '../../src/ports/control-plane.js'
@@ -15,6 +15,8 @@ import {freePort, get, startBackend, startHaproxy, stopBackend, until, type Back
 let haproxy: RunningHaproxy
 let port: number
 let api: RuntimeApi
+/** The ports as a live control plane would get them from `targets.haproxy`. */
+let ports: HaproxyPorts
 const servers = new Map<string, Backend>()
 const clock = new WallClock()
 const noAbort = () => new AbortController().signal
@@ -39,7 +41,7 @@ ${restrictionConfig(join(dir, 'restricted.map'))}
 ${rampConfig(join(dir, 'ramp.map'), 'green', 'blue')}
 backend blue
   option httpchk GET /health
-  default-server check inter 200ms fall 2 rise 2 slowstart 1s
+  default-server check inter 200ms fall 2 rise 2 slowstart 30s
 ${['b1', 'b2', 'b3'].map((n) => `  server ${n} 127.0.0.1:${servers.get(n)!.port}`).join('\n')}
 backend green
   option httpchk GET /health
@@ -47,8 +49,12 @@ backend green
 `,
     {'restricted.map': '', 'ramp.map': 'blue 100\ngreen 0\n'},
   )
+  ports = haproxyPorts(
+    {socket: haproxy.socket, backends: {blue: 'blue', green: 'green'}, slowStart: {blue: 30}, restrictMap: join(haproxy.dir, 'restricted.map'), rampMap: join(haproxy.dir, 'ramp.map'), metrics: true},
+    clock,
+  )
   api = new RuntimeApi(haproxy.socket)
-  const blue = new HaproxyBackend(api, clock, 'blue', 'blue')
+  const blue = ports.targetGroups.get('blue')!
   await until('blue servers up', async () => (await blue.targets()).every((t) => t.health === 'healthy'))
 })
 
@@ -71,7 +77,7 @@ class RestartServers implements HookPort {
 
 describe('the actions on HAProxy', () => {
   it('cycles a backend one server at a time, never more out of rotation than the budget', async () => {
-    const blue = new HaproxyBackend(api, clock, 'blue', 'blue')
+    const blue = ports.targetGroups.get('blue')!
     const hooks = new RestartServers()
     let watching = true
     let mostOut = 0
@@ -88,9 +94,10 @@ describe('the actions on HAProxy', () => {
     pool: blue
     batch: 1
     budget: 1
+    slowStart: 30
     restart: {command: [restart, '{id}']}
 `
-    const result = await runRunbook(runbook(steps), {control: onHaproxy({targetGroups: new Map([['blue', blue]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: onHaproxy({targetGroups: ports.targetGroups, hooks}), io: new RecordingIO(), signal: noAbort()})
     watching = false
     await watch
     expect(result.outcome).toBe('completed')
@@ -98,12 +105,13 @@ describe('the actions on HAProxy', () => {
     expect(mostOut).toBe(1)
     expect([...sawDown].sort()).toEqual(['b1', 'b2', 'b3'])
     expect((await blue.targets()).map((t) => t.health)).toEqual(['healthy', 'healthy', 'healthy'])
+    // Each came back through HAProxy's slow start (30 s in the config): starting, not yet running.
+    expect((await serversState(api, 'blue')).map((r) => r.srv_op_state)).toEqual(['1', '1', '1'])
   })
 
   it('ramps onto a broken backend until its gate fails, then puts the split back to the last step that passed', async () => {
     const weights = new HaproxyWeights(api, join(haproxy.dir, 'ramp.map'))
-    const blue = new HaproxyBackend(api, clock, 'blue', 'blue')
-    const metrics = new HaproxyMetrics(api, clock, {blue: 'blue', green: 'green'}, new Map([['blue', blue]]))
+    const metrics = ports.metrics!
     servers.get('g1')!.broken = true
     const commits: string[] = []
     const send = api.send.bind(api)
@@ -140,7 +148,7 @@ describe('the actions on HAProxy', () => {
   })
 
   it('restricts a traffic type with 503 and Retry-After, and lifts it', async () => {
-    const rules = new HaproxyRules(api, join(haproxy.dir, 'restricted.map'))
+    const rules = ports.rules!
     const restrict = await runRunbook(runbook('  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n'), {control: onHaproxy({rules}), io: new RecordingIO(), signal: noAbort()})
     expect(restrict.outcome).toBe('completed')
     const turnedAway = await get(port, '/sync/x')

@@ -1,0 +1,43 @@
+import type {Clock, DnsPort, MetricsPort, TargetGroupPort, TrafficRulesPort} from '../ports/control-plane.js'
+import {HaproxyBackend} from './backend.js'
+import {HaproxyMetrics} from './metrics.js'
+import {HaproxyRules} from './rules.js'
+import {RuntimeApi} from './runtime.js'
+import {HaproxyWeights} from './weights.js'
+
+/** What a runbook's `targets.haproxy` would say: one HAProxy, reached by its Runtime API. */
+export interface HaproxyTargets {
+  /** `unix:/run/haproxy/admin.sock`, a socket path, or `host:port` of a `stats socket … level admin`. */
+  socket: string
+  /** Pool → backend name. */
+  backends: Record<string, string>
+  /** The `slowstart` haproxy.cfg gives the servers, in seconds, per pool: HAProxy cannot report it. */
+  slowStart?: Record<string, number>
+  /** The map file of the restriction snippet (restrictionConfig), as the config names it. */
+  restrictMap?: string
+  /** The map file of the ramp snippet (rampConfig), as the config names it. */
+  rampMap?: string
+  /** Gate metrics from HAProxy's own counters. */
+  metrics?: boolean
+}
+
+export interface HaproxyPorts {
+  targetGroups: Map<string, TargetGroupPort>
+  rules?: TrafficRulesPort
+  dns?: DnsPort
+  metrics?: MetricsPort
+}
+
+/** The ports one HAProxy provides, all on one Runtime API client, for a live control plane to take. */
+export function haproxyPorts(targets: HaproxyTargets, clock: Clock): HaproxyPorts {
+  const api = new RuntimeApi(targets.socket)
+  const targetGroups = new Map<string, TargetGroupPort>()
+  for (const [pool, backend] of Object.entries(targets.backends))
+    targetGroups.set(pool, new HaproxyBackend(api, clock, pool, backend, {slowStartSeconds: targets.slowStart?.[pool]}))
+  return {
+    targetGroups,
+    ...(targets.restrictMap ? {rules: new HaproxyRules(api, targets.restrictMap)} : {}),
+    ...(targets.rampMap ? {dns: new HaproxyWeights(api, targets.rampMap)} : {}),
+    ...(targets.metrics ? {metrics: new HaproxyMetrics(api, clock, targets.backends, targetGroups)} : {}),
+  }
+}
