@@ -496,7 +496,7 @@ export class ServerPool implements ServerArrays {
     for (let i = 0; i < size; i++) {
       if (registered[i] === 0) continue
       if (next[i] <= t) {
-        if (failing[i] !== 0) this.failCheck(i, t, hap)
+        if (failing[i] !== 0) this.failCheck(i, hap)
         else this.passCheck(i, t, hap)
         next[i] = t + hap.ticksAfterCheck(i)
       }
@@ -505,7 +505,7 @@ export class ServerPool implements ServerArrays {
     hap.nextDue = due
   }
 
-  private failCheck(i: number, t: number, hap: HaproxyState): void {
+  private failCheck(i: number, hap: HaproxyState): void {
     const h = hap.health
     if (h[i] > 0) {
       h[i]--
@@ -578,7 +578,7 @@ export class ServerPool implements ServerArrays {
       const mode = hap.rules.onError
       if (mode === 'sudden-death' && hap.health[i] > hap.rules.rise) hap.health[i] = hap.rules.rise + 1
       else if (mode === 'mark-down') hap.health[i] = hap.rules.rise
-      if (mode !== 'fastinter') this.failCheck(i, t, hap)
+      if (mode !== 'fastinter') this.failCheck(i, hap)
       const soon = t + hap.fastTicks
       if (soon < hap.nextCheck[i]) hap.nextCheck[i] = soon
       if (soon < hap.nextDue) hap.nextDue = soon
