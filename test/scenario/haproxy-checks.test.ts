@@ -85,7 +85,7 @@ describe('scenario healthCheck kind haproxy', () => {
 
   it('refuses the guards in a --policy run against a haproxy scenario', () => {
     const scenario = load(base('{kind: haproxy}', '  plain: {}')).scenario()
-    expect(errorOf(() => fleetConfig(scenario, parsePolicy('panicThreshold=50')))).toMatch(/^--policy: panicThreshold: .*HAProxy has none/)
+    expect(errorOf(() => fleetConfig(scenario, parsePolicy('panicThreshold=50')))).toMatch(/^--policy\/--sweep: panicThreshold: .*HAProxy has none/)
   })
 
   it("refuses HAProxy settings in a setup of an Envoy scenario", () => {

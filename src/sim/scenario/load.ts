@@ -149,9 +149,9 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
   let healthCheck: HealthCheckConfig = scenario.healthCheck as HealthCheckConfig
   const haproxy = scenario.healthCheck.haproxy
   if (haproxy !== undefined) {
-    // The schema refuses these on a scenario's setups; this catches a custom --policy.
+    // The schema refuses these on a scenario's setups; this catches a custom setup from --policy, or one a sweep makes.
     const [problem] = haproxyGuardProblems(policy)
-    if (problem) throw new InputError(`--policy: ${problem.key}: ${problem.message}`)
+    if (problem) throw new InputError(`--policy/--sweep: ${problem.key}: ${problem.message}`)
     const o = {...haproxy, ...checkOverride}
     const inter = checkOverride?.inter ?? scenario.healthCheck.interval
     healthCheck = {
