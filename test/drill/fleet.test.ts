@@ -34,7 +34,7 @@ describe('the loopback fleet', () => {
   })
 
   it('parks requests past the queue limit unanswered', async () => {
-    const port = await one({queueLimit: 3, serviceTime: 0.5, capacity: 2})
+    const port = await one({queueLimit: 3, serviceTime: 2, capacity: 0.5})
     const pending = Array.from({length: 8}, () => get(port, '/t/a', 1500))
     await sleep(300)
     const state = fleet!.state().web[0]
@@ -79,8 +79,8 @@ describe('the loopback fleet', () => {
 
   it('a dependency that holds threads stalls the server for every type and its health, until the holds time out', async () => {
     const port = await one({threads: 3})
-    await fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 1})
-    const held = Array.from({length: 3}, () => get(port, '/t/search', 3000))
+    await fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 2})
+    const held = Array.from({length: 3}, () => get(port, '/t/search', 5000))
     await sleep(100)
     expect(fleet!.state().web[0].held).toBe(3)
     // No thread left: other traffic and the health check wait.
