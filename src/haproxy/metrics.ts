@@ -15,8 +15,10 @@ const keepSeconds = 3600
 /**
  * Gate metrics from HAProxy's own counters (`show stat`, each backend's row), read over the same
  * Runtime API as the other adapters. HAProxy keeps totals, not rates, so a rate over a window is
- * the difference between two samples: the newest one at least a window old, or, when there is
- * none yet (the first read of a run), one taken now and another after waiting out the window.
+ * the difference between two samples: an earlier one about a window old, or, when there is none
+ * (the first read of a run, or reads further apart than a window), one taken now and another
+ * after waiting out the window. A much older sample is not used: its difference would mix in
+ * traffic from before the window, such as the previous step of a ramp.
  *
  * Why not HAProxy's Prometheus exporter through sluice's Prometheus source: that source asks a
  * Prometheus server PromQL (rate(), histogram_quantile()); the exporter alone is a page of the
@@ -52,8 +54,7 @@ export class HaproxyMetrics implements MetricsPort {
     const scope = pool === undefined ? Object.values(this.backends) : [this.backends[pool]]
     const key = scope.join(',')
     const now = await this.sample(scope, signal)
-    const history = this.samples.get(key) ?? []
-    let then = [...history].reverse().find((s) => s.at <= now.at - windowSeconds)
+    let then = closest(this.samples.get(key) ?? [], now.at - windowSeconds, windowSeconds)
     this.remember(key, now)
     if (!then) {
       then = now
@@ -93,6 +94,15 @@ export class HaproxyMetrics implements MetricsPort {
     }
     return total === 0 ? null : (healthy / total) * 100
   }
+}
+
+/**
+ * The sample whose time is nearest `start`, among those from a quarter of a window before it to half
+ * a window after it: close enough that the difference is the window asked for, give or take.
+ */
+function closest(samples: Sample[], start: number, windowSeconds: number): Sample | undefined {
+  const fits = samples.filter((s) => s.at >= start - windowSeconds / 4 && s.at <= start + windowSeconds / 2)
+  return fits.sort((a, b) => Math.abs(a.at - start) - Math.abs(b.at - start))[0]
 }
 
 /** No requests in the window is no data; counters that went down mean HAProxy restarted, so the window is unknown. */

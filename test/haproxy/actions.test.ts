@@ -130,7 +130,7 @@ describe('the actions on HAProxy', () => {
       const steps = `  - action: ramp
     set: green
     schedule: [2, 50]
-    bake: 1
+    bake: 2
     allowShortBake: true
     gate: {metric: error-rate, threshold: 20, window: 2, interval: 1, successes: 1}
 `

@@ -247,25 +247,48 @@ describe('a ramp between two backends as a runtime map', () => {
 
 describe('metrics from HAProxy\'s counters', () => {
   it('reads request and error rates over a window by sampling, and healthy targets from server state', async () => {
-    const blue = new HaproxyBackend(api, clock, 'web', 'blue')
-    const metrics = new HaproxyMetrics(api, clock, {web: 'blue', canary: 'green'}, new Map([['web', blue]]))
+    // HAProxy's counters are real; the time the samples are taken at is the test's, so each
+    // window holds exactly the requests sent in it however slow the machine is.
+    let burstWhileWaiting: () => Promise<void> = async () => {}
+    const manual = {
+      t: 1000,
+      now: () => manual.t,
+      async sleep(seconds: number) {
+        manual.t += seconds
+        await burstWhileWaiting()
+      },
+    }
+    const blue = new HaproxyBackend(api, manual, 'web', 'blue')
+    const metrics = new HaproxyMetrics(api, manual, {web: 'blue', canary: 'green'}, new Map([['web', blue]]))
     const burst = async (ok: number, failing: number) => {
       for (let i = 0; i < ok; i++) expect((await get(port, '/')).status).toBe(200)
       for (let i = 0; i < failing; i++) expect((await get(port, '/fail')).status).toBe(500)
     }
     // The first read has no earlier sample: it samples, waits out the window, and samples again.
-    const reading = metrics.read('request-rate', 1, 'web')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    await burst(20, 5)
-    const rps = await reading
-    expect(rps).toBeGreaterThan(15)
-    expect(rps).toBeLessThanOrEqual(25)
-    // A window with no requests is no data, never a zero error rate.
-    await new Promise((resolve) => setTimeout(resolve, 1100))
-    expect(await metrics.read('error-rate', 1, 'web')).toBeNull()
+    burstWhileWaiting = () => burst(20, 5)
+    expect(await metrics.read('request-rate', 10, 'web')).toBe(2.5)
+    burstWhileWaiting = async () => {}
+    // Later reads use the sample a window back. A window with no requests is no data, never a zero error rate.
+    manual.t += 10
+    expect(await metrics.read('error-rate', 10, 'web')).toBeNull()
     await burst(5, 5)
-    await new Promise((resolve) => setTimeout(resolve, 1100))
-    expect(await metrics.read('error-rate', 1, 'web')).toBe(50)
+    manual.t += 10
+    expect(await metrics.read('error-rate', 10, 'web')).toBe(50)
+    // A sample far older than the window is not used: it would mix in traffic from before it.
+    await burst(0, 4)
+    manual.t += 100
+    burstWhileWaiting = () => burst(4, 0)
+    expect(await metrics.read('error-rate', 10, 'web')).toBe(0)
+    burstWhileWaiting = async () => {}
+    // The 503s of sluice's own restriction are answered in the frontend: not the backend's errors.
+    const rules = new HaproxyRules(api, join(haproxy.dir, 'restricted.map'))
+    await rules.add({type: 'sync', paths: ['/sync/'], headers: {}, retryAfterSeconds: 5})
+    await burst(2, 0)
+    for (let i = 0; i < 3; i++) expect((await get(port, '/sync/a')).status).toBe(503)
+    await rules.remove('sync')
+    manual.t += 10
+    expect(await metrics.read('error-rate', 10, 'web')).toBe(0)
+
     expect(await metrics.read('healthy-targets', 60, 'web')).toBe(100)
     await expect(metrics.read('latency-p99', 60, 'web')).rejects.toThrow(/no latency percentiles/)
     await expect(metrics.read('error-rate', 60, 'nope')).rejects.toThrow(/no backend for pool nope; the runbook names web, canary/)
