@@ -113,6 +113,10 @@ export class LoopbackServer {
     // A hanging server hangs for as long as the client waits; Node's own request timeout would answer 408.
     this.http.requestTimeout = 0
     this.http.headersTimeout = 0
+    // Longer than a load balancer keeps an idle connection, as backends are set up in production:
+    // otherwise the server closes a pooled connection just as HAProxy reuses it, and the 502 that
+    // follows is the fleet's artefact, not the fault's.
+    this.http.keepAliveTimeout = 65_000
     this.http.on('connection', (socket: Socket) => {
       this.sockets.add(socket)
       socket.on('close', () => this.sockets.delete(socket))
