@@ -3,7 +3,7 @@ import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, request, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import {createServer as createNetServer} from 'node:net'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {delimiter, join} from 'node:path'
 
 /** A port the kernel just handed out and took back, for HAProxy's frontend. */
 export async function freePort(): Promise<number> {
@@ -68,6 +68,17 @@ export interface RunningHaproxy {
 }
 
 /**
+ * The system HAProxy: on the PATH, or in /usr/sbin where Debian puts it (not on a user's PATH).
+ * Missing, the tests say how to install it, as they do for moto.
+ */
+function haproxyBinary(): string {
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin']
+  const found = dirs.filter(Boolean).map((d) => join(d, 'haproxy')).find((p) => existsSync(p))
+  if (!found) throw new Error('HAProxy is not installed: apt-get install -y haproxy (Debian, Ubuntu) or brew install haproxy; .ci/run installs it')
+  return found
+}
+
+/**
  * Starts the system HAProxy in the foreground (-db) on `config(dir)`, waits for its admin socket,
  * and returns a stop() that kills it and removes the directory. Callers stop it in afterAll.
  */
@@ -77,7 +88,9 @@ export async function startHaproxy(config: (dir: string) => string, files: Recor
   const cfg = join(dir, 'haproxy.cfg')
   writeFileSync(cfg, config(dir))
   const socket = join(dir, 'admin.sock')
-  const child = spawn('haproxy', ['-f', cfg, '-db'], {stdio: ['ignore', 'ignore', 'pipe']})
+  const child = spawn(haproxyBinary(), ['-f', cfg, '-db'], {stdio: ['ignore', 'ignore', 'pipe']})
+  let spawnError: Error | undefined
+  child.once('error', (error) => (spawnError = error))
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
@@ -94,9 +107,9 @@ export async function startHaproxy(config: (dir: string) => string, files: Recor
   }
   const deadline = Date.now() + 10_000
   while (!existsSync(socket)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (spawnError || child.exitCode !== null || Date.now() > deadline) {
       await stop()
-      throw new Error(`haproxy did not start: ${stderr.trim()}`)
+      throw new Error(`haproxy did not start: ${spawnError?.message ?? stderr.trim()}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
