@@ -1,5 +1,6 @@
 import type {MetricDataQuery} from '@aws-sdk/client-cloudwatch'
 import type {Clock, MetricKind, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
+import {healthyShare} from '../ports/target-groups.js'
 import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
 
@@ -41,7 +42,7 @@ export class CloudWatchMetrics implements MetricsPort {
   }
 
   async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
-    if (kind === 'healthy-targets') return this.healthyShare(pool, signal)
+    if (kind === 'healthy-targets') return healthyShare(this.scope.groups, pool, signal)
     const loadBalancer = (pool && this.scope.loadBalancers[pool]) || this.scope.loadBalancer
     const targetGroup = pool && this.scope.targetGroups[pool] ? targetGroupDimension(this.scope.targetGroups[pool]) : undefined
     const dimensions = [{Name: 'LoadBalancer', Value: loadBalancer}, ...(targetGroup ? [{Name: 'TargetGroup', Value: targetGroup}] : [])]
@@ -78,18 +79,5 @@ export class CloudWatchMetrics implements MetricsPort {
     if (kind === 'error-rate') return ((sum('target5xx') + sum('elb5xx')) / requests) * 100
     const p99 = values.p99 ?? []
     return p99.length === 0 ? null : Math.max(...p99) * 1000
-  }
-
-  private async healthyShare(pool?: string, signal?: AbortSignal): Promise<number | null> {
-    const groups = pool ? [this.scope.groups.get(pool)].filter((g): g is TargetGroupPort => g !== undefined) : [...this.scope.groups.values()]
-    if (groups.length === 0) return null
-    let total = 0
-    let healthy = 0
-    for (const group of groups) {
-      const targets = await group.targets(signal)
-      total += targets.length
-      healthy += targets.filter((t) => t.health === 'healthy').length
-    }
-    return total === 0 ? null : (healthy / total) * 100
   }
 }

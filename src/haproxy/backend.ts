@@ -1,4 +1,5 @@
 import type {Clock, Target, TargetGroupPort, TargetHealth} from '../ports/control-plane.js'
+import {waitUntilHealthy} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
 import type {RuntimeApi} from './runtime.js'
 import {serverStats, serversState, type Row} from './stats.js'
@@ -94,15 +95,8 @@ export class HaproxyBackend implements TargetGroupPort {
     }
   }
 
-  async waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
-    const deadline = this.clock.now() + timeoutSeconds
-    const wanted = new Set(ids)
-    for (;;) {
-      const healthy = (await this.targets(signal)).filter((t) => wanted.has(t.id) && t.health === 'healthy').length
-      if (healthy === wanted.size) return true
-      if (this.clock.now() >= deadline || signal?.aborted) return false
-      await this.clock.sleep(poll, signal)
-    }
+  waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
+    return waitUntilHealthy(this, ids, timeoutSeconds, this.clock, poll, signal)
   }
 
   async slowStart(): Promise<number> {

@@ -1,4 +1,5 @@
 import type {Clock, MetricKind, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
+import {healthyShare} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
 import type {RuntimeApi} from './runtime.js'
 import {backendStats} from './stats.js'
@@ -48,7 +49,7 @@ export class HaproxyMetrics implements MetricsPort {
 
   async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
     if (pool !== undefined && !(pool in this.backends)) throw new FailedError(`${this.label}: no backend for pool ${pool}; the runbook names ${Object.keys(this.backends).join(', ')}`)
-    if (kind === 'healthy-targets') return this.healthyShare(pool, signal)
+    if (kind === 'healthy-targets') return healthyShare(this.groups, pool, signal)
     if (kind === 'latency-p99')
       throw new FailedError(`${this.label}: HAProxy's stats have no latency percentiles (only an average of the last 1024 requests), so latency-p99 cannot be read from them; gate on a Prometheus source with a latency histogram, or on error-rate`)
     const scope = pool === undefined ? Object.values(this.backends) : [this.backends[pool]]
@@ -81,18 +82,6 @@ export class HaproxyMetrics implements MetricsPort {
   private remember(key: string, sample: Sample): void {
     const kept = (this.samples.get(key) ?? []).filter((s) => s.at >= sample.at - keepSeconds)
     this.samples.set(key, [...kept, sample])
-  }
-
-  private async healthyShare(pool?: string, signal?: AbortSignal): Promise<number | null> {
-    const groups = pool ? [this.groups.get(pool)].filter((g): g is TargetGroupPort => g !== undefined) : [...this.groups.values()]
-    let total = 0
-    let healthy = 0
-    for (const group of groups) {
-      const targets = await group.targets(signal)
-      total += targets.length
-      healthy += targets.filter((t) => t.health === 'healthy').length
-    }
-    return total === 0 ? null : (healthy / total) * 100
   }
 }
 
