@@ -86,6 +86,10 @@ export function buildAxes(specs: string[], scenario: Scenario, setups: number): 
   const widest = servers ? {...scenario, pools: scenario.pools.map((p, i) => (i === 0 ? {...p, servers: servers.to} : p))} : scenario
   const axes = specs.map((spec, i) => buildAxis(spec, first[i] === servers ? scenario : widest))
   if (axes.length === 2 && axes[0].param === axes[1].param) throw new InputError(`--sweep ${specs[1]}: ${axes[0].param.name} is already swept by --sweep ${specs[0]}`)
+  // HAProxy's checks have no ejection timer: a sweep of one would draw the same map in every cell.
+  const ejection = axes.findIndex((a) => a.param.name === 'base-ejection')
+  if (ejection >= 0 && scenario.healthCheck.haproxy)
+    throw new InputError(`--sweep ${specs[ejection]}: scenario ${scenario.name} has HAProxy's health checks, which take a server out after \`fall\` failed checks with no ejection time; sweep check-interval (HAProxy's inter) instead`)
   // "Stuck" means not back although the trigger is gone: a fault still on at the end would read as stuck.
   const lastFix = Math.max(-Infinity, ...scenario.faults.map((f) => f.to))
   if (!axes.some((a) => a.param.name === 'fault-duration') && lastFix >= scenario.duration)

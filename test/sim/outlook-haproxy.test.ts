@@ -2,6 +2,9 @@ import {describe, expect, it} from 'vitest'
 import {simulateSetups} from '../../src/sim/simulate.js'
 import {fleetConfig, pickSetups} from '../../src/sim/scenario/load.js'
 import {builtin} from '../helpers/sim.js'
+import {SimTargetGroup} from '../../src/sim/adapters/target-group.js'
+import {VirtualClock} from '../../src/sim/clock.js'
+import {ScenarioRun} from '../../src/sim/run.js'
 
 // outlook-2026's numbers behind HAProxy's checks (inter 2 s, fall 3, rise 2): the collapse case
 // of the drill (issue 12), as the simulator predicts it.
@@ -72,5 +75,28 @@ describe('outlook-2026-haproxy', () => {
     const envoyNoGuard = simulateSetups(envoy, pickSetups(envoy, ['no-guard'])).setups[0].summary
     expect(envoyNoGuard.minInRotation).toBe(0)
     expect(envoyNoGuard.recoveredSecondsAfterFix).toBeNull()
+  })
+})
+
+describe('a simulated HAProxy backend as a target group', () => {
+  // A rehearsal against HAProxy's checks refuses what HAProxy cannot change at runtime, as the
+  // live HAProxy adapter does, instead of rehearsing a step that would fail live.
+  const group = (name: string) => {
+    const scenario = builtin(name)
+    const run = new ScenarioRun(scenario, pickSetups(scenario, 'all')[0].policy)
+    return new SimTargetGroup('mailbox', run.fleet.pools[0], run.fleet, new VirtualClock(run.fleet))
+  }
+
+  it('refuses a panic threshold and a new slow start; the Envoy-style pool takes both', async () => {
+    const haproxy = group('outlook-2026-haproxy')
+    await expect(haproxy.setFailoverPercent(50)).rejects.toThrow(/HAProxy has no routing failover \(panic threshold\) to set to 50%/)
+    await expect(haproxy.setSlowStart(120)).rejects.toThrow(/HAProxy cannot change slow start at runtime/)
+    expect(await haproxy.failoverPercent()).toBeNull()
+    await haproxy.setFailoverPercent(null)
+    const envoy = group('outlook-2026')
+    await envoy.setFailoverPercent(50)
+    expect(await envoy.failoverPercent()).toBe(50)
+    await envoy.setSlowStart(120)
+    expect(await envoy.slowStart()).toBe(120)
   })
 })

@@ -43,6 +43,15 @@ describe('--sweep PARAM=FROM..TO[:STEPS]', () => {
     expect(message(() => parseSweepFlag('demand=0..5:1'))).toMatch(/STEPS to be a whole number from 2 to 201/)
   })
 
+  it('refuses to sweep an ejection time on a scenario with HAProxy checks, which have none', () => {
+    const haproxy = loadScenario('outlook-2026-haproxy').scenario
+    expect(message(() => buildAxes(['base-ejection=10..60', 'demand=500..2000'], haproxy, 2))).toMatch(
+      /^--sweep base-ejection=10\.\.60: scenario outlook-2026-haproxy has HAProxy's health checks, .*sweep check-interval/,
+    )
+    expect(buildAxes(['check-interval=1..10', 'demand=500..2000'], haproxy, 2)).toHaveLength(2)
+    expect(buildAxes(['base-ejection=10..60'], scenario, 4)).toHaveLength(1)
+  })
+
   it('suggests the parameter meant', () => {
     expect(message(() => parseSweepFlag('demnd=0..5'))).toMatch(/^--sweep demnd=0\.\.5: unknown parameter "demnd"; did you mean demand\? Parameters: broken, demand, /)
     expect(message(() => parseSweepFlag('maxEjectionPct=0..50'))).toMatch(/did you mean maxEjectionPercent\?/)

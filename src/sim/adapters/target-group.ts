@@ -1,3 +1,4 @@
+import {FailedError} from '../../errors.js'
 import type {Target, TargetGroupPort} from '../../ports/control-plane.js'
 import type {VirtualClock} from '../clock.js'
 import type {Fleet} from '../fleet.js'
@@ -60,7 +61,12 @@ export class SimTargetGroup implements TargetGroupPort {
     return this.pool.policy.slowStart
   }
 
+  // A pool with HAProxy's checks rehearses what HAProxy allows at runtime (src/haproxy/backend.ts):
+  // slow start and routing failover are config, not runtime, so a step that changes them is refused
+  // here too rather than rehearsed as if it would work.
   async setSlowStart(seconds: number): Promise<void> {
+    if (this.pool.haproxy !== null && seconds !== this.pool.policy.slowStart)
+      throw new FailedError(`${this.label}: HAProxy cannot change slow start at runtime (the scenario's health checks are HAProxy's: slowstart ${this.pool.policy.slowStart} s)`)
     this.pool.policy.slowStart = seconds
   }
 
@@ -69,6 +75,8 @@ export class SimTargetGroup implements TargetGroupPort {
   }
 
   async setFailoverPercent(percent: number | null): Promise<void> {
+    if (this.pool.haproxy !== null && percent !== null)
+      throw new FailedError(`${this.label}: HAProxy has no routing failover (panic threshold) to set to ${percent}% (the scenario's health checks are HAProxy's)`)
     this.pool.policy.panicThreshold = percent ?? 0
   }
 }
