@@ -1,5 +1,5 @@
-import {readFileSync} from 'node:fs'
 import {startFleet, type FleetConfig} from './fleet.js'
+import {endOnSignalsOrStdin, fail as failProgram, readConfig} from './program.js'
 
 /**
  * The loopback fleet as a program of its own, so a drill runs it beside HAProxy and the load
@@ -14,21 +14,8 @@ import {startFleet, type FleetConfig} from './fleet.js'
  * Bad arguments or a bad config exit 2 with one line on stderr.
  */
 
-function fail(message: string): never {
-  process.stderr.write(`fleet: ${message}\n`)
-  process.exit(2)
-}
-
-const args = process.argv.slice(2)
-const configAt = args.indexOf('--config')
-if (configAt < 0 || args[configAt + 1] === undefined) fail('expected --config FILE (a fleet config as JSON)')
-const file = args[configAt + 1]
-let config: FleetConfig
-try {
-  config = JSON.parse(readFileSync(file, 'utf8')) as FleetConfig
-} catch (error) {
-  fail(`--config ${file}: ${(error as Error).message}`)
-}
+const fail = (message: string): never => failProgram('fleet', message)
+const {config, file} = readConfig<FleetConfig>('fleet', 'a fleet config')
 if (!Array.isArray(config.pools) || config.pools.length === 0) fail(`--config ${file}: expected "pools", a non-empty list`)
 
 const fleet = await startFleet(config).catch((error: Error) => fail(`could not start: ${error.message}`))
@@ -38,11 +25,5 @@ const exit = (code: number) => {
   exiting = true
   void fleet.stop().then(() => process.exit(code))
 }
-process.on('SIGINT', () => exit(0))
-process.on('SIGTERM', () => exit(0))
-if (args.includes('--exit-on-stdin-end')) {
-  process.stdin.on('end', () => exit(0))
-  process.stdin.on('error', () => exit(0))
-  process.stdin.resume()
-}
+endOnSignalsOrStdin(() => exit(0))
 process.stdout.write(`${JSON.stringify({admin: fleet.admin, pools: fleet.pools})}\n`)

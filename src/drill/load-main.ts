@@ -1,5 +1,5 @@
-import {readFileSync} from 'node:fs'
 import {startLoad, type LoadConfig} from './load.js'
+import {endOnSignalsOrStdin, fail as failProgram, readConfig} from './program.js'
 
 /**
  * The load generator as a program of its own, so its arrivals and timeouts keep time on a core
@@ -14,21 +14,8 @@ import {startLoad, type LoadConfig} from './load.js'
  * config exit 2 with one line on stderr.
  */
 
-function fail(message: string): never {
-  process.stderr.write(`load: ${message}\n`)
-  process.exit(2)
-}
-
-const args = process.argv.slice(2)
-const configAt = args.indexOf('--config')
-if (configAt < 0 || args[configAt + 1] === undefined) fail('expected --config FILE (a load config as JSON)')
-const file = args[configAt + 1]
-let config: LoadConfig
-try {
-  config = JSON.parse(readFileSync(file, 'utf8')) as LoadConfig
-} catch (error) {
-  fail(`--config ${file}: ${(error as Error).message}`)
-}
+const fail = (message: string): never => failProgram('load', message)
+const {config, file} = readConfig<LoadConfig>('load', 'a load config')
 if (!Array.isArray(config.curve) || config.curve.length === 0) fail(`--config ${file}: expected "curve", a non-empty list of [seconds, rps]`)
 if (!(config.duration > 0) || !(config.bucketSeconds > 0)) fail(`--config ${file}: expected "duration" and "bucketSeconds" above 0`)
 
@@ -42,10 +29,4 @@ const finish = (record: unknown) => {
 process.stdout.write(`${JSON.stringify({started: true})}\n`)
 void load.done.then(finish)
 const end = () => void load.stop().then(finish)
-process.on('SIGINT', end)
-process.on('SIGTERM', end)
-if (args.includes('--exit-on-stdin-end')) {
-  process.stdin.on('end', end)
-  process.stdin.on('error', end)
-  process.stdin.resume()
-}
+endOnSignalsOrStdin(end)

@@ -2,14 +2,13 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {runRunbook} from '../../src/engine/engine.js'
 import {haproxyPorts, type HaproxyPorts} from '../../src/haproxy/ports.js'
-import {restrictionConfig} from '../../src/haproxy/rules.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {serversState} from '../../src/haproxy/stats.js'
-import {HaproxyWeights, rampConfig} from '../../src/haproxy/weights.js'
+import {HaproxyWeights} from '../../src/haproxy/weights.js'
 import {WallClock} from '../../src/local/wall-clock.js'
 import type {ControlPlane, HookPort, Target} from '../../src/ports/control-plane.js'
 import {control, RecordingIO, runbook} from '../helpers/fakes.js'
-import {freePort, get, startBackend, startHaproxy, stopBackend, until, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
+import {blueGreenConfig, blueGreenMaps, freePort, get, startBackend, startHaproxy, stopBackend, until, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
 
 // The engine and the actions as they are, on HAProxy adapters: only the control plane differs.
 let haproxy: RunningHaproxy
@@ -26,29 +25,8 @@ const onHaproxy = (parts: Partial<Omit<ControlPlane, 'clock'>>): ControlPlane =>
 beforeAll(async () => {
   for (const name of ['b1', 'b2', 'b3', 'g1']) servers.set(name, await startBackend(name))
   port = await freePort()
-  haproxy = await startHaproxy(
-    (dir) => `global
-  stats socket ${dir}/admin.sock mode 600 level admin
-  stats timeout 10s
-defaults
-  mode http
-  timeout connect 1s
-  timeout client 10s
-  timeout server 10s
-frontend web
-  bind 127.0.0.1:${port}
-${restrictionConfig(join(dir, 'restricted.map'))}
-${rampConfig(join(dir, 'ramp.map'), 'green', 'blue')}
-backend blue
-  option httpchk GET /health
-  default-server check inter 200ms fall 2 rise 2 slowstart 30s
-${['b1', 'b2', 'b3'].map((n) => `  server ${n} 127.0.0.1:${servers.get(n)!.port}`).join('\n')}
-backend green
-  option httpchk GET /health
-  server g1 127.0.0.1:${servers.get('g1')!.port} check inter 200ms fall 2 rise 2
-`,
-    {'restricted.map': '', 'ramp.map': 'blue 100\ngreen 0\n'},
-  )
+  const at = (name: string) => ({name, port: servers.get(name)!.port})
+  haproxy = await startHaproxy(blueGreenConfig({port, blue: ['b1', 'b2', 'b3'].map(at), green: at('g1'), slowstartSeconds: 30}), blueGreenMaps)
   ports = haproxyPorts(
     {socket: haproxy.socket, backends: {blue: 'blue', green: 'green'}, slowStart: {blue: 30}, restrictMap: join(haproxy.dir, 'restricted.map'), rampMap: join(haproxy.dir, 'ramp.map'), metrics: true},
     clock,

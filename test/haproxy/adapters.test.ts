@@ -3,11 +3,11 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {HaproxyBackend, healthOf} from '../../src/haproxy/backend.js'
 import {HaproxyMetrics} from '../../src/haproxy/metrics.js'
-import {HaproxyRules, restrictionConfig} from '../../src/haproxy/rules.js'
+import {HaproxyRules} from '../../src/haproxy/rules.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
-import {HaproxyWeights, rampConfig} from '../../src/haproxy/weights.js'
+import {HaproxyWeights} from '../../src/haproxy/weights.js'
 import {WallClock} from '../../src/local/wall-clock.js'
-import {freePort, get, startBackend, startHaproxy, stopBackend, until, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
+import {blueGreenConfig, blueGreenMaps, freePort, get, startBackend, startHaproxy, stopBackend, until, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
 
 // One HAProxy for the file: the frontend restricts by a runtime map, then splits between blue
 // and green by another; blue's three servers are checked on /health every 200 ms.
@@ -25,31 +25,8 @@ beforeAll(async () => {
   tcpPort = await freePort()
   const [b1, b2, b3, g1] = backends
   haproxy = await startHaproxy(
-    (dir) => `global
-  stats socket ${dir}/admin.sock mode 600 level admin
-  stats socket ipv4@127.0.0.1:${tcpPort} level admin
-  stats timeout 10s
-defaults
-  mode http
-  timeout connect 1s
-  timeout client 10s
-  timeout server 10s
-frontend web
-  bind 127.0.0.1:${port}
-${restrictionConfig(join(dir, 'restricted.map'))}
-${rampConfig(join(dir, 'ramp.map'), 'green', 'blue')}
-backend blue
-  balance roundrobin
-  option httpchk GET /health
-  default-server check inter 200ms fall 2 rise 2 slowstart 2s
-  server b1 127.0.0.1:${b1.port}
-  server b2 127.0.0.1:${b2.port}
-  server b3 127.0.0.1:${b3.port}
-backend green
-  option httpchk GET /health
-  server g1 127.0.0.1:${g1.port} check inter 200ms fall 2 rise 2
-`,
-    {'restricted.map': '', 'ramp.map': 'blue 100\ngreen 0\n'},
+    blueGreenConfig({port, tcpPort, blue: [b1, b2, b3].map((b, i) => ({name: `b${i + 1}`, port: b.port})), green: {name: 'g1', port: g1.port}, slowstartSeconds: 2}),
+    blueGreenMaps,
   )
   api = new RuntimeApi(`unix:${haproxy.socket}`)
   const blue = new HaproxyBackend(api, clock, 'web', 'blue')

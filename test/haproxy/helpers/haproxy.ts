@@ -4,6 +4,8 @@ import {createServer, request, type IncomingMessage, type Server, type ServerRes
 import {createServer as createNetServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {delimiter, join} from 'node:path'
+import {restrictionConfig} from '../../../src/haproxy/rules.js'
+import {rampConfig} from '../../../src/haproxy/weights.js'
 
 /** A port the kernel just handed out and took back, for HAProxy's frontend. */
 export async function freePort(): Promise<number> {
@@ -143,3 +145,36 @@ export async function until(what: string, check: () => Promise<boolean>, ms = 10
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
+
+/**
+ * The HAProxy both test files drive: a frontend on `port` with sluice's restriction and ramp
+ * snippets (green ramped against blue), backend blue of `blue` servers and backend green of one,
+ * each checked every 200 ms (fall 2, rise 2), blue with a slow start. `tcpPort` adds a second
+ * admin socket over TCP. Pass `blueGreenMaps` as the files.
+ */
+export function blueGreenConfig(options: {port: number; blue: Array<{name: string; port: number}>; green: {name: string; port: number}; slowstartSeconds: number; tcpPort?: number}): (dir: string) => string {
+  const {port, blue, green, slowstartSeconds, tcpPort} = options
+  return (dir) => `global
+  stats socket ${dir}/admin.sock mode 600 level admin
+${tcpPort === undefined ? '' : `  stats socket ipv4@127.0.0.1:${tcpPort} level admin\n`}  stats timeout 10s
+defaults
+  mode http
+  timeout connect 1s
+  timeout client 10s
+  timeout server 10s
+frontend web
+  bind 127.0.0.1:${port}
+${restrictionConfig(join(dir, 'restricted.map'))}
+${rampConfig(join(dir, 'ramp.map'), 'green', 'blue')}
+backend blue
+  option httpchk GET /health
+  default-server check inter 200ms fall 2 rise 2 slowstart ${slowstartSeconds}s
+${blue.map((s) => `  server ${s.name} 127.0.0.1:${s.port}`).join('\n')}
+backend green
+  option httpchk GET /health
+  server ${green.name} 127.0.0.1:${green.port} check inter 200ms fall 2 rise 2
+`
+}
+
+/** The map files blueGreenConfig reads: nothing restricted, all traffic on blue. */
+export const blueGreenMaps = {'restricted.map': '', 'ramp.map': 'blue 100\ngreen 0\n'}
