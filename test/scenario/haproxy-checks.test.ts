@@ -1,28 +1,16 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {InputError} from '../../src/errors.js'
+import {inputErrorOf, scenarioWriter} from '../helpers/scenario-files.js'
 import {fleetConfig, loadScenario, parsePolicy, pickSetups} from '../../src/sim/scenario/load.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-scenario-'))
+const write = scenarioWriter('sluice-haproxy-scenario-')
 let files = 0
 
 function load(text: string) {
-  const file = join(dir, `s${files++}.yaml`)
-  writeFileSync(file, text)
+  const file = write(`s${files++}.yaml`, text)
   return {file, scenario: () => loadScenario(file).scenario}
 }
 
-function errorOf(fn: () => unknown): string {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof InputError) return error.message
-    throw error
-  }
-  throw new Error('expected an InputError, nothing was thrown')
-}
+const errorOf = (fn: () => unknown): string => inputErrorOf(fn).message
 
 const base = (healthCheck: string, setups: string) => `name: tiny
 pools:

@@ -1,27 +1,9 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {InputError} from '../../src/errors.js'
+import {inputErrorOf, scenarioWriter} from '../helpers/scenario-files.js'
 import {builtinScenarioNames, loadScenario, parsePolicy, pickSetups} from '../../src/sim/scenario/load.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'sluice-scenario-'))
-
-function write(name: string, text: string): string {
-  const file = join(dir, name)
-  writeFileSync(file, text)
-  return file
-}
-
-function errorOf(fn: () => unknown): InputError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof InputError) return error
-    throw error
-  }
-  throw new Error('expected an InputError, nothing was thrown')
-}
+const write = scenarioWriter('sluice-scenario-')
+const errorOf = inputErrorOf
 
 const valid = `name: tiny
 pools:

@@ -1,29 +1,11 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {InputError} from '../../src/errors.js'
+import {inputErrorOf, scenarioWriter} from '../helpers/scenario-files.js'
 import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
 import {scenarioLimits} from '../../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson} from '../../src/sim/simulate.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'sluice-setup-clients-'))
-
-function write(name: string, text: string): string {
-  const file = join(dir, name)
-  writeFileSync(file, text)
-  return file
-}
-
-function errorOf(fn: () => unknown): InputError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof InputError) return error
-    throw error
-  }
-  throw new Error('expected an InputError, nothing was thrown')
-}
+const write = scenarioWriter('sluice-setup-clients-')
+const errorOf = inputErrorOf
 
 const scenario = (setups: string, duration = 600) => `name: tiny
 duration: ${duration}
