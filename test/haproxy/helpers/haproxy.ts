@@ -1,9 +1,7 @@
-import {spawn, type ChildProcess} from 'node:child_process'
-import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, request, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import {createServer as createNetServer} from 'node:net'
-import {tmpdir} from 'node:os'
-import {delimiter, join} from 'node:path'
+import {join} from 'node:path'
+import {findHaproxy, installHaproxy, startHaproxy as start, type RunningHaproxy} from '../../../src/haproxy/process.js'
 import {restrictionConfig} from '../../../src/haproxy/rules.js'
 import {rampConfig} from '../../../src/haproxy/weights.js'
 
@@ -62,60 +60,13 @@ export async function stopBackend(backend: Backend): Promise<void> {
   await new Promise<void>((resolve) => backend.server.close(() => resolve()))
 }
 
-export interface RunningHaproxy {
-  dir: string
-  socket: string
-  child: ChildProcess
-  stop(): Promise<void>
-}
+export type {RunningHaproxy}
 
-/**
- * The system HAProxy: on the PATH, or in /usr/sbin where Debian puts it (not on a user's PATH).
- * Missing, the tests say how to install it, as they do for moto.
- */
-function haproxyBinary(): string {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin']
-  const found = dirs.filter(Boolean).map((d) => join(d, 'haproxy')).find((p) => existsSync(p))
-  if (!found) throw new Error('HAProxy is not installed: apt-get install -y haproxy (Debian, Ubuntu) or brew install haproxy; .ci/run installs it')
-  return found
-}
-
-/**
- * Starts the system HAProxy in the foreground (-db) on `config(dir)`, waits for its admin socket,
- * and returns a stop() that kills it and removes the directory. Callers stop it in afterAll.
- */
+/** Starts the system HAProxy on `config(dir)` (src/haproxy/process.ts); missing, says how to install it. Callers stop it in afterAll. */
 export async function startHaproxy(config: (dir: string) => string, files: Record<string, string> = {}): Promise<RunningHaproxy> {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-'))
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
-  const cfg = join(dir, 'haproxy.cfg')
-  writeFileSync(cfg, config(dir))
-  const socket = join(dir, 'admin.sock')
-  const child = spawn(haproxyBinary(), ['-f', cfg, '-db'], {stdio: ['ignore', 'ignore', 'pipe']})
-  let spawnError: Error | undefined
-  child.once('error', (error) => (spawnError = error))
-  let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  // Should the worker end without running afterAll (a crash, process.exit), HAProxy goes with it.
-  const onExit = () => child.kill('SIGKILL')
-  process.once('exit', onExit)
-  const stop = async () => {
-    process.off('exit', onExit)
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await exited
-    }
-    rmSync(dir, {recursive: true, force: true})
-  }
-  const deadline = Date.now() + 10_000
-  while (!existsSync(socket)) {
-    if (spawnError || child.exitCode !== null || Date.now() > deadline) {
-      await stop()
-      throw new Error(`haproxy did not start: ${spawnError?.message ?? stderr.trim()}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return {dir, socket, child, stop}
+  const binary = findHaproxy()
+  if (!binary) throw new Error(`HAProxy is not installed: ${installHaproxy}; .ci/run installs it`)
+  return start(binary, config, files)
 }
 
 export interface Reply {

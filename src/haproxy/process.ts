@@ -1,0 +1,67 @@
+import {spawn, type ChildProcess} from 'node:child_process'
+import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {delimiter, join} from 'node:path'
+
+/** How to get HAProxy, said wherever it is missing. */
+export const installHaproxy = 'apt-get install -y haproxy (Debian, Ubuntu) or brew install haproxy'
+
+/**
+ * The system HAProxy: on the PATH, or in /usr/sbin where Debian puts it (not on a user's PATH);
+ * null when there is none.
+ */
+export function findHaproxy(path = process.env.PATH ?? ''): string | null {
+  const dirs = [...path.split(delimiter), '/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin']
+  return dirs.filter(Boolean).map((d) => join(d, 'haproxy')).find((p) => existsSync(p)) ?? null
+}
+
+export interface RunningHaproxy {
+  dir: string
+  /** The admin socket (`stats socket <dir>/admin.sock … level admin`, which the config must give). */
+  socket: string
+  child: ChildProcess
+  /** Kills HAProxy and removes its directory; safe to call twice. */
+  stop(): Promise<void>
+}
+
+/**
+ * Starts HAProxy in the foreground (-db) on `config(dir)`, in a directory of its own with `files`
+ * beside the config, and waits for its admin socket `<dir>/admin.sock`. If it fails to start, it is
+ * killed and the directory removed before the error (HAProxy's own first lines) is thrown. Should
+ * this process end without calling stop(), HAProxy is killed on its way out.
+ */
+export async function startHaproxy(binary: string, config: (dir: string) => string, files: Record<string, string> = {}): Promise<RunningHaproxy> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-'))
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+  const cfg = join(dir, 'haproxy.cfg')
+  writeFileSync(cfg, config(dir))
+  const socket = join(dir, 'admin.sock')
+  const child = spawn(binary, ['-f', cfg, '-db'], {stdio: ['ignore', 'ignore', 'pipe']})
+  let spawnError: Error | undefined
+  child.once('error', (error) => (spawnError = error))
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const onExit = () => child.kill('SIGKILL')
+  process.once('exit', onExit)
+  let stopping: Promise<void> | null = null
+  const stop = () =>
+    (stopping ??= (async () => {
+      process.off('exit', onExit)
+      if (child.exitCode === null && child.signalCode === null && !spawnError) {
+        child.kill('SIGKILL')
+        await exited
+      }
+      rmSync(dir, {recursive: true, force: true})
+    })())
+  const deadline = Date.now() + 10_000
+  while (!existsSync(socket)) {
+    if (spawnError || child.exitCode !== null || Date.now() > deadline) {
+      await stop()
+      const said = stderr.trim().split('\n').filter((l) => /ALERT|error/i.test(l)).slice(0, 3).join('; ') || stderr.trim().split('\n')[0]
+      throw new Error(`haproxy did not start: ${spawnError?.message ?? (said || 'no admin socket within 10 s')}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return {dir, socket, child, stop}
+}
