@@ -1,4 +1,4 @@
-import {iamPolicy} from '../src/live/iam-policy.js'
+import {iamPolicy, noPolicyNeeded} from '../src/live/iam-policy.js'
 import {SluiceCommand} from '../src/cli/base.js'
 import {runbookArg} from '../src/cli/flags.js'
 import {loadRunbook} from '../src/runbook/shipped.js'
@@ -16,8 +16,10 @@ export default class IamPolicy extends SluiceCommand {
 
   async run(): Promise<ReturnType<typeof iamPolicy>> {
     const {args} = await this.parse(IamPolicy)
-    const policy = iamPolicy(loadRunbook(args.runbook))
-    if (!this.jsonEnabled()) this.log(JSON.stringify(policy, null, 2))
+    const runbook = loadRunbook(args.runbook)
+    const policy = iamPolicy(runbook)
+    const none = noPolicyNeeded(runbook, policy)
+    if (!this.jsonEnabled()) this.log(none ?? JSON.stringify(policy, null, 2))
     return policy
   }
 }

@@ -2,6 +2,7 @@ import type {ControlPlane, Target, TargetGroupPort} from '../ports/control-plane
 import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../ports/io.js'
 import type {CycleStep} from '../runbook/runbook.js'
 import {batchBeyondPool, describeCount, resolveCount} from '../runbook/units.js'
+import {haproxyLock, targetGroupOf} from '../runbook/targets.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from './action.js'
 
 /** Seconds between looks at the group while waiting for room in the disruption budget. */
@@ -244,7 +245,7 @@ export const cycle: ActionDefinition<CycleStep> = {
   plan(step, {runbook, live}) {
     const size = live?.groupSizes.get(step.pool)
     return [
-      `${step.pool} (${runbook.targets.targetGroups?.[step.pool]}) in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
+      `${step.pool} (${targetGroupOf(runbook.targets, step.pool)}) in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
       ...(size === undefined ? [] : [`all ${size} targets now in the group, ${resolveCount(step.batch, size)} per batch`]),
       ...(step.headroom === undefined ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
       ...(step.failoverPercent === undefined ? [] : [`set routing failover: below ${step.failoverPercent}% healthy, route to every target`]),
@@ -254,7 +255,11 @@ export const cycle: ActionDefinition<CycleStep> = {
     ]
   },
   changesLive: true,
-  locks: (step, {targetGroups}) => (targetGroups?.[step.pool] ? [`elbv2:${targetGroups[step.pool]}`] : []),
+  locks(step, {targetGroups, haproxy}) {
+    if (targetGroups?.[step.pool]) return [`elbv2:${targetGroups[step.pool]}`]
+    const backend = haproxy?.backends[step.pool]
+    return haproxy && backend ? [haproxyLock(haproxy, 'backend', backend)] : []
+  },
   iam(step, {targetGroups}) {
     const arn = targetGroups?.[step.pool]
     if (!arn) return []

@@ -1,7 +1,8 @@
 import type {Restriction} from '../ports/control-plane.js'
 import type {LiftStep} from '../runbook/runbook.js'
 import type {ActionDefinition} from './action.js'
-import {describeTypes, listenerRules, restrictedType, restrictionSubject} from './restriction.js'
+import {describeTypes, listenerRules, restrictedType, restrictionLocks, restrictionSubject} from './restriction.js'
+import {rulesOn} from '../runbook/targets.js'
 
 /** Lets a restricted traffic type through again. */
 export const lift: ActionDefinition<LiftStep> = {
@@ -9,12 +10,12 @@ export const lift: ActionDefinition<LiftStep> = {
   defaultOnFailure: 'abort',
   title: (step) => `Lift the restriction on ${step.type} traffic`,
   plan: (step, {runbook, live}) => [
-    `remove the restriction on ${step.type} from ${live?.rulesLabel ?? runbook.targets.listener}`,
+    `remove the restriction on ${step.type} from ${live?.rulesLabel ?? rulesOn(runbook.targets)}`,
     ...(live?.restricted ? [`restricted: ${describeTypes(live.restricted)} → ${describeTypes(live.restricted.filter((t) => t !== step.type))}`] : []),
   ],
   project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),
   changesLive: true,
-  locks: (_step, {listener}) => (listener ? [`elbv2:${listener}`] : []),
+  locks: (_step, targets) => restrictionLocks(targets),
   iam: (_step, {listener}) =>
     listener ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DeleteRule'], Resource: [listenerRules(listener)]}, {Sid: 'FindRestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags'], Resource: ['*']}] : [],
   mutations: {

@@ -1,6 +1,7 @@
 import type {WeightMap} from '../ports/control-plane.js'
 import type {GateVerdict} from '../ports/io.js'
 import type {RampStep} from '../runbook/runbook.js'
+import {haproxyLock, weightedSets, weightsOn} from '../runbook/targets.js'
 import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinition, type StepOutcome} from './action.js'
 
 /**
@@ -131,9 +132,8 @@ export const ramp: ActionDefinition<RampStep> = {
   defaultOnFailure: 'rollback',
   title: (step) => `Ramp ${step.set}: ${step.schedule.map((p) => `${p}%`).join(' → ')}`,
   plan(step, {runbook, live}) {
-    const dns = runbook.targets.dns
-    const others = Object.keys(dns?.sets ?? {}).filter((s) => s !== step.set)
-    const lines = [`${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${dns?.record} (the rest to ${others.join(', ')})`]
+    const others = Object.keys(weightedSets(runbook.targets) ?? {}).filter((s) => s !== step.set)
+    const lines = [`${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${weightsOn(runbook.targets)} (the rest to ${others.join(', ')})`]
     if (live?.weights) {
       const path = step.schedule.map((p) => describeWeights(weightsAt(p, step.set, live.weights!)))
       lines.push(`weights ${describeWeights(live.weights)} → ${path.join(' → ')}, one change per step`)
@@ -142,7 +142,10 @@ export const ramp: ActionDefinition<RampStep> = {
   },
   project: (step, live) => (live.weights ? {...live, weights: weightsAt(step.schedule.at(-1)!, step.set, live.weights)} : live),
   changesLive: true,
-  locks: (_step, {dns}) => (dns ? [`route53:${dns.zone}/${dns.record.toLowerCase().replace(/\.?$/, '.')}/${dns.type}`] : []),
+  locks(_step, {dns, haproxy}) {
+    if (dns) return [`route53:${dns.zone}/${dns.record.toLowerCase().replace(/\.?$/, '.')}/${dns.type}`]
+    return haproxy?.rampMap ? [haproxyLock(haproxy, 'map', haproxy.rampMap)] : []
+  },
   iam(_step, {dns}) {
     if (!dns) return []
     const zone = `arn:aws:route53:::hostedzone/${dns.zone}`

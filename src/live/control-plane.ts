@@ -10,6 +10,7 @@ import {InputError} from '../errors.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {WallClock} from '../local/wall-clock.js'
 import {CommandHooks} from '../local/command-hooks.js'
+import {haproxyPorts} from '../haproxy/ports.js'
 
 export interface LiveControl {
   control: ControlPlane
@@ -52,16 +53,21 @@ export async function liveAws(runbook: Runbook, aws: AwsOptions): Promise<AwsOpt
   return resolved
 }
 
-/** The control plane of a live run: the runbook's targets on AWS, state in the local state directory. */
+/**
+ * The control plane of a live run: the runbook's targets on AWS, or on one HAProxy over its
+ * Runtime API (the loader allows one or the other), state in the local state directory.
+ */
 export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {operator: string; freeze: FreezePort; runId?: string}): LiveControl {
+  // Made for a HAProxy runbook too: the state store may still be DynamoDB, and callers destroy it.
   const clients = new AwsClients({...aws, runbookRegion: runbookRegion(runbook)})
   const clock = new WallClock()
   const {targets} = runbook
-  const groups = new Map<string, TargetGroupPort>()
+  const m = targets.metrics
+  const haproxy = targets.haproxy ? haproxyPorts({...targets.haproxy, metrics: m?.source === 'haproxy'}, clock) : undefined
+  const groups = haproxy?.targetGroups ?? new Map<string, TargetGroupPort>()
   for (const [pool, arn] of Object.entries(targets.targetGroups ?? {})) groups.set(pool, new Elbv2TargetGroup(clients, clock, pool, arn))
 
-  let metrics: MetricsPort | undefined
-  const m = targets.metrics
+  let metrics: MetricsPort | undefined = haproxy?.metrics
   if (m?.source === 'cloudwatch') {
     if (!m.loadBalancer) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: live CloudWatch gates need loadBalancer (the app/NAME/ID dimension)`)
     metrics = new CloudWatchMetrics(clients, clock, {loadBalancer: m.loadBalancer, loadBalancers: m.loadBalancers ?? {}, targetGroups: targets.targetGroups ?? {}, groups})
@@ -74,9 +80,9 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
     clients,
     control: {
       clock,
-      dns: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone, targets.dns.record, targets.dns.type) : undefined,
+      dns: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone, targets.dns.record, targets.dns.type) : haproxy?.dns,
       targetGroups: groups,
-      rules: targets.listener ? new ListenerRules(clients, targets.listener) : undefined,
+      rules: targets.listener ? new ListenerRules(clients, targets.listener) : haproxy?.rules,
       metrics,
       freeze: options.freeze,
       hooks: new CommandHooks(),

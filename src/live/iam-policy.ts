@@ -1,6 +1,7 @@
 import type {IamStatement} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import type {Runbook} from '../runbook/runbook.js'
+import {controlPlaneName} from '../runbook/targets.js'
 
 /**
  * The least-privilege IAM policy for a runbook: the statements each of its steps needs (each
@@ -18,6 +19,16 @@ export function iamPolicy(runbook: Runbook): {Version: string; Statement: IamSta
   for (const step of runbook.steps) for (const s of actionOf(step).iam(step, runbook.targets)) add(s)
   for (const s of gateStatements(runbook)) add(s)
   return {Version: '2012-10-17', Statement: [...statements.values()]}
+}
+
+/**
+ * What to say instead of a policy with no statements (which IAM would refuse anyway): the
+ * runbook makes no AWS call, e.g. because it drives HAProxy. Null when it needs a policy.
+ */
+export function noPolicyNeeded(runbook: Runbook, policy: ReturnType<typeof iamPolicy>): string | null {
+  if (policy.Statement.length > 0) return null
+  const on = runbook.targets.haproxy ? ` (it drives ${controlPlaneName(runbook.targets)} over its Runtime API)` : ''
+  return `${runbook.name} makes no AWS calls${on}: no AWS permissions are needed`
 }
 
 /** Gates read metrics: CloudWatch's GetMetricData, and target health for healthy-targets gates. */

@@ -5,6 +5,7 @@ import {FailedError} from '../errors.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import type {PlannedStep} from '../ports/io.js'
 import type {Runbook} from '../runbook/runbook.js'
+import {weightedSets} from '../runbook/targets.js'
 
 /**
  * Reads everything the runbook will touch before anything changes: the record's weighted sets,
@@ -18,8 +19,9 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
   if (control.dns) {
     live.weights = await control.dns.readWeights(signal)
     const ttl = await control.dns.ttl(signal)
-    for (const set of Object.keys(runbook.targets.dns?.sets ?? {}))
-      if (!(set in live.weights)) throw new FailedError(`${control.dns.label} has no weighted set "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
+    const kind = runbook.targets.haproxy ? 'backend' : 'weighted set'
+    for (const set of Object.keys(weightedSets(runbook.targets) ?? {}))
+      if (!(set in live.weights)) throw new FailedError(`${control.dns.label} has no ${kind} "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
     lines.push(`${control.dns.label} (TTL ${ttl} s) now: ${describeWeights(live.weights)}`)
   }
   for (const [pool, group] of control.targetGroups) {

@@ -7,6 +7,7 @@ import {FailedError} from '../errors.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../runbook/runbook.js'
+import {controlPlaneName} from '../runbook/targets.js'
 import type {RunInputs, RunReport} from '../runner.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
 import {ControlPoller} from '../state/controls.js'
@@ -90,9 +91,11 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
   })
   try {
     // Ctrl-C while a read hangs stops here, before anything has changed.
-    const read = await preflight(runbook, control, inputs.signal, options.resume?.fromStep).catch((error: Error) => {
-      if (!inputs.signal.aborted) throw error
-      return null
+    const read = await preflight(runbook, control, inputs.signal, options.resume?.fromStep).catch(async (error: Error) => {
+      if (inputs.signal.aborted) return null
+      // The journal says why the run ended, not just that it did not finish.
+      if (!options.resume) await journal.write('run-end', {outcome: 'failed', message: `${error.message}; nothing was changed`}).catch(() => undefined)
+      throw error
     })
     if (read === null) {
       const message = `${runbook.name}: interrupted while reading what it would change; nothing was changed`
@@ -105,7 +108,8 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     options.io.notify({type: 'plan', runbook: runbook.name, steps: read.plan, runId})
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
     const changesAws = runbook.steps.slice(options.resume?.fromStep ?? 0).some((step) => actionOf(step).changesLive)
-    const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on AWS${options.aws.region ? ` (${options.aws.region})` : ''}?`, ['Now:', ...read.now.map((l) => `  ${l}`)]))
+    const on = runbook.targets.haproxy ? controlPlaneName(runbook.targets) : `AWS${options.aws.region ? ` (${options.aws.region})` : ''}`
+    const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on ${on}?`, ['Now:', ...read.now.map((l) => `  ${l}`)]))
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
       if (!options.resume) await journal.write('run-end', {outcome: 'refused', message})

@@ -7,6 +7,7 @@ import type {EngineIO} from '../ports/io.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {batchBeyondPool} from '../runbook/units.js'
 import type {RunbookInput} from '../runbook/schema.js'
+import {rulesOn, weightedSets, weightsOn} from '../runbook/targets.js'
 import type {RunInputs, RunReport} from '../runner.js'
 import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
 import type {SimulationRecord} from '../sim/record.js'
@@ -85,14 +86,16 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   // it, so the first gate or headroom check has data to judge.
   const startAt = Math.max(historySeconds, settings.startAt ?? (settings.scenario === undefined ? runbook.rehearsal?.startAt ?? 0 : 0))
   fleet.runUntil(startAt)
+  const {targets} = runbook
   const control = simulatedControlPlane(
     fleet,
     {
-      sets: runbook.targets.dns?.sets,
-      record: runbook.targets.dns?.record,
-      targetGroups: Object.keys(runbook.targets.targetGroups ?? {}),
-      listener: runbook.targets.listener !== undefined,
-      metrics: runbook.targets.metrics !== undefined,
+      // On HAProxy: backends are the target groups, the ramp map's backends the weighted sets.
+      sets: weightedSets(targets),
+      record: weightsOn(targets),
+      targetGroups: Object.keys(targets.targetGroups ?? targets.haproxy?.backends ?? {}),
+      listener: rulesOn(targets) !== undefined,
+      metrics: targets.metrics !== undefined,
     },
     {pace: settings.pace, operator: inputs.operator},
   )
@@ -142,7 +145,7 @@ export function scenarioTargets(scenario: Scenario): RunbookInput['targets'] {
  * The scenario and setup a rehearsal runs against: the settings' (from flags), else the runbook's
  * own. A problem with the runbook's is reported at its file:line:column; one from a flag, at the flag.
  */
-function rehearsalScenario(runbook: Runbook, settings: RehearsalSettings): {scenario: Scenario; setup: {name: string; policy: Scenario['setups'][string]}} {
+export function rehearsalScenario(runbook: Runbook, settings: RehearsalSettings): {scenario: Scenario; setup: {name: string; policy: Scenario['setups'][string]}} {
   const own = runbook.rehearsal
   let scenario: Scenario
   if (typeof settings.scenario === 'object') scenario = settings.scenario
@@ -177,9 +180,10 @@ function checkAgainstScenario(runbook: Runbook, scenario: Scenario, settings: Re
   }
   for (const [set, pool] of Object.entries(runbook.targets.dns?.sets ?? {}))
     if (!pools.has(pool)) fail(['targets', 'dns', 'sets', set], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
-  for (const pool of Object.keys(runbook.targets.targetGroups ?? {})) {
-    if (!pools.has(pool)) fail(['targets', 'targetGroups', pool], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
-    if (scenario.pools.find((p) => p.name === pool)?.kind === 'sorry') fail(['targets', 'targetGroups', pool], `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
+  const groups = runbook.targets.haproxy ? ['haproxy', 'backends'] : ['targetGroups']
+  for (const pool of Object.keys(runbook.targets.targetGroups ?? runbook.targets.haproxy?.backends ?? {})) {
+    if (!pools.has(pool)) fail(['targets', ...groups, pool], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
+    if (scenario.pools.find((p) => p.name === pool)?.kind === 'sorry') fail(['targets', ...groups, pool], `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
   }
   for (const step of runbook.steps) {
     if ((step.action === 'restrict' || step.action === 'lift') && !types.has(step.type))

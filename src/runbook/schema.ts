@@ -22,6 +22,9 @@ export const gateSchema = z.strictObject({
   pool: name.optional().describe('The pool the metric is scoped to (default: everything the runbook targets).'),
 })
 
+/** A HAProxy backend or map file as haproxy.cfg names it: one word, as the Runtime API takes it. */
+const haproxyName = z.string().regex(/^\S+$/, 'expected a name with no spaces, as haproxy.cfg gives it')
+
 const hookSchema = z.strictObject({
   command: z
     .array(z.string().min(1))
@@ -104,7 +107,7 @@ export const stepSchema = z.discriminatedUnion('action', [
   z.strictObject({
     action: action('cycle', 'Drain, restart, remediate and return a pool a batch at a time.'),
     ...common,
-    pool: name.describe('The pool to cycle; targets.targetGroups names its target group.'),
+    pool: name.describe('The pool to cycle; targets.targetGroups names its target group, or targets.haproxy.backends its backend.'),
     batch: countOrPercent.describe('Targets taken out at once: a count (3) or a share of the group (25%).'),
     budget: countOrPercent.optional().describe('Never more than this out of rotation at once, counting targets that are already unhealthy.'),
     headroom: z.number().min(0).max(100).optional().describe('Refuse a batch unless the servers left can carry current demand with this much spare, in %.'),
@@ -133,7 +136,7 @@ export const stepSchema = z.discriminatedUnion('action', [
   z.strictObject({
     action: action('ramp', 'Move traffic to a weighted DNS set, step by step, behind a gate.'),
     ...common,
-    set: z.string().min(1).describe('The weighted set identifier that gains traffic.'),
+    set: z.string().min(1).describe('The weighted set identifier that gains traffic; on HAProxy, the backend (a key of the ramp map).'),
     schedule: scheduleSchema,
     bake: bakeField,
     allowShortBake: z
@@ -178,11 +181,36 @@ export const runbookSchema = z.strictObject({
         })
         .optional()
         .describe('The weighted DNS record a ramp changes.'),
+      haproxy: z
+        .strictObject({
+          socket: z
+            .string()
+            .min(1)
+            .describe('The Runtime API of a `stats socket … level admin` line in haproxy.cfg: a socket path (/run/haproxy/admin.sock), unix:/path, or host:port.'),
+          backends: z
+            .record(name, haproxyName)
+            .refine((b) => Object.keys(b).length > 0, 'expected at least one backend')
+            .describe('Pool name → HAProxy backend name, e.g. {blue: be_blue, green: be_green}; each backend\'s servers are the pool\'s targets.'),
+          slowStart: z
+            .record(name, duration)
+            .optional()
+            .describe("Pool → the `slowstart` haproxy.cfg gives that backend's servers, in seconds. HAProxy cannot report or change it at runtime, so a runbook declares it."),
+          restrictMap: haproxyName
+            .optional()
+            .describe('The map file of the restriction snippet (restrict and lift), as haproxy.cfg names it, e.g. /etc/haproxy/sluice-restricted.map.'),
+          rampMap: haproxyName
+            .optional()
+            .describe('The map file of the ramp snippet, as haproxy.cfg names it, e.g. /etc/haproxy/sluice-ramp.map: one `<backend> <percent>` line per backend.'),
+        })
+        .optional()
+        .describe('One HAProxy as the control plane, instead of AWS (dns, targetGroups, listener, CloudWatch): cycles drain its backends\' servers, a ramp changes the ramp map, restrictions go in the restriction map, all over its Runtime API.'),
       targetGroups: z.record(name, z.string().min(1)).optional().describe('Pool name → target group ARN.'),
       listener: z.string().min(1).optional().describe('The load balancer listener ARN where restriction rules go.'),
       metrics: z
         .strictObject({
-          source: z.enum(['cloudwatch', 'prometheus']).describe('Where gate metrics come from.'),
+          source: z
+            .enum(['cloudwatch', 'prometheus', 'haproxy'])
+            .describe("Where gate metrics come from. haproxy: HAProxy's own counters over targets.haproxy.socket (error-rate, request-rate, healthy-targets; no latency-p99)."),
           loadBalancer: z.string().optional().describe('CloudWatch: the LoadBalancer dimension, `app/name/id`.'),
           loadBalancers: z.record(name, z.string()).optional().describe('CloudWatch: pool → `app/name/id` when pools sit behind different load balancers.'),
           url: z.string().regex(/^https?:\/\/\S+$/, 'expected an http(s) URL').optional().describe("Prometheus: the server's base URL."),

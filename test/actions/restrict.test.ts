@@ -39,6 +39,6 @@ describe('restrict', () => {
   it('a run with no listener fails the step, saying what it needs', async () => {
     const result = await runRunbook(runbook(`  - {action: restrict, type: sync, paths: [/sync/*]}\n`), {control: control({}), io: new RecordingIO(), signal: noAbort()})
     expect(result.outcome).toBe('failed')
-    expect(result.steps[0]).toMatchObject({status: 'error', message: 'step 1 needs a listener (targets.listener), and this run has none'})
+    expect(result.steps[0]).toMatchObject({status: 'error', message: 'step 1 needs a listener (targets.listener) or a HAProxy restriction map (targets.haproxy.restrictMap), and this run has none'})
   })
 })

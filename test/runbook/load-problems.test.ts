@@ -86,7 +86,7 @@ ${dns}steps:
     gate: {metric: error-rate, threshold: 300}
 `
     expect(inputErrorOf(() => parseRunbook('semantic.yaml', text)).problems).toEqual([
-      'semantic.yaml:10:5: steps[0]: a restrict step needs targets.listener: the load balancer listener its rules go on',
+      "semantic.yaml:10:5: steps[0]: a restrict step needs targets.listener (the load balancer listener its rules go on) or targets.haproxy.restrictMap (the map of HAProxy's restriction snippet)",
       'semantic.yaml:14:10: steps[1].set: no weighted set "api-north" in targets.dns.sets; it has api-east, api-west',
       'semantic.yaml:15:19: steps[1].schedule[1]: expected a weight of at most 100%, got 150%',
       'semantic.yaml:18:43: steps[2].gate.threshold: expected an error rate in % (0–100), got 300',

@@ -9,11 +9,13 @@ import {SimRules} from './rules.js'
 import {SimTargetGroup} from './target-group.js'
 
 export interface SimTargets {
-  /** Weighted set identifier → pool, from the runbook's targets.dns.sets. */
+  /** Weighted set identifier → pool: the runbook's targets.dns.sets, or on HAProxy its ramp map's backends → pools. */
   sets?: Record<string, string>
+  /** What holds the weights: the record, or the HAProxy ramp map. */
   record?: string
-  /** Pool names the runbook has target groups for. */
+  /** Pool names the runbook has target groups (or HAProxy backends) for. */
   targetGroups: string[]
+  /** Whether the runbook has somewhere for restrictions: a listener, or a HAProxy restriction map. */
   listener: boolean
   metrics: boolean
 }
