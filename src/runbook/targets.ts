@@ -25,18 +25,21 @@ export function weightedSets(targets: Targets): Record<string, string> | undefin
   return undefined
 }
 
+// HAProxy resources are named as their adapters (src/haproxy) label them, so a plan, a lock and
+// an error say the same thing.
+
 /** Where `weightedSets` live, as a plan names it: the record, or the ramp map on its socket. */
 export function weightsOn(targets: Targets): string | undefined {
   if (targets.dns) return targets.dns.record
   const h = targets.haproxy
-  return h?.rampMap ? `haproxy map ${h.rampMap} on ${socketLabel(h.socket)}` : undefined
+  return h?.rampMap ? `haproxy map ${h.rampMap} (${socketLabel(h.socket)})` : undefined
 }
 
 /** Where restrictions go, as a plan names it: the listener, or the restriction map on its socket. */
 export function rulesOn(targets: Targets): string | undefined {
   if (targets.listener) return targets.listener
   const h = targets.haproxy
-  return h?.restrictMap ? `haproxy map ${h.restrictMap} on ${socketLabel(h.socket)}` : undefined
+  return h?.restrictMap ? `haproxy map ${h.restrictMap} (${socketLabel(h.socket)})` : undefined
 }
 
 /** A pool's target group as a plan names it: its ARN, or its HAProxy backend on its socket. */
@@ -45,7 +48,7 @@ export function targetGroupOf(targets: Targets, pool: string): string | undefine
   if (arn) return arn
   const h = targets.haproxy
   const backend = h?.backends[pool]
-  return backend ? `haproxy backend ${backend} on ${socketLabel(h.socket)}` : undefined
+  return backend ? `haproxy backend ${backend} (${socketLabel(h.socket)})` : undefined
 }
 
 /**

@@ -129,3 +129,11 @@ backend green
 
 /** The map files blueGreenConfig reads: nothing restricted, all traffic on blue. */
 export const blueGreenMaps = {'restricted.map': '', 'ramp.map': 'blue 100\ngreen 0\n'}
+
+/**
+ * A config whose client and server timeouts are `seconds` instead of blueGreenConfig's 10 s: a test
+ * that holds a request open while a spawned run drains its server needs it held longer than that.
+ */
+export function withTimeouts(config: (dir: string) => string, seconds: number): (dir: string) => string {
+  return (dir) => config(dir).replace(/timeout (client|server) \d+s/g, `timeout $1 ${seconds}s`)
+}

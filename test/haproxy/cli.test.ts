@@ -1,0 +1,298 @@
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {exitCodeOf} from '../../src/cli/exit-codes.js'
+import {healthOf} from '../../src/haproxy/backend.js'
+import {RuntimeMap} from '../../src/haproxy/maps.js'
+import {RuntimeApi} from '../../src/haproxy/runtime.js'
+import {serversState} from '../../src/haproxy/stats.js'
+import {isolatedSluice} from '../helpers/cli.js'
+import {spawnRun} from '../aws/spawned-run.js'
+import {blueGreenConfig, blueGreenMaps, freePort, get, startBackend, startHaproxy, stopBackend, until, withTimeouts, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
+
+// `sluice run RUNBOOK --yes` and the commands around it, spawned as a user runs them, on a
+// runbook whose targets are one real HAProxy: everything is checked against HAProxy itself
+// (`show servers state`, `show map`) and with real requests through it.
+let haproxy: RunningHaproxy
+let port: number
+let api: RuntimeApi
+let dir: string
+let rampMap: RuntimeMap
+let restrictMap: RuntimeMap
+const servers = new Map<string, Backend>()
+// A killed run's locks are taken over once their lease (3 s here) passes with no renewal.
+const leaseEnv = {SLUICE_LEASE_SECONDS: '3'}
+const isolated = isolatedSluice('haproxy-cli')
+const sluice = (args: string[]) => isolated(args, {env: leaseEnv})
+
+beforeAll(async () => {
+  for (const name of ['b1', 'b2', 'b3', 'g1']) servers.set(name, await startBackend(name))
+  port = await freePort()
+  const at = (name: string) => ({name, port: servers.get(name)!.port})
+  // Requests held open on /slow must outlast a spawned run's start and drain, however slow the machine.
+  haproxy = await startHaproxy(withTimeouts(blueGreenConfig({port, blue: ['b1', 'b2', 'b3'].map(at), green: at('g1'), slowstartSeconds: 1}), 60), blueGreenMaps)
+  api = new RuntimeApi(haproxy.socket)
+  rampMap = new RuntimeMap(api, join(haproxy.dir, 'ramp.map'))
+  restrictMap = new RuntimeMap(api, join(haproxy.dir, 'restricted.map'))
+  dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-cli-'))
+  await until('every server up', async () => (await health('blue')).every((h) => h === 'healthy') && (await health('green')).every((h) => h === 'healthy'))
+})
+
+afterAll(async () => {
+  await haproxy?.stop()
+  for (const b of servers.values()) await stopBackend(b)
+  if (dir) rmSync(dir, {recursive: true, force: true})
+})
+
+/** Each server's health as sluice reads it, by server name order. */
+const health = async (backend: string) => (await serversState(api, backend)).map(healthOf)
+const byServer = async (backend: string) => Object.fromEntries((await serversState(api, backend)).map((r) => [r.srv_name, healthOf(r)]))
+const weights = async () => Object.fromEntries((await rampMap.entries()).map((e) => [e.key, Number(e.value)]))
+const allInRotation = async () => (await health('blue')).every((h) => h === 'healthy') && (await health('green')).every((h) => h === 'healthy')
+
+let files = 0
+/**
+ * A runbook on this HAProxy, in the test's directory, with its own state directory;
+ * `haproxyBlock` replaces the targets.haproxy block (to break the socket or a backend).
+ */
+function runbook(name: string, steps: string, haproxyBlock?: string): {file: string; state: string} {
+  const n = ++files
+  const file = join(dir, `${name}-${n}.yaml`)
+  const block = haproxyBlock ?? `    socket: ${haproxy.socket}
+    backends: {blue: blue, green: green}
+    slowStart: {blue: 1}
+    restrictMap: ${join(haproxy.dir, 'restricted.map')}
+    rampMap: ${join(haproxy.dir, 'ramp.map')}`
+  writeFileSync(file, `name: ${name}
+targets:
+  haproxy:
+${block}
+  metrics: {source: haproxy}
+steps:
+${steps}`)
+  return {file, state: join(dir, `state-${n}`)}
+}
+
+/** The one run a state directory holds, and its journal's entries. */
+function onlyRun(state: string): {runId: string; entries: Array<Record<string, any>>} {
+  const runs = readdirSync(join(state, 'runs')).filter((f) => f.endsWith('.jsonl'))
+  expect(runs).toHaveLength(1)
+  const entries = readFileSync(join(state, 'runs', runs[0]), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>)
+  return {runId: runs[0].replace(/\.jsonl$/, ''), entries}
+}
+
+const mutations = (entries: Array<Record<string, any>>, kind: string, phase = 'outcome') =>
+  entries.filter((e) => e.type === 'mutation' && e.mutation.kind === kind && e.mutation.phase === phase).map((e) => e.mutation)
+
+/** A restart hook that records the server it was given (and, with `ms`, takes that long). */
+function restartHook(log: string, ms = 0): string {
+  const script = `require('fs').appendFileSync(${JSON.stringify(log)}, process.argv[1] + '\\n'); setTimeout(() => {}, ${ms})`
+  return `{command: [${JSON.stringify(process.execPath)}, -e, ${JSON.stringify(script)}, '{id}'], timeout: 30}`
+}
+const logged = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : [])
+
+/** Samples the blue servers' health every 50 ms until stopped: the most out of rotation at once, and who was. */
+function sampleBlue() {
+  let on = true
+  let mostOut = 0
+  const wentOut = new Set<string>()
+  const done = (async () => {
+    while (on) {
+      const now = await byServer('blue')
+      const out = Object.entries(now).filter(([, h]) => h !== 'healthy')
+      mostOut = Math.max(mostOut, out.length)
+      for (const [s] of out) wentOut.add(s)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  })()
+  return {
+    async stop() {
+      on = false
+      await done
+      return {mostOut, wentOut: [...wentOut].sort()}
+    },
+  }
+}
+
+describe('sluice run on a HAProxy runbook', () => {
+  it('a. cycles a backend in batches within its budget, running the restart hook per server', async () => {
+    const log = join(dir, 'cycle-a.log')
+    const {file, state} = runbook('cycle', `  - {action: cycle, pool: blue, batch: 1, budget: 1, restart: ${restartHook(log, 300)}}\n`)
+    const sampling = sampleBlue()
+    const run = await sluice(['run', file, '--yes', '--state', state])
+    const seen = await sampling.stop()
+    expect(run.code, run.stderr).toBe(exitCodeOf('completed'))
+    expect(logged(log).sort()).toEqual(['b1', 'b2', 'b3'])
+    // Never more than the budget out of rotation, and each server was out in its turn.
+    expect(seen.mostOut).toBe(1)
+    expect(seen.wentOut).toEqual(['b1', 'b2', 'b3'])
+    expect(await health('blue')).toEqual(['healthy', 'healthy', 'healthy'])
+    // The journal agrees: three drains of one server each, each returned.
+    const {entries} = onlyRun(state)
+    expect(mutations(entries, 'deregister').map((m) => m.before)).toEqual([['b1'], ['b2'], ['b3']])
+    expect(mutations(entries, 'register').map((m) => m.after)).toEqual([['b1'], ['b2'], ['b3']])
+  }, 60_000)
+
+  it('b. drains until sessions reach zero: a server with a request open on /slow is not restarted until it is answered', async () => {
+    const log = join(dir, 'cycle-b.log')
+    const {file, state} = runbook('drain', `  - {action: cycle, pool: blue, batch: 1, restart: ${restartHook(log)}}\n`)
+    // Requests held open on every blue server, so whichever the cycle drains first has a session.
+    const held: Array<Promise<unknown>> = []
+    await until('a session open on every blue server', async () => {
+      held.push(get(port, '/slow'))
+      await new Promise((r) => setTimeout(r, 100))
+      const scur = (await api.send('show stat blue 4 -1')).split('\n').filter((l) => /^blue,b\d,/.test(l)).map((l) => Number(l.split(',')[4]))
+      return scur.length === 3 && scur.every((n) => n > 0)
+    })
+    const run = spawnRun(['run', file, '--yes', '--state', state], leaseEnv)
+    await until('b1 draining', async () => (await byServer('blue')).b1 === 'draining', 30_000)
+    // Drained but busy: give the run time it would need to go on, then check it has not.
+    await new Promise((r) => setTimeout(r, 2000))
+    expect(logged(log)).toEqual([])
+    expect(await byServer('blue')).toEqual({b1: 'draining', b2: 'healthy', b3: 'healthy'})
+    for (const b of servers.values()) b.releaseSlow()
+    await Promise.all(held)
+    const end = await run.ended
+    expect(end.code, end.stderr).toBe(exitCodeOf('completed'))
+    expect(logged(log).sort()).toEqual(['b1', 'b2', 'b3'])
+    expect(await health('blue')).toEqual(['healthy', 'healthy', 'healthy'])
+  }, 60_000)
+
+  let rampRun: {runId: string; state: string}
+  it('c. ramps with one atomic map change per step, each read back with show map, then routes everything to green', async () => {
+    const {file, state} = runbook('ramp', '  - {action: ramp, set: green, schedule: [20, 50, 100], bake: 1}\n')
+    const seen: string[] = []
+    let on = true
+    const watching = (async () => {
+      while (on) {
+        const w = JSON.stringify(await weights())
+        if (seen.at(-1) !== w) seen.push(w)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    })()
+    const run = await sluice(['run', file, '--yes', '--state', state])
+    on = false
+    await watching
+    expect(run.code, run.stderr).toBe(exitCodeOf('completed'))
+    // Each step is one map commit, seen whole: never a half-written split.
+    expect(seen).toEqual([{blue: 100, green: 0}, {blue: 80, green: 20}, {blue: 50, green: 50}, {blue: 0, green: 100}].map((w) => JSON.stringify(w)))
+    const {runId, entries} = onlyRun(state)
+    expect(mutations(entries, 'dns-weights', 'intent').map((m) => m.after)).toEqual([{blue: 80, green: 20}, {blue: 50, green: 50}, {blue: 0, green: 100}])
+    expect(mutations(entries, 'dns-weights').every((m) => m.ok)).toBe(true)
+    for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).toBe('g1')
+    rampRun = {runId, state}
+  }, 60_000)
+
+  it('g. sluice rollback after the ramp puts the map back', async () => {
+    const rolled = await sluice(['rollback', rampRun.runId, '--yes', '--state', rampRun.state])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(await weights()).toEqual({blue: 100, green: 0})
+    for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).not.toBe('g1')
+  }, 60_000)
+
+  it('d, h. a restriction answers 503 with Retry-After to that traffic only; status reads it, the servers and the weights back from HAProxy; lift lets it through', async () => {
+    const restricted = runbook('restrict', '  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n')
+    const run = await sluice(['run', restricted.file, '--yes', '--state', restricted.state])
+    expect(run.code, run.stderr).toBe(0)
+    expect(await restrictMap.entries()).toEqual([{key: '/sync/', value: 'sync:30'}])
+    const turnedAway = await get(port, '/sync/mailbox')
+    expect(turnedAway.status).toBe(503)
+    expect(turnedAway.headers['retry-after']).toBe('30')
+    expect(JSON.parse(turnedAway.body)).toMatchObject({type: 'sync'})
+    for (const path of ['/', '/mail/sync/x', '/syncer']) expect((await get(port, path)).status, path).toBe(200)
+
+    const status = await sluice(['status', restricted.file, '--state', restricted.state])
+    expect(status.code, status.stderr).toBe(0)
+    expect(status.stdout).toContain(`haproxy map ${join(haproxy.dir, 'ramp.map')} (${haproxy.socket}) (TTL 0 s): blue=100 green=0`)
+    expect(status.stdout).toContain(`haproxy backend blue (${haproxy.socket}): 3 healthy (3 in all)`)
+    expect(status.stdout).toContain(`haproxy backend green (${haproxy.socket}): 1 healthy (1 in all)`)
+    expect(status.stdout).toContain(`haproxy map ${join(haproxy.dir, 'restricted.map')} (${haproxy.socket}): sync (/sync/; Retry-After 30 s)`)
+    const json = await sluice(['status', restricted.file, '--state', restricted.state, '--json'])
+    expect(json.code, json.stderr).toBe(0)
+    const read = JSON.parse(json.stdout)
+    expect(read.dns).toMatchObject({ttl: 0, weights: {blue: 100, green: 0}})
+    expect(read.targetGroups).toEqual([
+      {pool: 'blue', label: `haproxy backend blue (${haproxy.socket})`, counts: {healthy: 3}, total: 3},
+      {pool: 'green', label: `haproxy backend green (${haproxy.socket})`, counts: {healthy: 1}, total: 1},
+    ])
+    expect(read.restrictions.rules).toEqual([{type: 'sync', paths: ['/sync/'], headers: {}, retryAfterSeconds: 30}])
+
+    const lifted = runbook('lift', '  - {action: lift, type: sync}\n')
+    const lift = await sluice(['run', lifted.file, '--yes', '--state', lifted.state])
+    expect(lift.code, lift.stderr).toBe(0)
+    expect(await restrictMap.entries()).toEqual([])
+    expect((await get(port, '/sync/mailbox')).status).toBe(200)
+  }, 60_000)
+
+  it('e. a ramp onto a broken green fails its error-rate gate on HAProxy\'s own counters and puts the map back to the last good weights', async () => {
+    servers.get('g1')!.broken = true
+    let loading = true
+    const load = (async () => {
+      while (loading) await get(port, '/').catch(() => undefined)
+    })()
+    try {
+      const {file, state} = runbook('broken-green', `  - action: ramp
+    set: green
+    schedule: [5, 50]
+    bake: 2
+    gate: {metric: error-rate, threshold: 15, window: 2, interval: 1, successes: 1}
+`)
+      const run = await sluice(['run', file, '--yes', '--state', state])
+      expect(run.code, run.stderr).toBe(exitCodeOf('gate-failed'))
+      expect(await weights()).toEqual({blue: 95, green: 5})
+      const {entries} = onlyRun(state)
+      expect(mutations(entries, 'dns-weights').map((m) => m.after)).toEqual([{blue: 95, green: 5}, {blue: 50, green: 50}, {blue: 95, green: 5}])
+    } finally {
+      loading = false
+      await load
+      servers.get('g1')!.broken = false
+      await rampMap.replace([{key: 'blue', value: '100'}, {key: 'green', value: '0'}])
+    }
+  }, 60_000)
+
+  it('f. kill -9 mid-cycle, then sluice resume finishes the cycle and every server is back in rotation', async () => {
+    const log = join(dir, 'cycle-f.log')
+    const {file, state} = runbook('killed', `  - {action: cycle, pool: blue, batch: 1, restart: ${restartHook(log, 1500)}}\n`)
+    const run = spawnRun(['run', file, '--yes', '--state', state], leaseEnv)
+    await run.seen(/batch 2 of 3 \([^)]*\): restart/)
+    run.signal('SIGKILL')
+    await run.ended
+    // Killed with b2 out of rotation.
+    expect(await byServer('blue')).toEqual({b1: 'healthy', b2: 'draining', b3: 'healthy'})
+    const {runId} = onlyRun(state)
+    const resumed = await sluice(['resume', runId, '--yes', '--state', state])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(await byServer('blue')).toEqual({b1: 'healthy', b2: 'healthy', b3: 'healthy'})
+    expect(new Set(logged(log))).toEqual(new Set(['b1', 'b2', 'b3']))
+  }, 60_000)
+
+  it('i. a socket that is not there, and a backend HAProxy does not have: one line naming it, exit 1, nothing changed', async () => {
+    const before = {weights: await weights(), blue: await byServer('blue')}
+    const steps = '  - {action: ramp, set: green, schedule: [50], bake: 1}\n  - {action: cycle, pool: blue, batch: 1}\n'
+    const missing = join(dir, 'no-such.sock')
+    const noSocket = runbook('no-socket', steps, `    socket: ${missing}
+    backends: {blue: blue, green: green}
+    rampMap: ${join(haproxy.dir, 'ramp.map')}`)
+    const a = await sluice(['run', noSocket.file, '--yes', '--state', noSocket.state])
+    expect(a.code).toBe(exitCodeOf('failed'))
+    expect(a.stderr.trim().split('\n')).toEqual([`Error: haproxy runtime API at ${missing}: no such socket (is HAProxy running with \`stats socket ${missing} level admin\`?)`])
+    expect(onlyRun(noSocket.state).entries.at(-1)).toMatchObject({type: 'run-end', outcome: 'failed', message: expect.stringContaining('nothing was changed')})
+
+    // A backend HAProxy does not have, as the cycle's pool: `show servers state` refuses it.
+    const noBackend = runbook('no-backend', '  - {action: cycle, pool: blue, batch: 1}\n', `    socket: ${haproxy.socket}
+    backends: {blue: nosuch, green: green}`)
+    const b = await sluice(['run', noBackend.file, '--yes', '--state', noBackend.state])
+    expect(b.code).toBe(exitCodeOf('failed'))
+    expect(b.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Error: haproxy runtime API at .*admin\.sock: `show servers state nosuch` was refused for backend nosuch: \S/)])
+    // The same backend as a ramp's set: preflight finds the ramp map has no such key.
+    const notInMap = runbook('not-in-map', steps, `    socket: ${haproxy.socket}
+    backends: {blue: nosuch, green: green}
+    rampMap: ${join(haproxy.dir, 'ramp.map')}`)
+    const c = await sluice(['run', notInMap.file, '--yes', '--state', notInMap.state])
+    expect(c.code).toBe(exitCodeOf('failed'))
+    expect(c.stderr.trim().split('\n')).toEqual([`Error: haproxy map ${join(haproxy.dir, 'ramp.map')} (${haproxy.socket}) has no backend "nosuch"; it has blue, green`])
+    expect({weights: await weights(), blue: await byServer('blue')}).toEqual(before)
+    expect(await allInRotation()).toBe(true)
+  }, 60_000)
+})
