@@ -265,6 +265,9 @@ describe('sluice run on a HAProxy runbook', () => {
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(await byServer('blue')).toEqual({b1: 'healthy', b2: 'healthy', b3: 'healthy'})
     expect(new Set(logged(log))).toEqual(new Set(['b1', 'b2', 'b3']))
+    const journal = await sluice(['journal', runId, '--state', state])
+    expect(journal.code, journal.stderr).toBe(0)
+    expect(journal.stdout).toMatch(/status: completed/)
   }, 60_000)
 
   it('i. a socket that is not there, and a backend HAProxy does not have: one line naming it, exit 1, nothing changed', async () => {
@@ -294,5 +297,14 @@ describe('sluice run on a HAProxy runbook', () => {
     expect(c.stderr.trim().split('\n')).toEqual([`Error: haproxy map ${join(haproxy.dir, 'ramp.map')} (${haproxy.socket}) has no backend "nosuch"; it has blue, green`])
     expect({weights: await weights(), blue: await byServer('blue')}).toEqual(before)
     expect(await allInRotation()).toBe(true)
+  }, 60_000)
+
+  it('without --yes and no terminal: asks to apply it on HAProxy (not AWS), refuses with exit 4, nothing changed', async () => {
+    const {file, state} = runbook('ask', '  - {action: restrict, type: sync, paths: [/sync/]}\n')
+    const run = await sluice(['run', file, '--state', state])
+    expect(run.code).toBe(exitCodeOf('refused'))
+    expect(run.stderr).toContain(`Apply ask on HAProxy ${haproxy.socket}? needs an answer, but this run is not interactive; pass --yes to approve`)
+    expect(run.stderr).not.toContain('AWS')
+    expect(await restrictMap.entries()).toEqual([])
   }, 60_000)
 })
