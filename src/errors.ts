@@ -46,3 +46,8 @@ export class RefusedError extends SluiceError {
 export class FailedError extends SluiceError {
   readonly outcome = 'failed'
 }
+
+/** Stopped by Ctrl-C (or SIGTERM, SIGHUP) before there was anything to report. */
+export class InterruptedError extends SluiceError {
+  readonly outcome = 'interrupted'
+}

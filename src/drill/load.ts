@@ -21,6 +21,9 @@ import {typeHeader} from './server.js'
  * failed, retries, with failures broken down by cause. Rates are per wall second.
  */
 
+/** The path the generator sends a traffic type's requests to, which a drill's restrictions match. */
+export const typePath = (type: string): string => `/t/${encodeURIComponent(type)}`
+
 export interface LoadClients {
   attempts: number
   /** Wall seconds before an attempt with no answer is given up. */
@@ -232,7 +235,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
     count('offered', sentAt)
     if (k > 1) count('retries', sentAt)
     let settled = false
-    const req = http.request({agent, host: config.target.host, port: config.target.port, path: `/t/${encodeURIComponent(type)}`, method: 'GET', headers: {[typeHeader]: type}})
+    const req = http.request({agent, host: config.target.host, port: config.target.port, path: typePath(type), method: 'GET', headers: {[typeHeader]: type}})
     open.add(req)
     const timer = setTimeout(() => finish('timeout', null), clients.timeout * 1000)
     const finish = (outcome: Outcome, retryAfter: number | null) => {

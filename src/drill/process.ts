@@ -19,8 +19,8 @@ const stopSeconds = 5
 
 interface Child {
   pid: number
-  /** The next JSON line the child prints; rejects with its first stderr line if it exits first. */
-  nextLine(): Promise<unknown>
+  /** The next JSON line the child prints, within `seconds`; rejects with its first stderr line if it exits first. */
+  nextLine(seconds?: number): Promise<unknown>
   /** SIGTERM, then SIGKILL after a few seconds; resolves once it has exited. Safe to call twice. */
   stop(): Promise<void>
 }
@@ -47,15 +47,16 @@ function startChild(main: string, config: unknown, name: string, label: string):
     waiting.splice(0).forEach((wake) => wake())
   })
   child.once('exit', () => waiting.splice(0).forEach((wake) => wake()))
-  const nextLine = async (): Promise<unknown> => {
-    const deadline = performance.now() + startSeconds * 1000
+  const nextLine = async (seconds = startSeconds): Promise<unknown> => {
+    const deadline = performance.now() + seconds * 1000
     while (lines.length === 0) {
       if (child.exitCode !== null || child.signalCode !== null)
         throw new Error(stderr.trim().split('\n')[0] || `the ${label} exited with code ${child.exitCode} before answering`)
       const left = deadline - performance.now()
-      if (left <= 0) throw new Error(`the ${label} printed nothing within ${startSeconds} s`)
+      if (left <= 0) throw new Error(`the ${label} printed nothing within ${seconds} s`)
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left)
+        // A timer past 2^31 ms would fire at once; the child's exit or line wakes this anyway.
+        const timer = setTimeout(resolve, Math.min(left, 2 ** 31 - 1))
         waiting.push(() => {
           clearTimeout(timer)
           resolve()
@@ -129,7 +130,8 @@ export async function spawnLoad(config: LoadConfig, main = beside('load-main.js'
     throw error
   }
   // JSON has no NaN: a bucket with no answers comes back as null.
-  const done = child.nextLine().then((record) => {
+  // The record comes when the run ends: its duration, and the settling of what is open then.
+  const done = child.nextLine(config.duration + startSeconds + config.clients.timeout * config.clients.attempts * 2).then((record) => {
     const r = record as LoadRecord
     return {...r, latencyP99: r.latencyP99.map((v) => (v === null ? NaN : v))}
   })

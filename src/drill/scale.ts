@@ -113,3 +113,18 @@ export function drillLoadConfig(scenario: Scenario, scales: DrillScales, target:
     seed: scenario.seed,
   }
 }
+
+/** Wall seconds a drill aims to take, and wall requests per second this machine drives with room to spare (npm run bench: the generator's ceiling). */
+export const drillBudget = {wallSeconds: 150, wallRps: 200}
+
+const niceScales = [1, 0.5, 0.25, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]
+
+/**
+ * The largest round scales that fit a drill of `seconds` scenario seconds and `peakRps` demand
+ * into the budget: the least shrinking that fits, so the drill stays as close to the scenario as
+ * the machine allows.
+ */
+export function chooseScales(seconds: number, peakRps: number, budget = drillBudget): DrillScales {
+  const fit = (need: number, have: number) => niceScales.find((s) => need * s <= have) ?? niceScales.at(-1)!
+  return {timeScale: fit(seconds, budget.wallSeconds), rateScale: fit(peakRps, budget.wallRps)}
+}

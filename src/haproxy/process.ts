@@ -7,11 +7,11 @@ import {delimiter, join} from 'node:path'
 export const installHaproxy = 'apt-get install -y haproxy (Debian, Ubuntu) or brew install haproxy'
 
 /**
- * The system HAProxy: on the PATH, or in /usr/sbin where Debian puts it (not on a user's PATH);
- * null when there is none.
+ * The system HAProxy: on the PATH, or (unless `onPathOnly`) in /usr/sbin where Debian puts it,
+ * which is not on every user's PATH; null when there is none.
  */
-export function findHaproxy(path = process.env.PATH ?? ''): string | null {
-  const dirs = [...path.split(delimiter), '/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin']
+export function findHaproxy(path = process.env.PATH ?? '', options: {onPathOnly?: boolean} = {}): string | null {
+  const dirs = [...path.split(delimiter), ...(options.onPathOnly ? [] : ['/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin'])]
   return dirs.filter(Boolean).map((d) => join(d, 'haproxy')).find((p) => existsSync(p)) ?? null
 }
 

@@ -93,7 +93,8 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
       // On HAProxy: backends are the target groups, the ramp map's backends the weighted sets.
       sets: weightedSets(targets),
       record: weightsOn(targets),
-      targetGroups: Object.keys(targets.targetGroups ?? targets.haproxy?.backends ?? {}),
+      // A HAProxy backend that answers by itself (a sorry backend) has no servers to be a target group of.
+      targetGroups: Object.keys(targets.targetGroups ?? targets.haproxy?.backends ?? {}).filter((pool) => scenario.pools.find((p) => p.name === pool)?.kind !== 'sorry'),
       listener: rulesOn(targets) !== undefined,
       metrics: targets.metrics !== undefined,
     },
@@ -183,11 +184,14 @@ function checkAgainstScenario(runbook: Runbook, scenario: Scenario, settings: Re
   const groups = runbook.targets.haproxy ? ['haproxy', 'backends'] : ['targetGroups']
   for (const pool of Object.keys(runbook.targets.targetGroups ?? runbook.targets.haproxy?.backends ?? {})) {
     if (!pools.has(pool)) fail(['targets', ...groups, pool], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
-    if (scenario.pools.find((p) => p.name === pool)?.kind === 'sorry') fail(['targets', ...groups, pool], `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
+    // A target group is only ever cycled; a HAProxy backend may also be where a ramp parks traffic.
+    if (!runbook.targets.haproxy && scenario.pools.find((p) => p.name === pool)?.kind === 'sorry') fail(['targets', ...groups, pool], `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
   }
   for (const step of runbook.steps) {
     if ((step.action === 'restrict' || step.action === 'lift') && !types.has(step.type))
       fail(['steps', step.index, 'type'], `the rehearsal scenario ${scenario.name} has no traffic type "${step.type}"; its types are ${[...types].join(', ')}`)
+    if (step.action === 'cycle' && scenario.pools.find((p) => p.name === step.pool)?.kind === 'sorry')
+      fail(['steps', step.index, 'pool'], `pool "${step.pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
     const beyond = step.action === 'cycle' ? batchBeyondPool(step.batch, scenario.pools.find((p) => p.name === step.pool)?.servers ?? Number.POSITIVE_INFINITY) : undefined
     if (beyond) fail(['steps', step.index, 'batch'], `steps[${step.index}].batch: ${beyond} in the rehearsal scenario ${scenario.name}`)
   }

@@ -1,0 +1,55 @@
+import {Args, Flags} from '@oclif/core'
+import {SluiceCommand} from '../src/cli/base.js'
+import {decimal} from '../src/cli/flags.js'
+import {writeOutput} from '../src/cli/output-file.js'
+import {runDrillCommand} from '../src/cli/drill-run.js'
+import {drillJson, drillSvg, outcomesAgree, renderDrill, type DrillJson} from '../src/report/drill.js'
+
+export default class Drill extends SluiceCommand {
+  static override summary = 'Run a scenario, or a runbook against it, for real: HAProxy, a loopback fleet and open-loop load, beside the simulator\'s prediction.'
+
+  static override description = `Starts HAProxy (the system's, from the PATH), a fleet of servers on loopback and a load generator, all on 127.0.0.1, with the scenario's numbers scaled to fit this machine: a rate scale (capacities and demand) and a time scale (the timeline, checks, timeouts, the runbook's bakes and gates), both printed. It plays the scenario's faults at their times and, for a runbook, runs its steps on HAProxy's Runtime API from its rehearsal start. Then it stops every process it started, Ctrl-C included, and prints the real timeline beside the simulator's prediction of the same scenario and setup: a table of served during the fault, requests lost, seconds to full service after the fix and fewest servers in rotation, and the same chart with both lines.
+
+A runbook must name targets.haproxy (runbooks/outlook-staged-return-haproxy.yaml); its pools are the drill's backends, and its restart hooks restart the fleet's servers. A scenario's health checks must be HAProxy's (healthCheck kind haproxy).
+
+Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's drill exits 0 once it has run. 130 after Ctrl-C, with the figures of what ran.`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> drill-headroom',
+    '<%= config.bin %> <%= command.id %> outlook-2026-haproxy --setup no-guard',
+    '<%= config.bin %> <%= command.id %> outlook-staged-return-haproxy --svg drill.svg',
+    '<%= config.bin %> <%= command.id %> ./my-scenario.yaml --rate-scale 0.05 --time-scale 0.2 --json',
+  ]
+
+  static override args = {
+    target: Args.string({description: 'A runbook or scenario: a shipped name (`sluice runbooks`) or a YAML file.', required: true}),
+  }
+
+  static override flags = {
+    setup: Flags.string({description: "The scenario's setup (default: the runbook's rehearsal setup, else the scenario's first).", helpValue: 'NAME'}),
+    'rate-scale': decimal({description: 'Multiply every rate (capacities, demand) by this (default: the largest round scale that keeps demand within what this machine drives).', min: 0.0001, max: 1}),
+    'time-scale': decimal({description: 'Multiply every duration by this (default: the largest round scale that fits the drill into about 150 s).', min: 0.001, max: 1}),
+    svg: Flags.string({description: 'Also save the chart as an SVG file.', helpValue: 'FILE'}),
+  }
+
+  async run(): Promise<DrillJson> {
+    const {args, flags} = await this.parse(Drill)
+    const report = await runDrillCommand(args.target, {
+      setup: flags.setup,
+      scales: {...(flags['rate-scale'] === undefined ? {} : {rateScale: flags['rate-scale']}), ...(flags['time-scale'] === undefined ? {} : {timeScale: flags['time-scale']})},
+      json: this.jsonEnabled(),
+      note: (text) => this.note(text),
+    })
+    if (flags.svg) {
+      writeOutput('--svg', flags.svg, drillSvg(report.drill))
+      this.note(`chart saved to ${flags.svg}`)
+    }
+    if (!this.jsonEnabled()) {
+      const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
+      this.log(renderDrill(report.drill, {color: this.color, width}))
+      if (!outcomesAgree(report.drill)) this.note('the drill and the simulator disagree on an outcome')
+    }
+    this.endWith(report.outcome)
+    return drillJson(report.drill)
+  }
+}

@@ -1,0 +1,56 @@
+import {existsSync} from 'node:fs'
+import {InputError, type Outcome} from '../errors.js'
+import {findHaproxy, installHaproxy} from '../haproxy/process.js'
+import type {DrillReport} from '../drill/drill.js'
+import type {DrillScales} from '../drill/scale.js'
+import {exitCodeOf} from './exit-codes.js'
+import {StatusLine} from './terminal/status-line.js'
+
+const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+/**
+ * `sluice drill` for the command: finds HAProxy on the PATH (exit 2 without it), shows progress
+ * on stderr (one redrawn line, and the runbook's steps as lines), stops at Ctrl-C, SIGTERM or
+ * SIGHUP with every process it started stopped (a second signal quits at once; HAProxy and the
+ * fleet go with this process), and returns the report with the outcome that decides the exit code.
+ */
+export async function runDrillCommand(ref: string, options: {setup?: string; scales: Partial<DrillScales>; json: boolean; note: (text: string) => void}): Promise<{drill: DrillReport; outcome: Outcome}> {
+  // Only the PATH: what the drill starts is the HAProxy this shell would start.
+  const haproxy = findHaproxy(process.env.PATH ?? '', {onPathOnly: true})
+  if (!haproxy) {
+    const sbin = ['/usr/sbin/haproxy', '/usr/local/sbin/haproxy'].find((p) => existsSync(p))
+    throw new InputError(`haproxy is not on the PATH${sbin ? ` (there is one at ${sbin}: add its directory to PATH)` : `: ${installHaproxy}`}`)
+  }
+  const [{loadDrillTarget}, {runDrill}, {TerminalIO, chooseMode}] = await Promise.all([import('../drill/target.js'), import('../drill/drill.js'), import('./terminal/terminal-io.js')])
+  const target = loadDrillTarget(ref, options.setup)
+  const mode = chooseMode({json: options.json})
+  const status = mode === 'silent' ? undefined : new StatusLine((text) => process.stderr.write(text), mode === 'tty')
+  // The runbook's steps as lines: a redrawn task list would fight the drill's own progress line.
+  const io = new TerminalIO({mode: mode === 'silent' ? 'silent' : 'lines', yes: true, interactive: false, clock: 'wall'})
+  const controller = new AbortController()
+  let interrupts = 0
+  const onInterrupt = (signal: NodeJS.Signals) => {
+    interrupts++
+    if (interrupts > 1) process.exit(exitCodeOf('interrupted'))
+    options.note(`${signal === 'SIGINT' ? 'interrupt' : signal}: stopping the drill and every process it started (Ctrl-C again to quit at once)`)
+    controller.abort()
+  }
+  for (const signal of stopSignals) process.on(signal, onInterrupt)
+  let drill: DrillReport
+  try {
+    drill = await runDrill(target, {
+      haproxy,
+      scales: options.scales,
+      signal: controller.signal,
+      progress: (message) => status?.show(`drill: ${message}`),
+      say: (line) => (status ? status.keep(line) : undefined),
+      io,
+    })
+  } finally {
+    for (const signal of stopSignals) process.off(signal, onInterrupt)
+    status?.end()
+    await io.close()
+  }
+  const outcome: Outcome = drill.interrupted ? 'interrupted' : drill.real.runbook ? drill.real.runbook.outcome : 'completed'
+  return {drill, outcome}
+}

@@ -1,0 +1,258 @@
+import {createServer} from 'node:net'
+import {InputError, InterruptedError} from '../errors.js'
+import {runRunbook, type RunResult} from '../engine/engine.js'
+import {RuntimeApi} from '../haproxy/runtime.js'
+import {startHaproxy, type RunningHaproxy} from '../haproxy/process.js'
+import type {EngineIO} from '../ports/io.js'
+import {rehearse} from '../rehearsal/rehearse.js'
+import type {Runbook} from '../runbook/runbook.js'
+import {fleetConfig} from '../sim/scenario/load.js'
+import type {SetupPolicy} from '../sim/scenario/schema.js'
+import type {Scenario} from '../sim/scenario/schema.js'
+import {simulateSetups} from '../sim/simulate.js'
+import {faultWindow} from '../sim/summary.js'
+import type {SimulationRecord} from '../sim/record.js'
+import {drillControlPlane} from './control.js'
+import {faultSteps, playFaults} from './faults.js'
+import {sendFleetCommand} from './fleet.js'
+import {drillHaproxy} from './haproxy-config.js'
+import type {LoadRecord} from './load.js'
+import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from './process.js'
+import {reportCard, type ReportCard, type Timeline} from './report-card.js'
+import {sampleRotation, type RotationSamples} from './rotation.js'
+import {drillRestrictions, scaleRunbookTimes} from './runbook-times.js'
+import {chooseScales, drillFleetConfig, drillLoadConfig, type DrillScales} from './scale.js'
+
+/** What a drill runs: a scenario's fault alone, or a runbook against its rehearsal scenario. */
+export type DrillTarget =
+  | {kind: 'scenario'; scenario: Scenario; setup: {name: string; policy: SetupPolicy}}
+  | {kind: 'runbook'; runbook: Runbook; scenario: Scenario; setup: {name: string; policy: SetupPolicy}}
+
+export interface DrillOptions {
+  haproxy: string
+  /** Either scale left out is chosen to fit the machine (chooseScales). */
+  scales: Partial<DrillScales>
+  signal: AbortSignal
+  /** What the drill is doing now, for a progress line: a phase, or the wall seconds of the run. */
+  progress(message: string): void
+  /** A line to keep: the scales once chosen. */
+  say(line: string): void
+  /** The real run's engine events (a runbook drill), for the terminal to show. */
+  io: EngineIO
+  /** Where the fleet and load programs are, when not beside this module (tests run from source). */
+  programs?: {fleet?: string; load?: string}
+}
+
+export interface DrillSide {
+  timeline: Timeline
+  card: ReportCard
+  /** A runbook's outcome on this side. */
+  runbook?: {outcome: RunResult['outcome']; message: string}
+}
+
+export interface DrillReport {
+  target: {kind: DrillTarget['kind']; name: string}
+  scenario: Scenario
+  setup: string
+  scales: DrillScales
+  /** The fault as the report card reads it: its window (scenario seconds) and servers broken. */
+  fault: {from: number; to: number; servers: number} | null
+  servers: number
+  /** Scenario seconds the drill ran (the prediction's length). */
+  seconds: number
+  wallSeconds: number
+  real: DrillSide
+  predicted: DrillSide
+  /** What the generator itself reports about its run, so a run the machine shaped can be told. */
+  load: {eventLoopDelayP99Ms: number; local: number; cpuSeconds: number}
+  interrupted: boolean
+}
+
+/** Seconds (scenario) the pool keeps running after a runbook ends in the real run, as a rehearsal settles. */
+const settleAfterRunbook = 60
+
+/**
+ * Runs a drill: the simulator's prediction first (it also says how long the drill runs), then the
+ * real thing on loopback: the fleet, HAProxy in front of it configured from the scenario's setup,
+ * the load at the scenario's demand, the faults at their times, and the runbook (if any) from its
+ * rehearsal start, on HAProxy's Runtime API. Every process it started is stopped before it
+ * returns or throws, an interrupt included; an interrupt ends the run early and reports what ran.
+ */
+export async function runDrill(target: DrillTarget, options: DrillOptions): Promise<DrillReport> {
+  const {scenario, setup} = target
+  const {signal, progress} = options
+  const sim = fleetConfig(scenario, setup.policy)
+  if (!sim.healthCheck.haproxy)
+    throw new InputError(`${scenario.name} checks its servers as Envoy does; a drill runs HAProxy, so its scenario needs healthCheck kind haproxy (see scenarios/outlook-2026-haproxy.yaml)`)
+  const {unsupported} = faultSteps(scenario, {rateScale: 1, timeScale: 1})
+  if (unsupported.length > 0)
+    throw new InputError(`${scenario.name}: faults[${unsupported[0]}] is a ${scenario.faults[unsupported[0]].kind}, which the drill's fleet cannot play; drills play broken and thread-hold faults`)
+
+  progress('predicting with the simulator')
+  const predicted = await predict(target)
+  const seconds = predicted.record.t[predicted.record.ticks - 1] + scenario.tick
+  const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
+  const scales = {...chooseScales(seconds, peak), ...options.scales}
+  options.say(`${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s)`)
+  const window = faultWindow(scenario.faults)
+  const broken = scenario.faults.find((f) => f.kind === 'broken')
+  const fault = window ? {...window, servers: broken?.kind === 'broken' ? broken.servers : 0} : null
+  const servers = scenario.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
+  const clients = {...scenario.clients, ...sim.clients}
+  const scaled: Scenario = {...scenario, clients}
+
+  const started = performance.now()
+  let fleet: FleetProcess | null = null
+  let haproxy: RunningHaproxy | null = null
+  let load: LoadProcess | null = null
+  const stops: Array<() => Promise<unknown>> = []
+  try {
+    // Ctrl-C before the load has started leaves nothing to report: stop what started, and say so.
+    const notYet = (what: string) => {
+      if (signal.aborted) throw new InterruptedError(`interrupted while ${what}; every process the drill started is stopped`)
+    }
+    notYet('predicting')
+    progress('starting the fleet')
+    fleet = await spawnFleet(drillFleetConfig(scenario, scales), options.programs?.fleet)
+    const port = await freePort()
+    const config = drillHaproxy(scenario, sim.healthCheck, sim.policy.slowStart, fleet, port, scales)
+    notYet('starting the fleet')
+    progress('starting HAProxy')
+    haproxy = await startHaproxy(options.haproxy, config.config, config.files)
+    const api = new RuntimeApi(haproxy.socket)
+    const serverPools = scenario.pools.filter((p) => p.kind === 'servers').map((p) => p.name)
+    progress('waiting for every server to pass its checks')
+    await untilAllUp(api, serverPools, servers, signal)
+    notYet('waiting for the servers to pass their checks')
+
+    const bucket = scenario.tick * scales.timeScale
+    // A runbook's real run may take longer than predicted: the load runs on until it is stopped.
+    const loadSeconds = seconds * scales.timeScale * (target.kind === 'runbook' ? 3 : 1)
+    load = await spawnLoad({...drillLoadConfig(scaled, scales, {host: '127.0.0.1', port}), duration: loadSeconds}, options.programs?.load)
+    const loadStarted = performance.now()
+    const rotation = sampleRotation(api, serverPools, bucket)
+    stops.push(() => rotation.stop())
+    const faults = playFaults(faultSteps(scenario, scales).steps, (command) => sendFleetCommand(fleet!.admin, command))
+    stops.push(async () => faults.cancel())
+    const ticker = setInterval(() => progress(`t = ${Math.round((performance.now() - loadStarted) / 1000 / scales.timeScale)} s of ${Math.round(seconds)} s (scenario)`), 1000)
+    stops.push(async () => clearInterval(ticker))
+
+    let real: RunResult | undefined
+    const wallNow = () => (performance.now() - loadStarted) / 1000
+    const sleep = (s: number) => new Promise<void>((resolve) => {
+      if (signal.aborted || s <= 0) return resolve()
+      const timer = setTimeout(done, s * 1000)
+      function done() {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      signal.addEventListener('abort', done, {once: true})
+    })
+    let endAt = seconds * scales.timeScale
+    if (target.kind === 'runbook') {
+      const startAt = predicted.startAt ?? 0
+      await sleep(startAt * scales.timeScale - wallNow())
+      if (!signal.aborted) {
+        const runbook = drillRestrictions(scaleRunbookTimes(target.runbook, scales.timeScale))
+        const control = drillControlPlane(config, haproxy.dir, haproxy.socket, fleet, Object.fromEntries(scenario.pools.map((p) => [p.name, p.restartSeconds * scales.timeScale])))
+        const approved = runbook.steps.filter((s) => s.action === 'approve').map((s) => s.index)
+        real = await runRunbook(runbook, {control, io: options.io, signal, approved})
+        endAt = Math.max(endAt, wallNow() + settleAfterRunbook * scales.timeScale)
+      }
+    }
+    await sleep(endAt - wallNow())
+    await faults.done.catch((error: Error) => {
+      throw new Error(`the drill could not play its faults: ${error.message}`)
+    })
+    clearInterval(ticker)
+    progress('collecting the record')
+    const record = await load.stop()
+    const samples = await rotation.stop()
+    const timeline = realTimeline(record, samples, scales)
+    const report: DrillReport = {
+      target: {kind: target.kind, name: target.kind === 'runbook' ? target.runbook.name : scenario.name},
+      scenario, setup: setup.name, scales, fault, servers, seconds,
+      wallSeconds: (performance.now() - started) / 1000,
+      real: {timeline, card: reportCard(timeline, fault, servers), ...(real ? {runbook: {outcome: real.outcome, message: real.message}} : {})},
+      predicted: {timeline: predicted.timeline, card: reportCard(predicted.timeline, fault, servers), ...(predicted.runbook ? {runbook: predicted.runbook} : {})},
+      load: {eventLoopDelayP99Ms: record.loopDelay.p99, local: record.series.local.reduce((a, b) => a + b, 0) * record.bucketSeconds, cpuSeconds: record.cpuSeconds},
+      interrupted: signal.aborted,
+    }
+    return report
+  } finally {
+    progress('stopping every process the drill started')
+    for (const stop of stops) await stop().catch(() => undefined)
+    await Promise.allSettled([load?.stop(), haproxy?.stop(), fleet?.stop()])
+  }
+}
+
+
+interface Prediction {
+  record: SimulationRecord
+  timeline: Timeline
+  startAt?: number
+  runbook?: {outcome: RunResult['outcome']; message: string}
+}
+
+/** The simulator's run of the same scenario and setup: a simulation, or the runbook's rehearsal. */
+async function predict(target: DrillTarget): Promise<Prediction> {
+  if (target.kind === 'scenario') {
+    const {record} = simulateSetups(target.scenario, [target.setup]).setups[0]
+    return {record, timeline: simTimeline(record)}
+  }
+  const quiet: EngineIO = {notify: () => undefined, confirm: async () => true}
+  const report = await rehearse(target.runbook, {io: quiet, signal: new AbortController().signal, operator: 'drill', approved: target.runbook.steps.map((s) => s.index)}, {
+    scenario: target.scenario,
+    setup: target.setup.name,
+    pace: null,
+  })
+  const {rehearsal, run} = report
+  return {record: rehearsal.record, timeline: simTimeline(rehearsal.record), startAt: rehearsal.startAt, runbook: {outcome: run.outcome, message: run.message}}
+}
+
+function simTimeline(record: SimulationRecord): Timeline {
+  const n = record.ticks
+  return {t: record.t.subarray(0, n), demand: record.demand.subarray(0, n), served: record.served.subarray(0, n), inRotation: record.inRotation.subarray(0, n)}
+}
+
+/** The load's buckets in scenario seconds and rps, with HAProxy's count of servers up in each (the last sample in it). */
+export function realTimeline(record: LoadRecord, samples: RotationSamples, scales: DrillScales): Timeline {
+  // The last bucket is cut short by the stop: its demand is in, many of its answers are not.
+  const n = Math.max(0, record.t.length - 1)
+  const inRotation = new Float64Array(n).fill(Number.NaN)
+  let k = 0
+  for (let i = 0; i < n; i++) {
+    const end = record.t[i] + record.bucketSeconds
+    while (k < samples.t.length && samples.t[k] < end) {
+      inRotation[i] = samples.inRotation[k]
+      k++
+    }
+  }
+  return {
+    t: Float64Array.from(record.t.slice(0, n), (t) => t / scales.timeScale),
+    demand: Float64Array.from(record.series.demand.slice(0, n), (r) => r / scales.rateScale),
+    served: Float64Array.from(record.series.served.slice(0, n), (r) => r / scales.rateScale),
+    inRotation,
+  }
+}
+
+async function untilAllUp(api: RuntimeApi, backends: string[], servers: number, signal: AbortSignal): Promise<void> {
+  const {serverStats} = await import('../haproxy/stats.js')
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    let up = 0
+    for (const b of backends) up += (await serverStats(api, b, signal)).filter((r) => /^UP/.test(r.status)).length
+    if (up === servers || signal.aborted) return
+    if (Date.now() > deadline) throw new Error(`only ${up} of ${servers} servers passed HAProxy's checks within 30 s of starting`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const {port} = server.address() as {port: number}
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}

@@ -1,0 +1,150 @@
+import type {DrillReport, DrillSide} from '../drill/drill.js'
+import {fullServiceMargin, fullServiceWindow, type ReportCard, type Timeline} from '../drill/report-card.js'
+import {renderTerminalChart, type ChartPanel} from './chart.js'
+import {renderSvg} from './svg.js'
+import {formatTable} from './table.js'
+
+const rps = (v: number | null): string => (v === null ? 'no fault' : `${Math.round(v)} rps`)
+const secondsText = (v: number | null): string => (v === null ? 'not back' : `${Math.round(v)} s`)
+
+/** Each figure with how the real run differs from the prediction. */
+function rows(real: ReportCard, predicted: ReportCard): string[][] {
+  const diff = (a: number | null, b: number | null, unit: string, places = 0): string => {
+    if (a === null || b === null) return a === b ? 'same' : 'differs'
+    const d = a - b
+    const text = `${d >= 0 ? '+' : ''}${d.toFixed(places)}${unit}`
+    return Math.abs(d) < 10 ** -places / 2 ? 'same' : text
+  }
+  return [
+    ['served during fault', rps(real.servedDuringFault), rps(predicted.servedDuringFault), diff(real.servedDuringFault, predicted.servedDuringFault, ' rps')],
+    ['requests lost', `${real.lostPercent.toFixed(1)}%`, `${predicted.lostPercent.toFixed(1)}%`, diff(real.lostPercent, predicted.lostPercent, ' points', 1)],
+    ['full service after fix', secondsText(real.secondsToFullServiceAfterFix), secondsText(predicted.secondsToFullServiceAfterFix), diff(real.secondsToFullServiceAfterFix, predicted.secondsToFullServiceAfterFix, ' s')],
+    ['fewest in rotation', String(real.fewestInRotation), String(predicted.fewestInRotation), diff(real.fewestInRotation, predicted.fewestInRotation, '')],
+    ['cascaded', yesNo(real.cascaded), yesNo(predicted.cascaded), real.cascaded === predicted.cascaded ? 'agree' : 'DISAGREE'],
+    ['recovered', yesNo(real.recovered), yesNo(predicted.recovered), real.recovered === predicted.recovered ? 'agree' : 'DISAGREE'],
+  ]
+}
+
+const yesNo = (b: boolean): string => (b ? 'yes' : 'no')
+const pct = (share: number): string => `${(share * 100).toFixed(1)}%`
+
+/** Whether the drill and the simulator agree on each outcome: cascades or not, recovers or not. */
+export function outcomesAgree(report: DrillReport): boolean {
+  return report.real.card.cascaded === report.predicted.card.cascaded && report.real.card.recovered === report.predicted.card.recovered
+}
+
+/** The report card: real against predicted, in the scenario's units. */
+export function drillTable(report: DrillReport): string {
+  return formatTable(['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted'], rows(report.real.card, report.predicted.card))
+}
+
+function runbookLine(label: string, side: DrillSide): string | null {
+  return side.runbook ? `${label}: ${side.runbook.outcome}: ${side.runbook.message}` : null
+}
+
+/** Two panels, each with both lines: completed requests (and demand), and servers in rotation. */
+export function drillPanels(report: DrillReport): ChartPanel[] {
+  const {real, predicted} = report
+  // The prediction is drawn on the real run's seconds: one axis for both lines.
+  const t = real.timeline.t
+  const onReal = (line: Timeline, key: 'served' | 'demand' | 'inRotation'): Float64Array => resample(line.t, line[key], t)
+  const markers = report.fault ? [{t: report.fault.from, label: 'fault'}, {t: report.fault.to, label: 'fix'}] : []
+  const title = `${report.target.name} · ${report.setup} · rate ×${report.scales.rateScale}, time ×${report.scales.timeScale}`
+  return [
+    {
+      title: `${title}: completed requests`,
+      t,
+      series: [
+        {label: 'real (HAProxy)', values: real.timeline.served},
+        {label: 'predicted (simulator)', values: onReal(predicted.timeline, 'served')},
+        {label: 'demand', values: real.timeline.demand},
+      ],
+      leftUnit: 'rps',
+      markers,
+    },
+    {
+      title: `${title}: servers in rotation`,
+      t,
+      series: [
+        {label: 'real: UP in HAProxy', values: real.timeline.inRotation},
+        {label: 'predicted: took traffic that second', values: onReal(predicted.timeline, 'inRotation')},
+      ],
+      leftUnit: 'servers',
+      leftMax: report.servers,
+      markers,
+    },
+  ]
+}
+
+/** `values` at each of `at`, from the last point of `t` at or before it (NaN before the first and past the last). */
+function resample(t: ArrayLike<number>, values: ArrayLike<number>, at: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(at.length).fill(Number.NaN)
+  let k = 0
+  const step = t.length > 1 ? t[1] - t[0] : 1
+  for (let i = 0; i < at.length; i++) {
+    while (k + 1 < t.length && t[k + 1] <= at[i]) k++
+    if (t.length > 0 && at[i] >= t[0] && at[i] < t[t.length - 1] + step) out[i] = values[k]
+  }
+  return out
+}
+
+/** What `sluice drill` prints: what ran, the report card, the charts, and how to read them. */
+export function renderDrill(report: DrillReport, options: {color: boolean; width: number}): string {
+  const {scales} = report
+  const parts = [
+    `${report.target.kind === 'runbook' ? `runbook ${report.target.name} against ` : ''}${report.scenario.name} (${report.setup}), on HAProxy and a loopback fleet: rate scale ${scales.rateScale}, time scale ${scales.timeScale}; ${Math.round(report.seconds)} scenario s in ${Math.round(report.wallSeconds)} s of wall time${report.interrupted ? ' (interrupted: the figures cover what ran)' : ''}`,
+    ...[runbookLine('real run', report.real), runbookLine('rehearsal', report.predicted)].filter((l): l is string => l !== null),
+    '',
+    drillTable(report),
+    '',
+    outcomesAgree(report) ? 'The drill and the simulator agree on every outcome.' : 'The drill and the simulator DISAGREE on an outcome: see the table.',
+    `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${fullServiceWindow} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
+  ]
+  if (report.load.eventLoopDelayP99Ms > 100 || report.load.local > 0)
+    parts.push(`The load generator was short of this machine (event loop late by ${Math.round(report.load.eventLoopDelayP99Ms)} ms at p99, ${Math.round(report.load.local)} local errors): the real run says as much about this machine as about the pool.`)
+  for (const panel of drillPanels(report)) parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
+  return parts.join('\n')
+}
+
+export function drillSvg(report: DrillReport): string {
+  return renderSvg(drillPanels(report), {title: `sluice drill: ${report.target.name}`})
+}
+
+const round = (x: number, places = 2): number => Math.round(x * 10 ** places) / 10 ** places
+const roundCard = (c: ReportCard) => ({
+  servedDuringFault: c.servedDuringFault === null ? null : round(c.servedDuringFault),
+  lostPercent: round(c.lostPercent),
+  secondsToFullServiceAfterFix: c.secondsToFullServiceAfterFix === null ? null : round(c.secondsToFullServiceAfterFix),
+  fewestInRotation: c.fewestInRotation,
+  cascaded: c.cascaded,
+  recovered: c.recovered,
+  before: round(c.before, 4),
+})
+const lineJson = (l: Timeline) => ({
+  t: Array.from(l.t, (v) => round(v)),
+  demand: Array.from(l.demand, (v) => round(v)),
+  served: Array.from(l.served, (v) => round(v)),
+  inRotation: Array.from(l.inRotation, (v) => (Number.isNaN(v) ? null : round(v))),
+})
+
+/** The `--json` shape of `sluice drill`. */
+export function drillJson(report: DrillReport) {
+  const side = (s: DrillSide) => ({card: roundCard(s.card), ...(s.runbook ? {runbook: s.runbook} : {}), timeline: lineJson(s.timeline)})
+  return {
+    target: report.target,
+    scenario: report.scenario.name,
+    setup: report.setup,
+    scales: report.scales,
+    fault: report.fault,
+    servers: report.servers,
+    scenarioSeconds: round(report.seconds),
+    wallSeconds: round(report.wallSeconds, 1),
+    interrupted: report.interrupted,
+    agree: outcomesAgree(report),
+    real: side(report.real),
+    predicted: side(report.predicted),
+    load: {eventLoopDelayP99Ms: round(report.load.eventLoopDelayP99Ms), local: round(report.load.local), cpuSeconds: round(report.load.cpuSeconds)},
+  }
+}
+
+export type DrillJson = ReturnType<typeof drillJson>
