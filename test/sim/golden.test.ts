@@ -66,11 +66,14 @@ function runFleet(config: FleetConfig): {inRotation: string; rest: string} {
 // rotation came to count those that took the tick's traffic (before the tick's health check), with
 // every `rest` hash unchanged.
 const golden: Record<string, {inRotation: string; rest: string}> = {
+  'drill-headroom.yaml:checks-only': {inRotation: '6f95f0dfa95bb8c8', rest: '0d4ca0bb82e7811c'},
   'cafe-2024.yaml:no-guard': {inRotation: '50c8c22ef9931bbe', rest: '53041ce0ad14873a'},
   'cafe-2024.yaml:cap-shed-slow-start': {inRotation: '7f396f0e70132fe9', rest: '267250d8a20366cf'},
   // Added with outlook-2026-haproxy (issue 12): HAProxy's checks; no earlier entry changed.
   'outlook-2026-haproxy.yaml:no-guard': {inRotation: '74c7696b41c1e2f1', rest: '9e62d4734e123bc0'},
   'outlook-2026-haproxy.yaml:observe-layer7': {inRotation: '54f26d3c501142fa', rest: 'ebe0f9220b2d368f'},
+  'outlook-recovery-haproxy.yaml:slowstart-60': {inRotation: '45b5410dd8631c45', rest: 'a9f0cb4699e93a85'},
+  'outlook-recovery-haproxy.yaml:no-slowstart': {inRotation: '45b5410dd8631c45', rest: '8fa0e41aacd386ef'},
   'outlook-2026.yaml:no-guard': {inRotation: 'b06fd4aec96fe5b3', rest: 'afd1b0a765d15b88'},
   'outlook-2026.yaml:cap-third': {inRotation: '1e414c784bb35ed6', rest: '54ab47799cd47ad2'},
   'outlook-2026.yaml:panic-50': {inRotation: '9ca97749261d387f', rest: '14893748624e6dda'},
@@ -91,6 +94,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'bench:everythingOn/10:drain-restart-return': {inRotation: 'c2ff7929e900ce82', rest: '1dee04aa784cb694'},
   'rehearsal:naive-full-return.yaml': {inRotation: '9f319bca369f8dfb', rest: 'c05c63a11d764de6'},
   'rehearsal:outlook-staged-return.yaml': {inRotation: '680f506b69387bfc', rest: 'd423766abc2948bf'},
+  'rehearsal:outlook-staged-return-haproxy.yaml': {inRotation: '50b68d3a9a2dd001', rest: '7dfcf9505c2f7bac'},
   'rehearsal:regional-dns-ramp.yaml': {inRotation: '142aea6bbeb09ba1', rest: '5096fb7ea0a9159c'},
   'rehearsal:thread-hold-recovery.yaml': {inRotation: 'b712427cfcdd13e0', rest: '3444507357fe4069'},
 }
