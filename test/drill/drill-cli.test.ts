@@ -1,0 +1,333 @@
+import {spawn, type ChildProcess} from 'node:child_process'
+import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {delimiter, dirname, join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {exitCodeOf} from '../../src/cli/exit-codes.js'
+import {findHaproxy} from '../../src/haproxy/process.js'
+import {runJs, type CliResult} from '../helpers/cli.js'
+
+// `sluice drill` spawned as a user runs it: the refusals before anything starts, a short real
+// drill of a scenario and of a runbook, and Ctrl-C. Each real drill's process tree is watched
+// while it runs (through /proc), so "every process it started is stopped" is checked against the
+// very processes it started, not against whatever else (other test files' HAProxy) runs here.
+
+let dir: string
+// The drill finds HAProxy on the PATH only; put the system's there whatever this shell's PATH is.
+const haproxyDir = dirname(findHaproxy() ?? '/usr/sbin/haproxy')
+const withHaproxy = {PATH: [haproxyDir, process.env.PATH ?? ''].join(delimiter)}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sluice-drill-cli-'))
+})
+
+afterAll(() => {
+  if (dir) rmSync(dir, {recursive: true, force: true})
+})
+
+/** A process as /proc shows it; the start time tells a pid reused later from the one seen. */
+interface Proc {
+  pid: number
+  ppid: number
+  start: string
+  state: string
+  cmdline: string
+}
+
+function readProc(pid: number): Omit<Proc, 'cmdline'> | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name is in parentheses and may hold spaces; the fields after it are fixed.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return {pid, state: fields[0], ppid: Number(fields[1]), start: fields[19]}
+  } catch {
+    return null
+  }
+}
+
+const cmdlineOf = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()
+  } catch {
+    return ''
+  }
+}
+
+function allProcs() {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => readProc(Number(name)))
+    .filter((p) => p !== null)
+}
+
+/** Every descendant of `root` seen while it runs, polled from /proc. */
+function watchDescendants(root: number) {
+  const seen = new Map<string, Proc>()
+  const poll = () => {
+    const procs = allProcs()
+    const children = new Map<number, typeof procs>()
+    for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p])
+    const queue = [root]
+    while (queue.length > 0) {
+      for (const child of children.get(queue.shift()!) ?? []) {
+        const key = `${child.pid}:${child.start}`
+        // A child is seen first as a fork of its parent, then as the program it runs.
+        const cmdline = cmdlineOf(child.pid)
+        if (!seen.has(key) || seen.get(key)!.cmdline !== cmdline) seen.set(key, {...child, cmdline})
+        queue.push(child.pid)
+      }
+    }
+  }
+  poll()
+  const timer = setInterval(poll, 200)
+  return {
+    seen: () => [...seen.values()],
+    stop: () => clearInterval(timer),
+    /** Those still alive: the same pid with the same start time, and not a zombie. */
+    alive: () => [...seen.values()].filter((p) => {
+      const now = readProc(p.pid)
+      return now !== null && now.start === p.start && now.state !== 'Z'
+    }),
+  }
+}
+
+interface Spawned {
+  child: ChildProcess
+  result: Promise<CliResult>
+  stderr: () => string
+}
+
+function spawnSluice(args: string[], env: Record<string, string> = withHaproxy): Spawned {
+  const child = spawn(process.execPath, [runJs, ...args], {
+    env: {...process.env, NO_COLOR: '1', ...env},
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (d) => (stdout += d))
+  child.stderr!.on('data', (d) => (stderr += d))
+  const result = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => resolve({code, stdout, stderr}))
+  })
+  return {child, result, stderr: () => stderr}
+}
+
+const drill = (args: string[], env?: Record<string, string>) => spawnSluice(['drill', ...args], env).result
+
+/** A scenario of `seconds`: 4 servers × 100 rps, 200 rps of demand, one broken from 20 s to `fixAt` (40 s), HAProxy's usual checks. */
+function smallScenario(name: string, seconds: number, fixAt = 40): string {
+  const file = join(dir, `${name}.yaml`)
+  writeFileSync(file, `name: ${name}
+description: four servers, one broken for twenty seconds
+duration: ${seconds}
+seed: 1
+pools:
+  - name: web
+    servers: 4
+    capacity: 100
+demand:
+  rps: 200
+healthCheck:
+  kind: haproxy
+  inter: 2
+  fall: 3
+  rise: 2
+faults:
+  - kind: broken
+    servers: 1
+    from: 20
+    to: ${fixAt}
+setups:
+  checks-only: {}
+`)
+  return file
+}
+
+const kinds = (procs: Proc[]) => ({
+  haproxy: procs.filter((p) => /haproxy/.test(p.cmdline) && /sluice-haproxy-/.test(p.cmdline)),
+  fleet: procs.filter((p) => /fleet-main/.test(p.cmdline)),
+  load: procs.filter((p) => /load-main/.test(p.cmdline)),
+})
+
+async function until(what: string, check: () => boolean, seconds: number): Promise<void> {
+  const deadline = Date.now() + seconds * 1000
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${seconds} s`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+describe('sluice drill refuses before it starts anything', () => {
+  it('without haproxy on the PATH, exits 2 and says where one is', async () => {
+    const bin = mkdtempSync(join(dir, 'bin-'))
+    symlinkSync(process.execPath, join(bin, 'node'))
+    const {code, stdout, stderr} = await drill(['drill-headroom'], {PATH: bin})
+    expect(code).toBe(exitCodeOf('bad-input'))
+    expect(stdout).toBe('')
+    expect(stderr).toContain('haproxy is not on the PATH')
+    if (existsSync('/usr/sbin/haproxy')) expect(stderr).toContain('/usr/sbin/haproxy')
+  })
+
+  it.each([
+    [['--rate-scale', '0'], '--rate-scale'],
+    [['--time-scale', '2'], '--time-scale'],
+  ])('refuses %j with exit 2, naming the flag', async (flags, flag) => {
+    const {code, stdout, stderr} = await drill(['drill-headroom', ...flags])
+    expect(code).toBe(exitCodeOf('bad-input'))
+    expect(stdout).toBe('')
+    expect(stderr).toContain(flag)
+  })
+
+  it('refuses a scenario it cannot find', async () => {
+    const {code, stderr} = await drill(['no-such-scenario-anywhere'])
+    expect(code).toBe(exitCodeOf('bad-input'))
+    expect(stderr).toContain('no-such-scenario-anywhere')
+  })
+
+  it('refuses a scenario whose servers are checked as Envoy does', async () => {
+    const {code, stdout, stderr} = await drill(['outlook-2026'])
+    expect(code).toBe(exitCodeOf('bad-input'))
+    expect(stdout).toBe('')
+    expect(stderr).toContain('outlook-2026')
+    expect(stderr).toContain('healthCheck kind haproxy')
+  })
+
+  it('refuses a runbook that steers AWS, naming targets.haproxy', async () => {
+    const {code, stdout, stderr} = await drill(['outlook-staged-return'])
+    expect(code).toBe(exitCodeOf('bad-input'))
+    expect(stdout).toBe('')
+    expect(stderr).toContain('targets.haproxy')
+    // At the runbook's targets, file:line:column.
+    expect(stderr).toMatch(/outlook-staged-return\.yaml:\d+:\d+/)
+  })
+})
+
+describe('a real drill', () => {
+  it('runs a short scenario and reports both runs, with every process it started stopped', async () => {
+    const file = smallScenario('small-drill', 60)
+    const run = spawnSluice(['drill', file, '--json', '--time-scale', '0.25', '--rate-scale', '0.2'])
+    const watch = watchDescendants(run.child.pid!)
+    const {code, stdout, stderr} = await run.result
+    watch.stop()
+    expect(stderr).toBe('')
+    expect(code).toBe(0)
+    const json = JSON.parse(stdout)
+    expect(json.target).toEqual({kind: 'scenario', name: 'small-drill'})
+    expect(json.setup).toBe('checks-only')
+    expect(json.scales).toEqual({rateScale: 0.2, timeScale: 0.25})
+    expect(json.fault).toEqual({from: 20, to: 40, servers: 1})
+    expect(json.servers).toBe(4)
+    expect(json.interrupted).toBe(false)
+    expect(json.scenarioSeconds).toBe(60)
+    // 60 scenario seconds at a quarter: 15 s of load, and some to start and stop.
+    expect(json.wallSeconds).toBeGreaterThanOrEqual(15)
+    expect(json.wallSeconds).toBeLessThan(60)
+    expect(typeof json.agree).toBe('boolean')
+    expect(json.agree).toBe(json.real.card.cascaded === json.predicted.card.cascaded && json.real.card.recovered === json.predicted.card.recovered)
+    for (const side of [json.real, json.predicted]) {
+      expect(Object.keys(side.card).sort()).toEqual(['before', 'cascaded', 'fewestInRotation', 'lostPercent', 'recovered', 'secondsToFullServiceAfterFix', 'servedDuringFault'])
+      expect(side.card.fewestInRotation).toBeGreaterThanOrEqual(0)
+      expect(side.card.fewestInRotation).toBeLessThanOrEqual(4)
+      expect(side.card.lostPercent).toBeGreaterThanOrEqual(0)
+      expect(side.card.lostPercent).toBeLessThanOrEqual(100)
+      const {t, demand, served, inRotation} = side.timeline
+      expect(demand).toHaveLength(t.length)
+      expect(served).toHaveLength(t.length)
+      expect(inRotation).toHaveLength(t.length)
+    }
+    // One point a scenario second on both sides, in the scenario's units.
+    expect(json.predicted.timeline.t).toHaveLength(60)
+    expect(Math.abs(json.real.timeline.t.length - 60)).toBeLessThanOrEqual(3)
+    expect(json.real.timeline.t[1] - json.real.timeline.t[0]).toBeCloseTo(1)
+    const meanDemand = json.real.timeline.demand.reduce((a: number, b: number) => a + b, 0) / json.real.timeline.demand.length
+    expect(meanDemand).toBeGreaterThan(150)
+    expect(meanDemand).toBeLessThan(250)
+    // HAProxy took the broken server out: one of four, read from HAProxy's own stats.
+    expect(json.real.card.fewestInRotation).toBeLessThanOrEqual(3)
+    expect(json.real.card.servedDuringFault).toBeGreaterThan(0)
+    expect(json.predicted.card.servedDuringFault).toBeGreaterThan(0)
+    expect(json.load.eventLoopDelayP99Ms).toBeGreaterThanOrEqual(0)
+    expect(json.load.local).toBeGreaterThanOrEqual(0)
+    expect(json.load.cpuSeconds).toBeGreaterThan(0)
+
+    const started = kinds(watch.seen())
+    expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
+    expect(started.fleet.length).toBeGreaterThanOrEqual(1)
+    expect(started.load.length).toBeGreaterThanOrEqual(1)
+    expect(watch.alive()).toEqual([])
+  }, 90_000)
+
+  it('stops at Ctrl-C with exit 130, reports what ran, and leaves no process behind', async () => {
+    // The fix is due long after the interrupt: a drill that waited for its faults would overrun.
+    const file = smallScenario('long-drill', 120, 100)
+    const run = spawnSluice(['drill', file, '--time-scale', '0.5', '--rate-scale', '0.2'])
+    const watch = watchDescendants(run.child.pid!)
+    try {
+      // Interrupt once the load is running, so there is something to report.
+      await until('the drill running its load', () => kinds(watch.seen()).load.length > 0, 60)
+      await new Promise((resolve) => setTimeout(resolve, 2000))
+      expect(run.child.exitCode).toBeNull()
+      const sentAt = Date.now()
+      run.child.kill('SIGINT')
+      const {code, stdout, stderr} = await run.result
+      expect(Date.now() - sentAt).toBeLessThan(20_000)
+      expect(code).toBe(exitCodeOf('interrupted'))
+      expect(stderr).toContain('stopping the drill and every process it started')
+      // The report of what ran, not of the whole 120 s.
+      expect(stdout.split('\n')[0]).toMatch(/^long-drill \(checks-only\), .*\(interrupted: the figures cover what ran\)$/)
+      expect(stdout).toContain('served during fault')
+    } finally {
+      watch.stop()
+      if (run.child.exitCode === null) run.child.kill('SIGKILL')
+    }
+    const started = kinds(watch.seen())
+    expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
+    expect(started.fleet.length).toBeGreaterThanOrEqual(1)
+    expect(started.load.length).toBeGreaterThanOrEqual(1)
+    expect(watch.alive()).toEqual([])
+  }, 90_000)
+
+  it('runs a runbook on the drill HAProxy, and the real run and the rehearsal both complete', async () => {
+    // Long enough that the rehearsal's runbook (from 60 s, historySeconds) ends inside it.
+    const scenario = smallScenario('runbook-drill', 120)
+    const file = join(dir, 'small-cycle.yaml')
+    writeFileSync(file, `name: small-cycle
+targets:
+  haproxy:
+    socket: /tmp/x.sock
+    backends: {web: web}
+  metrics: {source: haproxy}
+rehearsal:
+  scenario: ${scenario}
+  startAt: 25
+steps:
+  - action: cycle
+    pool: web
+    batch: 1
+    budget: 1
+    gate:
+      metric: healthy-targets
+      threshold: 50
+      window: 10
+      interval: 5
+      successes: 1
+`)
+    const run = spawnSluice(['drill', file, '--json', '--time-scale', '0.1'])
+    const watch = watchDescendants(run.child.pid!)
+    const {code, stdout, stderr} = await run.result
+    watch.stop()
+    expect(stderr).toBe('')
+    expect(code).toBe(0)
+    const json = JSON.parse(stdout)
+    expect(json.target).toEqual({kind: 'runbook', name: 'small-cycle'})
+    expect(json.scenario).toBe('runbook-drill')
+    expect(json.scales.timeScale).toBe(0.1)
+    expect(json.real.runbook.outcome).toBe('completed')
+    expect(json.predicted.runbook.outcome).toBe('completed')
+    expect(json.real.runbook.message).toContain('small-cycle')
+    const started = kinds(watch.seen())
+    expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
+    expect(watch.alive()).toEqual([])
+  }, 120_000)
+})

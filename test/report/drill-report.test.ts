@@ -1,0 +1,156 @@
+import {describe, expect, it} from 'vitest'
+import type {DrillReport} from '../../src/drill/drill.js'
+import type {ReportCard, Timeline} from '../../src/drill/report-card.js'
+import {drillJson, drillTable, outcomesAgree, renderDrill} from '../../src/report/drill.js'
+import {loadScenario} from '../../src/sim/scenario/load.js'
+
+const {scenario} = loadScenario('drill-headroom')
+
+const timeline = (served: (t: number) => number, inRotation: (t: number) => number): Timeline => ({
+  t: Float64Array.from({length: 30}, (_, t) => t),
+  demand: new Float64Array(30).fill(400),
+  served: Float64Array.from({length: 30}, (_, t) => served(t)),
+  inRotation: Float64Array.from({length: 30}, (_, t) => inRotation(t)),
+})
+
+const card = (overrides: Partial<ReportCard> = {}): ReportCard => ({
+  servedDuringFault: 350,
+  lostPercent: 2,
+  secondsToFullServiceAfterFix: 4,
+  fewestInRotation: 6,
+  cascaded: false,
+  recovered: true,
+  before: 1,
+  ...overrides,
+})
+
+function report(real: Partial<ReportCard>, predicted: Partial<ReportCard> = {}, extra: Partial<DrillReport> = {}): DrillReport {
+  return {
+    target: {kind: 'scenario', name: 'drill-headroom'},
+    scenario,
+    setup: 'checks-only',
+    scales: {rateScale: 0.5, timeScale: 0.25},
+    fault: {from: 10, to: 20, servers: 4},
+    servers: 10,
+    seconds: 30,
+    wallSeconds: 9.87,
+    real: {timeline: timeline((t) => 398.123, (t) => (t === 3 ? Number.NaN : t >= 12 && t < 20 ? 6 : 10)), card: card(real)},
+    predicted: {timeline: timeline(() => 400, (t) => (t >= 12 && t < 20 ? 6 : 10)), card: card(predicted)},
+    load: {eventLoopDelayP99Ms: 12.345, local: 0, cpuSeconds: 3.21},
+    interrupted: false,
+    ...extra,
+  }
+}
+
+/** The table's row for a figure, split into its cells. */
+const row = (table: string, figure: string): string[] => {
+  const line = table.split('\n').find((l) => l.startsWith(figure))
+  expect(line, figure).toBeDefined()
+  return line!.slice(figure.length).trim().split(/\s{2,}/)
+}
+
+describe('drillTable', () => {
+  it('shows each figure real against predicted, with the difference', () => {
+    const table = drillTable(report({servedDuringFault: 300, lostPercent: 5.3, secondsToFullServiceAfterFix: null, fewestInRotation: 6, recovered: false}, {secondsToFullServiceAfterFix: 4}))
+    expect(table.split('\n')[0]).toMatch(/real \(HAProxy\)\s+predicted \(simulator\)\s+real − predicted/)
+    expect(row(table, 'served during fault')).toEqual(['300 rps', '350 rps', '-50 rps'])
+    expect(row(table, 'requests lost')).toEqual(['5.3%', '2.0%', '+3.3 points'])
+    expect(row(table, 'full service after fix')).toEqual(['not back', '4 s', 'differs'])
+    expect(row(table, 'fewest in rotation')).toEqual(['6', '6', 'same'])
+    expect(row(table, 'cascaded')).toEqual(['no', 'no', 'agree'])
+    expect(row(table, 'recovered')).toEqual(['no', 'yes', 'DISAGREE'])
+  })
+
+  it('says same for differences that round away, and for two runs without a fault', () => {
+    const table = drillTable(report({servedDuringFault: null, lostPercent: 2.04, fewestInRotation: 10}, {servedDuringFault: null, fewestInRotation: 10}))
+    expect(row(table, 'served during fault')).toEqual(['no fault', 'no fault', 'same'])
+    expect(row(table, 'requests lost')).toEqual(['2.0%', '2.0%', 'same'])
+    expect(row(table, 'full service after fix')).toEqual(['4 s', '4 s', 'same'])
+  })
+
+  it('marks a cascade one run saw and the other did not', () => {
+    const table = drillTable(report({cascaded: true, fewestInRotation: 2}))
+    expect(row(table, 'cascaded')).toEqual(['yes', 'no', 'DISAGREE'])
+    expect(row(table, 'fewest in rotation')).toEqual(['2', '6', '-4'])
+  })
+})
+
+describe('outcomesAgree and renderDrill', () => {
+  it('agree when both runs cascade or not and recover or not, whatever the figures', () => {
+    const agreeing = report({servedDuringFault: 100, lostPercent: 30})
+    expect(outcomesAgree(agreeing)).toBe(true)
+    const text = renderDrill(agreeing, {color: false, width: 60})
+    expect(text).toContain('The drill and the simulator agree on every outcome.')
+    expect(text).not.toContain('DISAGREE')
+    expect(text.split('\n')[0]).toBe('drill-headroom (checks-only), on HAProxy and a loopback fleet: rate scale 0.5, time scale 0.25; 30 scenario s in 10 s of wall time')
+    expect(text).toContain('real 100.0%, predicted 100.0%')
+    // Quiet about the generator when it kept up.
+    expect(text).not.toContain('load generator was short')
+    expect(text).toContain('completed requests')
+    expect(text).toContain('servers in rotation')
+  })
+
+  it('say so when they disagree on an outcome', () => {
+    for (const real of [{cascaded: true}, {recovered: false}]) {
+      const disagreeing = report(real)
+      expect(outcomesAgree(disagreeing)).toBe(false)
+      expect(renderDrill(disagreeing, {color: false, width: 60})).toContain('The drill and the simulator DISAGREE on an outcome: see the table.')
+    }
+  })
+
+  it("names the runbook, both runs' outcomes, an interrupt and a generator short of the machine", () => {
+    const text = renderDrill(
+      report({before: 0.957}, {}, {
+        target: {kind: 'runbook', name: 'small-cycle'},
+        real: {...report({}).real, card: card({before: 0.957}), runbook: {outcome: 'held', message: 'a gate failed'}},
+        predicted: {...report({}).predicted, runbook: {outcome: 'completed', message: 'its steps are done'}},
+        interrupted: true,
+        load: {eventLoopDelayP99Ms: 250, local: 0, cpuSeconds: 1},
+      }),
+      {color: false, width: 60},
+    )
+    const lines = text.split('\n')
+    expect(lines[0]).toMatch(/^runbook small-cycle against drill-headroom \(checks-only\), .* \(interrupted: the figures cover what ran\)$/)
+    expect(lines[1]).toBe('real run: held: a gate failed')
+    expect(lines[2]).toBe('rehearsal: completed: its steps are done')
+    expect(text).toContain('real 95.7%, predicted 100.0%')
+    expect(text).toContain('event loop late by 250 ms at p99, 0 local errors')
+  })
+})
+
+describe('drillJson', () => {
+  it('rounds the figures, writes unread rotation as null and says whether the outcomes agree', () => {
+    const json = drillJson(report({servedDuringFault: 301.23456, lostPercent: 1.23456, secondsToFullServiceAfterFix: 7.891, before: 0.976543}))
+    expect(json).toMatchObject({
+      target: {kind: 'scenario', name: 'drill-headroom'},
+      scenario: 'drill-headroom',
+      setup: 'checks-only',
+      scales: {rateScale: 0.5, timeScale: 0.25},
+      fault: {from: 10, to: 20, servers: 4},
+      servers: 10,
+      scenarioSeconds: 30,
+      wallSeconds: 9.9,
+      interrupted: false,
+      agree: true,
+      load: {eventLoopDelayP99Ms: 12.35, local: 0, cpuSeconds: 3.21},
+    })
+    expect(json.real.card).toEqual({servedDuringFault: 301.23, lostPercent: 1.23, secondsToFullServiceAfterFix: 7.89, fewestInRotation: 6, cascaded: false, recovered: true, before: 0.9765})
+    expect(json.real.timeline.served[0]).toBe(398.12)
+    expect(json.real.timeline.inRotation[3]).toBeNull()
+    expect(json.real.timeline.inRotation.slice(11, 13)).toEqual([10, 6])
+    expect(json.real.timeline.t).toHaveLength(30)
+    expect(json.real).not.toHaveProperty('runbook')
+    expect(json.predicted.card.servedDuringFault).toBe(350)
+    // Plain JSON: no typed arrays, no NaN.
+    expect(JSON.parse(JSON.stringify(json))).toEqual(json)
+  })
+
+  it('keeps a null figure null, and the runbook outcomes', () => {
+    const base = report({secondsToFullServiceAfterFix: null, servedDuringFault: null, recovered: false})
+    const json = drillJson({...base, real: {...base.real, runbook: {outcome: 'completed', message: 'done'}}})
+    expect(json.real.card.secondsToFullServiceAfterFix).toBeNull()
+    expect(json.real.card.servedDuringFault).toBeNull()
+    expect(json.agree).toBe(false)
+    expect(json.real.runbook).toEqual({outcome: 'completed', message: 'done'})
+  })
+})
