@@ -47,7 +47,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
     if (!this.jsonEnabled()) {
       const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
       this.log(renderDrill(report.drill, {color: this.color, width}))
-      if (!outcomesAgree(report.drill)) this.note('the drill and the simulator disagree on an outcome')
+      if (outcomesAgree(report.drill) === false) this.note('the drill and the simulator disagree on an outcome')
     }
     this.endWith(report.outcome)
     return drillJson(report.drill)

@@ -4,7 +4,7 @@ import {runRunbook, type RunResult} from '../engine/engine.js'
 import {RuntimeApi} from '../haproxy/runtime.js'
 import {startHaproxy, type RunningHaproxy} from '../haproxy/process.js'
 import type {EngineIO} from '../ports/io.js'
-import {rehearse} from '../rehearsal/rehearse.js'
+import {rehearse, settleSeconds} from '../rehearsal/rehearse.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {fleetConfig} from '../sim/scenario/load.js'
 import type {SetupPolicy} from '../sim/scenario/schema.js'
@@ -18,7 +18,7 @@ import {sendFleetCommand} from './fleet.js'
 import {drillHaproxy} from './haproxy-config.js'
 import type {LoadRecord} from './load.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from './process.js'
-import {reportCard, type ReportCard, type Timeline} from './report-card.js'
+import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from './report-card.js'
 import {sampleRotation, type RotationSamples} from './rotation.js'
 import {drillRestrictions, scaleRunbookTimes} from './runbook-times.js'
 import {chooseScales, drillFleetConfig, drillLoadConfig, type DrillScales} from './scale.js'
@@ -60,6 +60,8 @@ export interface DrillReport {
   servers: number
   /** Scenario seconds the drill ran (the prediction's length). */
   seconds: number
+  /** Seconds of each window full service is read over (drillWindowSeconds). */
+  fullServiceWindow: number
   wallSeconds: number
   real: DrillSide
   predicted: DrillSide
@@ -90,7 +92,7 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
 
   progress('predicting with the simulator')
   const predicted = await predict(target)
-  const seconds = predicted.record.t[predicted.record.ticks - 1] + scenario.tick
+  const seconds = predicted.seconds
   const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
   const scales = {...chooseScales(seconds, peak), ...options.scales}
   options.say(`${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s)`)
@@ -162,6 +164,8 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
       }
     }
     await sleep(endAt - wallNow())
+    // An interrupted drill sends no more faults; the ones still to come would only hold it open.
+    if (signal.aborted) faults.cancel()
     await faults.done.catch((error: Error) => {
       throw new Error(`the drill could not play its faults: ${error.message}`)
     })
@@ -170,12 +174,16 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
     const record = await load.stop()
     const samples = await rotation.stop()
     const timeline = realTimeline(record, samples, scales)
+    const window = drillWindowSeconds(scales.timeScale)
+    // An interrupted drill is compared with the prediction over the seconds it ran, no further.
+    const prediction = signal.aborted ? cutAt(predicted.timeline, timeline.t.length > 0 ? timeline.t[timeline.t.length - 1] : 0) : predicted.timeline
     const report: DrillReport = {
       target: {kind: target.kind, name: target.kind === 'runbook' ? target.runbook.name : scenario.name},
       scenario, setup: setup.name, scales, fault, servers, seconds,
       wallSeconds: (performance.now() - started) / 1000,
-      real: {timeline, card: reportCard(timeline, fault, servers), ...(real ? {runbook: {outcome: real.outcome, message: real.message}} : {})},
-      predicted: {timeline: predicted.timeline, card: reportCard(predicted.timeline, fault, servers), ...(predicted.runbook ? {runbook: predicted.runbook} : {})},
+      fullServiceWindow: window,
+      real: {timeline, card: reportCard(timeline, fault, servers, window), ...(real ? {runbook: {outcome: real.outcome, message: real.message}} : {})},
+      predicted: {timeline: prediction, card: reportCard(prediction, fault, servers, window), ...(predicted.runbook ? {runbook: predicted.runbook} : {})},
       load: {eventLoopDelayP99Ms: record.loopDelay.p99, local: record.series.local.reduce((a, b) => a + b, 0) * record.bucketSeconds, cpuSeconds: record.cpuSeconds},
       interrupted: signal.aborted,
     }
@@ -190,6 +198,8 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
 
 interface Prediction {
   record: SimulationRecord
+  /** How long the drill runs: the simulation, or the rehearsal until its runbook ended and the fleet settled. */
+  seconds: number
   timeline: Timeline
   startAt?: number
   runbook?: {outcome: RunResult['outcome']; message: string}
@@ -199,7 +209,7 @@ interface Prediction {
 async function predict(target: DrillTarget): Promise<Prediction> {
   if (target.kind === 'scenario') {
     const {record} = simulateSetups(target.scenario, [target.setup]).setups[0]
-    return {record, timeline: simTimeline(record)}
+    return {record, seconds: record.t[record.ticks - 1] + target.scenario.tick, timeline: simTimeline(record)}
   }
   const quiet: EngineIO = {notify: () => undefined, confirm: async () => true}
   const report = await rehearse(target.runbook, {io: quiet, signal: new AbortController().signal, operator: 'drill', approved: target.runbook.steps.map((s) => s.index)}, {
@@ -208,12 +218,23 @@ async function predict(target: DrillTarget): Promise<Prediction> {
     pace: null,
   })
   const {rehearsal, run} = report
-  return {record: rehearsal.record, timeline: simTimeline(rehearsal.record), startAt: rehearsal.startAt, runbook: {outcome: run.outcome, message: run.message}}
+  // The simulated clock may have run past the end (a wait beyond the scenario extends it); the
+  // drill runs what the rehearsal settles in, as `run --dry-run` reports it.
+  const ticks = Math.min(rehearsal.record.ticks, Math.ceil((rehearsal.endAt + settleSeconds) / target.scenario.tick))
+  const seconds = rehearsal.record.t[ticks - 1] + target.scenario.tick
+  return {record: rehearsal.record, seconds, timeline: simTimeline(rehearsal.record, ticks), startAt: rehearsal.startAt, runbook: {outcome: run.outcome, message: run.message}}
 }
 
-function simTimeline(record: SimulationRecord): Timeline {
-  const n = record.ticks
+function simTimeline(record: SimulationRecord, n = record.ticks): Timeline {
   return {t: record.t.subarray(0, n), demand: record.demand.subarray(0, n), served: record.served.subarray(0, n), inRotation: record.inRotation.subarray(0, n)}
+}
+
+/** The timeline up to and including second `end`. */
+function cutAt(line: Timeline, end: number): Timeline {
+  let n = 0
+  while (n < line.t.length && line.t[n] <= end) n++
+  const cut = (a: ArrayLike<number>) => Float64Array.from({length: n}, (_, i) => a[i])
+  return {t: cut(line.t), demand: cut(line.demand), served: cut(line.served), inRotation: cut(line.inRotation)}
 }
 
 /** The load's buckets in scenario seconds and rps, with HAProxy's count of servers up in each (the last sample in it). */

@@ -20,7 +20,8 @@ export interface ReportCard {
   lostPercent: number
   /** Seconds from the fix until full service that holds to the end; null if not back at the end. */
   secondsToFullServiceAfterFix: number | null
-  fewestInRotation: number
+  /** Null when no count of servers in rotation was read. */
+  fewestInRotation: number | null
   /** More servers left rotation than the fault broke: load that moved onto the rest took them down too. */
   cascaded: boolean
   /** Back at full service at the end, and holding. */
@@ -31,12 +32,13 @@ export interface ReportCard {
 
 /**
  * Full service: back to the share of demand the run completed before the fault, less two points,
- * over every window of `fullServiceWindow` seconds to the end. The simulator's own summary asks
+ * over every window of `windowSeconds` (at least `fullServiceWindow`) to the end. The simulator's own summary asks
  * 99% of each tick. A real run is read against its own before: a real server with a bounded queue
  * turns away a few percent of random arrivals even below its capacity (the simulator's fluid
  * servers lose none), and one real second wobbles by more than 1% at a drill's rates, because
  * arrivals are random and a request is counted when it ends, not when it arrives. Ten seconds
- * takes the wobble out and still sees any real shortfall. Both timelines are read this way; the
+ * takes the wobble out and still sees any real shortfall; a drill on a small time scale widens it
+ * to hold enough real requests (drillWindowSeconds). Both timelines are read this way; the
  * simulator's before is 100%.
  */
 export const fullServiceMargin = 0.02
@@ -44,7 +46,16 @@ export const fullServiceWindow = 10
 /** Seconds at the start left out of the before: connections opening, the first answers not yet in. */
 const startSeconds = 10
 
-export function reportCard(line: Timeline, fault: {from: number; to: number; servers: number} | null, servers: number): ReportCard {
+/**
+ * The window a drill reads full service over: at least `fullServiceWindow` scenario seconds, and
+ * at least `minWallSeconds` of the real run (a few hundred requests at a drill's rates), so that
+ * random arrivals alone do not dip it two points.
+ */
+export function drillWindowSeconds(timeScale: number, minWallSeconds = 5): number {
+  return Math.max(fullServiceWindow, minWallSeconds / timeScale)
+}
+
+export function reportCard(line: Timeline, fault: {from: number; to: number; servers: number} | null, servers: number, windowSeconds = fullServiceWindow): ReportCard {
   const n = line.t.length
   let during = 0
   let duringCount = 0
@@ -60,39 +71,44 @@ export function reportCard(line: Timeline, fault: {from: number; to: number; ser
     }
     if (!Number.isNaN(line.inRotation[i])) fewest = Math.min(fewest, line.inRotation[i])
   }
-  const before = shareBefore(line, fault?.from ?? 0)
-  const since = fullServiceSince(line, before - fullServiceMargin)
+  const before = shareBefore(line, fault?.from ?? 0, windowSeconds)
+  const since = fullServiceSince(line, before - fullServiceMargin, windowSeconds)
   const fixAt = fault?.to ?? 0
-  const fewestInRotation = Number.isFinite(fewest) ? fewest : 0
+  const fewestInRotation = Number.isFinite(fewest) ? fewest : null
   return {
     servedDuringFault: fault && duringCount > 0 ? during / duringCount : null,
     lostPercent: demand > 0 ? Math.max(0, ((demand - served) / demand) * 100) : 0,
     secondsToFullServiceAfterFix: since === null ? null : Math.max(0, since - fixAt),
     fewestInRotation,
-    cascaded: fault !== null && fewestInRotation < servers - fault.servers,
+    cascaded: fault !== null && fewestInRotation !== null && fewestInRotation < servers - fault.servers,
     recovered: since !== null,
     before,
   }
 }
 
-/** Completed ÷ demand from `startSeconds` to the fault, at most 1; 1 when there is too little of it. */
-function shareBefore(line: Timeline, faultFrom: number): number {
+/** Completed ÷ demand from `startSeconds` to the fault, at most 1; 1 when less than a window of it was recorded. */
+function shareBefore(line: Timeline, faultFrom: number, windowSeconds: number): number {
   let demand = 0
   let served = 0
+  let first = Number.NaN
+  let last = Number.NaN
   for (let i = 0; i < line.t.length && line.t[i] < faultFrom; i++) {
     if (line.t[i] < startSeconds) continue
+    if (Number.isNaN(first)) first = line.t[i]
+    last = line.t[i]
     demand += line.demand[i]
     served += line.served[i]
   }
-  return demand > 0 && faultFrom - startSeconds >= fullServiceWindow ? Math.min(1, served / demand) : 1
+  const step = line.t.length > 1 ? line.t[1] - line.t[0] : 1
+  return demand > 0 && last + step - first >= windowSeconds ? Math.min(1, served / demand) : 1
 }
 
 /** The first second from which every window to the end completes at least `share` of demand; null if the last does not. */
-export function fullServiceSince(line: Timeline, share: number): number | null {
+export function fullServiceSince(line: Timeline, share: number, windowSeconds = fullServiceWindow): number | null {
   const n = line.t.length
   if (n === 0) return null
   const step = n > 1 ? (line.t[n - 1] - line.t[0]) / (n - 1) : 1
-  const w = Math.max(1, Math.round(fullServiceWindow / step))
+  const w = Math.max(1, Math.round(windowSeconds / step))
   if (n < w) return null
   let demand = 0
   let served = 0

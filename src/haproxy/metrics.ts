@@ -27,7 +27,10 @@ const keepSeconds = 3600
  * a Prometheus server already scraping HAProxy, a runbook can name that instead.
  *
  * Errors are the backends' 5xx responses (the servers' and those HAProxy gives for the backend,
- * such as 503 with no server up) over the backends' requests. The 503s sluice's own restriction
+ * such as 503 with no server up) and the requests their clients gave up on before the answer
+ * came (`cli_abrt`), over the backends' requests. A client that times out on an overloaded pool
+ * sees a failure, but HAProxy records no 5xx for it, and without it an error-rate gate passes a
+ * pool that answers everything too late (a drill of the Outlook recovery showed exactly that). The 503s sluice's own restriction
  * answers in the frontend are not counted: they are the runbook's choice, not a failure.
  * HAProxy's stats have no latency percentiles (only averages over the last 1024 requests and a
  * maximum), so latency-p99 cannot be read from them.
@@ -59,10 +62,16 @@ export class HaproxyMetrics implements MetricsPort {
     this.remember(key, now)
     if (!then) {
       then = now
-      await this.clock.sleep(windowSeconds, signal)
-      if (signal?.aborted) throw new FailedError(`${this.label}: reading ${kind} was stopped by the interrupt`)
-      const later = await this.sample(scope, signal)
-      this.remember(key, later)
+      // Sampled every quarter window on the way, not only at its end: the next read, an interval
+      // later, then finds a sample a window before it and answers at once instead of waiting a
+      // window again. Reads an interval apart keep the samples that close from then on.
+      let later = now
+      for (let k = 0; k < 4; k++) {
+        await this.clock.sleep(windowSeconds / 4, signal)
+        if (signal?.aborted) throw new FailedError(`${this.label}: reading ${kind} was stopped by the interrupt`)
+        later = await this.sample(scope, signal)
+        this.remember(key, later)
+      }
       return rate(kind, then, later)
     }
     return rate(kind, then, now)
@@ -74,7 +83,7 @@ export class HaproxyMetrics implements MetricsPort {
     for (const backend of backends) {
       const row = await backendStats(this.api, backend, signal)
       requests += Number(row.req_tot) || 0
-      errors += Number(row.hrsp_5xx) || 0
+      errors += (Number(row.hrsp_5xx) || 0) + (Number(row.cli_abrt) || 0)
     }
     return {at: this.clock.now(), requests, errors}
   }

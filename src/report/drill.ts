@@ -1,5 +1,5 @@
 import type {DrillReport, DrillSide} from '../drill/drill.js'
-import {fullServiceMargin, fullServiceWindow, type ReportCard, type Timeline} from '../drill/report-card.js'
+import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'
@@ -8,7 +8,7 @@ const rps = (v: number | null): string => (v === null ? 'no fault' : `${Math.rou
 const secondsText = (v: number | null): string => (v === null ? 'not back' : `${Math.round(v)} s`)
 
 /** Each figure with how the real run differs from the prediction. */
-function rows(real: ReportCard, predicted: ReportCard): string[][] {
+function rows(real: ReportCard, predicted: ReportCard, interrupted: boolean): string[][] {
   const diff = (a: number | null, b: number | null, unit: string, places = 0): string => {
     if (a === null || b === null) return a === b ? 'same' : 'differs'
     const d = a - b
@@ -19,23 +19,30 @@ function rows(real: ReportCard, predicted: ReportCard): string[][] {
     ['served during fault', rps(real.servedDuringFault), rps(predicted.servedDuringFault), diff(real.servedDuringFault, predicted.servedDuringFault, ' rps')],
     ['requests lost', `${real.lostPercent.toFixed(1)}%`, `${predicted.lostPercent.toFixed(1)}%`, diff(real.lostPercent, predicted.lostPercent, ' points', 1)],
     ['full service after fix', secondsText(real.secondsToFullServiceAfterFix), secondsText(predicted.secondsToFullServiceAfterFix), diff(real.secondsToFullServiceAfterFix, predicted.secondsToFullServiceAfterFix, ' s')],
-    ['fewest in rotation', String(real.fewestInRotation), String(predicted.fewestInRotation), diff(real.fewestInRotation, predicted.fewestInRotation, '')],
-    ['cascaded', yesNo(real.cascaded), yesNo(predicted.cascaded), real.cascaded === predicted.cascaded ? 'agree' : 'DISAGREE'],
-    ['recovered', yesNo(real.recovered), yesNo(predicted.recovered), real.recovered === predicted.recovered ? 'agree' : 'DISAGREE'],
+    ['fewest in rotation', String(real.fewestInRotation ?? 'not read'), String(predicted.fewestInRotation ?? 'not read'), diff(real.fewestInRotation, predicted.fewestInRotation, '')],
+    ['cascaded', yesNo(real.cascaded), yesNo(predicted.cascaded), interrupted ? '–' : real.cascaded === predicted.cascaded ? 'agree' : 'DISAGREE'],
+    ['recovered', yesNo(real.recovered), yesNo(predicted.recovered), interrupted ? '–' : real.recovered === predicted.recovered ? 'agree' : 'DISAGREE'],
   ]
 }
 
 const yesNo = (b: boolean): string => (b ? 'yes' : 'no')
+const agreement = (agree: boolean | null): string =>
+  agree === null
+    ? 'The drill was interrupted: the figures compare the seconds it ran with the same seconds of the prediction; its outcomes are not compared.'
+    : agree
+      ? 'The drill and the simulator agree on every outcome.'
+      : 'The drill and the simulator DISAGREE on an outcome: see the table.'
 const pct = (share: number): string => `${(share * 100).toFixed(1)}%`
 
-/** Whether the drill and the simulator agree on each outcome: cascades or not, recovers or not. */
-export function outcomesAgree(report: DrillReport): boolean {
+/** Whether the drill and the simulator agree on each outcome: cascades or not, recovers or not. Null for an interrupted drill, whose outcomes were not reached. */
+export function outcomesAgree(report: DrillReport): boolean | null {
+  if (report.interrupted) return null
   return report.real.card.cascaded === report.predicted.card.cascaded && report.real.card.recovered === report.predicted.card.recovered
 }
 
 /** The report card: real against predicted, in the scenario's units. */
 export function drillTable(report: DrillReport): string {
-  return formatTable(['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted'], rows(report.real.card, report.predicted.card))
+  return formatTable(['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted'], rows(report.real.card, report.predicted.card, report.interrupted))
 }
 
 function runbookLine(label: string, side: DrillSide): string | null {
@@ -97,8 +104,8 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
     '',
     drillTable(report),
     '',
-    outcomesAgree(report) ? 'The drill and the simulator agree on every outcome.' : 'The drill and the simulator DISAGREE on an outcome: see the table.',
-    `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${fullServiceWindow} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
+    agreement(outcomesAgree(report)),
+    `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${Math.round(report.fullServiceWindow)} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
   ]
   if (report.load.eventLoopDelayP99Ms > 100 || report.load.local > 0)
     parts.push(`The load generator was short of this machine (event loop late by ${Math.round(report.load.eventLoopDelayP99Ms)} ms at p99, ${Math.round(report.load.local)} local errors): the real run says as much about this machine as about the pool.`)
@@ -139,6 +146,7 @@ export function drillJson(report: DrillReport) {
     servers: report.servers,
     scenarioSeconds: round(report.seconds),
     wallSeconds: round(report.wallSeconds, 1),
+    fullServiceWindowSeconds: round(report.fullServiceWindow),
     interrupted: report.interrupted,
     agree: outcomesAgree(report),
     real: side(report.real),

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {fullServiceSince, reportCard, type Timeline} from '../../src/drill/report-card.js'
+import {drillWindowSeconds, fullServiceSince, reportCard, type Timeline} from '../../src/drill/report-card.js'
 
 /** A timeline of one point a second for `seconds`, each point from `at(t)`. */
 function line(seconds: number, at: (t: number) => {demand?: number; served: number; inRotation?: number}): Timeline {
@@ -124,5 +124,28 @@ describe('fullServiceSince', () => {
       inRotation: new Float64Array(n).fill(4),
     }
     expect(fullServiceSince(timeline, 0.98)).toBe(30)
+  })
+})
+
+describe('what a drill reads when parts are missing', () => {
+  it('reports no fewest-in-rotation and no cascade when no count was read', () => {
+    const card = reportCard(line(60, (t) => ({served: inFault(t) ? 40 : 100, inRotation: Number.NaN})), fault, 4)
+    expect(card.fewestInRotation).toBeNull()
+    expect(card.cascaded).toBe(false)
+  })
+
+  it('measures against 100% when less than a window was recorded before the fault', () => {
+    // Two seconds of 90% before a fault at 20 s (from 10 s in): not enough to call it the run's normal.
+    const timeline = line(12, (t) => ({served: t < 10 ? 100 : 90}))
+    expect(reportCard(timeline, fault, 4).before).toBe(1)
+  })
+
+  it('reads full service over a wider window when given one', () => {
+    // A 5 s dip after the fix: short of 98% in any 10 s window holding it, not in a 100 s one.
+    const timeline = line(300, (t) => ({served: t >= 100 && t < 105 ? 50 : inFault(t) ? 0 : 100}))
+    expect(reportCard(timeline, fault, 4, 10).secondsToFullServiceAfterFix).toBe(105 - 40)
+    expect(reportCard(timeline, fault, 4, 100).secondsToFullServiceAfterFix).toBeGreaterThan(0)
+    expect(drillWindowSeconds(1)).toBe(10)
+    expect(drillWindowSeconds(0.1)).toBe(50)
   })
 })

@@ -241,10 +241,23 @@ describe('metrics from HAProxy\'s counters', () => {
       for (let i = 0; i < ok; i++) expect((await get(port, '/')).status).toBe(200)
       for (let i = 0; i < failing; i++) expect((await get(port, '/fail')).status).toBe(500)
     }
+    // While a read waits, the requests are sent once (it samples on the way, every quarter window).
+    const once = (send: () => Promise<void>) => {
+      let sent = false
+      return async () => {
+        if (!sent) await send()
+        sent = true
+      }
+    }
     // The first read has no earlier sample: it samples, waits out the window, and samples again.
-    burstWhileWaiting = () => burst(20, 5)
+    burstWhileWaiting = once(() => burst(20, 5))
     expect(await metrics.read('request-rate', 10, 'web')).toBe(2.5)
     burstWhileWaiting = async () => {}
+    // A gate's next verdict, an interval later, is answered from the samples taken on the way: no second wait.
+    const before = manual.t
+    manual.t += 1
+    expect(await metrics.read('request-rate', 10, 'web')).not.toBeNull()
+    expect(manual.t).toBe(before + 1)
     // Later reads use the sample a window back. A window with no requests is no data, never a zero error rate.
     manual.t += 10
     expect(await metrics.read('error-rate', 10, 'web')).toBeNull()
@@ -254,7 +267,7 @@ describe('metrics from HAProxy\'s counters', () => {
     // A sample far older than the window is not used: it would mix in traffic from before it.
     await burst(0, 4)
     manual.t += 100
-    burstWhileWaiting = () => burst(4, 0)
+    burstWhileWaiting = once(() => burst(4, 0))
     expect(await metrics.read('error-rate', 10, 'web')).toBe(0)
     burstWhileWaiting = async () => {}
     // The 503s of sluice's own restriction are answered in the frontend: not the backend's errors.

@@ -33,6 +33,7 @@ function report(real: Partial<ReportCard>, predicted: Partial<ReportCard> = {}, 
     fault: {from: 10, to: 20, servers: 4},
     servers: 10,
     seconds: 30,
+    fullServiceWindow: 10,
     wallSeconds: 9.87,
     real: {timeline: timeline((t) => 398.123, (t) => (t === 3 ? Number.NaN : t >= 12 && t < 20 ? 6 : 10)), card: card(real)},
     predicted: {timeline: timeline(() => 400, (t) => (t >= 12 && t < 20 ? 6 : 10)), card: card(predicted)},
@@ -115,6 +116,10 @@ describe('outcomesAgree and renderDrill', () => {
     expect(lines[2]).toBe('rehearsal: completed: its steps are done')
     expect(text).toContain('real 95.7%, predicted 100.0%')
     expect(text).toContain('event loop late by 250 ms at p99, 0 local errors')
+    // A drill cut short reached none of its outcomes: they are not compared, however the cards read.
+    expect(text).toContain('The drill was interrupted')
+    expect(text).not.toContain('DISAGREE')
+    expect(outcomesAgree(report({recovered: false}, {}, {interrupted: true}))).toBeNull()
   })
 })
 
