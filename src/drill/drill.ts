@@ -43,9 +43,25 @@ export interface DrillOptions {
   programs?: {fleet?: string; load?: string}
 }
 
+/** What the real clients saw fail, in the scenario's requests (real counts divided by the rate scale). */
+export interface Failures {
+  /** Attempts with no answer within the clients' timeout. */
+  timeouts: number
+  /** Connections refused or reset before an answer. */
+  refused: number
+  /** Answers of 5xx other than 503, and other errors. */
+  errors: number
+  /** 503s: a restriction, a sorry backend, or HAProxy with no server up. */
+  rejected: number
+  /** User requests out of attempts or retry budget. */
+  givenUp: number
+}
+
 export interface DrillSide {
   timeline: Timeline
   card: ReportCard
+  /** The real side only: failures over the run, and from the fix on. */
+  failures?: {run: Failures; afterFix: Failures | null}
   /** A runbook's outcome on this side. */
   runbook?: {outcome: RunResult['outcome']; message: string}
 }
@@ -182,7 +198,11 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
       scenario, setup: setup.name, scales, fault, servers, seconds,
       wallSeconds: (performance.now() - started) / 1000,
       fullServiceWindow: window,
-      real: {timeline, card: reportCard(timeline, fault, servers, window), ...(real ? {runbook: {outcome: real.outcome, message: real.message}} : {})},
+      real: {
+        timeline, card: reportCard(timeline, fault, servers, window),
+        failures: {run: failuresOf(record, scales, 0), afterFix: fault ? failuresOf(record, scales, fault.to) : null},
+        ...(real ? {runbook: {outcome: real.outcome, message: real.message}} : {}),
+      },
       predicted: {timeline: prediction, card: reportCard(prediction, fault, servers, window), ...(predicted.runbook ? {runbook: predicted.runbook} : {})},
       load: {eventLoopDelayP99Ms: record.loopDelay.p99, local: record.series.local.reduce((a, b) => a + b, 0) * record.bucketSeconds, cpuSeconds: record.cpuSeconds},
       interrupted: signal.aborted,
@@ -227,6 +247,16 @@ async function predict(target: DrillTarget): Promise<Prediction> {
 
 function simTimeline(record: SimulationRecord, n = record.ticks): Timeline {
   return {t: record.t.subarray(0, n), demand: record.demand.subarray(0, n), served: record.served.subarray(0, n), inRotation: record.inRotation.subarray(0, n)}
+}
+
+/** Failures from scenario second `from` to the end (the last, partial bucket left out as in realTimeline). */
+function failuresOf(record: LoadRecord, scales: DrillScales, from: number): Failures {
+  const sum = (key: 'timeouts' | 'refused' | 'errors' | 'rejected' | 'givenUp'): number => {
+    let total = 0
+    for (let i = 0; i < record.t.length - 1; i++) if (record.t[i] / scales.timeScale >= from) total += record.series[key][i] * record.bucketSeconds
+    return total / scales.rateScale
+  }
+  return {timeouts: sum('timeouts'), refused: sum('refused'), errors: sum('errors'), rejected: sum('rejected'), givenUp: sum('givenUp')}
 }
 
 /** The timeline up to and including second `end`. */

@@ -1,4 +1,4 @@
-import type {DrillReport, DrillSide} from '../drill/drill.js'
+import type {DrillReport, DrillSide, Failures} from '../drill/drill.js'
 import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
@@ -44,6 +44,14 @@ export function outcomesAgree(report: DrillReport): boolean | null {
 export function drillTable(report: DrillReport): string {
   return formatTable(['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted'], rows(report.real.card, report.predicted.card, report.interrupted))
 }
+
+/** What the real clients saw fail, for reading a difference in the table. */
+function failureLine(f: Failures): string {
+  const parts = (Object.entries(f) as Array<[keyof Failures, number]>).filter(([, v]) => Math.round(v) > 0).map(([k, v]) => `${Math.round(v)} ${failureWords[k]}`)
+  return `Real clients saw ${parts.length > 0 ? parts.join(', ') : 'no failures'} (scenario requests).`
+}
+
+const failureWords: Record<keyof Failures, string> = {timeouts: 'timeouts', refused: 'refused connections', errors: 'errors', rejected: '503s', givenUp: 'requests given up'}
 
 function runbookLine(label: string, side: DrillSide): string | null {
   return side.runbook ? `${label}: ${side.runbook.outcome}: ${side.runbook.message}` : null
@@ -105,6 +113,7 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
     drillTable(report),
     '',
     agreement(outcomesAgree(report)),
+    ...(report.real.failures ? [failureLine(report.real.failures.run)] : []),
     `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${Math.round(report.fullServiceWindow)} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
   ]
   if (report.load.eventLoopDelayP99Ms > 100 || report.load.local > 0)
@@ -136,7 +145,13 @@ const lineJson = (l: Timeline) => ({
 
 /** The `--json` shape of `sluice drill`. */
 export function drillJson(report: DrillReport) {
-  const side = (s: DrillSide) => ({card: roundCard(s.card), ...(s.runbook ? {runbook: s.runbook} : {}), timeline: lineJson(s.timeline)})
+  const counts = (f: Failures) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, Math.round(v)]))
+  const side = (s: DrillSide) => ({
+    card: roundCard(s.card),
+    ...(s.runbook ? {runbook: s.runbook} : {}),
+    ...(s.failures ? {failures: {run: counts(s.failures.run), afterFix: s.failures.afterFix && counts(s.failures.afterFix)}} : {}),
+    timeline: lineJson(s.timeline),
+  })
   return {
     target: report.target,
     scenario: report.scenario.name,

@@ -159,3 +159,14 @@ describe('drillJson', () => {
     expect(json.real.runbook).toEqual({outcome: 'completed', message: 'done'})
   })
 })
+
+describe('what the real clients saw fail', () => {
+  it('is said in words and kept, rounded, in the JSON', () => {
+    const base = report({})
+    const failures = {run: {timeouts: 12.4, refused: 0, errors: 30.6, rejected: 0.2, givenUp: 3}, afterFix: {timeouts: 2, refused: 0, errors: 0, rejected: 0, givenUp: 0}}
+    const withFailures = {...base, real: {...base.real, failures}}
+    expect(renderDrill(withFailures, {color: false, width: 60})).toContain('Real clients saw 12 timeouts, 31 errors, 3 requests given up (scenario requests).')
+    expect(drillJson(withFailures).real.failures).toEqual({run: {timeouts: 12, refused: 0, errors: 31, rejected: 0, givenUp: 3}, afterFix: {timeouts: 2, refused: 0, errors: 0, rejected: 0, givenUp: 0}})
+    expect(drillJson(base).predicted).not.toHaveProperty('failures')
+  })
+})
