@@ -14,7 +14,7 @@ const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
  * SIGHUP with every process it started stopped (a second signal quits at once; HAProxy and the
  * fleet go with this process), and returns the report with the outcome that decides the exit code.
  */
-export async function runDrillCommand(ref: string, options: {setup?: string; scales: Partial<DrillScales>; json: boolean; note: (text: string) => void}): Promise<{drill: DrillReport; outcome: Outcome}> {
+export async function runDrillCommand(ref: string, options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; json: boolean; note: (text: string) => void}): Promise<{drill: DrillReport; outcome: Outcome}> {
   // Only the PATH: what the drill starts is the HAProxy this shell would start.
   const haproxy = findHaproxy(process.env.PATH ?? '', {onPathOnly: true})
   if (!haproxy) {
@@ -41,6 +41,7 @@ export async function runDrillCommand(ref: string, options: {setup?: string; sca
     drill = await runDrill(target, {
       haproxy,
       scales: options.scales,
+      ...(options.queueSeconds === undefined ? {} : {queueSeconds: options.queueSeconds}),
       signal: controller.signal,
       progress: (message) => status?.show(`drill: ${message}`),
       say: (line) => (status ? status.keep(line) : undefined),

@@ -21,7 +21,7 @@ import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from './proc
 import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from './report-card.js'
 import {sampleRotation, type RotationSamples} from './rotation.js'
 import {drillRestrictions, scaleRunbookTimes} from './runbook-times.js'
-import {chooseScales, drillFleetConfig, drillLoadConfig, type DrillScales} from './scale.js'
+import {chooseScales, defaultQueueSeconds, drillFleetConfig, drillLoadConfig, type DrillScales} from './scale.js'
 
 /** What a drill runs: a scenario's fault alone, or a runbook against its rehearsal scenario. */
 export type DrillTarget =
@@ -32,6 +32,8 @@ export interface DrillOptions {
   haproxy: string
   /** Either scale left out is chosen to fit the machine (chooseScales). */
   scales: Partial<DrillScales>
+  /** Scenario seconds of work a server queues before it stops reading requests (default: defaultQueueSeconds). */
+  queueSeconds?: number
   signal: AbortSignal
   /** What the drill is doing now, for a progress line: a phase, or the wall seconds of the run. */
   progress(message: string): void
@@ -71,6 +73,8 @@ export interface DrillReport {
   scenario: Scenario
   setup: string
   scales: DrillScales
+  /** Scenario seconds of work each real server queued before it stopped reading requests. */
+  queueSeconds: number
   /** The fault as the report card reads it: its window (scenario seconds) and servers broken. */
   fault: {from: number; to: number; servers: number} | null
   servers: number
@@ -111,6 +115,7 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
   const seconds = predicted.seconds
   const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
   const scales = {...chooseScales(seconds, peak), ...options.scales}
+  const queueSeconds = options.queueSeconds ?? defaultQueueSeconds
   options.say(`${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s)`)
   const window = faultWindow(scenario.faults)
   const broken = scenario.faults.find((f) => f.kind === 'broken')
@@ -131,7 +136,7 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
     }
     notYet('predicting')
     progress('starting the fleet')
-    fleet = await spawnFleet(drillFleetConfig(scenario, scales), options.programs?.fleet)
+    fleet = await spawnFleet(drillFleetConfig(scenario, scales, queueSeconds), options.programs?.fleet)
     const port = await freePort()
     const config = drillHaproxy(scenario, sim.healthCheck, sim.policy.slowStart, fleet, port, scales)
     notYet('starting the fleet')
@@ -195,7 +200,7 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
     const prediction = signal.aborted ? cutAt(predicted.timeline, timeline.t.length > 0 ? timeline.t[timeline.t.length - 1] : 0) : predicted.timeline
     const report: DrillReport = {
       target: {kind: target.kind, name: target.kind === 'runbook' ? target.runbook.name : scenario.name},
-      scenario, setup: setup.name, scales, fault, servers, seconds,
+      scenario, setup: setup.name, scales, queueSeconds, fault, servers, seconds,
       wallSeconds: (performance.now() - started) / 1000,
       fullServiceWindow: window,
       real: {

@@ -28,13 +28,15 @@ export interface DrillScales {
 }
 
 /**
- * Requests a server queues before it parks new ones, in scenario seconds of its capacity. Scaled
- * by the time scale like the clients' timeout, so whether a full queue outlasts the clients'
- * patience (and every answer comes too late) is the same at any scale.
+ * Requests a server queues before it parks new ones, in scenario seconds of its capacity, unless
+ * a drill says otherwise (--queue-seconds). Scaled by the time scale like the clients' timeout, so
+ * whether a full queue outlasts the clients' patience (and every answer comes too late) is the
+ * same at any scale. Whether it outlasts a health check's timeout decides how an overloaded
+ * server fails its checks: always (deeper), or now and then (2 s against HAProxy's 2 s inter).
  */
-const queueSeconds = 2
+export const defaultQueueSeconds = 2
 
-export function drillFleetConfig(scenario: Scenario, scales: DrillScales): FleetConfig {
+export function drillFleetConfig(scenario: Scenario, scales: DrillScales, queueSeconds = defaultQueueSeconds): FleetConfig {
   const {rateScale, timeScale} = scales
   const pools: FleetPoolConfig[] = scenario.pools
     .filter((p) => p.kind === 'servers')

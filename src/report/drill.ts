@@ -107,7 +107,7 @@ function resample(t: ArrayLike<number>, values: ArrayLike<number>, at: ArrayLike
 export function renderDrill(report: DrillReport, options: {color: boolean; width: number}): string {
   const {scales} = report
   const parts = [
-    `${report.target.kind === 'runbook' ? `runbook ${report.target.name} against ` : ''}${report.scenario.name} (${report.setup}), on HAProxy and a loopback fleet: rate scale ${scales.rateScale}, time scale ${scales.timeScale}; ${Math.round(report.seconds)} scenario s in ${Math.round(report.wallSeconds)} s of wall time${report.interrupted ? ' (interrupted: the figures cover what ran)' : ''}`,
+    `${report.target.kind === 'runbook' ? `runbook ${report.target.name} against ` : ''}${report.scenario.name} (${report.setup}), on HAProxy and a loopback fleet: rate scale ${scales.rateScale}, time scale ${scales.timeScale}, servers queue ${report.queueSeconds} s of work; ${Math.round(report.seconds)} scenario s in ${Math.round(report.wallSeconds)} s of wall time${report.interrupted ? ' (interrupted: the figures cover what ran)' : ''}`,
     ...[runbookLine('real run', report.real), runbookLine('rehearsal', report.predicted)].filter((l): l is string => l !== null),
     '',
     drillTable(report),
@@ -157,6 +157,7 @@ export function drillJson(report: DrillReport) {
     scenario: report.scenario.name,
     setup: report.setup,
     scales: report.scales,
+    queueSeconds: report.queueSeconds,
     fault: report.fault,
     servers: report.servers,
     scenarioSeconds: round(report.seconds),

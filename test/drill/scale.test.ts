@@ -21,6 +21,8 @@ describe('a scenario scaled for a drill', () => {
     expect(pool.threads).toBeGreaterThanOrEqual(workersFor(pool))
     // Two scenario seconds of capacity, scaled like the clients' timeout.
     expect(pool.queueLimit).toBe(Math.ceil(pool.capacity * 2 * 0.1))
+    // A drill may say how deep its servers queue (--queue-seconds): 8 s of work, scaled the same way.
+    expect(drillFleetConfig(scenario, scales, 8).pools[0].queueLimit).toBe(Math.ceil(pool.capacity * 8 * 0.1))
 
     const load = drillLoadConfig(scenario, scales, {host: '127.0.0.1', port: 8080})
     expect(load.duration).toBeCloseTo(scenario.duration * 0.1)

@@ -30,6 +30,7 @@ function report(real: Partial<ReportCard>, predicted: Partial<ReportCard> = {}, 
     scenario,
     setup: 'checks-only',
     scales: {rateScale: 0.5, timeScale: 0.25},
+    queueSeconds: 2,
     fault: {from: 10, to: 20, servers: 4},
     servers: 10,
     seconds: 30,
@@ -83,7 +84,7 @@ describe('outcomesAgree and renderDrill', () => {
     const text = renderDrill(agreeing, {color: false, width: 60})
     expect(text).toContain('The drill and the simulator agree on every outcome.')
     expect(text).not.toContain('DISAGREE')
-    expect(text.split('\n')[0]).toBe('drill-headroom (checks-only), on HAProxy and a loopback fleet: rate scale 0.5, time scale 0.25; 30 scenario s in 10 s of wall time')
+    expect(text.split('\n')[0]).toBe('drill-headroom (checks-only), on HAProxy and a loopback fleet: rate scale 0.5, time scale 0.25, servers queue 2 s of work; 30 scenario s in 10 s of wall time')
     expect(text).toContain('real 100.0%, predicted 100.0%')
     // Quiet about the generator when it kept up.
     expect(text).not.toContain('load generator was short')
