@@ -1,6 +1,7 @@
 import {createServer} from 'node:net'
 import {InputError, InterruptedError} from '../errors.js'
 import {runRunbook, type RunResult} from '../engine/engine.js'
+import {WallClock} from '../local/wall-clock.js'
 import {RuntimeApi} from '../haproxy/runtime.js'
 import {startHaproxy, type RunningHaproxy} from '../haproxy/process.js'
 import type {EngineIO} from '../ports/io.js'
@@ -19,7 +20,7 @@ import {drillHaproxy} from './haproxy-config.js'
 import type {LoadRecord} from './load.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from './process.js'
 import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from './report-card.js'
-import {sampleRotation, type RotationSamples} from './rotation.js'
+import {sampleRotation, serversUp, type RotationSamples} from './rotation.js'
 import {drillRestrictions, scaleRunbookTimes} from './runbook-times.js'
 import {chooseScales, defaultQueueSeconds, drillFleetConfig, drillLoadConfig, type DrillScales} from './scale.js'
 
@@ -162,16 +163,8 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
 
     let real: RunResult | undefined
     const wallNow = () => (performance.now() - loadStarted) / 1000
-    const sleep = (s: number) => new Promise<void>((resolve) => {
-      if (signal.aborted || s <= 0) return resolve()
-      const timer = setTimeout(done, s * 1000)
-      function done() {
-        clearTimeout(timer)
-        signal.removeEventListener('abort', done)
-        resolve()
-      }
-      signal.addEventListener('abort', done, {once: true})
-    })
+    const clock = new WallClock()
+    const sleep = (seconds: number) => clock.sleep(seconds, signal)
     let endAt = seconds * scales.timeScale
     if (target.kind === 'runbook') {
       const startAt = predicted.startAt ?? 0
@@ -294,11 +287,9 @@ export function realTimeline(record: LoadRecord, samples: RotationSamples, scale
 }
 
 async function untilAllUp(api: RuntimeApi, backends: string[], servers: number, signal: AbortSignal): Promise<void> {
-  const {serverStats} = await import('../haproxy/stats.js')
   const deadline = Date.now() + 30_000
   for (;;) {
-    let up = 0
-    for (const b of backends) up += (await serverStats(api, b, signal)).filter((r) => /^UP/.test(r.status)).length
+    const up = await serversUp(api, backends, signal)
     if (up === servers || signal.aborted) return
     if (Date.now() > deadline) throw new Error(`only ${up} of ${servers} servers passed HAProxy's checks within 30 s of starting`)
     await new Promise((resolve) => setTimeout(resolve, 100))

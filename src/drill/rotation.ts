@@ -18,6 +18,13 @@ export interface RunningSampler {
   stop(): Promise<RotationSamples>
 }
 
+/** Servers of the backends HAProxy shows UP now (`UP 1/3`, failing but not yet down, counts). */
+export async function serversUp(api: RuntimeApi, backends: string[], signal?: AbortSignal): Promise<number> {
+  let up = 0
+  for (const backend of backends) up += (await serverStats(api, backend, signal)).filter((row) => /^UP/.test(row.status)).length
+  return up
+}
+
 export function sampleRotation(api: RuntimeApi, backends: string[], everySeconds: number): RunningSampler {
   const samples: RotationSamples = {t: [], inRotation: []}
   const start = performance.now()
@@ -26,8 +33,7 @@ export function sampleRotation(api: RuntimeApi, backends: string[], everySeconds
   const read = async () => {
     const at = (performance.now() - start) / 1000
     try {
-      let up = 0
-      for (const backend of backends) up += (await serverStats(api, backend)).filter((row) => /^UP/.test(row.status)).length
+      const up = await serversUp(api, backends)
       samples.t.push(at)
       samples.inRotation.push(up)
     } catch {
