@@ -32,6 +32,7 @@ describe.concurrent('oclif conventions', () => {
     expect(runbooks.map((r) => [r.name, r.scenario])).toEqual([
       ['naive-full-return', 'outlook-recovery'],
       ['outlook-staged-return', 'outlook-recovery'],
+      ['outlook-staged-return-haproxy', 'outlook-recovery-haproxy'],
       ['regional-dns-ramp', 'two-regions'],
       ['thread-hold-recovery', 'cafe-2024'],
     ])
@@ -49,7 +50,7 @@ describe.concurrent('oclif conventions', () => {
     expect(code).toBe(2)
     expect(stdout).toBe('')
     expect(stderr).toBe(
-      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are naive-full-return, outlook-staged-return, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
+      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are naive-full-return, outlook-staged-return, outlook-staged-return-haproxy, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
     )
   })
 })

@@ -71,9 +71,10 @@ function watchDescendants(root: number) {
     while (queue.length > 0) {
       for (const child of children.get(queue.shift()!) ?? []) {
         const key = `${child.pid}:${child.start}`
-        // A child is seen first as a fork of its parent, then as the program it runs.
+        // A child is seen first as a fork of its parent, then as the program it runs; once it has
+        // exited (a zombie) its cmdline reads empty, which must not forget what it ran.
         const cmdline = cmdlineOf(child.pid)
-        if (!seen.has(key) || seen.get(key)!.cmdline !== cmdline) seen.set(key, {...child, cmdline})
+        if (!seen.has(key) || (cmdline !== '' && seen.get(key)!.cmdline !== cmdline)) seen.set(key, {...child, cmdline})
         queue.push(child.pid)
       }
     }
