@@ -8,8 +8,7 @@ import type {EngineIO} from '../ports/io.js'
 import {rehearse, settleSeconds} from '../rehearsal/rehearse.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {fleetConfig} from '../sim/scenario/load.js'
-import type {SetupPolicy} from '../sim/scenario/schema.js'
-import type {Scenario} from '../sim/scenario/schema.js'
+import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import {simulateSetups} from '../sim/simulate.js'
 import {faultWindow} from '../sim/summary.js'
 import type {SimulationRecord} from '../sim/record.js'
@@ -17,10 +16,10 @@ import {drillControlPlane} from './control.js'
 import {faultSteps, playFaults} from './faults.js'
 import {sendFleetCommand} from './fleet.js'
 import {drillHaproxy} from './haproxy-config.js'
-import type {LoadRecord} from './load.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from './process.js'
 import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from './report-card.js'
-import {sampleRotation, serversUp, type RotationSamples} from './rotation.js'
+import {sampleRotation, serversUp} from './rotation.js'
+import {cutAt, failuresOf, realTimeline, simTimeline, type Failures} from './timeline.js'
 import {drillRestrictions, scaleRunbookTimes} from './runbook-times.js'
 import {chooseScales, defaultQueueSeconds, drillFleetConfig, drillLoadConfig, type DrillScales} from './scale.js'
 
@@ -46,19 +45,8 @@ export interface DrillOptions {
   programs?: {fleet?: string; load?: string}
 }
 
-/** What the real clients saw fail, in the scenario's requests (real counts divided by the rate scale). */
-export interface Failures {
-  /** Attempts with no answer within the clients' timeout. */
-  timeouts: number
-  /** Connections refused or reset before an answer. */
-  refused: number
-  /** Answers of 5xx other than 503, and other errors. */
-  errors: number
-  /** 503s: a restriction, a sorry backend, or HAProxy with no server up. */
-  rejected: number
-  /** User requests out of attempts or retry budget. */
-  givenUp: number
-}
+
+export type {Failures}
 
 export interface DrillSide {
   timeline: Timeline
@@ -243,48 +231,9 @@ async function predict(target: DrillTarget): Promise<Prediction> {
   return {record: rehearsal.record, seconds, timeline: simTimeline(rehearsal.record, ticks), startAt: rehearsal.startAt, runbook: {outcome: run.outcome, message: run.message}}
 }
 
-function simTimeline(record: SimulationRecord, n = record.ticks): Timeline {
-  return {t: record.t.subarray(0, n), demand: record.demand.subarray(0, n), served: record.served.subarray(0, n), inRotation: record.inRotation.subarray(0, n)}
-}
 
-/** Failures from scenario second `from` to the end (the last, partial bucket left out as in realTimeline). */
-function failuresOf(record: LoadRecord, scales: DrillScales, from: number): Failures {
-  const sum = (key: 'timeouts' | 'refused' | 'errors' | 'rejected' | 'givenUp'): number => {
-    let total = 0
-    for (let i = 0; i < record.t.length - 1; i++) if (record.t[i] / scales.timeScale >= from) total += record.series[key][i] * record.bucketSeconds
-    return total / scales.rateScale
-  }
-  return {timeouts: sum('timeouts'), refused: sum('refused'), errors: sum('errors'), rejected: sum('rejected'), givenUp: sum('givenUp')}
-}
 
-/** The timeline up to and including second `end`. */
-function cutAt(line: Timeline, end: number): Timeline {
-  let n = 0
-  while (n < line.t.length && line.t[n] <= end) n++
-  const cut = (a: ArrayLike<number>) => Float64Array.from({length: n}, (_, i) => a[i])
-  return {t: cut(line.t), demand: cut(line.demand), served: cut(line.served), inRotation: cut(line.inRotation)}
-}
 
-/** The load's buckets in scenario seconds and rps, with HAProxy's count of servers up in each (the last sample in it). */
-export function realTimeline(record: LoadRecord, samples: RotationSamples, scales: DrillScales): Timeline {
-  // The last bucket is cut short by the stop: its demand is in, many of its answers are not.
-  const n = Math.max(0, record.t.length - 1)
-  const inRotation = new Float64Array(n).fill(Number.NaN)
-  let k = 0
-  for (let i = 0; i < n; i++) {
-    const end = record.t[i] + record.bucketSeconds
-    while (k < samples.t.length && samples.t[k] < end) {
-      inRotation[i] = samples.inRotation[k]
-      k++
-    }
-  }
-  return {
-    t: Float64Array.from(record.t.slice(0, n), (t) => t / scales.timeScale),
-    demand: Float64Array.from(record.series.demand.slice(0, n), (r) => r / scales.rateScale),
-    served: Float64Array.from(record.series.served.slice(0, n), (r) => r / scales.rateScale),
-    inRotation,
-  }
-}
 
 async function untilAllUp(api: RuntimeApi, backends: string[], servers: number, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + 30_000

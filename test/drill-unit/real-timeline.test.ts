@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {realTimeline} from '../../src/drill/drill.js'
+import {realTimeline} from '../../src/drill/timeline.js'
 import {loadSeries, type LoadRecord, type LoadSeriesKey} from '../../src/drill/load.js'
 
 /** A load record of quarter-second buckets with the given demand and served rates (per wall second). */
