@@ -1,5 +1,5 @@
 import type {Clock, Target, TargetGroupPort, TargetHealth} from '../ports/control-plane.js'
-import {waitUntilHealthy} from '../ports/target-groups.js'
+import {pollUntil, waitUntilHealthy} from '../ports/target-groups.js'
 import type {AwsClients} from './clients.js'
 import {FailedError} from '../errors.js'
 import {awsCall} from './errors.js'
@@ -75,14 +75,9 @@ export class Elbv2TargetGroup implements TargetGroupPort {
   async waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
     // No target drains for longer than the group's deregistration delay.
     const delay = Number((await this.attributes())['deregistration_delay.timeout_seconds'] ?? 300)
-    const deadline = this.clock.now() + Math.min(timeoutSeconds, delay + poll)
     const wanted = new Set(ids)
-    for (;;) {
-      const draining = (await this.targets()).filter((t) => wanted.has(t.id) && t.health === 'draining')
-      if (draining.length === 0) return true
-      if (this.clock.now() >= deadline || signal?.aborted) return false
-      await this.clock.sleep(poll, signal)
-    }
+    const drained = async () => !(await this.targets()).some((t) => wanted.has(t.id) && t.health === 'draining')
+    return pollUntil(drained, Math.min(timeoutSeconds, delay + poll), this.clock, poll, signal)
   }
 
   waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {

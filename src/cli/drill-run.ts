@@ -3,10 +3,8 @@ import {InputError, type Outcome} from '../errors.js'
 import {findHaproxy, installHaproxy} from '../haproxy/process.js'
 import type {DrillReport} from '../drill/drill.js'
 import type {DrillScales} from '../drill/scale.js'
-import {exitCodeOf} from './exit-codes.js'
+import {onStopSignals} from './stop-signals.js'
 import {StatusLine} from './terminal/status-line.js'
-
-const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /**
  * `sluice drill` for the command: finds HAProxy on the PATH (exit 2 without it), shows progress
@@ -27,28 +25,20 @@ export async function runDrillCommand(ref: string, options: {setup?: string; sca
   const status = mode === 'silent' ? undefined : new StatusLine((text) => process.stderr.write(text), mode === 'tty')
   // The runbook's steps as lines: a redrawn task list would fight the drill's own progress line.
   const io = new TerminalIO({mode: mode === 'silent' ? 'silent' : 'lines', yes: true, interactive: false, clock: 'wall'})
-  const controller = new AbortController()
-  let interrupts = 0
-  const onInterrupt = (signal: NodeJS.Signals) => {
-    interrupts++
-    if (interrupts > 1) process.exit(exitCodeOf('interrupted'))
-    options.note(`${signal === 'SIGINT' ? 'interrupt' : signal}: stopping the drill and every process it started (Ctrl-C again to quit at once)`)
-    controller.abort()
-  }
-  for (const signal of stopSignals) process.on(signal, onInterrupt)
+  const stop = onStopSignals(options.note, 'stopping the drill and every process it started')
   let drill: DrillReport
   try {
     drill = await runDrill(target, {
       haproxy,
       scales: options.scales,
       ...(options.queueSeconds === undefined ? {} : {queueSeconds: options.queueSeconds}),
-      signal: controller.signal,
+      signal: stop.signal,
       progress: (message) => status?.show(`drill: ${message}`),
       say: (line) => (status ? status.keep(line) : undefined),
       io,
     })
   } finally {
-    for (const signal of stopSignals) process.off(signal, onInterrupt)
+    stop.release()
     status?.end()
     await io.close()
   }

@@ -6,6 +6,7 @@ import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehe
 import type {Runbook} from '../runbook/runbook.js'
 import {runIn, type Mode} from '../runner.js'
 import {exitCodeOf} from './exit-codes.js'
+import {onStopSignals} from './stop-signals.js'
 import {awsOptionsOf, type awsFlags, type FlagValues, type lockFlags, type rehearsalFlags, type reportFlags, type runFlags, type stateFlags} from './flags.js'
 
 /** What `--json` prints for `run` and the single-action commands. */
@@ -58,13 +59,6 @@ export function modeOf(flags: ModeFlags): Mode {
 }
 
 /**
- * The signals that stop a run at its next safe point: Ctrl-C, SIGTERM (what `kill`, CI runners
- * and container stops send) and SIGHUP (a closed terminal or a dropped SSH session), each of which
- * otherwise ends the process at once with the weights unjudged and the locks held.
- */
-const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
-
-/**
  * Runs a runbook for a command: picks the terminal I/O, handles Ctrl-C, SIGTERM and SIGHUP (stop at a safe
  * point, not listr2's process.exit), runs it in the mode the flags chose, then prints the report.
  * The exit code is left in process.exitCode so --json still prints its result.
@@ -75,23 +69,14 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
   const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')
   const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
   const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive, clock: mode.kind === 'rehearsal' ? 'scenario' : 'wall'})
-  const controller = new AbortController()
-  let interrupts = 0
   // The first signal aborts the run: calls in flight are cut short, and the run stops at its next
-  // safe point (a ramp goes back to its last good weights). A second one, of any of them, quits.
-  const onInterrupt = (signal: NodeJS.Signals) => {
-    interrupts++
-    if (interrupts > 1) process.exit(exitCodeOf('interrupted'))
-    out.note(`${signal === 'SIGINT' ? 'interrupt' : signal}: stopping at the next safe point (Ctrl-C again to quit at once)`)
-    controller.abort()
-  }
-  // Installed before anything draws: listr2's cursor handling re-raises SIGINT when it is alone.
-  for (const signal of stopSignals) process.on(signal, onInterrupt)
+  // safe point (a ramp goes back to its last good weights).
+  const stop = onStopSignals(out.note, 'stopping at the next safe point')
   let report
   try {
-    report = await runIn(mode, runbook, {io, signal: controller.signal, operator: operator(), approved})
+    report = await runIn(mode, runbook, {io, signal: stop.signal, operator: operator(), approved})
   } finally {
-    for (const signal of stopSignals) process.off(signal, onInterrupt)
+    stop.release()
     await io.close()
   }
   const {run, runId, rehearsal} = report

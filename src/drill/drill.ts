@@ -2,6 +2,7 @@ import {createServer} from 'node:net'
 import {InputError, InterruptedError} from '../errors.js'
 import {runRunbook, type RunResult} from '../engine/engine.js'
 import {WallClock} from '../local/wall-clock.js'
+import {pollUntil} from '../ports/target-groups.js'
 import {RuntimeApi} from '../haproxy/runtime.js'
 import {startHaproxy, type RunningHaproxy} from '../haproxy/process.js'
 import type {EngineIO} from '../ports/io.js'
@@ -235,14 +236,12 @@ async function predict(target: DrillTarget): Promise<Prediction> {
 
 
 
+/** Waits until HAProxy shows every server UP (its checks passed), for at most 30 s. */
 async function untilAllUp(api: RuntimeApi, backends: string[], servers: number, signal: AbortSignal): Promise<void> {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const up = await serversUp(api, backends, signal)
-    if (up === servers || signal.aborted) return
-    if (Date.now() > deadline) throw new Error(`only ${up} of ${servers} servers passed HAProxy's checks within 30 s of starting`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+  let up = 0
+  const allUp = async () => (up = await serversUp(api, backends, signal)) === servers
+  if (!(await pollUntil(allUp, 30, new WallClock(), 0.1, signal)) && !signal.aborted)
+    throw new Error(`only ${up} of ${servers} servers passed HAProxy's checks within 30 s of starting`)
 }
 
 async function freePort(): Promise<number> {

@@ -1,5 +1,7 @@
 import http from 'node:http'
 import {monitorEventLoopDelay} from 'node:perf_hooks'
+import type {ClientConfig} from '../sim/config.js'
+import {rateAt} from '../sim/curve.js'
 import {typeHeader} from './server.js'
 
 /**
@@ -24,17 +26,8 @@ import {typeHeader} from './server.js'
 /** The path the generator sends a traffic type's requests to, which a drill's restrictions match. */
 export const typePath = (type: string): string => `/t/${encodeURIComponent(type)}`
 
-export interface LoadClients {
-  attempts: number
-  /** Wall seconds before an attempt with no answer is given up. */
-  timeout: number
-  backoffBase: number
-  backoffMax: number
-  /** Retries allowed while they stay under this share of requests in the window (null = no budget). */
-  retryBudget: number | null
-  budgetWindow: number
-  honourRetryAfter: boolean
-}
+/** The scenario's client policy (src/sim/config.ts), its times in wall seconds; Retry-After comes from the servers' answers. */
+export type LoadClients = Omit<ClientConfig, 'retryAfter'>
 
 export interface LoadTarget {
   host: string
@@ -114,19 +107,6 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
-}
-
-/** The curve's rate at t, linear between points and flat past the ends. */
-export function rateAt(curve: Array<[number, number]>, t: number): number {
-  if (t <= curve[0][0]) return curve[0][1]
-  for (let i = 1; i < curve.length; i++) {
-    const [t1, r1] = curve[i]
-    if (t <= t1) {
-      const [t0, r0] = curve[i - 1]
-      return r0 + ((r1 - r0) * (t - t0)) / (t1 - t0)
-    }
-  }
-  return curve[curve.length - 1][1]
 }
 
 /** Seconds of wait before retry number k (1 = first retry): full jitter over min(max, base × 2^(k−1)). */

@@ -1,5 +1,5 @@
 import type {Clock, Target, TargetGroupPort, TargetHealth} from '../ports/control-plane.js'
-import {waitUntilHealthy} from '../ports/target-groups.js'
+import {pollUntil, waitUntilHealthy} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
 import type {RuntimeApi} from './runtime.js'
 import {serverStats, serversState, type Row} from './stats.js'
@@ -84,15 +84,12 @@ export class HaproxyBackend implements TargetGroupPort {
   }
 
   /** Drained = no current session on any of the servers (`show stat` scur), bounded by the timeout. */
-  async waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
-    const deadline = this.clock.now() + timeoutSeconds
-    for (;;) {
+  waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
+    const drained = async () => {
       const rows = new Map((await serverStats(this.api, this.backend, signal)).map((r) => [r.svname, r]))
-      const busy = ids.filter((id) => Number(rows.get(id)?.scur ?? 0) > 0)
-      if (busy.length === 0) return true
-      if (this.clock.now() >= deadline || signal?.aborted) return false
-      await this.clock.sleep(poll, signal)
+      return ids.every((id) => Number(rows.get(id)?.scur ?? 0) === 0)
     }
+    return pollUntil(drained, timeoutSeconds, this.clock, poll, signal)
   }
 
   waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {

@@ -15,16 +15,23 @@ export async function healthyShare(groups: ReadonlyMap<string, TargetGroupPort>,
   return total === 0 ? null : (healthy / total) * 100
 }
 
-/** Reads the group every `pollSeconds` until all of `ids` are healthy; false at the timeout or on a stop. */
-export async function waitUntilHealthy(
-  group: Pick<TargetGroupPort, 'targets'>, ids: string[], timeoutSeconds: number, clock: Clock, pollSeconds: number, signal?: AbortSignal,
-): Promise<boolean> {
+/**
+ * Asks `done` every `pollSeconds` on `clock` until it says yes (true), or until `timeoutSeconds`
+ * have passed or `signal` stops it (false). The one waiting loop of the target-group adapters.
+ */
+export async function pollUntil(done: () => Promise<boolean>, timeoutSeconds: number, clock: Clock, pollSeconds: number, signal?: AbortSignal): Promise<boolean> {
   const deadline = clock.now() + timeoutSeconds
-  const wanted = new Set(ids)
   for (;;) {
-    const healthy = (await group.targets(signal)).filter((t) => wanted.has(t.id) && t.health === 'healthy').length
-    if (healthy === wanted.size) return true
+    if (await done()) return true
     if (clock.now() >= deadline || signal?.aborted) return false
     await clock.sleep(pollSeconds, signal)
   }
+}
+
+/** Reads the group every `pollSeconds` until all of `ids` are healthy; false at the timeout or on a stop. */
+export function waitUntilHealthy(
+  group: Pick<TargetGroupPort, 'targets'>, ids: string[], timeoutSeconds: number, clock: Clock, pollSeconds: number, signal?: AbortSignal,
+): Promise<boolean> {
+  const wanted = new Set(ids)
+  return pollUntil(async () => (await group.targets(signal)).filter((t) => wanted.has(t.id) && t.health === 'healthy').length === wanted.size, timeoutSeconds, clock, pollSeconds, signal)
 }

@@ -1,4 +1,5 @@
 import {ClientPopulation} from './clients.js'
+import {rateAt} from './curve.js'
 import type {FleetConfig} from './config.js'
 import {WeightedDns} from './dns.js'
 import {ServerPool, type PoolTick, type ThreadHold} from './pool.js'
@@ -111,16 +112,7 @@ export class Fleet {
   }
 
   demandAt(seconds: number): number {
-    const curve = this.config.demand.curve
-    if (seconds <= curve[0][0]) return curve[0][1]
-    for (let i = 1; i < curve.length; i++) {
-      const [t1, r1] = curve[i]
-      if (seconds <= t1) {
-        const [t0, r0] = curve[i - 1]
-        return r0 + ((r1 - r0) * (seconds - t0)) / (t1 - t0)
-      }
-    }
-    return curve[curve.length - 1][1]
+    return rateAt(this.config.demand.curve, seconds)
   }
 
   runUntil(seconds: number): void {
