@@ -282,6 +282,32 @@ describe("'tty' mode", () => {
     expect(drawn).toMatch(/baking 90 s, bake 3[1-9]\/90 s/)
   })
 
+  it('keeps a pause under the step while its gate goes on being measured, and after the step ends', async () => {
+    const out = capture()
+    const io = terminal({mode: 'tty', stream: out.stream})
+    const pause: RunEvent = {type: 'control', control: {seq: 1, kind: 'pause', operator: 'bob', host: 'ops1', pid: 42, at: '2026-11-30T00:00:00Z'}, effect: 'paused'}
+    io.notify({type: 'plan', runbook: 'recover', steps})
+    io.notify({type: 'step-start', step: 0, title: 'Freeze changes', at: 59})
+    io.notify({type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 59})
+    io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: 60})
+    io.notify({type: 'bake', step: 1, seconds: 60, at: 60})
+    // The next verdict comes in the same moment (a watch reads both from the journal at once).
+    io.notify(pause)
+    io.notify({type: 'verdict', verdict: {...verdict, at: 61}})
+    await new Promise((r) => setTimeout(r, 500))
+    const drawn = plain(out.text())
+    io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 5%', at: 120})
+    io.notify({type: 'run-end', outcome: 'completed', message: ''})
+    await io.close()
+    const line = 'control: pause by bob on ops1 (pid 42): paused'
+    // Drawn with the verdict that followed it, not overwritten by it.
+    expect(drawn).toMatch(new RegExp(`› ${line.replace(/[()]/g, '\\$&')}\\n\\s*gate error-rate ≤ 1% over 60 s: 0\\.40% pass \\(ramp 5%\\), bake 1/60 s`))
+    // Kept under the finished step, and printed on its own below the final frame.
+    const text = plain(out.text())
+    const frame = text.slice(text.lastIndexOf('Ramp to site b'))
+    expect(frame.split('\n').filter((l) => l.includes(line))).toHaveLength(2)
+  })
+
   it('marks steps that never started as not run', async () => {
     const out = capture()
     const io = terminal({mode: 'tty', stream: out.stream})

@@ -49,6 +49,11 @@ interface Slot {
   verdict?: string
   /** The bake (or wait) in progress: from when, for how long. Anything else the step says ends it. */
   bake?: {since: number; seconds: number}
+  /**
+   * The latest control that reached the step (a pause, a promote), on a line of its own above: a paused
+   * step keeps measuring its gate, and each verdict would otherwise overwrite "paused" at once.
+   */
+  control?: string
 }
 
 /** How often the countdown moves between a live run's events (ms). */
@@ -67,7 +72,7 @@ function endText(title: string, end: StepEnd): string {
 }
 
 function finishTask(slot: Slot, task: TaskHandle, end: StepEnd): void {
-  const kept = [end.status === 'done' ? end.message : '', slot.verdict ?? ''].filter(Boolean)
+  const kept = [slot.control ?? '', end.status === 'done' ? end.message : '', slot.verdict ?? ''].filter(Boolean)
   task.output = kept.join('\n')
   if (end.status === 'done') return
   // Held and not-run steps did nothing wrong; listr2's skip mark says "stopped here" without red.
@@ -108,7 +113,10 @@ export class ListrView {
       case 'control': {
         // Under the step it reached (a pause, a promote), and printed to stay on record.
         const slot = this.current()
-        if (slot?.task && !slot.end.settled) this.show(slot.planned.index, formatEvent(event).join(' '))
+        if (slot) {
+          slot.control = formatEvent(event).join(' ')
+          this.redraw(slot)
+        }
         return this.print(formatEvent(event))
       }
       case 'warning':
@@ -248,18 +256,21 @@ export class ListrView {
     this.setText(slot, text)
   }
 
-  private setText(slot: Slot, text: string, now?: number): void {
+  /** Returns the step's line as now shown, without the control under it. */
+  private setText(slot: Slot, text: string, now?: number): string {
     slot.text = text
-    this.redraw(slot, now)
+    return this.redraw(slot, now)
   }
 
   /** The step's line with the bake's countdown, as of `now` (the event's time, or the wall clock's on a tick). */
-  private redraw(slot: Slot, now?: number): void {
+  private redraw(slot: Slot, now?: number): string {
     const bake = slot.bake
     const baked = bake && now !== undefined ? Math.min(bake.seconds, Math.max(0, Math.round(now - bake.since))) : undefined
-    const output = `${slot.text ?? ''}${bake && baked !== undefined ? `${slot.text ? ', ' : ''}bake ${baked}/${Math.round(bake.seconds)} s` : ''}`
+    const line = `${slot.text ?? ''}${bake && baked !== undefined ? `${slot.text ? ', ' : ''}bake ${baked}/${Math.round(bake.seconds)} s` : ''}`
+    const output = [slot.control ?? '', line].filter(Boolean).join('\n')
     slot.output = output
     if (slot.task) slot.task.output = output
+    return line
   }
 
   /** A bake begins: the step's verdicts count it down (`bake 20/90 s`), and on the wall clock so does every second. */
@@ -281,8 +292,7 @@ export class ListrView {
     const slot = this.slots.get(verdict.step)
     if (!slot) return this.print(formatEvent(event))
     if (slot.end.settled) return
-    this.setText(slot, verdictText(verdict), verdict.at)
-    slot.verdict = slot.output
+    slot.verdict = this.setText(slot, verdictText(verdict), verdict.at)
   }
 
   private end(step: number, end: StepEnd, event: RunEvent): void {
