@@ -1,4 +1,4 @@
-import {spawn, type ChildProcess} from 'node:child_process'
+import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {delimiter, join} from 'node:path'
@@ -11,8 +11,22 @@ export const installHaproxy = 'apt-get install -y haproxy (Debian, Ubuntu) or br
  * which is not on every user's PATH; null when there is none.
  */
 export function findHaproxy(path = process.env.PATH ?? '', options: {onPathOnly?: boolean} = {}): string | null {
-  const dirs = [...path.split(delimiter), ...(options.onPathOnly ? [] : ['/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin'])]
-  return dirs.filter(Boolean).map((d) => join(d, 'haproxy')).find((p) => existsSync(p)) ?? null
+  return findIn([...path.split(delimiter), ...(options.onPathOnly ? [] : ['/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin'])], 'haproxy')
+}
+
+function findIn(dirs: string[], name: string): string | null {
+  return dirs.filter(Boolean).map((d) => join(d, name)).find((p) => existsSync(p)) ?? null
+}
+
+let setprivFound: string | null | undefined
+
+/** util-linux's setpriv (Linux only) if it has --pdeathsig (util-linux 2.33 on); null otherwise. */
+function findSetpriv(): string | null {
+  if (setprivFound === undefined) {
+    const found = process.platform === 'linux' ? findIn([...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/bin'], 'setpriv') : null
+    setprivFound = found && spawnSync(found, ['--help'], {encoding: 'utf8'}).stdout?.includes('--pdeathsig') ? found : null
+  }
+  return setprivFound
 }
 
 export interface RunningHaproxy {
@@ -28,7 +42,9 @@ export interface RunningHaproxy {
  * Starts HAProxy in the foreground (-db) on `config(dir)`, in a directory of its own with `files`
  * beside the config, and waits for its admin socket `<dir>/admin.sock`. If it fails to start, it is
  * killed and the directory removed before the error (HAProxy's own first lines) is thrown. Should
- * this process end without calling stop(), HAProxy is killed on its way out.
+ * this process end without calling stop(), HAProxy is killed on its way out; on Linux with setpriv
+ * (util-linux), the kernel kills it too when this process is killed outright (kill -9), which runs
+ * no exit handler. Elsewhere a process killed that way leaves HAProxy running.
  */
 export async function startHaproxy(binary: string, config: (dir: string) => string, files: Record<string, string> = {}): Promise<RunningHaproxy> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-'))
@@ -36,7 +52,13 @@ export async function startHaproxy(binary: string, config: (dir: string) => stri
   const cfg = join(dir, 'haproxy.cfg')
   writeFileSync(cfg, config(dir))
   const socket = join(dir, 'admin.sock')
-  const child = spawn(binary, ['-f', cfg, '-db'], {stdio: ['ignore', 'ignore', 'pipe']})
+  const haproxy = [binary, '-f', cfg, '-db']
+  // kill -9 runs no exit handler, so only the kernel can stop HAProxy then. setpriv execs HAProxy
+  // in its own process, so child.pid is HAProxy's pid and HAProxy's stderr comes through.
+  // PR_SET_PDEATHSIG fires when the parent thread exits; Node spawns children from its main thread.
+  const setpriv = findSetpriv()
+  const command = setpriv ? [setpriv, '--pdeathsig', 'KILL', '--', ...haproxy] : haproxy
+  const child = spawn(command[0], command.slice(1), {stdio: ['ignore', 'ignore', 'pipe']})
   let spawnError: Error | undefined
   child.once('error', (error) => (spawnError = error))
   let stderr = ''

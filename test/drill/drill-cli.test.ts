@@ -289,6 +289,34 @@ describe('a real drill', () => {
     expect(watch.alive()).toEqual([])
   }, 90_000)
 
+  it('killed with kill -9, leaves no process behind: HAProxy, the fleet and the load all exit', async () => {
+    // kill -9 runs none of the drill's handlers: the fleet and the load see their stdin close,
+    // and HAProxy is stopped by the kernel (setpriv --pdeathsig).
+    const file = smallScenario('killed-drill', 120, 100)
+    const run = spawnSluice(['drill', file, '--time-scale', '0.5', '--rate-scale', '0.2'])
+    const watch = watchDescendants(run.child.pid!)
+    try {
+      await until('the drill running its load', () => kinds(watch.seen()).load.length > 0, 60)
+      expect(run.child.exitCode).toBeNull()
+      run.child.kill('SIGKILL')
+      await run.result
+      // Its children are now orphans, no longer under its pid: only what was seen is watched.
+      watch.stop()
+      await until('every process the drill started gone', () => watch.alive().length === 0, 10).catch(() => {})
+    } finally {
+      watch.stop()
+      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL')
+    }
+    const started = kinds(watch.seen())
+    expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
+    expect(started.fleet.length).toBeGreaterThanOrEqual(1)
+    expect(started.load.length).toBeGreaterThanOrEqual(1)
+    // Whatever is left is killed here, so a failure leaves nothing running after the test.
+    const left = watch.alive()
+    for (const p of left) process.kill(p.pid, 'SIGKILL')
+    expect(left).toEqual([])
+  }, 90_000)
+
   it('runs a runbook on the drill HAProxy, and the real run and the rehearsal both complete', async () => {
     // Long enough that the rehearsal's runbook (from 60 s, historySeconds) ends inside it.
     const scenario = smallScenario('runbook-drill', 120)
