@@ -92,7 +92,10 @@ function restartHook(log: string, ms = 0): string {
 }
 const logged = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : [])
 
-/** Samples the blue servers' health every 50 ms until stopped: the most out of rotation at once, and who was. */
+/**
+ * Samples the blue servers' health every 50 ms until stopped: the most held out of rotation at once
+ * (drained, by sluice's hand: what the budget caps, not a check a busy machine missed), and who was.
+ */
 function sampleBlue() {
   let on = true
   let mostOut = 0
@@ -100,7 +103,7 @@ function sampleBlue() {
   const done = (async () => {
     while (on) {
       const now = await byServer('blue')
-      const out = Object.entries(now).filter(([, h]) => h !== 'healthy')
+      const out = Object.entries(now).filter(([, h]) => h === 'draining' || h === 'unused')
       mostOut = Math.max(mostOut, out.length)
       for (const [s] of out) wentOut.add(s)
       await new Promise((r) => setTimeout(r, 50))
