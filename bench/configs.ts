@@ -8,7 +8,7 @@ import type {FleetConfig} from '../src/sim/config.js'
 export function everythingOn(scale = 1): FleetConfig {
   const pool = {
     kind: 'servers' as const, capacity: 100, capacitySpread: 0.2, collapse: 1, handshakeCost: 3,
-    connectionChurn: 0.01, coldFactor: 0.5, warmupSeconds: 60, threads: 200, serviceTime: 0.1, restartSeconds: 30,
+    connectionChurn: 0.01, coldFactor: 0.5, warmupSeconds: 60, threads: 200, serviceTime: 0.1, restartSeconds: 30, queueSeconds: null,
   }
   return {
     duration: 3600,

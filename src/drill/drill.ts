@@ -22,7 +22,7 @@ import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from './
 import {sampleRotation, serversUp} from './rotation.js'
 import {cutAt, failuresOf, realTimeline, simTimeline, type Failures} from './timeline.js'
 import {drillRestrictions, scaleRunbookTimes} from './runbook-times.js'
-import {chooseScales, defaultQueueSeconds, drillFleetConfig, drillLoadConfig, type DrillScales} from './scale.js'
+import {chooseScales, drillFleetConfig, drillLoadConfig, drillQueueSeconds, withDrillQueues, type DrillScales} from './scale.js'
 
 /** What a drill runs: a scenario's fault alone, or a runbook against its rehearsal scenario. */
 export type DrillTarget =
@@ -33,7 +33,7 @@ export interface DrillOptions {
   haproxy: string
   /** Either scale left out is chosen to fit the machine (chooseScales). */
   scales: Partial<DrillScales>
-  /** Scenario seconds of work a server queues before it stops reading requests (default: defaultQueueSeconds). */
+  /** Scenario seconds of work a server queues before it stops reading requests (default: the pool's queueSeconds, else defaultQueueSeconds). */
   queueSeconds?: number
   signal: AbortSignal
   /** What the drill is doing now, for a progress line: a phase, or the wall seconds of the run. */
@@ -90,7 +90,9 @@ const settleAfterRunbook = 60
  * rehearsal start, on HAProxy's Runtime API. Every process it started is stopped before it
  * returns or throws, an interrupt included; an interrupt ends the run early and reports what ran.
  */
-export async function runDrill(target: DrillTarget, options: DrillOptions): Promise<DrillReport> {
+export async function runDrill(given: DrillTarget, options: DrillOptions): Promise<DrillReport> {
+  // The prediction and the real fleet queue alike.
+  const target = {...given, scenario: withDrillQueues(given.scenario, options.queueSeconds)}
   const {scenario, setup} = target
   const {signal, progress} = options
   const sim = fleetConfig(scenario, setup.policy)
@@ -105,7 +107,7 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
   const seconds = predicted.seconds
   const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
   const scales = {...chooseScales(seconds, peak), ...options.scales}
-  const queueSeconds = options.queueSeconds ?? defaultQueueSeconds
+  const queueSeconds = drillQueueSeconds(scenario)
   options.say(`${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s)`)
   const window = faultWindow(scenario.faults)
   const broken = scenario.faults.find((f) => f.kind === 'broken')
@@ -126,7 +128,7 @@ export async function runDrill(target: DrillTarget, options: DrillOptions): Prom
     }
     notYet('predicting')
     progress('starting the fleet')
-    fleet = await spawnFleet(drillFleetConfig(scenario, scales, queueSeconds), options.programs?.fleet)
+    fleet = await spawnFleet(drillFleetConfig(scenario, scales), options.programs?.fleet)
     const port = await freePort()
     const config = drillHaproxy(scenario, sim.healthCheck, sim.policy.slowStart, fleet, port, scales)
     notYet('starting the fleet')

@@ -17,7 +17,8 @@ import {loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type Loa
  * - Threads count requests open at once. Held threads are a rate times a hold time, so threads
  *   scale by rateScale × timeScale and run out at the scenario's point; never below the workers.
  *
- * - A server's queue holds two scenario seconds of its capacity, scaled like every duration.
+ * - A server's queue holds the pool's queueSeconds of its capacity (withDrillQueues), scaled like
+ *   every duration.
  *
  * Series come back in the scenario's terms by dividing rates by rateScale and times by timeScale
  * (scenarioTimeline).
@@ -36,7 +37,22 @@ export interface DrillScales {
  */
 export const defaultQueueSeconds = 2
 
-export function drillFleetConfig(scenario: Scenario, scales: DrillScales, queueSeconds = defaultQueueSeconds): FleetConfig {
+/**
+ * The scenario as the drill plays it: each server pool's queue is what its real servers get
+ * (`queueSeconds` when the drill is given one, else the pool's own, else defaultQueueSeconds), so
+ * the simulator's prediction models the queues the fleet really has.
+ */
+export function withDrillQueues(scenario: Scenario, queueSeconds?: number): Scenario {
+  return {...scenario, pools: scenario.pools.map((p) => (p.kind === 'servers' ? {...p, queueSeconds: queueSeconds ?? p.queueSeconds ?? defaultQueueSeconds} : p))}
+}
+
+/** The drill's queue, as its report says it: the first server pool's (withDrillQueues has set them all). */
+export function drillQueueSeconds(scenario: Scenario): number {
+  return scenario.pools.find((p) => p.kind === 'servers')?.queueSeconds ?? defaultQueueSeconds
+}
+
+/** The loopback fleet for a scenario whose queues withDrillQueues has set. */
+export function drillFleetConfig(scenario: Scenario, scales: DrillScales): FleetConfig {
   const {rateScale, timeScale} = scales
   const pools: FleetPoolConfig[] = scenario.pools
     .filter((p) => p.kind === 'servers')
@@ -54,7 +70,7 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales, queueS
         capacities: Array.from({length: servers}, (_, i) => capacity * (1 + p.capacitySpread * (servers === 1 ? 0 : (2 * i) / (servers - 1) - 1))),
         serviceTime: p.serviceTime,
         threads,
-        queueLimit: Math.max(workers, Math.ceil(capacity * queueSeconds * timeScale)),
+        queueLimit: Math.max(workers, Math.ceil(capacity * (p.queueSeconds ?? defaultQueueSeconds) * timeScale)),
         coldFactor: p.coldFactor,
         warmupSeconds: p.warmupSeconds * timeScale,
         restartSeconds: p.restartSeconds * timeScale,

@@ -13,7 +13,11 @@ export interface PoolConfig {
   capacity: number
   /** Per-server capacity is drawn uniformly from capacity × (1 ± spread). */
   capacitySpread: number
-  /** Work wasted per unit of overload: past capacity a server completes capacity × (1 − collapse × (asked/capacity − 1)). */
+  /**
+   * Work wasted per unit of overload: past capacity a server completes capacity × (1 − collapse ×
+   * (asked/capacity − 1)). The waste is answering requests whose clients have gone, so a queue
+   * shorter than the clients' timeout wastes nothing: the loader sets 0 then.
+   */
   collapse: number
   /** Work units a request on a new connection costs (the TLS handshake); 1 means no more than a request on an open one. */
   handshakeCost: number
@@ -29,6 +33,11 @@ export interface PoolConfig {
   serviceTime: number
   /** Seconds a restarted server is down. */
   restartSeconds: number
+  /**
+   * Seconds of work a server queues before new requests wait unanswered (until their clients give
+   * up); null: unbounded. An overloaded server's queue is full, so a request it takes waits this long.
+   */
+  queueSeconds: number | null
 }
 
 /** A load-balancer setup: the guards the seed compares. */

@@ -95,7 +95,17 @@ class HaproxyState {
   /** The earliest tick any server is due a check. */
   nextDue = 0
 
-  constructor(readonly rules: HaproxyCheck, interval: number, dt: number, n: number) {
+  /**
+   * `busyAnswersInTime`: the servers' queues are bounded and a full one empties before a check
+   * times out, so an overloaded server still answers the checks it takes.
+   */
+  constructor(
+    readonly rules: HaproxyCheck,
+    interval: number,
+    dt: number,
+    n: number,
+    readonly busyAnswersInTime: boolean,
+  ) {
     const ticks = (seconds: number) => Math.max(1, Math.round(seconds / dt))
     this.top = rules.rise + rules.fall - 1
     this.interTicks = ticks(interval)
@@ -112,6 +122,11 @@ class HaproxyState {
     const h = this.health[i]
     return h === this.top ? this.interTicks : h === 0 ? this.downTicks : this.fastTicks
   }
+}
+
+/** The share of `asked` requests per second a server did not answer while completing `done`. */
+function turnedAway(asked: number, done: number): number {
+  return asked > 0 ? Math.min(1, Math.max(0, 1 - done / asked)) : 0
 }
 
 /**
@@ -238,7 +253,10 @@ export class ServerPool implements ServerArrays {
       this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
     }
     this.checkEvery = Math.max(1, Math.round(health.interval / dt))
-    this.haproxy = health.haproxy ? new HaproxyState(health.haproxy, health.interval, dt, n) : null
+    // HAProxy times a check out at `inter` when `timeout check` is not set; the check waits for the
+    // queue, then for its own service.
+    const busyAnswersInTime = config.queueSeconds !== null && config.queueSeconds + config.serviceTime < health.interval
+    this.haproxy = health.haproxy ? new HaproxyState(health.haproxy, health.interval, dt, n, busyAnswersInTime) : null
     serveBasic(this, this.weight, this.sums, 0)
     serveLean(this, this.weight, this.sums, 0)
     serveHolding(this, this.weight, this.sums, 0)
@@ -329,7 +347,7 @@ export class ServerPool implements ServerArrays {
       if (t % this.checkEvery === 0) this.healthCheck(t)
     } else {
       if (hap.rules.observe === 'layer7' && totalWeight !== 0) this.observe(t, hap, weight, k.perWeight)
-      if (t >= hap.nextDue) this.haproxyChecks(t, hap)
+      if (t >= hap.nextDue) this.haproxyChecks(t, hap, weight, totalWeight === 0 ? 0 : k.perWeight)
     }
 
     const served = k.served
@@ -488,15 +506,24 @@ export class ServerPool implements ServerArrays {
    * DOWN after `fall` consecutive failures and UP after `rise` consecutive passes, and is next
    * checked at inter, fastinter or downinter by its state. There is no ejection timer and no cap:
    * every server can go DOWN, and then the pool answers 503.
+   *
+   * An overloaded server with an unbounded queue answers every check late. One whose queue is
+   * bounded (queueSeconds) waits that long on a check it takes: a queue that empties within the
+   * check's timeout (HAProxy's `inter` when `timeout check` is not set) answers it in time, and the
+   * check then fails only when it is among the requests the full queue turned away, a seeded draw
+   * with that share as its chance.
    */
-  private haproxyChecks(t: number, hap: HaproxyState): void {
-    const {registered, failing, size} = this
+  private haproxyChecks(t: number, hap: HaproxyState, weight: Float64Array, perWeight: number): void {
+    const {registered, failing, down, openConnections: done, size} = this
     const next = hap.nextCheck
     let due = noTimer
     for (let i = 0; i < size; i++) {
       if (registered[i] === 0) continue
       if (next[i] <= t) {
-        if (failing[i] !== 0) this.failCheck(i, hap)
+        // A server late only because it is busy, whose full queue still answers within the check's
+        // timeout, fails the check only when the queue turns it away like the requests it had no room for.
+        const late = failing[i] !== 0 && (down[i] !== 0 || !hap.busyAnswersInTime || this.random.next() < turnedAway(perWeight * weight[i], done[i]))
+        if (late) this.failCheck(i, hap)
         else this.passCheck(i, t, hap)
         next[i] = t + hap.ticksAfterCheck(i)
       }

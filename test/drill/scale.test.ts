@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {drillFleetConfig, drillLoadConfig, scenarioTimeline, toScenarioRate, toScenarioTime} from '../../src/drill/scale.js'
+import {drillFleetConfig, drillLoadConfig, drillQueueSeconds, scenarioTimeline, withDrillQueues, toScenarioRate, toScenarioTime} from '../../src/drill/scale.js'
 import {loadSeries, type LoadRecord} from '../../src/drill/load.js'
 import {loadScenario} from '../../src/sim/scenario/load.js'
 import {scenarioSchema} from '../../src/sim/scenario/schema.js'
@@ -9,7 +9,7 @@ describe('a scenario scaled for a drill', () => {
   it('multiplies rates by the rate scale and durations by the time scale, and keeps the service time', () => {
     const {scenario} = loadScenario('outlook-recovery')
     const scales = {rateScale: 0.5, timeScale: 0.1}
-    const fleet = drillFleetConfig(scenario, scales)
+    const fleet = drillFleetConfig(withDrillQueues(scenario), scales)
     const source = scenario.pools[0]
     const pool = fleet.pools[0]
     expect(pool.servers).toBe(source.servers)
@@ -22,7 +22,7 @@ describe('a scenario scaled for a drill', () => {
     // Two scenario seconds of capacity, scaled like the clients' timeout.
     expect(pool.queueLimit).toBe(Math.ceil(pool.capacity * 2 * 0.1))
     // A drill may say how deep its servers queue (--queue-seconds): 8 s of work, scaled the same way.
-    expect(drillFleetConfig(scenario, scales, 8).pools[0].queueLimit).toBe(Math.ceil(pool.capacity * 8 * 0.1))
+    expect(drillFleetConfig(withDrillQueues(scenario, 8), scales).pools[0].queueLimit).toBe(Math.ceil(pool.capacity * 8 * 0.1))
 
     const load = drillLoadConfig(scenario, scales, {host: '127.0.0.1', port: 8080})
     expect(load.duration).toBeCloseTo(scenario.duration * 0.1)
@@ -34,6 +34,17 @@ describe('a scenario scaled for a drill', () => {
     // Back in the scenario's terms.
     expect(toScenarioTime(load.duration, scales)).toBeCloseTo(scenario.duration)
     expect(toScenarioRate(load.curve[0][1], scales)).toBeCloseTo(demand[0][1])
+  })
+
+  it("queues as the drill says, else as the scenario's pool does, else two seconds; the prediction models the same queues", () => {
+    const {scenario} = loadScenario('outlook-recovery')
+    const queues = (s: typeof scenario) => s.pools.map((p) => p.queueSeconds)
+    // The sorry pool has no servers to queue on.
+    expect(queues(withDrillQueues(scenario))).toEqual(scenario.pools.map((p) => (p.kind === 'servers' ? 2 : undefined)))
+    const own = {...scenario, pools: scenario.pools.map((p) => (p.kind === 'servers' ? {...p, queueSeconds: 6} : p))}
+    expect(drillQueueSeconds(withDrillQueues(own))).toBe(6)
+    expect(drillQueueSeconds(withDrillQueues(own, 1))).toBe(1)
+    expect(drillFleetConfig(withDrillQueues(own), {rateScale: 1, timeScale: 1}).pools[0].queueLimit).toBe(Math.ceil(own.pools[0].capacity! * 6))
   })
 
   it('scales threads by both scales, so held threads run out at the scenario point', () => {

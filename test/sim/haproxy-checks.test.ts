@@ -7,13 +7,13 @@ import {Random} from '../../src/sim/random.js'
 
 const poolConfig = (servers: number): PoolConfig => ({
   name: 'web', kind: 'servers', servers, capacity: 100, capacitySpread: 0, collapse: 1, handshakeCost: 1,
-  connectionChurn: 0, coldFactor: 1, warmupSeconds: 0, threads: 200, serviceTime: 0.1, restartSeconds: 30,
+  connectionChurn: 0, coldFactor: 1, warmupSeconds: 0, threads: 200, serviceTime: 0.1, restartSeconds: 30, queueSeconds: null,
 })
 
-function makePool(servers: number, rules: Partial<HaproxyCheck> & {inter?: number} = {}, slowStart = 0): ServerPool {
+function makePool(servers: number, rules: Partial<HaproxyCheck> & {inter?: number} = {}, slowStart = 0, queueSeconds: number | null = null): ServerPool {
   const {inter = 1, ...rest} = rules
   const haproxy: HaproxyCheck = {fastinter: inter, downinter: inter, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter', ...rest}
-  return new ServerPool(poolConfig(servers), {...noGuard, slowStart}, {interval: inter, baseEjection: 30, maxEjection: 300, haproxy}, 1, new Random(1))
+  return new ServerPool({...poolConfig(servers), queueSeconds}, {...noGuard, slowStart}, {interval: inter, baseEjection: 30, maxEjection: 300, haproxy}, 1, new Random(1))
 }
 
 const out = (): PoolTick => ({offered: 0, served: 0, failedFast: 0, failedSlow: 0, shed: 0, restricted: 0, servedFraction: 0, fastFraction: 0, inRotation: 0, ejected: 0, panic: false, utilization: 0})
@@ -88,6 +88,41 @@ describe('HAProxy checks: fall and rise', () => {
     const pool = makePool(2, {fall: 3})
     // 150 rps each on 100 rps servers: both answer late.
     expect(ticksUntil(pool, 0, 300, () => pool.countInRotation() === 0)).toBe(3)
+  })
+
+  it('with a bounded queue that empties within the check timeout, a busy server fails only the checks it turns away', () => {
+    // Queue 0.5 s + service 0.1 s < inter 2 s. At 105 rps each of 100 a server turns away 1 in 21:
+    // over 200 checks each, some fail, never 3 in a row.
+    const mild = makePool(2, {inter: 2, fall: 3}, 0, 0.5)
+    let failed = 0
+    for (let t = 0; t < 400; t++) {
+      const before = [...mild.haproxy!.health]
+      run(mild, t, t + 1, 210)
+      mild.haproxy!.health.forEach((h, i) => (failed += h < before[i] ? 1 : 0))
+      expect(mild.countInRotation()).toBe(2)
+    }
+    expect(failed).toBeGreaterThan(0)
+    expect(failed).toBeLessThan(0.15 * 400)
+    // At 300 rps each it turns away two in three: down within a few checks, and back once the pool
+    // is empty and nothing is asked of it.
+    const heavy = makePool(2, {inter: 2, fall: 3}, 0, 0.5)
+    let downs = 0
+    let ups = 0
+    let was = 2
+    for (let t = 0; t < 400; t++) {
+      run(heavy, t, t + 1, 600)
+      const now = heavy.countInRotation()
+      if (now < was) downs++
+      if (now > was) ups++
+      was = now
+    }
+    expect(downs).toBeGreaterThan(1)
+    expect(ups).toBeGreaterThan(1)
+  })
+
+  it('with a bounded queue as long as the check timeout, a busy server answers every check late, as with none', () => {
+    const pool = makePool(2, {inter: 2, fall: 3}, 0, 2)
+    expect(ticksUntil(pool, 0, 210, () => pool.countInRotation() === 0)).toBeLessThanOrEqual(3 * 2 + 2)
   })
 
   it('checks at inter while up, fastinter while going down or coming up, downinter while down', () => {

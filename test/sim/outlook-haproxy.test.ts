@@ -78,6 +78,41 @@ describe('outlook-2026-haproxy', () => {
   })
 })
 
+// The same numbers with each server's queue bounded (pools[].queueSeconds). Whether the survivors
+// cascade depends on whether a full queue still answers a check within its timeout (inter, 2 s),
+// and how much they serve on whether it answers requests before their clients give up (5 s).
+describe('outlook-2026-haproxy with bounded server queues', () => {
+  const base = builtin('outlook-2026-haproxy')
+  const withQueue = (queueSeconds: number | undefined) => {
+    const scenario = {...base, pools: base.pools.map((p) => ({...p, queueSeconds}))}
+    return simulateSetups(scenario, pickSetups(scenario, ['no-guard'])).setups[0]
+  }
+  const unbounded = withQueue(undefined)
+  const survivors = 20 - 6
+
+  it('a queue shorter than the check timeout: the busy survivors answer checks in time and stay in, serving their capacity', () => {
+    // 1 s of queue and 0.1 s of service < 2 s. Each survivor is asked 1,500 / 14 ≈ 107 rps of its
+    // 100: it turns away about 7% and fails about as many checks, too few to fail 3 in a row often.
+    const {summary} = withQueue(1)
+    expect(summary.minInRotation).toBeGreaterThanOrEqual(survivors - 2)
+    expect(summary.meanServedDuringFault!).toBeGreaterThan(0.9 * survivors * 100)
+    expect(summary.meanServedDuringFault!).toBeLessThanOrEqual(survivors * 100)
+  })
+
+  it('a queue as long as the check timeout: checks time out and the pool cascades, but what is served is not wasted', () => {
+    const {summary} = withQueue(2)
+    expect(summary.minInRotation).toBe(0)
+    // No answers to clients that have gone (2 s < 5 s): more served than with the unbounded queue's collapse.
+    expect(summary.meanServedDuringFault!).toBeGreaterThan(unbounded.summary.meanServedDuringFault!)
+  })
+
+  it('a queue that outlasts the clients: the same run, second for second, as an unbounded one', () => {
+    const deep = withQueue(8)
+    expect(Array.from(deep.record.served.slice(0, deep.record.ticks))).toEqual(Array.from(unbounded.record.served.slice(0, unbounded.record.ticks)))
+    expect(Array.from(deep.record.inRotation.slice(0, deep.record.ticks))).toEqual(Array.from(unbounded.record.inRotation.slice(0, unbounded.record.ticks)))
+  })
+})
+
 describe('a simulated HAProxy backend as a target group', () => {
   // A rehearsal against HAProxy's checks refuses what HAProxy cannot change at runtime, as the
   // live HAProxy adapter does, instead of rehearsing a step that would fail live.

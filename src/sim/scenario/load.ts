@@ -173,6 +173,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
   }
   const firstPool = scenario.pools[0].name
   const servingPools = scenario.pools.filter((p) => p.kind === 'servers')
+  const clientConfig = {...scenario.clients, ...clients}
   return {
     duration: scenario.duration,
     tick: scenario.tick,
@@ -183,7 +184,9 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
       servers: p.servers ?? 0,
       capacity: p.capacity ?? 0,
       capacitySpread: p.capacitySpread,
-      collapse: p.collapse,
+      // A queue that empties before the clients give up answers every request it took while its client
+      // still waits: none of the overload is wasted work, and what it did not take fails slow.
+      collapse: p.queueSeconds !== undefined && p.queueSeconds < clientConfig.timeout ? 0 : p.collapse,
       handshakeCost: p.handshakeCost,
       connectionChurn: p.connectionChurn,
       coldFactor: p.coldFactor,
@@ -192,13 +195,14 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
       threads: p.threads ?? 2 * (p.capacity ?? 1),
       serviceTime: p.serviceTime,
       restartSeconds: p.restartSeconds,
+      queueSeconds: p.queueSeconds ?? null,
     })),
     dns: {
       ttl: scenario.dns.ttl,
       weights: scenario.dns.weights ?? Object.fromEntries(servingPools.map((p) => [p.name, 100])),
     },
     healthCheck,
-    clients: {...scenario.clients, ...clients},
+    clients: clientConfig,
     demand: {
       curve: scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]],
       types: Object.entries(scenario.demand.types).map(([name, share]) => ({name, share})),

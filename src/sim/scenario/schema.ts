@@ -169,6 +169,12 @@ const poolSchema = z
     warmupSeconds: seconds.default(0),
     threads: positive.optional(),
     serviceTime: span.default(0.1),
+    /**
+     * Seconds of work a server queues before it stops reading new requests (they wait unanswered
+     * until their clients give up). Unset, the queue is unbounded: an overloaded server answers
+     * everything late, and answers to clients that have gone are the wasted work of `collapse`.
+     */
+    queueSeconds: span.optional(),
     /** Seconds a restarted server is down before it comes back (cold). */
     restartSeconds: span.default(30),
   })
