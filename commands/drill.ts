@@ -29,7 +29,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
     setup: Flags.string({description: "The scenario's setup (default: the runbook's rehearsal setup, else the scenario's first).", helpValue: 'NAME'}),
     'rate-scale': decimal({description: 'Multiply every rate (capacities, demand) by this (default: the largest round scale that keeps demand within what this machine drives).', min: 0.0001, max: 1}),
     'time-scale': decimal({description: 'Multiply every duration by this (default: the largest round scale that fits the drill into about 150 s).', min: 0.001, max: 1}),
-    'queue-seconds': decimal({description: "Seconds of work (at the server's capacity, in the scenario's time) each server queues before it stops reading requests (default: the scenario pool's queueSeconds, else 2). The prediction models the same queue.", min: 0, max: 600, helpValue: 'SECONDS'}),
+    'queue-seconds': decimal({description: "Seconds of work (at the server's capacity, in the scenario's time) each server queues before it stops reading requests (default: the scenario pool's queueSeconds; a pool without one queues without bound in the simulator, realised as twice the longer of the clients' timeout and the check interval). The prediction models the same queue.", min: 0, max: 600, helpValue: 'SECONDS'}),
     svg: Flags.string({description: 'Also save the chart as an SVG file.', helpValue: 'FILE'}),
   }
 

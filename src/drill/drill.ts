@@ -22,7 +22,7 @@ import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from './
 import {sampleRotation, serversUp} from './rotation.js'
 import {cutAt, failuresOf, realTimeline, simTimeline, type Failures} from './timeline.js'
 import {drillRestrictions, scaleRunbookTimes} from './runbook-times.js'
-import {chooseScales, drillFleetConfig, drillLoadConfig, drillQueueSeconds, withDrillQueues, type DrillScales} from './scale.js'
+import {chooseScales, drillFleetConfig, drillLoadConfig, drillQueueSeconds, queuedAsDrilled, type DrillScales} from './scale.js'
 
 /** What a drill runs: a scenario's fault alone, or a runbook against its rehearsal scenario. */
 export type DrillTarget =
@@ -33,7 +33,7 @@ export interface DrillOptions {
   haproxy: string
   /** Either scale left out is chosen to fit the machine (chooseScales). */
   scales: Partial<DrillScales>
-  /** Scenario seconds of work a server queues before it stops reading requests (default: the pool's queueSeconds, else defaultQueueSeconds). */
+  /** Scenario seconds of work a server queues before it stops reading requests (default: the pool's queueSeconds, else unboundedQueueSeconds). */
   queueSeconds?: number
   signal: AbortSignal
   /** What the drill is doing now, for a progress line: a phase, or the wall seconds of the run. */
@@ -92,7 +92,7 @@ const settleAfterRunbook = 60
  */
 export async function runDrill(given: DrillTarget, options: DrillOptions): Promise<DrillReport> {
   // The prediction and the real fleet queue alike.
-  const target = {...given, scenario: withDrillQueues(given.scenario, options.queueSeconds)}
+  const target = queuedAsDrilled(given, options.queueSeconds)
   const {scenario, setup} = target
   const {signal, progress} = options
   const sim = fleetConfig(scenario, setup.policy)

@@ -1,4 +1,5 @@
-import type {Scenario} from '../sim/scenario/schema.js'
+import {fleetConfig} from '../sim/scenario/load.js'
+import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import type {FleetConfig, FleetPoolConfig} from './fleet.js'
 import {loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load.js'
 
@@ -29,29 +30,39 @@ export interface DrillScales {
 }
 
 /**
- * Requests a server queues before it parks new ones, in scenario seconds of its capacity, unless
- * a drill says otherwise (--queue-seconds). Scaled by the time scale like the clients' timeout, so
- * whether a full queue outlasts the clients' patience (and every answer comes too late) is the
- * same at any scale. Whether it outlasts a health check's timeout decides how an overloaded
- * server fails its checks: always (deeper), or now and then (2 s against HAProxy's 2 s inter).
+ * How deep the drill's real servers queue, in scenario seconds of their capacity, for a pool that
+ * does not say (no queueSeconds). The simulator's queue is then unbounded; a real server's cannot
+ * be, so the drill realises it as twice the longer of the clients' timeout and the check interval
+ * (HAProxy's check timeout): deep enough that a full queue answers every check late and answers
+ * requests only after their clients have given up, which is all that unbounded means in the model.
+ * A shallower queue changes the physics (src/sim/pool.ts), so it is the pool's or --queue-seconds'
+ * to set, never a default. Scaled by the time scale like every duration.
  */
-export const defaultQueueSeconds = 2
+export function unboundedQueueSeconds(clientTimeout: number, checkInterval: number): number {
+  return 2 * Math.max(clientTimeout, checkInterval)
+}
 
 /**
  * The scenario as the drill plays it: each server pool's queue is what its real servers get
- * (`queueSeconds` when the drill is given one, else the pool's own, else defaultQueueSeconds), so
- * the simulator's prediction models the queues the fleet really has.
+ * (`queueSeconds` when the drill is given one, else the pool's own, else `unbounded`), so the
+ * simulator's prediction models the queues the fleet really has.
  */
-export function withDrillQueues(scenario: Scenario, queueSeconds?: number): Scenario {
-  return {...scenario, pools: scenario.pools.map((p) => (p.kind === 'servers' ? {...p, queueSeconds: queueSeconds ?? p.queueSeconds ?? defaultQueueSeconds} : p))}
+export function withDrillQueues(scenario: Scenario, unbounded: number, queueSeconds?: number): Scenario {
+  return {...scenario, pools: scenario.pools.map((p) => (p.kind === 'servers' ? {...p, queueSeconds: queueSeconds ?? p.queueSeconds ?? unbounded} : p))}
+}
+
+/** A drill's scenario (and setup) with the queues withDrillQueues gives it, for the prediction and the fleet alike. */
+export function queuedAsDrilled<T extends {scenario: Scenario; setup: {policy: SetupPolicy}}>(target: T, queueSeconds?: number): T {
+  const {clients, healthCheck} = fleetConfig(target.scenario, target.setup.policy)
+  return {...target, scenario: withDrillQueues(target.scenario, unboundedQueueSeconds(clients.timeout, healthCheck.interval), queueSeconds)}
 }
 
 /** The drill's queue, as its report says it: the first server pool's (withDrillQueues has set them all). */
 export function drillQueueSeconds(scenario: Scenario): number {
-  return scenario.pools.find((p) => p.kind === 'servers')?.queueSeconds ?? defaultQueueSeconds
+  return scenario.pools.find((p) => p.kind === 'servers')!.queueSeconds!
 }
 
-/** The loopback fleet for a scenario whose queues withDrillQueues has set. */
+/** The loopback fleet for a scenario whose queues withDrillQueues has set: a pool's queue must be bounded. */
 export function drillFleetConfig(scenario: Scenario, scales: DrillScales): FleetConfig {
   const {rateScale, timeScale} = scales
   const pools: FleetPoolConfig[] = scenario.pools
@@ -70,7 +81,7 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales): Fleet
         capacities: Array.from({length: servers}, (_, i) => capacity * (1 + p.capacitySpread * (servers === 1 ? 0 : (2 * i) / (servers - 1) - 1))),
         serviceTime: p.serviceTime,
         threads,
-        queueLimit: Math.max(workers, Math.ceil(capacity * (p.queueSeconds ?? defaultQueueSeconds) * timeScale)),
+        queueLimit: Math.max(workers, Math.ceil(capacity * p.queueSeconds! * timeScale)),
         coldFactor: p.coldFactor,
         warmupSeconds: p.warmupSeconds * timeScale,
         restartSeconds: p.restartSeconds * timeScale,

@@ -221,6 +221,8 @@ describe('a real drill', () => {
     expect(json.servers).toBe(4)
     expect(json.interrupted).toBe(false)
     expect(json.scenarioSeconds).toBe(60)
+    // Its pool declares no queue: the drill's stand-in for unbounded, twice the clients' 5 s.
+    expect(json.queueSeconds).toBe(10)
     // 60 scenario seconds at a quarter: 15 s of load, and some to start and stop.
     expect(json.wallSeconds).toBeGreaterThanOrEqual(15)
     expect(json.wallSeconds).toBeLessThan(60)

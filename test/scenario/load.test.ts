@@ -46,6 +46,12 @@ describe('loading scenarios', () => {
     expect(errorOf(() => loadScenario(file)).message).toBe(`${file}:5:15: pools[0].capacity: expected a number > 0`)
   })
 
+  it("reads a pool's queue, and reports one that holds nothing at the value", () => {
+    expect(loadScenario(write('queue.yaml', valid.replace('capacity: 50', 'capacity: 50\n    queueSeconds: 1.5'))).scenario.pools[0].queueSeconds).toBe(1.5)
+    const file = write('no-queue.yaml', valid.replace('capacity: 50', 'capacity: 50\n    queueSeconds: 0'))
+    expect(errorOf(() => loadScenario(file)).message).toBe(`${file}:6:19: pools[0].queueSeconds: expected a number > 0`)
+  })
+
   it('reports a fix before the fault at the fix', () => {
     const file = write('fix.yaml', valid.replace('to: 20', 'to: 5'))
     expect(errorOf(() => loadScenario(file)).message).toBe(`${file}:12:9: faults[0].to: expected the fix (to: 5) after the fault starts (from: 10)`)
