@@ -124,7 +124,7 @@ class HaproxyState {
   }
 }
 
-/** The share of `asked` requests per second a server did not answer while completing `done`. */
+/** The share of `asked` requests a server did not answer while completing `done` (both per second, or both per tick). */
 function turnedAway(asked: number, done: number): number {
   return asked > 0 ? Math.min(1, Math.max(0, 1 - done / asked)) : 0
 }
@@ -581,7 +581,7 @@ export class ServerPool implements ServerArrays {
       if (registered[i] === 0 || ejected[i] !== 0) continue
       const asked = perWeight * weight[i] * dt
       if (asked <= 0) continue
-      const q = Math.min(1, Math.max(0, 1 - (done[i] * dt) / asked))
+      const q = turnedAway(asked, done[i] * dt)
       if (q === 0) {
         run[i] = 0
         continue

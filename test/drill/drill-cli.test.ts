@@ -151,6 +151,22 @@ const kinds = (procs: Proc[]) => ({
   load: procs.filter((p) => /load-main/.test(p.cmdline)),
 })
 
+/** A 120 s drill whose fix is due at 100 s, at time scale 0.5: long enough to be stopped while it runs. */
+function longDrill(name: string): {run: Spawned; watch: ReturnType<typeof watchDescendants>} {
+  const run = spawnSluice(['drill', smallScenario(name, 120, 100), '--time-scale', '0.5', '--rate-scale', '0.2'])
+  return {run, watch: watchDescendants(run.child.pid!)}
+}
+
+const untilLoadRuns = (watch: ReturnType<typeof watchDescendants>) => until('the drill running its load', () => kinds(watch.seen()).load.length > 0, 60)
+
+/** HAProxy, the fleet and the load were each seen among the drill's descendants. */
+function expectEveryKindStarted(watch: ReturnType<typeof watchDescendants>): void {
+  const started = kinds(watch.seen())
+  expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
+  expect(started.fleet.length).toBeGreaterThanOrEqual(1)
+  expect(started.load.length).toBeGreaterThanOrEqual(1)
+}
+
 async function until(what: string, check: () => boolean, seconds: number): Promise<void> {
   const deadline = Date.now() + seconds * 1000
   while (!check()) {
@@ -254,21 +270,16 @@ describe('a real drill', () => {
     expect(json.load.local).toBeGreaterThanOrEqual(0)
     expect(json.load.cpuSeconds).toBeGreaterThan(0)
 
-    const started = kinds(watch.seen())
-    expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
-    expect(started.fleet.length).toBeGreaterThanOrEqual(1)
-    expect(started.load.length).toBeGreaterThanOrEqual(1)
+    expectEveryKindStarted(watch)
     expect(watch.alive()).toEqual([])
   }, 90_000)
 
   it('stops at Ctrl-C with exit 130, reports what ran, and leaves no process behind', async () => {
     // The fix is due long after the interrupt: a drill that waited for its faults would overrun.
-    const file = smallScenario('long-drill', 120, 100)
-    const run = spawnSluice(['drill', file, '--time-scale', '0.5', '--rate-scale', '0.2'])
-    const watch = watchDescendants(run.child.pid!)
+    const {run, watch} = longDrill('long-drill')
     try {
       // Interrupt once the load is running, so there is something to report.
-      await until('the drill running its load', () => kinds(watch.seen()).load.length > 0, 60)
+      await untilLoadRuns(watch)
       await new Promise((resolve) => setTimeout(resolve, 2000))
       expect(run.child.exitCode).toBeNull()
       const sentAt = Date.now()
@@ -284,21 +295,16 @@ describe('a real drill', () => {
       watch.stop()
       if (run.child.exitCode === null) run.child.kill('SIGKILL')
     }
-    const started = kinds(watch.seen())
-    expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
-    expect(started.fleet.length).toBeGreaterThanOrEqual(1)
-    expect(started.load.length).toBeGreaterThanOrEqual(1)
+    expectEveryKindStarted(watch)
     expect(watch.alive()).toEqual([])
   }, 90_000)
 
   it('killed with kill -9, leaves no process behind: HAProxy, the fleet and the load all exit', async () => {
     // kill -9 runs none of the drill's handlers: the fleet and the load see their stdin close,
     // and HAProxy is stopped by the kernel (setpriv --pdeathsig).
-    const file = smallScenario('killed-drill', 120, 100)
-    const run = spawnSluice(['drill', file, '--time-scale', '0.5', '--rate-scale', '0.2'])
-    const watch = watchDescendants(run.child.pid!)
+    const {run, watch} = longDrill('killed-drill')
     try {
-      await until('the drill running its load', () => kinds(watch.seen()).load.length > 0, 60)
+      await untilLoadRuns(watch)
       expect(run.child.exitCode).toBeNull()
       run.child.kill('SIGKILL')
       await run.result
@@ -309,10 +315,7 @@ describe('a real drill', () => {
       watch.stop()
       if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL')
     }
-    const started = kinds(watch.seen())
-    expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
-    expect(started.fleet.length).toBeGreaterThanOrEqual(1)
-    expect(started.load.length).toBeGreaterThanOrEqual(1)
+    expectEveryKindStarted(watch)
     // Whatever is left is killed here, so a failure leaves nothing running after the test.
     const left = watch.alive()
     for (const p of left) process.kill(p.pid, 'SIGKILL')
