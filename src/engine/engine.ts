@@ -63,6 +63,18 @@ class Emitter {
     this.io.notify(event)
   }
 
+  /**
+   * Shown only once it is on record: what a person reads as done (a pause taking hold) must
+   * survive a kill -9 the moment they read it, and a resume acts on the journal.
+   */
+  emitRecorded(event: RunEvent): void {
+    const journal = this.journal
+    this.queue = this.queue.then(async () => {
+      if (journal) await journal(event)
+      this.io.notify(event)
+    })
+  }
+
   /** Resolves when everything emitted so far is recorded. */
   flush(): Promise<void> {
     return this.queue
@@ -84,7 +96,7 @@ const outcomeOf: Record<Exclude<StepStatus, 'done' | 'skipped'>, RunOutcome> = {
  */
 export async function runRunbook(runbook: Runbook, options: RunOptions): Promise<RunResult> {
   const out = new Emitter(options.io, options.journal)
-  options.controls?.subscribe((control, effect) => out.emit({type: 'control', control, effect}))
+  options.controls?.subscribe((control, effect) => out.emitRecorded({type: 'control', control, effect}))
   const result = await runSteps(runbook, options, out)
   await out.flush()
   return result

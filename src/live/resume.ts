@@ -1,14 +1,15 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {ResumedMutation} from '../actions/action.js'
 import type {Runbook} from '../runbook/runbook.js'
-import {firstUnfinishedStep, JournalWriter, mutations, runStart, runStatus} from '../state/journal.js'
+import {firstUnfinishedStep, JournalWriter, mutations, pauseInForce, runStart, runStatus} from '../state/journal.js'
 import type {StateStore} from '../ports/state-store.js'
+import type {ControlSender} from '../ports/controls.js'
 import {liveControlPlane} from './control-plane.js'
 import {readForRecovery, runbookOf, settleUnknown} from './history.js'
 
 export interface ResumePlan {
   runbook: Runbook
-  resume: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]}
+  resume: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]; paused: (ControlSender & {at: string}) | null}
   /** What was found out about changes whose outcome had not been recorded. */
   settled: string[]
 }
@@ -42,6 +43,6 @@ export async function planResume(store: StateStore, runId: string, aws: AwsOptio
   return {
     runbook,
     settled,
-    resume: {runId, nextSeq: journal.nextSeq, fromStep, mutations: recorded.filter((m) => m.step === fromStep)},
+    resume: {runId, nextSeq: journal.nextSeq, fromStep, mutations: recorded.filter((m) => m.step === fromStep), paused: pauseInForce(read)},
   }
 }

@@ -5,6 +5,7 @@ import type {AwsOptions} from '../aws/clients.js'
 import {runRunbook} from '../engine/engine.js'
 import {FailedError} from '../errors.js'
 import type {ControlPlane} from '../ports/control-plane.js'
+import type {ControlSender} from '../ports/controls.js'
 import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {controlPlaneName} from '../runbook/targets.js'
@@ -24,7 +25,7 @@ export interface LiveSettings {
   /** Break one dead holder's lock, by its lock id (`sluice locks`), before taking the locks. */
   breakLock?: string
   /** Continue an earlier run under its own id, from a step, with what that step had changed. */
-  resume?: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]}
+  resume?: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]; paused: (ControlSender & {at: string}) | null}
 }
 
 /**
@@ -74,7 +75,10 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
   const controls = new ControlPoller(store, runId, (c) => {
     notify(`abort by ${c.operator} on ${c.host} (sluice abort): stopping at the next safe point`)
     stop.abort()
-  }, notify)
+  }, notify, options.resume?.paused ?? null)
+  const paused = options.resume?.paused
+  if (paused)
+    notify(`run ${runId} was paused by ${paused.operator} on ${paused.host} at ${paused.at} when it stopped: it resumes paused, holding before its next step until \`sluice promote ${runId}\` (or \`sluice abort ${runId}\`)`)
   try {
     await controls.start()
   } catch (error) {

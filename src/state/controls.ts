@@ -64,21 +64,27 @@ export class ControlPoller implements RunControls {
   private readonly promoteWaiters = new Set<(who: ControlSender) => void>()
   private failing = false
 
+  /** `paused`: the pause a resumed run inherits from its journal (the run stopped while paused). */
   constructor(
     private readonly store: StateStore,
     readonly runId: string,
     private readonly onAbort: (control: ControlIntent) => void,
     private readonly warn: (message: string) => void,
-  ) {}
+    paused: ControlSender | null = null,
+  ) {
+    this.pausedBy = paused
+  }
 
   async start(intervalMs = CONTROL_POLL_MS): Promise<void> {
     this.seen = (await this.store.controls(this.runId)).at(-1)?.seq ?? 0
+    // Kept referenced on purpose: a run held by a pause waits on nothing but this poll (no gate,
+    // no sleep), and with no referenced timer Node would end the process mid-await (exit 13),
+    // locks and all. stop() clears it when the run ends, however it ends.
     this.timer = setInterval(() => {
       this.polling ??= this.poll().finally(() => {
         this.polling = undefined
       })
     }, intervalMs)
-    this.timer.unref()
   }
 
   async stop(): Promise<void> {

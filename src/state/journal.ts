@@ -1,5 +1,6 @@
 import {createHash} from 'node:crypto'
 import {hostname} from 'node:os'
+import type {ControlIntent, ControlSender} from '../ports/controls.js'
 import type {Mutation, RecordedMutation, RunEvent, StepStatus} from '../ports/io.js'
 import type {JournalEntry, JournalRead, StateStore} from '../ports/state-store.js'
 
@@ -93,6 +94,21 @@ export function runStatus(read: JournalRead): RunStatus {
   if (!last) return 'unfinished'
   if (last.type === 'rollback-end') return 'rolled-back'
   return last.outcome as RunStatus
+}
+
+/**
+ * The pause a run was under when its journal stops, if any: a run that stopped (or died) while
+ * paused resumes paused, so a crash never turns a pause into a go.
+ */
+export function pauseInForce(read: JournalRead): (ControlSender & {at: string}) | null {
+  let paused: (ControlSender & {at: string}) | null = null
+  for (const e of read.entries) {
+    if (e.type !== 'control') continue
+    const c = e.control as ControlIntent
+    if (e.effect === 'paused') paused = {operator: c.operator, host: c.host, pid: c.pid, at: c.at}
+    else if (e.effect === 'continued' || e.effect === 'aborting') paused = null
+  }
+  return paused
 }
 
 export function mutations(read: JournalRead): RecordedMutation[] {

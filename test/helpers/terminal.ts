@@ -23,3 +23,22 @@ export function inTerminal(args: string[], env: Record<string, string>, answer?:
 
 /** A terminal's output without escape codes and carriage returns. */
 export const plainScreen = (text: string): string => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '')
+
+/** sluice running in a pseudo-terminal, as spawnRun in test/aws/spawned-run.ts is without one. */
+export interface TerminalRun {
+  /** What the terminal has shown so far, escape codes taken out. */
+  screen(): string
+  ended: Promise<{code: number | null; screen: string}>
+  kill(signal: NodeJS.Signals): void
+}
+
+/** Starts sluice in a pseudo-terminal (as inTerminal does) and hands it back while it runs. */
+export function spawnInTerminal(args: string[], env: Record<string, string>): TerminalRun {
+  const command = [process.execPath, runJs, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+  // exec: the signal a test sends reaches sluice itself, not the shell script runs it from.
+  const child = spawn('script', ['-qec', `stty rows 50 cols 200; exec ${command}`, '/dev/null'], {env: {...process.env, ...env, NO_COLOR: '1', CI: ''}, stdio: ['pipe', 'pipe', 'pipe']})
+  let screen = ''
+  child.stdout.on('data', (d) => (screen += d))
+  const ended = new Promise<{code: number | null; screen: string}>((resolve) => child.on('close', (code) => resolve({code, screen: plainScreen(screen)})))
+  return {screen: () => plainScreen(screen), ended, kill: (signal) => child.kill(signal)}
+}

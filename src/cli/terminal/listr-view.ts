@@ -48,7 +48,7 @@ interface Slot {
   /** The latest gate verdict, kept under the task after it ends. */
   verdict?: string
   /** The bake (or wait) in progress: from when, for how long. Anything else the step says ends it. */
-  bake?: {since: number; seconds: number}
+  bake?: {since: number; seconds: number; pausedAt?: number}
   /**
    * The latest control that reached the step (a pause, a promote), on a line of its own above: a paused
    * step keeps measuring its gate, and each verdict would otherwise overwrite "paused" at once.
@@ -115,7 +115,8 @@ export class ListrView {
         const slot = this.current()
         if (slot) {
           slot.control = formatEvent(event).join(' ')
-          this.redraw(slot)
+          this.pauseBake(slot, event.effect)
+          this.redraw(slot, slot.bake ? Date.now() / 1000 : undefined)
         }
         return this.print(formatEvent(event))
       }
@@ -262,11 +263,27 @@ export class ListrView {
     return this.redraw(slot, now)
   }
 
+  /**
+   * A pause stops the bake's count on screen as it stops it in the engine (time paused does not
+   * count), and a promote that continues the run starts it again from where it stood.
+   */
+  private pauseBake(slot: Slot, effect: string): void {
+    const bake = slot.bake
+    if (!bake || this.clock !== 'wall') return
+    const now = Date.now() / 1000
+    if (effect === 'paused' && bake.pausedAt === undefined) bake.pausedAt = now
+    else if ((effect === 'continued' || effect === 'aborting') && bake.pausedAt !== undefined) {
+      bake.since += now - bake.pausedAt
+      bake.pausedAt = undefined
+    }
+  }
+
   /** The step's line with the bake's countdown, as of `now` (the event's time, or the wall clock's on a tick). */
   private redraw(slot: Slot, now?: number): string {
     const bake = slot.bake
-    const baked = bake && now !== undefined ? Math.min(bake.seconds, Math.max(0, Math.round(now - bake.since))) : undefined
-    const line = `${slot.text ?? ''}${bake && baked !== undefined ? `${slot.text ? ', ' : ''}bake ${baked}/${Math.round(bake.seconds)} s` : ''}`
+    const at = bake?.pausedAt ?? now
+    const baked = bake && at !== undefined ? Math.min(bake.seconds, Math.max(0, Math.round(at - bake.since))) : undefined
+    const line = `${slot.text ?? ''}${bake && baked !== undefined ? `${slot.text ? ', ' : ''}bake ${baked}/${Math.round(bake.seconds)} s${bake.pausedAt === undefined ? '' : ', paused'}` : ''}`
     const output = [slot.control ?? '', line].filter(Boolean).join('\n')
     slot.output = output
     if (slot.task) slot.task.output = output

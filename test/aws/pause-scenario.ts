@@ -1,0 +1,113 @@
+import {spawn} from 'node:child_process'
+import {chmodSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {expect} from 'vitest'
+import {runJs, sluice} from '../helpers/cli.js'
+import type {Fixture} from './live-fixture.js'
+
+export type WatchedEntry = {seq: number; type: string; step?: number; status?: string; effect?: string; control?: {kind: string; operator: string}; mutation?: {step: number; phase: string; kind: string}}
+
+/** A run's journal as `sluice watch RUN --json` prints it, entry by entry, while the run goes on. */
+export function followJournal(runId: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, [runJs, 'watch', runId, '--json'], {env: {...process.env, NO_COLOR: '1', ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+  const entries: WatchedEntry[] = []
+  let buffer = ''
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  child.stdout.on('data', (d) => {
+    buffer += d
+    const lines = buffer.split('\n')
+    buffer = lines.pop()!
+    for (const line of lines) if (line.trim()) entries.push(JSON.parse(line) as WatchedEntry)
+  })
+  const ended = new Promise<number | null>((resolve) => child.on('close', resolve))
+  return {
+    entries,
+    ended,
+    /** Resolves once an entry matches, rejects after `timeoutMs` or if the watch ends first. */
+    async until(match: (e: WatchedEntry) => boolean, what: string, timeoutMs = 60_000): Promise<WatchedEntry> {
+      const give = Date.now() + timeoutMs
+      let done = false
+      void ended.then(() => (done = true))
+      for (;;) {
+        const found = entries.find(match)
+        if (found) return found
+        if (done || Date.now() > give) throw new Error(`never saw ${what} in the journal (watch ${done ? 'ended' : 'still running'}); ${entries.length} entries:\n${entries.map((e) => JSON.stringify(e)).join('\n')}\n${stderr}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    },
+    stop: () => child.kill('SIGINT'),
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * One runbook with every step kind a pause must hold in, each long enough that a pause sent as it
+ * starts lands inside it: a wait, a bake with no gate, a gated bake, a cycle between its two
+ * batches (each batch's restart hook takes 6 s), and an approval.
+ */
+export function everyStepKind(fx: Fixture): string {
+  const slowHook = join(fx.dir, 'slow-restart.sh')
+  writeFileSync(slowHook, '#!/bin/sh\nsleep 6\n')
+  chmodSync(slowHook, 0o755)
+  const file = join(fx.dir, 'pause-everywhere.yaml')
+  writeFileSync(file, `name: pause-everywhere
+targets:
+  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
+  targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
+  metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}
+steps:
+  - {action: wait, for: 30}
+  - {action: ramp, set: maintenance, schedule: [20], bake: 30}
+  - action: ramp
+    set: maintenance
+    schedule: [50]
+    bake: 30
+    gate: {metric: error-rate, threshold: 1, window: 60, interval: 1, successes: 1}
+  - {action: cycle, pool: mailbox, batch: 4, restart: {command: [${slowHook}], timeout: 60}}
+  - {action: approve, message: Go on?}
+`)
+  return file
+}
+
+/**
+ * Pauses the run in each step of everyStepKind and checks it holds there, alive, well past the
+ * point the step would have gone on by itself; then a promote continues it and a second one
+ * ends the step (or answers the approval). `alive` says whether the runner's process is still running.
+ */
+export async function pauseInEveryStep(fx: Fixture, runId: string, alive: () => boolean, env: Record<string, string>): Promise<void> {
+  const journal = followJournal(runId, env)
+  const send = async (kind: 'pause' | 'promote') => {
+    const sent = await sluice([kind, runId], {env})
+    expect(sent.code, `${kind}: ${sent.stderr}`).toBe(0)
+  }
+  const count = (effect: string) => journal.entries.filter((e) => e.type === 'control' && e.effect === effect).length
+  const deregistered = () => fx.proxy.of('DeregisterTargets').filter((c) => c.status === 200).length
+  try {
+    for (const [step, kind] of [[0, 'wait'], [1, 'bake with no gate'], [2, 'gated bake'], [3, 'cycle between batches'], [4, 'approval']] as const) {
+      await journal.until((e) => e.type === 'step-start' && e.step === step, `step ${step + 1} (${kind}) start`)
+      if (step === 3) await journal.until((e) => e.type === 'mutation' && e.mutation?.step === 3 && e.mutation.kind === 'deregister', 'the first batch drained')
+      const paused = count('paused')
+      await send('pause')
+      await journal.until(() => count('paused') > paused, `the pause in the ${kind}`)
+      // The cycle's first batch takes 6 s (its restart hook): hold past it, and past the rest of
+      // any other step's 30 s only if it were not paused: 8 s without moving on is the check.
+      const drained = deregistered()
+      await sleep(step === 3 ? 9000 : 4000)
+      expect(alive(), `the run died while paused in the ${kind}`).toBe(true)
+      expect(journal.entries.some((e) => e.type === 'step-end' && e.step === step), `the ${kind} ended while paused`).toBe(false)
+      expect(journal.entries.some((e) => e.type === 'run-end'), `the run ended while paused in the ${kind}`).toBe(false)
+      if (step === 3) expect(deregistered(), 'the cycle drained its second batch while paused').toBe(drained)
+      const continued = count('continued')
+      await send('promote')
+      await journal.until(() => count('continued') > continued, `the promote that continues the ${kind}`)
+      // The cycle goes on by itself once continued; the others wait out 30 s or an answer.
+      if (step !== 3) await send('promote')
+      await journal.until((e) => e.type === 'step-end' && e.step === step, `step ${step + 1} (${kind}) end`)
+    }
+    await journal.until((e) => e.type === 'run-end', 'the run end')
+  } finally {
+    journal.stop()
+  }
+}
