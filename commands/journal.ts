@@ -5,12 +5,12 @@ import {describeJournal, listRuns, type RunListing} from '../src/state/journal-v
 import {openStore} from '../src/state/open.js'
 import type {JournalEntry, TornWrite} from '../src/ports/state-store.js'
 
-type JournalJson = {runs: RunListing[]} | {runId: string; status: string; entries: JournalEntry[]; torn: TornWrite | null}
+type JournalJson = {runs: RunListing[]} | {runId: string; status: string; life?: {status: string; detail?: string}; entries: JournalEntry[]; torn: TornWrite | null}
 
 export default class Journal extends SluiceCommand {
   static override summary = 'List live runs, or show one run\'s timeline.'
 
-  static override description = `Without a run id, lists the runs in the state store with their status (completed, gate-failed, held, interrupted, refused, failed, rolled-back, or unfinished when the process died). With one, shows what the run did: who, on which host, when, every change with its before and after, and every gate verdict. A journal whose last line was cut off is reported, not trusted.`
+  static override description = `Without a run id, lists the runs in the state store with their status: how each ended (completed, gate-failed, held, interrupted, refused, failed, rolled-back), or, for one that never ended, \`running\` or \`dead (pid N gone)\` / \`dead (lease lapsed …)\`, judged by the holder's pid on this host or by watching its lease. With one, shows what the run did: who, on which host, when, every change with its before and after, and every gate verdict. A journal whose last line was cut off is reported, not trusted.`
 
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --json']
 
@@ -24,15 +24,21 @@ export default class Journal extends SluiceCommand {
     const {args, flags} = await this.parse(Journal)
     const store = await openStore(flags.state, awsOptionsOf(flags))
     if (!args.run) {
-      const runs = await listRuns(store)
+      const runs = await listRuns(store, (m) => this.note(m))
       if (runs.length === 0) this.log(`no runs in ${store.label}`)
-      for (const r of runs) this.log(`${r.runId}  ${r.status.padEnd(11)}  ${r.runbook}  by ${r.operator} on ${r.host}  started ${r.startedAt}`)
+      const label = (r: RunListing) => (r.detail ? `${r.status} (${r.detail})` : r.status)
+      const width = Math.max(11, ...runs.map((r) => label(r).length))
+      for (const r of runs) this.log(`${r.runId}  ${label(r).padEnd(width)}  ${r.runbook}  by ${r.operator} on ${r.host}  started ${r.startedAt}`)
       return {runs}
     }
     const read = await store.read(args.run)
     const view = describeJournal(args.run, read)
-    this.log(view.lines.join('\n'))
+    // A run that never ended is running or dead: said from its holder, as the listing says it.
+    const {judgeRun, lifeStatus} = await import('../src/state/run-life.js')
+    const life = view.status === 'unfinished' && !read.torn ? lifeStatus(await judgeRun(store, args.run, read), read) : null
+    const lines = life ? [...view.lines.slice(0, -1), `status: unfinished, ${life.detail ? `${life.status} (${life.detail})` : life.status}`] : view.lines
+    this.log(lines.join('\n'))
     if (read.torn) this.note(`warning: the last line (${read.torn.line}) of this journal is a torn write; see above`)
-    return {runId: args.run, status: view.status, entries: read.entries, torn: read.torn}
+    return {runId: args.run, status: view.status, ...(life ? {life} : {}), entries: read.entries, torn: read.torn}
   }
 }

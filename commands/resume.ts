@@ -22,7 +22,7 @@ export default class Resume extends SluiceCommand {
     const aws = awsOptionsOf(flags)
     const store = await openStore(flags.state, aws)
     const {planResume} = await import('../src/live/resume.js')
-    const plan = await planResume(store, args.run, aws, operator())
+    const plan = await planResume(store, args.run, aws, operator(), (m) => this.note(m))
     if ('nothing' in plan) {
       this.log(plan.nothing)
       return plan

@@ -1,14 +1,15 @@
 import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
-import {RefusedError} from '../src/errors.js'
+import {exitCodes} from '../src/cli/exit-codes.js'
+import {RefusedError, type Outcome} from '../src/errors.js'
 import {openStore} from '../src/state/open.js'
 import type {WatchEnd} from '../src/state/watch.js'
 
 export default class Watch extends SluiceCommand {
   static override summary = 'Follow a live run from any terminal, until it ends.'
 
-  static override description = `Reads the run's journal from its state store (the same --state the run uses; dynamodb://TABLE reaches a run on another machine) and shows it as the running process's own terminal does: who runs it, each step, every change with the weights before and after, the gate verdicts, the bake counting down, and every control. On a terminal it is redrawn in place; otherwise (a file, a CI log) it is timestamped lines. It ends with the run (exit 0). A run that has already ended is shown whole (exit 0); one that is not running and never ended (its process died) is shown and said so (exit 4).
+  static override description = `Reads the run's journal from its state store (the same --state the run uses; dynamodb://TABLE reaches a run on another machine) and shows it as the running process's own terminal does: who runs it, each step, every change with the weights before and after, the gate verdicts, the bake counting down, and every control. On a terminal it is redrawn in place; otherwise (a file, a CI log) it is timestamped lines. It ends with the run, with the run's own exit code (0 completed, 3 a gate failed, 4 refused, 130 interrupted or aborted, 1 failed). A run that has already ended is shown whole, with the exit code it ended with; one that is not running and never ended (its process died) is shown and said so (exit 4). Whether it runs is judged by its holder's pid on this host, or by its lease moving, never by another machine's clock.
 
 With --json, one journal entry per line (JSON Lines), as the running process writes them.`
 
@@ -48,6 +49,8 @@ With --json, one journal entry per line (JSON Lines), as the running process wri
     if (end.notRunning) throw new RefusedError(end.notRunning)
     this.note(end.wasRunning ? `run ${end.runId} ended: ${end.status}` : `run ${end.runId} is not running: it ended ${end.status}`)
     this.streamed = true
+    // The run's own exit code, so a script that watches a run learns how it ended.
+    if (end.outcome && end.outcome in exitCodes) this.endWith(end.outcome as Outcome)
     return end
   }
 

@@ -17,9 +17,9 @@ export const controlFlags = {...stateFlags, ...awsFlags}
 export type ControlJson = ControlSent
 
 const effects: Record<ControlKind, string> = {
-  pause: 'it holds at its next safe point (between ramp steps or cycle batches; a bake stops counting), keeping its locks, until `sluice promote`',
-  promote: 'it continues if paused; otherwise it answers a waiting approve step, or ends the current bake as soon as its gate has passed the times in a row it needs',
-  abort: 'it stops at its next safe point (a ramp puts back its last good weights) and ends with exit 130',
+  pause: 'It holds where it is (a wait or bake stops counting, a gate is still measured; a cycle holds between batches, a ramp between steps), keeping its locks and the pause across a crash, until `sluice promote` or `sluice abort`',
+  promote: 'It continues if paused; otherwise it answers a waiting approve step, or ends the current bake as soon as its gate has passed the times in a row it needs',
+  abort: 'It stops at its next safe point (a ramp puts back its last good weights) and ends with exit 130',
 }
 
 /**
@@ -33,9 +33,13 @@ export abstract class ControlCommand extends SluiceCommand {
   protected async send(args: {run: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>): Promise<ControlJson> {
     const store = await openStore(flags.state, awsOptionsOf(flags))
     const {sendControl} = await import('../state/controls.js')
-    const sent = await sendControl(store, args.run, this.kind, {operator: operator(), host: thisHost, pid: process.pid})
+    const sent = await sendControl(store, args.run, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.note(m))
     const by = sent.runningBy
-    this.log(`${this.kind} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}: ${effects[this.kind]}`)
+    const {taken} = sent
+    const took = taken
+      ? `the run took it up${taken.step === null ? '' : ` in step ${taken.step + 1} (${taken.title})`}: ${taken.effect}`
+      : 'the run is alive but has not taken it up yet; it will at its next look'
+    this.log(`${this.kind} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}; ${took}. ${effects[this.kind]}`)
     this.note(`\`sluice watch ${sent.runId}\` follows it`)
     return sent
   }

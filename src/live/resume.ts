@@ -1,10 +1,10 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {ResumedMutation} from '../actions/action.js'
 import type {Runbook} from '../runbook/runbook.js'
-import {firstUnfinishedStep, JournalWriter, mutations, pauseInForce, runStart, runStatus} from '../state/journal.js'
-import type {StateStore} from '../ports/state-store.js'
+import {firstUnfinishedStep, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
+import {journalLock, type StateStore} from '../ports/state-store.js'
 import type {ControlSender} from '../ports/controls.js'
-import {liveControlPlane} from './control-plane.js'
+import {liveControlPlane, lockedResources} from './control-plane.js'
 import {readForRecovery, runbookOf, settleUnknown} from './history.js'
 
 export interface ResumePlan {
@@ -19,7 +19,7 @@ export interface ResumePlan {
  * A change whose outcome was never recorded is looked up in the real state (applied, or not) and
  * the finding recorded; if the state matches neither side, it refuses and says what to check.
  */
-export async function planResume(store: StateStore, runId: string, aws: AwsOptions, operator: string): Promise<ResumePlan | {nothing: string}> {
+export async function planResume(store: StateStore, runId: string, aws: AwsOptions, operator: string, notify: (message: string) => void): Promise<ResumePlan | {nothing: string}> {
   const read = await readForRecovery(store, runId, 'resume')
   const status = runStatus(read)
   if (status === 'completed') return {nothing: `run ${runId} completed; there is nothing to resume`}
@@ -28,16 +28,23 @@ export async function planResume(store: StateStore, runId: string, aws: AwsOptio
   const runbook = runbookOf(start)
   const recorded = mutations(read)
   const journal = new JournalWriter(store, runId, (read.entries.at(-1)?.seq ?? 0) + 1)
+  // Every lock the run needs, at once: a dead holder's leases are waited out together (at most
+  // one lease, and not at all for a pid gone from this host), and the resumed run keeps them.
+  const resources = [...lockedResources(runbook), journalLock(runId)]
+  await store.acquire(resources, {runId, operator, host: thisHost, since: new Date().toISOString()}, {notify})
   let settled: string[] = []
-  if (recorded.some((m) => m.outcome === undefined)) {
-    const {control, clients} = liveControlPlane(runbook, aws, {operator, freeze: store.freeze, runId})
-    try {
-      settled = await settleUnknown(recorded, control, journal, 'resume')
-    } finally {
-      clients.destroy()
-      // Recording the findings took the journal's lock; the resumed run takes it again as its own.
-      await store.release([], runId)
+  try {
+    if (recorded.some((m) => m.outcome === undefined)) {
+      const {control, clients} = liveControlPlane(runbook, aws, {operator, freeze: store.freeze, runId})
+      try {
+        settled = await settleUnknown(recorded, control, journal, 'resume')
+      } finally {
+        clients.destroy()
+      }
     }
+  } catch (error) {
+    await store.release(resources, runId).catch(() => undefined)
+    throw error
   }
   const fromStep = firstUnfinishedStep(read, runbook.steps.length)
   return {

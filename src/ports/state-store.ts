@@ -45,6 +45,10 @@ export interface LockHolder {
   heartbeat: string
   /** How long the lease lasts without a renewal. */
   leaseSeconds: number
+  /** The holder's kernel boot and pid namespace: where its pid means the same process (absent where the OS does not say). */
+  place?: string
+  /** When the holder's process started (clock ticks since boot), so a reused pid is not taken for it. */
+  started?: string
 }
 
 /**

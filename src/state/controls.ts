@@ -1,49 +1,66 @@
 import {RefusedError} from '../errors.js'
 import type {ControlEffect, ControlIntent, ControlKind, ControlSender, RunControls} from '../ports/controls.js'
-import {checkRunId, journalLock, type JournalRead, type LockRecord, type StateStore} from '../ports/state-store.js'
-import {runStart, runStatus} from './journal.js'
+import {checkRunId, journalLock, type JournalRead, type StateStore} from '../ports/state-store.js'
+import {runStart} from './journal.js'
+import {byPid} from './liveness.js'
+import {judgeRun, notRunning} from './run-life.js'
 
 /** How often a live run looks for controls: well inside the shortest gate interval (1 s). */
 export const CONTROL_POLL_MS = 500
 
-/** The run a control went to, and who is running it. */
+/** The run a control went to, who is running it, and what the run did with it. */
 export interface ControlSent {
   runId: string
   runbook: string
   control: ControlIntent
   /** The process that holds the run's journal lock, which acts on it. */
   runningBy: {operator: string; host: string; pid: number}
+  /** What the run did with it, from its journal (null when the run had not yet taken it up). */
+  taken: {effect: ControlEffect; at: string; step: number | null; title: string | null} | null
 }
 
-/**
- * Whether a run is running now, and by whom: a process holds its journal's lock and its journal
- * has not ended since it last started. A lock whose heartbeat is more than three leases old by
- * this machine's clock is a dead holder's (the allowance covers clocks that disagree).
- */
-export function runningHolder(runId: string, read: JournalRead, locks: LockRecord[], now = Date.now()): {holder: LockRecord} | {why: string} {
-  const marks = read.entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'run-end')
-  const last = marks.at(-1)
-  const lock = locks.find((l) => l.resource === journalLock(runId))
-  if (last?.type === 'run-end') return {why: `run ${runId} is not running: it ended ${String(last.outcome)} at ${last.at}${lock ? '' : ''}`}
-  if (!lock) return {why: `run ${runId} is not running: no process holds it (${runStatus(read)}; \`sluice resume ${runId}\` continues it)`}
-  const beat = Date.parse(lock.heartbeat)
-  if (Number.isFinite(beat) && now - beat > 3 * lock.leaseSeconds * 1000)
-    return {why: `run ${runId} is not running: its process (pid ${lock.pid} on ${lock.host}) last renewed its lease at ${lock.heartbeat}, more than ${3 * lock.leaseSeconds} s ago`}
-  return {holder: lock}
-}
+/** How long a sender waits for the run to take a control up: the run looks every half second. */
+const ACK_SECONDS = 10
 
 /**
- * Sends a control to a running run: refused (exit 4) when no live process holds it, so an
- * intent is never left for a process that is not there to act on it.
+ * Sends a control to a running run: refused (exit 4) when no live process holds it, judged by
+ * its pid on this host or its lease (src/state/liveness.ts), so an intent is never left for a
+ * process that is not there to act on it. Then waits for the run to record it in its journal,
+ * and says what it did; a run that dies before it does is refused too.
  */
-export async function sendControl(store: StateStore, runId: string, kind: ControlKind, sender: ControlSender): Promise<ControlSent> {
+export async function sendControl(store: StateStore, runId: string, kind: ControlKind, sender: ControlSender, notify: (m: string) => void = () => undefined): Promise<ControlSent> {
   checkRunId(runId)
   const read = await store.read(runId)
-  const running = runningHolder(runId, read, await store.locks())
-  if ('why' in running) throw new RefusedError(running.why)
+  const lock = (await store.locks()).find((l) => l.resource === journalLock(runId))
+  if (lock && !byPid(lock)) notify(`run ${runId} is held by pid ${lock.pid} on ${lock.host}: watching its lease for up to ${lock.leaseSeconds} s to tell whether that process is alive`)
+  const life = await judgeRun(store, runId, read)
+  if (life.state !== 'running') throw new RefusedError(notRunning(runId, life, read))
   const control = await store.sendControl(runId, {...sender, kind, at: new Date().toISOString()})
-  const {operator, host, pid} = running.holder
-  return {runId, runbook: runStart(read).runbookName, control, runningBy: {operator, host, pid}}
+  const {operator, host, pid} = life.holder
+  const sent = {runId, runbook: runStart(read).runbookName, control, runningBy: {operator, host, pid}}
+  const give = performance.now() + Math.min(ACK_SECONDS, life.holder.leaseSeconds) * 1000
+  for (;;) {
+    const now = await store.read(runId)
+    const taken = takenUp(now, control.seq)
+    if (taken) return {...sent, taken}
+    if (performance.now() > give) {
+      const again = await judgeRun(store, runId, now)
+      if (again.state === 'running') return {...sent, taken: null}
+      throw new RefusedError(`${notRunning(runId, again, now)}; it never took up the ${kind} (control ${control.seq}), so nothing acted on it`)
+    }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+/** The journal's record of a control being taken up, with the step it reached. */
+function takenUp(read: JournalRead, seq: number): ControlSent['taken'] {
+  let step: {index: number; title: string} | null = null
+  for (const e of read.entries) {
+    if (e.type === 'step-start') step = {index: Number(e.step), title: String(e.title)}
+    if (e.type === 'control' && (e.control as ControlIntent).seq === seq)
+      return {effect: e.effect as ControlEffect, at: e.at, step: step?.index ?? null, title: step?.title ?? null}
+  }
+  return null
 }
 
 type Listener = (control: ControlIntent, effect: ControlEffect) => void

@@ -3,6 +3,8 @@ import {userInfo} from 'node:os'
 import {InputError, RefusedError} from '../errors.js'
 import type {FreezePort} from '../ports/control-plane.js'
 import type {ControlIntent} from '../ports/controls.js'
+import {byPid, judgeHolder} from './liveness.js'
+import {thisPlace, thisStart} from './process-place.js'
 import {checkRunId, journalLock, RUN_ID_PATTERN, LockedError, type JournalEntry, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
 
 /**
@@ -24,9 +26,6 @@ export function leaseSeconds(): number {
   return n
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-/** A monotonic clock: the taker judges expiry by its own clock, never by comparing clocks across hosts. */
-const now = () => performance.now()
 
 function defaultOperator(): string {
   try {
@@ -105,6 +104,7 @@ export abstract class LeasingStore implements StateStore {
     return {
       resource, runId: who.runId, operator: who.operator, host: who.host, pid: process.pid, since: who.since ?? at, heartbeat: at,
       leaseSeconds: this.lease, lockId: randomBytes(8).toString('hex'), version: randomBytes(8).toString('hex'),
+      ...(thisPlace === undefined ? {} : {place: thisPlace}), ...(thisStart === undefined ? {} : {started: thisStart}),
     }
   }
 
@@ -134,9 +134,18 @@ export abstract class LeasingStore implements StateStore {
         } else throw new LockedError((await this.readLock(resource)) ?? record)
       }
       if (contended.length > 0) {
-        const longest = Math.max(...contended.map((c) => c.leaseSeconds))
-        options.notify?.(`${contended.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})`).join('; ')}: ` +
-          `watching for up to ${longest} s whether that process is alive (it renews its lease every ${Math.round(longest / HEARTBEATS_PER_LEASE)} s)`)
+        // Said from the first second: whose lock, and what sluice waits for (nothing, when the
+        // holder ran on this host and its pid is gone).
+        const gone = contended.filter((c) => byPid(c)?.alive === false)
+        const watched = contended.filter((c) => !gone.includes(c))
+        if (gone.length > 0)
+          options.notify?.(`${gone.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})`).join('; ')}: ` +
+            `that process is gone from this host, so ${gone.length === 1 ? 'its lock is' : 'its locks are'} taken now`)
+        if (watched.length > 0) {
+          const longest = Math.max(...watched.map((c) => c.leaseSeconds))
+          options.notify?.(`${watched.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})`).join('; ')}: ` +
+            `watching for up to ${longest} s whether that process is alive (it renews its lease every ${Math.round(longest / HEARTBEATS_PER_LEASE)} s)`)
+        }
         const results = await Promise.allSettled(contended.map(async (c) => {
           const dead = await this.watch(c, cancel)
           if (cancel.done) return
@@ -161,22 +170,18 @@ export abstract class LeasingStore implements StateStore {
   }
 
   /**
-   * Watches a lock for a whole lease by this process's clock. Resolves with it when its version
-   * did not change (the holder is dead); throws LockedError naming the holder as soon as it does.
+   * Judges a lock's holder (src/state/liveness.ts): at once by its pid when it ran on this host,
+   * else by watching its lease for at most a whole lease on this process's clock. Resolves with
+   * the lock when its holder is dead; throws LockedError naming the holder once it shows it lives.
+   * A holder whose pid is alive is still watched: a process stalled for a whole lease loses its
+   * locks, as the lease promises, and stops before its next change.
    */
   private async watch(lock: LockRecord, cancel: {done: boolean}): Promise<LockRecord> {
-    const start = now()
-    const lease = lock.leaseSeconds * 1000
-    const poll = Math.max(100, Math.min(1000, lease / 20))
-    for (;;) {
-      if (cancel.done) return lock
-      const elapsed = now() - start
-      if (elapsed >= lease) return lock
-      await sleep(Math.min(poll, lease - elapsed))
-      const current = await this.readLock(lock.resource)
-      if (current === null) return lock
-      if (current.version !== lock.version || current.lockId !== lock.lockId) throw new LockedError(current)
-    }
+    const pid = byPid(lock)
+    if (pid && !pid.alive) return lock
+    const found = await judgeHolder(lock, () => this.readLock(lock.resource), {cancelled: () => cancel.done, leaseOnly: true})
+    if (found.alive && found.current) throw new LockedError(found.current)
+    return lock
   }
 
   private hold(record: LockRecord): void {

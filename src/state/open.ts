@@ -16,7 +16,10 @@ const opened = new Map<string, Promise<StateStore>>()
 
 /** A local directory, or `dynamodb://TABLE` for state a team shares. */
 export function openStore(flag: string | undefined, aws: AwsOptions): Promise<StateStore> {
-  const key = JSON.stringify([stateSpec(flag), aws.region, aws.profile, aws.endpoint])
+  // A run's region may be settled later from its runbook's ARNs; the state store it shares with
+  // the command that opened it first stays the same store (locks held by one are held by both).
+  const spec = stateSpec(flag)
+  const key = spec.startsWith('dynamodb://') ? JSON.stringify([spec, aws.profile, aws.endpoint]) : JSON.stringify([spec])
   let store = opened.get(key)
   if (!store) {
     store = open(stateSpec(flag), aws)

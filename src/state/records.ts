@@ -162,6 +162,7 @@ export function parseFreeze(source: string, text: string): FreezeRecord {
 const lockSchema = z.looseObject({
   resource: z.string(), runId: z.string(), operator: z.string(), host: z.string(), since: z.string(),
   pid: int.optional(), heartbeat: z.string().optional(), leaseSeconds: z.number().positive().optional(), lockId: z.string().optional(), version: z.string().optional(),
+  place: z.string().optional(), started: z.string().optional(),
 })
 
 /**
@@ -182,6 +183,7 @@ export function parseLock(resource: string, text: string, fingerprint: string, d
     resource: d.resource, runId: d.runId, operator: d.operator, host: d.host, since: d.since,
     pid: d.pid ?? 0, heartbeat: d.heartbeat ?? 'unknown', leaseSeconds: d.leaseSeconds ?? defaultLease,
     lockId: d.lockId ?? `legacy-${fingerprint.slice(0, 12)}`, version: d.version ?? fingerprint,
+    ...(d.place === undefined ? {} : {place: d.place}), ...(d.started === undefined ? {} : {started: d.started}),
   }
 }
 

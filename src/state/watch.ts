@@ -1,6 +1,7 @@
 import type {JournalEntry, StateStore} from '../ports/state-store.js'
-import {runningHolder} from './controls.js'
 import {runStart, runStatus, type RunStatus} from './journal.js'
+import {LeaseObserver} from './liveness.js'
+import {lifeAt, notRunning} from './run-life.js'
 
 /** How often `sluice watch` reads the run's journal. */
 export const WATCH_POLL_MS = 500
@@ -12,6 +13,8 @@ export interface WatchEnd {
   status: RunStatus
   /** Whether it was running when the watch began. */
   wasRunning: boolean
+  /** The outcome its last run-end entry records (what its own process exited with), once it has one. */
+  outcome?: string
   /** Why the watch stopped before a run-end entry: the run is not running. */
   notRunning?: string
 }
@@ -34,19 +37,23 @@ export async function watchRun(store: StateStore, runId: string, onEntry: (entry
     shown = entries.length
   }
   const ended = (entries: JournalEntry[]) => entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'run-end').at(-1)?.type === 'run-end'
-  const first = runningHolder(runId, read, await store.locks())
-  const wasRunning = 'holder' in first
+  const outcome = () => String(read.entries.filter((e) => e.type === 'run-end').at(-1)?.outcome)
+  // The holder's lease is followed across looks: one on another host is running until it is seen
+  // to lapse, on this process's clock.
+  const observer = new LeaseObserver()
+  const first = lifeAt(runId, read, await store.locks(), observer)
+  const wasRunning = first.state === 'running' || first.state === 'unknown'
   for (;;) {
     show(read.entries)
-    if (ended(read.entries)) return {runId, runbook, status: runStatus(read), wasRunning}
+    if (ended(read.entries)) return {runId, runbook, status: runStatus(read), wasRunning, outcome: outcome()}
     if (signal.aborted) return {runId, runbook, status: runStatus(read), wasRunning}
-    const running = runningHolder(runId, read, await store.locks())
-    if ('why' in running) {
+    const life = lifeAt(runId, read, await store.locks(), observer)
+    if (life.state === 'dead' || life.state === 'ended') {
       // It may have ended between the two reads: read the journal once more before saying so.
       read = await store.read(runId)
       show(read.entries)
-      if (ended(read.entries)) return {runId, runbook, status: runStatus(read), wasRunning}
-      return {runId, runbook, status: runStatus(read), wasRunning, notRunning: running.why}
+      if (ended(read.entries)) return {runId, runbook, status: runStatus(read), wasRunning, outcome: outcome()}
+      return {runId, runbook, status: runStatus(read), wasRunning, notRunning: notRunning(runId, life, read)}
     }
     await new Promise<void>((resolve) => {
       const done = () => {

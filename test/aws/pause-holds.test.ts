@@ -4,7 +4,6 @@ import {beforeEach, describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {everyStepKind, followJournal, pauseInEveryStep, sleep} from './pause-scenario.js'
-import {killWhen} from './state-fixture.js'
 import {spawnRun} from './spawned-run.js'
 
 let fx: Fixture

@@ -8,7 +8,9 @@ import {runRunbook} from '../../src/engine/engine.js'
 import {LocalStore} from '../../src/local/local-store.js'
 import type {ControlEffect, ControlIntent, ControlSender, RunControls} from '../../src/ports/controls.js'
 import {gateDefaults, type Gate} from '../../src/runbook/runbook.js'
-import {ControlPoller, runningHolder} from '../../src/state/controls.js'
+import {ControlPoller} from '../../src/state/controls.js'
+import {LeaseObserver} from '../../src/state/liveness.js'
+import {lifeAt} from '../../src/state/run-life.js'
 import {control, FakeClock, RecordingIO, runbook} from '../helpers/fakes.js'
 
 /** Controls the test sets by hand, as the poller would on reading them. */
@@ -101,7 +103,7 @@ describe('controls through a state store', () => {
     const store = new LocalStore(mkdtempSync(join(tmpdir(), 'sluice-controls-')))
     const runId = '20261130-054012-a1b2'
     await store.append(runId, {seq: 1, at: new Date().toISOString(), type: 'run-start', runId, runbookName: 'rb', runbookSha256: 'x', operator: 'alice', host: 'h', pid: 1, aws: {}, resources: []})
-    expect('why' in runningHolder(runId, await store.read(runId), await store.locks())).toBe(true)
+    expect(lifeAt(runId, await store.read(runId), await store.locks(), new LeaseObserver()).state).toBe('dead')
     await store.sendControl(runId, {...who, kind: 'pause', at: new Date().toISOString()})
     const aborted: ControlIntent[] = []
     const poller = new ControlPoller(store, runId, (c) => aborted.push(c), () => undefined)

@@ -1,0 +1,76 @@
+import {journalLock, type JournalRead, type LockRecord, type StateStore} from '../ports/state-store.js'
+import {judgeHolder, LeaseObserver} from './liveness.js'
+import {runStatus} from './journal.js'
+
+/**
+ * Whether a run is running, from its journal and its journal's lock: ended (its last start or
+ * resume has a run-end), running (a live process holds the lock), dead (nobody holds it, or its
+ * holder is gone), or not yet known (a holder on another host whose lease has not been seen to
+ * move or lapse).
+ */
+export type RunLife =
+  | {state: 'ended'; outcome: string; at: string}
+  | {state: 'running'; holder: LockRecord; how: string}
+  | {state: 'dead'; why: string; holder: LockRecord | null}
+  | {state: 'unknown'; holder: LockRecord}
+
+/** Whether the journal's last start (or resume) has ended. */
+function ending(read: JournalRead): {outcome: string; at: string} | null {
+  const rolledBack = read.entries.filter((e) => e.type === 'rollback-end').at(-1)
+  if (rolledBack && runStatus(read) === 'rolled-back') return {outcome: 'rolled-back', at: rolledBack.at}
+  const last = read.entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'run-end').at(-1)
+  return last?.type === 'run-end' ? {outcome: String(last.outcome), at: last.at} : null
+}
+
+/** The run's life as far as one look can tell; `observer` carries what earlier looks saw of its lease. */
+export function lifeAt(runId: string, read: JournalRead, locks: LockRecord[], observer: LeaseObserver): RunLife {
+  const end = ending(read)
+  if (end) return {state: 'ended', ...end}
+  const lock = locks.find((l) => l.resource === journalLock(runId)) ?? null
+  if (!lock) return {state: 'dead', why: 'dead (no process holds it)', holder: null}
+  const verdict = observer.observe(lock)
+  if (!verdict) return {state: 'unknown', holder: lock}
+  return verdict.alive ? {state: 'running', holder: lock, how: verdict.how} : {state: 'dead', why: verdict.why, holder: lock}
+}
+
+/** The run's life for certain: a holder on another host is watched for up to one lease. */
+export async function judgeRun(store: StateStore, runId: string, read: JournalRead): Promise<RunLife> {
+  const first = lifeAt(runId, read, await store.locks(), new LeaseObserver())
+  if (first.state !== 'unknown') return first
+  const found = await judgeHolder(first.holder, async () => (await store.locks()).find((l) => l.resource === journalLock(runId)) ?? null)
+  if (found.alive) return {state: 'running', holder: found.current ?? first.holder, how: found.how}
+  // It may have ended while sluice watched: then its journal says so.
+  const end = ending(await store.read(runId))
+  return end ? {state: 'ended', ...end} : {state: 'dead', why: found.why, holder: found.current}
+}
+
+/** Why a control, a watch or a listing finds the run not running, with what to do next. */
+export function notRunning(runId: string, life: RunLife, read: JournalRead): string {
+  if (life.state === 'running' || life.state === 'unknown') return `run ${runId} is ${lifeLabel(life, read)}`
+  if (life.state === 'ended') return `run ${runId} is not running: it ended ${runStatus(read)} at ${life.at}`
+  const where = life.holder ? ` on ${life.holder.host}` : ''
+  return `run ${runId} is not running: it never ended, and its process${where} is ${life.why}; ` +
+    `\`sluice resume ${runId}\` continues it, \`sluice rollback ${runId}\` undoes what it changed`
+}
+
+/**
+ * The status a listing shows: how the run ended (its journal's status), or `running`, or `dead`
+ * with why (`pid N gone`, `lease lapsed …`), or `unfinished` while a holder elsewhere is unjudged.
+ */
+export function lifeStatus(life: RunLife, read: JournalRead): {status: string; detail?: string} {
+  switch (life.state) {
+    case 'ended':
+      return {status: runStatus(read)}
+    case 'running':
+      return {status: 'running'}
+    case 'dead':
+      return {status: 'dead', detail: life.why.replace(/^dead \((.*)\)$/, '$1')}
+    case 'unknown':
+      return {status: 'unfinished', detail: `held by pid ${life.holder.pid} on ${life.holder.host}; not yet seen alive`}
+  }
+}
+
+export function lifeLabel(life: RunLife, read: JournalRead): string {
+  const {status, detail} = lifeStatus(life, read)
+  return detail ? `${status} (${detail})` : status
+}
