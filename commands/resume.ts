@@ -15,7 +15,7 @@ export default class Resume extends SluiceCommand {
     run: Args.string({description: 'The run id (see `sluice journal`).', required: true}),
   }
 
-  static override flags = {...approveFlags, yes: runFlags.yes, ...awsFlags, ...stateFlags, ...lockFlags}
+  static override flags = {...approveFlags, yes: runFlags.yes, ...awsFlags, ...stateFlags, 'break-lock': lockFlags['break-lock']}
 
   async run(): Promise<RunJson | {nothing: string}> {
     const {args, flags} = await this.parse(Resume)

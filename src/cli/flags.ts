@@ -104,6 +104,7 @@ export const approveFlags = {
 
 /** For runs that lock what they change. */
 export const lockFlags = {
+  'new-run': Flags.boolean({description: 'Start a new run although this runbook\'s latest run never finished: only once that run\'s process is provably dead (its pid gone from this host, or its lease lapsed while sluice watched); its journal stays for `sluice rollback`. Without it such a run is refused (exit 4), naming it.', default: false}),
   'break-lock': Flags.string({description: 'Break one lock of a dead process before taking the locks, by its lock id (`sluice locks` shows it); refused while its holder renews its lease; asks first (--yes answers); recorded in the journal of the run whose lock it was.', helpValue: 'LOCK_ID'}),
 }
 

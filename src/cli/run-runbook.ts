@@ -55,6 +55,7 @@ export function modeOf(flags: ModeFlags): Mode {
     aws: awsOptionsOf(flags),
     state: flags.state,
     breakLock: flags['break-lock'],
+    newRun: flags['new-run'],
   }
 }
 

@@ -16,6 +16,7 @@ import {openStore} from '../state/open.js'
 import {StateFileError} from '../state/records.js'
 import {liveControlPlane, lockedResources} from './control-plane.js'
 import {preflight} from './preflight.js'
+import {checkPreviousRun} from './previous-run.js'
 
 /** What a live run needs beyond what every run takes. */
 export interface LiveSettings {
@@ -24,6 +25,8 @@ export interface LiveSettings {
   state?: string
   /** Break one dead holder's lock, by its lock id (`sluice locks`), before taking the locks. */
   breakLock?: string
+  /** Start afresh although the runbook's latest run never finished (its process must be dead). */
+  newRun?: boolean
   /** Continue an earlier run under its own id, from a step, with what that step had changed. */
   resume?: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]; paused: (ControlSender & {at: string}) | null}
 }
@@ -46,9 +49,11 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
   const notify = (message: string) => inputs.io.notify({type: 'warning', message})
   const who = {runId, operator: options.operator, host: thisHost, since: new Date().toISOString()}
   if (!options.resume) {
+    const supersedes = await checkPreviousRun(store, runbook.name, settings.newRun === true, notify)
     // The journal before any lock: a lock always has a journal that says whose it is.
     const {source} = runbook
     await journal.write('run-start', {
+      ...(supersedes ? {supersedes} : {}),
       runId, runbookName: runbook.name,
       runbookSha256: sha256(source.kind === 'file' ? source.text : JSON.stringify(source.input)),
       // A runbook file is named (and its hash checked on resume); one made from flags is kept whole.

@@ -1,0 +1,53 @@
+import {beforeEach, describe, expect, it} from 'vitest'
+import {sluice} from '../helpers/cli.js'
+import {spawnRun} from './spawned-run.js'
+import {journalOf, killWhen, onlyRunId, ramp, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
+
+let fx: Fixture
+const current = useStateFixture()
+beforeEach(() => {
+  fx = current()
+})
+
+describe('one run per runbook at a time', () => {
+  it('after kill -9, a fresh run is refused at once (exit 4) naming the dead run and its operator, changes nothing; --new-run starts afresh and says so', async () => {
+    const file = runbookFor(fx, 'ramp', ramp)
+    await killWhen(['run', file, '--yes'], /blue at 30%/, {...fx.env, SLUICE_OPERATOR: 'frank'})
+    const runId = await onlyRunId(fx.env)
+    const changes = fx.proxy.count('ChangeResourceRecordSets')
+    const started = Date.now()
+    const again = await sluice(['run', file, '--yes'], {env: fx.env})
+    expect(again.code, again.stderr).toBe(4)
+    expect(again.stderr).toContain(`Error: run ${runId} of ramp (by frank on `)
+    expect(again.stderr).toMatch(/never finished: its process is dead \(pid \d+ gone\)\. `sluice resume \S+` continues it, `sluice rollback \S+` undoes what it changed .*--new-run starts afresh/)
+    // Refused before it waits for any lock, and before it reads or changes anything.
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(changes)
+    expect(await weightsOf(fx)).toEqual({blue: 30, green: 70})
+    expect(JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs).toHaveLength(1)
+
+    const fresh = await sluice(['run', file, '--yes', '--new-run'], {env: fx.env})
+    expect(fresh.code, fresh.stderr).toBe(0)
+    expect(fresh.stderr).toMatch(new RegExp(`--new-run: run ${runId} of ramp \\(by frank on \\S+\\) never finished and its process is dead \\(pid \\d+ gone\\); starting a new run`))
+    expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
+    const runs = JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs as Array<{runId: string; status: string}>
+    const newer = runs.find((r) => r.runId !== runId)!
+    expect(newer.status).toBe('completed')
+    expect((await journalOf(newer.runId, fx.env)).entries[0]).toMatchObject({type: 'run-start', supersedes: runId})
+  }, 120_000)
+
+  it('while a run of the runbook is running, another is refused at once, naming it, even with --new-run', async () => {
+    const file = runbookFor(fx, 'slow', `  - {action: ramp, set: blue, schedule: [10, 100], bake: 20}\n`)
+    const run = spawnRun(['run', file, '--yes'], fx.env)
+    await run.seen(/blue at 10%/)
+    const runId = await onlyRunId(fx.env)
+    for (const extra of [[], ['--new-run']]) {
+      const second = await sluice(['run', file, '--yes', ...extra], {env: fx.env})
+      expect(second.code, second.stderr).toBe(4)
+      expect(second.stderr).toContain(`Error: run ${runId} of slow (by `)
+      expect(second.stderr).toContain(`is running: one run per runbook at a time. \`sluice watch ${runId}\` follows it`)
+    }
+    expect((await sluice(['abort', runId], {env: fx.env})).code).toBe(0)
+    expect((await run.ended).code).toBe(130)
+  }, 120_000)
+})
