@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
 import {describeJournal, listRuns, type RunListing} from '../src/state/journal-view.js'
-import {openStore} from '../src/state/open.js'
+import {openStateStore} from '../src/cli/state-store.js'
 import type {JournalEntry, TornWrite} from '../src/ports/state-store.js'
 
 type JournalJson = {runs: RunListing[]} | {runId: string; status: string; life?: {status: string; detail?: string}; entries: JournalEntry[]; torn: TornWrite | null}
@@ -22,7 +22,7 @@ export default class Journal extends SluiceCommand {
 
   async run(): Promise<JournalJson> {
     const {args, flags} = await this.parse(Journal)
-    const store = await openStore(flags.state, awsOptionsOf(flags))
+    const store = await openStateStore(flags.state, awsOptionsOf(flags))
     if (!args.run) {
       const runs = await listRuns(store, (m) => this.note(m))
       if (runs.length === 0) this.log(`no runs in ${store.label}`)

@@ -1,7 +1,7 @@
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
 import type {LockRecord} from '../src/ports/state-store.js'
-import {openStore} from '../src/state/open.js'
+import {openStateStore} from '../src/cli/state-store.js'
 
 export default class Locks extends SluiceCommand {
   static override summary = 'List the locks in the state store, with each lock\'s id for --break-lock.'
@@ -14,7 +14,7 @@ export default class Locks extends SluiceCommand {
 
   async run(): Promise<{locks: LockRecord[]}> {
     const {flags} = await this.parse(Locks)
-    const store = await openStore(flags.state, awsOptionsOf(flags))
+    const store = await openStateStore(flags.state, awsOptionsOf(flags))
     const locks = await store.locks()
     if (locks.length === 0) this.log(`no locks in ${store.label}`)
     for (const l of locks)

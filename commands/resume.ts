@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {approveFlags, awsFlags, awsOptionsOf, lockFlags, runFlags, stateFlags} from '../src/cli/flags.js'
 import {executeRunbook, operator, type RunJson} from '../src/cli/run-runbook.js'
-import {openStore} from '../src/state/open.js'
+import {openStateStore} from '../src/cli/state-store.js'
 
 export default class Resume extends SluiceCommand {
   static override summary = 'Continue an interrupted or held live run from the first step that did not finish.'
@@ -20,7 +20,7 @@ export default class Resume extends SluiceCommand {
   async run(): Promise<RunJson | {nothing: string}> {
     const {args, flags} = await this.parse(Resume)
     const aws = awsOptionsOf(flags)
-    const store = await openStore(flags.state, aws)
+    const store = await openStateStore(flags.state, aws)
     const {planResume} = await import('../src/live/resume.js')
     const plan = await planResume(store, args.run, aws, operator(), (m) => this.note(m))
     if ('nothing' in plan) {

@@ -3,7 +3,7 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, runFlags, stateFlags} from '../src/cli/flags.js'
 import {operator} from '../src/cli/run-runbook.js'
 import type {RollbackResult} from '../src/live/rollback.js'
-import {openStore} from '../src/state/open.js'
+import {openStateStore} from '../src/cli/state-store.js'
 
 export default class Rollback extends SluiceCommand {
   static override summary = 'Undo what a live run changed, newest first.'
@@ -21,7 +21,7 @@ export default class Rollback extends SluiceCommand {
   async run(): Promise<RollbackResult> {
     const {args, flags} = await this.parse(Rollback)
     const aws = awsOptionsOf(flags)
-    const store = await openStore(flags.state, aws)
+    const store = await openStateStore(flags.state, aws)
     const [{rollbackRun}, {TerminalIO, chooseMode}] = await Promise.all([import('../src/live/rollback.js'), import('../src/cli/terminal/terminal-io.js')])
     const io = new TerminalIO({mode: chooseMode({json: this.jsonEnabled()}), yes: flags.yes, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY)})
     const result = await rollbackRun(store, args.run, aws, io, operator())

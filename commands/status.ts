@@ -1,7 +1,7 @@
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags, runbookArg} from '../src/cli/flags.js'
 import {loadRunbook} from '../src/runbook/shipped.js'
-import {openStore} from '../src/state/open.js'
+import {openStateStore} from '../src/cli/state-store.js'
 import type {LiveStatus} from '../src/live/status.js'
 
 export default class Status extends SluiceCommand {
@@ -22,7 +22,7 @@ export default class Status extends SluiceCommand {
     const runbook = loadRunbook(args.runbook)
     const {liveStatus, renderStatus} = await import('../src/live/status.js')
     const aws = awsOptionsOf(flags)
-    const status = await liveStatus(runbook, aws, await openStore(flags.state, aws))
+    const status = await liveStatus(runbook, aws, await openStateStore(flags.state, aws))
     this.log(renderStatus(status))
     return status
   }

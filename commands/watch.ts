@@ -3,7 +3,7 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
 import {exitCodes} from '../src/cli/exit-codes.js'
 import {RefusedError, type Outcome} from '../src/errors.js'
-import {openStore} from '../src/state/open.js'
+import {openStateStore} from '../src/cli/state-store.js'
 import type {WatchEnd} from '../src/state/watch.js'
 
 export default class Watch extends SluiceCommand {
@@ -23,7 +23,7 @@ With --json, one journal entry per line (JSON Lines), as the running process wri
 
   async run(): Promise<WatchEnd> {
     const {args, flags} = await this.parse(Watch)
-    const store = await openStore(flags.state, awsOptionsOf(flags))
+    const store = await openStateStore(flags.state, awsOptionsOf(flags))
     const [{watchRun}, {TerminalIO, chooseMode}, {WatchView}] = await Promise.all([
       import('../src/state/watch.js'),
       import('../src/cli/terminal/terminal-io.js'),

@@ -1,7 +1,7 @@
 import {SluiceCommand} from '../../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../../src/cli/flags.js'
 import type {FreezeRecord} from '../../src/ports/control-plane.js'
-import {openStore} from '../../src/state/open.js'
+import {openStateStore} from '../../src/cli/state-store.js'
 
 export default class FreezeCheck extends SluiceCommand {
   static override summary = 'Exit 0 when changes are not frozen, 4 when they are: for deploy pipelines.'
@@ -14,7 +14,7 @@ export default class FreezeCheck extends SluiceCommand {
 
   async run(): Promise<{frozen: boolean; freeze: FreezeRecord | null}> {
     const {flags} = await this.parse(FreezeCheck)
-    const store = await openStore(flags.state, awsOptionsOf(flags))
+    const store = await openStateStore(flags.state, awsOptionsOf(flags))
     const freeze = await store.freeze.get()
     if (freeze) {
       this.log(`frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}${freeze.expires ? ` (until ${freeze.expires})` : ''}`)

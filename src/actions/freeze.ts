@@ -47,6 +47,7 @@ export const freeze: ActionDefinition<FreezeStep> = {
       reason: step.reason,
       since: now.toISOString(),
       ...(ctx.control.runId === undefined ? {} : {runId: ctx.control.runId}),
+      ...(ctx.control.byHand ? {byHand: true} : {}),
       ...(step.expires === undefined ? {} : {expires: new Date(now.getTime() + step.expires * 1000).toISOString()}),
     }
     await ctx.change('freeze', 'change freeze', null, record, () => ctx.control.freeze.set(record))

@@ -4,8 +4,11 @@ import {sameState, type ActionDefinition} from './action.js'
 import {describeFreeze} from './freeze.js'
 
 /**
- * Lifts the change freeze this run set. A freeze is its owner's: lifting one another run set (or
- * one set by hand) takes `force`, and the override is journalled with whose freeze it was.
+ * Lifts the change freeze this run set. A freeze is its owner's: the run that set it, or the
+ * operator who set it with `sluice freeze` (who lifts it with `sluice unfreeze`). A runbook's
+ * unfreeze step that finds another's freeze leaves it in place and says so: it set nothing to
+ * lift (its freeze step found that freeze already there). Lifting another's freeze takes `force`,
+ * and the override is journalled with whose freeze it was.
  */
 export const unfreeze: ActionDefinition<UnfreezeStep> = {
   action: 'unfreeze',
@@ -46,9 +49,16 @@ export const unfreeze: ActionDefinition<UnfreezeStep> = {
       return {status: 'done', message: 'cleared a damaged freeze record, by force'}
     }
     if (!current) return {status: 'done', message: 'nothing to unfreeze: no freeze in place'}
-    const ours = current.runId !== undefined && current.runId === ctx.control.runId
-    if (!ours && !step.force)
-      return {status: 'refused', message: `the freeze in place is not this run's to lift (${describeFreeze(current)}); lift it with force: true (sluice unfreeze --force), which the journal records`}
+    const control = ctx.control
+    const ours = (current.runId !== undefined && current.runId === control.runId) || (control.byHand === true && current.byHand === true && current.by === control.operator)
+    if (!ours && !step.force) {
+      const whose = `the freeze in place is not this run's to lift (${describeFreeze(current)})`
+      // Typed as a command, the one thing asked cannot be done: refused. In a runbook, the run set
+      // no freeze of its own, so there is none of its own to lift: the other stays, and the run goes on.
+      if (control.byHand) return {status: 'refused', message: `${whose}; lift it with --force, which the journal records`}
+      ctx.warn(`${whose}: left in place; this run set none of its own to lift (force: true lifts it, journalled)`)
+      return {status: 'done', message: `left the freeze in place: ${describeFreeze(current)}`}
+    }
     if (!ours) ctx.warn(`lifting a freeze this run did not set, by force: ${describeFreeze(current)}`)
     await ctx.change('unfreeze', 'change freeze', current, null, () => ctx.control.freeze.clear())
     return {status: 'done', message: `unfrozen (was ${describeFreeze(current)})${ours ? '' : ', by force'}`}

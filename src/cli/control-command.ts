@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 import type {ControlKind} from '../ports/controls.js'
 import type {ControlSent} from '../state/controls.js'
-import {openStore} from '../state/open.js'
+import {openStateStore} from './state-store.js'
 import {thisHost} from '../state/journal.js'
 import {SluiceCommand} from './base.js'
 import {awsFlags, awsOptionsOf, stateFlags, type FlagValues} from './flags.js'
@@ -31,7 +31,7 @@ export abstract class ControlCommand extends SluiceCommand {
   protected abstract readonly kind: ControlKind
 
   protected async send(args: {run: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>): Promise<ControlJson> {
-    const store = await openStore(flags.state, awsOptionsOf(flags))
+    const store = await openStateStore(flags.state, awsOptionsOf(flags))
     const {sendControl} = await import('../state/controls.js')
     const sent = await sendControl(store, args.run, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.note(m))
     const by = sent.runningBy

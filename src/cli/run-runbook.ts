@@ -6,6 +6,7 @@ import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehe
 import type {Runbook} from '../runbook/runbook.js'
 import {runIn, type Mode} from '../runner.js'
 import {exitCodeOf} from './exit-codes.js'
+import {openStateStore} from './state-store.js'
 import {onStopSignals} from './stop-signals.js'
 import {awsOptionsOf, type awsFlags, type FlagValues, type lockFlags, type rehearsalFlags, type reportFlags, type runFlags, type stateFlags} from './flags.js'
 
@@ -72,6 +73,8 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
   const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive, clock: mode.kind === 'rehearsal' ? 'scenario' : 'wall'})
   // The first signal aborts the run: calls in flight are cut short, and the run stops at its next
   // safe point (a ramp goes back to its last good weights).
+  // A live run says first which state store holds its journal, locks and freeze.
+  if (mode.kind === 'live') await openStateStore(mode.state, mode.aws)
   const stop = onStopSignals(out.note, 'stopping at the next safe point')
   let report
   try {

@@ -88,6 +88,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
       hooks: new CommandHooks(),
       operator: options.operator,
       runId: options.runId,
+      byHand: runbook.source.kind === 'flags',
     },
   }
 }

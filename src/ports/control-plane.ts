@@ -113,6 +113,8 @@ export interface FreezeRecord {
   expires?: string
   /** The run that set it: only that run lifts it without an explicit override. */
   runId?: string
+  /** Set by an operator's own `sluice freeze`, not by a runbook: that operator lifts it with `sluice unfreeze`. */
+  byHand?: boolean
 }
 
 export interface FreezePort {
@@ -147,4 +149,9 @@ export interface ControlPlane {
   operator: string
   /** The run this control plane acts for, when it is one (a live run's id; 'rehearsal'). */
   runId?: string
+  /**
+   * The run is one command an operator typed (`sluice freeze`, `sluice unfreeze`), not a runbook:
+   * a freeze it sets is that operator's, and the same operator lifts it from the command line.
+   */
+  byHand?: boolean
 }

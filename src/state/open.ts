@@ -2,10 +2,11 @@ import type {AwsOptions} from '../aws/clients.js'
 import {InputError} from '../errors.js'
 import {LocalStore} from '../local/local-store.js'
 import type {StateStore} from '../ports/state-store.js'
+import {chooseState} from './home.js'
 
-/** Where state lives: --state, then $SLUICE_STATE, then ./.sluice. */
+/** Where state lives (src/state/home.ts): --state, $SLUICE_STATE, a config file, or the user's state directory. */
 export function stateSpec(flag?: string): string {
-  return flag ?? process.env.SLUICE_STATE ?? '.sluice'
+  return chooseState(flag).spec
 }
 
 /**

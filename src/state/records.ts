@@ -137,7 +137,7 @@ export function parseJournal(source: string, text: string): JournalRead {
   return {entries, torn: null}
 }
 
-const freezeSchema = z.looseObject({by: z.string(), reason: z.string(), since: iso, expires: iso.optional(), runId: z.string().optional()})
+const freezeSchema = z.looseObject({by: z.string(), reason: z.string(), since: iso, expires: iso.optional(), runId: z.string().optional(), byHand: z.boolean().optional()})
 
 /** Where in the text a JSON.parse error points, as a line number. */
 function lineOfJsonError(text: string, error: Error): number {

@@ -19,16 +19,37 @@ describe('unfreeze', () => {
     expect(intents[0]).toMatchObject({kind: 'unfreeze', before: found, after: null})
   })
 
-  it('refuses to lift a freeze another run set, and changes nothing', async () => {
+  it('in a runbook, leaves a freeze another run set in place, says so, and the run completes, changing nothing', async () => {
     const freeze = new FakeFreeze()
     const theirs = {by: 'bob', reason: 'db migration', since: '2026-11-04T10:00:00.000Z', runId: 'other-run'}
     freeze.record = {...theirs}
     const io = new RecordingIO()
     const result = await runRunbook(runbook(`  - {action: unfreeze}\n`), {control: control({freeze}), io, signal: noAbort()})
-    expect(result.outcome).toBe('refused')
-    expect(result.steps[0].message).toBe("the freeze in place is not this run's to lift (frozen since 2026-11-04T10:00:00.000Z by bob in run other-run: db migration); lift it with force: true (sluice unfreeze --force), which the journal records")
+    expect(result.outcome).toBe('completed')
+    expect(result.steps[0].message).toBe('left the freeze in place: frozen since 2026-11-04T10:00:00.000Z by bob in run other-run: db migration')
+    expect(io.of('warning').map((w) => w.message)).toEqual(["the freeze in place is not this run's to lift (frozen since 2026-11-04T10:00:00.000Z by bob in run other-run: db migration): left in place; this run set none of its own to lift (force: true lifts it, journalled)"])
     expect(freeze.record).toEqual(theirs)
     expect(io.of('mutation')).toEqual([])
+  })
+
+  it('typed as `sluice unfreeze`: lifts the freeze the same operator set by hand; refuses another\'s without --force', async () => {
+    const freeze = new FakeFreeze()
+    const mine = {by: 'alice', reason: 'incident 42', since: '2026-11-04T10:00:00.000Z', runId: 'freeze-run', byHand: true}
+    freeze.record = {...mine}
+    const io = new RecordingIO()
+    const byHand = (operator: string) => control({freeze, operator, byHand: true})
+    const refused = await runRunbook(runbook(`  - {action: unfreeze}\n`), {control: byHand('bob'), io, signal: noAbort()})
+    expect(refused.outcome).toBe('refused')
+    expect(refused.steps[0].message).toBe("the freeze in place is not this run's to lift (frozen since 2026-11-04T10:00:00.000Z by alice in run freeze-run: incident 42); lift it with --force, which the journal records")
+    expect(freeze.record).toEqual(mine)
+    const lifted = await runRunbook(runbook(`  - {action: unfreeze}\n`), {control: byHand('alice'), io, signal: noAbort()})
+    expect(lifted.outcome).toBe('completed')
+    expect(freeze.record).toBeNull()
+    // A runbook run by the same operator does not lift what they froze by hand.
+    freeze.record = {...mine}
+    const inRunbook = await runRunbook(runbook(`  - {action: unfreeze}\n`), {control: control({freeze, operator: 'alice'}), io, signal: noAbort()})
+    expect(inRunbook.steps[0].message).toMatch(/^left the freeze in place/)
+    expect(freeze.record).toEqual(mine)
   })
 
   it('with force, lifts another\'s freeze with a warning, and the change records whose it was', async () => {

@@ -1,0 +1,22 @@
+import type {AwsOptions} from '../aws/clients.js'
+import type {StateStore} from '../ports/state-store.js'
+import {chooseState} from '../state/home.js'
+import {openStore} from '../state/open.js'
+
+const announced = new Set<string>()
+
+/**
+ * Opens the state store a command uses and says on stderr, once per process and before anything
+ * else it does, which store that is and why (under --json too: it is not the result), so nobody
+ * freezes or pauses in one store and looks in another.
+ */
+export async function openStateStore(flag: string | undefined, aws: AwsOptions): Promise<StateStore> {
+  const choice = chooseState(flag)
+  const store = await openStore(flag, aws)
+  if (!announced.has(store.label)) {
+    announced.add(store.label)
+    process.stderr.write(`using ${store.label} (${choice.from})\n`)
+    if (choice.notice) process.stderr.write(`notice: ${choice.notice}\n`)
+  }
+  return store
+}
