@@ -24,7 +24,7 @@ export default class Journal extends SluiceCommand {
     const {args, flags} = await this.parse(Journal)
     const store = await openStateStore(flags.state, awsOptionsOf(flags))
     if (!args.run) {
-      const runs = await listRuns(store, (m) => this.note(m))
+      const runs = await listRuns(store, (m) => this.progress(m))
       if (runs.length === 0) this.log(`no runs in ${store.label}`)
       const label = (r: RunListing) => (r.detail ? `${r.status} (${r.detail})` : r.status)
       const width = Math.max(11, ...runs.map((r) => label(r).length))

@@ -22,13 +22,13 @@ export default class Resume extends SluiceCommand {
     const aws = awsOptionsOf(flags)
     const store = await openStateStore(flags.state, aws)
     const {planResume} = await import('../src/live/resume.js')
-    const plan = await planResume(store, args.run, aws, operator(), (m) => this.note(m))
+    const plan = await planResume(store, args.run, aws, operator(), (m) => this.progress(m))
     if ('nothing' in plan) {
       this.log(plan.nothing)
       return plan
     }
-    for (const line of plan.settled) this.note(`found on resume: ${line}`)
-    this.note(`resuming run ${args.run} (${plan.runbook.name}) at step ${plan.resume.fromStep + 1} of ${plan.runbook.steps.length}`)
+    for (const line of plan.settled) this.progress(`found on resume: ${line}`)
+    this.progress(`resuming run ${args.run} (${plan.runbook.name}) at step ${plan.resume.fromStep + 1} of ${plan.runbook.steps.length}`)
     const mode = {kind: 'live' as const, aws, state: flags.state, breakLock: flags['break-lock'], resume: plan.resume}
     return executeRunbook(plan.runbook, mode, {yes: flags.yes, approve: flags.approve, json: this.jsonEnabled()}, this.printer())
   }

@@ -20,6 +20,14 @@ export abstract class SluiceCommand extends Command {
     if (!this.jsonEnabled()) process.stderr.write(`${message}\n`)
   }
 
+  /**
+   * What a command that acts on live state is doing (waits, findings, where it stopped): on
+   * stderr under --json too, since it is not the result and a script's log is where it is read.
+   */
+  protected progress(message: string): void {
+    process.stderr.write(`${message}\n`)
+  }
+
   /** How runbook output reaches the terminal: results on stdout, notes on stderr. */
   protected printer(): {log: (text: string) => void; note: (text: string) => void; color: boolean} {
     return {log: (text) => this.log(text), note: (text) => this.note(text), color: this.color}

@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import {Args, Flags} from '@oclif/core'
 import type {ControlKind} from '../ports/controls.js'
 import type {ControlSent} from '../state/controls.js'
 import {openStateStore} from './state-store.js'
@@ -11,7 +11,8 @@ import {operator} from './run-runbook.js'
 export const controlArgs = {
   run: Args.string({description: 'The run id (`sluice journal` lists the runs; the run prints its id).', required: true}),
 }
-export const controlFlags = {...stateFlags, ...awsFlags}
+/** --yes: a control asks nothing (it is the operator's act), but scripts pass --yes to every command that changes something. */
+export const controlFlags = {...stateFlags, ...awsFlags, yes: Flags.boolean({char: 'y', description: 'Accepted for scripts that pass --yes everywhere; a control asks nothing.', default: false})}
 
 /** What `--json` prints for `pause`, `promote` and `abort`. */
 export type ControlJson = ControlSent
@@ -33,7 +34,7 @@ export abstract class ControlCommand extends SluiceCommand {
   protected async send(args: {run: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>): Promise<ControlJson> {
     const store = await openStateStore(flags.state, awsOptionsOf(flags))
     const {sendControl} = await import('../state/controls.js')
-    const sent = await sendControl(store, args.run, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.note(m))
+    const sent = await sendControl(store, args.run, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.progress(m))
     const by = sent.runningBy
     const {taken} = sent
     const took = taken

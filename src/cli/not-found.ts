@@ -3,31 +3,47 @@ import {closest} from '../input/closest.js'
 import {exitCodeOf} from './exit-codes.js'
 
 /**
- * A mistyped command. On a terminal @oclif/plugin-not-found asks "Did you mean run?" and runs it.
- * Without one it prints no suggestion at all, so a script's log would never say what was meant:
- * there the suggestion is the error's one line. Either way a mistyped command is bad input.
+ * Commands that change no live state (no DNS, load balancer or sluice state: they read, rehearse,
+ * drill on loopback, or write a file they are told to): a guess at one of them may run after one
+ * yes. Any other command (run, resume, rollback, the controls, freeze, the single actions) can
+ * change live state, so a guess at it runs only after a second yes that names exactly what will
+ * run, and it takes --yes. A command added later is on the careful side until it is listed here.
+ */
+export const leaveLiveStateAlone: ReadonlySet<string> = new Set([
+  'help', 'journal', 'locks', 'status', 'watch', 'validate', 'plan', 'schema', 'runbooks', 'simulate', 'freeze:check', 'iam-policy', 'drill', 'tune', 'autocomplete',
+])
+
+/**
+ * A mistyped command is bad input (exit 2), with what was probably meant. On a terminal it asks
+ * "did you mean …?" with No as the default; yes runs a read-only guess, and a guess that can
+ * change something only after a second yes. Without a terminal the suggestion is the error's one
+ * line, so a script's log says what was meant and nothing runs.
  */
 const commandNotFound: Hook.CommandNotFound = async function (options) {
-  const badInput = exitCodeOf('bad-input')
-  if (process.stdin.isTTY) {
-    // The plugin is typed against its own copy of @oclif/core; the hook contract is the same.
-    const ask = (await import('@oclif/plugin-not-found')).default as unknown as Hook.CommandNotFound
-    try {
-      return await ask.call(this, options)
-    } catch (error) {
-      // The plugin exits 127 when the suggestion is declined; sluice has one exit-code table.
-      const oclif = (error as {oclif?: {exit?: number}}).oclif
-      if (oclif?.exit === 127) oclif.exit = badInput
-      throw error
-    }
-  }
   const {config} = options
   const visible = config.commands.filter((c) => !c.hidden).flatMap((c) => [c.id, ...c.aliases])
-  const suggestion = closest(options.id, visible)
-  const typed = toConfiguredId(options.id, config)
+  // With a space between topic and command, oclif joins the arguments into the id too
+  // (`pasue RUN` arrives as `pasue:RUN`): the longest leading part with a close command is the command.
+  const parts = options.id.split(':')
+  let k = parts.length
+  while (k > 1 && closest(parts.slice(0, k).join(':'), visible) === undefined) k--
+  const suggestion = closest(parts.slice(0, k).join(':'), visible)
+  const typed = toConfiguredId(parts.slice(0, k).join(':'), config)
   const hint = suggestion === undefined ? '' : ` did you mean ${toConfiguredId(suggestion, config)}?`
-  process.stderr.write(`Error: ${typed} is not a ${config.bin} command;${hint} (${config.bin} help lists every command)\n`)
-  this.exit(badInput)
+  const refuse = () => {
+    process.stderr.write(`Error: ${typed} is not a ${config.bin} command;${hint} (${config.bin} help lists every command)\n`)
+    this.exit(exitCodeOf('bad-input'))
+  }
+  if (suggestion === undefined || !process.stdin.isTTY || !process.stderr.isTTY) return refuse()
+  const argv = [...parts.slice(k), ...(options.argv ?? [])]
+  const {ask} = await import('./terminal/prompt.js')
+  const meant = toConfiguredId(suggestion, config)
+  if (!(await ask(`${typed} is not a ${config.bin} command. Did you mean ${meant}?`, process.stderr))) return refuse()
+  if (!leaveLiveStateAlone.has(suggestion)) {
+    const line = [config.bin, meant, ...argv].join(' ')
+    if (!(await ask(`${line} can change live state. Run exactly that?`, process.stderr))) return refuse()
+  }
+  return config.runCommand(suggestion, argv)
 }
 
 export default commandNotFound

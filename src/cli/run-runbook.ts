@@ -69,13 +69,16 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
   const {approvedSteps} = await import('../actions/approve.js')
   const approved = approvedSteps(runbook, options.approve)
   const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')
-  const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
-  const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive, clock: mode.kind === 'rehearsal' ? 'scenario' : 'wall'})
-  // The first signal aborts the run: calls in flight are cut short, and the run stops at its next
-  // safe point (a ramp goes back to its last good weights).
   // A live run says first which state store holds its journal, locks and freeze.
   if (mode.kind === 'live') await openStateStore(mode.state, mode.aws)
-  const stop = onStopSignals(out.note, 'stopping at the next safe point')
+  const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
+  const live = mode.kind === 'live'
+  const io = new TerminalIO({mode: chooseMode({json: options.json, live}), yes: options.yes, interactive, clock: live ? 'wall' : 'scenario'})
+  // A live run's notes (how to resume, where it stopped) go to stderr under --json too.
+  const note = live ? (text: string) => void process.stderr.write(`${text}\n`) : out.note
+  // The first signal aborts the run: calls in flight are cut short, and the run stops at its next
+  // safe point (a ramp goes back to its last good weights).
+  const stop = onStopSignals(note, 'stopping at the next safe point')
   let report
   try {
     report = await runIn(mode, runbook, {io, signal: stop.signal, operator: operator(), approved})
@@ -84,9 +87,9 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
     await io.close()
   }
   const {run, runId, rehearsal} = report
-  if (run.outcome === 'interrupted') out.note(`interrupted: ${run.message}`)
+  if (run.outcome === 'interrupted') note(`interrupted: ${run.message}`)
   if (runId && run.outcome !== 'completed' && run.outcome !== 'refused')
-    out.note(`run ${runId}: see what it did with \`sluice journal ${runId}\`; continue with \`sluice resume ${runId}\`, or undo it with \`sluice rollback ${runId}\``)
+    note(`run ${runId}: see what it did with \`sluice journal ${runId}\`; continue with \`sluice resume ${runId}\`, or undo it with \`sluice rollback ${runId}\``)
   if (rehearsal) {
     if (options.svg) save(options.svg, '--svg', rehearsalSvg(rehearsal), out)
     if (options.html) save(options.html, '--html', rehearsalHtml(rehearsal), out)

@@ -11,8 +11,12 @@ import {executeRunbook, modeOf, type Printer, type RunJson} from './run-runbook.
  */
 export const trafficCommandFlags = {...runFlags, ...stepRehearsalFlags, ...reportFlags, ...awsFlags, ...stateFlags, ...lockFlags}
 
-/** The freeze lives in sluice's state, so freeze and unfreeze need only that and --dry-run. */
-export const freezeCommandFlags = {'dry-run': runFlags['dry-run'], ...awsFlags, ...stateFlags}
+/**
+ * The freeze lives in sluice's state, so freeze and unfreeze need only that and --dry-run; they
+ * ask nothing, and take --yes anyway, so a script that passes --yes to every command that changes
+ * something never breaks on these two.
+ */
+export const freezeCommandFlags = {'dry-run': runFlags['dry-run'], yes: runFlags.yes, ...awsFlags, ...stateFlags}
 
 type TargetValues = Partial<FlagValues<typeof targetFlags.dns & typeof targetFlags.targetGroup & typeof targetFlags.listener & typeof targetFlags.metrics>>
 

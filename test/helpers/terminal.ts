@@ -30,6 +30,8 @@ export interface TerminalRun {
   screen(): string
   ended: Promise<{code: number | null; screen: string}>
   kill(signal: NodeJS.Signals): void
+  /** Types into the terminal, as a person at its keyboard. */
+  type(text: string): void
 }
 
 /** Starts sluice in a pseudo-terminal (as inTerminal does) and hands it back while it runs. */
@@ -40,5 +42,5 @@ export function spawnInTerminal(args: string[], env: Record<string, string>): Te
   let screen = ''
   child.stdout.on('data', (d) => (screen += d))
   const ended = new Promise<{code: number | null; screen: string}>((resolve) => child.on('close', (code) => resolve({code, screen: plainScreen(screen)})))
-  return {screen: () => plainScreen(screen), ended, kill: (signal) => child.kill(signal)}
+  return {screen: () => plainScreen(screen), ended, kill: (signal) => child.kill(signal), type: (text) => void child.stdin.write(text)}
 }
