@@ -89,6 +89,24 @@ export interface MutationRules {
    * live state that is no longer the run's to touch).
    */
   undo(changes: RecordedMutation[], control: ControlPlane): Promise<Undo | string>
+  /**
+   * Whether the live state still is what the run left of this subject (`changes` oldest first,
+   * the newest of this kind), for a resume and for `status --run`: null when it is, else what the
+   * journal says against what is there now, and the changes that would put it back. Something a
+   * person or a restart changed since is drift; something nobody can own (another's freeze) is not.
+   */
+  drift(changes: RecordedMutation[], control: ControlPlane): Promise<Drift | null>
+}
+
+/** What a run left of one subject, against what is there now, and how to put it back. */
+export interface Drift {
+  subject: string
+  /** What the journal says the run left, in words. */
+  left: string
+  /** What is there now, in words. */
+  now: string
+  /** The changes that put back what the run left (`sluice resume --reapply`). */
+  reapply: Undo[]
 }
 
 /** What an action gets to do its work: the ports, the person, and the run's stop signal. */

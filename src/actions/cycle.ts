@@ -216,6 +216,28 @@ const membership: MutationRules = {
     const ids = [...out]
     return {kind: 'register', resource: last.resource, before: null, after: ids, describe: `return ${ids.length} target${ids.length === 1 ? '' : 's'} the run left out of rotation to ${last.resource}`, apply: () => group.register(ids)}
   },
+  async drift(changes, control) {
+    // What the run left: each target it touched, in or out by its last change.
+    const left = new Map<string, boolean>()
+    for (const m of changes) for (const id of (m.kind === 'deregister' ? m.before : m.after) as string[]) left.set(id, m.kind === 'register')
+    const last = changes.at(-1)!
+    const group = groupOf(last, control)
+    if (!group) return null
+    const registered = new Set((await group.targets()).filter(isIn).map((t) => t.id))
+    const missing = [...left].filter(([id, inRotation]) => inRotation && !registered.has(id)).map(([id]) => id)
+    const back = [...left].filter(([id, inRotation]) => !inRotation && registered.has(id)).map(([id]) => id)
+    if (missing.length === 0 && back.length === 0) return null
+    const count = (ids: string[]) => `${ids.length} target${ids.length === 1 ? '' : 's'} (${ids.join(', ')})`
+    return {
+      subject: `the targets of ${last.resource}`,
+      left: [missing.length ? `${count(missing)} in rotation` : '', back.length ? `${count(back)} out of rotation` : ''].filter(Boolean).join('; '),
+      now: [missing.length ? `${missing.length === 1 ? 'it is' : 'they are'} out` : '', back.length ? `${back.length === 1 ? 'it is' : 'they are'} back in` : ''].filter(Boolean).join('; '),
+      reapply: [
+        ...(missing.length ? [{kind: 'register' as const, resource: last.resource, before: null, after: missing, describe: `return ${count(missing)} to ${last.resource}`, apply: () => group.register(missing)}] : []),
+        ...(back.length ? [{kind: 'deregister' as const, resource: last.resource, before: back, after: null, describe: `take ${count(back)} out of ${last.resource} again`, apply: () => group.deregister(back)}] : []),
+      ],
+    }
+  },
 }
 
 /** A target group attribute the cycle sets first: settled by reading it, undone by setting it back. */
@@ -234,6 +256,18 @@ function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: T
       if (!group) return `${last.resource} is not a target group of this runbook any more`
       if (original === last.after) return `${kind} of ${last.resource} is back where the run found it`
       return {kind, resource: last.resource, before: last.after, after: original, describe: describe(original, last.resource), apply: () => write(group, original as never)}
+    },
+    async drift(changes: RecordedMutation[], control) {
+      const last = changes.at(-1)!
+      const group = groupOf(last, control)
+      if (!group) return null
+      const now = await read(group)
+      if (now === last.after) return null
+      const words = (v: unknown) => (v === null ? 'off' : String(v))
+      return {
+        subject: `${kind} of ${last.resource}`, left: words(last.after), now: words(now),
+        reapply: [{kind, resource: last.resource, before: now, after: last.after, describe: `set ${kind} of ${last.resource} to ${words(last.after)} again`, apply: () => write(group, last.after as never)}],
+      }
     },
   }
 }

@@ -34,6 +34,15 @@ export const freeze: ActionDefinition<FreezeStep> = {
           apply: () => (found ? control.freeze.set(found) : control.freeze.clear()),
         }
       },
+      async drift(changes, control) {
+        const record = changes.at(-1)!.after as FreezeRecord
+        // Another freeze in place keeps changes frozen all the same: not the run's to replace.
+        if ((await control.freeze.get()) !== null) return null
+        return {
+          subject: 'the change freeze', left: describeFreeze(record), now: 'no freeze',
+          reapply: [{kind: 'freeze', resource: 'change freeze', before: null, after: record, describe: `freeze changes again (${record.reason})`, apply: () => control.freeze.set(record)}],
+        }
+      },
     },
   },
   async run(step, ctx) {

@@ -31,6 +31,16 @@ export const lift: ActionDefinition<LiftStep> = {
         if (found === null || found === undefined) return `the run added the restriction on ${restrictedType(last)} and lifted it itself`
         return {kind: 'restrict', resource: last.resource, before: null, after: found, describe: `put back the restriction on ${found.type} on ${last.resource}`, apply: () => control.rules!.add(found)}
       },
+      async drift(changes, control) {
+        const last = changes.at(-1)!
+        const type = restrictedType(last)
+        const found = (await control.rules!.list()).find((r) => r.type === type)
+        if (!found) return null
+        return {
+          subject: `the restriction on ${type} on ${last.resource}`, left: 'lifted', now: 'in place again',
+          reapply: [{kind: 'lift', resource: last.resource, before: found, after: null, describe: `lift the restriction on ${type} from ${last.resource} again`, apply: async () => void (await control.rules!.remove(type))}],
+        }
+      },
     },
   },
   async run(step, ctx) {

@@ -183,6 +183,17 @@ export const ramp: ActionDefinition<RampStep> = {
         if (sameState(original, last.after)) return `the weights of ${last.resource} are back where the run found them`
         return {kind: dnsWeights, resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`, apply: () => control.dns!.applyWeights(original)}
       },
+      async drift(changes, control) {
+        const last = changes.at(-1)!
+        const left = last.after as WeightMap
+        const all = await control.dns!.readWeights()
+        const now = Object.fromEntries(Object.keys(left).map((k) => [k, all[k]]))
+        if (sameState(now, left)) return null
+        return {
+          subject: `the weights of ${last.resource}`, left: describeWeights(left), now: describeWeights(now),
+          reapply: [{kind: dnsWeights, resource: last.resource, before: now, after: left, describe: `set the weights of ${last.resource} back to ${describeWeights(left)}`, apply: () => control.dns!.applyWeights(left)}],
+        }
+      },
     },
   },
   run,

@@ -39,6 +39,15 @@ export const restrict: ActionDefinition<RestrictStep> = {
         if (sameState(changes[0].before ?? null, added)) return `the restriction on ${added.type} is as the run found it`
         return {kind: 'lift', resource: last.resource, before: added, after: null, describe: `lift the restriction on ${added.type} from ${last.resource}`, apply: async () => void (await control.rules!.remove(added.type))}
       },
+      async drift(changes, control) {
+        const last = changes.at(-1)!
+        const added = last.after as Restriction
+        if ((await control.rules!.list()).some((r) => r.type === added.type)) return null
+        return {
+          subject: `the restriction on ${added.type} on ${last.resource}`, left: 'in place', now: 'gone',
+          reapply: [{kind: 'restrict', resource: last.resource, before: null, after: added, describe: `restrict ${added.type} on ${last.resource} again`, apply: () => control.rules!.add(added)}],
+        }
+      },
     },
   },
   async run(step, ctx) {

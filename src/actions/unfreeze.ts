@@ -34,6 +34,8 @@ export const unfreeze: ActionDefinition<UnfreezeStep> = {
         if (now !== null) return `a freeze is in place again (${describeFreeze(now)})`
         return {kind: 'freeze', resource: last.resource, before: null, after: found, describe: `put back the change freeze (${found.reason})`, apply: () => control.freeze.set(found)}
       },
+      // A freeze set since the run lifted its own is whoever set it's, for them to lift: never drift.
+      drift: async () => null,
     },
   },
   async run(step, ctx) {

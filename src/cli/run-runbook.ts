@@ -7,6 +7,7 @@ import type {Runbook} from '../runbook/runbook.js'
 import {runIn, type Mode} from '../runner.js'
 import {exitCodeOf} from './exit-codes.js'
 import {openStateStore} from './state-store.js'
+import {checkLockId} from '../state/leases.js'
 import {onStopSignals} from './stop-signals.js'
 import {awsOptionsOf, type awsFlags, type FlagValues, type lockFlags, type rehearsalFlags, type reportFlags, type runFlags, type stateFlags} from './flags.js'
 
@@ -55,7 +56,8 @@ export function modeOf(flags: ModeFlags): Mode {
     kind: 'live',
     aws: awsOptionsOf(flags),
     state: flags.state,
-    breakLock: flags['break-lock'],
+    // Checked here, so a mistyped lock id is bad input before anything else is looked at.
+    breakLock: flags['break-lock'] === undefined ? undefined : checkLockId(flags['break-lock']),
     newRun: flags['new-run'],
   }
 }

@@ -1,4 +1,5 @@
 import {readFileSync} from 'node:fs'
+import type {Drift, Undo} from '../actions/action.js'
 import {rulesOf} from '../actions/registry.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import {RefusedError} from '../errors.js'
@@ -40,6 +41,49 @@ export function runbookOf(start: RunStart): Runbook {
   return runbookFromFlags(start.runbookInput as RunbookInput, () => 'journal')
 }
 
+
+/** A run's changes that took effect, per piece of live state (subject), each list oldest first. */
+export function changesBySubject(recorded: RecordedMutation[]): RecordedMutation[][] {
+  const bySubject = new Map<string, RecordedMutation[]>()
+  for (const m of recorded.filter((r) => r.outcome?.ok)) {
+    const subject = rulesOf(m).subject(m)
+    bySubject.set(subject, [...(bySubject.get(subject) ?? []), m])
+  }
+  return [...bySubject.values()]
+}
+
+/**
+ * What the world no longer has of what a run left: per subject, the drift its newest change's
+ * action finds by reading live state now (weights, restrictions, registrations, the freeze).
+ * Resume stops on it unless told to put it back; `status --run` shows it.
+ */
+export async function findDrift(recorded: RecordedMutation[], control: ControlPlane): Promise<Drift[]> {
+  const drifts: Drift[] = []
+  for (const changes of changesBySubject(recorded)) {
+    const drift = await rulesOf(changes.at(-1)!).drift(changes, control)
+    if (drift) drifts.push(drift)
+  }
+  return drifts
+}
+
+/**
+ * Makes one change outside any step (an undo, a drift put back), recorded as a step -1 change:
+ * its intent before, its outcome after, so the journal accounts for it as for any other.
+ */
+export async function applyRecorded(journal: JournalWriter, change: Undo): Promise<void> {
+  const mutation = {step: -1, kind: change.kind, resource: change.resource, before: change.before, after: change.after}
+  await journal.write('mutation', {mutation: {...mutation, phase: 'intent'}})
+  try {
+    await change.apply()
+  } catch (error) {
+    await journal.write('mutation', {mutation: {...mutation, phase: 'outcome', ok: false, error: (error as Error).message}}).catch(() => undefined)
+    throw error
+  }
+  await journal.write('mutation', {mutation: {...mutation, phase: 'outcome', ok: true}})
+}
+
+/** One drift as a line: what the journal says against what is there. */
+export const describeDrift = (d: Drift): string => `${d.subject}: the journal says ${d.left}; now ${d.now}`
 
 /**
  * Settles every change whose outcome was never recorded (the run died between intent and outcome)

@@ -1,15 +1,14 @@
 import type {AwsOptions} from '../aws/clients.js'
-import type {ResumedMutation} from '../actions/action.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {firstUnfinishedStep, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
 import {journalLock, type StateStore} from '../ports/state-store.js'
-import type {ControlSender} from '../ports/controls.js'
+import type {ResumeSettings} from './run.js'
 import {liveControlPlane, lockedResources} from './control-plane.js'
 import {readForRecovery, runbookOf, settleUnknown} from './history.js'
 
 export interface ResumePlan {
   runbook: Runbook
-  resume: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]; paused: (ControlSender & {at: string}) | null}
+  resume: ResumeSettings
   /** What was found out about changes whose outcome had not been recorded. */
   settled: string[]
 }
@@ -19,7 +18,7 @@ export interface ResumePlan {
  * A change whose outcome was never recorded is looked up in the real state (applied, or not) and
  * the finding recorded; if the state matches neither side, it refuses and says what to check.
  */
-export async function planResume(store: StateStore, runId: string, aws: AwsOptions, operator: string, notify: (message: string) => void): Promise<ResumePlan | {nothing: string}> {
+export async function planResume(store: StateStore, runId: string, aws: AwsOptions, operator: string, notify: (message: string) => void, reapply = false): Promise<ResumePlan | {nothing: string}> {
   const read = await readForRecovery(store, runId, 'resume')
   const status = runStatus(read)
   if (status === 'completed') return {nothing: `run ${runId} completed; there is nothing to resume`}
@@ -50,6 +49,6 @@ export async function planResume(store: StateStore, runId: string, aws: AwsOptio
   return {
     runbook,
     settled,
-    resume: {runId, nextSeq: journal.nextSeq, fromStep, mutations: recorded.filter((m) => m.step === fromStep), paused: pauseInForce(read)},
+    resume: {runId, nextSeq: journal.nextSeq, fromStep, mutations: recorded.filter((m) => m.step === fromStep), done: recorded, paused: pauseInForce(read), reapply},
   }
 }

@@ -6,7 +6,7 @@ import type {EngineIO, RecordedMutation} from '../ports/io.js'
 import {JournalWriter, mutations, runStart, runStatus, thisHost} from '../state/journal.js'
 import type {StateStore} from '../ports/state-store.js'
 import {liveControlPlane, lockedResources} from './control-plane.js'
-import {readForRecovery, runbookOf, settleUnknown} from './history.js'
+import {applyRecorded, changesBySubject, readForRecovery, runbookOf, settleUnknown} from './history.js'
 
 export interface RollbackResult {
   runId: string
@@ -43,10 +43,7 @@ export async function rollbackRun(store: StateStore, runId: string, aws: AwsOpti
     if (!yes) return {runId, undone: [], leftAlone, outcome: 'refused', message: `rollback of run ${runId} not confirmed; nothing was changed`}
     await journal.write('rollback-start', {operator, host: thisHost, pid: process.pid, undo: undos.map((u) => u.describe), leftAlone})
     for (const u of undos) {
-      const mutation = {step: -1, kind: u.kind, resource: u.resource, before: u.before, after: u.after}
-      await journal.write('mutation', {mutation: {...mutation, phase: 'intent'}})
-      await u.apply()
-      await journal.write('mutation', {mutation: {...mutation, phase: 'outcome', ok: true}})
+      await applyRecorded(journal, u)
       io.notify({type: 'progress', step: -1, message: `undone: ${u.describe}`, at: control.clock.now()})
     }
     await journal.write('rollback-end', {outcome: 'rolled-back'})
@@ -59,14 +56,9 @@ export async function rollbackRun(store: StateStore, runId: string, aws: AwsOpti
 
 /** Each subject's net change, newest first, undone as the action that made the changes says. */
 async function plan(done: RecordedMutation[], control: ControlPlane): Promise<{undos: Undo[]; leftAlone: string[]}> {
-  const bySubject = new Map<string, RecordedMutation[]>()
-  for (const m of done) {
-    const subject = rulesOf(m).subject(m)
-    bySubject.set(subject, [...(bySubject.get(subject) ?? []), m])
-  }
   const undos: Array<Undo & {seq: number}> = []
   const leftAlone: string[] = []
-  for (const changes of bySubject.values()) {
+  for (const changes of changesBySubject(done)) {
     const last = changes.at(-1)!
     const undo = await rulesOf(last).undo(changes, control)
     if (typeof undo === 'string') leftAlone.push(undo)

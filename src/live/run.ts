@@ -3,7 +3,9 @@ import type {ResumedMutation} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import type {AwsOptions} from '../aws/clients.js'
 import {runRunbook} from '../engine/engine.js'
-import {FailedError} from '../errors.js'
+import type {Drift} from '../actions/action.js'
+import {FailedError, RefusedError} from '../errors.js'
+import type {RecordedMutation} from '../ports/io.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import type {ControlSender} from '../ports/controls.js'
 import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
@@ -17,6 +19,22 @@ import {StateFileError} from '../state/records.js'
 import {liveControlPlane, lockedResources} from './control-plane.js'
 import {preflight} from './preflight.js'
 import {checkPreviousRun} from './previous-run.js'
+import {applyRecorded, describeDrift, findDrift} from './history.js'
+
+/** How a live run continues an earlier one (src/live/resume.ts plans it). */
+export interface ResumeSettings {
+  runId: string
+  nextSeq: number
+  fromStep: number
+  /** What the step it resumes at had already changed. */
+  mutations: ResumedMutation[]
+  /** Every change the run recorded: what it left, for the drift check. */
+  done: RecordedMutation[]
+  /** The pause it stopped under, if any: it resumes paused. */
+  paused: (ControlSender & {at: string}) | null
+  /** Put back what the journal says the run left, where the world has drifted, before going on. */
+  reapply: boolean
+}
 
 /** What a live run needs beyond what every run takes. */
 export interface LiveSettings {
@@ -28,7 +46,7 @@ export interface LiveSettings {
   /** Start afresh although the runbook's latest run never finished (its process must be dead). */
   newRun?: boolean
   /** Continue an earlier run under its own id, from a step, with what that step had changed. */
-  resume?: {runId: string; nextSeq: number; fromStep: number; mutations: ResumedMutation[]; paused: (ControlSender & {at: string}) | null}
+  resume?: ResumeSettings
 }
 
 /**
@@ -112,20 +130,27 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
       options.io.notify({type: 'run-end', outcome: 'interrupted', message})
       return {mode: 'live', runId, rehearsal: null, run: {runbook: runbook.name, outcome: 'interrupted', message, steps: [], stoppedAt: null}}
     }
+    const drift = options.resume ? await checkDrift(options.resume, control, journal, notify) : []
     // The plan is shown before anything is asked, with or without a terminal, and with the run's
     // id so a second operator can watch it; the engine's own plan event later draws nothing new.
     options.io.notify({type: 'plan', runbook: runbook.name, steps: read.plan, runId})
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
-    const changesAws = runbook.steps.slice(options.resume?.fromStep ?? 0).some((step) => actionOf(step).changesLive)
+    const changesAws = drift.length > 0 || runbook.steps.slice(options.resume?.fromStep ?? 0).some((step) => actionOf(step).changesLive)
     const on = runbook.targets.haproxy ? controlPlaneName(runbook.targets) : `AWS${options.aws.region ? ` (${options.aws.region})` : ''}`
-    const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on ${on}?`, ['Now:', ...read.now.map((l) => `  ${l}`)]))
+    const putBack = drift.flatMap((d) => d.reapply)
+    const context = ['Now:', ...read.now.map((l) => `  ${l}`), ...(putBack.length ? ['First, put back what the run left (--reapply):', ...putBack.map((u) => `  ${u.describe}`)] : [])]
+    const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on ${on}?`, context))
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
       if (!options.resume) await journal.write('run-end', {outcome: 'refused', message})
       options.io.notify({type: 'run-end', outcome: 'refused', message})
       return {mode: 'live', runId, rehearsal: null, run: {runbook: runbook.name, outcome: 'refused', message, steps: [], stoppedAt: null}}
     }
-    if (options.resume) await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep})
+    if (options.resume) await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep, ...(putBack.length ? {reapply: putBack.map((u) => u.describe)} : {})})
+    for (const change of putBack) {
+      await applyRecorded(journal, change)
+      notify(`put back: ${change.describe}`)
+    }
     const run = await runRunbook(runbook, {
       control, io: options.io, signal: stop.signal, controls, approved: options.approved,
       // The engine records each change's intent before making it. A journal that cannot be
@@ -159,6 +184,24 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
 }
 
 const LEASE_HINT = 'by itself once its lease passes with no renewal'
+
+/**
+ * Reads back what the resumed run left and says what drifted (recorded in its journal). Drift
+ * stops the resume (exit 4, nothing changed) unless --reapply asked to put it back first.
+ */
+async function checkDrift(resume: ResumeSettings, control: ControlPlane, journal: JournalWriter, notify: (m: string) => void): Promise<Drift[]> {
+  const drift = await findDrift(resume.done, control)
+  if (drift.length === 0) return []
+  const lines = drift.map(describeDrift)
+  await journal.write('drift', {found: lines, reapply: resume.reapply})
+  for (const line of lines) notify(`drift since run ${resume.runId} stopped: ${line}`)
+  if (!resume.reapply)
+    throw new RefusedError(
+      `run ${resume.runId}: what it left has changed since it stopped (${lines.join('; ')}), so it will not go on over it. Nothing was changed. ` +
+        `\`sluice resume ${resume.runId} --reapply\` puts back what the journal says first (in its plan, journalled); \`sluice rollback ${resume.runId}\` undoes the run instead`,
+    )
+  return drift
+}
 
 /** Why a run stopped before its next change, and how to go on. */
 function stopMessage(why: Error, runId: string): string {

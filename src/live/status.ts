@@ -1,7 +1,11 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {FreezeRecord, Restriction, WeightMap} from '../ports/control-plane.js'
 import type {Runbook} from '../runbook/runbook.js'
+import type {Drift} from '../actions/action.js'
+import type {ControlPlane} from '../ports/control-plane.js'
+import {mutations, runStart} from '../state/journal.js'
 import {liveControlPlane} from './control-plane.js'
+import {describeDrift, findDrift, runbookOf} from './history.js'
 import type {StateStore} from '../ports/state-store.js'
 
 export interface LiveStatus {
@@ -9,25 +13,44 @@ export interface LiveStatus {
   targetGroups: Array<{pool: string; label: string; counts: Record<string, number>; total: number}>
   restrictions: {listener: string; rules: Restriction[]} | null
   freeze: FreezeRecord | null
+  /** With a run: what it left that is no longer so (empty: none), as resume checks it. */
+  drift?: {runId: string; found: Array<Omit<Drift, 'reapply'> & {reapply: string[]}>}
 }
 
 /** What is true now for the runbook's targets: weights, target health, sluice's rules, the freeze. */
 export async function liveStatus(runbook: Runbook, aws: AwsOptions, store: StateStore): Promise<LiveStatus> {
   const {control, clients} = liveControlPlane(runbook, aws, {operator: 'status', freeze: store.freeze})
   try {
-    const dns = control.dns ? {record: control.dns.label, ttl: await control.dns.ttl(), weights: await control.dns.readWeights()} : null
-    const targetGroups = []
-    for (const [pool, group] of control.targetGroups) {
-      const targets = await group.targets()
-      const counts: Record<string, number> = {}
-      for (const t of targets) counts[t.health] = (counts[t.health] ?? 0) + 1
-      targetGroups.push({pool, label: group.label, counts, total: targets.length})
-    }
-    const restrictions = control.rules ? {listener: control.rules.label, rules: await control.rules.list()} : null
-    return {dns, targetGroups, restrictions, freeze: await control.freeze.get()}
+    return await statusOf(control)
   } finally {
     clients.destroy()
   }
+}
+
+/** A run's targets now, and its drift: what it left (by its journal) against what is there. */
+export async function runStatusOf(store: StateStore, runId: string, aws: AwsOptions): Promise<LiveStatus> {
+  const read = await store.read(runId)
+  const runbook = runbookOf(runStart(read))
+  const {control, clients} = liveControlPlane(runbook, aws, {operator: 'status', freeze: store.freeze, runId})
+  try {
+    const drift = await findDrift(mutations(read), control)
+    return {...(await statusOf(control)), drift: {runId, found: drift.map((d) => ({...d, reapply: d.reapply.map((u) => u.describe)}))}}
+  } finally {
+    clients.destroy()
+  }
+}
+
+async function statusOf(control: ControlPlane): Promise<LiveStatus> {
+  const dns = control.dns ? {record: control.dns.label, ttl: await control.dns.ttl(), weights: await control.dns.readWeights()} : null
+  const targetGroups = []
+  for (const [pool, group] of control.targetGroups) {
+    const targets = await group.targets()
+    const counts: Record<string, number> = {}
+    for (const t of targets) counts[t.health] = (counts[t.health] ?? 0) + 1
+    targetGroups.push({pool, label: group.label, counts, total: targets.length})
+  }
+  const restrictions = control.rules ? {listener: control.rules.label, rules: await control.rules.list()} : null
+  return {dns, targetGroups, restrictions, freeze: await control.freeze.get()}
 }
 
 export function renderStatus(s: LiveStatus): string {
@@ -37,5 +60,9 @@ export function renderStatus(s: LiveStatus): string {
   if (s.restrictions)
     lines.push(`${s.restrictions.listener}: ${s.restrictions.rules.length === 0 ? 'no restrictions' : s.restrictions.rules.map((r) => `${r.type} (${[...r.paths, ...Object.keys(r.headers)].join(', ')}; Retry-After ${r.retryAfterSeconds} s)`).join('; ')}`)
   lines.push(s.freeze ? `freeze: frozen since ${s.freeze.since} by ${s.freeze.by}: ${s.freeze.reason}${s.freeze.expires ? ` (until ${s.freeze.expires})` : ''}` : 'freeze: none')
+  if (s.drift) {
+    if (s.drift.found.length === 0) lines.push(`drift: none; everything run ${s.drift.runId} left is as its journal says`)
+    for (const d of s.drift.found) lines.push(`drift: ${describeDrift({...d, reapply: []})} (\`sluice resume ${s.drift.runId} --reapply\` would ${d.reapply.join('; ')})`)
+  }
   return lines.join('\n')
 }

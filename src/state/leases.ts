@@ -35,6 +35,13 @@ function defaultOperator(): string {
   }
 }
 
+/** A lock id as `sluice locks` shows it: bad input otherwise (a run id is the usual mistake). */
+export function checkLockId(lockId: string): string {
+  if (!/^([0-9a-f]{16}|legacy-[0-9a-f]{12})$/.test(lockId))
+    throw new InputError(`--break-lock: expected a lock id as \`sluice locks\` shows it (16 hex digits), got ${JSON.stringify(lockId)}${RUN_ID_PATTERN.test(lockId) ? ', which is a run id' : ''}`)
+  return lockId
+}
+
 /** The lease algorithm, over what a store can do with one lock record atomically. */
 export abstract class LeasingStore implements StateStore {
   abstract readonly label: string
@@ -255,8 +262,7 @@ export abstract class LeasingStore implements StateStore {
   }
 
   async breakLock(lockId: string, confirm: (lock: LockRecord) => Promise<boolean>, options: {notify?: (message: string) => void} = {}): Promise<LockRecord> {
-    if (!/^([0-9a-f]{16}|legacy-[0-9a-f]{12})$/.test(lockId))
-      throw new InputError(`--break-lock: expected a lock id as \`sluice locks\` shows it (16 hex digits), got ${JSON.stringify(lockId)}${RUN_ID_PATTERN.test(lockId) ? ', which is a run id' : ''}`)
+    checkLockId(lockId)
     const lock = (await this.listLocks()).find((l) => l.lockId === lockId)
     if (!lock) throw new InputError(`--break-lock: no lock ${lockId} in ${this.label}; \`sluice locks\` lists the locks and their ids`)
     if (this.held.has(lock.resource)) throw new RefusedError(`lock ${lockId} on ${lock.resource} is held by this process`)

@@ -77,7 +77,7 @@ describe('live errors change nothing', () => {
     const file = runbookWith([g.dns, g.tg, g.listener].join('\n'))
     const result = await sluice(['run', file, '--yes', '--profile', 'nope'], {env: fx.env})
     expect(result.code, result.stderr).toBe(2)
-    expect(result.stderr.trimEnd()).toBe('Error: --profile nope: there is no profile nope in the shared config file (/dev/null) or credentials file (/dev/null); `aws configure list-profiles` lists the profiles there are')
+    expect(result.stderr.trimEnd()).toBe(`using local state ${fx.env.SLUICE_STATE} ($SLUICE_STATE)\n` + 'Error: --profile nope: there is no profile nope in the shared config file (/dev/null) or credentials file (/dev/null); `aws configure list-profiles` lists the profiles there are')
     expect(result.stderr).not.toMatch(/Could not load credentials/)
     expect(fx.proxy.calls).toHaveLength(0)
   }, 120_000)

@@ -25,16 +25,18 @@ describe('--break-lock LOCK_ID (like terraform force-unlock)', () => {
     expect(locks.map((l) => l.runId)).toEqual(locks.map(() => runId))
     const lock = locks.find((l) => l.resource.startsWith('route53:'))!
     expect(lock.lockId).toMatch(/^[0-9a-f]{16}$/)
+    // Another runbook on the same record: the dead run's own runbook is refused before any lock (one run per runbook).
+    const other = runbook('other-team', `  - {action: ramp, set: blue, schedule: [100], bake: 1}\n`)
     // A run id is not a lock id; and the lock error never shows the lock id.
-    const wrongId = await sluice(['run', file, '--yes', '--break-lock', runId], {env: fx.env})
+    const wrongId = await sluice(['run', other, '--yes', '--break-lock', runId], {env: fx.env})
     expect(wrongId.code).toBe(2)
     expect(wrongId.stderr).toContain('--break-lock: expected a lock id as `sluice locks` shows it')
     // No terminal and no --yes: refused, nothing broken.
-    const unasked = await sluice(['run', file, '--break-lock', lock.lockId], {env: fx.env})
+    const unasked = await sluice(['run', other, '--break-lock', lock.lockId], {env: fx.env})
     expect(unasked.code, unasked.stderr).toBe(4)
     expect(unasked.stderr).toContain(`Break lock ${lock.lockId} on ${lock.resource}? needs an answer`)
     expect((await locksOf(fx.env)).map((l) => l.lockId)).toContain(lock.lockId)
-    const broken = await sluice(['run', file, '--yes', '--break-lock', lock.lockId], {env: fx.env})
+    const broken = await sluice(['run', other, '--yes', '--break-lock', lock.lockId], {env: fx.env})
     expect(broken.code, broken.stderr).toBe(0)
     expect(broken.stderr).toContain(`broke lock ${lock.lockId} on ${lock.resource} (run ${runId}`)
     const journal = await journalOf(runId, fx.env)
@@ -51,7 +53,8 @@ describe('--break-lock LOCK_ID (like terraform force-unlock)', () => {
       locks = await locksOf(fx.env)
     }
     const lock = locks.find((l) => l.resource.startsWith('route53:'))!
-    const refused = await sluice(['run', file, '--yes', '--break-lock', lock.lockId], {env: fx.env})
+    const other = runbook('other-team', `  - {action: ramp, set: green, schedule: [100], bake: 1}\n`)
+    const refused = await sluice(['run', other, '--yes', '--break-lock', lock.lockId], {env: fx.env})
     expect(refused.code, refused.stderr).toBe(4)
     expect(refused.stderr).toMatch(new RegExp(`will not break lock ${lock.lockId}: its holder is alive \\(run ${lock.runId} of .* pid ${lock.pid}`))
     expect((await first).code).toBe(0)

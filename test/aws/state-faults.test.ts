@@ -114,7 +114,8 @@ describe('damaged state files are reported with file and line', () => {
     for (const args of [['journal', RUN], ['resume', RUN, '--yes'], ['rollback', RUN, '--yes']]) {
       const result = await sluice(args, {env: fx.env})
       expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4)
-      expect(result.stderr).toBe(`Error: ${path}:2: ${problem}\n`)
+      // The store's line first, as every command that uses state says it; then the one error.
+      expect(result.stderr).toBe(`using local state ${state()} ($SLUICE_STATE)\nError: ${path}:2: ${problem}\n`)
     }
     const listed = await sluice(['journal'], {env: fx.env})
     expect(listed.stdout).toContain(`${RUN}  unreadable: ${path}:2: ${problem}`)
@@ -182,7 +183,7 @@ describe.runIf(root)('another user', () => {
     }
     const listed = asNobody(['journal'])
     expect(listed.code).toBe(1)
-    expect(listed.stderr).toBe(`Error: cannot list ${fx.env.SLUICE_STATE}/runs: permission denied (EACCES): uid 65534 needs read and write permission on it and on its directory; ${fx.env.SLUICE_STATE} belongs to uid 0 with mode 0700\n`)
+    expect(listed.stderr).toBe(`using local state ${fx.env.SLUICE_STATE} ($SLUICE_STATE)\nError: cannot list ${fx.env.SLUICE_STATE}/runs: permission denied (EACCES): uid 65534 needs read and write permission on it and on its directory; ${fx.env.SLUICE_STATE} belongs to uid 0 with mode 0700\n`)
     const resumed = asNobody(['resume', runId, '--yes'])
     expect(resumed.code).toBe(1)
     expect(resumed.stderr).toContain(`Error: cannot read ${fx.env.SLUICE_STATE}/runs/${runId}.jsonl: permission denied (EACCES)`)

@@ -41,7 +41,7 @@ describe('controls judge liveness by pid on this host or by the lease moving, ne
     expect(listed.stdout).toMatch(new RegExp(`^${runId}  dead \\(pid \\d+ gone\\)  killed`, 'm'))
     expect(JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs[0]).toMatchObject({runId, status: 'dead', detail: expect.stringMatching(/^pid \d+ gone$/)})
     const watched = await sluice(['watch', runId], {env: fx.env})
-    expect(watched.code).toBe(4)
+    expect(watched.code, watched.stderr).toBe(4)
     expect(watched.stderr).toContain(`run ${runId} is not running: it never ended`)
   }, 120_000)
 

@@ -12,11 +12,13 @@ const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
 describe('locks', () => {
   async function race(env: Record<string, string>): Promise<[CliResult, CliResult]> {
+    // Two runbooks on one record (the same runbook twice is refused before any lock: one run per runbook).
     const file = runbook('slow', `  - {action: ramp, set: blue, schedule: [20, 40], bake: 3}\n`)
+    const other = runbook('other-team', `  - {action: ramp, set: green, schedule: [100], bake: 1}\n`)
     const first = sluice(['run', file, '--yes'], {env})
     // Let the first take its locks before the second tries.
     await new Promise((r) => setTimeout(r, 2500))
-    const second = await sluice(['run', file, '--yes'], {env})
+    const second = await sluice(['run', other, '--yes'], {env})
     return [await first, second]
   }
 

@@ -44,20 +44,25 @@ describe.concurrent('the single-action commands, spawned', () => {
     more?.(rehearsed)
   })
 
-  it('freeze and unfreeze work live without AWS: the freeze is kept in the state directory, and is its run\'s to lift', async () => {
+  it('freeze and unfreeze work live without AWS: the freeze is kept in the state directory, and is its operator\'s to lift', async () => {
     const state = mkdtempSync(join(tmpdir(), 'sluice-state-'))
-    const frozen = await sluice(['freeze', '--reason', 'incident 42', '--json'], {env: {SLUICE_STATE: state}})
+    const frozen = await sluice(['freeze', '--reason', 'incident 42', '--json', '--yes'], {env: {SLUICE_STATE: state, SLUICE_OPERATOR: 'alice'}})
     expect(frozen.code, frozen.stderr).toBe(0)
     const run = JSON.parse(frozen.stdout) as RunJson
     expect(run).toMatchObject({mode: 'live', outcome: 'completed'})
-    expect(JSON.parse(readFileSync(join(state, 'freeze.json'), 'utf8'))).toMatchObject({reason: 'incident 42', runId: run.runId})
-    // `sluice unfreeze` is a run of its own: the freeze is not its to lift without --force.
-    const refused = await sluice(['unfreeze'], {env: {SLUICE_STATE: state}})
+    expect(JSON.parse(readFileSync(join(state, 'freeze.json'), 'utf8'))).toMatchObject({reason: 'incident 42', runId: run.runId, by: 'alice', byHand: true})
+    // Another operator's `sluice unfreeze` may not lift it without --force.
+    const refused = await sluice(['unfreeze', '--yes'], {env: {SLUICE_STATE: state, SLUICE_OPERATOR: 'bob'}})
     expect(refused.code, refused.stderr).toBe(4)
     expect(refused.stderr).toContain(`not this run's to lift (frozen since`)
-    expect(refused.stderr).toContain(`in run ${run.runId}: incident 42`)
+    expect(refused.stderr).toContain(`by alice in run ${run.runId}: incident 42`)
     expect(existsSync(join(state, 'freeze.json'))).toBe(true)
-    const unfrozen = await sluice(['unfreeze', '--force'], {env: {SLUICE_STATE: state}})
+    // The operator who set it lifts it; a second freeze is lifted by another only with --force.
+    const own = await sluice(['unfreeze'], {env: {SLUICE_STATE: state, SLUICE_OPERATOR: 'alice'}})
+    expect(own.code, own.stderr).toBe(0)
+    expect(existsSync(join(state, 'freeze.json'))).toBe(false)
+    expect((await sluice(['freeze', '--reason', 'again'], {env: {SLUICE_STATE: state, SLUICE_OPERATOR: 'alice'}})).code).toBe(0)
+    const unfrozen = await sluice(['unfreeze', '--force'], {env: {SLUICE_STATE: state, SLUICE_OPERATOR: 'bob'}})
     expect(unfrozen.code, unfrozen.stderr).toBe(0)
     expect(unfrozen.stderr).toMatch(/warning lifting a freeze this run did not set, by force/)
     expect(existsSync(join(state, 'freeze.json'))).toBe(false)

@@ -280,11 +280,13 @@ describe.concurrent('sluice run without --dry-run', () => {
   })
 
   it('with no AWS credentials: exits 1 on one line naming the AWS call that failed, before changing anything', async () => {
-    const {code, stdout, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml'], inRoot)
+    const state = join(mkdtempSync(join(tmpdir(), 'sluice-nocreds-')), 'state')
+    const {code, stdout, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml'], {...inRoot, env: {SLUICE_STATE: state}})
     expect(code, stderr).toBe(1)
     expect(stdout).toBe('')
     const lines = stderr.trimEnd().split('\n')
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatch(/^Error: Route53 ListResourceRecordSets on hosted zone Z04517273E3NUXJ3CHVE9 failed: /)
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toBe(`using local state ${state} ($SLUICE_STATE)`)
+    expect(lines[1]).toMatch(/^Error: Route53 ListResourceRecordSets on hosted zone Z04517273E3NUXJ3CHVE9 failed: /)
   })
 })

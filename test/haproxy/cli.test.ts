@@ -282,7 +282,8 @@ describe('sluice run on a HAProxy runbook', () => {
     rampMap: ${join(haproxy.dir, 'ramp.map')}`)
     const a = await sluice(['run', noSocket.file, '--yes', '--state', noSocket.state])
     expect(a.code).toBe(exitCodeOf('failed'))
-    expect(a.stderr.trim().split('\n')).toEqual([`Error: haproxy runtime API at ${missing}: no such socket (is HAProxy running with \`stats socket ${missing} level admin\`?)`])
+    // The store's line, then the one error.
+    expect(a.stderr.trim().split('\n')).toEqual([`using local state ${noSocket.state} (--state)`, `Error: haproxy runtime API at ${missing}: no such socket (is HAProxy running with \`stats socket ${missing} level admin\`?)`])
     expect(onlyRun(noSocket.state).entries.at(-1)).toMatchObject({type: 'run-end', outcome: 'failed', message: expect.stringContaining('nothing was changed')})
 
     // A backend HAProxy does not have, as the cycle's pool: `show servers state` refuses it.
@@ -290,14 +291,14 @@ describe('sluice run on a HAProxy runbook', () => {
     backends: {blue: nosuch, green: green}`)
     const b = await sluice(['run', noBackend.file, '--yes', '--state', noBackend.state])
     expect(b.code).toBe(exitCodeOf('failed'))
-    expect(b.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Error: haproxy runtime API at .*admin\.sock: `show servers state nosuch` was refused for backend nosuch: \S/)])
+    expect(b.stderr.trim().split('\n')).toEqual([`using local state ${noBackend.state} (--state)`, expect.stringMatching(/^Error: haproxy runtime API at .*admin\.sock: `show servers state nosuch` was refused for backend nosuch: \S/)])
     // The same backend as a ramp's set: preflight finds the ramp map has no such key.
     const notInMap = runbook('not-in-map', steps, `    socket: ${haproxy.socket}
     backends: {blue: nosuch, green: green}
     rampMap: ${join(haproxy.dir, 'ramp.map')}`)
     const c = await sluice(['run', notInMap.file, '--yes', '--state', notInMap.state])
     expect(c.code).toBe(exitCodeOf('failed'))
-    expect(c.stderr.trim().split('\n')).toEqual([`Error: haproxy map ${join(haproxy.dir, 'ramp.map')} (${haproxy.socket}) has no backend "nosuch"; it has blue, green`])
+    expect(c.stderr.trim().split('\n')).toEqual([`using local state ${notInMap.state} (--state)`, `Error: haproxy map ${join(haproxy.dir, 'ramp.map')} (${haproxy.socket}) has no backend "nosuch"; it has blue, green`])
     expect({weights: await weights(), blue: await byServer('blue')}).toEqual(before)
     expect(await allInRotation()).toBe(true)
   }, 60_000)
