@@ -42,14 +42,15 @@ export function followJournal(runId: string, env: Record<string, string>) {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+
 /**
  * One runbook with every step kind a pause must hold in, each long enough that a pause sent as it
  * starts lands inside it: a wait, a bake with no gate, a gated bake, a cycle between its two
- * batches (each batch's restart hook takes 6 s), and an approval.
+ * batches (each batch's restart hook takes 4 s), and an approval.
  */
 export function everyStepKind(fx: Fixture): string {
   const slowHook = join(fx.dir, 'slow-restart.sh')
-  writeFileSync(slowHook, '#!/bin/sh\nsleep 6\n')
+  writeFileSync(slowHook, '#!/bin/sh\nsleep 4\n')
   chmodSync(slowHook, 0o755)
   const file = join(fx.dir, 'pause-everywhere.yaml')
   writeFileSync(file, `name: pause-everywhere
@@ -91,10 +92,11 @@ export async function pauseInEveryStep(fx: Fixture, runId: string, alive: () => 
       const paused = count('paused')
       await send('pause')
       await journal.until(() => count('paused') > paused, `the pause in the ${kind}`)
-      // The cycle's first batch takes 6 s (its restart hook): hold past it, and past the rest of
-      // any other step's 30 s only if it were not paused: 8 s without moving on is the check.
+      // A pause used to end the process within a second. Held 3 s, alive and not moving on, is
+      // the check; in the cycle, past the rest of its first batch (a 4 s restart hook), so the
+      // second batch would have been drained by then.
       const drained = deregistered()
-      await sleep(step === 3 ? 9000 : 4000)
+      await sleep(step === 3 ? 6000 : 3000)
       expect(alive(), `the run died while paused in the ${kind}`).toBe(true)
       expect(journal.entries.some((e) => e.type === 'step-end' && e.step === step), `the ${kind} ended while paused`).toBe(false)
       expect(journal.entries.some((e) => e.type === 'run-end'), `the run ended while paused in the ${kind}`).toBe(false)

@@ -9,6 +9,8 @@ export interface SpawnedRun {
   /** Resolves once stderr matches, with the time it did; rejects if the run ends first. */
   seen(pattern: RegExp): Promise<number>
   signal(name: NodeJS.Signals): void
+  /** The run id its plan line names (`plan: N steps, live run RUN`), once it has printed it. */
+  runId(): Promise<string>
   /** How it ended, and when (Date.now()). */
   ended: Promise<{code: number | null; signal: NodeJS.Signals | null; at: number; stdout: string; stderr: string}>
 }
@@ -40,6 +42,13 @@ export function spawnRun(args: string[], env: Record<string, string>): SpawnedRu
             ended.then((end) => Promise.reject(new Error(`the run ended (${end.code}) before stderr showed ${pattern}:\n${end.stderr}`))),
           ]),
     signal: (name) => child.kill(name),
+    runId: async () => {
+      await Promise.race([
+        new Promise<number>((resolve) => (/live run \d{8}-\d{6}-[0-9a-f]{4}/.test(stderr) ? resolve(0) : waiting.push({pattern: /live run \d{8}-\d{6}-[0-9a-f]{4}/, resolve}))),
+        ended.then((end) => Promise.reject(new Error(`the run ended (${end.code}) before it named its run id:\n${end.stderr}`))),
+      ])
+      return /live run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(stderr)![1]
+    },
     ended: ended.finally(() => child.kill('SIGKILL')),
   }
 }

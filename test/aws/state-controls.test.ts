@@ -70,7 +70,7 @@ describe('controls from another terminal, through bin/run.js against moto', () =
   it('pause holds the run, promote continues it; watch --json prints the events of the run another process executes', async () => {
     await seedMetrics(fx, 0)
     const run = spawnRun(['run', ramp(8), '--yes'], fx.env)
-    const runId = await theRunId(fx.env)
+    const runId = await run.runId()
     const watch = spawnRun(['watch', runId, '--json'], fx.env)
     // The same run watched as a person would: in a terminal, and as lines in a CI log.
     const drawn = inTerminal(['watch', runId], fx.env)
@@ -141,7 +141,7 @@ steps:
   - {action: ramp, set: maintenance, schedule: [100], bake: 1}
 `)
     const run = spawnRun(['run', file, '--yes'], fx.env)
-    const runId = await theRunId(fx.env)
+    const runId = await run.runId()
     await run.seen(/waiting for approval up to 3600 s/)
     expect((await sluice(['promote', runId], {env: {...fx.env, SLUICE_OPERATOR: 'dana'}})).code).toBe(0)
     const end = await run.ended
