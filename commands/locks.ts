@@ -6,7 +6,7 @@ import {openStateStore} from '../src/cli/state-store.js'
 export default class Locks extends SluiceCommand {
   static override summary = 'List the locks in the state store, with each lock\'s id for --break-lock.'
 
-  static override description = `Each lock is a lease its holder renews while it runs (every lease / 3 seconds; lease 30 s, or $SLUICE_LEASE_SECONDS). For each lock: the resource, the holder (run id, operator, host, pid), since when, its last heartbeat by the holder's own clock, its lease, and its lock id. A lock whose holder died is taken by the next run once a whole lease passes with no renewal; \`--break-lock LOCK_ID\` breaks one on purpose, and is refused while its holder renews it.`
+  static override description = `Each lock is a lease its holder renews while it runs (every lease / 3 seconds; lease 30 s, or $SLUICE_LEASE_SECONDS). For each lock: the resource, the holder (run id, operator, host, pid), since when, its last heartbeat by the holder's own clock, its lease, and its lock id. A lock whose holder died is taken by the next run of that run (a resume): at once when the holder ran on this host and its pid is gone, else once a whole lease passes with no renewal; \`--break-lock LOCK_ID\` breaks one on purpose, and is refused while its holder is alive.`
 
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --state dynamodb://sluice-state --json']
 

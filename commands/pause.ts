@@ -1,9 +1,9 @@
 import {ControlCommand, controlArgs, controlFlags, type ControlJson} from '../src/cli/control-command.js'
 
 export default class Pause extends ControlCommand {
-  static override summary = 'Hold a running live run at its next safe point, from any terminal.'
+  static override summary = 'Hold a running live run where it is, from any terminal.'
 
-  static override description = `Writes a pause for the run to its state store (use the same --state, e.g. dynamodb://TABLE, to reach a run on another machine). The running process holds between ramp steps or cycle batches, stops counting a bake (its gate is still measured), keeps its locks and lease, and records who paused it in its journal. \`sluice promote RUN\` continues it. A run that is not running is refused (exit 4).`
+  static override description = `Writes a pause for the run to its state store (the same store the run uses; dynamodb://TABLE reaches a run on another machine) and waits for the run to take it up, then says in which step. The running process holds in any step: a wait or bake stops counting (a gate is still measured), a cycle holds between batches, a ramp between steps, an approval stays unanswered. It keeps its locks and lease, and records who paused it in its journal, so a run that crashes while paused resumes paused. \`sluice promote RUN\` continues it. A run that has ended, or whose process is dead (judged by its pid on this host, else by its lease), is refused (exit 4).`
 
   static override examples = ['<%= config.bin %> <%= command.id %> 20261130-054012-a1b2', '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --state dynamodb://sluice-state --json']
 

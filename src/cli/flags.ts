@@ -88,7 +88,7 @@ export const awsFlags = {
 
 /** Where journals, locks and the freeze live. */
 export const stateFlags = {
-  state: Flags.string({description: 'Where journals, locks and the freeze live: a directory, or dynamodb://TABLE for a team (default $SLUICE_STATE or ./.sluice).', helpValue: 'DIR|dynamodb://TABLE'}),
+  state: Flags.string({description: 'Where journals, locks, controls and the freeze live: a directory, or dynamodb://TABLE for a team (default: $SLUICE_STATE, else a sluice.yaml in this tree or ~/.config/sluice/config.yaml naming it, else ~/.local/state/sluice).', helpValue: 'DIR|dynamodb://TABLE'}),
 }
 
 /** Whether a run changes anything, and who says yes. */

@@ -5,7 +5,7 @@ import {parseFreeze, stateFileError} from '../state/records.js'
 import {privateDir, writePrivateFile} from './private-files.js'
 
 /**
- * The change freeze in a local state directory (`./.sluice` by default). Written to a temporary
+ * The change freeze in a local state directory (`~/.local/state/sluice` by default). Written to a temporary
  * 0600 file and renamed, so a reader never sees half a record; read back checked, so a damaged one
  * is reported with its file and line.
  */

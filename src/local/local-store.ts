@@ -15,7 +15,7 @@ function lockFile(resource: string): string {
 }
 
 /**
- * State in a local directory (`./.sluice`, 0700, files 0600): one append-only JSON-lines journal
+ * State in a local directory (`~/.local/state/sluice` by default, 0700, files 0600): one append-only JSON-lines journal
  * per run, fsynced after every entry, each entry written whole or not at all; one lock file per
  * resource, created exclusively and renewed by rewriting it atomically with a new version; the
  * freeze record.
