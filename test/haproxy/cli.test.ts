@@ -303,6 +303,40 @@ describe('sluice run on a HAProxy runbook', () => {
     expect(await allInRotation()).toBe(true)
   }, 60_000)
 
+  it('j. HAProxy restarted while a run was down (its maps back to their files): resume shows the drift and stops; --reapply puts back the restriction and the weights, then finishes', async () => {
+    const {file, state} = runbook('restarted', '  - {action: restrict, type: sync, paths: [/sync/], retryAfter: 30}\n  - {action: ramp, set: green, schedule: [50, 100], bake: 3}\n')
+    const run = spawnRun(['run', file, '--yes', '--state', state], leaseEnv)
+    await run.seen(/green at 50%/)
+    run.signal('SIGKILL')
+    await run.ended
+    expect(await restrictMap.entries()).toEqual([{key: '/sync/', value: 'sync:30'}])
+    expect(await weights()).toEqual({blue: 50, green: 50})
+    // What a restart does to runtime changes: every map is what its file says again.
+    const fromFile = (name: string) => readFileSync(join(haproxy.dir, name), 'utf8').trim().split('\n').filter(Boolean).map((l) => ({key: l.split(' ')[0], value: l.split(' ').slice(1).join(' ')}))
+    await restrictMap.replace(fromFile('restricted.map'))
+    await rampMap.replace(fromFile('ramp.map'))
+    expect(await restrictMap.entries()).toEqual([])
+    expect((await get(port, '/sync/mailbox')).status).toBe(200)
+    const {runId} = onlyRun(state)
+
+    const refused = await sluice(['resume', runId, '--yes', '--state', state])
+    expect(refused.code, refused.stderr).toBe(exitCodeOf('refused'))
+    expect(refused.stderr).toContain(`drift since run ${runId} stopped: the restriction on sync on haproxy map ${join(haproxy.dir, 'restricted.map')} (${haproxy.socket}): the journal says in place; now gone`)
+    expect(refused.stderr).toMatch(/drift since run \S+ stopped: the weights of haproxy map .*ramp\.map .*: the journal says blue=50 green=50; now blue=100 green=0/)
+    expect(await restrictMap.entries()).toEqual([])
+    expect(await weights()).toEqual({blue: 100, green: 0})
+
+    const reapplied = await sluice(['resume', runId, '--yes', '--reapply', '--state', state])
+    expect(reapplied.code, reapplied.stderr).toBe(0)
+    expect(await restrictMap.entries()).toEqual([{key: '/sync/', value: 'sync:30'}])
+    expect((await get(port, '/sync/mailbox')).status).toBe(503)
+    expect(await weights()).toEqual({blue: 0, green: 100})
+    // Leave HAProxy as the other tests found it.
+    expect((await sluice(['rollback', runId, '--yes', '--state', state])).code).toBe(0)
+    expect(await restrictMap.entries()).toEqual([])
+    expect(await weights()).toEqual({blue: 100, green: 0})
+  }, 120_000)
+
   it('without --yes and no terminal: asks to apply it on HAProxy (not AWS), refuses with exit 4, nothing changed', async () => {
     const {file, state} = runbook('ask', '  - {action: restrict, type: sync, paths: [/sync/]}\n')
     const run = await sluice(['run', file, '--state', state])
