@@ -56,7 +56,10 @@ function stateIn(file: string): string {
  * one shell cannot see from another is no freeze.
  */
 export function chooseState(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): StateChoice {
-  if (flag !== undefined) return {spec: flag, from: '--state'}
+  if (flag !== undefined) {
+    if (flag.trim() === '') throw new InputError('--state: expected a directory or dynamodb://TABLE, got an empty value')
+    return {spec: flag, from: '--state'}
+  }
   if (env.SLUICE_STATE) return {spec: env.SLUICE_STATE, from: '$SLUICE_STATE'}
   for (const file of [worktreeConfig(cwd), userConfigFile(env)]) {
     if (!file || !existsSync(file)) continue

@@ -8,12 +8,12 @@ import {moto} from './state-fixture.js'
 import {uniqueName} from './seed.js'
 
 /** A user on their own machine: a home of their own whose config file names the team's table, and no flags. */
-function teammate(table: string): {env: Record<string, string>; cwd: string} {
+function teammate(table: string): {env: Record<string, string | undefined>; cwd: string} {
   const root = mkdtempSync(join(tmpdir(), 'sluice-teammate-'))
   mkdirSync(join(root, 'home', '.config', 'sluice'), {recursive: true})
   writeFileSync(join(root, 'home', '.config', 'sluice', 'config.yaml'), `# the team's store: every shell and pipeline sees one freeze\nstate: dynamodb://${table}\n`)
   mkdirSync(join(root, 'work'))
-  return {env: {...awsTestEnv(moto), HOME: join(root, 'home'), SLUICE_STATE: '', XDG_STATE_HOME: '', XDG_CONFIG_HOME: ''}, cwd: join(root, 'work')}
+  return {env: {...awsTestEnv(moto), HOME: join(root, 'home'), SLUICE_STATE: undefined, XDG_STATE_HOME: undefined, XDG_CONFIG_HOME: undefined}, cwd: join(root, 'work')}
 }
 
 describe('the team store named in a config file (DynamoDB on moto)', () => {

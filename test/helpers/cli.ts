@@ -12,12 +12,17 @@ export interface CliResult {
   stderr: string
 }
 
-/** Runs the built CLI as a user would: a separate process, no TTY, its own environment. */
-export function sluice(args: string[], options: {env?: Record<string, string>; cwd?: string} = {}): Promise<CliResult> {
+/**
+ * Runs the built CLI as a user would: a separate process, no TTY, its own environment. A variable
+ * given as undefined is taken out of the environment the test itself runs in.
+ */
+export function sluice(args: string[], options: {env?: Record<string, string | undefined>; cwd?: string} = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
+    const env: Record<string, string | undefined> = {...process.env, NO_COLOR: '1', ...options.env}
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k]
     const child = spawn(process.execPath, [runJs, ...args], {
       cwd: options.cwd,
-      env: {...process.env, NO_COLOR: '1', ...options.env},
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''

@@ -9,7 +9,7 @@ function user() {
   const root = mkdtempSync(join(tmpdir(), 'sluice-home-'))
   const home = join(root, 'home')
   mkdirSync(home)
-  const env = {HOME: home, SLUICE_STATE: '', XDG_STATE_HOME: '', XDG_CONFIG_HOME: '', AWS_EC2_METADATA_DISABLED: 'true', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: ''}
+  const env = {HOME: home, SLUICE_STATE: undefined, XDG_STATE_HOME: undefined, XDG_CONFIG_HOME: undefined, AWS_EC2_METADATA_DISABLED: 'true', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: ''}
   const dir = (name: string) => {
     const d = join(root, name)
     mkdirSync(d, {recursive: true})
@@ -57,6 +57,10 @@ describe('one state home, whatever the working directory (spawned)', () => {
     const inTree = await sluice(['freeze', 'check'], {env: other.env, cwd: tree})
     expect(inTree.code).toBe(0)
     expect(inTree.stderr.split('\n')[0]).toBe(`using local state ${join(tree, 'tree-state')} (named in ${join(tree, 'sluice.yaml')})`)
+
+    const empty = await sluice(['freeze', 'check', '--state', ''], {env: other.env, cwd: tree})
+    expect(empty.code).toBe(2)
+    expect(empty.stderr).toContain('Error: --state: expected a directory or dynamodb://TABLE, got an empty value')
 
     writeFileSync(join(other.home, '.config', 'sluice', 'config.yaml'), 'state: /tmp/x\nstat: typo\n')
     const bad = await sluice(['freeze', 'check'], {env: other.env, cwd: other.dir('anywhere')})
