@@ -96,7 +96,7 @@ const scenarioParams: SweepParam[] = [
     integer: false,
     title: 'demand',
     base: (s) => s.demand.rps,
-    check: (v) => (v < 0 ? 'expected a demand of at least 0 rps' : undefined),
+    check: (v) => (v < 0 ? 'expected a demand of at least 0 rps' : v > scenarioLimits.maxRps ? `expected a demand of at most ${formatNumber(scenarioLimits.maxRps)} rps` : undefined),
     // A constant demand replaces the scenario's curve, as --demand does.
     apply: (cell, v) => ({...cell, scenario: {...cell.scenario, demand: {...cell.scenario.demand, rps: v, curve: undefined}}}),
     above: (v) => `demand is above ${formatNumber(v)} rps`,
@@ -125,7 +125,11 @@ const scenarioParams: SweepParam[] = [
     integer: false,
     title: 'capacity per server',
     base: (s) => s.pools[0].capacity,
-    check: (v, s) => (s.pools[0].kind !== 'servers' ? `the first pool of ${s.name} is a sorry pool` : v > 0 ? undefined : 'expected a capacity above 0 rps'),
+    check: (v, s) => {
+      if (s.pools[0].kind !== 'servers') return `the first pool of ${s.name} is a sorry pool`
+      if (!(v > 0)) return 'expected a capacity above 0 rps'
+      return v > scenarioLimits.maxRps ? `expected a capacity of at most ${formatNumber(scenarioLimits.maxRps)} rps` : undefined
+    },
     apply: (cell, v) => withFirstPool(cell, {capacity: v}),
     above: (v) => `each server completes more than ${formatNumber(v)} rps`,
     say: (v) => `${formatNumber(v)} rps per server`,

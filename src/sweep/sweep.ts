@@ -3,7 +3,7 @@ import type {Scenario} from '../sim/scenario/schema.js'
 import {outcomes, type CellOutcome, type CellQuery, type CellResult} from './classify.js'
 import type {Axis} from './grid.js'
 import {formatNumber, healthyCapacity} from './params.js'
-import {converged, gridBrackets, midpoint, narrow, tippingFigures, tippingSentence, transitionOf, type Bracket, type LineEdges} from './tipping.js'
+import {converged, gridBrackets, maxBisectionRounds, midpoint, narrow, stalled, tippingFigures, tippingSentence, transitionOf, type Bracket, type LineEdges} from './tipping.js'
 import type {CellRunner} from './workers.js'
 
 export interface SetupSweep {
@@ -75,8 +75,8 @@ export async function runSweep(
     }),
   )
   let refined = 0
-  for (;;) {
-    const open = brackets.filter((b) => !converged(b.bracket, x))
+  for (let round = 0; round < maxBisectionRounds; round++) {
+    const open = brackets.filter((b) => !converged(b.bracket, x) && !stalled(b.bracket, x))
     if (open.length === 0) break
     const mids = open.map((b) => midpoint(b.bracket, x))
     const answers = await runner.run(

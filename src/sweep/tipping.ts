@@ -41,8 +41,22 @@ export function converged(b: Bracket, axis: Axis): boolean {
   return b.hi - b.lo <= bisectionTolerance(axis) * (1 + 1e-9)
 }
 
+/** Halfway, computed without overflow (lo + hi overflows near the largest doubles). */
 export function midpoint(b: Bracket, axis: Axis): number {
-  return axis.param.integer ? Math.floor((b.lo + b.hi) / 2) : Number(((b.lo + b.hi) / 2).toPrecision(12))
+  const half = b.lo + (b.hi - b.lo) / 2
+  return axis.param.integer ? Math.floor(half) : Number(half.toPrecision(12))
+}
+
+/**
+ * Bisection rounds at the most: a double has 53 bits, so more rounds cannot narrow a bracket
+ * further; a bracket whose midpoint rounds to one of its ends stops there too.
+ */
+export const maxBisectionRounds = 64
+
+/** Whether the midpoint no longer lies strictly inside the bracket: bisecting it again finds nothing new. */
+export function stalled(b: Bracket, axis: Axis): boolean {
+  const mid = midpoint(b, axis)
+  return !(mid > b.lo && mid < b.hi)
 }
 
 /** Narrows the bracket with the state found at its midpoint. */

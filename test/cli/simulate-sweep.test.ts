@@ -74,6 +74,8 @@ describe.concurrent('sluice simulate --sweep, spawned', () => {
       expectBadInput(['simulate', '--sweep', 'demand=2000..500'], /^Error: --sweep demand=2000\.\.500: expected FROM below TO/),
       expectBadInput(['simulate', '--sweep', 'brokn=0..20'], /^Error: --sweep brokn=0\.\.20: unknown parameter "brokn"; did you mean broken\?/),
       expectBadInput(['simulate', '--sweep', 'broken=0..30'], /^Error: --sweep broken=0\.\.30: expected at most the pool's 20 servers, got 30$/),
+      // Once a hang at 100% CPU: the tipping-point bisection overflowed to Infinity.
+      expectBadInput(['simulate', '--sweep', 'demand=0..1.7e308:5'], /^Error: --sweep demand=0\.\.1\.7e308:5: expected a demand of at most 1,000,000,000 rps, got 1\.7e\+308$/),
       expectBadInput(['simulate', '--broken', '3', '--sweep', 'broken=0..20'], /^Error: --broken: the sweep varies broken/),
       expectBadInput(['simulate', '--html', join(dir, 'x.html')], /^Error: --html: saves the maps of a sweep; use it with --sweep/),
     ])

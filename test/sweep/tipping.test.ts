@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {loadScenario} from '../../src/sim/scenario/load.js'
 import {buildAxis} from '../../src/sweep/grid.js'
 import {sweepParam} from '../../src/sweep/params.js'
-import {converged, gridBrackets, midpoint, narrow, tippingSentence, transitionOf, type Bracket} from '../../src/sweep/tipping.js'
+import {converged, gridBrackets, maxBisectionRounds, midpoint, narrow, stalled, tippingSentence, transitionOf, type Bracket} from '../../src/sweep/tipping.js'
 
 const {scenario} = loadScenario('outlook-2026')
 
@@ -34,6 +34,18 @@ describe('tipping points by bisection', () => {
     expect(bracket.hi).toBeGreaterThan(edge)
     expect(bracket.hi - bracket.lo).toBeLessThanOrEqual(100 / 32)
     expect(transitionOf(bracket)).toEqual({holds: bracket.lo, stuck: bracket.hi, into: true})
+  })
+
+  it('bisects without overflow near the largest doubles, and stops where the midpoint is no longer inside', () => {
+    const axis = buildAxis('capacity=1..1000000000:4', scenario)
+    const huge = {lo: 1e308, hi: 1.7e308, loStuck: false}
+    expect(Number.isFinite(midpoint(huge, axis))).toBe(true)
+    expect(midpoint(huge, axis)).toBeGreaterThan(huge.lo)
+    expect(stalled(huge, axis)).toBe(false)
+    // Neighbouring doubles: no midpoint between them, so bisection must stop rather than spin.
+    const tight = {lo: 1e15, hi: 1e15 + 0.25, loStuck: false}
+    expect(stalled(tight, axis)).toBe(true)
+    expect(maxBisectionRounds).toBeLessThanOrEqual(64)
   })
 
   it('narrows a whole-number axis to neighbours, and needs no runs when the grid has every number', () => {

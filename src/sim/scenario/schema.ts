@@ -22,6 +22,11 @@ export const scenarioLimits = {
   maxServers: 100_000,
   /** Servers × ticks the simulator steps through: some 15 s of work at its ~70 M a second. */
   maxServerTicks: 1e9,
+  /**
+   * Requests a second, in demand or a server's capacity: a billion, more than any service takes;
+   * far past it the model's sums lose every digit that matters, and near the largest doubles they overflow.
+   */
+  maxRps: 1e9,
   /** Numbers the simulator holds at once (8 bytes each; 64 Mi is 512 MiB), so a run stays well inside Node's heap. */
   maxCells: 64 * 1024 * 1024,
 }
@@ -160,7 +165,7 @@ const poolSchema = z
     name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes'),
     kind: z.enum(['servers', 'sorry']).default('servers'),
     servers: z.number().int().min(1).max(scenarioLimits.maxServers).optional(),
-    capacity: positive.optional(),
+    capacity: positive.max(scenarioLimits.maxRps, 'expected at most 1000000000 rps (a billion a second)').optional(),
     capacitySpread: z.number().min(0).lt(1).default(0),
     collapse: z.number().nonnegative().default(1),
     handshakeCost: z.number().min(1).default(1),
@@ -210,7 +215,8 @@ const faultSchema = z.discriminatedUnion('kind', [
   }),
 ])
 
-const curvePoint = z.tuple([time, z.number().nonnegative()])
+const rate = z.number().nonnegative().max(scenarioLimits.maxRps, 'expected at most 1000000000 rps (a billion a second)')
+const curvePoint = z.tuple([time, rate])
 
 export const scenarioSchema = z
   .strictObject({
@@ -222,7 +228,7 @@ export const scenarioSchema = z
     pools: z.array(poolSchema).min(1),
     demand: z
       .strictObject({
-        rps: z.number().nonnegative().optional(),
+        rps: rate.optional(),
         curve: z.array(curvePoint).min(1).optional(),
         types: z.record(z.string(), z.number().min(0).max(1)).default({all: 1}),
       })
