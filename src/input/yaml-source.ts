@@ -1,4 +1,4 @@
-import {readFileSync, statSync} from 'node:fs'
+import {closeSync, constants, fstatSync, openSync, readSync, type Stats} from 'node:fs'
 import {isMap, isPair, isScalar, Lexer, LineCounter, parseDocument, visit, type Document, type Node as YamlNode} from 'yaml'
 import type {z} from 'zod'
 import {InputError} from '../errors.js'
@@ -22,9 +22,7 @@ export const fileLimits = {
  * or not UTF-8 (at the first bad byte). A file that cannot be read is the caller's to word.
  */
 export function readInputText(file: string): string {
-  const size = statSync(file).size
-  if (size > fileLimits.maxBytes) throw new InputError(`${file}:1:1: the file is ${size} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
-  const bytes = readFileSync(file)
+  const bytes = readBounded(file)
   try {
     return new TextDecoder('utf-8', {fatal: true}).decode(bytes)
   } catch {
@@ -32,6 +30,42 @@ export function readInputText(file: string): string {
     const before = new TextDecoder('utf-8', {ignoreBOM: true}).decode(bytes.subarray(0, bad))
     const {line, col} = linePos(before, before.length)
     throw new InputError(`${file}:${line}:${col}: invalid UTF-8 at byte ${bad}; expected a UTF-8 text file`)
+  }
+}
+
+/** What a path is, when it is not a regular file: the words for a refusal. */
+function kindOf(stat: Stats): string {
+  if (stat.isDirectory()) return 'a directory'
+  if (stat.isFIFO()) return 'a FIFO'
+  if (stat.isCharacterDevice()) return 'a character device'
+  if (stat.isBlockDevice()) return 'a block device'
+  if (stat.isSocket()) return 'a socket'
+  return 'not a regular file'
+}
+
+/**
+ * A regular file's bytes, at most the limit: anything else (a device such as /dev/zero, a FIFO, a
+ * socket, a directory) is refused before a byte is read, and the file is opened without blocking
+ * so a FIFO with no writer cannot hang the open. At most the limit and one byte more are read,
+ * whatever the size said, since a file may grow after its size was taken.
+ */
+function readBounded(file: string): Buffer {
+  const fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
+  try {
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) throw new InputError(`${file}:1:1: ${kindOf(stat)}, not a regular file; expected a YAML file`)
+    if (stat.size > fileLimits.maxBytes) throw new InputError(`${file}:1:1: the file is ${stat.size} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
+    const buffer = Buffer.alloc(fileLimits.maxBytes + 1)
+    let length = 0
+    for (;;) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null)
+      if (read === 0) break
+      length += read
+      if (length > fileLimits.maxBytes) throw new InputError(`${file}:1:1: the file is more than ${fileLimits.maxBytes} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
+    }
+    return buffer.subarray(0, length)
+  } finally {
+    closeSync(fd)
   }
 }
 
