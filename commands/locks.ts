@@ -18,7 +18,7 @@ export default class Locks extends SluiceCommand {
     const locks = await store.locks()
     if (locks.length === 0) this.log(`no locks in ${store.label}`)
     for (const l of locks)
-      this.log(`${l.resource}  run ${l.runId} of ${l.operator} on ${l.host} (pid ${l.pid})  since ${l.since}  last heartbeat ${l.heartbeat} (holder's clock)  lease ${l.leaseSeconds} s  lock id ${l.lockId}`)
+      this.log(`${l.resource}  run ${l.runId} of ${l.operator} on ${l.host} (pid ${l.pid})  since ${l.since}  last heartbeat ${l.heartbeat} (holder's clock)  lease ${l.leaseSeconds} s  lock id ${l.lockId}${l.damaged ? `  DAMAGED: ${l.damaged}` : ''}`)
     return {locks}
   }
 }

@@ -49,7 +49,12 @@ export interface LockHolder {
   place?: string
   /** When the holder's process started (clock ticks since boot), so a reused pid is not taken for it. */
   started?: string
+  /** What is wrong with the record as read (a lease past what sluice writes), when something is: it is judged by a lease of its own. */
+  damaged?: string
 }
+
+/** The longest lease sluice writes ($SLUICE_LEASE_SECONDS at most): a record claiming more is damaged. */
+export const MAX_LEASE_SECONDS = 3600
 
 /**
  * A lock as stored: a lease with a record version number (a new random version on every

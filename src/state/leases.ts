@@ -5,7 +5,7 @@ import type {FreezePort} from '../ports/control-plane.js'
 import type {ControlIntent} from '../ports/controls.js'
 import {byPid, judgeHolder} from './liveness.js'
 import {thisPlace, thisStart} from './process-place.js'
-import {checkRunId, journalLock, RUN_ID_PATTERN, LockedError, type JournalEntry, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
+import {checkRunId, journalLock, MAX_LEASE_SECONDS, RUN_ID_PATTERN, LockedError, type JournalEntry, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
 
 /**
  * How long a lock lasts without a renewal. Long enough that a holder stalled for a while (a slow
@@ -22,7 +22,7 @@ export function leaseSeconds(): number {
   const env = process.env.SLUICE_LEASE_SECONDS
   if (env === undefined || env === '') return LEASE_SECONDS
   const n = Number(env)
-  if (!Number.isFinite(n) || n < 1 || n > 3600) throw new InputError(`SLUICE_LEASE_SECONDS: expected seconds from 1 to 3600, got ${JSON.stringify(env)}`)
+  if (!Number.isFinite(n) || n < 1 || n > MAX_LEASE_SECONDS) throw new InputError(`SLUICE_LEASE_SECONDS: expected seconds from 1 to ${MAX_LEASE_SECONDS}, got ${JSON.stringify(env)}`)
   return n
 }
 
@@ -150,7 +150,7 @@ export abstract class LeasingStore implements StateStore {
             `that process is gone from this host, so ${gone.length === 1 ? 'its lock is' : 'its locks are'} taken now`)
         if (watched.length > 0) {
           const longest = Math.max(...watched.map((c) => c.leaseSeconds))
-          options.notify?.(`${watched.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})`).join('; ')}: ` +
+          options.notify?.(`${watched.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})${c.damaged ? ` (its lock record is damaged: ${c.damaged})` : ''}`).join('; ')}: ` +
             `watching for up to ${longest} s whether that process is alive (it renews its lease every ${Math.round(longest / HEARTBEATS_PER_LEASE)} s)`)
         }
         const results = await Promise.allSettled(contended.map(async (c) => {
@@ -266,7 +266,7 @@ export abstract class LeasingStore implements StateStore {
     const lock = (await this.listLocks()).find((l) => l.lockId === lockId)
     if (!lock) throw new InputError(`--break-lock: no lock ${lockId} in ${this.label}; \`sluice locks\` lists the locks and their ids`)
     if (this.held.has(lock.resource)) throw new RefusedError(`lock ${lockId} on ${lock.resource} is held by this process`)
-    options.notify?.(`watching the lock on ${lock.resource} (run ${lock.runId} of ${lock.operator} on ${lock.host}, pid ${lock.pid}) for ${lock.leaseSeconds} s: it is broken only if its holder does not renew it`)
+    options.notify?.(`watching the lock on ${lock.resource} (run ${lock.runId} of ${lock.operator} on ${lock.host}, pid ${lock.pid}) for ${lock.leaseSeconds} s${lock.damaged ? ` (its lock record is damaged: ${lock.damaged})` : ''}: it is broken only if its holder does not renew it`)
     let dead: LockRecord
     try {
       dead = await this.watch(lock, {done: false})

@@ -3,7 +3,7 @@ import {dirname} from 'node:path'
 import {z} from 'zod'
 import {FailedError, RefusedError} from '../errors.js'
 import type {FreezeRecord} from '../ports/control-plane.js'
-import type {JournalEntry, JournalRead, LockRecord} from '../ports/state-store.js'
+import {MAX_LEASE_SECONDS, type JournalEntry, type JournalRead, type LockRecord} from '../ports/state-store.js'
 import {controlKinds, type ControlIntent} from '../ports/controls.js'
 
 /**
@@ -179,9 +179,14 @@ export function parseLock(resource: string, text: string, fingerprint: string, d
   }
   const parsed = lockSchema.safeParse(value)
   const d = parsed.success ? parsed.data : {resource, runId: 'unknown', operator: 'unknown', host: 'unknown', since: 'unknown'}
+  // A lease no sluice writes (once 1e12 s, which held a run "watching" for ever) is damage, not a
+  // promise: judged by the reader's own lease, and said so wherever the lock is shown.
+  const claimed = d.leaseSeconds
+  const damaged = claimed !== undefined && claimed > MAX_LEASE_SECONDS ? `a lease of ${claimed} s, past the ${MAX_LEASE_SECONDS} s at most that sluice writes; judged by a ${defaultLease} s lease` : undefined
   return {
     resource: d.resource, runId: d.runId, operator: d.operator, host: d.host, since: d.since,
-    pid: d.pid ?? 0, heartbeat: d.heartbeat ?? 'unknown', leaseSeconds: d.leaseSeconds ?? defaultLease,
+    pid: d.pid ?? 0, heartbeat: d.heartbeat ?? 'unknown', leaseSeconds: damaged || claimed === undefined ? defaultLease : claimed,
+    ...(damaged ? {damaged} : {}),
     lockId: d.lockId ?? `legacy-${fingerprint.slice(0, 12)}`, version: d.version ?? fingerprint,
     ...(d.place === undefined ? {} : {place: d.place}), ...(d.started === undefined ? {} : {started: d.started}),
   }

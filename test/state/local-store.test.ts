@@ -146,6 +146,22 @@ describe('the local state store: locks are leases', () => {
     await store.release(['x'], RUN2)
   })
 
+  it('a lock record claiming a lease past what sluice writes (1e12 s) is damaged: said so, and judged by the taker\'s own lease', async () => {
+    const store = fresh()
+    const damaged: LockRecord = {resource: 'route53:Z1', ...holder(RUN), pid: 999999, heartbeat: '2099-01-01T00:00:00.000Z', leaseSeconds: 1e12, lockId: '0123456789abcdef', version: 'v1'}
+    await store.acquire(['x'], holder(RUN2)) // makes the locks directory
+    writeFileSync(join(store.dir, 'locks', 'route53_Z1.json'), JSON.stringify(damaged))
+    expect((await store.locks()).find((l) => l.resource === 'route53:Z1')).toMatchObject({leaseSeconds: 1, damaged: 'a lease of 1000000000000 s, past the 3600 s at most that sluice writes; judged by a 1 s lease'})
+    const started = performance.now()
+    const waits: string[] = []
+    await store.acquire(['route53:Z1'], holder(RUN), {notify: (m) => waits.push(m)})
+    // Bounded by the taker's own lease (1 s here), not by what the record claims.
+    expect(performance.now() - started).toBeLessThan(5000)
+    expect(waits[0]).toMatch(/\(its lock record is damaged: a lease of 1000000000000 s, past the 3600 s at most that sluice writes; judged by a 1 s lease\): watching for up to 1 s/)
+    await store.release(['route53:Z1', 'x'], RUN)
+    await store.release(['x'], RUN2)
+  })
+
   it('release lets go only of what this process holds', async () => {
     const dir = base()
     const a = new LocalStore(dir)
