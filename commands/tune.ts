@@ -4,7 +4,8 @@ import {decimal, rehearsalFlags, runbookArg} from '../src/cli/flags.js'
 import {chooseMode} from '../src/cli/terminal/mode.js'
 import {loadRunbook} from '../src/runbook/shipped.js'
 import {tuneProgress} from '../src/cli/tune-progress.js'
-import {writeOutput} from '../src/cli/output-file.js'
+import {checkOutputName, startsWithBom, writeOutput} from '../src/cli/output-file.js'
+import {inTheOriginalsForm} from '../src/tune/yaml.js'
 import {renderTune} from '../src/tune/render.js'
 import {fullTrafficDefinition, tuneRunbook, type TuneResult} from '../src/tune/tune.js'
 
@@ -37,6 +38,7 @@ Prints the time to full traffic before → after, each gate's worst value and ma
 
   async run(): Promise<Omit<TuneResult, 'text'> & {written: string | null}> {
     const {args, flags} = await this.parse(Tune)
+    checkOutputName('--write', flags.write)
     const runbook = loadRunbook(args.runbook)
     const progress = tuneProgress(chooseMode({json: this.jsonEnabled()}), (text) => process.stderr.write(text))
     let result: TuneResult
@@ -47,7 +49,7 @@ Prints the time to full traffic before → after, each gate's worst value and ma
     }
     const {text, ...shown} = result
     if (flags.write && text !== null) {
-      writeOutput('--write', flags.write, text)
+      writeOutput('--write', flags.write, inTheOriginalsForm(text, {text: runbook.source.kind === 'file' ? runbook.source.text : '', bom: startsWithBom(runbook.file)}))
       this.note(`tuned runbook saved to ${flags.write}`)
     } else if (flags.write) this.note(`nothing saved to ${flags.write}: no tuned runbook`)
     if (!this.jsonEnabled()) this.log(renderTune(result))

@@ -24,6 +24,17 @@ export function editRamps(text: string, edits: RampEdit[]): {text: string; snipp
   return {text: doc.toString(output), snippet: snippetOf(doc, text, edits)}
 }
 
+/**
+ * The tuned text as the author's file was written: CRLF line endings if the original used them
+ * (the YAML library writes LF), and the byte order mark if the original began with one (reading
+ * drops it). The YAML is the same either way; a diff of the file shows only the ramps.
+ */
+export function inTheOriginalsForm(text: string, original: {text: string; bom: boolean}): string {
+  const crlf = /\r\n/.test(original.text) && !/(^|[^\r])\n/.test(original.text)
+  const body = crlf ? text.replace(/\r?\n/g, '\r\n') : text
+  return original.bom ? `\ufeff${body}` : body
+}
+
 /** The edited steps as list items at the file's own indentation, each under a comment naming the step it replaces. */
 function snippetOf(doc: Document, text: string, edits: RampEdit[]): string {
   return edits
