@@ -27,15 +27,19 @@ function hookEnvironment(kind: string, hook: HookSpec, target: Target): NodeJS.P
 }
 
 /**
- * A hook's output with the values of sluice's secret-looking environment variables blanked out,
- * before it reaches an error message, and so the terminal and the journal. Short values are left
- * alone: blanking `1` or `us` everywhere would garble the message and hide nothing.
+ * A hook's output with secrets blanked out, before it reaches an error message, and so the
+ * terminal, the journal and every --json: the value of every variable the runbook hands the hook
+ * (whatever its name: SLACK_WEBHOOK_URL, GITHUB_PAT, DB_PASS), and of sluice's own secret-looking
+ * variables. Very short values are left alone (under 4 characters for a handed variable, 6 for
+ * the others): blanking `1` or `us` everywhere would garble the message and hide nothing.
  */
-export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env): string {
+export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env, handed: readonly string[] = []): string {
+  const secrets = Object.entries(env)
+    .filter(([name, value]) => value && (handed.includes(name) ? value.length >= 4 : value.length >= 6 && secretName.test(name)))
+    // Longest first, so a value that contains another is blanked whole.
+    .sort(([, a], [, b]) => b!.length - a!.length)
   let out = text
-  for (const [name, value] of Object.entries(env)) {
-    if (value && value.length >= 6 && secretName.test(name)) out = out.split(value).join(`[${name} redacted]`)
-  }
+  for (const [name, value] of secrets) out = out.split(value!).join(`[${name} redacted]`)
   return out
 }
 
@@ -86,7 +90,7 @@ export class CommandHooks implements HookPort {
       child.on('close', (code, sig) => {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
-        const last = (redactSecrets(output).trim().split('\n').at(-1) ?? '').slice(0, 500)
+        const last = (redactSecrets(output, process.env, hook.env).trim().split('\n').at(-1) ?? '').slice(0, 500)
         if (timedOut) reject(new Error(`${kind} hook ${command} timed out after ${hook.timeoutSeconds} s${last ? `: ${last}` : ''}`))
         else if (code !== 0) reject(new Error(`${kind} hook ${command} exited ${code ?? sig}${last ? `: ${last}` : ''}`))
         else resolve()

@@ -129,4 +129,22 @@ describe('resume and hooks', () => {
     expect(journal).toContain('[AWS_SECRET_ACCESS_KEY redacted]')
     for (const text of [run.stdout, run.stderr, journal]) expect(text).not.toContain(secret)
   }, 120_000)
+
+  it('a hook handed DB_PASS, GITHUB_PAT and SLACK_WEBHOOK_URL prints them: no value appears in any output, --json or journal', async () => {
+    const hook = join(fx.dir, 'chatty.sh')
+    writeFileSync(hook, '#!/bin/sh\necho "db $DB_PASS pat $GITHUB_PAT hook $SLACK_WEBHOOK_URL" >&2\nexit 1\n', {mode: 0o755})
+    const values = {DB_PASS: 'hunter2-marker', GITHUB_PAT: 'ghp_marker0123456789', SLACK_WEBHOOK_URL: 'https://hooks.slack.example/marker/T000/B000'}
+    const file = runbook('chatty', `  - {action: cycle, pool: mailbox, batch: 1, restart: {command: [${hook}], env: [DB_PASS, GITHUB_PAT, SLACK_WEBHOOK_URL]}}\n`)
+    const env = {...fx.env, ...values}
+    const run = await sluice(['run', file, '--yes', '--json'], {env})
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('db [DB_PASS redacted] pat [GITHUB_PAT redacted] hook [SLACK_WEBHOOK_URL redacted]')
+    const runId = (JSON.parse(run.stdout) as {runId: string}).runId
+    const runs = join(fx.dir, 'state', 'runs')
+    const files = readdirSync(runs).map((f) => readFileSync(join(runs, f), 'utf8')).join('\n')
+    const shown = await sluice(['journal', runId, '--json'], {env})
+    const watched = await sluice(['watch', runId, '--json'], {env})
+    for (const text of [run.stdout, run.stderr, files, shown.stdout, watched.stdout])
+      for (const value of Object.values(values)) expect(text).not.toContain(value)
+  }, 120_000)
 })

@@ -83,5 +83,8 @@ describe('hooks and secrets', () => {
   it('keeps short values and ordinary variables as they are', () => {
     expect(redactSecrets('region us-east-1, key id AKIA', {AWS_REGION: 'us-east-1', API_KEY: 'AKIA'})).toBe('region us-east-1, key id AKIA')
     expect(redactSecrets('the password is hunter22', {DB_PASSWORD: 'hunter22'})).toBe('the password is [DB_PASSWORD redacted]')
+    // A variable the runbook hands the hook is blanked whatever its name; one it does not hand, by name only.
+    expect(redactSecrets('db hunter2 at hooks.example/T0', {DB_PASS: 'hunter2', SLACK_WEBHOOK_URL: 'hooks.example/T0'}, ['DB_PASS', 'SLACK_WEBHOOK_URL'])).toBe('db [DB_PASS redacted] at [SLACK_WEBHOOK_URL redacted]')
+    expect(redactSecrets('db hunter2', {DB_PASS: 'hunter2'})).toBe('db hunter2')
   })
 })
