@@ -73,7 +73,10 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
     metrics = new CloudWatchMetrics(clients, clock, {loadBalancer: m.loadBalancer, loadBalancers: m.loadBalancers ?? {}, targetGroups: targets.targetGroups ?? {}, groups})
   } else if (m?.source === 'prometheus') {
     if (!m.url || !m.queries) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: a Prometheus source needs url and queries`)
-    metrics = new PrometheusMetrics(m.url, m.queries, clock)
+    const authorization = m.authorizationEnv === undefined ? undefined : process.env[m.authorizationEnv]
+    if (m.authorizationEnv !== undefined && !authorization)
+      throw new InputError(`${runbook.locate(['targets', 'metrics', 'authorizationEnv'])}: targets.metrics.authorizationEnv: $${m.authorizationEnv} is not set; it holds the Authorization header for ${m.url}`)
+    metrics = new PrometheusMetrics(m.url, m.queries, clock, authorization)
   }
 
   return {

@@ -15,10 +15,12 @@ export const prometheusTimeoutMs = 10_000
 export class PrometheusMetrics implements MetricsPort {
   readonly label: string
 
+  /** `authorization`: the Authorization header's value, from the environment; never in the label or an error. */
   constructor(
     private readonly url: string,
     private readonly queries: Partial<Record<MetricKind, string>>,
     private readonly clock: Clock,
+    private readonly authorization?: string,
   ) {
     this.label = `Prometheus ${url}`
   }
@@ -37,7 +39,7 @@ export class PrometheusMetrics implements MetricsPort {
       new Error(`${this.label}: query for ${kind} failed: ${signal?.aborted ? 'stopped by the interrupt' : deadline.aborted ? `no answer within ${prometheusTimeoutMs / 1000} s` : (error as Error).message}`)
     let response: Response
     try {
-      response = await fetch(endpoint, {signal: stop})
+      response = await fetch(endpoint, {signal: stop, ...(this.authorization ? {headers: {Authorization: this.authorization}} : {})})
     } catch (error) {
       throw failed(error)
     }

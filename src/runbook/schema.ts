@@ -2,6 +2,16 @@ import {z} from 'zod'
 import {limits} from './limits.js'
 import {countOrPercent, duration} from './units.js'
 
+/** Whether a URL carries a user name or password (`https://user:pass@host`). */
+function hasCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url)
+    return parsed.username !== '' || parsed.password !== ''
+  } catch {
+    return false
+  }
+}
+
 // Every field carries a description: `sluice schema` exports them, and an editor shows them on hover.
 
 const name = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes')
@@ -213,7 +223,17 @@ export const runbookSchema = z.strictObject({
             .describe("Where gate metrics come from. haproxy: HAProxy's own counters over targets.haproxy.socket (error-rate, request-rate, healthy-targets; no latency-p99)."),
           loadBalancer: z.string().optional().describe('CloudWatch: the LoadBalancer dimension, `app/name/id`.'),
           loadBalancers: z.record(name, z.string()).optional().describe('CloudWatch: pool → `app/name/id` when pools sit behind different load balancers.'),
-          url: z.string().regex(/^https?:\/\/\S+$/, 'expected an http(s) URL').optional().describe("Prometheus: the server's base URL."),
+          url: z
+            .string()
+            .regex(/^https?:\/\/\S+$/, 'expected an http(s) URL')
+            .refine((url) => !hasCredentials(url), 'a URL with credentials (user:password@) would put them in the journal and every log; give the Authorization header in an environment variable named by authorizationEnv instead')
+            .optional()
+            .describe("Prometheus: the server's base URL, without credentials."),
+          authorizationEnv: z
+            .string()
+            .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected the name of an environment variable')
+            .optional()
+            .describe('Prometheus: the environment variable that holds the Authorization header (`Bearer TOKEN`, or `Basic BASE64`); its value is sent, never written anywhere.'),
           queries: z
             .partialRecord(z.enum(['error-rate', 'latency-p99', 'request-rate', 'healthy-targets']), z.string().min(1))
             .optional()

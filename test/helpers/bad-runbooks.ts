@@ -180,4 +180,16 @@ ${twoRegionsDns}steps:
     where: (t) => at(t, '\t'),
     message: /^malformed YAML: Tabs are not allowed as indentation$/,
   },
+  {
+    name: 'a Prometheus URL with a password in it',
+    text: `name: prom-password
+targets:
+  dns: {zone: Z1, record: api.example.com, sets: {api-west: west, api-east: east}}
+  metrics: {source: prometheus, url: 'http://ops:hunter2@prometheus.internal:9090', queries: {error-rate: errors}}
+steps:
+  - {action: freeze, reason: rehearsal}
+`,
+    where: (t) => at(t, "'http://ops"),
+    message: /^targets\.metrics\.url: a URL with credentials \(user:password@\) would put them in the journal and every log; give the Authorization header in an environment variable named by authorizationEnv instead$/,
+  },
 ]

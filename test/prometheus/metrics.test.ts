@@ -7,10 +7,12 @@ import {FakeClock} from '../helpers/fakes.js'
 describe('Prometheus gate metrics', () => {
   let url = ''
   const queries: string[] = []
+  const authorizations: Array<string | undefined> = []
   const answers: Record<string, unknown> = {}
   const server = createServer((req, res) => {
     const q = new URL(req.url!, 'http://x').searchParams.get('query')!
     queries.push(q)
+    authorizations.push(req.headers.authorization)
     res.setHeader('content-type', 'application/json')
     res.end(JSON.stringify(answers[q] ?? {status: 'error', error: `unexpected query ${q}`}))
   })
@@ -27,6 +29,15 @@ describe('Prometheus gate metrics', () => {
     expect(await metrics.read('error-rate', 60, 'west')).toBe(1.75)
     expect(await metrics.read('latency-p99', 30)).toBeNull()
     expect(queries).toEqual(['errors{pool="west"}[60s]', 'p99[30s]'])
+  })
+
+  it('sends the Authorization header it was given (from the environment), and never names it', async () => {
+    const metrics = new PrometheusMetrics(url, {'error-rate': 'authed'}, new FakeClock(), 'Bearer prom-token-marker')
+    answers.authed = {status: 'success', data: {resultType: 'vector', result: [{value: [0, '0']}]}}
+    authorizations.length = 0
+    expect(await metrics.read('error-rate', 60)).toBe(0)
+    expect(authorizations).toEqual(['Bearer prom-token-marker'])
+    expect(metrics.label).not.toContain('marker')
   })
 
   it('a server that accepts and never answers is cut off by the run\'s signal, without waiting for the 10 s deadline', async () => {
