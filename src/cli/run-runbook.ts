@@ -1,11 +1,11 @@
 import {writeOutput} from './output-file.js'
-import {userInfo} from 'node:os'
 import type {StepResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {runIn, type Mode} from '../runner.js'
 import {exitCodeOf} from './exit-codes.js'
+import {operatorName} from '../state/journal.js'
 import {openStateStore} from './state-store.js'
 import {checkLockId} from '../state/leases.js'
 import {onStopSignals} from './stop-signals.js'
@@ -32,13 +32,7 @@ export interface Printer {
   color: boolean
 }
 
-export function operator(): string {
-  try {
-    return process.env.SLUICE_OPERATOR ?? userInfo().username
-  } catch {
-    return 'unknown'
-  }
-}
+export const operator = operatorName
 
 type ModeFlags = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
   Partial<FlagValues<typeof rehearsalFlags & typeof reportFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>> & {'start-at'?: number}

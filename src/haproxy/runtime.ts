@@ -1,4 +1,5 @@
 import {connect, type Socket} from 'node:net'
+import {escapeControls} from '../input/terminal-safe.js'
 import {FailedError} from '../errors.js'
 
 /** How long one Runtime API command may take, connect included, unless the caller says otherwise. */
@@ -33,6 +34,9 @@ export class RuntimeError extends FailedError {
  * too, never as a status, so callers that change something use `change`, which treats any answer
  * as a refusal (every change command sluice sends answers nothing when it succeeds).
  */
+/** The most of one answer sluice reads: far above the biggest `show stat` or `show map` of a real HAProxy. */
+export const maxAnswerBytes = 16 * 1024 * 1024
+
 export class RuntimeApi {
   readonly address: RuntimeAddress
   readonly label: string
@@ -51,6 +55,7 @@ export class RuntimeApi {
     if (signal?.aborted) return Promise.reject(new RuntimeError(this.label, command, 'was not sent: the run was interrupted'))
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = []
+      let received = 0
       let settled = false
       const socket: Socket = this.address.kind === 'unix' ? connect(this.address.path) : connect(this.address.port, this.address.host)
       const finish = (error: Error | null, text?: string) => {
@@ -66,8 +71,14 @@ export class RuntimeApi {
       signal?.addEventListener('abort', onAbort, {once: true})
       const timer = setTimeout(() => finish(new RuntimeError(this.label, command, `had no answer within ${this.deadlineMs / 1000} s`)), this.deadlineMs)
       socket.on('connect', () => socket.end(`${command}\n`))
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk))
-      socket.on('end', () => finish(null, Buffer.concat(chunks).toString('utf8')))
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length
+        // No answer sluice asks for comes near this; a socket that streams for ever must not fill the heap.
+        if (received > maxAnswerBytes) return finish(new RuntimeError(this.label, command, `answered more than ${maxAnswerBytes / 1024 / 1024} MiB; sluice stopped reading (no answer it asks for is that long: is this HAProxy's stats socket?)`))
+        chunks.push(chunk)
+      })
+      // What HAProxy says may reach a terminal: its control characters are written out.
+      socket.on('end', () => finish(null, escapeControls(Buffer.concat(chunks).toString('utf8'))))
       socket.on('error', (error: NodeJS.ErrnoException) => finish(this.connectError(command, error)))
     })
   }

@@ -1,5 +1,6 @@
 import {createHash} from 'node:crypto'
-import {hostname} from 'node:os'
+import {hostname, userInfo} from 'node:os'
+import {escapeControls} from '../input/terminal-safe.js'
 import type {ControlIntent, ControlSender} from '../ports/controls.js'
 import type {Mutation, RecordedMutation, RunEvent, StepStatus} from '../ports/io.js'
 import type {JournalEntry, JournalRead, StateStore} from '../ports/state-store.js'
@@ -133,4 +134,13 @@ export function firstUnfinishedStep(read: JournalRead, steps: number): number {
   return steps
 }
 
-export const thisHost = hostname()
+export const thisHost = escapeControls(hostname())
+
+/** Who is operating: $SLUICE_OPERATOR, else the user; written into journals, locks and the freeze, so made terminal-safe. */
+export function operatorName(): string {
+  try {
+    return escapeControls(process.env.SLUICE_OPERATOR ?? userInfo().username)
+  } catch {
+    return 'unknown'
+  }
+}

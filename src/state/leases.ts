@@ -1,8 +1,8 @@
 import {randomBytes} from 'node:crypto'
-import {userInfo} from 'node:os'
 import {InputError, RefusedError} from '../errors.js'
 import type {FreezePort} from '../ports/control-plane.js'
 import type {ControlIntent} from '../ports/controls.js'
+import {operatorName} from './journal.js'
 import {byPid, judgeHolder} from './liveness.js'
 import {thisPlace, thisStart} from './process-place.js'
 import {checkRunId, journalLock, MAX_LEASE_SECONDS, RUN_ID_PATTERN, LockedError, type JournalEntry, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
@@ -27,13 +27,6 @@ export function leaseSeconds(): number {
 }
 
 
-function defaultOperator(): string {
-  try {
-    return process.env.SLUICE_OPERATOR ?? userInfo().username
-  } catch {
-    return 'unknown'
-  }
-}
 
 /** A lock id as `sluice locks` shows it: bad input otherwise (a run id is the usual mistake). */
 export function checkLockId(lockId: string): string {
@@ -92,7 +85,7 @@ export abstract class LeasingStore implements StateStore {
     // it must hold the journal's lock, so two live processes never write one journal.
     if (entry.seq > 1) {
       const resource = journalLock(runId)
-      if (!this.held.has(resource)) await this.acquire([resource], {...(this.who ?? {operator: defaultOperator(), host: 'unknown'}), runId})
+      if (!this.held.has(resource)) await this.acquire([resource], {...(this.who ?? {operator: operatorName(), host: 'unknown'}), runId})
       const lost = this.troubles.get(runId)
       if (lost) throw lost
     }

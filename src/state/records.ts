@@ -1,6 +1,7 @@
 import {statSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {z} from 'zod'
+import {parseJsonSafely} from '../input/terminal-safe.js'
 import {FailedError, RefusedError} from '../errors.js'
 import type {FreezeRecord} from '../ports/control-plane.js'
 import {MAX_LEASE_SECONDS, type JournalEntry, type JournalRead, type LockRecord} from '../ports/state-store.js'
@@ -113,7 +114,7 @@ export function parseJournal(source: string, text: string): JournalRead {
   const take = (line: string, n: number): void => {
     let value: unknown
     try {
-      value = JSON.parse(line)
+      value = parseJsonSafely(line)
     } catch {
       throw new DamagedStateError(`${source}:${n}: not JSON; the journal was changed after it was written`)
     }
@@ -150,7 +151,7 @@ function lineOfJsonError(text: string, error: Error): number {
 export function parseFreeze(source: string, text: string): FreezeRecord {
   let value: unknown
   try {
-    value = JSON.parse(text)
+    value = parseJsonSafely(text)
   } catch (error) {
     throw new DamagedStateError(`${source}:${lineOfJsonError(text, error as Error)}: the freeze record is not JSON (${(error as Error).message}); \`sluice unfreeze --force\` clears it`)
   }
@@ -173,7 +174,7 @@ const lockSchema = z.looseObject({
 export function parseLock(resource: string, text: string, fingerprint: string, defaultLease: number): LockRecord {
   let value: unknown
   try {
-    value = JSON.parse(text)
+    value = parseJsonSafely(text)
   } catch {
     value = null
   }
@@ -198,7 +199,7 @@ const controlSchema = z.object({seq: int.positive(), kind: z.enum(controlKinds),
 export function parseControl(source: string, text: string): ControlIntent {
   let value: unknown
   try {
-    value = JSON.parse(text)
+    value = parseJsonSafely(text)
   } catch (error) {
     throw new DamagedStateError(`${source}:1: the control record is not JSON (${(error as Error).message})`)
   }
