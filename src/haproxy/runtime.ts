@@ -13,7 +13,9 @@ export function parseAddress(address: string): RuntimeAddress {
   if (address.startsWith('/') || address.startsWith('.')) return {kind: 'unix', path: address}
   const m = /^(?:tcp:|ipv4@)?(\[[^\]]+\]|[^:]+):(\d+)$/.exec(address)
   if (!m) throw new FailedError(`haproxy runtime API address "${address}" is neither a unix socket path (unix:/run/haproxy/admin.sock) nor host:port`)
-  return {kind: 'tcp', host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2])}
+  const port = Number(m[2])
+  if (!(port >= 1 && port <= 65535)) throw new FailedError(`haproxy runtime API address "${address}": port ${m[2]} is not a TCP port; expected 1 to 65535`)
+  return {kind: 'tcp', host: m[1].replace(/^\[|\]$/g, ''), port}
 }
 
 /** A Runtime API command HAProxy answered with an error, or that never got an answer. */

@@ -94,6 +94,13 @@ steps:
     ])
   })
 
+  it('a TCP socket whose port is not a port (127.0.0.1:99999999): refused at validate, not by Node live', () => {
+    const text = onHaproxy('  - {action: wait, for: 1}\n').replace('unix:/run/haproxy/admin.sock', '127.0.0.1:99999999')
+    expect(problems('port.yaml', text)).toEqual([
+      'port.yaml:4:13: targets.haproxy.socket: haproxy runtime API address "127.0.0.1:99999999": port 99999999 is not a TCP port; expected 1 to 65535',
+    ])
+  })
+
   it('a slow start declared for a pool with no backend: refused there', () => {
     const text = onHaproxy('  - {action: wait, for: 1}\n').replace('slowStart: {blue: 30}', 'slowStart: {red: 30}')
     expect(problems('slow.yaml', text)).toEqual(['slow.yaml:6:22: targets.haproxy.slowStart.red: no pool "red" in targets.haproxy.backends; it has blue, green'])
