@@ -6,7 +6,7 @@ import {createHash} from 'node:crypto'
 import type {ControlIntent} from '../ports/controls.js'
 import type {JournalEntry, JournalRead, LockRecord} from '../ports/state-store.js'
 import {LeasingStore} from '../state/leases.js'
-import {checkEntry, DamagedStateError, parseControl, parseFreeze, parseJournal, parseLock} from '../state/records.js'
+import {checkEntry, checkStart, DamagedStateError, parseControl, parseFreeze, parseJournal, parseLock} from '../state/records.js'
 
 type Item = Record<string, AttributeValue>
 
@@ -153,7 +153,7 @@ export class DynamoStore extends LeasingStore {
       const checked = checkEntry(value)
       if (typeof checked === 'string') throw new DamagedStateError(`${source}:${item.sk.N}: ${checked}`)
     }
-    return parseJournal(source, items.map((i) => `${i.entry.S}\n`).join(''))
+    return checkStart(source, parseJournal(source, items.map((i) => `${i.entry.S}\n`).join('')))
   }
 
   async runIds(): Promise<string[]> {

@@ -7,7 +7,7 @@ import {code, privateDir, writePrivateFile} from './private-files.js'
 import type {ControlIntent} from '../ports/controls.js'
 import {RUN_ID_PATTERN, type JournalEntry, type JournalRead, type LockRecord} from '../ports/state-store.js'
 import {LeasingStore} from '../state/leases.js'
-import {DamagedStateError, parseControl, parseJournal, parseLock, stateFileError} from '../state/records.js'
+import {checkStart, DamagedStateError, parseControl, parseJournal, parseLock, stateFileError} from '../state/records.js'
 
 /** A resource name as a file name: readable, and safe for ARNs' slashes and colons. */
 function lockFile(resource: string): string {
@@ -104,7 +104,7 @@ export class LocalStore extends LeasingStore {
   protected async readJournal(runId: string): Promise<JournalRead | null> {
     const file = this.journalFile(runId)
     const text = this.readText(file)
-    return text === null ? null : parseJournal(file, text)
+    return text === null ? null : checkStart(file, parseJournal(file, text))
   }
 
   async runIds(): Promise<string[]> {

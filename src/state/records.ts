@@ -70,7 +70,12 @@ const mutation = z.looseObject({
 
 /** What each kind of entry must carry; kinds sluice does not know need only the common fields. */
 const bodies: Record<string, z.ZodType> = {
-  'run-start': z.looseObject({runId: z.string(), runbookName: z.string(), runbookSha256: z.string(), operator: z.string(), host: z.string(), pid: int, resources: z.array(z.string())}),
+  'run-start': z
+    .looseObject({runId: z.string(), runbookName: z.string(), runbookSha256: z.string(), operator: z.string(), host: z.string(), pid: int, resources: z.array(z.string())})
+    .refine((e) => (typeof e.runbookFile === 'string') !== (e.runbookInput !== undefined && e.runbookInput !== null), {
+      message: 'expected the runbook it ran: a runbookFile (a path) or a runbookInput (the input its flags made), one of the two',
+      path: ['runbookFile'],
+    }),
   resume: z.looseObject({operator: z.string(), host: z.string(), fromStep: int}),
   plan: z.looseObject({runbook: z.string(), steps: z.array(z.unknown())}),
   'step-start': z.looseObject({step: int, title: z.string()}),
@@ -136,6 +141,19 @@ export function parseJournal(source: string, text: string): JournalRead {
   // A complete entry written without its newline (unusual, but not a torn write).
   take(last, lines.length + 1)
   return {entries, torn: null}
+}
+
+/**
+ * A journal begins with its run-start entry, written whole before anything else: an empty one,
+ * or one that begins otherwise, is damaged at line 1 (not a run with nothing to say).
+ */
+export function checkStart(source: string, read: JournalRead): JournalRead {
+  // A journal whose only line is torn is reported as torn, by whoever reads it for recovery.
+  if (read.entries.length === 0 && read.torn) return read
+  const first = read.entries[0]
+  if (!first) throw new DamagedStateError(`${source}:1: the journal is empty; a run's journal begins with its run-start entry (it was emptied, or a crash cut it off as it was created)`)
+  if (first.type !== 'run-start') throw new DamagedStateError(`${source}:1: the journal begins with a ${first.type} entry, not run-start; it was edited or cut`)
+  return read
 }
 
 const freezeSchema = z.looseObject({by: z.string(), reason: z.string(), since: iso, expires: iso.optional(), runId: z.string().optional(), byHand: z.boolean().optional()})

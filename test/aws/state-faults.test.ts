@@ -88,7 +88,9 @@ describe.runIf(root)('a full disk', () => {
     let seq = 1
     for (; seq < 20 && !error; seq++) {
       const size = seq === 1 ? 0 : statSync(path).size
-      error = await store.append(runId, {seq, at: new Date().toISOString(), type: 'note', text: big}).catch((e: unknown) => e)
+      // A journal begins with its run-start entry; the rest are notes, each as big.
+      const first = {type: 'run-start', runId, runbookName: 'x', runbookSha256: 'abc', runbookFile: '/tmp/x.yaml', operator: 'alice', host: 'h', pid: 1, resources: []}
+      error = await store.append(runId, {seq, at: new Date().toISOString(), ...(seq === 1 ? first : {type: 'note'}), text: big}).catch((e: unknown) => e)
       if (error) expect(statSync(path).size).toBe(size)
     }
     expect((error as Error).message).toBe(`cannot append entry ${seq - 1} to ${path}: no space left on device (ENOSPC)`)
@@ -101,8 +103,23 @@ describe.runIf(root)('a full disk', () => {
 
 describe('damaged state files are reported with file and line', () => {
   const RUN = '20261104-100000-aaaa'
-  const start = {seq: 1, at: '2026-11-04T10:00:00.000Z', type: 'run-start', runId: RUN, runbookName: 'x', runbookSha256: 'abc', operator: 'alice', host: 'h', pid: 1, resources: []}
+  const start = {seq: 1, at: '2026-11-04T10:00:00.000Z', type: 'run-start', runId: RUN, runbookName: 'x', runbookSha256: 'abc', runbookFile: '/tmp/x.yaml', operator: 'alice', host: 'h', pid: 1, resources: []}
   const state = () => fx.env.SLUICE_STATE
+
+  it.each([
+    ['empty', '', "the journal is empty; a run's journal begins with its run-start entry"],
+    ['a run-start naming no runbook', `${JSON.stringify({...start, runbookFile: undefined})}\n`, 'a run-start entry without what it needs: runbookFile: expected the runbook it ran: a runbookFile (a path) or a runbookInput'],
+    ['one that begins with a step', `${JSON.stringify({...start, type: 'step-start', step: 0, title: 'x'})}\n`, 'the journal begins with a step-start entry, not run-start'],
+  ])('a journal that is %s: journal, resume and rollback name FILE:1 (exit 4)', async (_what, text, problem) => {
+    mkdirSync(join(state(), 'runs'), {recursive: true})
+    const path = join(state(), 'runs', `${RUN}.jsonl`)
+    writeFileSync(path, text)
+    for (const args of [['journal', RUN], ['resume', RUN, '--yes'], ['rollback', RUN, '--yes']]) {
+      const result = await sluice(args, {env: fx.env})
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4)
+      expect(result.stderr).toContain(`Error: ${path}:1: ${problem}`)
+    }
+  })
 
   it.each([
     ['[1,2,3]', 'not a journal entry: expected a JSON object, got an array'],

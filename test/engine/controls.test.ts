@@ -102,7 +102,7 @@ describe('controls through a state store', () => {
   it('are numbered per run, polled by the running process, acted on once, and refused for a run that is not running', async () => {
     const store = new LocalStore(mkdtempSync(join(tmpdir(), 'sluice-controls-')))
     const runId = '20261130-054012-a1b2'
-    await store.append(runId, {seq: 1, at: new Date().toISOString(), type: 'run-start', runId, runbookName: 'rb', runbookSha256: 'x', operator: 'alice', host: 'h', pid: 1, aws: {}, resources: []})
+    await store.append(runId, {seq: 1, at: new Date().toISOString(), type: 'run-start', runId, runbookName: 'rb', runbookSha256: 'x', runbookFile: '/tmp/rb.yaml', operator: 'alice', host: 'h', pid: 1, aws: {}, resources: []})
     expect(lifeAt(runId, await store.read(runId), await store.locks(), new LeaseObserver()).state).toBe('dead')
     await store.sendControl(runId, {...who, kind: 'pause', at: new Date().toISOString()})
     const aborted: ControlIntent[] = []

@@ -29,11 +29,13 @@ const journalFile = (store: LocalStore, runId = RUN) => join(store.dir, 'runs', 
 describe('the local state store: journals', () => {
   it('appends entries as JSON lines, one per entry, and reads them back in order', async () => {
     const store = fresh()
-    await store.append(RUN, entry(1, 'note', {text: 'x'}))
+    // A journal begins with its run-start entry (a store reads one that does not as damaged).
+    const start = entry(1, 'run-start', {runId: RUN, runbookName: 'x', runbookSha256: 'abc', runbookFile: '/tmp/x.yaml', operator: 'alice', host: 'h', pid: 1, resources: []})
+    await store.append(RUN, start)
     await store.append(RUN, entry(2, 'step-start', {step: 0, title: 'ramp'}))
     const text = readFileSync(journalFile(store), 'utf8')
-    expect(text.split('\n')).toEqual([JSON.stringify(entry(1, 'note', {text: 'x'})), JSON.stringify(entry(2, 'step-start', {step: 0, title: 'ramp'})), ''])
-    expect(await store.read(RUN)).toEqual({entries: [entry(1, 'note', {text: 'x'}), entry(2, 'step-start', {step: 0, title: 'ramp'})], torn: null})
+    expect(text.split('\n')).toEqual([JSON.stringify(start), JSON.stringify(entry(2, 'step-start', {step: 0, title: 'ramp'})), ''])
+    expect(await store.read(RUN)).toEqual({entries: [start, entry(2, 'step-start', {step: 0, title: 'ramp'})], torn: null})
     await store.release([], RUN)
   })
 
@@ -53,7 +55,7 @@ describe('the local state store: journals', () => {
 
   it('a torn last line is reported with its line and size, and the entries before it are kept', async () => {
     const store = fresh()
-    await store.append(RUN, entry(1, 'note'))
+    await store.append(RUN, entry(1, 'run-start', {runId: RUN, runbookName: 'x', runbookSha256: 'abc', runbookFile: '/tmp/x.yaml', operator: 'alice', host: 'h', pid: 1, resources: []}))
     await store.append(RUN, entry(2, 'note'))
     await store.release([], RUN)
     appendFileSync(journalFile(store), '{"seq":3,"at":"2026-11-04T10:0')
