@@ -1,5 +1,5 @@
 import {createHash, randomBytes} from 'node:crypto'
-import {closeSync, fchmodSync, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
+import {closeSync, fchmodSync, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import type {FreezePort} from '../ports/control-plane.js'
 import {FreezeFile} from './freeze-file.js'
@@ -8,6 +8,7 @@ import type {ControlIntent} from '../ports/controls.js'
 import {RUN_ID_PATTERN, type JournalEntry, type JournalRead, type LockRecord} from '../ports/state-store.js'
 import {LeasingStore} from '../state/leases.js'
 import {checkStart, DamagedStateError, parseControl, parseJournal, parseLock, stateFileError} from '../state/records.js'
+import {processRuns} from '../state/process-place.js'
 
 /** A resource name as a file name: readable, and safe for ARNs' slashes and colons. */
 function lockFile(resource: string): string {
@@ -205,12 +206,33 @@ export class LocalStore extends LeasingStore {
       if (code(error) === 'ENOENT') return []
       throw stateFileError('list', this.locksDir(), error)
     }
+    this.sweepLeftovers(files)
     const out: LockRecord[] = []
     for (const f of files.filter((name) => name.endsWith('.json'))) {
       const text = this.readText(join(this.locksDir(), f))
       if (text !== null) out.push(this.parse(f.slice(0, -'.json'.length), text))
     }
     return out.sort((a, b) => a.resource.localeCompare(b.resource))
+  }
+
+  /**
+   * Removes what a process killed between two steps of a lock change left behind: a renewal's
+   * `LOCK.json.PID.tmp` or a takeover's `LOCK.json.PID.HEX.claim`. Only when that pid no longer
+   * runs here and the file is older than any change takes (ten minutes), so a process on another
+   * host sharing this directory is never cut off mid-change.
+   */
+  private sweepLeftovers(files: string[]): void {
+    const now = Date.now()
+    for (const f of files) {
+      const m = /\.json\.(\d+)(?:\.[0-9a-f]+\.claim|\.tmp)$/.exec(f)
+      if (!m || processRuns(Number(m[1]))) continue
+      const file = join(this.locksDir(), f)
+      try {
+        if (now - statSync(file).mtimeMs > 10 * 60_000) rmSync(file, {force: true})
+      } catch {
+        // Gone already, or not ours to remove: it stays, and harms nothing.
+      }
+    }
   }
 
   /** A run's controls: one file per control, `controls/RUN/SEQ.json`, created exclusively. */

@@ -1,4 +1,4 @@
-import {appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -161,6 +161,26 @@ describe('the local state store: locks are leases', () => {
     expect(performance.now() - started).toBeLessThan(5000)
     expect(waits[0]).toMatch(/\(its lock record is damaged: a lease of 1000000000000 s, past the 3600 s at most that sluice writes; judged by a 1 s lease\): watching for up to 1 s/)
     await store.release(['route53:Z1', 'x'], RUN)
+    await store.release(['x'], RUN2)
+  })
+
+  it('leftovers of a process killed mid-change (a renewal\'s .tmp, a takeover\'s .claim) are swept once old and their pid is gone; fresh or live ones stay', async () => {
+    const store = fresh()
+    await store.acquire(['x'], holder(RUN2)) // makes the locks directory
+    const locks = join(store.dir, 'locks')
+    const old = new Date(Date.now() - 60 * 60_000)
+    const dead = 2 ** 31 - 2
+    const files = {
+      deadTmp: `route53_Z1.json.${dead}.tmp`, deadClaim: `route53_Z1.json.${dead}.0a1b2c3d.claim`,
+      freshTmp: `route53_Z2.json.${dead}.tmp`, liveTmp: `route53_Z3.json.${process.pid}.tmp`,
+    }
+    for (const f of Object.values(files)) writeFileSync(join(locks, f), '{}')
+    for (const f of [files.deadTmp, files.deadClaim, files.liveTmp]) utimesSync(join(locks, f), old, old)
+    await store.locks()
+    const left = readdirSync(locks)
+    expect(left).not.toContain(files.deadTmp)
+    expect(left).not.toContain(files.deadClaim)
+    expect(left).toEqual(expect.arrayContaining([files.freshTmp, files.liveTmp]))
     await store.release(['x'], RUN2)
   })
 
