@@ -34,6 +34,40 @@ export class DynamoStore extends LeasingStore {
     this.freeze = new DynamoFreeze(this)
   }
 
+  /** Throttled calls since the last notice, and the backoff they waited. */
+  private throttled = {calls: 0, attempts: 0, delayMs: 0, since: 0}
+
+  /**
+   * One DynamoDB call, with its deadline and error naming (awsCall). The SDK retries a throttled
+   * call by itself and says only in the answer's metadata that it did: a store that throttles is
+   * said on the notice channel, at most every 5 s with what it cost, so an operator can tell a
+   * run that is slow on its state store from one that is stuck.
+   */
+  private async call<T extends {$metadata?: {attempts?: number; totalRetryDelay?: number}}>(operation: string, send: () => Promise<T>): Promise<T> {
+    let out: T
+    try {
+      out = await awsCall('DynamoDB', operation, this.label, send)
+    } catch (error) {
+      this.noteRetries(operation, (error as {$metadata?: T['$metadata']}).$metadata)
+      throw error
+    }
+    this.noteRetries(operation, out.$metadata)
+    return out
+  }
+
+  private noteRetries(operation: string, metadata: {attempts?: number; totalRetryDelay?: number} | undefined): void {
+    const attempts = metadata?.attempts ?? 1
+    if (attempts <= 1) return
+    const t = this.throttled
+    t.calls++
+    t.attempts += attempts - 1
+    t.delayMs += metadata?.totalRetryDelay ?? 0
+    const now = Date.now()
+    if (now - t.since < 5000) return
+    this.notice?.(`${this.label} is throttling or failing calls: ${t.calls} call${t.calls === 1 ? '' : 's'} (the last ${operation}) needed ${t.attempts} retr${t.attempts === 1 ? 'y' : 'ies'}, ${(t.delayMs / 1000).toFixed(1)} s of backoff in all; the run goes on, slower`)
+    this.throttled = {calls: 0, attempts: 0, delayMs: 0, since: now}
+  }
+
   private async sdk() {
     const m = await import('@aws-sdk/client-dynamodb')
     const client = await this.clients.dynamodb()
@@ -74,7 +108,7 @@ export class DynamoStore extends LeasingStore {
   async put(item: Item, condition?: {expression: string; values?: Item}): Promise<boolean> {
     const {m, client} = await this.sdk()
     try {
-      await awsCall('DynamoDB', 'PutItem', this.label, () =>
+      await this.call('PutItem', () =>
         client.send(new m.PutItemCommand({
           TableName: this.table, Item: item,
           ...(condition ? {ConditionExpression: condition.expression, ...(condition.values ? {ExpressionAttributeValues: condition.values} : {})} : {}),
@@ -89,7 +123,7 @@ export class DynamoStore extends LeasingStore {
 
   async get(pk: string): Promise<Item | undefined> {
     const {m, client} = await this.sdk()
-    const out = await awsCall('DynamoDB', 'GetItem', this.label, () => client.send(new m.GetItemCommand({TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}}, ConsistentRead: true})))
+    const out = await this.call('GetItem', () => client.send(new m.GetItemCommand({TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}}, ConsistentRead: true})))
     return out.Item
   }
 
@@ -97,7 +131,7 @@ export class DynamoStore extends LeasingStore {
   async delete(pk: string, version?: string): Promise<boolean> {
     const {m, client} = await this.sdk()
     try {
-      await awsCall('DynamoDB', 'DeleteItem', this.label, () =>
+      await this.call('DeleteItem', () =>
         client.send(new m.DeleteItemCommand({
           TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}},
           ...(version ? {ConditionExpression: 'version = :v', ExpressionAttributeValues: {':v': {S: version}}} : {}),
@@ -115,7 +149,7 @@ export class DynamoStore extends LeasingStore {
     const items: Item[] = []
     let start: Item | undefined
     do {
-      const out = await awsCall('DynamoDB', 'Query', this.label, () =>
+      const out = await this.call('Query', () =>
         client.send(new m.QueryCommand({
           TableName: this.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: {':pk': {S: pk}}, ConsistentRead: true, ExclusiveStartKey: start,
         })),

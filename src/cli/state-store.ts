@@ -17,6 +17,7 @@ export async function openStateStore(flag: string | undefined, aws: AwsOptions):
     announced.add(store.label)
     process.stderr.write(`using ${store.label} (${choice.from})\n`)
     if (choice.notice) process.stderr.write(`notice: ${choice.notice}\n`)
+    store.notice = (message) => void process.stderr.write(`notice: ${message}\n`)
   }
   return store
 }

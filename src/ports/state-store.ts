@@ -87,6 +87,8 @@ export class LockedError extends RefusedError {
 export interface StateStore {
   readonly label: string
   readonly freeze: FreezePort
+  /** Where the store says what an operator should know about it while it works (a team store that throttles). */
+  notice?: (message: string) => void
   /** Appends one entry, whole or not at all; it is durable when the promise resolves. */
   append(runId: string, entry: JournalEntry): Promise<void>
   /** A run's journal, every entry checked; a run id that is not one, or is unknown, is bad input. */

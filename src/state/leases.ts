@@ -39,6 +39,7 @@ export function checkLockId(lockId: string): string {
 export abstract class LeasingStore implements StateStore {
   abstract readonly label: string
   abstract readonly freeze: FreezePort
+  notice?: (message: string) => void
   protected readonly lease = leaseSeconds()
   /** The locks this process holds, by resource: renewed every lease / HEARTBEATS_PER_LEASE. */
   private readonly held = new Map<string, LockRecord>()

@@ -49,3 +49,19 @@ describe('a runbook\'s unfreeze step and another team\'s freeze', () => {
     expect(JSON.parse(check.stdout)).toMatchObject({freeze: {by: 'payments-oncall', reason: 'payments release hold'}})
   }, 120_000)
 })
+
+describe('a team store that throttles', () => {
+  it('says so on stderr with the retries and backoff it cost, and the freeze still lands', async () => {
+    const env = {...fx.env, SLUICE_STATE: `dynamodb://${uniqueName('throttled')}`}
+    // Create the table first, so only the freeze's own writes are throttled.
+    expect((await sluice(['freeze', 'check'], {env})).code).toBe(0)
+    fx.proxy.inject({
+      operation: 'PutItem', times: 2, status: 400, contentType: 'application/x-amz-json-1.0',
+      body: '{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}',
+    })
+    const frozen = await sluice(['freeze', '--reason', 'slow store'], {env})
+    expect(frozen.code, frozen.stderr).toBe(0)
+    expect(frozen.stderr).toMatch(/notice: dynamodb:\/\/\S+ is throttling or failing calls: 1 call \(the last PutItem\) needed 2 retries, \d+\.\d s of backoff in all; the run goes on, slower/)
+    expect((await sluice(['freeze', 'check'], {env})).code).toBe(4)
+  }, 120_000)
+})
