@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {decimal} from '../src/cli/flags.js'
-import {writeOutput} from '../src/cli/output-file.js'
+import {checkOutputName, writeOutput} from '../src/cli/output-file.js'
 import {runDrillCommand} from '../src/cli/drill-run.js'
 import {drillJson, drillSvg, outcomesAgree, renderDrill, type DrillJson} from '../src/report/drill.js'
 
@@ -35,6 +35,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
 
   async run(): Promise<DrillJson> {
     const {args, flags} = await this.parse(Drill)
+    checkOutputName('--svg', flags.svg)
     const report = await runDrillCommand(args.target, {
       setup: flags.setup,
       scales: {...(flags['rate-scale'] === undefined ? {} : {rateScale: flags['rate-scale']}), ...(flags['time-scale'] === undefined ? {} : {timeScale: flags['time-scale']})},

@@ -13,7 +13,7 @@ import {buildAxes} from '../src/sweep/grid.js'
 import {sweepParams} from '../src/sweep/params.js'
 import {sweepProgress} from '../src/cli/sweep-progress.js'
 import {StatusLine} from '../src/cli/terminal/status-line.js'
-import {writeOutput} from '../src/cli/output-file.js'
+import {checkOutputName, writeOutput} from '../src/cli/output-file.js'
 import {runSweep, sweepJson, type SweepJson} from '../src/sweep/sweep.js'
 import {cellRunner, defaultWorkers} from '../src/sweep/workers.js'
 
@@ -65,6 +65,8 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
 
   async run(): Promise<SimulationJson | SweepJson> {
     const {flags} = await this.parse(Simulate)
+    checkOutputName('--svg', flags.svg)
+    checkOutputName('--html', flags.html)
     if (flags.compare && flags.setup) throw new InputError('--compare runs every setup; leave out --setup, or drop --compare')
     if (!flags.sweep) {
       if (flags.html) throw new InputError('--html: saves the maps of a sweep; use it with --sweep (for one run, --svg saves the chart)')

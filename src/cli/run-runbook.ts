@@ -1,4 +1,4 @@
-import {writeOutput} from './output-file.js'
+import {checkOutputName, writeOutput} from './output-file.js'
 import type {StepResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
@@ -62,6 +62,8 @@ export function modeOf(flags: ModeFlags): Mode {
  * The exit code is left in process.exitCode so --json still prints its result.
  */
 export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes: boolean; json: boolean; approve?: string[]; svg?: string; html?: string}, out: Printer): Promise<RunJson> {
+  checkOutputName('--svg', options.svg)
+  checkOutputName('--html', options.html)
   const {approvedSteps} = await import('../actions/approve.js')
   const approved = approvedSteps(runbook, options.approve)
   const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')

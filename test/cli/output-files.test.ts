@@ -61,7 +61,7 @@ describe('tune --write F replaces F whole or not at all (spawned)', () => {
     }
   }, 120_000)
 
-  it('refuses a symbolic link and an empty --write (exit 2), and leaves the link\'s target alone', async () => {
+  it('refuses a symbolic link and an empty --write, --svg or --html (exit 2), and leaves the link\'s target alone', async () => {
     const target = join(dir, 'real.yaml')
     copyFileSync(shipped, target)
     const link = join(dir, 'link.yaml')
@@ -74,6 +74,11 @@ describe('tune --write F replaces F whole or not at all (spawned)', () => {
     const empty = await tune(shipped, '')
     expect(empty.code).toBe(2)
     expect(empty.stderr).toContain('Error: --write: expected a file name, got an empty value')
+    for (const [args, flag] of [[['run', 'naive-full-return', '--dry-run', '--svg', ''], '--svg'], [['simulate', '--html', ''], '--html'], [['simulate', '--svg', ' '], '--svg']] as const) {
+      const refused = await sluice([...args])
+      expect(refused.code, refused.stderr).toBe(2)
+      expect(refused.stderr).toContain(`Error: ${flag}: expected a file name, got an empty value`)
+    }
   }, 60_000)
 
   it('keeps a CRLF file CRLF and its byte order mark; a new file is 0644 under umask 000', async () => {
