@@ -7,7 +7,7 @@ import type {Runbook} from '../runbook/runbook.js'
 import {rampSites, type RampSite} from './ramps.js'
 import {Evaluator, robustnessVariants, searchRamps, type Robustness, type SearchEvent, type Standing} from './search.js'
 import {groundOf, runTrial, type Ground, type Trial, type Variant} from './trial.js'
-import {editRamps} from './yaml.js'
+import {aliasProblems, editRamps} from './yaml.js'
 
 /** What "time to full traffic" means, said once for --help, the report and --json alike. */
 export const fullTrafficDefinition =
@@ -100,6 +100,8 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   if (runbook.source.kind !== 'file') throw new InputError(`${runbook.file}: tune edits a runbook file`)
   const text = runbook.source.text
   if (!runbook.steps.some((s) => s.action === 'ramp')) throw new InputError(`${runbook.locate(['steps'])}: ${runbook.name} has no ramp step to tune`)
+  const shared = aliasProblems(text, runbook.steps.filter((s) => s.action === 'ramp').map((s) => s.index))
+  if (shared.length > 0) throw new InputError(shared.map((p) => `${runbook.locate(p.path)}: ${p.message}`))
 
   // Said only once the first rehearsal has settled the scenario and setup: a wrong one is one line.
   const {ground} = await groundOf(runbook, {scenario: settings.scenario, setup: settings.setup})

@@ -117,4 +117,18 @@ describe('sluice tune (spawned)', () => {
     expect(r.stderr.trim()).toMatch(/^Error: --seeds: .*0/)
     expect(r.stdout).toBe('')
   })
+
+  it('a bake shared through an anchor and an alias: exit 2 at each, file:line:column, before it rehearses anything', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-tune-alias-'))
+    const file = join(dir, 'shared-bake.yaml')
+    const text = readFileSync(join(root, outlook), 'utf8').replace('    bake: 90\n', '    bake: &bake 90\n').replace(/(Bring the rest[\s\S]*?)    bake: 90\n/, '$1    bake: *bake\n')
+    writeFileSync(file, text)
+    const r = await sluice(['tune', file, '--seeds', '1', '--demand-margin', '0'])
+    expect(r.code, r.stderr).toBe(2)
+    const lines = r.stderr.trim().split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(new RegExp(`^Error: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: steps\\[4\\]\\.bake is anchored as &bake, which \\*bake repeats elsewhere; tune edits each ramp in place`))
+    expect(lines[1]).toMatch(/:\d+:\d+: steps\[7\]\.bake is \*bake, an alias of a node defined elsewhere;/)
+    expect(r.stderr).not.toMatch(/rehears/)
+  })
 })

@@ -1,7 +1,7 @@
 import {readFileSync, readdirSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import {parseRunbook} from '../../src/runbook/load.js'
-import {editRamps} from '../../src/tune/yaml.js'
+import {aliasProblems, editRamps} from '../../src/tune/yaml.js'
 
 const file = 'runbooks/outlook-staged-return.yaml'
 const text = readFileSync(file, 'utf8')
@@ -50,6 +50,41 @@ describe('tune: the tuned runbook as text', () => {
       '      metric: error-rate',
       '      threshold: 2',
       '      pool: mailbox',
+    ])
+  })
+
+  it('edits through a gate shared by anchor and alias, and pastes the step with the alias written out', () => {
+    const lines = text.split('\n')
+    const gateAt = lines.findIndex((l, n) => n > 67 && /^ {4}gate:$/.test(l))
+    const secondGate = lines.findIndex((l, n) => n > gateAt + 1 && /^ {4}gate:$/.test(l) && lines[n - 4].includes('Bring the rest'))
+    expect(gateAt).toBeGreaterThan(0)
+    expect(secondGate).toBeGreaterThan(gateAt)
+    lines[gateAt] = '    gate: &errgate'
+    // The second ramp's gate block becomes the alias.
+    let end = secondGate + 1
+    while (lines[end].startsWith('      ')) end++
+    lines.splice(secondGate, end - secondGate, '    gate: *errgate')
+    const aliased = lines.join('\n')
+    expect(aliasProblems(aliased, [4, 7])).toEqual([])
+    const edited = editRamps(aliased, [{index: 7, schedule: [80, 100], bake: 45}])
+    expect(edited.text).toContain('    gate: *errgate')
+    expect(parseRunbook(file, edited.text).steps[7]).toMatchObject({schedule: [80, 100], bake: 45, gate: {metric: 'error-rate', threshold: 2, pool: 'mailbox'}})
+    expect(edited.snippet).not.toContain('*errgate')
+    expect(edited.snippet).toMatch(/schedule: \[80,100\]|schedule: \[ 80, 100 \]|schedule: \[80, 100\]/)
+    expect(edited.snippet).toContain('metric: error-rate')
+  })
+
+  it('names a ramp step, schedule or bake shared through an anchor, which it cannot edit in one place only', () => {
+    const shared = `name: shared
+steps:
+  - &ramp {action: ramp, set: a, schedule: [10, 100], bake: &bake 60}
+  - {action: ramp, set: a, schedule: [50, 100], bake: *bake}
+  - *ramp
+`
+    expect(aliasProblems(shared, [0, 1, 2])).toEqual([
+      {path: ['steps', 0], message: expect.stringMatching(/^steps\[0\] is anchored as &ramp, which \*ramp repeats elsewhere; tune edits each ramp in place/)},
+      {path: ['steps', 1, 'bake'], message: expect.stringMatching(/^steps\[1\]\.bake is \*bake, an alias of a node defined elsewhere;/)},
+      {path: ['steps', 2], message: expect.stringMatching(/^steps\[2\] is \*ramp, an alias of a node defined elsewhere;/)},
     ])
   })
 })
