@@ -1,8 +1,8 @@
 import {spawn, type ChildProcess} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {scratchDir, writeScratchFile} from '../local/scratch-dir.js'
 import type {FleetConfig, FleetInfo} from './fleet.js'
 import type {LoadConfig, LoadRecord} from './load.js'
 
@@ -10,7 +10,8 @@ import type {LoadConfig, LoadRecord} from './load.js'
  * The drill's programs (the fleet, the load generator) in child processes, each on a core of its
  * own. A child gets its config as a JSON file and answers in JSON lines on stdout; its stdin is a
  * pipe from this process, so it exits if this one dies however it dies (kill -9 included). Every
- * path out (stop, a failed start) ends the child and removes its config file.
+ * path out (stop, a failed start) ends the child and removes its config file; after a kill -9, the
+ * next scratch folder made sweeps it (scratch-dir.ts).
  */
 
 /** Seconds a child gets to print its first line, and to exit after SIGTERM before SIGKILL. */
@@ -27,9 +28,9 @@ interface Child {
 
 /** `name` names the config file; `label` says what the child is, in errors. */
 function startChild(main: string, config: unknown, name: string, label: string): Child {
-  const dir = mkdtempSync(join(tmpdir(), `sluice-${name}-`))
+  const dir = scratchDir(name)
   const file = join(dir, `${name}.json`)
-  writeFileSync(file, JSON.stringify(config))
+  writeScratchFile(file, JSON.stringify(config))
   const child = spawn(process.execPath, [main, '--config', file, '--exit-on-stdin-end'], {stdio: ['pipe', 'pipe', 'pipe']})
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   let stderr = ''

@@ -1,7 +1,7 @@
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
-import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, rmSync} from 'node:fs'
 import {delimiter, join} from 'node:path'
+import {scratchDir, writeScratchFile} from '../local/scratch-dir.js'
 
 /** How to get HAProxy, said wherever it is missing. */
 export const installHaproxy = 'apt-get install -y haproxy (Debian, Ubuntu) or brew install haproxy'
@@ -47,10 +47,10 @@ export interface RunningHaproxy {
  * no exit handler. Elsewhere a process killed that way leaves HAProxy running.
  */
 export async function startHaproxy(binary: string, config: (dir: string) => string, files: Record<string, string> = {}): Promise<RunningHaproxy> {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-'))
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+  const dir = scratchDir('haproxy')
+  for (const [name, text] of Object.entries(files)) writeScratchFile(join(dir, name), text)
   const cfg = join(dir, 'haproxy.cfg')
-  writeFileSync(cfg, config(dir))
+  writeScratchFile(cfg, config(dir))
   const socket = join(dir, 'admin.sock')
   const haproxy = [binary, '-f', cfg, '-db']
   // kill -9 runs no exit handler, so only the kernel can stop HAProxy then. setpriv execs HAProxy

@@ -152,8 +152,8 @@ const kinds = (procs: Proc[]) => ({
 })
 
 /** A 120 s drill whose fix is due at 100 s, at time scale 0.5: long enough to be stopped while it runs. */
-function longDrill(name: string): {run: Spawned; watch: ReturnType<typeof watchDescendants>} {
-  const run = spawnSluice(['drill', smallScenario(name, 120, 100), '--time-scale', '0.5', '--rate-scale', '0.2'])
+function longDrill(name: string, env: Record<string, string> = {}): {run: Spawned; watch: ReturnType<typeof watchDescendants>} {
+  const run = spawnSluice(['drill', smallScenario(name, 120, 100), '--time-scale', '0.5', '--rate-scale', '0.2'], {...withHaproxy, ...env})
   return {run, watch: watchDescendants(run.child.pid!)}
 }
 
@@ -299,10 +299,13 @@ describe('a real drill', () => {
     expect(watch.alive()).toEqual([])
   }, 90_000)
 
-  it('killed with kill -9, leaves no process behind: HAProxy, the fleet and the load all exit', async () => {
+  it('killed with kill -9, leaves no process behind, and the next drill removes the folders it left', async () => {
     // kill -9 runs none of the drill's handlers: the fleet and the load see their stdin close,
-    // and HAProxy is stopped by the kernel (setpriv --pdeathsig).
-    const {run, watch} = longDrill('killed-drill')
+    // and HAProxy is stopped by the kernel (setpriv --pdeathsig). Their folders (configs, HAProxy's
+    // admin socket) stay until the next drill's start sweeps those whose owner has gone.
+    const temp = mkdtempSync(join(dir, 'tmp-'))
+    const scratch = () => readdirSync(temp).filter((name) => name.startsWith('sluice-')).sort()
+    const {run, watch} = longDrill('killed-drill', {TMPDIR: temp})
     try {
       await untilLoadRuns(watch)
       expect(run.child.exitCode).toBeNull()
@@ -320,7 +323,23 @@ describe('a real drill', () => {
     const left = watch.alive()
     for (const p of left) process.kill(p.pid, 'SIGKILL')
     expect(left).toEqual([])
-  }, 90_000)
+
+    const leftBehind = scratch()
+    expect(leftBehind.map((name) => name.replace(/-[^-]+$/, ''))).toEqual(['sluice-fleet', 'sluice-haproxy', 'sluice-load'])
+    expect(existsSync(join(temp, leftBehind[1], 'admin.sock'))).toBe(true)
+    const next = longDrill('next-drill', {TMPDIR: temp})
+    try {
+      await until('the next drill starting its fleet', () => scratch().some((name) => name.startsWith('sluice-fleet-') && !leftBehind.includes(name)), 60)
+      expect(scratch().filter((name) => leftBehind.includes(name))).toEqual([])
+      next.run.child.kill('SIGINT')
+      expect((await next.run.result).code).toBe(exitCodeOf('interrupted'))
+    } finally {
+      next.watch.stop()
+      if (next.run.child.exitCode === null && next.run.child.signalCode === null) next.run.child.kill('SIGKILL')
+    }
+    // The interrupted drill removed its own.
+    expect(scratch()).toEqual([])
+  }, 120_000)
 
   it('runs a runbook on the drill HAProxy, and the real run and the rehearsal both complete', async () => {
     // Long enough that the rehearsal's runbook (from 60 s, historySeconds) ends inside it.
