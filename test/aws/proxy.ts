@@ -13,6 +13,8 @@ export interface RecordedCall {
   status: number
   /** When it arrived (Date.now()). */
   at: number
+  /** The SDK's user agents (they name its retry mode, cfg/retry-mode#…). */
+  userAgent: string
 }
 
 /** A deregistered target, listed as draining for the deregistration delay as ELBv2 does (moto forgets it at once). */
@@ -51,10 +53,13 @@ function drainingMember(target: string): string {
 }
 
 export interface Injection {
-  /** Which calls to fail. */
+  /** Which calls to fail: an operation, or '*' for every call of `service`. */
   operation: string
+  service?: string
   /** How many times, from the first matching call. */
   times: number
+  /** Fail only this share of the matching calls, picked by a seeded generator (to throttle some of them). */
+  share?: number
   status: number
   /** The response body (XML or JSON, as the service speaks). */
   body: string
@@ -113,15 +118,15 @@ export class RecordingProxy {
       req.on('end', () => {
         let raw = Buffer.concat(chunks)
         const body = raw.toString('utf8')
-        const call: RecordedCall = {service: service(req), operation: operation(req, body), method: req.method ?? 'GET', path: req.url ?? '/', body, status: 0, at: Date.now()}
+        const call: RecordedCall = {service: service(req), operation: operation(req, body), method: req.method ?? 'GET', path: req.url ?? '/', body, status: 0, at: Date.now(), userAgent: `${req.headers['user-agent'] ?? ''} ${req.headers['x-amz-user-agent'] ?? ''}`}
         this.calls.push(call)
         this.onCall?.(call)
         if (this.holds.has(call.operation)) {
           this.held.push(call)
           return
         }
-        const injection = this.injections.find((i) => i.operation === call.operation && i.times > 0)
-        if (injection) {
+        const injection = this.injections.find((i) => i.times > 0 && (i.operation === call.operation || (i.operation === '*' && i.service === call.service)))
+        if (injection && (injection.share === undefined || this.draw() < injection.share)) {
           injection.times--
           call.status = injection.status
           res.writeHead(injection.status, {'content-type': injection.contentType})
@@ -198,6 +203,15 @@ export class RecordingProxy {
   /** The drains of a target group still under way at `now`. */
   draining(targetGroupArn: string, now = Date.now()): Drain[] {
     return this.drains.filter((d) => d.targetGroupArn === targetGroupArn && d.from <= now && now < d.until)
+  }
+
+  private seed = 20261201
+  /** A small seeded generator (mulberry32): the same calls fail in every run. */
+  private draw(): number {
+    let t = (this.seed = (this.seed + 0x6d2b79f5) | 0)
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 
   inject(injection: Injection): void {

@@ -50,18 +50,44 @@ describe('a runbook\'s unfreeze step and another team\'s freeze', () => {
   }, 120_000)
 })
 
+const dynamoThrottling = {
+  status: 400, contentType: 'application/x-amz-json-1.0',
+  body: '{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}',
+}
+
+/** The retry mode an AWS SDK v3 call reports in its user agent's feature list (m/…: E standard, F adaptive). */
+function retryModeOf(userAgent: string): string {
+  const features = /(?:^| )m\/([^ ]+)/.exec(userAgent)?.[1].split(',') ?? []
+  return features.includes('F') ? 'adaptive' : features.includes('E') ? 'standard' : 'unsaid'
+}
+
 describe('a team store that throttles', () => {
   it('says so on stderr with the retries and backoff it cost, and the freeze still lands', async () => {
     const env = {...fx.env, SLUICE_STATE: `dynamodb://${uniqueName('throttled')}`}
     // Create the table first, so only the freeze's own writes are throttled.
     expect((await sluice(['freeze', 'check'], {env})).code).toBe(0)
-    fx.proxy.inject({
-      operation: 'PutItem', times: 2, status: 400, contentType: 'application/x-amz-json-1.0',
-      body: '{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}',
-    })
+    fx.proxy.inject({...dynamoThrottling, operation: 'PutItem', times: 2})
     const frozen = await sluice(['freeze', '--reason', 'slow store'], {env})
     expect(frozen.code, frozen.stderr).toBe(0)
     expect(frozen.stderr).toMatch(/notice: dynamodb:\/\/\S+ is throttling or failing calls: 1 call \(the last PutItem\) needed 2 retries, \d+\.\d s of backoff in all; the run goes on, slower/)
     expect((await sluice(['freeze', 'check'], {env})).code).toBe(4)
   }, 120_000)
+
+  it('with 30% of its calls throttled, a ramp still completes, and the client is not the one that slows itself', async () => {
+    const env = {...fx.env, SLUICE_STATE: `dynamodb://${uniqueName('throttled')}`}
+    expect((await sluice(['freeze', 'check'], {env})).code).toBe(0)
+    fx.proxy.inject({...dynamoThrottling, operation: '*', service: 'dynamodb', times: Infinity, share: 0.3})
+    const file = runbook(fx, 'throttled-ramp', `  - {action: ramp, set: blue, schedule: [20, 60, 100], bake: 2}\n`)
+    const run = await sluice(['run', file, '--yes'], {env})
+    expect(run.code, run.stderr).toBe(0)
+    expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
+    expect(run.stderr).toMatch(/notice: dynamodb:\/\/\S+ is throttling or failing calls: \d+ calls? \(the last \w+\) needed \d+ retr(y|ies)/)
+    const calls = fx.proxy.calls.filter((c) => c.service === 'dynamodb')
+    expect(calls.filter((c) => c.status === 400).length).toBeGreaterThan(0)
+    // Standard retries for the store, whose adaptive rate limiter held every later call back after
+    // one throttle; the control-plane APIs keep adaptive.
+    expect(calls.filter((c) => retryModeOf(c.userAgent) !== 'standard')).toEqual([])
+    expect(fx.proxy.of('ChangeResourceRecordSets').map((c) => retryModeOf(c.userAgent))).toEqual(['adaptive', 'adaptive', 'adaptive'])
+  }, 180_000)
 })
+
