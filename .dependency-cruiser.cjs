@@ -14,7 +14,9 @@ const INQUIRER = npm('@inquirer')
 const OCLIF = npm('@oclif')
 
 const CORE = '^src/(runbook|actions|engine)/'
-const ADAPTERS = '^src/(aws|local|prometheus|sim/adapters)/'
+const ADAPTERS = '^src/(aws|haproxy|local|prometheus|sim/adapters)/'
+/** The composition roots: the only modules that pick concrete adapters and hand them to the engine. */
+const WIRING = '^src/wiring/'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -65,6 +67,62 @@ module.exports = {
       severity: 'error',
       from: {path: ADAPTERS},
       to: {path: '^(src/(runbook|engine|actions|cli|report|live|rehearsal)/|commands/)'},
+    },
+    {
+      name: 'no-circular',
+      comment: 'A cycle makes two modules one: neither can be read, tested or loaded without the other.',
+      severity: 'error',
+      from: {},
+      to: {circular: true},
+    },
+    {
+      name: 'only-wiring-picks-adapters',
+      comment: 'One place knows which concrete adapters a run uses (live, rehearsal, drill, state); elsewhere an adapter is reached through a port, or its types only.',
+      severity: 'error',
+      from: {path: '^(src|commands)/', pathNot: [WIRING, ADAPTERS, '^src/drill/']},
+      to: {path: ADAPTERS, dependencyTypesNot: ['type-only']},
+    },
+    {
+      name: 'drill-bench-on-haproxy-only',
+      comment: 'The drill is a bench built on HAProxy (its config, maps and stats); any other adapter it uses is picked by the wiring.',
+      severity: 'error',
+      from: {path: '^src/drill/'},
+      to: {path: '^src/(aws|local|prometheus|sim/adapters)/', dependencyTypesNot: ['type-only']},
+    },
+    {
+      name: 'platform-only-node',
+      comment: 'Process places and scratch folders sit under state, the drill and HAProxy alike, so they may use only Node and the error base.',
+      severity: 'error',
+      from: {path: '^src/platform/'},
+      to: {dependencyTypesNot: ['core'], pathNot: ['^src/platform/', '^src/errors\\.ts$']},
+    },
+    {
+      name: 'haproxy-not-to-other-adapters',
+      comment: 'Adapter families are swappable, so the HAProxy adapters must not depend on the AWS, local, Prometheus or simulated ones.',
+      severity: 'error',
+      from: {path: '^src/haproxy/'},
+      to: {path: '^src/(aws|local|prometheus|sim)/'},
+    },
+    {
+      name: 'drill-fleet-not-to-core-or-outer',
+      comment: 'The drill\'s fleet, load generator and report card are a test bench the wiring drives; they must not run the engine, read state or reach the CLI.',
+      severity: 'error',
+      from: {path: '^src/drill/'},
+      to: {path: '^(src/(engine|actions|live|state|cli|tune|sweep|wiring)/|commands/)', dependencyTypesNot: ['type-only']},
+    },
+    {
+      name: 'sweep-only-sim',
+      comment: 'A sweep is the simulator run over a grid: it must not reach the engine, runbooks, adapters, state, reports or the CLI.',
+      severity: 'error',
+      from: {path: '^src/sweep/'},
+      to: {path: '^(src/(engine|actions|runbook|live|rehearsal|state|cli|report|drill|tune|aws|haproxy|local|prometheus)/|commands/)'},
+    },
+    {
+      name: 'tune-not-to-live-or-adapters',
+      comment: 'tune searches rehearsals: it may use the core and the simulator, never adapters, live runs, state or the CLI.',
+      severity: 'error',
+      from: {path: '^src/tune/'},
+      to: {path: '^(src/(aws|haproxy|local|prometheus|live|state|cli|drill)/|commands/)'},
     },
     {
       name: 'aws-not-to-other-adapters',

@@ -1,11 +1,11 @@
 /**
- * The sweep's figures for `npm run bench` (imported at the end of bench/run.ts; `node
+ * The sweep's figures for `npm run bench` (imported at the end of bench/figures.ts; `node
  * dist/bench/sweep.js` runs it alone): wall time of a map with every worker the machine has and with
  * one thread, and their ratio, on outlook-2026 and on a 100-server × 900 s pool. One JSON line a
- * figure, {"name", "value", "unit"}, like bench/run.ts.
+ * figure, {"name", "value", "unit"}, like bench/figures.ts.
  */
 import {availableParallelism} from 'node:os'
-import {loadScenario, pickSetups} from '../src/sim/scenario/load.js'
+import {loadScenario, pickSetups} from '../src/sim/scenario/load-scenario.js'
 import {scenarioSchema, type Scenario} from '../src/sim/scenario/schema.js'
 import {buildAxes} from '../src/sweep/grid.js'
 import {runSweep} from '../src/sweep/sweep.js'

@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {InputError} from '../src/errors.js'
-import {checkRehearsalScenario} from '../src/rehearsal/rehearse.js'
+import {checkRehearsalScenario} from '../src/wiring/rehearsal.js'
 import {loadRunbook} from '../src/runbook/shipped.js'
 
 interface ValidateJson {

@@ -1,7 +1,5 @@
-import {existsSync} from 'node:fs'
-import {InputError, type Outcome} from '../errors.js'
-import {findHaproxy, installHaproxy} from '../haproxy/process.js'
-import type {DrillReport} from '../drill/drill.js'
+import type {Outcome} from '../errors.js'
+import type {DrillReport} from '../drill/report.js'
 import type {DrillScales} from '../drill/scale.js'
 import {onStopSignals} from './stop-signals.js'
 import {StatusLine} from './terminal/status-line.js'
@@ -13,13 +11,8 @@ import {StatusLine} from './terminal/status-line.js'
  * fleet go with this process), and returns the report with the outcome that decides the exit code.
  */
 export async function runDrillCommand(ref: string, options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; json: boolean; note: (text: string) => void}): Promise<{drill: DrillReport; outcome: Outcome}> {
-  // Only the PATH: what the drill starts is the HAProxy this shell would start.
-  const haproxy = findHaproxy(process.env.PATH ?? '', {onPathOnly: true})
-  if (!haproxy) {
-    const sbin = ['/usr/sbin/haproxy', '/usr/local/sbin/haproxy'].find((p) => existsSync(p))
-    throw new InputError(`haproxy is not on the PATH${sbin ? ` (there is one at ${sbin}: add its directory to PATH)` : `: ${installHaproxy}`}`)
-  }
-  const [{loadDrillTarget}, {runDrill}, {TerminalIO, chooseMode}] = await Promise.all([import('../drill/target.js'), import('../drill/drill.js'), import('./terminal/terminal-io.js')])
+  const [{loadDrillTarget}, {drillHaproxyBinary, runDrill}, {TerminalIO, chooseMode}] = await Promise.all([import('../wiring/drill-target.js'), import('../wiring/drill.js'), import('./terminal/terminal-io.js')])
+  const haproxy = drillHaproxyBinary()
   const target = loadDrillTarget(ref, options.setup)
   const mode = chooseMode({json: options.json})
   const status = mode === 'silent' ? undefined : new StatusLine((text) => process.stderr.write(text), mode === 'tty')

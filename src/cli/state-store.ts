@@ -1,7 +1,7 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {StateStore} from '../ports/state-store.js'
 import {chooseState} from '../state/home.js'
-import {openStore} from '../state/open.js'
+import {openStore} from '../wiring/state.js'
 
 const announced = new Set<string>()
 

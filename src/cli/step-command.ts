@@ -66,7 +66,7 @@ export async function runSingleStep(
   let targets: RunbookInput['targets']
   if (mode.kind === 'rehearsal') {
     // Loaded once here, and handed to the rehearsal: its pools are the step's targets.
-    const {loadRehearsalScenario, scenarioTargets} = await import('../rehearsal/rehearse.js')
+    const {loadRehearsalScenario, scenarioTargets} = await import('../wiring/rehearsal.js')
     const scenario = loadRehearsalScenario(flags.scenario ?? 'outlook-2026')
     Object.assign(mode, {scenario, startAt: flags['start-at']})
     targets = scenarioTargets(scenario)

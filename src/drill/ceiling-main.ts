@@ -1,6 +1,6 @@
 import {readFileSync} from 'node:fs'
 import {spawnFleet} from './process.js'
-import {startLoad} from './load.js'
+import {startLoad} from './load-generator.js'
 
 /**
  * Measures what the drill's own machinery sustains on this machine: the load generator (this

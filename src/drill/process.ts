@@ -2,9 +2,9 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {scratchDir, writeScratchFile} from '../local/scratch-dir.js'
+import {scratchDir, writeScratchFile} from '../platform/scratch-dir.js'
 import type {FleetConfig, FleetInfo} from './fleet.js'
-import type {LoadConfig, LoadRecord} from './load.js'
+import type {LoadConfig, LoadRecord} from './load-generator.js'
 
 /**
  * The drill's programs (the fleet, the load generator) in child processes, each on a core of its
@@ -121,8 +121,8 @@ export interface LoadProcess {
   stop(): Promise<LoadRecord>
 }
 
-/** Runs the load generator (load-main.js) in a child process, started once it says so. */
-export async function spawnLoad(config: LoadConfig, main = beside('load-main.js')): Promise<LoadProcess> {
+/** Runs the load generator (load-generator-main.js) in a child process, started once it says so. */
+export async function spawnLoad(config: LoadConfig, main = beside('load-generator-main.js')): Promise<LoadProcess> {
   const child = startChild(main, config, 'load', 'load generator')
   try {
     await child.nextLine()

@@ -1,6 +1,6 @@
 import {readFileSync} from 'node:fs'
 
-// What the drill's child programs (fleet-main, load-main) share: their --config argument, and
+// What the drill's child programs (fleet-main, load-generator-main) share: their --config argument, and
 // how they follow the drill that started them to its end.
 
 /** Exits 2 with one line on stderr, named by the program. */

@@ -1,5 +1,5 @@
 import type {Gate, Runbook, Step} from '../runbook/runbook.js'
-import {typePath} from './load.js'
+import {typePath} from './load-generator.js'
 
 /**
  * A runbook on a drill's clock: every duration it gives (bakes, gate windows and intervals,

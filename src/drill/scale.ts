@@ -1,7 +1,7 @@
-import {fleetConfig} from '../sim/scenario/load.js'
+import {fleetConfig} from '../sim/scenario/load-scenario.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import type {FleetConfig, FleetPoolConfig} from './fleet.js'
-import {loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load.js'
+import {loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load-generator.js'
 
 /**
  * How a drill shrinks a scenario to fit a small machine, with two numbers it prints:

@@ -1,5 +1,5 @@
 import type {SimulationRecord} from '../sim/record.js'
-import type {LoadRecord} from './load.js'
+import type {LoadRecord} from './load-generator.js'
 import type {Timeline} from './report-card.js'
 import type {RotationSamples} from './rotation.js'
 import type {DrillScales} from './scale.js'

@@ -1,7 +1,7 @@
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import {existsSync, rmSync} from 'node:fs'
 import {delimiter, join} from 'node:path'
-import {scratchDir, writeScratchFile} from '../local/scratch-dir.js'
+import {scratchDir, writeScratchFile} from '../platform/scratch-dir.js'
 
 /** How to get HAProxy, said wherever it is missing. */
 export const installHaproxy = 'apt-get install -y haproxy (Debian, Ubuntu) or brew install haproxy'

@@ -1,22 +1,10 @@
 import {connect, type Socket} from 'node:net'
 import {escapeControls} from '../input/terminal-safe.js'
 import {FailedError} from '../errors.js'
+import {parseAddress, type RuntimeAddress} from '../input/address.js'
 
 /** How long one Runtime API command may take, connect included, unless the caller says otherwise. */
 export const runtimeDeadlineMs = 5000
-
-/** Where the Runtime API listens: `unix:/run/haproxy/admin.sock`, `/run/haproxy/admin.sock`, or `127.0.0.1:9999`. */
-export type RuntimeAddress = {kind: 'unix'; path: string} | {kind: 'tcp'; host: string; port: number}
-
-export function parseAddress(address: string): RuntimeAddress {
-  if (address.startsWith('unix:')) return {kind: 'unix', path: address.slice('unix:'.length)}
-  if (address.startsWith('/') || address.startsWith('.')) return {kind: 'unix', path: address}
-  const m = /^(?:tcp:|ipv4@)?(\[[^\]]+\]|[^:]+):(\d+)$/.exec(address)
-  if (!m) throw new FailedError(`haproxy runtime API address "${address}" is neither a unix socket path (unix:/run/haproxy/admin.sock) nor host:port`)
-  const port = Number(m[2])
-  if (!(port >= 1 && port <= 65535)) throw new FailedError(`haproxy runtime API address "${address}": port ${m[2]} is not a TCP port; expected 1 to 65535`)
-  return {kind: 'tcp', host: m[1].replace(/^\[|\]$/g, ''), port}
-}
 
 /** A Runtime API command HAProxy answered with an error, or that never got an answer. */
 export class RuntimeError extends FailedError {

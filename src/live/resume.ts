@@ -2,8 +2,8 @@ import type {AwsOptions} from '../aws/clients.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {firstUnfinishedStep, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
 import {journalLock, type StateStore} from '../ports/state-store.js'
-import type {ResumeSettings} from './run.js'
-import {liveControlPlane, lockedResources} from './control-plane.js'
+import type {ResumeSettings} from './live-run.js'
+import {liveControlPlane, lockedResources} from '../wiring/live.js'
 import {readForRecovery, runbookOf, settleUnknown} from './history.js'
 
 export interface ResumePlan {

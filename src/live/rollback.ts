@@ -5,7 +5,7 @@ import type {ControlPlane} from '../ports/control-plane.js'
 import type {EngineIO, RecordedMutation} from '../ports/io.js'
 import {JournalWriter, mutations, runStart, runStatus, thisHost} from '../state/journal.js'
 import type {StateStore} from '../ports/state-store.js'
-import {liveControlPlane, lockedResources} from './control-plane.js'
+import {liveControlPlane, lockedResources} from '../wiring/live.js'
 import {applyRecorded, changesBySubject, readForRecovery, runbookOf, settleUnknown} from './history.js'
 
 export interface RollbackResult {

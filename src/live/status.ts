@@ -4,7 +4,7 @@ import type {Runbook} from '../runbook/runbook.js'
 import type {Drift} from '../actions/action.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import {mutations, runStart} from '../state/journal.js'
-import {liveControlPlane} from './control-plane.js'
+import {liveControlPlane} from '../wiring/live.js'
 import {describeDrift, findDrift, runbookOf} from './history.js'
 import type {StateStore} from '../ports/state-store.js'
 

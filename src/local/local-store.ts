@@ -8,7 +8,7 @@ import type {ControlIntent} from '../ports/controls.js'
 import {RUN_ID_PATTERN, type JournalEntry, type JournalRead, type LockRecord} from '../ports/state-store.js'
 import {LeasingStore} from '../state/leases.js'
 import {checkStart, DamagedStateError, parseControl, parseJournal, parseLock, stateFileError} from '../state/records.js'
-import {processRuns} from '../state/process-place.js'
+import {processRuns} from '../platform/process-place.js'
 
 /** A resource name as a file name: readable, and safe for ARNs' slashes and colons. */
 function lockFile(resource: string): string {

@@ -1,7 +1,7 @@
 /**
- * The ports: the narrow interfaces every action talks to. The live adapters (src/aws) and the
- * simulated fleet (src/sim/control.ts) implement the same ones, so an action never knows whether
- * it is live or rehearsed.
+ * The ports: the narrow interfaces every action talks to. The live adapters (src/aws,
+ * src/haproxy) and the simulated fleet (src/sim/adapters) implement the same ones, and src/wiring
+ * picks which, so an action never knows whether it is live, rehearsed or drilled.
  */
 
 /** Time as the run experiences it: wall time live, virtual time in a rehearsal. */

@@ -1,4 +1,4 @@
-import type {DrillReport, DrillSide, Failures} from '../drill/drill.js'
+import type {DrillReport, DrillSide, Failures} from '../drill/report.js'
 import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'

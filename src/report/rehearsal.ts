@@ -1,7 +1,7 @@
 import type {RunResult} from '../engine/engine.js'
 import type {GateVerdict} from '../ports/io.js'
 import {formatMetric, groupedVerdictLines} from '../format.js'
-import type {Rehearsal} from '../rehearsal/rehearse.js'
+import type {Rehearsal} from '../wiring/rehearsal.js'
 import {fullServiceSince} from '../sim/summary.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {chartSeries, inRotationLabel, resolutionNote} from './simulation.js'

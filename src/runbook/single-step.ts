@@ -1,6 +1,6 @@
 import {formatPath, type Path} from '../input/problems.js'
 import {type Runbook} from './runbook.js'
-import {runbookFromFlags} from './load.js'
+import {runbookFromFlags} from './load-runbook.js'
 import type {RunbookInput} from './schema.js'
 
 /**

@@ -1,4 +1,4 @@
-import {parseAddress} from '../haproxy/runtime.js'
+import {parseAddress} from '../input/address.js'
 import type {RunbookData} from './schema.js'
 
 // What a runbook's targets block means, read one way by the loader, the actions' plans and locks,

@@ -5,7 +5,7 @@ import {WeightedDns} from './dns.js'
 import {ServerPool, type PoolTick, type ThreadHold} from './pool.js'
 import {Random} from './random.js'
 import {SimulationRecord, type PoolTickValues, type TickValues} from './record.js'
-import {faultWindow} from './summary.js'
+import {faultWindow} from './fault-window.js'
 
 interface ScheduledFault {
   pool: number

@@ -1,4 +1,4 @@
-import type {FaultWindow} from './summary.js'
+import type {FaultWindow} from './fault-window.js'
 
 /**
  * Points a record holds per series. Up to this many ticks every tick is its own point, so ordinary

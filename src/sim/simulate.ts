@@ -1,7 +1,8 @@
 import type {Policy} from './config.js'
 import type {SimulationRecord} from './record.js'
-import {ScenarioRun} from './run.js'
-import {amplificationDuringFault, faultWindow, type FaultWindow, type RunSummary} from './summary.js'
+import {ScenarioRun} from './scenario-run.js'
+import {amplificationDuringFault, type RunSummary} from './summary.js'
+import {faultWindow, type FaultWindow} from './fault-window.js'
 import type {Scenario} from './scenario/schema.js'
 
 export interface SetupRun {

@@ -1,3 +1,4 @@
+import type {FaultWindow} from './fault-window.js'
 import type {SimulationRecord} from './record.js'
 
 export interface RunSummary {
@@ -12,22 +13,6 @@ export interface RunSummary {
   recoveredSecondsAfterFix: number | null
   minInRotation: number
   peakErrorRatePercent: number
-}
-
-export interface FaultWindow {
-  from: number
-  to: number
-}
-
-export function faultWindow(faults: ReadonlyArray<FaultWindow>): FaultWindow | null {
-  if (faults.length === 0) return null
-  let from = Infinity
-  let to = -Infinity
-  for (const f of faults) {
-    if (f.from < from) from = f.from
-    if (f.to > to) to = f.to
-  }
-  return {from, to}
 }
 
 /**

@@ -4,7 +4,7 @@ import type {FreezePort} from '../ports/control-plane.js'
 import type {ControlIntent} from '../ports/controls.js'
 import {operatorName} from './journal.js'
 import {byPid, judgeHolder} from './liveness.js'
-import {thisPlace, thisStart} from './process-place.js'
+import {thisPlace, thisStart} from '../platform/process-place.js'
 import {checkRunId, journalLock, MAX_LEASE_SECONDS, RUN_ID_PATTERN, LockedError, type JournalEntry, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
 
 /**

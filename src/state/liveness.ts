@@ -1,6 +1,6 @@
 import type {LockRecord} from '../ports/state-store.js'
 import {thisHost} from './journal.js'
-import {processRuns, thisPlace} from './process-place.js'
+import {processRuns, thisPlace} from '../platform/process-place.js'
 
 /**
  * Whether the process holding a lock is alive, judged the way the locks judge it and never by

@@ -1,6 +1,6 @@
 import type {Policy} from '../sim/config.js'
 import type {SimulationRecord} from '../sim/record.js'
-import {ScenarioRun} from '../sim/run.js'
+import {ScenarioRun} from '../sim/scenario-run.js'
 import type {Scenario} from '../sim/scenario/schema.js'
 import {fullServiceSince, type RunSummary} from '../sim/summary.js'
 import {sweepParam, type CellInput} from './params.js'

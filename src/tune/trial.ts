@@ -2,7 +2,7 @@ import type {RunResult} from '../engine/engine.js'
 import {stepName, verdictText} from '../format.js'
 import type {WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateVerdict} from '../ports/io.js'
-import {rehearse} from '../rehearsal/rehearse.js'
+import {rehearse} from '../wiring/rehearsal.js'
 import type {Runbook} from '../runbook/runbook.js'
 import type {Scenario} from '../sim/scenario/schema.js'
 

@@ -3,7 +3,7 @@ import {drillHaproxy, drillMaps} from '../../src/drill/haproxy-config.js'
 import type {FleetInfo} from '../../src/drill/fleet.js'
 import {restrictionConfig} from '../../src/haproxy/rules.js'
 import {rampConfig} from '../../src/haproxy/weights.js'
-import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 
 const ports = Array.from({length: 20}, (_, i) => 41000 + 3 * i)
 const fleet: FleetInfo = {admin: 1, pools: [{name: 'mailbox', ports}]}

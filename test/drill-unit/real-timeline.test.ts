@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {realTimeline} from '../../src/drill/timeline.js'
-import {loadSeries, type LoadRecord, type LoadSeriesKey} from '../../src/drill/load.js'
+import {loadSeries, type LoadRecord, type LoadSeriesKey} from '../../src/drill/load-generator.js'
 
 /** A load record of quarter-second buckets with the given demand and served rates (per wall second). */
 function record(demand: number[], served: number[]): LoadRecord {

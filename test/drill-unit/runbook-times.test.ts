@@ -1,7 +1,7 @@
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {drillRestrictions, scaleRunbookTimes} from '../../src/drill/runbook-times.js'
-import {loadRunbookFile, parseRunbook} from '../../src/runbook/load.js'
+import {loadRunbookFile, parseRunbook} from '../../src/runbook/load-runbook.js'
 import type {Step} from '../../src/runbook/runbook.js'
 
 const shipped = fileURLToPath(new URL('../../runbooks/outlook-staged-return-haproxy.yaml', import.meta.url))

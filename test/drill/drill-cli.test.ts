@@ -148,7 +148,7 @@ setups:
 const kinds = (procs: Proc[]) => ({
   haproxy: procs.filter((p) => /haproxy/.test(p.cmdline) && /sluice-haproxy-/.test(p.cmdline)),
   fleet: procs.filter((p) => /fleet-main/.test(p.cmdline)),
-  load: procs.filter((p) => /load-main/.test(p.cmdline)),
+  load: procs.filter((p) => /load-generator-main/.test(p.cmdline)),
 })
 
 /** A 120 s drill whose fix is due at 100 s, at time scale 0.5: long enough to be stopped while it runs. */

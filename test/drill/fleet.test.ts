@@ -1,6 +1,6 @@
 import {afterEach, describe, expect, it} from 'vitest'
 import {sendFleetCommand, startFleet, type FleetPoolConfig, type RunningFleet} from '../../src/drill/fleet.js'
-import {startLoad} from '../../src/drill/load.js'
+import {startLoad} from '../../src/drill/load-generator.js'
 import {accepts, get, median, sleep} from './http.js'
 
 /** One worker serving 20 requests a second: 50 ms a request, so a queue shows in a few hundred ms. */

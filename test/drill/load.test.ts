@@ -1,7 +1,7 @@
 import http from 'node:http'
 import {afterEach, describe, expect, it} from 'vitest'
 import {startFleet, type RunningFleet} from '../../src/drill/fleet.js'
-import {RetryBudget, backoffSeconds, errorOutcome, retryAfterSeconds, startLoad, type LoadClients, type LoadConfig} from '../../src/drill/load.js'
+import {RetryBudget, backoffSeconds, errorOutcome, retryAfterSeconds, startLoad, type LoadClients, type LoadConfig} from '../../src/drill/load-generator.js'
 import {rateAt} from '../../src/sim/curve.js'
 
 const clients: LoadClients = {attempts: 1, timeout: 2, backoffBase: 0, backoffMax: 0, retryBudget: null, budgetWindow: 10, honourRetryAfter: true}

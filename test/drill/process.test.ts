@@ -7,13 +7,13 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import type {FleetConfig} from '../../src/drill/fleet.js'
 import {spawnFleet, spawnLoad} from '../../src/drill/process.js'
 import {startFleet} from '../../src/drill/fleet.js'
-import type {LoadConfig} from '../../src/drill/load.js'
+import type {LoadConfig} from '../../src/drill/load-generator.js'
 import {accepts, get, sleep} from './http.js'
 
 /** The fleet runs compiled, as sluice ships it: `npm run build` first. */
 const main = resolve('dist/src/drill/fleet-main.js')
 const processModule = resolve('dist/src/drill/process.js')
-const loadMain = resolve('dist/src/drill/load-main.js')
+const loadMain = resolve('dist/src/drill/load-generator-main.js')
 const config: FleetConfig = {pools: [{name: 'web', servers: 3, capacity: 50, serviceTime: 0.02, threads: 10, queueLimit: 50, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]}
 
 function alive(pid: number): boolean {

@@ -1,5 +1,5 @@
 import {Fleet} from '../../src/sim/fleet.js'
-import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import type {Scenario} from '../../src/sim/scenario/schema.js'
 import type {FleetConfig} from '../../src/sim/config.js'
 

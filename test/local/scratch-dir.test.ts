@@ -3,8 +3,8 @@ import {existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, m
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {scratchDir, sweepScratch} from '../../src/local/scratch-dir.js'
-import {thisPlace} from '../../src/state/process-place.js'
+import {scratchDir, sweepScratch} from '../../src/platform/scratch-dir.js'
+import {thisPlace} from '../../src/platform/process-place.js'
 
 let base: string
 beforeEach(() => {

@@ -1,9 +1,9 @@
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {rehearse} from '../../src/rehearsal/rehearse.js'
+import {rehearse} from '../../src/wiring/rehearsal.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg} from '../../src/report/rehearsal.js'
-import {loadRunbookFile} from '../../src/runbook/load.js'
+import {loadRunbookFile} from '../../src/runbook/load-runbook.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
 /** What `run --dry-run --json` prints of a rehearsal (src/cli/run-runbook.ts), and its SVG and HTML reports. */

@@ -1,8 +1,8 @@
 import {describe, expect, it} from 'vitest'
-import type {DrillReport} from '../../src/drill/drill.js'
+import type {DrillReport} from '../../src/drill/report.js'
 import type {ReportCard, Timeline} from '../../src/drill/report-card.js'
 import {drillJson, drillTable, outcomesAgree, renderDrill} from '../../src/report/drill.js'
-import {loadScenario} from '../../src/sim/scenario/load.js'
+import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 
 const {scenario} = loadScenario('drill-headroom')
 

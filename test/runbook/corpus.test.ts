@@ -4,9 +4,9 @@ import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {InputError} from '../../src/errors.js'
-import {checkRehearsalScenario} from '../../src/rehearsal/rehearse.js'
-import {loadRunbookFile, parseRunbook} from '../../src/runbook/load.js'
-import {loadScenario} from '../../src/sim/scenario/load.js'
+import {checkRehearsalScenario} from '../../src/wiring/rehearsal.js'
+import {loadRunbookFile, parseRunbook} from '../../src/runbook/load-runbook.js'
+import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 import {sluiceInProcess} from '../helpers/command.js'
 
 // A corpus of malformed runbooks, scenarios and flag sets: every number out of its bound, every

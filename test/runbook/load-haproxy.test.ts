@@ -2,10 +2,10 @@ import {describe, expect, it} from 'vitest'
 import {InputError} from '../../src/errors.js'
 import {actionOf} from '../../src/actions/registry.js'
 import {iamPolicy, noPolicyNeeded} from '../../src/live/iam-policy.js'
-import {lockedResources} from '../../src/live/control-plane.js'
-import {parseRunbook} from '../../src/runbook/load.js'
+import {lockedResources} from '../../src/wiring/live.js'
+import {parseRunbook} from '../../src/runbook/load-runbook.js'
 import {weightedSets} from '../../src/runbook/targets.js'
-import {rehearse} from '../../src/rehearsal/rehearse.js'
+import {rehearse} from '../../src/wiring/rehearsal.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
 /** Every problem the loader finds in a runbook it refuses. */

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {inputErrorOf, scenarioWriter} from '../helpers/scenario-files.js'
-import {fleetConfig, loadScenario, parsePolicy, pickSetups} from '../../src/sim/scenario/load.js'
+import {fleetConfig, loadScenario, parsePolicy, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 
 const write = scenarioWriter('sluice-haproxy-scenario-')
 let files = 0

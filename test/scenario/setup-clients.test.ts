@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {inputErrorOf, scenarioWriter} from '../helpers/scenario-files.js'
-import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {scenarioLimits} from '../../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson} from '../../src/sim/simulate.js'
 

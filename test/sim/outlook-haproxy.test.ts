@@ -1,10 +1,10 @@
 import {describe, expect, it} from 'vitest'
 import {simulateSetups} from '../../src/sim/simulate.js'
-import {fleetConfig, pickSetups} from '../../src/sim/scenario/load.js'
+import {fleetConfig, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {builtin} from '../helpers/sim.js'
 import {SimTargetGroup} from '../../src/sim/adapters/target-group.js'
 import {VirtualClock} from '../../src/sim/clock.js'
-import {ScenarioRun} from '../../src/sim/run.js'
+import {ScenarioRun} from '../../src/sim/scenario-run.js'
 
 // outlook-2026's numbers behind HAProxy's checks (inter 2 s, fall 3, rise 2): the collapse case
 // of the drill (issue 12), as the simulator predicts it.

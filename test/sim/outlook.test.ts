@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {simulateSetups} from '../../src/sim/simulate.js'
-import {pickSetups} from '../../src/sim/scenario/load.js'
+import {pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {builtin} from '../helpers/sim.js'
 
 // The seed's four load-balancer setups on the seed's numbers (shared/seeds, Outlook write-up).

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {simulateSetups, simulationJson} from '../../src/sim/simulate.js'
 import {Fleet} from '../../src/sim/fleet.js'
 import {fullServiceSince} from '../../src/sim/summary.js'

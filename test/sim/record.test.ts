@@ -1,9 +1,10 @@
 import {describe, expect, it} from 'vitest'
-import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {Fleet} from '../../src/sim/fleet.js'
 import {SimMetrics} from '../../src/sim/adapters/metrics.js'
 import {fullResolutionPoints, fullServiceShare, recordSeries, SimulationRecord, type TickValues} from '../../src/sim/record.js'
-import {faultWindow, summarize} from '../../src/sim/summary.js'
+import {summarize} from '../../src/sim/summary.js'
+import {faultWindow} from '../../src/sim/fault-window.js'
 
 const tick = (t: number, served: number): TickValues => {
   const v = Object.fromEntries(recordSeries.map((k) => [k, 0])) as TickValues

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import type {LockRecord} from '../../src/ports/state-store.js'
 import {thisHost} from '../../src/state/journal.js'
 import {byPid, judgeHolder, LeaseObserver} from '../../src/state/liveness.js'
-import {processRuns, processStart, thisPlace, thisStart} from '../../src/state/process-place.js'
+import {processRuns, processStart, thisPlace, thisStart} from '../../src/platform/process-place.js'
 
 const lock = (over: Partial<LockRecord> = {}): LockRecord => ({
   resource: 'journal:20261130-054012-a1b2', runId: '20261130-054012-a1b2', operator: 'alice', host: 'elsewhere', pid: 4242,

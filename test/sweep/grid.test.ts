@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {InputError} from '../../src/errors.js'
-import {loadScenario} from '../../src/sim/scenario/load.js'
+import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 import {axisValues, buildAxes, buildAxis, parseSweepFlag} from '../../src/sweep/grid.js'
 import {sweepParam} from '../../src/sweep/params.js'
 

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {renderSweep, sweepHtml, sweepSvg} from '../../src/report/heatmap.js'
-import {loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import {loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import type {CellOutcome, CellResult} from '../../src/sweep/classify.js'
 import {buildAxes} from '../../src/sweep/grid.js'
 import type {SweepResult} from '../../src/sweep/sweep.js'

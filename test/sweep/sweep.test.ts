@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {ScenarioRun} from '../../src/sim/run.js'
-import {loadScenario, pickSetups} from '../../src/sim/scenario/load.js'
+import {ScenarioRun} from '../../src/sim/scenario-run.js'
+import {loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {classify, runCell} from '../../src/sweep/classify.js'
 import {buildAxes} from '../../src/sweep/grid.js'
 import {outcomeCounts, runSweep, sweepJson, tippingRow} from '../../src/sweep/sweep.js'

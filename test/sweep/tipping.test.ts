@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {loadScenario} from '../../src/sim/scenario/load.js'
+import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 import {buildAxis} from '../../src/sweep/grid.js'
 import {sweepParam} from '../../src/sweep/params.js'
 import {converged, gridBrackets, maxBisectionRounds, midpoint, narrow, stalled, tippingSentence, transitionOf, type Bracket} from '../../src/sweep/tipping.js'

@@ -66,7 +66,7 @@ const clientDefaults = {attempts: 1, timeout: 5, backoffBase: 0.1, backoffMax: 2
  * HAProxy's server check settings, named as in its configuration (`inter`, `fall`, `rise`,
  * `observe`, `error-limit`, `on-error`, `slowstart`), in seconds. `fastinter` and `downinter`
  * default to `inter`, and `errorLimit` and `onError` to HAProxy's 10 and fastinter, when the
- * simulator's config is built (src/sim/scenario/load.ts), so a setup that changes `inter` moves them too.
+ * simulator's config is built (src/sim/scenario/load-scenario.ts), so a setup that changes `inter` moves them too.
  */
 const haproxyFields = {
   inter: span,

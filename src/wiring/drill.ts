@@ -1,33 +1,40 @@
+import {existsSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {InputError, InterruptedError} from '../errors.js'
 import {runRunbook, type RunResult} from '../engine/engine.js'
 import {WallClock} from '../local/wall-clock.js'
 import {pollUntil} from '../ports/target-groups.js'
 import {RuntimeApi} from '../haproxy/runtime.js'
-import {startHaproxy, type RunningHaproxy} from '../haproxy/process.js'
+import {findHaproxy, installHaproxy, startHaproxy, type RunningHaproxy} from '../haproxy/process.js'
 import type {EngineIO} from '../ports/io.js'
-import {rehearse, settleSeconds} from '../rehearsal/rehearse.js'
-import type {Runbook} from '../runbook/runbook.js'
-import {fleetConfig} from '../sim/scenario/load.js'
-import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
+import {rehearse, settleSeconds} from './rehearsal.js'
+import {fleetConfig} from '../sim/scenario/load-scenario.js'
+import type {Scenario} from '../sim/scenario/schema.js'
 import {simulateSetups} from '../sim/simulate.js'
-import {faultWindow} from '../sim/summary.js'
+import {faultWindow} from '../sim/fault-window.js'
 import type {SimulationRecord} from '../sim/record.js'
-import {drillControlPlane} from './control.js'
-import {faultSteps, playFaults} from './faults.js'
-import {sendFleetCommand} from './fleet.js'
-import {drillHaproxy} from './haproxy-config.js'
-import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from './process.js'
-import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from './report-card.js'
-import {sampleRotation, serversUp} from './rotation.js'
-import {cutAt, failuresOf, realTimeline, simTimeline, type Failures} from './timeline.js'
-import {drillRestrictions, scaleRunbookTimes} from './runbook-times.js'
-import {chooseScales, drillFleetConfig, drillLoadConfig, drillQueueSeconds, queuedAsDrilled, type DrillScales} from './scale.js'
+import {drillControlPlane} from './drill-control-plane.js'
+import {faultSteps, playFaults} from '../drill/faults.js'
+import {sendFleetCommand} from '../drill/fleet.js'
+import {drillHaproxy} from '../drill/haproxy-config.js'
+import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from '../drill/process.js'
+import {drillWindowSeconds, reportCard, type Timeline} from '../drill/report-card.js'
+import {sampleRotation, serversUp} from '../drill/rotation.js'
+import {cutAt, failuresOf, realTimeline, simTimeline} from '../drill/timeline.js'
+import type {DrillReport, DrillTarget} from '../drill/report.js'
+import {drillRestrictions, scaleRunbookTimes} from '../drill/runbook-times.js'
+import {chooseScales, drillFleetConfig, drillLoadConfig, drillQueueSeconds, queuedAsDrilled, type DrillScales} from '../drill/scale.js'
 
-/** What a drill runs: a scenario's fault alone, or a runbook against its rehearsal scenario. */
-export type DrillTarget =
-  | {kind: 'scenario'; scenario: Scenario; setup: {name: string; policy: SetupPolicy}}
-  | {kind: 'runbook'; runbook: Runbook; scenario: Scenario; setup: {name: string; policy: SetupPolicy}}
+/**
+ * The HAProxy a drill starts: the one on the PATH only, the HAProxy this shell would start;
+ * without one, bad input saying where one is (Debian's is in /usr/sbin, off many users' PATH).
+ */
+export function drillHaproxyBinary(): string {
+  const haproxy = findHaproxy(process.env.PATH ?? '', {onPathOnly: true})
+  if (haproxy) return haproxy
+  const sbin = ['/usr/sbin/haproxy', '/usr/local/sbin/haproxy'].find((p) => existsSync(p))
+  throw new InputError(`haproxy is not on the PATH${sbin ? ` (there is one at ${sbin}: add its directory to PATH)` : `: ${installHaproxy}`}`)
+}
 
 export interface DrillOptions {
   haproxy: string
@@ -46,39 +53,6 @@ export interface DrillOptions {
   programs?: {fleet?: string; load?: string}
 }
 
-
-export type {Failures}
-
-export interface DrillSide {
-  timeline: Timeline
-  card: ReportCard
-  /** The real side only: failures over the run, and from the fix on. */
-  failures?: {run: Failures; afterFix: Failures | null}
-  /** A runbook's outcome on this side. */
-  runbook?: {outcome: RunResult['outcome']; message: string}
-}
-
-export interface DrillReport {
-  target: {kind: DrillTarget['kind']; name: string}
-  scenario: Scenario
-  setup: string
-  scales: DrillScales
-  /** Scenario seconds of work each real server queued before it stopped reading requests. */
-  queueSeconds: number
-  /** The fault as the report card reads it: its window (scenario seconds) and servers broken. */
-  fault: {from: number; to: number; servers: number} | null
-  servers: number
-  /** Scenario seconds the drill ran (the prediction's length). */
-  seconds: number
-  /** Seconds of each window full service is read over (drillWindowSeconds). */
-  fullServiceWindow: number
-  wallSeconds: number
-  real: DrillSide
-  predicted: DrillSide
-  /** What the generator itself reports about its run, so a run the machine shaped can be told. */
-  load: {eventLoopDelayP99Ms: number; local: number; cpuSeconds: number}
-  interrupted: boolean
-}
 
 /** Seconds (scenario) the pool keeps running after a runbook ends in the real run, as a rehearsal settles. */
 const settleAfterRunbook = 60

@@ -3,8 +3,8 @@ import {haproxyPorts} from '../haproxy/ports.js'
 import {WallClock} from '../local/wall-clock.js'
 import type {ControlPlane, HookPort, HookSpec, Target} from '../ports/control-plane.js'
 import {MemoryFreeze} from '../sim/adapters/freeze.js'
-import {sendFleetCommand, type FleetInfo} from './fleet.js'
-import {drillMaps, type DrillHaproxy} from './haproxy-config.js'
+import {sendFleetCommand, type FleetInfo} from '../drill/fleet.js'
+import {drillMaps, type DrillHaproxy} from '../drill/haproxy-config.js'
 
 /**
  * A drill's hooks: a restart restarts the fleet's server (down for the pool's restart time, then

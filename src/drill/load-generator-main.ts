@@ -1,13 +1,13 @@
-import {startLoad, type LoadConfig} from './load.js'
+import {startLoad, type LoadConfig} from './load-generator.js'
 import {endOnSignalsOrStdin, fail as failProgram, readConfig} from './program.js'
 
 /**
  * The load generator as a program of its own, so its arrivals and timeouts keep time on a core
  * the drill's engine does not share:
  *
- *   node dist/src/drill/load-main.js --config load.json [--exit-on-stdin-end]
+ *   node dist/src/drill/load-generator-main.js --config load.json [--exit-on-stdin-end]
  *
- * The config is a LoadConfig (src/drill/load.ts) as JSON. It prints {"started": true} when the
+ * The config is a LoadConfig (src/drill/load-generator.ts) as JSON. It prints {"started": true} when the
  * first arrivals are due, then, when the run has ended and its attempts settled, the LoadRecord as
  * one JSON line, and exits 0. SIGINT or SIGTERM end the run early the same way (the record so
  * far, then exit); with --exit-on-stdin-end so does its stdin closing. Bad arguments or a bad

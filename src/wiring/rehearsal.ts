@@ -8,13 +8,14 @@ import type {Runbook} from '../runbook/runbook.js'
 import {batchBeyondPool} from '../runbook/units.js'
 import type {RunbookInput} from '../runbook/schema.js'
 import {rulesOn, weightedSets, weightsOn} from '../runbook/targets.js'
-import type {RunInputs, RunReport} from '../runner.js'
+import type {RunInputs} from '../ports/run.js'
 import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
 import type {SimulationRecord} from '../sim/record.js'
-import {ScenarioRun} from '../sim/run.js'
-import {loadScenario, pickSetups} from '../sim/scenario/load.js'
+import {ScenarioRun} from '../sim/scenario-run.js'
+import {loadScenario, pickSetups} from '../sim/scenario/load-scenario.js'
 import type {Scenario} from '../sim/scenario/schema.js'
-import type {FaultWindow, RunSummary} from '../sim/summary.js'
+import type {RunSummary} from '../sim/summary.js'
+import type {FaultWindow} from '../sim/fault-window.js'
 
 /** Seconds of simulated history before a runbook starts, at the least. */
 export const historySeconds = 60
@@ -34,6 +35,14 @@ export interface RehearsalSettings {
   startAt?: number
   /** Virtual seconds per wall second; null runs as fast as it can. */
   pace: number | null
+}
+
+/** A rehearsal's report: the engine's result and the rehearsal's record. */
+export interface RehearsalReport {
+  mode: 'rehearsal'
+  run: RunResult
+  runId: null
+  rehearsal: Rehearsal
 }
 
 export interface Rehearsal {
@@ -76,7 +85,7 @@ function recordingWeights(io: EngineIO, into: WeightChange[]): EngineIO {
  * Rehearses a runbook against a simulated fleet: the same engine and actions as live, on the
  * simulator's ports. Takes what a live run takes and returns what it returns (src/runner.ts).
  */
-export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: RehearsalSettings): Promise<Extract<RunReport, {mode: 'rehearsal'}>> {
+export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: RehearsalSettings): Promise<RehearsalReport> {
   const {scenario, setup} = rehearsalScenario(runbook, settings)
   checkAgainstScenario(runbook, scenario, settings)
 

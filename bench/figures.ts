@@ -5,14 +5,14 @@
 import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 import {packageRoot} from '../src/package-root.js'
-import {fleetConfig, loadScenario, pickSetups} from '../src/sim/scenario/load.js'
+import {fleetConfig, loadScenario, pickSetups} from '../src/sim/scenario/load-scenario.js'
 import {everythingOn} from './configs.js'
 import {minimalSeedRun, type SeedCase} from './minimal.js'
-import {ScenarioRun} from '../src/sim/run.js'
+import {ScenarioRun} from '../src/sim/scenario-run.js'
 import {Fleet} from '../src/sim/fleet.js'
 import type {EngineIO} from '../src/ports/io.js'
-import {rehearse} from '../src/rehearsal/rehearse.js'
-import {loadRunbookFile} from '../src/runbook/load.js'
+import {rehearse} from '../src/wiring/rehearsal.js'
+import {loadRunbookFile} from '../src/runbook/load-runbook.js'
 import {readdirSync} from 'node:fs'
 
 function emit(name: string, value: number, unit: string): void {

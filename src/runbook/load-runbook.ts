@@ -8,7 +8,7 @@ import {describeCount, type CountOrPercent} from './units.js'
 import {limits, maxSecondsText} from './limits.js'
 import {defaultBake, gateDefaults, type Gate, type Runbook, type Step, type StepCommon} from './runbook.js'
 import {poolsOf, weightedSets} from './targets.js'
-import {parseAddress} from '../haproxy/runtime.js'
+import {parseAddress} from '../input/address.js'
 
 export function loadRunbookFile(file: string): Runbook {
   let text: string

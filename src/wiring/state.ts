@@ -2,7 +2,7 @@ import type {AwsOptions} from '../aws/clients.js'
 import {InputError} from '../errors.js'
 import {LocalStore} from '../local/local-store.js'
 import type {StateStore} from '../ports/state-store.js'
-import {chooseState} from './home.js'
+import {chooseState} from '../state/home.js'
 
 /** Where state lives (src/state/home.ts): --state, $SLUICE_STATE, a config file, or the user's state directory. */
 export function stateSpec(flag?: string): string {

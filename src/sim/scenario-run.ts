@@ -1,9 +1,10 @@
 import type {Policy} from './config.js'
 import {Fleet} from './fleet.js'
 import type {SimulationRecord} from './record.js'
-import {fleetConfig} from './scenario/load.js'
+import {fleetConfig} from './scenario/load-scenario.js'
 import type {Scenario, SetupPolicy} from './scenario/schema.js'
-import {faultWindow, summarize, type FaultWindow, type RunSummary} from './summary.js'
+import {summarize, type RunSummary} from './summary.js'
+import {faultWindow, type FaultWindow} from './fault-window.js'
 
 export interface ScenarioOutcome {
   record: SimulationRecord

@@ -1,7 +1,7 @@
 import {lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {processRuns, thisPlace, thisStart} from '../state/process-place.js'
+import {processRuns, thisPlace, thisStart} from './process-place.js'
 
 /**
  * Private working folders in $TMPDIR (a drill child's config, HAProxy's config, maps and admin

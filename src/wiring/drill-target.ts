@@ -2,10 +2,10 @@ import {existsSync, readFileSync} from 'node:fs'
 import {extname} from 'node:path'
 import {parse} from 'yaml'
 import {InputError} from '../errors.js'
-import {rehearsalScenario} from '../rehearsal/rehearse.js'
+import {rehearsalScenario} from './rehearsal.js'
 import {loadRunbook, shippedRunbookNames} from '../runbook/shipped.js'
-import {builtinScenarioNames, loadScenario, pickSetups} from '../sim/scenario/load.js'
-import type {DrillTarget} from './drill.js'
+import {builtinScenarioNames, loadScenario, pickSetups} from '../sim/scenario/load-scenario.js'
+import type {DrillTarget} from '../drill/report.js'
 
 /**
  * What `sluice drill REF` names: a shipped runbook or scenario by name, or a file, told apart by

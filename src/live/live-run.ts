@@ -11,12 +11,13 @@ import type {ControlSender} from '../ports/controls.js'
 import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {controlPlaneName} from '../runbook/targets.js'
-import type {RunInputs, RunReport} from '../runner.js'
+import type {RunResult} from '../engine/engine.js'
+import type {RunInputs} from '../ports/run.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
 import {ControlPoller} from '../state/controls.js'
-import {openStore} from '../state/open.js'
+import {openStore} from '../wiring/state.js'
 import {StateFileError} from '../state/records.js'
-import {liveControlPlane, lockedResources} from './control-plane.js'
+import {liveControlPlane, lockedResources} from '../wiring/live.js'
 import {preflight} from './preflight.js'
 import {checkPreviousRun} from './previous-run.js'
 import {applyRecorded, describeDrift, findDrift} from './history.js'
@@ -37,6 +38,14 @@ export interface ResumeSettings {
 }
 
 /** What a live run needs beyond what every run takes. */
+/** A live run's report: the engine's result and the run id its journal is under. */
+export interface LiveReport {
+  mode: 'live'
+  run: RunResult
+  runId: string
+  rehearsal: null
+}
+
 export interface LiveSettings {
   aws: AwsOptions
   /** Where journals, locks and the freeze live (--state). */
@@ -58,7 +67,7 @@ export interface LiveSettings {
  * effect. If the journal cannot be written or a lock cannot be renewed, the run stops before its
  * next change, as failed, and says how to resume.
  */
-export async function runLive(runbook: Runbook, inputs: RunInputs, settings: LiveSettings): Promise<RunReport> {
+export async function runLive(runbook: Runbook, inputs: RunInputs, settings: LiveSettings): Promise<LiveReport> {
   const options = {...inputs, ...settings}
   const store = await openStore(settings.state, settings.aws)
   const runId = options.resume?.runId ?? newRunId()

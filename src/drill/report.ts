@@ -1,0 +1,45 @@
+import type {RunResult} from '../engine/engine.js'
+import type {Runbook} from '../runbook/runbook.js'
+import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
+import type {ReportCard, Timeline} from './report-card.js'
+import type {DrillScales} from './scale.js'
+import type {Failures} from './timeline.js'
+
+/** What a drill runs: a scenario's fault alone, or a runbook against its rehearsal scenario. */
+export type DrillTarget =
+  | {kind: 'scenario'; scenario: Scenario; setup: {name: string; policy: SetupPolicy}}
+  | {kind: 'runbook'; runbook: Runbook; scenario: Scenario; setup: {name: string; policy: SetupPolicy}}
+
+export type {Failures}
+
+export interface DrillSide {
+  timeline: Timeline
+  card: ReportCard
+  /** The real side only: failures over the run, and from the fix on. */
+  failures?: {run: Failures; afterFix: Failures | null}
+  /** A runbook's outcome on this side. */
+  runbook?: {outcome: RunResult['outcome']; message: string}
+}
+
+export interface DrillReport {
+  target: {kind: DrillTarget['kind']; name: string}
+  scenario: Scenario
+  setup: string
+  scales: DrillScales
+  /** Scenario seconds of work each real server queued before it stopped reading requests. */
+  queueSeconds: number
+  /** The fault as the report card reads it: its window (scenario seconds) and servers broken. */
+  fault: {from: number; to: number; servers: number} | null
+  servers: number
+  /** Scenario seconds the drill ran (the prediction's length). */
+  seconds: number
+  /** Seconds of each window full service is read over (drillWindowSeconds). */
+  fullServiceWindow: number
+  wallSeconds: number
+  real: DrillSide
+  predicted: DrillSide
+  /** What the generator itself reports about its run, so a run the machine shaped can be told. */
+  load: {eventLoopDelayP99Ms: number; local: number; cpuSeconds: number}
+  interrupted: boolean
+}
+
