@@ -1,38 +1,10 @@
-import type {HaproxyCheck, HealthCheckConfig, Policy, PoolConfig} from './config.js'
+import {EnvoyEjection} from './checks/envoy-ejection.js'
+import {HaproxyChecks} from './checks/haproxy-checks.js'
+import {noTimer, type CheckedPool, type PoolChecks} from './checks/pool-checks.js'
+import type {HealthCheckConfig, Policy, PoolConfig} from './config.js'
 import {fraction, serveBasic, serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
 import type {Random} from './random.js'
-
-/** Later than any tick (and still a small integer to V8, unlike 2^31 − 1). */
-const noTimer = 2 ** 30 - 1
-
-/** Hands out per-server typed arrays as consecutive views on one ArrayBuffer, widest first so each view is aligned. */
-class Slab {
-  private readonly buffer: ArrayBuffer
-  private offset = 0
-
-  constructor(private readonly n: number, float64s: number, int32s: number, uint8s: number) {
-    this.buffer = new ArrayBuffer(n * (8 * float64s + 4 * int32s + uint8s))
-  }
-
-  float64(): Float64Array {
-    return new Float64Array(this.buffer, this.take(8), this.n)
-  }
-
-  int32(): Int32Array {
-    return new Int32Array(this.buffer, this.take(4), this.n)
-  }
-
-  uint8(): Uint8Array {
-    return new Uint8Array(this.buffer, this.take(1), this.n)
-  }
-
-  private take(bytes: number): number {
-    const at = this.offset
-    this.offset += bytes * this.n
-    if (this.offset > this.buffer.byteLength) throw new Error('Slab: more arrays asked for than it was sized for')
-    return at
-  }
-}
+import {Slab} from './slab.js'
 
 function sumInOrder(values: Float64Array, n: number): number {
   let total = 0
@@ -74,79 +46,15 @@ export interface ThreadHold {
 }
 
 /**
- * HAProxy's per-server check state, kept only for pools whose checks are HAProxy's, so an
- * Envoy-style pool carries none of it.
- */
-class HaproxyState {
-  /**
-   * HAProxy's `health` counter per server, 0 … rise + fall − 1: at the top a server is fully UP,
-   * below `rise` it is DOWN (then always 0 or climbing back). A failed check takes one off and
-   * drops to 0 once under `rise`; a good one adds one and jumps to the top once at `rise`.
-   */
-  readonly health: Int32Array
-  /** Tick of each server's next check. */
-  readonly nextCheck: Int32Array
-  /** Consecutive failed live requests per server (layer-7 observation), as a population expectation. */
-  readonly errorRun: Float64Array
-  readonly top: number
-  readonly interTicks: number
-  readonly fastTicks: number
-  readonly downTicks: number
-  /** The earliest tick any server is due a check. */
-  nextDue = 0
-
-  /**
-   * `busyAnswersInTime`: the servers' queues are bounded and a full one empties before a check
-   * times out, so an overloaded server still answers the checks it takes.
-   */
-  constructor(
-    readonly rules: HaproxyCheck,
-    interval: number,
-    dt: number,
-    n: number,
-    readonly busyAnswersInTime: boolean,
-  ) {
-    const ticks = (seconds: number) => Math.max(1, Math.round(seconds / dt))
-    this.top = rules.rise + rules.fall - 1
-    this.interTicks = ticks(interval)
-    this.fastTicks = ticks(rules.fastinter)
-    this.downTicks = ticks(rules.downinter)
-    this.health = new Int32Array(n).fill(this.top)
-    // HAProxy spreads a backend's first checks evenly over one interval rather than checking every server at once.
-    this.nextCheck = Int32Array.from({length: n}, (_, i) => Math.floor((i * this.interTicks) / n))
-    this.errorRun = new Float64Array(n)
-  }
-
-  /** HAProxy's choice of interval: `inter` when fully up, `downinter` when fully down, `fastinter` in between. */
-  ticksAfterCheck(i: number): number {
-    const h = this.health[i]
-    return h === this.top ? this.interTicks : h === 0 ? this.downTicks : this.fastTicks
-  }
-}
-
-/** The share of `asked` requests a server did not answer while completing `done` (both per second, or both per tick). */
-function turnedAway(asked: number, done: number): number {
-  return asked > 0 ? Math.min(1, Math.max(0, 1 - done / asked)) : 0
-}
-
-/**
- * HAProxy's slowstart weight, `elapsed` ticks into a window of `window` ticks: its effective
- * weight is (16 × elapsed / window + 1) sixteenths of the server's, in whole sixteenths (weight
- * 1 is 16 internally), so a server starts at 1/16 and steps up to full.
- */
-export function haproxySlowStartWeight(elapsed: number, window: number): number {
-  return Math.min(1, (1 + Math.floor((16 * elapsed) / window)) / 16)
-}
-
-/**
- * One load-balanced pool of servers: the load balancer (weights, slow start, panic, periodic
- * health checks with Envoy-style ejection, or HAProxy's fall/rise checks) and the servers behind it (capacity, goodput collapse
- * past capacity, shedding, connection cost, cold caches, held threads).
+ * One load-balanced pool of servers: the load balancer (weights, slow start, panic; its health
+ * checks are a family of their own, src/sim/checks) and the servers behind it (capacity, goodput
+ * collapse past capacity, shedding, connection cost, cold caches, held threads; the per-tick
+ * arithmetic is in pool-kernel.ts).
  *
  * State is kept in typed arrays indexed by server so a tick is a few tight loops with no
  * per-request or per-server objects.
  */
-export class ServerPool implements ServerArrays {
+export class ServerPool implements ServerArrays, CheckedPool {
   readonly size: number
   readonly capacity: Float64Array
   readonly threads: Float64Array
@@ -182,10 +90,9 @@ export class ServerPool implements ServerArrays {
   private readonly weight: Float64Array
   /** 1 per registered server: the weights of panic routing, which ignores health and slow start. */
   private readonly registeredWeight: Float64Array
-  private readonly candidates: Int32Array
   /** This pool's copy of the setup: a runbook step may change slow start on one target group. */
   readonly policy: Policy
-  private ejectedCount = 0
+  ejectedCount = 0
   /** Share of new connections the shared metadata store can route this tick (1 = all). */
   newConnectionAdmission = 1
   /** Sum of new connections asked for in the last tick, for the metadata store's capacity. */
@@ -207,23 +114,22 @@ export class ServerPool implements ServerArrays {
   /** Servers warming up after a restart (warmth < 1). */
   private warming = 0
   private readonly sums = new TickSums()
-  private readonly checkEvery: number
-  /** Set when the checks follow HAProxy's rules; null for Envoy's ejection. */
-  readonly haproxy: HaproxyState | null
+  /** Who decides which servers are in rotation: Envoy's ejection or HAProxy's checks. */
+  readonly checks: PoolChecks
 
   constructor(
     readonly config: PoolConfig,
     policy: Policy,
-    private readonly health: HealthCheckConfig,
-    private readonly dt: number,
-    private readonly random: Random,
+    health: HealthCheckConfig,
+    readonly dt: number,
+    random: Random,
   ) {
     this.policy = {...policy}
     const n = config.kind === 'servers' ? config.servers : 0
     this.size = n
     // Every per-server array is a view on one buffer: a sweep builds thousands of small pools, and
     // one allocation costs less than twenty.
-    const slab = new Slab(n, 8, 6, 7)
+    const slab = new Slab(n, 8, 5, 7)
     this.capacity = slab.float64()
     this.threads = slab.float64()
     this.warmth = slab.float64().fill(1)
@@ -236,7 +142,6 @@ export class ServerPool implements ServerArrays {
     this.timesEjected = slab.int32()
     this.slowStartSince = slab.int32().fill(-1)
     this.restartingUntil = slab.int32()
-    this.candidates = slab.int32()
     this.slowList = slab.int32()
     this.registered = slab.uint8().fill(1)
     this.ejected = slab.uint8()
@@ -247,16 +152,15 @@ export class ServerPool implements ServerArrays {
     this.failing = slab.uint8()
     const cold = config.coldFactor
     for (let i = 0; i < n; i++) {
-      const spread = config.capacitySpread === 0 ? 0 : config.capacitySpread * (2 * this.random.next() - 1)
+      const spread = config.capacitySpread === 0 ? 0 : config.capacitySpread * (2 * random.next() - 1)
       this.capacity[i] = config.capacity * (1 + spread)
       this.threads[i] = config.threads * (1 + spread)
       this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
     }
-    this.checkEvery = Math.max(1, Math.round(health.interval / dt))
     // HAProxy times a check out at `inter` when `timeout check` is not set; the check waits for the
     // queue, then for its own service.
     const busyAnswersInTime = config.queueSeconds !== null && config.queueSeconds + config.serviceTime < health.interval
-    this.haproxy = health.haproxy ? new HaproxyState(health.haproxy, health.interval, dt, n, busyAnswersInTime) : null
+    this.checks = health.haproxy ? new HaproxyChecks(this, health.haproxy, health.interval, busyAnswersInTime, random) : new EnvoyEjection(this, health, random)
     serveBasic(this, this.weight, this.sums, 0)
     serveLean(this, this.weight, this.sums, 0)
     serveHolding(this, this.weight, this.sums, 0)
@@ -342,13 +246,7 @@ export class ServerPool implements ServerArrays {
     // The check ejects after this tick's traffic was served: the servers that took that traffic
     // are the ones in rotation before it (in panic, every registered server).
     const tookTraffic = totalWeight === 0 ? 0 : panic ? registeredCount : inRotation
-    const hap = this.haproxy
-    if (hap === null) {
-      if (t % this.checkEvery === 0) this.healthCheck(t)
-    } else {
-      if (hap.rules.observe === 'layer7' && totalWeight !== 0) this.observe(t, hap, weight, k.perWeight)
-      if (t >= hap.nextDue) this.haproxyChecks(t, hap, weight, totalWeight === 0 ? 0 : k.perWeight)
-    }
+    this.checks.afterTick(t, weight, totalWeight === 0 ? 0 : k.perWeight, totalWeight !== 0)
 
     const served = k.served
     const fast = k.fast
@@ -446,170 +344,26 @@ export class ServerPool implements ServerArrays {
    */
   private slowStartWeight(i: number, t: number, slowTicks: number, minWeight: number): number {
     const elapsed = t - this.slowStartSince[i]
-    if (elapsed < slowTicks) {
-      if (this.haproxy !== null) return haproxySlowStartWeight(elapsed, slowTicks)
-      const w = elapsed / slowTicks
-      return w < minWeight ? minWeight : w
-    }
+    if (elapsed < slowTicks) return this.checks.slowStartWeight(elapsed, slowTicks, minWeight)
     this.slowStartSince[i] = -1
     return 1
   }
 
-  /**
-   * Periodic health check: servers in rotation that are down or answered late are ejected for
-   * base × times-ejected (capped at the maximum), as Envoy's outlier detection does. When the cap
-   * on ejections binds, which failing servers go is a seeded draw, since a real balancer sees
-   * them in no particular order. Returns how many it ejected.
-   */
-  private healthCheck(t: number): number {
-    const count = this.collectFailing()
-    const room = this.maxEjected - this.ejectedCount
-    if (count === 0 || room <= 0) return 0
-    if (count > room) this.random.shuffle(this.candidates, count)
-    const take = Math.min(room, count)
-    for (let k = 0; k < take; k++) this.eject(this.candidates[k], t)
-    return take
-  }
-
-  /**
-   * The health check's pass over the pool: servers in rotation that fail go into `candidates`,
-   * the others have one ejection forgiven. Nothing follows the loop but the return, so V8 can
-   * compile the loop mid-call without bailing out at its end.
-   */
-  private collectFailing(): number {
-    const {registered, ejected, failing, timesEjected, candidates, size} = this
-    let count = 0
-    for (let i = 0; i < size; i++) {
-      if (registered[i] === 0 || ejected[i] !== 0) continue
-      if (failing[i] !== 0) candidates[count++] = i
-      else if (timesEjected[i] > 0) {
-        // Envoy forgives a host that stays healthy.
-        timesEjected[i]--
-      }
-    }
-    return count
-  }
-
-  private eject(i: number, t: number): void {
-    this.timesEjected[i]++
-    const seconds = Math.min(this.health.baseEjection * this.timesEjected[i], this.health.maxEjection)
+  /** Out of rotation until tick `until`: ejected by Envoy for its ejection time, or DOWN in HAProxy (noTimer) until checks pass. */
+  takeOut(i: number, until: number): void {
     this.ejected[i] = 1
-    this.ejectedUntil[i] = t + Math.max(1, Math.round(seconds / this.dt))
+    this.ejectedUntil[i] = until
     this.slowStartSince[i] = -1
     this.ejectedCount++
     this.weightsValid = false
   }
 
-  /**
-   * HAProxy's checks: each registered server due a check this tick passes or fails it (fails when
-   * down, stalled or answering late, as the Envoy check does), moves its health counter, goes
-   * DOWN after `fall` consecutive failures and UP after `rise` consecutive passes, and is next
-   * checked at inter, fastinter or downinter by its state. There is no ejection timer and no cap:
-   * every server can go DOWN, and then the pool answers 503.
-   *
-   * An overloaded server with an unbounded queue answers every check late. One whose queue is
-   * bounded (queueSeconds) waits that long on a check it takes: a queue that empties within the
-   * check's timeout (HAProxy's `inter` when `timeout check` is not set) answers it in time, and the
-   * check then fails only when it is among the requests the full queue turned away, a seeded draw
-   * with that share as its chance.
-   */
-  private haproxyChecks(t: number, hap: HaproxyState, weight: Float64Array, perWeight: number): void {
-    const {registered, failing, down, openConnections: done, size} = this
-    const next = hap.nextCheck
-    let due = noTimer
-    for (let i = 0; i < size; i++) {
-      if (registered[i] === 0) continue
-      if (next[i] <= t) {
-        // A server late only because it is busy, whose full queue still answers within the check's
-        // timeout, fails the check only when the queue turns it away like the requests it had no room for.
-        const late = failing[i] !== 0 && (down[i] !== 0 || !hap.busyAnswersInTime || this.random.next() < turnedAway(perWeight * weight[i], done[i]))
-        if (late) this.failCheck(i, hap)
-        else this.passCheck(i, t, hap)
-        next[i] = t + hap.ticksAfterCheck(i)
-      }
-      if (next[i] < due) due = next[i]
-    }
-    hap.nextDue = due
-  }
-
-  private failCheck(i: number, hap: HaproxyState): void {
-    const h = hap.health
-    if (h[i] > 0) {
-      h[i]--
-      if (h[i] < hap.rules.rise) h[i] = 0
-    }
-    if (h[i] < hap.rules.rise && this.ejected[i] === 0) {
-      this.ejected[i] = 1
-      // DOWN until checks bring it back, however long that takes.
-      this.ejectedUntil[i] = noTimer
-      this.slowStartSince[i] = -1
-      this.ejectedCount++
-      this.weightsValid = false
-    }
-  }
-
-  private passCheck(i: number, t: number, hap: HaproxyState): void {
-    const h = hap.health
-    if (h[i] < hap.top) {
-      h[i]++
-      if (h[i] >= hap.rules.rise) h[i] = hap.top
-    }
-    if (h[i] >= hap.rules.rise && this.ejected[i] !== 0) {
-      this.ejected[i] = 0
-      this.ejectedCount--
-      hap.errorRun[i] = 0
-      if (this.policy.slowStart > 0) this.slowStartSince[i] = t
-      this.weightsValid = false
-    }
-  }
-
-  /**
-   * `observe layer7`: the tick's failed requests on each server in rotation (timeouts, 5xx, shed
-   * 503s) count as consecutive errors. Servers are a population of requests here, not a sequence:
-   * a server whose every request failed adds them all to its run; one that failed a share q of
-   * them has, as its longest run, the expectation log(N(1 − q)) / log(1/q) for N requests, and
-   * ends the tick on a run of about q / (1 − q). At `errorLimit`, `onError` acts, as HAProxy's
-   * health_adjust does: fastinter checks sooner; fail-check counts a failed check; sudden-death
-   * leaves the server one failed check from DOWN and fails one; mark-down takes it DOWN at once.
-   * Each then resets the run and brings the next check forward to fastinter.
-   */
-  private observe(t: number, hap: HaproxyState, weight: Float64Array, perWeight: number): void {
-    const {registered, ejected, openConnections: done, size, dt} = this
-    const run = hap.errorRun
-    const limit = hap.rules.errorLimit
-    for (let i = 0; i < size; i++) {
-      if (registered[i] === 0 || ejected[i] !== 0) continue
-      const asked = perWeight * weight[i] * dt
-      if (asked <= 0) continue
-      const q = turnedAway(asked, done[i] * dt)
-      if (q === 0) {
-        run[i] = 0
-        continue
-      }
-      let longest: number
-      let after: number
-      if (q === 1) {
-        longest = run[i] + asked
-        after = longest
-      } else {
-        const tail = q / (1 - q)
-        const within = asked * (1 - q) > 1 ? Math.log(asked * (1 - q)) / -Math.log(q) : 0
-        longest = Math.max(run[i] + tail, within)
-        after = tail
-      }
-      if (longest < limit) {
-        run[i] = after
-        continue
-      }
-      run[i] = 0
-      const mode = hap.rules.onError
-      if (mode === 'sudden-death' && hap.health[i] > hap.rules.rise) hap.health[i] = hap.rules.rise + 1
-      else if (mode === 'mark-down') hap.health[i] = hap.rules.rise
-      if (mode !== 'fastinter') this.failCheck(i, hap)
-      const soon = t + hap.fastTicks
-      if (soon < hap.nextCheck[i]) hap.nextCheck[i] = soon
-      if (soon < hap.nextDue) hap.nextDue = soon
-    }
+  /** Back into rotation (HAProxy's checks passed), in slow start when the policy has it. */
+  putBack(i: number, t: number): void {
+    this.ejected[i] = 0
+    this.ejectedCount--
+    if (this.policy.slowStart > 0) this.slowStartSince[i] = t
+    this.weightsValid = false
   }
 
   /** Recomputes a server's down byte from what can put it down. */
@@ -663,13 +417,7 @@ export class ServerPool implements ServerArrays {
       this.registered[i] = 1
       this.registeredWeight[i] = 1
       this.slowStartSince[i] = this.policy.slowStart > 0 ? t : -1
-      if (this.haproxy !== null) {
-        // As HAProxy does when a server leaves maintenance: up, but down at the first failed check.
-        this.haproxy.health[i] = this.haproxy.rules.rise
-        this.haproxy.errorRun[i] = 0
-        this.haproxy.nextCheck[i] = t
-        this.haproxy.nextDue = Math.min(this.haproxy.nextDue, t)
-      }
+      this.checks.registered(i, t)
     }
     this.weightsValid = false
   }

@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {noGuard, type HaproxyCheck, type PoolConfig} from '../../src/sim/config.js'
-import {haproxySlowStartWeight, ServerPool, type PoolTick} from '../../src/sim/pool.js'
+import {haproxySlowStartWeight, type HaproxyChecks} from '../../src/sim/checks/haproxy-checks.js'
+import {ServerPool, type PoolTick} from '../../src/sim/pool.js'
 import {Random} from '../../src/sim/random.js'
 
 // HAProxy's check rules, each pinned on a tiny pool stepped by hand (1 s ticks, one traffic type).
@@ -95,10 +96,11 @@ describe('HAProxy checks: fall and rise', () => {
     // over 200 checks each, some fail, never 3 in a row.
     const mild = makePool(2, {inter: 2, fall: 3}, 0, 0.5)
     let failed = 0
+    const checks = mild.checks as HaproxyChecks
     for (let t = 0; t < 400; t++) {
-      const before = [...mild.haproxy!.health]
+      const before = [...checks.health]
       run(mild, t, t + 1, 210)
-      mild.haproxy!.health.forEach((h, i) => (failed += h < before[i] ? 1 : 0))
+      checks.health.forEach((h, i) => (failed += h < before[i] ? 1 : 0))
       expect(mild.countInRotation()).toBe(2)
     }
     expect(failed).toBeGreaterThan(0)
@@ -127,7 +129,7 @@ describe('HAProxy checks: fall and rise', () => {
 
   it('checks at inter while up, fastinter while going down or coming up, downinter while down', () => {
     const pool = makePool(2, {inter: 4, fastinter: 1, downinter: 10, fall: 3, rise: 2})
-    const hap = pool.haproxy!
+    const hap = pool.checks as HaproxyChecks
     pool.breakServers([0], true, false)
     // Server 0's first check is at tick 0 (a backend's first checks are spread over one inter),
     // then fastinter: ticks 1 and 2, and down after the third.
@@ -192,7 +194,7 @@ describe('HAProxy checks: observe layer7, error-limit and on-error', () => {
     run(pool, 0, 1, 40)
     pool.breakServers([1], true, false)
     run(pool, 1, 2, 40)
-    expect(pool.haproxy!.nextCheck[1]).toBe(1 + 5)
+    expect((pool.checks as HaproxyChecks).nextCheck[1]).toBe(1 + 5)
     run(pool, 2, 6, 40)
     expect(pool.ejected[1]).toBe(0)
     // The checks at fastinter then take it down after fall failures: ticks 6, 11 and 16.

@@ -65,7 +65,7 @@ export class SimTargetGroup implements TargetGroupPort {
   // slow start and routing failover are config, not runtime, so a step that changes them is refused
   // here too rather than rehearsed as if it would work.
   async setSlowStart(seconds: number): Promise<void> {
-    if (this.pool.haproxy !== null && seconds !== this.pool.policy.slowStart)
+    if (this.pool.checks.family === 'haproxy' && seconds !== this.pool.policy.slowStart)
       throw new FailedError(`${this.label}: HAProxy cannot change slow start at runtime (the scenario's health checks are HAProxy's: slowstart ${this.pool.policy.slowStart} s)`)
     this.pool.policy.slowStart = seconds
   }
@@ -75,7 +75,7 @@ export class SimTargetGroup implements TargetGroupPort {
   }
 
   async setFailoverPercent(percent: number | null): Promise<void> {
-    if (this.pool.haproxy !== null && percent !== null)
+    if (this.pool.checks.family === 'haproxy' && percent !== null)
       throw new FailedError(`${this.label}: HAProxy has no routing failover (panic threshold) to set to ${percent}% (the scenario's health checks are HAProxy's)`)
     this.pool.policy.panicThreshold = percent ?? 0
   }

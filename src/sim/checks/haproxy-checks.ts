@@ -1,0 +1,187 @@
+import type {HaproxyCheck} from '../config.js'
+import type {Random} from '../random.js'
+import {noTimer, type CheckedPool, type PoolChecks} from './pool-checks.js'
+
+/** The share of `asked` requests a server did not answer while completing `done` (both per second, or both per tick). */
+function turnedAway(asked: number, done: number): number {
+  return asked > 0 ? Math.min(1, Math.max(0, 1 - done / asked)) : 0
+}
+
+/**
+ * HAProxy's slowstart weight, `elapsed` ticks into a window of `window` ticks: its effective
+ * weight is (16 × elapsed / window + 1) sixteenths of the server's, in whole sixteenths (weight
+ * 1 is 16 internally), so a server starts at 1/16 and steps up to full.
+ */
+export function haproxySlowStartWeight(elapsed: number, window: number): number {
+  return Math.min(1, (1 + Math.floor((16 * elapsed) / window)) / 16)
+}
+
+/**
+ * HAProxy's checks: each registered server due a check passes or fails it (fails when down,
+ * stalled or answering late), moves its health counter, goes DOWN after `fall` consecutive
+ * failures and UP after `rise` consecutive passes, and is next checked at inter, fastinter or
+ * downinter by its state. There is no ejection timer and no cap: every server can go DOWN, and
+ * then the pool answers 503. With `observe layer7`, live requests count too (observe()).
+ */
+export class HaproxyChecks implements PoolChecks {
+  readonly family = 'haproxy'
+  /**
+   * HAProxy's `health` counter per server, 0 … rise + fall − 1: at the top a server is fully UP,
+   * below `rise` it is DOWN (then always 0 or climbing back). A failed check takes one off and
+   * drops to 0 once under `rise`; a good one adds one and jumps to the top once at `rise`.
+   */
+  readonly health: Int32Array
+  /** Tick of each server's next check. */
+  readonly nextCheck: Int32Array
+  /** Consecutive failed live requests per server (layer-7 observation), as a population expectation. */
+  readonly errorRun: Float64Array
+  private readonly top: number
+  private readonly interTicks: number
+  private readonly fastTicks: number
+  private readonly downTicks: number
+  /** The earliest tick any server is due a check. */
+  private nextDue = 0
+
+  /**
+   * `busyAnswersInTime`: the servers' queues are bounded and a full one empties before a check
+   * times out, so an overloaded server still answers the checks it takes.
+   */
+  constructor(
+    private readonly pool: CheckedPool,
+    readonly rules: HaproxyCheck,
+    interval: number,
+    private readonly busyAnswersInTime: boolean,
+    private readonly random: Random,
+  ) {
+    const n = pool.size
+    const ticks = (seconds: number) => Math.max(1, Math.round(seconds / pool.dt))
+    this.top = rules.rise + rules.fall - 1
+    this.interTicks = ticks(interval)
+    this.fastTicks = ticks(rules.fastinter)
+    this.downTicks = ticks(rules.downinter)
+    this.health = new Int32Array(n).fill(this.top)
+    // HAProxy spreads a backend's first checks evenly over one interval rather than checking every server at once.
+    this.nextCheck = Int32Array.from({length: n}, (_, i) => Math.floor((i * this.interTicks) / n))
+    this.errorRun = new Float64Array(n)
+  }
+
+  afterTick(t: number, weight: Float64Array, perWeight: number, routed: boolean): void {
+    if (this.rules.observe === 'layer7' && routed) this.observe(t, weight, perWeight)
+    if (t >= this.nextDue) this.check(t, weight, perWeight)
+  }
+
+  slowStartWeight(elapsed: number, window: number): number {
+    return haproxySlowStartWeight(elapsed, window)
+  }
+
+  /** As HAProxy does when a server leaves maintenance: up, but down at the first failed check. */
+  registered(i: number, t: number): void {
+    this.health[i] = this.rules.rise
+    this.errorRun[i] = 0
+    this.nextCheck[i] = t
+    this.nextDue = Math.min(this.nextDue, t)
+  }
+
+  /** HAProxy's choice of interval: `inter` when fully up, `downinter` when fully down, `fastinter` in between. */
+  private ticksAfterCheck(i: number): number {
+    const h = this.health[i]
+    return h === this.top ? this.interTicks : h === 0 ? this.downTicks : this.fastTicks
+  }
+
+  /**
+   * An overloaded server with an unbounded queue answers every check late. One whose queue is
+   * bounded (queueSeconds) waits that long on a check it takes: a queue that empties within the
+   * check's timeout (HAProxy's `inter` when `timeout check` is not set) answers it in time, and the
+   * check then fails only when it is among the requests the full queue turned away, a seeded draw
+   * with that share as its chance.
+   */
+  private check(t: number, weight: Float64Array, perWeight: number): void {
+    const {registered, failing, down, openConnections: done, size} = this.pool
+    const next = this.nextCheck
+    let due = noTimer
+    for (let i = 0; i < size; i++) {
+      if (registered[i] === 0) continue
+      if (next[i] <= t) {
+        // A server late only because it is busy, whose full queue still answers within the check's
+        // timeout, fails the check only when the queue turns it away like the requests it had no room for.
+        const late = failing[i] !== 0 && (down[i] !== 0 || !this.busyAnswersInTime || this.random.next() < turnedAway(perWeight * weight[i], done[i]))
+        if (late) this.failCheck(i)
+        else this.passCheck(i, t)
+        next[i] = t + this.ticksAfterCheck(i)
+      }
+      if (next[i] < due) due = next[i]
+    }
+    this.nextDue = due
+  }
+
+  private failCheck(i: number): void {
+    const h = this.health
+    if (h[i] > 0) {
+      h[i]--
+      if (h[i] < this.rules.rise) h[i] = 0
+    }
+    // DOWN until checks bring it back, however long that takes.
+    if (h[i] < this.rules.rise && this.pool.ejected[i] === 0) this.pool.takeOut(i, noTimer)
+  }
+
+  private passCheck(i: number, t: number): void {
+    const h = this.health
+    if (h[i] < this.top) {
+      h[i]++
+      if (h[i] >= this.rules.rise) h[i] = this.top
+    }
+    if (h[i] >= this.rules.rise && this.pool.ejected[i] !== 0) {
+      this.errorRun[i] = 0
+      this.pool.putBack(i, t)
+    }
+  }
+
+  /**
+   * `observe layer7`: the tick's failed requests on each server in rotation (timeouts, 5xx, shed
+   * 503s) count as consecutive errors. Servers are a population of requests here, not a sequence:
+   * a server whose every request failed adds them all to its run; one that failed a share q of
+   * them has, as its longest run, the expectation log(N(1 − q)) / log(1/q) for N requests, and
+   * ends the tick on a run of about q / (1 − q). At `errorLimit`, `onError` acts, as HAProxy's
+   * health_adjust does: fastinter checks sooner; fail-check counts a failed check; sudden-death
+   * leaves the server one failed check from DOWN and fails one; mark-down takes it DOWN at once.
+   * Each then resets the run and brings the next check forward to fastinter.
+   */
+  private observe(t: number, weight: Float64Array, perWeight: number): void {
+    const {registered, ejected, openConnections: done, size, dt} = this.pool
+    const run = this.errorRun
+    const limit = this.rules.errorLimit
+    for (let i = 0; i < size; i++) {
+      if (registered[i] === 0 || ejected[i] !== 0) continue
+      const asked = perWeight * weight[i] * dt
+      if (asked <= 0) continue
+      const q = turnedAway(asked, done[i] * dt)
+      if (q === 0) {
+        run[i] = 0
+        continue
+      }
+      let longest: number
+      let after: number
+      if (q === 1) {
+        longest = run[i] + asked
+        after = longest
+      } else {
+        const tail = q / (1 - q)
+        const within = asked * (1 - q) > 1 ? Math.log(asked * (1 - q)) / -Math.log(q) : 0
+        longest = Math.max(run[i] + tail, within)
+        after = tail
+      }
+      if (longest < limit) {
+        run[i] = after
+        continue
+      }
+      run[i] = 0
+      const mode = this.rules.onError
+      if (mode === 'sudden-death' && this.health[i] > this.rules.rise) this.health[i] = this.rules.rise + 1
+      else if (mode === 'mark-down') this.health[i] = this.rules.rise
+      if (mode !== 'fastinter') this.failCheck(i)
+      const soon = t + this.fastTicks
+      if (soon < this.nextCheck[i]) this.nextCheck[i] = soon
+      if (soon < this.nextDue) this.nextDue = soon
+    }
+  }
+}
