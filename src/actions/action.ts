@@ -1,4 +1,4 @@
-import type {ControlPlane, DnsPort, MetricsPort, TrafficRulesPort, WeightMap} from '../ports/control-plane.js'
+import type {ControlPlane, WeightsPort, MetricsPort, RestrictionPort, WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
 import {describeGate, type GateResult} from '../engine/gate.js'
 import type {RunControls} from '../ports/controls.js'
@@ -137,8 +137,8 @@ export interface ActionContext {
   change<T>(kind: MutationKind, resource: string, before: unknown, after: unknown, apply: () => Promise<T>): Promise<T>
   /** Watches a gate through a bake, reporting each verdict. */
   watch(gate: Gate, bake: number, context: string): Promise<GateResult>
-  dns(): DnsPort
-  rules(): TrafficRulesPort
+  weights(): WeightsPort
+  restrictions(): RestrictionPort
   metrics(): MetricsPort
 }
 

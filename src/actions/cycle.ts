@@ -1,4 +1,4 @@
-import type {ControlPlane, Target, TargetGroupPort} from '../ports/control-plane.js'
+import type {ControlPlane, Target, PoolPort} from '../ports/control-plane.js'
 import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../ports/io.js'
 import type {CycleStep} from '../runbook/runbook.js'
 import {batchBeyondPool, describeCount, resolveCount} from '../runbook/units.js'
@@ -14,7 +14,7 @@ const budgetPoll = 10
  * already unhealthy, and never below the capacity headroom. A failed batch stops the cycle and is named.
  */
 async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
-  const group = ctx.control.targetGroups.get(step.pool)
+  const group = ctx.control.pools.get(step.pool)
   if (!group) return {status: 'failed', message: `no target group for pool ${step.pool}`}
   const all = await group.targets()
   // Resuming: the batch the earlier run left out of rotation goes first, and targets it already
@@ -80,7 +80,7 @@ function targetFromId(id: string): Target {
 }
 
 async function cycleBatch(
-  step: CycleStep, ctx: ActionContext, group: TargetGroupPort, batch: Target[], name: string,
+  step: CycleStep, ctx: ActionContext, group: PoolPort, batch: Target[], name: string,
   budget: number, size: number, verdicts: GateVerdict[],
 ): Promise<StepOutcome | null> {
   const ids = batch.map((t) => t.id)
@@ -188,7 +188,7 @@ async function headroom(step: CycleStep, ctx: ActionContext, remaining: number):
  */
 const isIn = (t: Target): boolean => t.health !== 'unused' && t.health !== 'draining'
 
-const groupOf = (m: Mutation, control: ControlPlane): TargetGroupPort | undefined => [...control.targetGroups.values()].find((g) => g.label === m.resource)
+const groupOf = (m: Mutation, control: ControlPlane): PoolPort | undefined => [...control.pools.values()].find((g) => g.label === m.resource)
 
 /** Whether deregistered or registered targets are (still) in the group. */
 const membership: MutationRules = {
@@ -241,7 +241,7 @@ const membership: MutationRules = {
 }
 
 /** A target group attribute the cycle sets first: settled by reading it, undone by setting it back. */
-function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: TargetGroupPort) => Promise<unknown>, write: (g: TargetGroupPort, value: never) => Promise<void>, describe: (value: unknown, resource: string) => string): MutationRules {
+function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: PoolPort) => Promise<unknown>, write: (g: PoolPort, value: never) => Promise<void>, describe: (value: unknown, resource: string) => string): MutationRules {
   return {
     subject: (m) => `${m.resource}#${kind}`,
     async settle(m, control) {

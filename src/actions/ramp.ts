@@ -38,7 +38,7 @@ const sameWeights = (a: WeightMap, b: WeightMap): boolean => Object.keys({...a, 
  * never stays on weights its gate did not pass.
  */
 async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
-  const dns = ctx.dns()
+  const dns = ctx.weights()
   const ttl = await dns.ttl(ctx.signal)
   if (step.bake < ttl) {
     if (!step.allowShortBake)
@@ -171,7 +171,7 @@ export const ramp: ActionDefinition<RampStep> = {
     [dnsWeights]: {
       subject: (m) => `${m.resource}#${dnsWeights}`,
       async settle(m, control) {
-        const now = await control.dns!.readWeights()
+        const now = await control.weights!.readWeights()
         const pick = (w: WeightMap) => Object.fromEntries(Object.keys(w).map((k) => [k, now[k]]))
         if (sameState(pick(m.after as WeightMap), m.after)) return 'applied'
         if (sameState(pick(m.before as WeightMap), m.before)) return 'not applied'
@@ -181,17 +181,17 @@ export const ramp: ActionDefinition<RampStep> = {
         const original = changes[0].before as WeightMap
         const last = changes.at(-1)!
         if (sameState(original, last.after)) return `the weights of ${last.resource} are back where the run found them`
-        return {kind: dnsWeights, resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`, apply: () => control.dns!.applyWeights(original)}
+        return {kind: dnsWeights, resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`, apply: () => control.weights!.applyWeights(original)}
       },
       async drift(changes, control) {
         const last = changes.at(-1)!
         const left = last.after as WeightMap
-        const all = await control.dns!.readWeights()
+        const all = await control.weights!.readWeights()
         const now = Object.fromEntries(Object.keys(left).map((k) => [k, all[k]]))
         if (sameState(now, left)) return null
         return {
           subject: `the weights of ${last.resource}`, left: describeWeights(left), now: describeWeights(now),
-          reapply: [{kind: dnsWeights, resource: last.resource, before: now, after: left, describe: `set the weights of ${last.resource} back to ${describeWeights(left)}`, apply: () => control.dns!.applyWeights(left)}],
+          reapply: [{kind: dnsWeights, resource: last.resource, before: now, after: left, describe: `set the weights of ${last.resource} back to ${describeWeights(left)}`, apply: () => control.weights!.applyWeights(left)}],
         }
       },
     },

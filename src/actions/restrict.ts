@@ -30,28 +30,28 @@ export const restrict: ActionDefinition<RestrictStep> = {
     restrict: {
       subject: restrictionSubject,
       async settle(m, control) {
-        const present = (await control.rules!.list()).some((r) => r.type === restrictedType(m))
+        const present = (await control.restrictions!.list()).some((r) => r.type === restrictedType(m))
         return present ? 'applied' : 'not applied'
       },
       async undo(changes, control) {
         const last = changes.at(-1)!
         const added = last.after as Restriction
         if (sameState(changes[0].before ?? null, added)) return `the restriction on ${added.type} is as the run found it`
-        return {kind: 'lift', resource: last.resource, before: added, after: null, describe: `lift the restriction on ${added.type} from ${last.resource}`, apply: async () => void (await control.rules!.remove(added.type))}
+        return {kind: 'lift', resource: last.resource, before: added, after: null, describe: `lift the restriction on ${added.type} from ${last.resource}`, apply: async () => void (await control.restrictions!.remove(added.type))}
       },
       async drift(changes, control) {
         const last = changes.at(-1)!
         const added = last.after as Restriction
-        if ((await control.rules!.list()).some((r) => r.type === added.type)) return null
+        if ((await control.restrictions!.list()).some((r) => r.type === added.type)) return null
         return {
           subject: `the restriction on ${added.type} on ${last.resource}`, left: 'in place', now: 'gone',
-          reapply: [{kind: 'restrict', resource: last.resource, before: null, after: added, describe: `restrict ${added.type} on ${last.resource} again`, apply: () => control.rules!.add(added)}],
+          reapply: [{kind: 'restrict', resource: last.resource, before: null, after: added, describe: `restrict ${added.type} on ${last.resource} again`, apply: () => control.restrictions!.add(added)}],
         }
       },
     },
   },
   async run(step, ctx) {
-    const rules = ctx.rules()
+    const rules = ctx.restrictions()
     const existing = (await rules.list()).find((r) => r.type === step.type)
     if (existing) return {status: 'done', message: `${step.type} is already restricted`}
     const restriction: Restriction = {type: step.type, paths: step.paths, headers: step.headers, retryAfterSeconds: step.retryAfter}

@@ -1,5 +1,5 @@
 import type {MetricDataQuery} from '@aws-sdk/client-cloudwatch'
-import type {Clock, MetricKind, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
+import type {Clock, MetricKind, MetricsPort, PoolPort} from '../ports/control-plane.js'
 import {healthyShare} from '../ports/target-groups.js'
 import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
@@ -21,7 +21,7 @@ export interface CloudWatchScope {
   /** Pool → target group ARN, to scope a pool's metrics to its group. */
   targetGroups: Record<string, string>
   /** Pool → the group port, for healthy-targets. */
-  groups: Map<string, TargetGroupPort>
+  groups: Map<string, PoolPort>
 }
 
 /**

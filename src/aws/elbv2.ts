@@ -1,4 +1,4 @@
-import type {Clock, Target, TargetGroupPort, TargetHealth} from '../ports/control-plane.js'
+import type {Clock, Target, PoolPort, TargetHealth} from '../ports/control-plane.js'
 import {pollUntil, waitUntilHealthy} from '../ports/target-groups.js'
 import type {AwsClients} from './clients.js'
 import {FailedError} from '../errors.js'
@@ -33,7 +33,7 @@ function parseKey(key: string): {Id: string; Port?: number} {
  * An ELBv2 target group: health, batch drain and return, and the attributes sluice sets. Waits
  * are bounded: a drain by the group's deregistration delay, a return by the caller's timeout.
  */
-export class Elbv2TargetGroup implements TargetGroupPort {
+export class Elbv2TargetGroup implements PoolPort {
   readonly label: string
 
   constructor(

@@ -1,5 +1,5 @@
 import type {ResourceRecordSet} from '@aws-sdk/client-route-53'
-import type {Clock, DnsPort, WeightMap} from '../ports/control-plane.js'
+import type {Clock, WeightsPort, WeightMap} from '../ports/control-plane.js'
 import type {AwsClients} from './clients.js'
 import {FailedError} from '../errors.js'
 import {awsCall} from './errors.js'
@@ -18,7 +18,7 @@ const syncPoll = 5
  * A weighted record in Route 53: reads the sets of one name and type (paging, de-duplicated on
  * set identifier), and applies a whole ramp step as one atomic change batch, then waits for INSYNC.
  */
-export class Route53Dns implements DnsPort {
+export class Route53Dns implements WeightsPort {
   readonly label: string
 
   constructor(

@@ -1,5 +1,5 @@
 import type {Rule, RuleCondition} from '@aws-sdk/client-elastic-load-balancing-v2'
-import type {Restriction, TrafficRulesPort} from '../ports/control-plane.js'
+import type {Restriction, RestrictionPort} from '../ports/control-plane.js'
 import type {AwsClients} from './clients.js'
 import {FailedError} from '../errors.js'
 import {awsCall} from './errors.js'
@@ -14,7 +14,7 @@ const ownerTag = 'sluice:managed-by'
  * the traffic type so `lift` and `status` find them from any machine. ALB's fixed responses cannot
  * carry headers, so Retry-After travels in the JSON body.
  */
-export class ListenerRules implements TrafficRulesPort {
+export class ListenerRules implements RestrictionPort {
   readonly label: string
 
   constructor(

@@ -275,8 +275,8 @@ function actionContext(
         onVerdict: (verdict) => out.emit({type: 'verdict', verdict}),
       })
     },
-    dns: () => need(control.dns, 'a weighted DNS record (targets.dns) or a HAProxy ramp map (targets.haproxy.rampMap)'),
-    rules: () => need(control.rules, 'a listener (targets.listener) or a HAProxy restriction map (targets.haproxy.restrictMap)'),
+    weights: () => need(control.weights, 'a weighted DNS record (targets.dns) or a HAProxy ramp map (targets.haproxy.rampMap)'),
+    restrictions: () => need(control.restrictions, 'a listener (targets.listener) or a HAProxy restriction map (targets.haproxy.restrictMap)'),
     metrics: () => need(control.metrics, 'metrics (targets.metrics)'),
   }
 }

@@ -1,4 +1,4 @@
-import type {Clock, Target, TargetGroupPort, TargetHealth} from '../ports/control-plane.js'
+import type {Clock, Target, PoolPort, TargetHealth} from '../ports/control-plane.js'
 import {pollUntil, waitUntilHealthy} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
 import type {RuntimeApi} from './runtime.js'
@@ -52,7 +52,7 @@ export interface HaproxyBackendOptions {
  * Sessions that stickiness (cookies, stick tables) pins to a draining server still reach it;
  * waitDrained waits those out too, since it watches the server's current sessions.
  */
-export class HaproxyBackend implements TargetGroupPort {
+export class HaproxyBackend implements PoolPort {
   readonly label: string
 
   constructor(

@@ -1,4 +1,4 @@
-import type {Clock, MetricKind, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
+import type {Clock, MetricKind, MetricsPort, PoolPort} from '../ports/control-plane.js'
 import {healthyShare} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
 import type {RuntimeApi} from './runtime.js'
@@ -45,7 +45,7 @@ export class HaproxyMetrics implements MetricsPort {
     /** Pool → backend. */
     private readonly backends: Record<string, string>,
     /** Pool → its target group, for healthy-targets. */
-    private readonly groups: Map<string, TargetGroupPort>,
+    private readonly groups: Map<string, PoolPort>,
   ) {
     this.label = `haproxy stats (${api.label})`
   }

@@ -1,4 +1,4 @@
-import type {Clock, DnsPort, MetricsPort, TargetGroupPort, TrafficRulesPort} from '../ports/control-plane.js'
+import type {Clock, WeightsPort, MetricsPort, PoolPort, RestrictionPort} from '../ports/control-plane.js'
 import {HaproxyBackend} from './backend.js'
 import {HaproxyMetrics} from './metrics.js'
 import {HaproxyRules} from './rules.js'
@@ -22,22 +22,22 @@ export interface HaproxyTargets {
 }
 
 export interface HaproxyPorts {
-  targetGroups: Map<string, TargetGroupPort>
-  rules?: TrafficRulesPort
-  dns?: DnsPort
+  pools: Map<string, PoolPort>
+  restrictions?: RestrictionPort
+  weights?: WeightsPort
   metrics?: MetricsPort
 }
 
 /** The ports one HAProxy provides, all on one Runtime API client, for a live control plane to take. */
 export function haproxyPorts(targets: HaproxyTargets, clock: Clock): HaproxyPorts {
   const api = new RuntimeApi(targets.socket)
-  const targetGroups = new Map<string, TargetGroupPort>()
+  const targetGroups = new Map<string, PoolPort>()
   for (const [pool, backend] of Object.entries(targets.backends))
     targetGroups.set(pool, new HaproxyBackend(api, clock, pool, backend, {slowStartSeconds: targets.slowStart?.[pool]}))
   return {
-    targetGroups,
-    ...(targets.restrictMap ? {rules: new HaproxyRules(api, targets.restrictMap)} : {}),
-    ...(targets.rampMap ? {dns: new HaproxyWeights(api, targets.rampMap)} : {}),
+    pools: targetGroups,
+    ...(targets.restrictMap ? {restrictions: new HaproxyRules(api, targets.restrictMap)} : {}),
+    ...(targets.rampMap ? {weights: new HaproxyWeights(api, targets.rampMap)} : {}),
     ...(targets.metrics ? {metrics: new HaproxyMetrics(api, clock, targets.backends, targetGroups)} : {}),
   }
 }

@@ -1,4 +1,4 @@
-import type {Restriction, TrafficRulesPort} from '../ports/control-plane.js'
+import type {Restriction, RestrictionPort} from '../ports/control-plane.js'
 import {FailedError} from '../errors.js'
 import {RuntimeMap, type MapEntry} from './maps.js'
 import type {RuntimeApi} from './runtime.js'
@@ -25,7 +25,7 @@ export function restrictionConfig(mapFile: string): string {
  * Paths are prefixes: `/sync/*` and `/sync/` both restrict everything under /sync/. Header
  * matches are not supported (HAProxy's config must name each header it matches; see the report).
  */
-export class HaproxyRules implements TrafficRulesPort {
+export class HaproxyRules implements RestrictionPort {
   private readonly map: RuntimeMap
 
   constructor(api: RuntimeApi, mapFile: string) {

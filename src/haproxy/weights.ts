@@ -1,4 +1,4 @@
-import type {DnsPort, WeightMap} from '../ports/control-plane.js'
+import type {WeightsPort, WeightMap} from '../ports/control-plane.js'
 import {FailedError} from '../errors.js'
 import {RuntimeMap} from './maps.js'
 import type {RuntimeApi} from './runtime.js'
@@ -23,7 +23,7 @@ export function rampConfig(mapFile: string, ramped: string, other: string): stri
  * and HAProxy routes every request after it by the new split (in http mode it decides per
  * request, keep-alive connections included), so the "TTL" is 0.
  */
-export class HaproxyWeights implements DnsPort {
+export class HaproxyWeights implements WeightsPort {
   private readonly map: RuntimeMap
 
   constructor(api: RuntimeApi, mapFile: string) {

@@ -234,10 +234,10 @@ function guarded(control: ControlPlane, check: () => void): ControlPlane {
     })
   return {
     ...control,
-    ...(control.dns ? {dns: wrap(control.dns)} : {}),
-    ...(control.rules ? {rules: wrap(control.rules)} : {}),
+    ...(control.weights ? {weights: wrap(control.weights)} : {}),
+    ...(control.restrictions ? {restrictions: wrap(control.restrictions)} : {}),
     ...(control.metrics ? {metrics: wrap(control.metrics)} : {}),
-    targetGroups: new Map([...control.targetGroups].map(([pool, group]) => [pool, wrap(group)])),
+    pools: new Map([...control.pools].map(([pool, group]) => [pool, wrap(group)])),
     freeze: wrap(control.freeze),
     hooks: wrap(control.hooks),
   }

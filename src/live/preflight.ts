@@ -15,24 +15,24 @@ import {weightedSets} from '../runbook/targets.js'
  */
 export async function preflight(runbook: Runbook, control: ControlPlane, signal?: AbortSignal, fromStep = 0): Promise<Preflight> {
   const lines: string[] = []
-  const live: LiveView = {groupSizes: new Map(), rulesLabel: control.rules?.label}
-  if (control.dns) {
-    live.weights = await control.dns.readWeights(signal)
-    const ttl = await control.dns.ttl(signal)
+  const live: LiveView = {groupSizes: new Map(), rulesLabel: control.restrictions?.label}
+  if (control.weights) {
+    live.weights = await control.weights.readWeights(signal)
+    const ttl = await control.weights.ttl(signal)
     const kind = runbook.targets.haproxy ? 'backend' : 'weighted set'
     for (const set of Object.keys(weightedSets(runbook.targets) ?? {}))
-      if (!(set in live.weights)) throw new FailedError(`${control.dns.label} has no ${kind} "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
-    lines.push(`${control.dns.label} (TTL ${ttl} s) now: ${describeWeights(live.weights)}`)
+      if (!(set in live.weights)) throw new FailedError(`${control.weights.label} has no ${kind} "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
+    lines.push(`${control.weights.label} (TTL ${ttl} s) now: ${describeWeights(live.weights)}`)
   }
-  for (const [pool, group] of control.targetGroups) {
+  for (const [pool, group] of control.pools) {
     const targets = await group.targets(signal)
     live.groupSizes.set(pool, targets.length)
     lines.push(`${group.label} now: ${targets.filter((t) => t.health === 'healthy').length} of ${targets.length} targets healthy`)
   }
-  if (control.rules) {
-    const rules = await control.rules.list()
+  if (control.restrictions) {
+    const rules = await control.restrictions.list()
     live.restricted = rules.map((r) => r.type)
-    lines.push(`${control.rules.label} now: ${rules.length === 0 ? 'no restrictions' : `restricting ${rules.map((r) => r.type).join(', ')}`}`)
+    lines.push(`${control.restrictions.label} now: ${rules.length === 0 ? 'no restrictions' : `restricting ${rules.map((r) => r.type).join(', ')}`}`)
   }
   // A damaged freeze record is shown, not fatal here: `unfreeze --force` must be able to clear it.
   const freeze = await control.freeze.get().catch((error: Error) => error)

@@ -41,15 +41,15 @@ export async function runStatusOf(store: StateStore, runId: string, aws: AwsOpti
 }
 
 async function statusOf(control: ControlPlane): Promise<LiveStatus> {
-  const dns = control.dns ? {record: control.dns.label, ttl: await control.dns.ttl(), weights: await control.dns.readWeights()} : null
+  const dns = control.weights ? {record: control.weights.label, ttl: await control.weights.ttl(), weights: await control.weights.readWeights()} : null
   const targetGroups = []
-  for (const [pool, group] of control.targetGroups) {
+  for (const [pool, group] of control.pools) {
     const targets = await group.targets()
     const counts: Record<string, number> = {}
     for (const t of targets) counts[t.health] = (counts[t.health] ?? 0) + 1
     targetGroups.push({pool, label: group.label, counts, total: targets.length})
   }
-  const restrictions = control.rules ? {listener: control.rules.label, rules: await control.rules.list()} : null
+  const restrictions = control.restrictions ? {listener: control.restrictions.label, rules: await control.restrictions.list()} : null
   return {dns, targetGroups, restrictions, freeze: await control.freeze.get()}
 }
 

@@ -19,7 +19,7 @@ export type WeightMap = Record<string, number>
  * A `signal` given to a port method stops its calls to the outside world: a live adapter aborts
  * the call in flight and throws. Without one, a live call still ends at its own deadline.
  */
-export interface DnsPort {
+export interface WeightsPort {
   /** What a person would call this record, for messages: `Z123 outlook.example.com. A`. */
   readonly label: string
   ttl(signal?: AbortSignal): Promise<number>
@@ -47,7 +47,7 @@ export interface Target {
   port?: number
 }
 
-export interface TargetGroupPort {
+export interface PoolPort {
   /** The pool name the runbook uses for this group. */
   readonly name: string
   readonly label: string
@@ -78,7 +78,7 @@ export interface Restriction {
   retryAfterSeconds: number
 }
 
-export interface TrafficRulesPort {
+export interface RestrictionPort {
   readonly label: string
   list(): Promise<Restriction[]>
   add(restriction: Restriction): Promise<void>
@@ -139,9 +139,12 @@ export interface HookPort {
 /** Everything a run can touch. Parts a runbook does not name are absent. */
 export interface ControlPlane {
   clock: Clock
-  dns?: DnsPort
-  targetGroups: Map<string, TargetGroupPort>
-  rules?: TrafficRulesPort
+  /** The weights traffic is split by: a weighted DNS record's, or a HAProxy ramp map's. */
+  weights?: WeightsPort
+  /** The pools a runbook names: target groups, HAProxy backends, the simulator's pools. */
+  pools: Map<string, PoolPort>
+  /** Where traffic types are turned away: a listener's rules, a HAProxy restriction map. */
+  restrictions?: RestrictionPort
   metrics?: MetricsPort
   freeze: FreezePort
   hooks: HookPort

@@ -53,9 +53,9 @@ export function drillControlPlane(haproxy: DrillHaproxy, dir: string, socket: st
   )
   return {
     clock,
-    dns: ports.dns,
-    targetGroups: ports.targetGroups,
-    rules: ports.rules,
+    weights: ports.weights,
+    pools: ports.pools,
+    restrictions: ports.restrictions,
     metrics: ports.metrics,
     freeze: new MemoryFreeze(),
     hooks: new FleetHooks(fleet, restartSeconds),

@@ -5,7 +5,7 @@ import {Elbv2TargetGroup} from '../aws/elbv2.js'
 import {PrometheusMetrics} from '../prometheus/metrics.js'
 import {Route53Dns} from '../aws/route53.js'
 import {ListenerRules} from '../aws/rules.js'
-import type {ControlPlane, FreezePort, MetricsPort, TargetGroupPort} from '../ports/control-plane.js'
+import type {ControlPlane, FreezePort, MetricsPort, PoolPort} from '../ports/control-plane.js'
 import {InputError} from '../errors.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {WallClock} from '../local/wall-clock.js'
@@ -64,7 +64,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
   const {targets} = runbook
   const m = targets.metrics
   const haproxy = targets.haproxy ? haproxyPorts({...targets.haproxy, metrics: m?.source === 'haproxy'}, clock) : undefined
-  const groups = haproxy?.targetGroups ?? new Map<string, TargetGroupPort>()
+  const groups = haproxy?.pools ?? new Map<string, PoolPort>()
   for (const [pool, arn] of Object.entries(targets.targetGroups ?? {})) groups.set(pool, new Elbv2TargetGroup(clients, clock, pool, arn))
 
   let metrics: MetricsPort | undefined = haproxy?.metrics
@@ -83,9 +83,9 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
     clients,
     control: {
       clock,
-      dns: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone, targets.dns.record, targets.dns.type) : haproxy?.dns,
-      targetGroups: groups,
-      rules: targets.listener ? new ListenerRules(clients, targets.listener) : haproxy?.rules,
+      weights: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone, targets.dns.record, targets.dns.type) : haproxy?.weights,
+      pools: groups,
+      restrictions: targets.listener ? new ListenerRules(clients, targets.listener) : haproxy?.restrictions,
       metrics,
       freeze: options.freeze,
       hooks: new CommandHooks(),

@@ -18,7 +18,7 @@ ${extra}`
     await group.deregister(['b3'])
     group.deregistrations = []
     const hooks = new FakeHooks()
-    const result = await runRunbook(runbook(cycleStep()), {control: control({targetGroups: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(cycleStep()), {control: control({pools: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
     expect(result.outcome).toBe('completed')
     // b3 was already out: it is restarted and returned with the first batch, not drained again.
     expect(group.deregistrations).toEqual([['b0'], ['b1', 'b2'], ['b4']])
@@ -39,7 +39,7 @@ ${extra}`
       },
     }
     const mutations = [{step: 0, phase: 'intent' as const, kind: 'deregister' as const, resource: group.label, before: ['b0', 'b1'], after: null, outcome: {ok: true}}]
-    const result = await runRunbook(runbook(cycleStep()), {control: control({targetGroups: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort(), resume: {fromStep: 0, mutations}})
+    const result = await runRunbook(runbook(cycleStep()), {control: control({pools: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort(), resume: {fromStep: 0, mutations}})
     expect(result.outcome, result.message).toBe('completed')
     // b0 and b1 were draining: counted out, not deregistered twice, their drain waited for.
     expect(group.deregistrations).toEqual([['b2', 'b3']])
@@ -52,7 +52,7 @@ ${extra}`
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2'])
     group.keepDraining = true
     const {cycle} = await import('../../src/actions/cycle.js')
-    const c = control({targetGroups: new Map([['blue', group]])})
+    const c = control({pools: new Map([['blue', group]])})
     const m = {step: 0, phase: 'intent' as const, kind: 'deregister' as const, resource: group.label, before: ['b0', 'b1'], after: null, seq: 3, at: ''}
     expect(await cycle.mutations!.deregister!.settle(m, c)).toBe('not applied')
     await group.deregister(['b0', 'b1'])
@@ -65,7 +65,7 @@ ${extra}`
   it('sets routing failover and slow start before the first batch, each as a recorded change', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1'])
     const io = new RecordingIO()
-    const result = await runRunbook(runbook(cycleStep('    failoverPercent: 50\n    slowStart: 60\n')), {control: control({targetGroups: new Map([['blue', group]])}), io, signal: noAbort()})
+    const result = await runRunbook(runbook(cycleStep('    failoverPercent: 50\n    slowStart: 60\n')), {control: control({pools: new Map([['blue', group]])}), io, signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(0)
     expect(group.failover).toBe(50)
     expect(group.slow).toBe(60)
@@ -77,7 +77,7 @@ ${extra}`
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const metrics = new FakeMetrics((kind) => (kind === 'request-rate' ? 300 : 0))
     const steps = cycleStep('    headroom: 20\n    capacityPerTarget: 100\n')
-    const result = await runRunbook(runbook(steps), {control: control({targetGroups: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: control({pools: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.message).toContain('refusing to drain: the 2 targets left can serve 200 rps, 160 rps after 20% headroom, below the current 300 rps')
     expect(group.deregistrations).toEqual([])
@@ -87,7 +87,7 @@ ${extra}`
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const hooks = new FakeHooks()
     hooks.failFor.add('b2')
-    const result = await runRunbook(runbook(cycleStep()), {control: control({targetGroups: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(cycleStep()), {control: control({pools: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(result.message).toContain('batch 2 of 2 (b2, b3): restart failed for b2: restart exited 1')
     expect(group.registered.has('b2')).toBe(false)
@@ -103,7 +103,7 @@ ${extra}`
     }
     const metrics = new FakeMetrics(() => (returned >= 2 ? 9 : 0))
     const steps = cycleStep('    onFailure: rollback\n    bake: 30\n    gate: {metric: error-rate, threshold: 2}\n')
-    const result = await runRunbook(runbook(steps), {control: control({targetGroups: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: control({pools: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.message).toMatch(/at batch 2 of 2 \(b2, b3\): measured 9\.00%, threshold 2\.00%; batch 2 of 2 \(b2, b3\) taken back out of rotation/)
     expect(group.registered.has('b2')).toBe(false)

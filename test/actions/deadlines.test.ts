@@ -63,7 +63,7 @@ describe('a ramp whose metrics source fails mid-step', () => {
   it('goes back to the last good weights and fails (exit 1) naming the source, not as a judged gate', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
     const metrics = new UnreliableMetrics(() => dns.weights.green === 25, 'fail')
-    const result = await runRunbook(runbook(rampSteps), {control: control({dns, metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics}), io: new RecordingIO(), signal: noAbort()})
     expect(result.outcome).toBe('failed')
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(dns.applied.map((w) => w.green)).toEqual([5, 25, 5])
@@ -76,7 +76,7 @@ describe('a ramp whose metrics source fails mid-step', () => {
   it('a source that fails on the first step goes back to the starting weights', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
     const metrics = new UnreliableMetrics(() => true, 'fail')
-    const result = await runRunbook(runbook(rampSteps), {control: control({dns, metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(dns.weights).toEqual({blue: 100, green: 0})
     expect(result.stoppedAt?.message).toContain('weights back to the starting weights (blue=100 green=0)')
@@ -94,7 +94,7 @@ describe('a ramp whose change fails or hangs', () => {
   it('a failed change goes back to the last good weights and fails with the call named', async () => {
     const dns = new UnreliableDns({blue: 100, green: 0}, (n) => (n === 1 ? 'fail' : 'answer'))
     const io = new RecordingIO()
-    const result = await runRunbook(runbook(rampSteps), {control: control({dns, metrics: new FakeMetrics(() => 0.1)}), io, signal: noAbort()})
+    const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}), io, signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(result.stoppedAt?.message).toBe('Route53 ChangeResourceRecordSets on Z1 app.example.com. A failed: Timeout: no answer within 30 s; weights back to green 5% (blue=95 green=5)')
     expect(dns.weights).toEqual({blue: 95, green: 5})
@@ -110,7 +110,7 @@ describe('a ramp whose change fails or hangs', () => {
       setTimeout(() => abort.abort(), 10)
       return 'hang'
     })
-    const result = await runRunbook(runbook(rampSteps), {control: control({dns, metrics: new FakeMetrics(() => 0.1)}), io: new RecordingIO(), signal: abort.signal})
+    const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}), io: new RecordingIO(), signal: abort.signal})
     expect(result.outcome).toBe('interrupted')
     expect(exitCodeOf(result.outcome)).toBe(130)
     expect(dns.weights).toEqual({blue: 95, green: 5})
@@ -130,7 +130,7 @@ describe('a ramp whose change fails or hangs', () => {
       setTimeout(() => abort.abort(), 10)
       return true
     }, 'hang')
-    const result = await runRunbook(runbook(rampSteps), {control: control({dns, metrics}), io: new RecordingIO(), signal: abort.signal})
+    const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics}), io: new RecordingIO(), signal: abort.signal})
     expect(exitCodeOf(result.outcome)).toBe(130)
     expect(dns.weights).toEqual({blue: 95, green: 5})
     expect(result.stoppedAt?.message).toBe('interrupted at green 25%; weights back to green 5% (blue=95 green=5)')
@@ -143,7 +143,7 @@ describe('a ramp whose change fails or hangs', () => {
       setTimeout(() => abort.abort(), 10)
       return hang(signal, 'ListResourceRecordSets')
     }
-    const result = await runRunbook(runbook(rampSteps), {control: control({dns, metrics: new FakeMetrics(() => 0.1)}), io: new RecordingIO(), signal: abort.signal})
+    const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}), io: new RecordingIO(), signal: abort.signal})
     expect(exitCodeOf(result.outcome)).toBe(130)
     expect(result.stoppedAt?.message).toBe('stopped during the step: ListResourceRecordSets was stopped')
     expect(dns.applied).toEqual([])
@@ -163,7 +163,7 @@ describe('a cycle whose gate cannot read its metrics', () => {
   it('stops after the batch, takes it back out as for a failed gate (onFailure rollback), and fails with exit 1', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const metrics = new UnreliableMetrics(() => group.registrations.length === 2, 'fail')
-    const result = await runRunbook(runbook(cycleSteps('rollback')), {control: control({targetGroups: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(cycleSteps('rollback')), {control: control({pools: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(group.deregistrations).toEqual([['b0', 'b1'], ['b2', 'b3'], ['b2', 'b3']])
     expect([...group.registered].sort()).toEqual(['b0', 'b1'])
@@ -173,7 +173,7 @@ describe('a cycle whose gate cannot read its metrics', () => {
   it('stops after the batch with it in service when onFailure is hold, and fails with exit 1', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const metrics = new UnreliableMetrics(() => group.registrations.length === 1, 'fail')
-    const result = await runRunbook(runbook(cycleSteps('hold')), {control: control({targetGroups: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(cycleSteps('hold')), {control: control({pools: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(group.deregistrations).toEqual([['b0', 'b1']])
     expect(result.stoppedAt?.message).toMatch(/; stopped after batch 1 of 2/)

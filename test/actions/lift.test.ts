@@ -11,7 +11,7 @@ describe('lift', () => {
     const search = {type: 'search', paths: ['/search/*'], headers: {}, retryAfterSeconds: 60}
     rules.rules = [sync, search]
     const io = new RecordingIO()
-    const result = await runRunbook(runbook(`  - {action: lift, type: sync}\n`), {control: control({rules}), io, signal: noAbort()})
+    const result = await runRunbook(runbook(`  - {action: lift, type: sync}\n`), {control: control({restrictions: rules}), io, signal: noAbort()})
     expect(result.outcome).toBe('completed')
     expect(result.steps[0]).toMatchObject({action: 'lift', status: 'done', title: 'Lift the restriction on sync traffic', message: 'sync traffic is let through again'})
     expect(rules.rules).toEqual([search])
@@ -27,7 +27,7 @@ describe('lift', () => {
       return false
     }
     const io = new RecordingIO()
-    const result = await runRunbook(runbook(`  - {action: lift, type: sync}\n`), {control: control({rules}), io, signal: noAbort()})
+    const result = await runRunbook(runbook(`  - {action: lift, type: sync}\n`), {control: control({restrictions: rules}), io, signal: noAbort()})
     expect(result.steps[0]).toMatchObject({status: 'done', message: 'nothing to lift: sync is not restricted'})
     expect(removed).toBe(0)
     expect(io.of('mutation')).toEqual([])

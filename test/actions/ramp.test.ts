@@ -17,7 +17,7 @@ describe('ramp', () => {
   it('applies one weight change per step and finishes at 100%', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
     const io = new RecordingIO()
-    const result = await runRunbook(runbook(steps), {control: control({dns, metrics: new FakeMetrics(() => 0.2)}), io, signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: control({weights: dns, metrics: new FakeMetrics(() => 0.2)}), io, signal: noAbort()})
     expect(result.outcome).toBe('completed')
     expect(exitCodeOf(result.outcome)).toBe(0)
     expect(dns.applied.map((w) => w.green)).toEqual([1, 5, 25, 50, 100])
@@ -31,7 +31,7 @@ describe('ramp', () => {
     const dns = new FakeDns({blue: 100, green: 0})
     // Errors climb once green takes a quarter of the traffic.
     const metrics = new FakeMetrics(() => (dns.weights.green >= 25 ? 7.5 : 0.1))
-    const result = await runRunbook(runbook(steps), {control: control({dns, metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: control({weights: dns, metrics}), io: new RecordingIO(), signal: noAbort()})
     expect(result.outcome).toBe('gate-failed')
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(dns.applied.map((w) => w.green)).toEqual([1, 5, 25, 5])
@@ -47,14 +47,14 @@ describe('ramp', () => {
 
   it('a failure on the first step goes back to the starting weights', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
-    const result = await runRunbook(runbook(steps), {control: control({dns, metrics: new FakeMetrics(() => 50)}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: control({weights: dns, metrics: new FakeMetrics(() => 50)}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(dns.weights).toEqual({blue: 100, green: 0})
   })
 
   it('no data is inconclusive and never a pass', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
-    const result = await runRunbook(runbook(steps), {control: control({dns, metrics: new FakeMetrics(() => null)}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: control({weights: dns, metrics: new FakeMetrics(() => null)}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.steps[0].verdicts.every((v) => v.outcome === 'inconclusive')).toBe(true)
     expect(result.message).toMatch(/no data 3 times .* missing data is never a pass/)
@@ -68,7 +68,7 @@ describe('ramp', () => {
       if (dns.weights.green === 25) abort.abort()
       return 0
     })
-    const result = await runRunbook(runbook(steps), {control: control({dns, metrics}), io: new RecordingIO(), signal: abort.signal})
+    const result = await runRunbook(runbook(steps), {control: control({weights: dns, metrics}), io: new RecordingIO(), signal: abort.signal})
     expect(result.outcome).toBe('interrupted')
     expect(exitCodeOf(result.outcome)).toBe(130)
     expect(dns.weights).toEqual({blue: 95, green: 5})
@@ -88,7 +88,7 @@ steps:
       [{a: 0, b: 0, c: 0}, 50, {c: 50, a: 25, b: 25}],
     ] as const) {
       const dns = new FakeDns({...start})
-      const result = await runRunbook(threeSets(start, schedule), {control: control({dns}), io: new RecordingIO(), signal: noAbort()})
+      const result = await runRunbook(threeSets(start, schedule), {control: control({weights: dns}), io: new RecordingIO(), signal: noAbort()})
       expect(result.outcome).toBe('completed')
       expect(dns.applied).toEqual([expected])
     }

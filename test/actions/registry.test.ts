@@ -80,7 +80,7 @@ describe('the action registry', () => {
 describe('undo nets a run\'s changes to one subject', () => {
   it('weights go back to what the run found, however many steps it took', async () => {
     const dns = new FakeDns({blue: 5, green: 95})
-    const undo = await undoing([recorded('dns-weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('dns-weights', {blue: 50, green: 50}, {blue: 5, green: 95})], control({dns}))
+    const undo = await undoing([recorded('dns-weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('dns-weights', {blue: 50, green: 50}, {blue: 5, green: 95})], control({weights: dns}))
     expect(undo).toMatchObject({kind: 'dns-weights', after: {blue: 100, green: 0}})
     await undo.apply()
     expect(dns.weights).toEqual({blue: 100, green: 0})
@@ -108,7 +108,7 @@ describe('undo nets a run\'s changes to one subject', () => {
   it('a rule the run found and lifted is put back; a freeze it found and cleared is put back', async () => {
     const rules = new FakeRules()
     const rule = {type: 'sync', paths: ['/sync/*'], headers: {}, retryAfterSeconds: 60}
-    const putBack = await undoing([recorded('lift', rule, null)], control({rules}))
+    const putBack = await undoing([recorded('lift', rule, null)], control({restrictions: rules}))
     expect(putBack.kind).toBe('restrict')
     await putBack.apply()
     expect(await rules.list()).toEqual([rule])
@@ -121,7 +121,7 @@ describe('undo nets a run\'s changes to one subject', () => {
 
   it('returns only the targets the run left out of rotation', async () => {
     const group = new FakeGroup('blue', ['a', 'b', 'c'])
-    const plane = control({targetGroups: new Map([['blue', group]])})
+    const plane = control({pools: new Map([['blue', group]])})
     expect(await undoing([recorded('deregister', ['a', 'b'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toMatchObject({kind: 'register', after: ['b']})
     expect(await undoOf([recorded('deregister', ['a'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toMatch(/every target the run took out of target group blue is back in it/)
   })
@@ -131,7 +131,7 @@ describe('settle reads the live state a change left', () => {
   const change = (before: unknown, after: unknown): Mutation => ({step: 0, phase: 'intent', kind: 'dns-weights', resource: 'd', before, after})
 
   it('weights: applied, not applied, or neither', async () => {
-    const at = (weights: Record<string, number>) => control({dns: new FakeDns(weights)})
+    const at = (weights: Record<string, number>) => control({weights: new FakeDns(weights)})
     const m = change({blue: 100, green: 0}, {blue: 50, green: 50})
     expect(await rulesOf(m).settle(m, at({blue: 50, green: 50}))).toBe('applied')
     expect(await rulesOf(m).settle(m, at({blue: 100, green: 0}))).toBe('not applied')
@@ -142,8 +142,8 @@ describe('settle reads the live state a change left', () => {
     const rule = {type: 'sync', paths: [], headers: {}, retryAfterSeconds: 60}
     const m: Mutation = {step: 0, phase: 'intent', kind: 'restrict', resource: 'l', before: null, after: rule}
     const rules = new FakeRules()
-    expect(await rulesOf(m).settle(m, control({rules}))).toBe('not applied')
+    expect(await rulesOf(m).settle(m, control({restrictions: rules}))).toBe('not applied')
     await rules.add(rule)
-    expect(await rulesOf(m).settle(m, control({rules}))).toBe('applied')
+    expect(await rulesOf(m).settle(m, control({restrictions: rules}))).toBe('applied')
   })
 })

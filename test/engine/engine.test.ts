@@ -18,7 +18,7 @@ describe('the engine: steps in order, timeouts, interruptions', () => {
   - {action: unfreeze}
 `
     const io = new RecordingIO()
-    const result = await runRunbook(runbook(steps), {control: control({freeze, rules}), io, signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: control({freeze, restrictions: rules}), io, signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(0)
     expect(result.steps.map((s) => s.message)).toEqual([
       'frozen by tester: incident',
@@ -42,7 +42,7 @@ describe('the engine: steps in order, timeouts, interruptions', () => {
     timeout: 100
 `
     const clock = new FakeClock()
-    const result = await runRunbook(runbook(steps), {control: control({dns, clock}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: control({weights: dns, clock}), io: new RecordingIO(), signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.message).toContain('timed out after 100 s')
     expect(dns.weights.green).toBeLessThan(100)

@@ -32,7 +32,7 @@ beforeAll(async () => {
     clock,
   )
   api = new RuntimeApi(haproxy.socket)
-  const blue = ports.targetGroups.get('blue')!
+  const blue = ports.pools.get('blue')!
   await until('blue servers up', async () => (await blue.targets()).every((t) => t.health === 'healthy'))
 })
 
@@ -55,7 +55,7 @@ class RestartServers implements HookPort {
 
 describe('the actions on HAProxy', () => {
   it('cycles a backend one server at a time, never more out of rotation than the budget', async () => {
-    const blue = ports.targetGroups.get('blue')!
+    const blue = ports.pools.get('blue')!
     const hooks = new RestartServers()
     let watching = true
     let mostOut = 0
@@ -77,7 +77,7 @@ describe('the actions on HAProxy', () => {
     slowStart: 30
     restart: {command: [restart, '{id}']}
 `
-    const result = await runRunbook(runbook(steps), {control: onHaproxy({targetGroups: ports.targetGroups, hooks}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {control: onHaproxy({pools: ports.pools, hooks}), io: new RecordingIO(), signal: noAbort()})
     watching = false
     await watch
     expect(result.outcome).toBe('completed')
@@ -114,7 +114,7 @@ describe('the actions on HAProxy', () => {
     allowShortBake: true
     gate: {metric: error-rate, threshold: 20, window: 2, interval: 1, successes: 1}
 `
-      const result = await runRunbook(runbook(steps), {control: onHaproxy({dns: weights, metrics}), io: new RecordingIO(), signal: noAbort()})
+      const result = await runRunbook(runbook(steps), {control: onHaproxy({weights: weights, metrics}), io: new RecordingIO(), signal: noAbort()})
       expect(result.outcome).toBe('gate-failed')
       // One commit per step (2%, 50%) and one to put it back.
       expect(commits).toHaveLength(3)
@@ -128,13 +128,13 @@ describe('the actions on HAProxy', () => {
   })
 
   it('restricts a traffic type with 503 and Retry-After, and lifts it', async () => {
-    const rules = ports.rules!
-    const restrict = await runRunbook(runbook('  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n'), {control: onHaproxy({rules}), io: new RecordingIO(), signal: noAbort()})
+    const rules = ports.restrictions!
+    const restrict = await runRunbook(runbook('  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n'), {control: onHaproxy({restrictions: rules}), io: new RecordingIO(), signal: noAbort()})
     expect(restrict.outcome).toBe('completed')
     const turnedAway = await get(port, '/sync/x')
     expect([turnedAway.status, turnedAway.headers['retry-after']]).toEqual([503, '30'])
     expect((await get(port, '/mail')).status).toBe(200)
-    const lift = await runRunbook(runbook('  - {action: lift, type: sync}\n'), {control: onHaproxy({rules}), io: new RecordingIO(), signal: noAbort()})
+    const lift = await runRunbook(runbook('  - {action: lift, type: sync}\n'), {control: onHaproxy({restrictions: rules}), io: new RecordingIO(), signal: noAbort()})
     expect(lift.outcome).toBe('completed')
     expect((await get(port, '/sync/x')).status).toBe(200)
   })

@@ -1,6 +1,6 @@
 import type {
-  Clock, ControlPlane, DnsPort, FreezePort, FreezeRecord, HookPort, MetricKind, MetricsPort, Restriction, Target,
-  TargetGroupPort, TrafficRulesPort, WeightMap,
+  Clock, ControlPlane, WeightsPort, FreezePort, FreezeRecord, HookPort, MetricKind, MetricsPort, Restriction, Target,
+  PoolPort, RestrictionPort, WeightMap,
 } from '../../src/ports/control-plane.js'
 import {RefusedError} from '../../src/errors.js'
 import {type EngineIO, type RunEvent} from '../../src/ports/io.js'
@@ -20,7 +20,7 @@ export class FakeClock implements Clock {
   }
 }
 
-export class FakeDns implements DnsPort {
+export class FakeDns implements WeightsPort {
   readonly label = 'Z1 app.example.com. A'
   applied: WeightMap[] = []
   constructor(public weights: WeightMap, private readonly ttlSeconds = 60) {}
@@ -46,7 +46,7 @@ export class FakeMetrics implements MetricsPort {
   }
 }
 
-export class FakeGroup implements TargetGroupPort {
+export class FakeGroup implements PoolPort {
   readonly label: string
   registered: Set<string>
   deregistrations: string[][] = []
@@ -103,7 +103,7 @@ export class FakeGroup implements TargetGroupPort {
   }
 }
 
-export class FakeRules implements TrafficRulesPort {
+export class FakeRules implements RestrictionPort {
   readonly label = 'listener L1'
   rules: Restriction[] = []
   async list(): Promise<Restriction[]> {
@@ -165,7 +165,7 @@ export class RecordingIO implements EngineIO {
 export function control(parts: Partial<ControlPlane> & {clock?: FakeClock}): ControlPlane {
   return {
     clock: parts.clock ?? new FakeClock(),
-    targetGroups: parts.targetGroups ?? new Map(),
+    pools: parts.pools ?? new Map(),
     freeze: parts.freeze ?? new FakeFreeze(),
     hooks: parts.hooks ?? new FakeHooks(),
     operator: 'tester',

@@ -1,4 +1,4 @@
-import type {ControlPlane, TargetGroupPort} from '../../ports/control-plane.js'
+import type {ControlPlane, PoolPort} from '../../ports/control-plane.js'
 import {VirtualClock} from '../clock.js'
 import type {Fleet} from '../fleet.js'
 import {SimDns} from './dns.js'
@@ -23,13 +23,13 @@ export interface SimTargets {
 /** The control plane of a rehearsal: the same ports live mode has, wired to a simulated fleet. */
 export function simulatedControlPlane(fleet: Fleet, targets: SimTargets, options: {pace?: number | null; operator: string}): ControlPlane {
   const clock = new VirtualClock(fleet, options.pace ?? null)
-  const groups = new Map<string, TargetGroupPort>()
+  const groups = new Map<string, PoolPort>()
   for (const name of targets.targetGroups) groups.set(name, new SimTargetGroup(name, fleet.pools[fleet.poolIndex(name)], fleet, clock))
   return {
     clock,
-    dns: targets.sets ? new SimDns(fleet, targets.sets, targets.record ?? 'record') : undefined,
-    targetGroups: groups,
-    rules: targets.listener ? new SimRules(fleet) : undefined,
+    weights: targets.sets ? new SimDns(fleet, targets.sets, targets.record ?? 'record') : undefined,
+    pools: groups,
+    restrictions: targets.listener ? new SimRules(fleet) : undefined,
     metrics: targets.metrics ? new SimMetrics(fleet) : undefined,
     freeze: new MemoryFreeze(),
     hooks: new SimHooks(fleet, clock),

@@ -1,8 +1,8 @@
-import type {DnsPort, WeightMap} from '../../ports/control-plane.js'
+import type {WeightsPort, WeightMap} from '../../ports/control-plane.js'
 import type {Fleet} from '../fleet.js'
 
 /** A weighted record whose sets send clients to the simulated pools; the fleet's DNS model applies the TTL. */
-export class SimDns implements DnsPort {
+export class SimDns implements WeightsPort {
   readonly label: string
   private readonly weights: WeightMap
 

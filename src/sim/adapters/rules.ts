@@ -1,8 +1,8 @@
-import type {Restriction, TrafficRulesPort} from '../../ports/control-plane.js'
+import type {Restriction, RestrictionPort} from '../../ports/control-plane.js'
 import type {Fleet} from '../fleet.js'
 
 /** Restrictions as the fleet's restricted traffic types. */
-export class SimRules implements TrafficRulesPort {
+export class SimRules implements RestrictionPort {
   readonly label = 'listener rules (simulated)'
   private readonly rules = new Map<string, Restriction>()
 

@@ -1,12 +1,12 @@
 import {FailedError} from '../../errors.js'
-import type {Target, TargetGroupPort} from '../../ports/control-plane.js'
+import type {Target, PoolPort} from '../../ports/control-plane.js'
 import type {VirtualClock} from '../clock.js'
 import type {Fleet} from '../fleet.js'
 import type {ServerPool} from '../pool.js'
 import {indexOf, targetId} from './target-ids.js'
 
 /** A pool's servers as a target group: health read from the pool, registration changed on it. */
-export class SimTargetGroup implements TargetGroupPort {
+export class SimTargetGroup implements PoolPort {
   readonly label: string
   constructor(
     readonly name: string,
