@@ -50,7 +50,7 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
     return {status: 'error', message: `${dns.label} has no weighted set "${step.set}"; it has ${Object.keys(now).join(', ')}`}
   // A resumed ramp keeps the split it started from, and goes on from where the weights are now:
   // steps below the set's current share are done, and the current one is judged again.
-  const first = ctx.resumed?.find((m) => m.kind === 'dns-weights' && m.phase === 'intent')
+  const first = ctx.resumed?.find((m) => m.kind === 'weights' && m.phase === 'intent')
   const start = (first?.before as WeightMap | undefined) ?? now
   let from = 0
   if (ctx.resumed) {
@@ -71,7 +71,7 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
     if (sameWeights(current, lastGood)) return {ok: true, text: `weights back to ${lastGoodLabel}`}
     const deadline = AbortSignal.timeout(revertDeadline * 1000)
     try {
-      await ctx.change('dns-weights', dns.label, current, lastGood, () => dns.applyWeights(lastGood, deadline))
+      await ctx.change('weights', dns.label, current, lastGood, () => dns.applyWeights(lastGood, deadline))
     } catch (error) {
       return {ok: false, text: `could not put the weights back to ${lastGoodLabel}${deadline.aborted ? ` within ${revertDeadline} s` : ''}: ${(error as Error).message}`}
     }
@@ -91,7 +91,7 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
       // From here the weights may be the new ones, whether or not the change reports back.
       current = weights
       try {
-        await ctx.change('dns-weights', dns.label, before, weights, () => dns.applyWeights(weights, ctx.signal))
+        await ctx.change('weights', dns.label, before, weights, () => dns.applyWeights(weights, ctx.signal))
       } catch (error) {
         if (ctx.signal.aborted) return interrupted(at)
         // A change that failed or timed out may still have landed: go back to what passed.
@@ -118,7 +118,7 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
   return {status: 'done', message: `${step.set} at ${step.schedule.at(-1)}%`, verdicts}
 }
 
-const dnsWeights = 'dns-weights'
+const weightsKind = 'weights'
 
 /**
  * Seconds a ramp's step back may take. A step back is a read and one change, each answering in
@@ -168,8 +168,8 @@ export const ramp: ActionDefinition<RampStep> = {
     ]
   },
   mutations: {
-    [dnsWeights]: {
-      subject: (m) => `${m.resource}#${dnsWeights}`,
+    [weightsKind]: {
+      subject: (m) => `${m.resource}#${weightsKind}`,
       async settle(m, control) {
         const now = await control.weights!.readWeights()
         const pick = (w: WeightMap) => Object.fromEntries(Object.keys(w).map((k) => [k, now[k]]))
@@ -181,7 +181,7 @@ export const ramp: ActionDefinition<RampStep> = {
         const original = changes[0].before as WeightMap
         const last = changes.at(-1)!
         if (sameState(original, last.after)) return `the weights of ${last.resource} are back where the run found them`
-        return {kind: dnsWeights, resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`, apply: () => control.weights!.applyWeights(original)}
+        return {kind: weightsKind, resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`, apply: () => control.weights!.applyWeights(original)}
       },
       async drift(changes, control) {
         const last = changes.at(-1)!
@@ -191,7 +191,7 @@ export const ramp: ActionDefinition<RampStep> = {
         if (sameState(now, left)) return null
         return {
           subject: `the weights of ${last.resource}`, left: describeWeights(left), now: describeWeights(now),
-          reapply: [{kind: dnsWeights, resource: last.resource, before: now, after: left, describe: `set the weights of ${last.resource} back to ${describeWeights(left)}`, apply: () => control.weights!.applyWeights(left)}],
+          reapply: [{kind: weightsKind, resource: last.resource, before: now, after: left, describe: `set the weights of ${last.resource} back to ${describeWeights(left)}`, apply: () => control.weights!.applyWeights(left)}],
         }
       },
     },

@@ -97,6 +97,12 @@ function problem(error: z.ZodError): string {
   return `${where}${issue.message}`
 }
 
+/**
+ * Change kinds earlier versions of sluice wrote, by what they are called now: a journal written
+ * before a rename still resumes, rolls back and shows its changes under today's names.
+ */
+const renamedKinds: Record<string, string> = {'dns-weights': 'weights'}
+
 /** One journal entry, checked: the message says what is wrong with it. */
 export function checkEntry(value: unknown): JournalEntry | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return `not a journal entry: expected a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`
@@ -104,7 +110,10 @@ export function checkEntry(value: unknown): JournalEntry | string {
   if (!head.success) return `not a journal entry: ${problem(head.error)}`
   const body = bodies[head.data.type]?.safeParse(value)
   if (body && !body.success) return `a ${head.data.type} entry without what it needs: ${problem(body.error)}`
-  return value as JournalEntry
+  const entry = value as JournalEntry
+  const mutation = entry.mutation as {kind?: string} | undefined
+  if (mutation?.kind !== undefined && Object.hasOwn(renamedKinds, mutation.kind)) return {...entry, mutation: {...mutation, kind: renamedKinds[mutation.kind]}}
+  return entry
 }
 
 /**

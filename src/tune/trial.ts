@@ -79,7 +79,7 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
           if (options.stopEarly) controller.abort()
         }
       }
-      if (event.type !== 'mutation' || event.mutation.kind !== 'dns-weights') return
+      if (event.type !== 'mutation' || event.mutation.kind !== 'weights') return
       const m = event.mutation
       if (m.phase === 'intent' && !startWeights.has(m.step)) startWeights.set(m.step, m.before as WeightMap)
       if (m.phase === 'outcome' && m.ok && m.step === last) fullAt = event.at

@@ -73,7 +73,7 @@ export interface WeightChange {
 function recordingWeights(io: EngineIO, into: WeightChange[]): EngineIO {
   const tap: Pick<EngineIO, 'notify'> = {
     notify(event) {
-      if (event.type === 'mutation' && event.mutation.kind === 'dns-weights' && event.mutation.phase === 'outcome' && event.mutation.ok)
+      if (event.type === 'mutation' && event.mutation.kind === 'weights' && event.mutation.phase === 'outcome' && event.mutation.ok)
         into.push({at: event.at, weights: event.mutation.after as WeightMap})
       io.notify(event)
     },

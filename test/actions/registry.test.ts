@@ -80,11 +80,11 @@ describe('the action registry', () => {
 describe('undo nets a run\'s changes to one subject', () => {
   it('weights go back to what the run found, however many steps it took', async () => {
     const dns = new FakeDns({blue: 5, green: 95})
-    const undo = await undoing([recorded('dns-weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('dns-weights', {blue: 50, green: 50}, {blue: 5, green: 95})], control({weights: dns}))
-    expect(undo).toMatchObject({kind: 'dns-weights', after: {blue: 100, green: 0}})
+    const undo = await undoing([recorded('weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('weights', {blue: 50, green: 50}, {blue: 5, green: 95})], control({weights: dns}))
+    expect(undo).toMatchObject({kind: 'weights', after: {blue: 100, green: 0}})
     await undo.apply()
     expect(dns.weights).toEqual({blue: 100, green: 0})
-    expect(await undoOf([recorded('dns-weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('dns-weights', {blue: 50, green: 50}, {blue: 100, green: 0})])).toMatch(/back where the run found them/)
+    expect(await undoOf([recorded('weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('weights', {blue: 50, green: 50}, {blue: 100, green: 0})])).toMatch(/back where the run found them/)
   })
 
   it('a freeze the run set and cleared, or a rule it added and lifted, is left alone, and says so', async () => {
@@ -128,7 +128,7 @@ describe('undo nets a run\'s changes to one subject', () => {
 })
 
 describe('settle reads the live state a change left', () => {
-  const change = (before: unknown, after: unknown): Mutation => ({step: 0, phase: 'intent', kind: 'dns-weights', resource: 'd', before, after})
+  const change = (before: unknown, after: unknown): Mutation => ({step: 0, phase: 'intent', kind: 'weights', resource: 'd', before, after})
 
   it('weights: applied, not applied, or neither', async () => {
     const at = (weights: Record<string, number>) => control({weights: new FakeDns(weights)})

@@ -81,7 +81,7 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
     const waited = end.at - started
     console.log(`resume after a kill -9 on another host, lease ${LEASE} s: done in ${waited} ms`)
     expect(waited).toBeGreaterThanOrEqual(Number(LEASE) * 1000)
-    expect(end.stderr).toMatch(/found on resume: dns-weights .*: (applied|not applied)/)
+    expect(end.stderr).toMatch(/found on resume: weights .*: (applied|not applied)/)
     expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
   }, 120_000)
 })

@@ -33,7 +33,7 @@ describe('one run per runbook at a time', () => {
     expect(result.outcome).toBe('completed')
     expect(fresh.stderr.split('\n')[0]).toBe(`using local state ${fx.env.SLUICE_STATE} ($SLUICE_STATE)`)
     expect(fresh.stderr).toContain(`plan: 1 step, live run ${result.runId}`)
-    expect(fresh.stderr).toMatch(/change dns-weights .* → \{blue:100,green:0\}/)
+    expect(fresh.stderr).toMatch(/change weights .* → \{blue:100,green:0\}/)
     expect(fresh.stderr).toMatch(new RegExp(`--new-run: run ${runId} of ramp \\(by frank on \\S+\\) never finished and its process is dead \\(pid \\d+ gone\\); starting a new run`))
     expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
     const runs = JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs as Array<{runId: string; status: string}>

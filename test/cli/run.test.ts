@@ -215,7 +215,7 @@ describe.concurrent('a gate failing mid-ramp (test/fixtures/runbooks/ramp-too-fa
 
     // The last DNS change on record puts back the 25% step's weights.
     // A change line carries the status that follows it at the same second, after ' — '.
-    const changes = text.stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 3\] (start .* — )?change dns-weights /.test(l)).map((l) => l.replace(/^(.*?change dns-weights .*?\}) — .*$/, '$1'))
+    const changes = text.stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 3\] (start .* — )?change weights /.test(l)).map((l) => l.replace(/^(.*?change weights .*?\}) — .*$/, '$1'))
     expect(changes.length).toBe(4) // 5%, 25%, 100%, then back
     const [before, after] = changes.at(-1)!.replace(/^.*?: (?=\{)/, '').split(' → ')
     expect(parseWeights(before)).toEqual({mailbox: 100, maintenance: 0})

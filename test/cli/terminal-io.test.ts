@@ -39,12 +39,12 @@ const script: RunEvent[] = [
   {type: 'progress', step: 0, message: 'writing the freeze record', at: 1},
   {type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 2},
   {type: 'step-start', step: 1, title: 'Ramp to site b', at: 3},
-  {type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}}, at: 4},
-  {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: true}, at: 5},
+  {type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}}, at: 4},
+  {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'weights', resource: 'Z1 rec A', ok: true}, at: 5},
   {type: 'verdict', verdict},
   {type: 'verdict', verdict: {...verdict, metric: 'latency-p99', gate: 'latency-p99 ≤ 800 ms over 60 s', value: null, threshold: 800, unit: 'ms', outcome: 'inconclusive'}},
   {type: 'warning', step: 1, message: 'metrics lag 30 s'},
-  {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: false, error: 'throttled'}, at: 121},
+  {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'weights', resource: 'Z1 rec A', ok: false, error: 'throttled'}, at: 121},
   {type: 'step-end', step: 1, status: 'failed', message: 'gate failed at ramp 5%', at: 121},
   {type: 'run-end', outcome: 'gate-failed', message: 'stopped at step 2'},
 ]
@@ -89,11 +89,11 @@ describe("'lines' mode", () => {
       '[+00:01] [step 1] progress writing the freeze record',
       '[+00:02] [step 1] done frozen',
       '[+00:03] [step 2] start Ramp to site b',
-      '[+00:04] [step 2] change dns-weights Z1 rec A: {a:100,b:0} → {a:95,b:5}',
+      '[+00:04] [step 2] change weights Z1 rec A: {a:100,b:0} → {a:95,b:5}',
       '[+02:00] [step 2] gate error-rate ≤ 1% over 60 s: 1/1 passes, last 0.40%, 115 s (ramp 5%)',
       '[+02:00] [step 2] gate latency-p99 ≤ 800 ms over 60 s: no data inconclusive (ramp 5%)',
       '[+02:00] [step 2] warning metrics lag 30 s',
-      '[+02:01] [step 2] change dns-weights Z1 rec A failed: throttled',
+      '[+02:01] [step 2] change weights Z1 rec A failed: throttled',
       '[+02:01] [step 2] FAILED gate failed at ramp 5%',
       '[+02:01] run: gate-failed stopped at step 2',
       '',
@@ -113,24 +113,24 @@ describe("'lines' mode", () => {
     const io = terminal({stream: out.stream})
     const pass = (at: number, value = 0): RunEvent => ({type: 'verdict', verdict: {...verdict, at, value}})
     io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: 600})
-    io.notify({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}}, at: 600})
+    io.notify({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}}, at: 600})
     io.notify({type: 'progress', step: 1, message: 'b at 5%, baking 90 s', at: 600})
     for (let at = 610; at <= 630; at += 10) io.notify(pass(at))
     io.notify({type: 'verdict', verdict: {...verdict, at: 640, value: 1.5, outcome: 'fail'}})
     io.notify({type: 'verdict', verdict: {...verdict, at: 650, value: null, outcome: 'inconclusive'}})
     for (let at = 660; at <= 690; at += 10) io.notify(pass(at, 0.25))
-    io.notify({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 95, b: 5}, after: {a: 50, b: 50}}, at: 690})
+    io.notify({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 rec A', before: {a: 95, b: 5}, after: {a: 50, b: 50}}, at: 690})
     io.notify({type: 'progress', step: 1, message: 'b at 50%, baking 90 s', at: 690})
     for (let at = 700; at <= 780; at += 10) io.notify({type: 'verdict', verdict: {...verdict, at, context: 'ramp 50%'}})
     io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 50%', at: 780})
     await io.close()
     expect(out.text().split('\n')).toEqual([
-      '[+10:00] [step 2] start Ramp to site b — change dns-weights Z1 rec A: {a:100,b:0} → {a:95,b:5} — b at 5%, baking 90 s',
+      '[+10:00] [step 2] start Ramp to site b — change weights Z1 rec A: {a:100,b:0} → {a:95,b:5} — b at 5%, baking 90 s',
       '[+10:40] [step 2] gate error-rate ≤ 1% over 60 s: 1.50% fail (ramp 5%)',
       '[+10:50] [step 2] gate error-rate ≤ 1% over 60 s: no data inconclusive (ramp 5%)',
       '[+11:00] [step 2] gate error-rate ≤ 1% over 60 s: 0.25% pass (ramp 5%)',
       '[+11:30] [step 2] gate error-rate ≤ 1% over 60 s: 4/9 passes, last 0.25%, 90 s (ramp 5%)',
-      '[+11:30] [step 2] change dns-weights Z1 rec A: {a:95,b:5} → {a:50,b:50} — b at 50%, baking 90 s',
+      '[+11:30] [step 2] change weights Z1 rec A: {a:95,b:5} → {a:50,b:50} — b at 50%, baking 90 s',
       '[+13:00] [step 2] done b at 50% — gate error-rate ≤ 1% over 60 s: 9/9 passes, last 0.40%, 90 s (ramp 50%)',
       '',
     ])

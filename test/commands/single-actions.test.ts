@@ -54,7 +54,7 @@ const commands: Array<{name: string; args: string[]; done: RegExp; live?: string
     live: '--zone, --record and --sets',
     more({stderr}) {
       // One DNS change per step of the schedule, ending with west at 50%.
-      const changes = stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 1\] (start .* — )?change dns-weights /.test(l))
+      const changes = stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 1\] (start .* — )?change weights /.test(l))
       expect(changes).toHaveLength(4)
       // Each change carries the status that follows it at the same second.
       expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\} — west at 50% \(east=50 west=50\), baking 60 s$/)

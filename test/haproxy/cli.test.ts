@@ -181,8 +181,8 @@ describe('sluice run on a HAProxy runbook', () => {
     // Each step is one map commit, seen whole: never a half-written split.
     expect(seen).toEqual([{blue: 100, green: 0}, {blue: 80, green: 20}, {blue: 50, green: 50}, {blue: 0, green: 100}].map((w) => JSON.stringify(w)))
     const {runId, entries} = onlyRun(state)
-    expect(mutations(entries, 'dns-weights', 'intent').map((m) => m.after)).toEqual([{blue: 80, green: 20}, {blue: 50, green: 50}, {blue: 0, green: 100}])
-    expect(mutations(entries, 'dns-weights').every((m) => m.ok)).toBe(true)
+    expect(mutations(entries, 'weights', 'intent').map((m) => m.after)).toEqual([{blue: 80, green: 20}, {blue: 50, green: 50}, {blue: 0, green: 100}])
+    expect(mutations(entries, 'weights').every((m) => m.ok)).toBe(true)
     for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).toBe('g1')
     rampRun = {runId, state}
   }, 60_000)
@@ -245,7 +245,7 @@ describe('sluice run on a HAProxy runbook', () => {
       expect(run.code, run.stderr).toBe(exitCodeOf('gate-failed'))
       expect(await weights()).toEqual({blue: 95, green: 5})
       const {entries} = onlyRun(state)
-      expect(mutations(entries, 'dns-weights').map((m) => m.after)).toEqual([{blue: 95, green: 5}, {blue: 50, green: 50}, {blue: 95, green: 5}])
+      expect(mutations(entries, 'weights').map((m) => m.after)).toEqual([{blue: 95, green: 5}, {blue: 50, green: 50}, {blue: 95, green: 5}])
     } finally {
       loading = false
       await load

@@ -27,24 +27,24 @@ describe('journal helpers', () => {
   it('mutations pairs each intent with its outcome by kind and step; an intent with no outcome stays open', () => {
     const entries = [
       m('intent', 'deregister', 2, {before: ['a'], after: null}),
-      m('intent', 'dns-weights', 1, {before: {a: 100}, after: {a: 50}}),
-      m('outcome', 'dns-weights', 1, {ok: true}),
+      m('intent', 'weights', 1, {before: {a: 100}, after: {a: 50}}),
+      m('outcome', 'weights', 1, {ok: true}),
       m('outcome', 'deregister', 2, {ok: false, error: 'Throttling'}),
       m('intent', 'register', 2, {before: null, after: ['a']}),
     ]
     const found = mutations(read(e('run-start'), ...entries))
     expect(found.map((x) => [x.kind, x.step, x.seq, x.outcome])).toEqual([
       ['deregister', 2, entries[0].seq, {ok: false, error: 'Throttling'}],
-      ['dns-weights', 1, entries[1].seq, {ok: true, error: undefined}],
+      ['weights', 1, entries[1].seq, {ok: true, error: undefined}],
       ['register', 2, entries[4].seq, undefined],
     ])
     expect(found[1]).toMatchObject({before: {a: 100}, after: {a: 50}, at: entries[1].at})
   })
 
   it('mutations pairs an outcome with the latest open intent of its kind and step, and keeps what a resume found', () => {
-    const first = m('intent', 'dns-weights', 0, {after: {a: 10}})
-    const second = m('intent', 'dns-weights', 0, {after: {a: 30}})
-    const outcome = e('mutation', {mutation: {step: 0, phase: 'outcome', kind: 'dns-weights', resource: 'r', ok: true}, found: 'applied'})
+    const first = m('intent', 'weights', 0, {after: {a: 10}})
+    const second = m('intent', 'weights', 0, {after: {a: 30}})
+    const outcome = e('mutation', {mutation: {step: 0, phase: 'outcome', kind: 'weights', resource: 'r', ok: true}, found: 'applied'})
     const found = mutations(read(first, second, outcome))
     expect(found[0].outcome).toBeUndefined()
     expect(found[1].outcome).toEqual({ok: true, error: undefined, found: 'applied'})
@@ -78,6 +78,14 @@ describe('parseJournal', () => {
     const torn = '{"seq":2,"reason":"café'
     expect(parseJournal('r', line(e(1)) + torn)).toEqual({entries: [e(1)], torn: {line: 2, bytes: Buffer.byteLength(torn), text: torn}})
     expect(Buffer.byteLength(torn)).toBeGreaterThan(torn.length)
+  })
+
+  it('a change recorded under its old kind name (dns-weights, as sluice 0.1 wrote it) reads as weights, and pairs with its outcome', () => {
+    const intent = {seq: 1, at: '2026-11-04T10:00:00.000Z', type: 'mutation', mutation: {step: 0, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 100}, after: {a: 50}}}
+    const outcome = {seq: 2, at: '2026-11-04T10:00:01.000Z', type: 'mutation', mutation: {step: 0, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: true}}
+    const journal = parseJournal('r', line(intent) + line(outcome))
+    expect(journal.entries.map((entry) => (entry.mutation as Mutation).kind)).toEqual(['weights', 'weights'])
+    expect(mutations(journal).map((m) => [m.kind, m.outcome?.ok])).toEqual([['weights', true]])
   })
 
   it('a bad line before the last is damage, named by file and line', () => {
