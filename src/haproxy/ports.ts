@@ -1,5 +1,5 @@
 import type {Clock, WeightsPort, MetricsPort, PoolPort, RestrictionPort} from '../ports/control-plane.js'
-import {HaproxyBackend} from './backend.js'
+import {HaproxyPool} from './pool.js'
 import {HaproxyMetrics} from './metrics.js'
 import {HaproxyRules} from './rules.js'
 import {RuntimeApi} from './runtime.js'
@@ -33,7 +33,7 @@ export function haproxyPorts(targets: HaproxyTargets, clock: Clock): HaproxyPort
   const api = new RuntimeApi(targets.socket)
   const targetGroups = new Map<string, PoolPort>()
   for (const [pool, backend] of Object.entries(targets.backends))
-    targetGroups.set(pool, new HaproxyBackend(api, clock, pool, backend, {slowStartSeconds: targets.slowStart?.[pool]}))
+    targetGroups.set(pool, new HaproxyPool(api, clock, pool, backend, {slowStartSeconds: targets.slowStart?.[pool]}))
   return {
     pools: targetGroups,
     ...(targets.restrictMap ? {restrictions: new HaproxyRules(api, targets.restrictMap)} : {}),

@@ -1,7 +1,7 @@
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {HaproxyBackend, healthOf} from '../../src/haproxy/backend.js'
+import {HaproxyPool, healthOf} from '../../src/haproxy/pool.js'
 import {HaproxyMetrics} from '../../src/haproxy/metrics.js'
 import {HaproxyRules} from '../../src/haproxy/rules.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
@@ -29,7 +29,7 @@ beforeAll(async () => {
     blueGreenMaps,
   )
   api = new RuntimeApi(`unix:${haproxy.socket}`)
-  const blue = new HaproxyBackend(api, clock, 'web', 'blue')
+  const blue = new HaproxyPool(api, clock, 'web', 'blue')
   await until('blue servers up', async () => (await blue.targets()).every((t) => t.health === 'healthy'))
 })
 
@@ -48,9 +48,9 @@ describe('the runtime API client', () => {
   it('talks over TCP too, with the same answers', async () => {
     const tcp = new RuntimeApi(`127.0.0.1:${tcpPort}`)
     expect(await tcp.send('show info')).toMatch(/^Name: HAProxy/m)
-    const overTcp = await new HaproxyBackend(tcp, clock, 'web', 'blue').targets()
-    expect(overTcp).toEqual(await new HaproxyBackend(api, clock, 'web', 'blue').targets())
-    expect(new HaproxyBackend(tcp, clock, 'web', 'blue').label).toBe(`haproxy backend blue (127.0.0.1:${tcpPort})`)
+    const overTcp = await new HaproxyPool(tcp, clock, 'web', 'blue').targets()
+    expect(overTcp).toEqual(await new HaproxyPool(api, clock, 'web', 'blue').targets())
+    expect(new HaproxyPool(tcp, clock, 'web', 'blue').label).toBe(`haproxy backend blue (127.0.0.1:${tcpPort})`)
   })
 
   it('gives up on a listener that never answers at its deadline, naming the command', async () => {
@@ -72,13 +72,13 @@ describe('the runtime API client', () => {
 
 describe('a backend as a target group', () => {
   it('reads servers with their addresses and health', async () => {
-    const blue = new HaproxyBackend(api, clock, 'web', 'blue')
+    const blue = new HaproxyPool(api, clock, 'web', 'blue')
     const targets = await blue.targets()
     expect(targets.map((t) => [t.id, t.health, t.ip, t.port])).toEqual(backends.slice(0, 3).map((b) => [b.name, 'healthy', '127.0.0.1', b.port]))
   })
 
   it('drains a server, waits for its open session to end, and returns it once its checks pass', async () => {
-    const blue = new HaproxyBackend(api, clock, 'web', 'blue')
+    const blue = new HaproxyPool(api, clock, 'web', 'blue')
     const [b1, b2, b3] = backends
     // Round robin over three servers: three slow requests hold one session open on each.
     const before = backends.map((b) => b.hits)
@@ -109,7 +109,7 @@ describe('a backend as a target group', () => {
   })
 
   it('sees a server fail its checks as unhealthy, and healthy again once they pass', async () => {
-    const blue = new HaproxyBackend(api, clock, 'web', 'blue')
+    const blue = new HaproxyPool(api, clock, 'web', 'blue')
     const b3 = backends[2]
     await stopBackend(b3)
     await until('b3 unhealthy', async () => (await blue.targets()).find((t) => t.id === 'b3')!.health === 'unhealthy')
@@ -119,20 +119,20 @@ describe('a backend as a target group', () => {
   })
 
   it('refuses an unknown server or backend in one line and changes nothing', async () => {
-    const blue = new HaproxyBackend(api, clock, 'web', 'blue')
+    const blue = new HaproxyPool(api, clock, 'web', 'blue')
     const before = await blue.targets()
     await expect(blue.deregister(['b2', 'nope'])).rejects.toThrow(/^haproxy backend blue \(.*admin\.sock\) has no server nope; it has b1, b2, b3$/)
     expect(await blue.targets()).toEqual(before)
-    const missing = new HaproxyBackend(api, clock, 'web', 'purple')
+    const missing = new HaproxyPool(api, clock, 'web', 'purple')
     await expect(missing.targets()).rejects.toThrow(/^haproxy runtime API at .*admin\.sock: `show servers state purple` was refused for backend purple: Can't find backend\.$/)
     await expect(missing.deregister(['b1'])).rejects.toThrow(/backend purple: Can't find backend\./)
     await expect(api.change('set server blue/zz state drain', 'server blue/zz')).rejects.toThrow(/^haproxy runtime API at .*: `set server blue\/zz state drain` was refused for server blue\/zz: No such server\.$/)
   })
 
   it('says what HAProxy cannot do at runtime instead of faking it', async () => {
-    const blue = new HaproxyBackend(api, clock, 'web', 'blue')
+    const blue = new HaproxyPool(api, clock, 'web', 'blue')
     await expect(blue.slowStart()).rejects.toThrow(/cannot report a server's slow start at runtime/)
-    expect(await new HaproxyBackend(api, clock, 'web', 'blue', {slowStartSeconds: 2}).slowStart()).toBe(2)
+    expect(await new HaproxyPool(api, clock, 'web', 'blue', {slowStartSeconds: 2}).slowStart()).toBe(2)
     await expect(blue.setSlowStart(30)).rejects.toThrow(/cannot change slow start at runtime/)
     expect(await blue.failoverPercent()).toBeNull()
     await expect(blue.setFailoverPercent(50)).rejects.toThrow(/no routing failover/)
@@ -235,7 +235,7 @@ describe('metrics from HAProxy\'s counters', () => {
         await burstWhileWaiting()
       },
     }
-    const blue = new HaproxyBackend(api, manual, 'web', 'blue')
+    const blue = new HaproxyPool(api, manual, 'web', 'blue')
     const metrics = new HaproxyMetrics(api, manual, {web: 'blue', canary: 'green'}, new Map([['web', blue]]))
     const burst = async (ok: number, failing: number) => {
       for (let i = 0; i < ok; i++) expect((await get(port, '/')).status).toBe(200)

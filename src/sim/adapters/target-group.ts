@@ -61,7 +61,7 @@ export class SimTargetGroup implements PoolPort {
     return this.pool.policy.slowStart
   }
 
-  // A pool with HAProxy's checks rehearses what HAProxy allows at runtime (src/haproxy/backend.ts):
+  // A pool with HAProxy's checks rehearses what HAProxy allows at runtime (src/haproxy/pool.ts):
   // slow start and routing failover are config, not runtime, so a step that changes them is refused
   // here too rather than rehearsed as if it would work.
   async setSlowStart(seconds: number): Promise<void> {

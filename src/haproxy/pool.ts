@@ -32,7 +32,7 @@ export function healthOf(row: Row): TargetHealth {
   return Number(row.srv_check_result) === checkUnknown ? 'initial' : 'unhealthy'
 }
 
-export interface HaproxyBackendOptions {
+export interface HaproxyPoolOptions {
   /**
    * The slow start haproxy.cfg gives this backend's servers (`server … slowstart 30s`), as the
    * runbook declares it. HAProxy neither reports nor changes it at runtime, so sluice can only
@@ -52,7 +52,7 @@ export interface HaproxyBackendOptions {
  * Sessions that stickiness (cookies, stick tables) pins to a draining server still reach it;
  * waitDrained waits those out too, since it watches the server's current sessions.
  */
-export class HaproxyBackend implements PoolPort {
+export class HaproxyPool implements PoolPort {
   readonly label: string
 
   constructor(
@@ -60,7 +60,7 @@ export class HaproxyBackend implements PoolPort {
     private readonly clock: Clock,
     readonly name: string,
     private readonly backend: string,
-    private readonly options: HaproxyBackendOptions = {},
+    private readonly options: HaproxyPoolOptions = {},
   ) {
     this.label = `haproxy backend ${backend} (${api.label})`
   }
