@@ -17,6 +17,8 @@ const CORE = '^src/(runbook|actions|engine)/'
 const ADAPTERS = '^src/(aws|haproxy|local|prometheus|sim/adapters)/'
 /** The composition roots: the only modules that pick concrete adapters and hand them to the engine. */
 const WIRING = '^src/wiring/'
+/** Each backend family's face to the core: names, locks, IAM and what it refuses (src/ports/backend.ts). */
+const BACKEND_FACES = '^src/(aws|haproxy)/backend\\.ts$'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -51,7 +53,8 @@ module.exports = {
       severity: 'error',
       from: {path: CORE},
       to: {
-        path: '^(src/(sim|aws|local|prometheus|live|rehearsal|state|report|cli)/|commands/|bench/)',
+        path: '^(src/(sim|aws|haproxy|local|prometheus|live|wiring|state|report|cli)/|commands/|bench/)',
+        pathNot: BACKEND_FACES,
       },
     },
     {
@@ -80,7 +83,14 @@ module.exports = {
       comment: 'One place knows which concrete adapters a run uses (live, rehearsal, drill, state); elsewhere an adapter is reached through a port, or its types only.',
       severity: 'error',
       from: {path: '^(src|commands)/', pathNot: [WIRING, ADAPTERS, '^src/drill/']},
-      to: {path: ADAPTERS, dependencyTypesNot: ['type-only']},
+      to: {path: ADAPTERS, pathNot: BACKEND_FACES, dependencyTypesNot: ['type-only']},
+    },
+    {
+      name: 'backend-faces-stand-alone',
+      comment: 'The core reads a backend family through its face; the face reaches no adapter, so reading a runbook loads no adapter code.',
+      severity: 'error',
+      from: {path: BACKEND_FACES},
+      to: {pathNot: ['^src/ports/', '^src/input/', '^src/errors\\.ts$']},
     },
     {
       name: 'drill-bench-on-haproxy-only',

@@ -1,6 +1,7 @@
 import type {ControlPlane, WeightsPort, MetricsPort, RestrictionPort, WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
 import {describeGate, type GateResult} from '../engine/gate.js'
+import type {IamStatement} from '../ports/backend.js'
 import type {RunControls} from '../ports/controls.js'
 import type {Gate, Runbook, Step} from '../runbook/runbook.js'
 import type {OnFailure} from '../runbook/schema.js'
@@ -55,14 +56,6 @@ export interface LiveView {
   rulesLabel?: string
   /** The traffic types turned away on the listener. */
   restricted?: string[]
-}
-
-export interface IamStatement {
-  Sid: string
-  Effect: 'Allow'
-  Action: string[]
-  Resource: string[]
-  Condition?: Record<string, Record<string, string[]>>
 }
 
 /** One change that puts a piece of live state back, as rollback shows and records it. */

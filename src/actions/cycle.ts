@@ -2,7 +2,7 @@ import type {ControlPlane, Target, PoolPort} from '../ports/control-plane.js'
 import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../ports/io.js'
 import type {CycleStep} from '../runbook/runbook.js'
 import {batchBeyondPool, describeCount, resolveCount} from '../runbook/units.js'
-import {haproxyLock, targetGroupOf} from '../runbook/targets.js'
+import {backendOf} from '../runbook/targets.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from './action.js'
 
 /** Seconds between looks at the group while waiting for room in the disruption budget. */
@@ -278,9 +278,9 @@ export const cycle: ActionDefinition<CycleStep> = {
   title: (step) => `Cycle ${step.pool} in batches of ${describeCount(step.batch)}`,
   plan(step, {runbook, live}) {
     const size = live?.groupSizes.get(step.pool)
-    const group = targetGroupOf(runbook.targets, step.pool)
+    const group = backendOf(runbook.targets).poolLabel(step.pool)
     return [
-      `${runbook.targets.haproxy ? `${step.pool}, ${group},` : `${step.pool} (${group})`} in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
+      `${backendOf(runbook.targets).family === 'haproxy' ? `${step.pool}, ${group},` : `${step.pool} (${group})`} in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
       ...(size === undefined ? [] : [`all ${size} targets now in the group, ${resolveCount(step.batch, size)} per batch`]),
       ...(step.headroom === undefined ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
       ...(step.failoverPercent === undefined ? [] : [`set routing failover: below ${step.failoverPercent}% healthy, route to every target`]),
@@ -290,22 +290,8 @@ export const cycle: ActionDefinition<CycleStep> = {
     ]
   },
   changesLive: true,
-  locks(step, {targetGroups, haproxy}) {
-    if (targetGroups?.[step.pool]) return [`elbv2:${targetGroups[step.pool]}`]
-    const backend = haproxy?.backends[step.pool]
-    return haproxy && backend ? [haproxyLock(haproxy, 'backend', backend)] : []
-  },
-  iam(step, {targetGroups}) {
-    const arn = targetGroups?.[step.pool]
-    if (!arn) return []
-    const write = ['elasticloadbalancing:DeregisterTargets', 'elasticloadbalancing:RegisterTargets']
-    if (step.slowStart !== undefined || step.failoverPercent !== undefined) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
-    return [
-      {Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]},
-      // Describe calls take no resource-level permissions.
-      {Sid: 'ReadTargetHealth', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'], Resource: ['*']},
-    ]
-  },
+  locks: (step, targets) => backendOf(targets).locks.pool(step.pool),
+  iam: (step, targets) => backendOf(targets).iam.pool(step.pool, {attributes: step.slowStart !== undefined || step.failoverPercent !== undefined}),
   mutations: {
     deregister: membership,
     register: membership,

@@ -1,8 +1,8 @@
 import type {Restriction} from '../ports/control-plane.js'
 import type {LiftStep} from '../runbook/runbook.js'
 import type {ActionDefinition} from './action.js'
-import {describeTypes, listenerRules, restrictedType, restrictionLocks, restrictionSubject} from './restriction.js'
-import {rulesOn} from '../runbook/targets.js'
+import {describeTypes, restrictedType, restrictionSubject} from './restriction.js'
+import {backendOf} from '../runbook/targets.js'
 
 /** Lets a restricted traffic type through again. */
 export const lift: ActionDefinition<LiftStep> = {
@@ -10,14 +10,13 @@ export const lift: ActionDefinition<LiftStep> = {
   defaultOnFailure: 'abort',
   title: (step) => `Lift the restriction on ${step.type} traffic`,
   plan: (step, {runbook, live}) => [
-    `remove the restriction on ${step.type} from ${live?.rulesLabel ?? rulesOn(runbook.targets)}`,
+    `remove the restriction on ${step.type} from ${live?.rulesLabel ?? backendOf(runbook.targets).restrictionsLabel}`,
     ...(live?.restricted ? [`restricted: ${describeTypes(live.restricted)} → ${describeTypes(live.restricted.filter((t) => t !== step.type))}`] : []),
   ],
   project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),
   changesLive: true,
-  locks: (_step, targets) => restrictionLocks(targets),
-  iam: (_step, {listener}) =>
-    listener ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DeleteRule'], Resource: [listenerRules(listener)]}, {Sid: 'FindRestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags'], Resource: ['*']}] : [],
+  locks: (_step, targets) => backendOf(targets).locks.restrictions(),
+  iam: (_step, targets) => backendOf(targets).iam.lift(),
   mutations: {
     lift: {
       subject: restrictionSubject,

@@ -1,7 +1,7 @@
 import type {WeightMap} from '../ports/control-plane.js'
 import type {GateVerdict} from '../ports/io.js'
 import type {RampStep} from '../runbook/runbook.js'
-import {haproxyLock, weightedSets, weightsOn} from '../runbook/targets.js'
+import {backendOf} from '../runbook/targets.js'
 import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinition, type StepOutcome} from './action.js'
 
 /**
@@ -132,8 +132,8 @@ export const ramp: ActionDefinition<RampStep> = {
   defaultOnFailure: 'rollback',
   title: (step) => `Ramp ${step.set}: ${step.schedule.map((p) => `${p}%`).join(' → ')}`,
   plan(step, {runbook, live}) {
-    const others = Object.keys(weightedSets(runbook.targets) ?? {}).filter((s) => s !== step.set)
-    const lines = [`${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${weightsOn(runbook.targets)} (the rest to ${others.join(', ')})`]
+    const others = Object.keys(backendOf(runbook.targets).weightedSets ?? {}).filter((s) => s !== step.set)
+    const lines = [`${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${backendOf(runbook.targets).weightsLabel} (the rest to ${others.join(', ')})`]
     if (live?.weights) {
       const path = step.schedule.map((p) => describeWeights(weightsAt(p, step.set, live.weights!)))
       lines.push(`weights ${describeWeights(live.weights)} → ${path.join(' → ')}, one change per step`)
@@ -142,31 +142,8 @@ export const ramp: ActionDefinition<RampStep> = {
   },
   project: (step, live) => (live.weights ? {...live, weights: weightsAt(step.schedule.at(-1)!, step.set, live.weights)} : live),
   changesLive: true,
-  locks(_step, {dns, haproxy}) {
-    if (dns) return [`route53:${dns.zone}/${dns.record.toLowerCase().replace(/\.?$/, '.')}/${dns.type}`]
-    return haproxy?.rampMap ? [haproxyLock(haproxy, 'map', haproxy.rampMap)] : []
-  },
-  iam(_step, {dns}) {
-    if (!dns) return []
-    const zone = `arn:aws:route53:::hostedzone/${dns.zone}`
-    return [
-      {Sid: 'ReadWeightedRecord', Effect: 'Allow', Action: ['route53:ListResourceRecordSets'], Resource: [zone]},
-      {
-        Sid: 'ChangeWeights',
-        Effect: 'Allow',
-        Action: ['route53:ChangeResourceRecordSets'],
-        Resource: [zone],
-        Condition: {
-          'ForAllValues:StringEquals': {
-            'route53:ChangeResourceRecordSetsNormalizedRecordNames': [dns.record.toLowerCase().replace(/\.$/, '')],
-            'route53:ChangeResourceRecordSetsRecordTypes': [dns.type],
-            'route53:ChangeResourceRecordSetsActions': ['UPSERT'],
-          },
-        },
-      },
-      {Sid: 'WaitForInSync', Effect: 'Allow', Action: ['route53:GetChange'], Resource: ['arn:aws:route53:::change/*']},
-    ]
-  },
+  locks: (_step, targets) => backendOf(targets).locks.weights(),
+  iam: (_step, targets) => backendOf(targets).iam.weights(),
   mutations: {
     [weightsKind]: {
       subject: (m) => `${m.resource}#${weightsKind}`,

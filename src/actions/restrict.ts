@@ -1,8 +1,8 @@
 import type {Restriction} from '../ports/control-plane.js'
 import type {RestrictStep} from '../runbook/runbook.js'
 import {sameState, type ActionDefinition} from './action.js'
-import {describeTypes, listenerRules, restrictedType, restrictionLocks, restrictionSubject} from './restriction.js'
-import {rulesOn} from '../runbook/targets.js'
+import {describeTypes, restrictedType, restrictionSubject} from './restriction.js'
+import {backendOf} from '../runbook/targets.js'
 
 /** Turns a traffic type away at the load balancer with a fast 503 and Retry-After. */
 export const restrict: ActionDefinition<RestrictStep> = {
@@ -11,21 +11,14 @@ export const restrict: ActionDefinition<RestrictStep> = {
   title: (step) => `Restrict ${step.type} traffic`,
   plan(step, {runbook, live}) {
     const match = [...step.paths.map((p) => `path ${p}`), ...Object.entries(step.headers).map(([h, v]) => `header ${h}: ${v.join('|')}`)]
-    const lines = [`answer ${step.type} requests${match.length ? ` (${match.join(', ')})` : ''} with 503, Retry-After: ${step.retryAfter}`, `on ${live?.rulesLabel ?? rulesOn(runbook.targets)}`]
+    const lines = [`answer ${step.type} requests${match.length ? ` (${match.join(', ')})` : ''} with 503, Retry-After: ${step.retryAfter}`, `on ${live?.rulesLabel ?? backendOf(runbook.targets).restrictionsLabel}`]
     if (live?.restricted) lines.push(`restricted: ${describeTypes(live.restricted)} → ${describeTypes([...new Set([...live.restricted, step.type])])}`)
     return lines
   },
   project: (step, live) => (live.restricted ? {...live, restricted: [...new Set([...live.restricted, step.type])]} : live),
   changesLive: true,
-  locks: (_step, targets) => restrictionLocks(targets),
-  iam: (_step, {listener}) =>
-    listener
-      ? [
-          {Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:CreateRule', 'elasticloadbalancing:AddTags'], Resource: [listener, listenerRules(listener)]},
-          // sluice finds its own rules by their tags, from any machine.
-          {Sid: 'FindRestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags'], Resource: ['*']},
-        ]
-      : [],
+  locks: (_step, targets) => backendOf(targets).locks.restrictions(),
+  iam: (_step, targets) => backendOf(targets).iam.restrict(),
   mutations: {
     restrict: {
       subject: restrictionSubject,

@@ -1,7 +1,7 @@
-import type {IamStatement} from '../actions/action.js'
+import type {IamStatement} from '../ports/backend.js'
 import {actionOf} from '../actions/registry.js'
 import type {Runbook} from '../runbook/runbook.js'
-import {controlPlaneName} from '../runbook/targets.js'
+import {backendOf} from '../runbook/targets.js'
 
 /**
  * The least-privilege IAM policy for a runbook: the statements each of its steps needs (each
@@ -27,7 +27,8 @@ export function iamPolicy(runbook: Runbook): {Version: string; Statement: IamSta
  */
 export function noPolicyNeeded(runbook: Runbook, policy: ReturnType<typeof iamPolicy>): string | null {
   if (policy.Statement.length > 0) return null
-  const on = runbook.targets.haproxy ? ` (it drives ${controlPlaneName(runbook.targets)} over its Runtime API)` : ''
+  const backend = backendOf(runbook.targets)
+  const on = backend.family === 'haproxy' ? ` (it drives ${backend.name} over its Runtime API)` : ''
   return `${runbook.name} makes no AWS calls${on}: no AWS permissions are needed`
 }
 

@@ -10,7 +10,7 @@ import type {ControlPlane} from '../ports/control-plane.js'
 import type {ControlSender} from '../ports/controls.js'
 import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../runbook/runbook.js'
-import {controlPlaneName} from '../runbook/targets.js'
+import {backendOf} from '../runbook/targets.js'
 import type {RunResult} from '../engine/engine.js'
 import type {RunInputs} from '../ports/run.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
@@ -145,7 +145,8 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     options.io.notify({type: 'plan', runbook: runbook.name, steps: read.plan, runId})
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
     const changesAws = drift.length > 0 || runbook.steps.slice(options.resume?.fromStep ?? 0).some((step) => actionOf(step).changesLive)
-    const on = runbook.targets.haproxy ? controlPlaneName(runbook.targets) : `AWS${options.aws.region ? ` (${options.aws.region})` : ''}`
+    const backend = backendOf(runbook.targets)
+    const on = backend.family === 'aws' && options.aws.region ? `${backend.name} (${options.aws.region})` : backend.name
     const putBack = drift.flatMap((d) => d.reapply)
     const context = ['Now:', ...read.now.map((l) => `  ${l}`), ...(putBack.length ? ['First, put back what the run left (--reapply):', ...putBack.map((u) => `  ${u.describe}`)] : [])]
     const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on ${on}?`, context))

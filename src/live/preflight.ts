@@ -5,7 +5,7 @@ import {FailedError} from '../errors.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import type {PlannedStep} from '../ports/io.js'
 import type {Runbook} from '../runbook/runbook.js'
-import {weightedSets} from '../runbook/targets.js'
+import {backendOf} from '../runbook/targets.js'
 
 /**
  * Reads everything the runbook will touch before anything changes: the record's weighted sets,
@@ -19,9 +19,9 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
   if (control.weights) {
     live.weights = await control.weights.readWeights(signal)
     const ttl = await control.weights.ttl(signal)
-    const kind = runbook.targets.haproxy ? 'backend' : 'weighted set'
-    for (const set of Object.keys(weightedSets(runbook.targets) ?? {}))
-      if (!(set in live.weights)) throw new FailedError(`${control.weights.label} has no ${kind} "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
+    const backend = backendOf(runbook.targets)
+    for (const set of Object.keys(backend.weightedSets ?? {}))
+      if (!(set in live.weights)) throw new FailedError(`${control.weights.label} has no ${backend.sets.noun} "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
     lines.push(`${control.weights.label} (TTL ${ttl} s) now: ${describeWeights(live.weights)}`)
   }
   for (const [pool, group] of control.pools) {

@@ -7,8 +7,7 @@ import {actionNamed, actionOf} from '../actions/registry.js'
 import {describeCount, type CountOrPercent} from './units.js'
 import {limits, maxSecondsText} from './limits.js'
 import {defaultBake, gateDefaults, type Gate, type Runbook, type Step, type StepCommon} from './runbook.js'
-import {poolsOf, weightedSets} from './targets.js'
-import {parseAddress} from '../input/address.js'
+import {backendOf} from './targets.js'
 
 export function loadRunbookFile(file: string): Runbook {
   let text: string
@@ -57,9 +56,9 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
   }
   // Route 53 answers with zone ids as `/hostedzone/Z123`, and people paste them that way too.
   const targets = data.targets.dns ? {...data.targets, dns: {...data.targets.dns, zone: data.targets.dns.zone.replace(/^\/hostedzone\//, '')}} : data.targets
-  const pools = poolsOf(targets)
-  const haproxy = targets.haproxy
-  const sets = weightedSets(targets)
+  const backend = backendOf(targets)
+  const pools = backend.pools
+  const sets = backend.weightedSets
 
   const resolveGate = (gate: GateData, path: Path): Gate => {
     const d = data.defaults.gate ?? {}
@@ -109,16 +108,9 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
     switch (raw.action) {
       case 'restrict':
       case 'lift': {
-        if (!targets.listener && !haproxy?.restrictMap)
+        if (backend.restrictionsLabel === undefined)
           fail(path, `a ${raw.action} step needs targets.listener (the load balancer listener its rules go on) or targets.haproxy.restrictMap (the map of HAProxy's restriction snippet)`)
-        if (raw.action === 'restrict' && haproxy) {
-          // Refused here rather than when the step runs: HAProxy's snippet matches path prefixes only.
-          if (Object.keys(raw.headers).length > 0)
-            fail([...path, 'headers'], `HAProxy matches headers only where its config names them (${Object.keys(raw.headers).join(', ')}); restrict ${raw.type} by paths`)
-          raw.paths.forEach((p, k) => {
-            if (/[*?\s]/.test(p.replace(/\*$/, ''))) fail([...path, 'paths', k], `the path "${p}" is not a prefix; HAProxy's restriction map matches path prefixes (a * only at the end)`)
-          })
-        }
+        for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
         // A listener rule matches requests, not a traffic type's name; the simulator could match
         // by type, but a runbook is rehearsed to be run, so it is held to what live can do.
         if (raw.action === 'restrict' && raw.paths.length === 0 && Object.keys(raw.headers).length === 0)
@@ -126,16 +118,7 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
         return {...raw, ...common}
       }
       case 'cycle': {
-        if (haproxy) {
-          if (!haproxy.backends[raw.pool])
-            fail([...path, 'pool'], `no backend for pool "${raw.pool}" in targets.haproxy.backends; it has ${Object.keys(haproxy.backends).join(', ')}`)
-          // What the ALB changes through its API, HAProxy takes only from its config, by a reload.
-          if (raw.slowStart !== undefined)
-            fail([...path, 'slowStart'], 'HAProxy cannot change slow start at runtime; set slowstart in haproxy.cfg and give it in targets.haproxy.slowStart')
-          if (raw.failoverPercent !== undefined)
-            fail([...path, 'failoverPercent'], 'HAProxy has no panic threshold or routing failover to set; the nearest are `backup` servers (and `option allbackups`) in haproxy.cfg')
-        } else if (!targets.targetGroups?.[raw.pool])
-          fail([...path, 'pool'], `no target group for pool "${raw.pool}" in targets.targetGroups; it has ${Object.keys(targets.targetGroups ?? {}).join(', ') || 'none'}`)
+        for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
         if (raw.budget && exceeds(raw.batch, raw.budget))
           fail([...path, 'batch'], `a batch of ${describeCount(raw.batch)} is larger than the disruption budget of ${describeCount(raw.budget)}`)
         if (raw.headroom !== undefined && raw.capacityPerTarget === undefined)
@@ -146,10 +129,10 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
       case 'ramp': {
         const dns = targets.dns
         // On HAProxy the sets are the ramp map's keys: backend names.
-        const where = dns ? 'targets.dns.sets' : 'targets.haproxy.backends'
+        const {noun, plural, at} = backend.sets
         if (!sets) fail(path, 'a ramp step needs a weighted DNS record (targets.dns) or a HAProxy ramp map (targets.haproxy.rampMap)')
-        else if (!(raw.set in sets)) fail([...path, 'set'], `no ${dns ? 'weighted set' : 'backend'} "${raw.set}" in ${where}; it has ${Object.keys(sets).join(', ')}`)
-        else if (Object.keys(sets).length < 2) fail([...path, 'set'], `a ramp moves traffic between ${dns ? 'weighted sets' : 'backends'}: ${where} needs at least two`)
+        else if (!(raw.set in sets)) fail([...path, 'set'], `no ${noun} "${raw.set}" in ${at}; it has ${Object.keys(sets).join(', ')}`)
+        else if (Object.keys(sets).length < 2) fail([...path, 'set'], `a ramp moves traffic between ${plural}: ${at} needs at least two`)
         const schedule = expandSchedule(raw.schedule, [...path, 'schedule'], fail)
         const bake = raw.bake ?? data.defaults.bake ?? defaultBake
         // HAProxy routes each request by the map as it is (a TTL of 0), so only a DNS record's TTL bounds the bake.
@@ -180,21 +163,7 @@ function checkControlPlane(data: RunbookData, fail: (path: Path, message: string
   if (metrics?.source === 'haproxy' && !haproxy)
     fail(['targets', 'metrics', 'source'], "metrics source haproxy reads HAProxy's counters over its Runtime API, and the runbook has no targets.haproxy to say where that is")
   if (!haproxy) return
-  const {dns, targetGroups, listener} = data.targets
-  const aws: Array<[Path, string]> = [
-    ...(dns ? [[['targets', 'dns'], 'targets.dns'] as [Path, string]] : []),
-    ...(targetGroups ? [[['targets', 'targetGroups'], 'targets.targetGroups'] as [Path, string]] : []),
-    ...(listener !== undefined ? [[['targets', 'listener'], 'targets.listener'] as [Path, string]] : []),
-    ...(metrics?.source === 'cloudwatch' ? [[['targets', 'metrics', 'source'], 'CloudWatch metrics (targets.metrics.source)'] as [Path, string]] : []),
-  ]
-  for (const [path, what] of aws) fail(path, `${what} and targets.haproxy: one runbook drives one control plane, AWS or HAProxy; split it into two runbooks`)
-  try {
-    parseAddress(haproxy.socket)
-  } catch (error) {
-    fail(['targets', 'haproxy', 'socket'], (error as Error).message)
-  }
-  for (const pool of Object.keys(haproxy.slowStart ?? {}))
-    if (!(pool in haproxy.backends)) fail(['targets', 'haproxy', 'slowStart', pool], `no pool "${pool}" in targets.haproxy.backends; it has ${Object.keys(haproxy.backends).join(', ')}`)
+  for (const problem of backendOf(data.targets).problems()) fail(problem.path, problem.message)
 }
 
 /** What the metrics source needs to read every metric the runbook's steps read, checked before anything runs live. */

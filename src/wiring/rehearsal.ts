@@ -7,7 +7,7 @@ import type {EngineIO} from '../ports/io.js'
 import type {Runbook} from '../runbook/runbook.js'
 import {batchBeyondPool} from '../runbook/units.js'
 import type {RunbookInput} from '../runbook/schema.js'
-import {rulesOn, weightedSets, weightsOn} from '../runbook/targets.js'
+import {backendOf} from '../runbook/targets.js'
 import type {RunInputs} from '../ports/run.js'
 import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
 import type {SimulationRecord} from '../sim/record.js'
@@ -96,15 +96,16 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   const startAt = Math.max(historySeconds, settings.startAt ?? (settings.scenario === undefined ? runbook.rehearsal?.startAt ?? 0 : 0))
   fleet.runUntil(startAt)
   const {targets} = runbook
+  const backend = backendOf(targets)
   const control = simulatedControlPlane(
     fleet,
     {
       // On HAProxy: backends are the target groups, the ramp map's backends the weighted sets.
-      sets: weightedSets(targets),
-      record: weightsOn(targets),
+      sets: backend.weightedSets,
+      record: backend.weightsLabel,
       // A HAProxy backend that answers by itself (a sorry backend) has no servers to be a target group of.
-      targetGroups: Object.keys(targets.targetGroups ?? targets.haproxy?.backends ?? {}).filter((pool) => scenario.pools.find((p) => p.name === pool)?.kind !== 'sorry'),
-      listener: rulesOn(targets) !== undefined,
+      targetGroups: backend.targetPools.filter((pool) => scenario.pools.find((p) => p.name === pool)?.kind !== 'sorry'),
+      listener: backend.restrictionsLabel !== undefined,
       metrics: targets.metrics !== undefined,
     },
     {pace: settings.pace, operator: inputs.operator},
@@ -185,16 +186,16 @@ function resolveScenarioRef(ref: string, runbookFile: string): string {
 function checkAgainstScenario(runbook: Runbook, scenario: Scenario, settings: RehearsalSettings): void {
   const pools = new Set(scenario.pools.map((p) => p.name))
   const types = new Set(Object.keys(scenario.demand.types))
-  const fail = (path: Array<string | number>, message: string): never => {
+  const fail = (path: ReadonlyArray<PropertyKey>, message: string): never => {
     throw new InputError(`${runbook.locate(path)}: ${message}`)
   }
   for (const [set, pool] of Object.entries(runbook.targets.dns?.sets ?? {}))
     if (!pools.has(pool)) fail(['targets', 'dns', 'sets', set], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
-  const groups = runbook.targets.haproxy ? ['haproxy', 'backends'] : ['targetGroups']
-  for (const pool of Object.keys(runbook.targets.targetGroups ?? runbook.targets.haproxy?.backends ?? {})) {
-    if (!pools.has(pool)) fail(['targets', ...groups, pool], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
+  const backend = backendOf(runbook.targets)
+  for (const pool of backend.targetPools) {
+    if (!pools.has(pool)) fail(backend.poolPath(pool), `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
     // A target group is only ever cycled; a HAProxy backend may also be where a ramp parks traffic.
-    if (!runbook.targets.haproxy && scenario.pools.find((p) => p.name === pool)?.kind === 'sorry') fail(['targets', ...groups, pool], `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
+    if (backend.family === 'aws' && scenario.pools.find((p) => p.name === pool)?.kind === 'sorry') fail(backend.poolPath(pool), `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
   }
   for (const step of runbook.steps) {
     if ((step.action === 'restrict' || step.action === 'lift') && !types.has(step.type))

@@ -4,7 +4,7 @@ import {actionOf} from '../../src/actions/registry.js'
 import {iamPolicy, noPolicyNeeded} from '../../src/live/iam-policy.js'
 import {lockedResources} from '../../src/wiring/live.js'
 import {parseRunbook} from '../../src/runbook/load-runbook.js'
-import {weightedSets} from '../../src/runbook/targets.js'
+import {backendOf} from '../../src/runbook/targets.js'
 import {rehearse} from '../../src/wiring/rehearsal.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
@@ -39,7 +39,7 @@ describe('a runbook on HAProxy (targets.haproxy)', () => {
   - {action: ramp, set: be_green, schedule: [10, 100], bake: 5, gate: {metric: error-rate, threshold: 1, window: 5, interval: 1}}
   - {action: lift, type: sync}
 `))
-    expect(weightedSets(runbook.targets)).toEqual({be_blue: 'blue', be_green: 'green'})
+    expect(backendOf(runbook.targets).weightedSets).toEqual({be_blue: 'blue', be_green: 'green'})
     // One socket, named as the Runtime API client names it: `unix:` or not, the same lock.
     expect(lockedResources(runbook)).toEqual([
       'haproxy:/run/haproxy/admin.sock/map//etc/haproxy/restricted.map',

@@ -1,0 +1,81 @@
+import type {Backend, BackendProblem, BackendStep, IamStatement} from '../ports/backend.js'
+
+/** What a runbook's targets say of AWS: the fields this family reads. */
+export interface AwsTargets {
+  dns?: {zone: string; record: string; type: string; sets: Record<string, string>}
+  targetGroups?: Record<string, string>
+  listener?: string
+}
+
+/** `arn:…:listener-rule/app/NAME/LB/LISTENER/*` for the rules of a listener. */
+export const listenerRules = (listenerArn: string): string => `${listenerArn.replace(':listener/', ':listener-rule/')}/*`
+
+/** A record's name as Route 53 keeps it: lower case, with its final dot. */
+const fqdn = (record: string): string => record.toLowerCase().replace(/\.?$/, '.')
+
+/** sluice finds its own restriction rules by their tags, from any machine; Describe calls take no resource-level permissions. */
+const findRules: IamStatement = {Sid: 'FindRestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags'], Resource: ['*']}
+
+/** AWS as a backend: weights on a weighted Route 53 record, pools as ELBv2 target groups, restrictions as a listener's rules. */
+export function awsBackend(targets: AwsTargets): Backend {
+  const {dns, targetGroups = {}, listener} = targets
+  return {
+    family: 'aws',
+    name: 'AWS',
+    pools: new Set([...Object.values(dns?.sets ?? {}), ...Object.keys(targetGroups)]),
+    targetPools: Object.keys(targetGroups),
+    weightedSets: dns?.sets,
+    sets: {noun: 'weighted set', plural: 'weighted sets', at: 'targets.dns.sets'},
+    weightsLabel: dns?.record,
+    restrictionsLabel: listener,
+    poolLabel: (pool) => targetGroups[pool],
+    poolPath: (pool) => ['targets', 'targetGroups', pool],
+    locks: {
+      weights: () => (dns ? [`route53:${dns.zone}/${fqdn(dns.record)}/${dns.type}`] : []),
+      pool: (pool) => (targetGroups[pool] ? [`elbv2:${targetGroups[pool]}`] : []),
+      restrictions: () => (listener ? [`elbv2:${listener}`] : []),
+    },
+    iam: {
+      weights() {
+        if (!dns) return []
+        const zone = `arn:aws:route53:::hostedzone/${dns.zone}`
+        return [
+          {Sid: 'ReadWeightedRecord', Effect: 'Allow', Action: ['route53:ListResourceRecordSets'], Resource: [zone]},
+          {
+            Sid: 'ChangeWeights',
+            Effect: 'Allow',
+            Action: ['route53:ChangeResourceRecordSets'],
+            Resource: [zone],
+            Condition: {
+              'ForAllValues:StringEquals': {
+                'route53:ChangeResourceRecordSetsNormalizedRecordNames': [dns.record.toLowerCase().replace(/\.$/, '')],
+                'route53:ChangeResourceRecordSetsRecordTypes': [dns.type],
+                'route53:ChangeResourceRecordSetsActions': ['UPSERT'],
+              },
+            },
+          },
+          {Sid: 'WaitForInSync', Effect: 'Allow', Action: ['route53:GetChange'], Resource: ['arn:aws:route53:::change/*']},
+        ]
+      },
+      pool(pool, {attributes}) {
+        const arn = targetGroups[pool]
+        if (!arn) return []
+        const write = ['elasticloadbalancing:DeregisterTargets', 'elasticloadbalancing:RegisterTargets']
+        if (attributes) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
+        return [
+          {Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]},
+          {Sid: 'ReadTargetHealth', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'], Resource: ['*']},
+        ]
+      },
+      restrict: () =>
+        listener ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:CreateRule', 'elasticloadbalancing:AddTags'], Resource: [listener, listenerRules(listener)]}, findRules] : [],
+      lift: () => (listener ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DeleteRule'], Resource: [listenerRules(listener)]}, findRules] : []),
+    },
+    problems: () => [],
+    stepProblems(step: BackendStep, path): BackendProblem[] {
+      if (step.action === 'cycle' && step.pool !== undefined && !targetGroups[step.pool])
+        return [{path: [...path, 'pool'], message: `no target group for pool "${step.pool}" in targets.targetGroups; it has ${Object.keys(targetGroups).join(', ') || 'none'}`}]
+      return []
+    },
+  }
+}
