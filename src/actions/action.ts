@@ -3,8 +3,10 @@ import type {EngineIO, GateVerdict, Mutation, MutationKind, RecordedMutation, St
 import {describeGate, type GateResult} from '../engine/gate.js'
 import type {IamStatement} from '../ports/backend.js'
 import type {RunControls} from '../ports/controls.js'
-import type {Gate, Runbook, Step} from '../runbook/runbook.js'
-import type {OnFailure} from '../runbook/schema.js'
+import type {Backend} from '../ports/backend.js'
+import type {Path} from '../input/problems.js'
+import type {Gate, Runbook, Step, StepCommon} from '../runbook/runbook.js'
+import type {GateData, OnFailure, RunbookData, StepData} from '../runbook/schema.js'
 
 /**
  * Everything sluice knows about one kind of step, in one place: how it runs, what it is called,
@@ -40,6 +42,39 @@ export interface ActionDefinition<S extends Step = Step> {
   /** How each kind of change it records is settled and undone. */
   mutations: Partial<Record<MutationKind, MutationRules>>
   run(step: S, ctx: ActionContext): Promise<StepOutcome>
+  /**
+   * The step as it runs, from what the runbook says: defaults filled in and what the schema cannot
+   * see checked, each problem given to `ctx.fail` at its path (the loader reports them all at
+   * once). Without it, the step runs as written.
+   */
+  resolve?(raw: Extract<StepData, {action: S['action']}>, ctx: ResolveContext): S
+  /** The metrics the step reads (its gate's, and any it shows or guards with), so a metrics source is checked for each before a run. */
+  metricsRead?(raw: Extract<StepData, {action: S['action']}>): MetricName[]
+  /** The step with every duration it gives times the drill's time scale; counts and thresholds unchanged. Without it, only its timeout scales. */
+  scaleTimes?(step: S, scaled: Scaled): S
+}
+
+/** A metric a step can read, as the runbook's metrics source names it. */
+export type MetricName = GateData['metric'] | 'request-rate'
+
+/** What resolving a step can see of the runbook it is in. */
+export interface ResolveContext {
+  /** What every step has: its index, title, onFailure, timeout. */
+  common: StepCommon
+  /** Where the step is in the runbook. */
+  path: Path
+  fail(path: Path, message: string): void
+  /** A gate with the runbook's and sluice's defaults filled in, checked. */
+  gate(gate: GateData, path: Path): Gate
+  backend: Backend
+  targets: RunbookData['targets']
+  defaults: RunbookData['defaults']
+}
+
+/** Seconds on the drill's clock, and a gate's window and interval on it. */
+export interface Scaled {
+  seconds(seconds: number): number
+  gate(gate: Gate): Gate
 }
 
 /** What the plan is made from: the runbook, and what the live system looked like when one was read. */

@@ -24,6 +24,8 @@ export const approve: ActionDefinition<ApproveStep> = {
   title: (step) => `Approval: ${step.message}`,
   plan: (step) => [`ask: ${step.message}`],
   changesLive: false,
+  // What an approval shows the person deciding.
+  metricsRead: () => ['error-rate', 'request-rate'],
   endsAtTimeout: true,
   locks: () => [],
   iam: () => [],

@@ -8,6 +8,12 @@ export const check: ActionDefinition<CheckStep> = {
   title: (step) => `Check ${step.gate.metric}`,
   plan: (step) => [`watch for ${step.bake} s`, ...gatePlan(step)],
   changesLive: false,
+  resolve(raw, {common, path, gate: resolveGate}) {
+    const gate = resolveGate(raw.gate, [...path, 'gate'])
+    return {...raw, ...common, gate, bake: raw.bake ?? gate.window}
+  },
+  metricsRead: (raw) => [raw.gate.metric],
+  scaleTimes: (step, {seconds, gate}) => ({...step, bake: seconds(step.bake), gate: gate(step.gate)}),
   locks: () => [],
   iam: () => [],
   mutations: {},

@@ -1,7 +1,7 @@
 import type {ControlPlane, Target, PoolPort} from '../ports/control-plane.js'
 import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../ports/io.js'
 import type {CycleStep} from '../runbook/runbook.js'
-import {batchBeyondPool, describeCount, resolveCount} from '../runbook/units.js'
+import {batchBeyondPool, describeCount, resolveCount, type CountOrPercent} from '../runbook/units.js'
 import {backendOf} from '../runbook/targets.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from './action.js'
 
@@ -272,6 +272,12 @@ function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: P
   }
 }
 
+function exceeds(batch: CountOrPercent, budget: CountOrPercent): boolean {
+  if ('count' in batch && 'count' in budget) return batch.count > budget.count
+  if ('percent' in batch && 'percent' in budget) return batch.percent > budget.percent
+  return false // mixed units: checked against the group's size when the step runs
+}
+
 export const cycle: ActionDefinition<CycleStep> = {
   action: 'cycle',
   defaultOnFailure: 'hold',
@@ -290,6 +296,26 @@ export const cycle: ActionDefinition<CycleStep> = {
     ]
   },
   changesLive: true,
+  resolve(raw, {common, path, fail, gate: resolveGate, backend, defaults}) {
+    for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
+    if (raw.budget && exceeds(raw.batch, raw.budget))
+      fail([...path, 'batch'], `a batch of ${describeCount(raw.batch)} is larger than the disruption budget of ${describeCount(raw.budget)}`)
+    if (raw.headroom !== undefined && raw.capacityPerTarget === undefined)
+      fail([...path, 'headroom'], 'a headroom guard needs capacityPerTarget (requests per second one target can serve)')
+    const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
+    return {...raw, ...common, gate, bake: raw.bake ?? defaults.bake ?? (gate ? gate.window : 0)}
+  },
+  metricsRead: (raw) => [...(raw.gate ? [raw.gate.metric] : []), ...(raw.headroom === undefined ? [] : ['request-rate' as const])],
+  scaleTimes: (step, {seconds: s, gate}) => ({
+    ...step,
+    drainTimeout: s(step.drainTimeout),
+    healthyTimeout: s(step.healthyTimeout),
+    bake: s(step.bake),
+    ...(step.restart ? {restart: {...step.restart, timeout: s(step.restart.timeout)}} : {}),
+    ...(step.remediate ? {remediate: {...step.remediate, timeout: s(step.remediate.timeout)}} : {}),
+    ...(step.slowStart === undefined ? {} : {slowStart: s(step.slowStart)}),
+    ...(step.gate ? {gate: gate(step.gate)} : {}),
+  }),
   locks: (step, targets) => backendOf(targets).locks.pool(step.pool),
   iam: (step, targets) => backendOf(targets).iam.pool(step.pool, {attributes: step.slowStart !== undefined || step.failoverPercent !== undefined}),
   mutations: {

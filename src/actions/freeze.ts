@@ -10,6 +10,7 @@ export const freeze: ActionDefinition<FreezeStep> = {
   plan: (step) => [`record a change freeze: ${step.reason}${step.expires ? ` (expires after ${step.expires} s)` : ''}`],
   // The freeze lives in sluice's own state, not on the load balancer: nothing to confirm or lock.
   changesLive: false,
+  scaleTimes: (step, {seconds}) => ({...step, ...(step.expires === undefined ? {} : {expires: seconds(step.expires)})}),
   locks: () => [],
   iam: () => [],
   mutations: {

@@ -1,7 +1,7 @@
 import type {Restriction} from '../ports/control-plane.js'
 import type {LiftStep} from '../runbook/runbook.js'
 import type {ActionDefinition} from './action.js'
-import {describeTypes, restrictedType, restrictionSubject} from './restriction.js'
+import {describeTypes, resolveRestriction, restrictedType, restrictionSubject} from './restriction.js'
 import {backendOf} from '../runbook/targets.js'
 
 /** Lets a restricted traffic type through again. */
@@ -15,6 +15,7 @@ export const lift: ActionDefinition<LiftStep> = {
   ],
   project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),
   changesLive: true,
+  resolve: (raw, ctx) => resolveRestriction(raw, ctx) as LiftStep,
   locks: (_step, targets) => backendOf(targets).locks.restrictions(),
   iam: (_step, targets) => backendOf(targets).iam.lift(),
   mutations: {

@@ -1,6 +1,9 @@
 import type {WeightMap} from '../ports/control-plane.js'
 import type {GateVerdict} from '../ports/io.js'
-import type {RampStep} from '../runbook/runbook.js'
+import type {Path} from '../input/problems.js'
+import {limits} from '../runbook/limits.js'
+import {defaultBake, type RampStep} from '../runbook/runbook.js'
+import type {ScheduleData} from '../runbook/schema.js'
 import {backendOf} from '../runbook/targets.js'
 import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinition, type StepOutcome} from './action.js'
 
@@ -127,6 +130,45 @@ const weightsKind = 'weights'
  */
 const revertDeadline = 20
 
+/** Turns a schedule into the list of percentages the ramp steps through. */
+function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: string) => void): number[] {
+  let steps: number[]
+  if (Array.isArray(schedule)) {
+    steps = schedule
+  } else if ('linear' in schedule) {
+    const {from, to, steps: n} = schedule.linear
+    steps = Array.from({length: n}, (_, i) => from + ((to - from) * i) / (n - 1))
+  } else {
+    const {from, factor, to} = schedule.exponential
+    // Returning here also keeps the loop below from multiplying zero for ever.
+    if (from <= 0) {
+      fail([...path, 'exponential', 'from'], `expected a start above 0 %, got ${from}`)
+      return []
+    }
+    // Counted before any is made: a factor just above 1 would make billions.
+    const count = to > from ? Math.ceil(Math.log(to / from) / Math.log(factor)) + 1 : 1
+    if (count > limits.maxScheduleSteps) {
+      fail([...path, 'exponential', 'factor'], `expected at most ${limits.maxScheduleSteps} steps, but a factor of ${factor} from ${from}% to ${to}% makes ${count}`)
+      return []
+    }
+    steps = []
+    for (let p = from; p < to; p *= factor) steps.push(p)
+    steps.push(to)
+  }
+  steps.forEach((p, i) => {
+    const at = Array.isArray(schedule) ? [...path, i] : path
+    if (p > 100) fail(at, `expected a weight of at most 100%, got ${p}%`)
+    if (p < 1) fail(at, `expected a weight of at least 1%, got ${p}%`)
+  })
+  // Route 53 weights are whole numbers; the ramped set gets p and the others share 100 − p.
+  steps = steps.map((p) => Math.round(p))
+  steps.forEach((p, i) => {
+    const at = Array.isArray(schedule) ? [...path, i] : path
+    if (i > 0 && p <= steps[i - 1]) fail(at, `expected each step above the one before, got ${p}% after ${steps[i - 1]}%`)
+  })
+  return steps
+}
+
 export const ramp: ActionDefinition<RampStep> = {
   action: 'ramp',
   defaultOnFailure: 'rollback',
@@ -142,6 +184,24 @@ export const ramp: ActionDefinition<RampStep> = {
   },
   project: (step, live) => (live.weights ? {...live, weights: weightsAt(step.schedule.at(-1)!, step.set, live.weights)} : live),
   changesLive: true,
+  resolve(raw, {common, path, fail, gate: resolveGate, backend, targets, defaults}) {
+    const sets = backend.weightedSets
+    // On HAProxy the sets are the ramp map's keys: backend names.
+    const {noun, plural, at} = backend.sets
+    if (!sets) fail(path, 'a ramp step needs a weighted DNS record (targets.dns) or a HAProxy ramp map (targets.haproxy.rampMap)')
+    else if (!(raw.set in sets)) fail([...path, 'set'], `no ${noun} "${raw.set}" in ${at}; it has ${Object.keys(sets).join(', ')}`)
+    else if (Object.keys(sets).length < 2) fail([...path, 'set'], `a ramp moves traffic between ${plural}: ${at} needs at least two`)
+    const schedule = expandSchedule(raw.schedule, [...path, 'schedule'], fail)
+    const bake = raw.bake ?? defaults.bake ?? defaultBake
+    // HAProxy routes each request by the map as it is (a TTL of 0), so only a DNS record's TTL bounds the bake.
+    const ttl = targets.dns?.ttl
+    if (ttl !== undefined && bake < ttl && !raw.allowShortBake)
+      fail([...path, raw.bake === undefined ? 'action' : 'bake'], `a bake of ${bake} s is shorter than the record's TTL of ${ttl} s, so not every client would have seen a step before it is judged; make it at least ${ttl} s, or set allowShortBake: true`)
+    const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
+    return {...raw, ...common, schedule, bake, gate}
+  },
+  metricsRead: (raw) => (raw.gate ? [raw.gate.metric] : []),
+  scaleTimes: (step, {seconds, gate}) => ({...step, bake: seconds(step.bake), ...(step.gate ? {gate: gate(step.gate)} : {})}),
   locks: (_step, targets) => backendOf(targets).locks.weights(),
   iam: (_step, targets) => backendOf(targets).iam.weights(),
   mutations: {

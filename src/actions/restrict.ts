@@ -1,7 +1,7 @@
 import type {Restriction} from '../ports/control-plane.js'
 import type {RestrictStep} from '../runbook/runbook.js'
 import {sameState, type ActionDefinition} from './action.js'
-import {describeTypes, restrictedType, restrictionSubject} from './restriction.js'
+import {describeTypes, resolveRestriction, restrictedType, restrictionSubject} from './restriction.js'
 import {backendOf} from '../runbook/targets.js'
 
 /** Turns a traffic type away at the load balancer with a fast 503 and Retry-After. */
@@ -17,6 +17,8 @@ export const restrict: ActionDefinition<RestrictStep> = {
   },
   project: (step, live) => (live.restricted ? {...live, restricted: [...new Set([...live.restricted, step.type])]} : live),
   changesLive: true,
+  scaleTimes: (step, scaled) => ({...step, retryAfter: Math.max(1, Math.round(scaled.seconds(step.retryAfter)))}),
+  resolve: (raw, ctx) => resolveRestriction(raw, ctx) as RestrictStep,
   locks: (_step, targets) => backendOf(targets).locks.restrictions(),
   iam: (_step, targets) => backendOf(targets).iam.restrict(),
   mutations: {

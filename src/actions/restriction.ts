@@ -1,5 +1,8 @@
 import type {Restriction} from '../ports/control-plane.js'
 import type {Mutation} from '../ports/io.js'
+import type {LiftStep, RestrictStep} from '../runbook/runbook.js'
+import type {StepData} from '../runbook/schema.js'
+import type {ResolveContext} from './action.js'
 
 // restrict and lift change the same thing: the one restriction rule of a traffic type on a listener.
 
@@ -10,3 +13,15 @@ export const restrictionSubject = (m: Mutation): string => `${m.resource}#${rest
 
 /** The restricted traffic types as a plan line shows them. */
 export const describeTypes = (types: string[]): string => (types.length === 0 ? 'none' : [...types].sort().join(', '))
+
+/** restrict and lift need somewhere for restrictions to go, and what the backend can match. */
+export function resolveRestriction(raw: Extract<StepData, {action: 'restrict' | 'lift'}>, {common, path, fail, backend}: ResolveContext): RestrictStep | LiftStep {
+  if (backend.restrictionsLabel === undefined)
+    fail(path, `a ${raw.action} step needs targets.listener (the load balancer listener its rules go on) or targets.haproxy.restrictMap (the map of HAProxy's restriction snippet)`)
+  for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
+  // A listener rule matches requests, not a traffic type's name; the simulator could match
+  // by type, but a runbook is rehearsed to be run, so it is held to what live can do.
+  if (raw.action === 'restrict' && raw.paths.length === 0 && Object.keys(raw.headers).length === 0)
+    fail([...path, 'paths'], `expected paths or headers that identify ${raw.type} traffic: a listener rule cannot match a traffic type by name`)
+  return {...raw, ...common}
+}

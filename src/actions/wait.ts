@@ -8,6 +8,7 @@ export const wait: ActionDefinition<WaitStep> = {
   title: (step) => `Wait ${step.for} s`,
   plan: (step) => [`wait ${step.for} s`],
   changesLive: false,
+  scaleTimes: (step, {seconds}) => ({...step, for: seconds(step.for)}),
   locks: () => [],
   iam: () => [],
   mutations: {},

@@ -2,11 +2,11 @@ import {InputError} from '../errors.js'
 import {flagSite, type Path, type Problem, type ProblemSite} from '../input/problems.js'
 import {schemaProblems} from '../input/schema-problems.js'
 import {describeIssue, readInputText, specificIssue, YamlSource} from '../input/yaml-source.js'
-import {runbookSchema, type GateData, type RunbookInput, type ScheduleData, type RunbookData, type StepData} from './schema.js'
+import {runbookSchema, type GateData, type RunbookInput, type RunbookData, type StepData} from './schema.js'
+import type {ActionDefinition} from '../actions/action.js'
 import {actionNamed, actionOf} from '../actions/registry.js'
-import {describeCount, type CountOrPercent} from './units.js'
 import {limits, maxSecondsText} from './limits.js'
-import {defaultBake, gateDefaults, type Gate, type Runbook, type Step, type StepCommon} from './runbook.js'
+import {gateDefaults, type Gate, type Runbook, type Step, type StepCommon} from './runbook.js'
 import {backendOf} from './targets.js'
 
 export function loadRunbookFile(file: string): Runbook {
@@ -58,7 +58,6 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
   const targets = data.targets.dns ? {...data.targets, dns: {...data.targets.dns, zone: data.targets.dns.zone.replace(/^\/hostedzone\//, '')}} : data.targets
   const backend = backendOf(targets)
   const pools = backend.pools
-  const sets = backend.weightedSets
 
   const resolveGate = (gate: GateData, path: Path): Gate => {
     const d = data.defaults.gate ?? {}
@@ -105,49 +104,9 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
   for (const step of steps) step.title = data.steps[step.index].name ?? (actionOf(step).title as (s: Step) => string)(step)
 
   function resolveStep(raw: StepData, common: StepCommon, path: Path): Step {
-    switch (raw.action) {
-      case 'restrict':
-      case 'lift': {
-        if (backend.restrictionsLabel === undefined)
-          fail(path, `a ${raw.action} step needs targets.listener (the load balancer listener its rules go on) or targets.haproxy.restrictMap (the map of HAProxy's restriction snippet)`)
-        for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
-        // A listener rule matches requests, not a traffic type's name; the simulator could match
-        // by type, but a runbook is rehearsed to be run, so it is held to what live can do.
-        if (raw.action === 'restrict' && raw.paths.length === 0 && Object.keys(raw.headers).length === 0)
-          fail([...path, 'paths'], `expected paths or headers that identify ${raw.type} traffic: a listener rule cannot match a traffic type by name`)
-        return {...raw, ...common}
-      }
-      case 'cycle': {
-        for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
-        if (raw.budget && exceeds(raw.batch, raw.budget))
-          fail([...path, 'batch'], `a batch of ${describeCount(raw.batch)} is larger than the disruption budget of ${describeCount(raw.budget)}`)
-        if (raw.headroom !== undefined && raw.capacityPerTarget === undefined)
-          fail([...path, 'headroom'], 'a headroom guard needs capacityPerTarget (requests per second one target can serve)')
-        const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
-        return {...raw, ...common, gate, bake: raw.bake ?? data.defaults.bake ?? (gate ? gate.window : 0)}
-      }
-      case 'ramp': {
-        const dns = targets.dns
-        // On HAProxy the sets are the ramp map's keys: backend names.
-        const {noun, plural, at} = backend.sets
-        if (!sets) fail(path, 'a ramp step needs a weighted DNS record (targets.dns) or a HAProxy ramp map (targets.haproxy.rampMap)')
-        else if (!(raw.set in sets)) fail([...path, 'set'], `no ${noun} "${raw.set}" in ${at}; it has ${Object.keys(sets).join(', ')}`)
-        else if (Object.keys(sets).length < 2) fail([...path, 'set'], `a ramp moves traffic between ${plural}: ${at} needs at least two`)
-        const schedule = expandSchedule(raw.schedule, [...path, 'schedule'], fail)
-        const bake = raw.bake ?? data.defaults.bake ?? defaultBake
-        // HAProxy routes each request by the map as it is (a TTL of 0), so only a DNS record's TTL bounds the bake.
-        if (dns?.ttl !== undefined && bake < dns.ttl && !raw.allowShortBake)
-          fail([...path, raw.bake === undefined ? 'action' : 'bake'], `a bake of ${bake} s is shorter than the record's TTL of ${dns.ttl} s, so not every client would have seen a step before it is judged; make it at least ${dns.ttl} s, or set allowShortBake: true`)
-        const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
-        return {...raw, ...common, schedule, bake, gate}
-      }
-      case 'check': {
-        const gate = resolveGate(raw.gate, [...path, 'gate'])
-        return {...raw, ...common, gate, bake: raw.bake ?? gate.window}
-      }
-      default:
-        return {...raw, ...common}
-    }
+    const action = actionNamed(raw.action) as unknown as ActionDefinition
+    const context = {common, path, fail, gate: resolveGate, backend, targets, defaults: data.defaults}
+    return action.resolve ? action.resolve(raw as never, context) : ({...raw, ...common} as Step)
   }
 
   return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps, locate: (path) => site.locate(path)}
@@ -193,60 +152,7 @@ type MetricKind = keyof NonNullable<NonNullable<RunbookData['targets']['metrics'
 
 /** The metrics a step reads: its gate's, the headroom guard's demand, and what an approval shows. */
 function metricsRead(step: StepData): MetricKind[] {
-  switch (step.action) {
-    case 'approve':
-      return ['error-rate', 'request-rate']
-    case 'cycle':
-      return [...(step.gate ? [step.gate.metric] : []), ...(step.headroom === undefined ? [] : ['request-rate' as const])]
-    case 'ramp':
-    case 'check':
-      return step.gate ? [step.gate.metric] : []
-    default:
-      return []
-  }
+  return (actionNamed(step.action) as unknown as ActionDefinition).metricsRead?.(step as never) ?? []
 }
 
-function exceeds(batch: CountOrPercent, budget: CountOrPercent): boolean {
-  if ('count' in batch && 'count' in budget) return batch.count > budget.count
-  if ('percent' in batch && 'percent' in budget) return batch.percent > budget.percent
-  return false // mixed units: checked against the group's size when the step runs
-}
 
-/** Turns a schedule into the list of percentages the ramp steps through. */
-function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: string) => void): number[] {
-  let steps: number[]
-  if (Array.isArray(schedule)) {
-    steps = schedule
-  } else if ('linear' in schedule) {
-    const {from, to, steps: n} = schedule.linear
-    steps = Array.from({length: n}, (_, i) => from + ((to - from) * i) / (n - 1))
-  } else {
-    const {from, factor, to} = schedule.exponential
-    // Returning here also keeps the loop below from multiplying zero for ever.
-    if (from <= 0) {
-      fail([...path, 'exponential', 'from'], `expected a start above 0 %, got ${from}`)
-      return []
-    }
-    // Counted before any is made: a factor just above 1 would make billions.
-    const count = to > from ? Math.ceil(Math.log(to / from) / Math.log(factor)) + 1 : 1
-    if (count > limits.maxScheduleSteps) {
-      fail([...path, 'exponential', 'factor'], `expected at most ${limits.maxScheduleSteps} steps, but a factor of ${factor} from ${from}% to ${to}% makes ${count}`)
-      return []
-    }
-    steps = []
-    for (let p = from; p < to; p *= factor) steps.push(p)
-    steps.push(to)
-  }
-  steps.forEach((p, i) => {
-    const at = Array.isArray(schedule) ? [...path, i] : path
-    if (p > 100) fail(at, `expected a weight of at most 100%, got ${p}%`)
-    if (p < 1) fail(at, `expected a weight of at least 1%, got ${p}%`)
-  })
-  // Route 53 weights are whole numbers; the ramped set gets p and the others share 100 − p.
-  steps = steps.map((p) => Math.round(p))
-  steps.forEach((p, i) => {
-    const at = Array.isArray(schedule) ? [...path, i] : path
-    if (i > 0 && p <= steps[i - 1]) fail(at, `expected each step above the one before, got ${p}% after ${steps[i - 1]}%`)
-  })
-  return steps
-}

@@ -58,7 +58,7 @@ steps:
     expect(journal.status).toBe('completed')
     expect(journal.entries.filter((e) => e.type === 'drift').map((e) => (e as unknown as {reapply: boolean}).reapply)).toEqual([false, true])
     const putBack = journal.entries.filter((e) => e.type === 'mutation' && (e.mutation as unknown as {step: number}).step === -1 && e.mutation!.phase === 'outcome')
-    expect(putBack.map((e) => e.mutation!.kind).sort()).toEqual(['weights', 'restrict'])
+    expect(putBack.map((e) => e.mutation!.kind).sort()).toEqual(['restrict', 'weights'])
 
     const clean = await sluice(['status', '--run', runId], {env: fx.env})
     expect(clean.stdout).toContain(`drift: none; everything run ${runId} left is as its journal says`)

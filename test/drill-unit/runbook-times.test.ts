@@ -1,6 +1,7 @@
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
-import {drillRestrictions, scaleRunbookTimes} from '../../src/drill/runbook-times.js'
+import {drillRestrictions} from '../../src/drill/runbook-times.js'
+import {scaleRunbookTimes} from '../../src/actions/scale-times.js'
 import {loadRunbookFile, parseRunbook} from '../../src/runbook/load-runbook.js'
 import type {Step} from '../../src/runbook/runbook.js'
 
