@@ -7,8 +7,18 @@ import type {FleetConfig} from '../src/sim/config.js'
  */
 export function everythingOn(scale = 1): FleetConfig {
   const pool = {
-    kind: 'servers' as const, capacity: 100, capacitySpread: 0.2, collapse: 1, handshakeCost: 3,
-    connectionChurn: 0.01, coldFactor: 0.5, warmupSeconds: 60, threads: 200, serviceTime: 0.1, restartSeconds: 30, queueSeconds: null,
+    kind: 'servers' as const,
+    capacity: 100,
+    capacitySpread: 0.2,
+    collapse: 1,
+    handshakeCost: 3,
+    connectionChurn: 0.01,
+    coldFactor: 0.5,
+    warmupSeconds: 60,
+    threads: 200,
+    serviceTime: 0.1,
+    restartSeconds: 30,
+    queueSeconds: null,
   }
   return {
     duration: 3600,
@@ -23,8 +33,17 @@ export function everythingOn(scale = 1): FleetConfig {
     healthCheck: {interval: 10, baseEjection: 30, maxEjection: 300},
     clients: {attempts: 3, timeout: 5, backoffBase: 0.5, backoffMax: 20, retryBudget: 0.1, budgetWindow: 10, honourRetryAfter: true, retryAfter: 5},
     demand: {
-      curve: [[0, 600_000 * scale], [1200, 800_000 * scale], [2400, 750_000 * scale], [3600, 700_000 * scale]],
-      types: [{name: 'interactive', share: 0.7}, {name: 'sync', share: 0.25}, {name: 'lookup', share: 0.05}],
+      curve: [
+        [0, 600_000 * scale],
+        [1200, 800_000 * scale],
+        [2400, 750_000 * scale],
+        [3600, 700_000 * scale],
+      ],
+      types: [
+        {name: 'interactive', share: 0.7},
+        {name: 'sync', share: 0.25},
+        {name: 'lookup', share: 0.05},
+      ],
     },
     faults: [
       {kind: 'broken', pool: 'east', servers: Math.round(1800 * scale), from: 600, to: 1500, mode: 'hang'},

@@ -62,8 +62,16 @@ function againstMinimalLoop(): void {
   const fault = scenario.faults[0]
   if (fault.kind !== 'broken' || scenario.tick !== 1) throw new Error('outlook-2026 is no longer the seed case bench/minimal.ts implements')
   const cases: SeedCase[] = setups.map(({policy}) => ({
-    servers, capacity: scenario.pools[0].capacity!, demand: scenario.demand.rps!, broken: fault.servers, from: fault.from, to: fault.to,
-    ticks, seed: scenario.seed, ...scenario.healthCheck, policy,
+    servers,
+    capacity: scenario.pools[0].capacity!,
+    demand: scenario.demand.rps!,
+    broken: fault.servers,
+    from: fault.from,
+    to: fault.to,
+    ticks,
+    seed: scenario.seed,
+    ...scenario.healthCheck,
+    policy,
   }))
   const check = (name: string, sim: Float64Array, minimal: Float64Array): void => {
     for (let t = 0; t < ticks; t++) {
@@ -85,7 +93,10 @@ function againstMinimalLoop(): void {
   const minimalWall: number[] = []
   const ratios: number[] = []
   for (let run = 0; run < 5; run++) {
-    let simCpu = 0, minimalCpu = 0, simNs = 0, minimalNs = 0
+    let simCpu = 0,
+      minimalCpu = 0,
+      simNs = 0,
+      minimalNs = 0
     for (let k = 0; k < setups.length; k++) {
       let cpu = process.cpuUsage()
       let start = process.hrtime.bigint()
@@ -172,7 +183,9 @@ function seedScenario(): void {
 async function rehearsals(): Promise<void> {
   const quiet: EngineIO = {notify: () => {}, confirm: async () => true}
   const dir = join(packageRoot, 'runbooks')
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const runbook = loadRunbookFile(join(dir, file))
     const times: number[] = []
     let virtual = 0

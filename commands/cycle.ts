@@ -31,7 +31,7 @@ export default class Cycle extends SluiceCommand {
     pool: Flags.string({description: 'The pool (target group) to cycle.', required: true}),
     remediate: argv('Remediation command per target, e.g. "/opt/fix --host {ip}".'),
     restart: argv('Restart command per target, e.g. "/opt/restart {id}".'),
-    'slow-start': seconds({description: 'Set the group\'s slow start before returning targets.'}),
+    'slow-start': seconds({description: "Set the group's slow start before returning targets."}),
   }
 
   async run(): Promise<RunJson> {
@@ -39,7 +39,9 @@ export default class Cycle extends SluiceCommand {
     const {restart, remediate} = flags
     const gate = gateFromFlags(flags)
     const step = {
-      action: 'cycle', pool: flags.pool, batch: countOrPercent(flags.batch),
+      action: 'cycle',
+      pool: flags.pool,
+      batch: countOrPercent(flags.batch),
       ...(flags.budget === undefined ? {} : {budget: countOrPercent(flags.budget)}),
       ...(flags.headroom === undefined ? {} : {headroom: flags.headroom}),
       ...(flags['capacity-per-target'] === undefined ? {} : {capacityPerTarget: flags['capacity-per-target']}),
@@ -51,8 +53,15 @@ export default class Cycle extends SluiceCommand {
       ...(gate ? {gate} : {}),
     }
     const paths = {
-      'steps[0].pool': '--pool', 'steps[0].batch': '--batch', 'steps[0].budget': '--budget', 'steps[0].headroom': '--headroom',
-      'steps[0].capacityPerTarget': '--capacity-per-target', 'steps[0].slowStart': '--slow-start', 'steps[0].failoverPercent': '--failover-percent', 'steps[0].bake': '--bake', ...gateFlagPaths,
+      'steps[0].pool': '--pool',
+      'steps[0].batch': '--batch',
+      'steps[0].budget': '--budget',
+      'steps[0].headroom': '--headroom',
+      'steps[0].capacityPerTarget': '--capacity-per-target',
+      'steps[0].slowStart': '--slow-start',
+      'steps[0].failoverPercent': '--failover-percent',
+      'steps[0].bake': '--bake',
+      ...gateFlagPaths,
     }
     return runSingleStep(step, flags, paths, this.jsonEnabled(), this.printer())
   }

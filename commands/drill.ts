@@ -6,7 +6,8 @@ import {runDrillCommand} from '../src/cli/drill-run.js'
 import {drillJson, drillSvg, outcomesAgree, renderDrill, type DrillJson} from '../src/report/drill.js'
 
 export default class Drill extends SluiceCommand {
-  static override summary = 'Run a scenario, or a runbook against it, for real: HAProxy, a loopback fleet and open-loop load, beside the simulator\'s prediction.'
+  static override summary =
+    "Run a scenario, or a runbook against it, for real: HAProxy, a loopback fleet and open-loop load, beside the simulator's prediction."
 
   static override description = `Starts HAProxy (the system's, from the PATH), a fleet of servers on loopback and a load generator, all on 127.0.0.1, with the scenario's numbers scaled to fit this machine: a rate scale (capacities and demand) and a time scale (the timeline, checks, timeouts, the runbook's bakes and gates), both printed. It plays the scenario's faults at their times and, for a runbook, runs its steps on HAProxy's Runtime API from its rehearsal start. Then it stops every process it started, Ctrl-C included, and prints the real timeline beside the simulator's prediction of the same scenario and setup: a table of served during the fault, requests lost, seconds to full service after the fix and fewest servers in rotation, and the same chart with both lines.
 
@@ -27,9 +28,23 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
 
   static override flags = {
     setup: Flags.string({description: "The scenario's setup (default: the runbook's rehearsal setup, else the scenario's first).", helpValue: 'NAME'}),
-    'rate-scale': decimal({description: 'Multiply every rate (capacities, demand) by this (default: the largest round scale that keeps demand within what this machine drives).', min: 0.0001, max: 1}),
-    'time-scale': decimal({description: 'Multiply every duration by this (default: the largest round scale that fits the drill into about 150 s).', min: 0.001, max: 1}),
-    'queue-seconds': decimal({description: "Seconds of work (at the server's capacity, in the scenario's time) each server queues before it stops reading requests (default: the scenario pool's queueSeconds; a pool without one queues without bound in the simulator, realised as twice the longer of the clients' timeout and the check interval). The prediction models the same queue.", min: 0, max: 600, helpValue: 'SECONDS'}),
+    'rate-scale': decimal({
+      description: 'Multiply every rate (capacities, demand) by this (default: the largest round scale that keeps demand within what this machine drives).',
+      min: 0.0001,
+      max: 1,
+    }),
+    'time-scale': decimal({
+      description: 'Multiply every duration by this (default: the largest round scale that fits the drill into about 150 s).',
+      min: 0.001,
+      max: 1,
+    }),
+    'queue-seconds': decimal({
+      description:
+        "Seconds of work (at the server's capacity, in the scenario's time) each server queues before it stops reading requests (default: the scenario pool's queueSeconds; a pool without one queues without bound in the simulator, realised as twice the longer of the clients' timeout and the check interval). The prediction models the same queue.",
+      min: 0,
+      max: 600,
+      helpValue: 'SECONDS',
+    }),
     svg: Flags.string({description: 'Also save the chart as an SVG file.', helpValue: 'FILE'}),
   }
 
@@ -38,7 +53,10 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
     checkOutputName('--svg', flags.svg)
     const report = await runDrillCommand(args.target, {
       setup: flags.setup,
-      scales: {...(flags['rate-scale'] === undefined ? {} : {rateScale: flags['rate-scale']}), ...(flags['time-scale'] === undefined ? {} : {timeScale: flags['time-scale']})},
+      scales: {
+        ...(flags['rate-scale'] === undefined ? {} : {rateScale: flags['rate-scale']}),
+        ...(flags['time-scale'] === undefined ? {} : {timeScale: flags['time-scale']}),
+      },
       ...(flags['queue-seconds'] === undefined ? {} : {queueSeconds: flags['queue-seconds']}),
       json: this.jsonEnabled(),
       note: (text) => this.note(text),

@@ -5,10 +5,11 @@ import {describeJournal, listRuns, type RunListing} from '../src/state/journal-v
 import {openStateStore} from '../src/cli/state-store.js'
 import type {JournalEntry, TornWrite} from '../src/ports/state-store.js'
 
-type JournalJson = {runs: RunListing[]} | {runId: string; status: string; life?: {status: string; detail?: string}; entries: JournalEntry[]; torn: TornWrite | null}
+type JournalJson =
+  {runs: RunListing[]} | {runId: string; status: string; life?: {status: string; detail?: string}; entries: JournalEntry[]; torn: TornWrite | null}
 
 export default class Journal extends SluiceCommand {
-  static override summary = 'List live runs, or show one run\'s timeline.'
+  static override summary = "List live runs, or show one run's timeline."
 
   static override description = `Without a run id, lists the runs in the state store with their status: how each ended (completed, gate-failed, held, interrupted, refused, failed, rolled-back), or, for one that never ended, \`running\` or \`dead (pid N gone)\` / \`dead (lease lapsed …)\`, judged by the holder's pid on this host or by watching its lease. With one, shows what the run did: who, on which host, when, every change with its before and after, and every gate verdict. A journal whose last line was cut off is reported, not trusted.`
 

@@ -4,7 +4,7 @@ import type {LockRecord} from '../src/ports/state-store.js'
 import {openStateStore} from '../src/cli/state-store.js'
 
 export default class Locks extends SluiceCommand {
-  static override summary = 'List the locks in the state store, with each lock\'s id for --break-lock.'
+  static override summary = "List the locks in the state store, with each lock's id for --break-lock."
 
   static override description = `Each lock is a lease its holder renews while it runs (every lease / 3 seconds; lease 30 s, or $SLUICE_LEASE_SECONDS). For each lock: the resource, the holder (run id, operator, host, pid), since when, its last heartbeat by the holder's own clock, its lease, and its lock id. A lock whose holder died is taken by the next run of that run (a resume): at once when the holder ran on this host and its pid is gone, else once a whole lease passes with no renewal; \`--break-lock LOCK_ID\` breaks one on purpose, and is refused while its holder is alive.`
 
@@ -18,7 +18,9 @@ export default class Locks extends SluiceCommand {
     const locks = await store.locks()
     if (locks.length === 0) this.log(`no locks in ${store.label}`)
     for (const l of locks)
-      this.log(`${l.resource}  run ${l.runId} of ${l.operator} on ${l.host} (pid ${l.pid})  since ${l.since}  last heartbeat ${l.heartbeat} (holder's clock)  lease ${l.leaseSeconds} s  lock id ${l.lockId}${l.damaged ? `  DAMAGED: ${l.damaged}` : ''}`)
+      this.log(
+        `${l.resource}  run ${l.runId} of ${l.operator} on ${l.host} (pid ${l.pid})  since ${l.since}  last heartbeat ${l.heartbeat} (holder's clock)  lease ${l.leaseSeconds} s  lock id ${l.lockId}${l.damaged ? `  DAMAGED: ${l.damaged}` : ''}`,
+      )
     return {locks}
   }
 }

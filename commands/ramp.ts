@@ -19,7 +19,7 @@ export default class Ramp extends SluiceCommand {
     ...targetFlags.dns,
     ...targetFlags.metrics,
     ...gateFlags,
-    'allow-short-bake': Flags.boolean({description: 'Allow a bake shorter than the record\'s TTL.', default: false}),
+    'allow-short-bake': Flags.boolean({description: "Allow a bake shorter than the record's TTL.", default: false}),
     bake: seconds({description: 'How long each step is held and judged (at least the TTL).'}),
     schedule: Flags.string({description: 'Percentages of traffic for the set, comma-separated: 1,5,25,50,100.', required: true}),
     set: Flags.string({description: 'The weighted set identifier that gains traffic.', required: true}),
@@ -28,10 +28,14 @@ export default class Ramp extends SluiceCommand {
   async run(): Promise<RunJson> {
     const {flags} = await this.parse(Ramp)
     const schedule = flags.schedule.split(',').map((p) => Number(p.trim().replace(/%$/, '')))
-    if (schedule.some((p) => !Number.isFinite(p))) throw new InputError(`--schedule: expected comma-separated percentages such as 1,5,25,50,100, got "${flags.schedule}"`)
+    if (schedule.some((p) => !Number.isFinite(p)))
+      throw new InputError(`--schedule: expected comma-separated percentages such as 1,5,25,50,100, got "${flags.schedule}"`)
     const gate = gateFromFlags(flags)
     const step = {
-      action: 'ramp', set: flags.set, schedule, allowShortBake: flags['allow-short-bake'],
+      action: 'ramp',
+      set: flags.set,
+      schedule,
+      allowShortBake: flags['allow-short-bake'],
       ...(flags.bake === undefined ? {} : {bake: flags.bake}),
       ...(gate ? {gate} : {}),
     }

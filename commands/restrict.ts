@@ -9,7 +9,9 @@ export default class Restrict extends SluiceCommand {
 
   static override description = `Adds a listener rule that answers a class of requests (by path or header) with 503 and Retry-After, to cut load and to find out whether one type of request is making things worse. \`sluice lift\` removes it.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> --type background-sync --path "/sync/*" --retry-after 300 --scenario outlook-recovery --dry-run']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --type background-sync --path "/sync/*" --retry-after 300 --scenario outlook-recovery --dry-run',
+  ]
 
   static override flags = {
     ...trafficCommandFlags,
@@ -25,9 +27,18 @@ export default class Restrict extends SluiceCommand {
     const headers: Record<string, string[]> = {}
     for (const {key, value} of flags.header ?? []) headers[key] = [...(headers[key] ?? []), value]
     const step = {
-      action: 'restrict', type: flags.type, paths: flags.path ?? [], headers,
+      action: 'restrict',
+      type: flags.type,
+      paths: flags.path ?? [],
+      headers,
       ...(flags['retry-after'] === undefined ? {} : {retryAfter: flags['retry-after']}),
     }
-    return runSingleStep(step, flags, {'steps[0].type': '--type', 'steps[0].paths': '--path', 'steps[0].headers': '--header', 'steps[0].retryAfter': '--retry-after'}, this.jsonEnabled(), this.printer())
+    return runSingleStep(
+      step,
+      flags,
+      {'steps[0].type': '--type', 'steps[0].paths': '--path', 'steps[0].headers': '--header', 'steps[0].retryAfter': '--retry-after'},
+      this.jsonEnabled(),
+      this.printer(),
+    )
   }
 }

@@ -21,7 +21,11 @@ export default class Resume extends SluiceCommand {
     ...awsFlags,
     ...stateFlags,
     'break-lock': lockFlags['break-lock'],
-    reapply: Flags.boolean({description: 'Where what the run left has changed since it stopped (drift: weights, restrictions, registrations, slow start, failover, its freeze), put back what its journal says before going on; shown in the plan and journalled. Without it, drift stops the resume (exit 4) with nothing changed.', default: false}),
+    reapply: Flags.boolean({
+      description:
+        'Where what the run left has changed since it stopped (drift: weights, restrictions, registrations, slow start, failover, its freeze), put back what its journal says before going on; shown in the plan and journalled. Without it, drift stops the resume (exit 4) with nothing changed.',
+      default: false,
+    }),
   }
 
   async run(): Promise<RunJson | {nothing: string}> {

@@ -10,7 +10,10 @@ export default class Rollback extends SluiceCommand {
 
   static override description = `Reads the run's journal and undoes its changes in reverse order: the record's weights set back to exactly what the run found, restrictions it added lifted (and any it lifted put back), its freeze cleared, targets it left out of rotation returned. Shows the plan and asks first (--yes answers; no terminal and no --yes refuses with exit 4). Every undo is recorded in the run's journal.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> 20261130-054012-a1b2', '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --yes --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2',
+    '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --yes --json',
+  ]
 
   static override args = {
     run: Args.string({description: 'The run id (see `sluice journal`).', required: true}),

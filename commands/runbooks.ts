@@ -12,7 +12,12 @@ export default class Runbooks extends SluiceCommand {
   async run(): Promise<{runbooks: ShippedRunbook[]}> {
     await this.parse(Runbooks)
     const runbooks = listShippedRunbooks()
-    this.log(formatTable(['runbook', 'rehearses against', 'description'], runbooks.map((r) => [r.name, r.scenario ?? '-', r.description])))
+    this.log(
+      formatTable(
+        ['runbook', 'rehearses against', 'description'],
+        runbooks.map((r) => [r.name, r.scenario ?? '-', r.description]),
+      ),
+    )
     return {runbooks}
   }
 }

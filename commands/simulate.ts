@@ -48,19 +48,31 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     broken: Flags.integer({description: 'Servers the first broken fault breaks.', min: 0, max: scenarioLimits.maxServers}),
     capacity: decimal({description: 'Requests per second one server of the first pool completes.'}),
     compare: Flags.boolean({description: 'Run every setup the scenario declares, side by side.', default: false}),
-    demand: decimal({description: 'Constant demand in requests per second (replaces the scenario\'s curve).'}),
+    demand: decimal({description: "Constant demand in requests per second (replaces the scenario's curve)."}),
     duration: seconds({description: 'How long to simulate.', min: scenarioLimits.minTick, max: scenarioLimits.maxSeconds}),
     'fault-at': seconds({description: 'When the first broken fault starts.', max: scenarioLimits.maxSeconds}),
     'fix-at': seconds({description: 'When the first broken fault is fixed.', max: scenarioLimits.maxSeconds}),
     html: Flags.string({description: 'With --sweep: also save the maps, tipping points and counts as an HTML page.', helpValue: 'FILE'}),
-    policy: Flags.string({description: 'A custom setup as key=value pairs: maxEjectionPercent, panicThreshold, shed, slowStart, slowStartMinWeightPercent.', helpValue: 'KEY=VALUE,...'}),
+    policy: Flags.string({
+      description: 'A custom setup as key=value pairs: maxEjectionPercent, panicThreshold, shed, slowStart, slowStartMinWeightPercent.',
+      helpValue: 'KEY=VALUE,...',
+    }),
     scenario: scenarioFlag,
     seed: Flags.integer({description: 'Seed for every random draw.'}),
     servers: Flags.integer({description: 'Servers in the first pool.', min: 1, max: scenarioLimits.maxServers}),
     setup: Flags.string({description: 'A setup the scenario declares (repeatable). Default: the first one.', multiple: true, helpValue: 'NAME'}),
     svg: Flags.string({description: 'Also save the chart (with --sweep, the maps side by side) as an SVG file.', helpValue: 'FILE'}),
-    sweep: Flags.string({description: 'Sweep a parameter over a range: once for a strip, twice for a map (the first is the x axis). See the description for PARAM.', multiple: true, helpValue: 'PARAM=FROM..TO[:STEPS]'}),
-    workers: Flags.integer({description: 'With --sweep: threads to run cells on (default: the available cores; 1 runs them in this thread). The result is the same for any number.', min: 1, max: 64, helpValue: 'N'}),
+    sweep: Flags.string({
+      description: 'Sweep a parameter over a range: once for a strip, twice for a map (the first is the x axis). See the description for PARAM.',
+      multiple: true,
+      helpValue: 'PARAM=FROM..TO[:STEPS]',
+    }),
+    workers: Flags.integer({
+      description: 'With --sweep: threads to run cells on (default: the available cores; 1 runs them in this thread). The result is the same for any number.',
+      min: 1,
+      max: 64,
+      helpValue: 'N',
+    }),
   }
 
   async run(): Promise<SimulationJson | SweepJson> {
@@ -74,7 +86,9 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     } else {
       // A flag the sweep would overwrite in every cell is a contradiction, not a base value.
       const swept = new Set(flags.sweep.map((spec) => spec.split('=')[0]))
-      const clash = (Object.entries(sweptByFlag) as Array<[keyof typeof sweptByFlag, string]>).find(([flag, param]) => flags[flag] !== undefined && swept.has(param))
+      const clash = (Object.entries(sweptByFlag) as Array<[keyof typeof sweptByFlag, string]>).find(
+        ([flag, param]) => flags[flag] !== undefined && swept.has(param),
+      )
       if (clash) throw new InputError(`--${clash[0]}: the sweep varies ${clash[1]}; leave out --${clash[0]} or its --sweep`)
     }
     const {scenario} = loadScenario(flags.scenario, {

@@ -29,8 +29,13 @@ Prints the time to full traffic before → after, each gate's worst value and ma
   }
 
   static override flags = {
-    seeds: Flags.integer({description: 'How many seeds every candidate must pass: the scenario\'s own and the ones after it.', default: 5, min: 1, max: 100}),
-    'demand-margin': decimal({description: 'Demand off by this many percent each way, which every candidate must also pass (default 10; 0: demand as given only).', min: 0, max: 90, helpValue: 'PERCENT'}),
+    seeds: Flags.integer({description: "How many seeds every candidate must pass: the scenario's own and the ones after it.", default: 5, min: 1, max: 100}),
+    'demand-margin': decimal({
+      description: 'Demand off by this many percent each way, which every candidate must also pass (default 10; 0: demand as given only).',
+      min: 0,
+      max: 90,
+      helpValue: 'PERCENT',
+    }),
     scenario: rehearsalFlags.scenario,
     setup: rehearsalFlags.setup,
     write: Flags.string({description: 'Save the whole tuned runbook to this file (the rest of it as written, comments included).', helpValue: 'FILE'}),
@@ -43,13 +48,21 @@ Prints the time to full traffic before → after, each gate's worst value and ma
     const progress = tuneProgress(chooseMode({json: this.jsonEnabled()}), (text) => process.stderr.write(text))
     let result: TuneResult
     try {
-      result = await tuneRunbook(runbook, {seeds: flags.seeds, demandMarginPercent: flags['demand-margin'] ?? 10, scenario: flags.scenario, setup: flags.setup}, progress.onEvent)
+      result = await tuneRunbook(
+        runbook,
+        {seeds: flags.seeds, demandMarginPercent: flags['demand-margin'] ?? 10, scenario: flags.scenario, setup: flags.setup},
+        progress.onEvent,
+      )
     } finally {
       progress.done()
     }
     const {text, ...shown} = result
     if (flags.write && text !== null) {
-      writeOutput('--write', flags.write, inTheOriginalsForm(text, {text: runbook.source.kind === 'file' ? runbook.source.text : '', bom: startsWithBom(runbook.file)}))
+      writeOutput(
+        '--write',
+        flags.write,
+        inTheOriginalsForm(text, {text: runbook.source.kind === 'file' ? runbook.source.text : '', bom: startsWithBom(runbook.file)}),
+      )
       this.note(`tuned runbook saved to ${flags.write}`)
     } else if (flags.write) this.note(`nothing saved to ${flags.write}: no tuned runbook`)
     if (!this.jsonEnabled()) this.log(renderTune(result))

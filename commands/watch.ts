@@ -13,7 +13,10 @@ export default class Watch extends SluiceCommand {
 
 With --json, one journal entry per line (JSON Lines), as the running process writes them.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> 20261130-054012-a1b2', '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --json | jq -c \'select(.type == "verdict")\'']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2',
+    '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --json | jq -c \'select(.type == "verdict")\'',
+  ]
 
   static override args = {
     run: Args.string({description: 'The run id.', required: true}),
@@ -38,10 +41,15 @@ With --json, one journal entry per line (JSON Lines), as the running process wri
     process.once('SIGINT', onSignal)
     let end: WatchEnd
     try {
-      end = await watchRun(store, args.run, (entry, past) => {
-        if (json) process.stdout.write(`${JSON.stringify(entry)}\n`)
-        else view.show(entry, past)
-      }, stop.signal)
+      end = await watchRun(
+        store,
+        args.run,
+        (entry, past) => {
+          if (json) process.stdout.write(`${JSON.stringify(entry)}\n`)
+          else view.show(entry, past)
+        },
+        stop.signal,
+      )
     } finally {
       process.off('SIGINT', onSignal)
       await view.close()

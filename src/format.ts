@@ -96,7 +96,10 @@ export function gateWindowText(last: GateVerdict, passes: number, count: number,
 function compact(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return `[${value.map(compact).join(',')}]`
-  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${k}:${compact(v)}`).join(',')}}`
+  if (typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}:${compact(v)}`)
+      .join(',')}}`
   return String(value)
 }
 

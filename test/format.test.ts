@@ -1,5 +1,16 @@
 import {describe, expect, it} from 'vitest'
-import {clockStamp, formatEvent, formatMetric, gateWindowText, groupedVerdictLines, mutationText, planLines, statusWord, stepName, verdictText} from '../src/format.js'
+import {
+  clockStamp,
+  formatEvent,
+  formatMetric,
+  gateWindowText,
+  groupedVerdictLines,
+  mutationText,
+  planLines,
+  statusWord,
+  stepName,
+  verdictText,
+} from '../src/format.js'
 import type {GateVerdict, Mutation} from '../src/ports/io.js'
 
 const verdict: GateVerdict = {
@@ -14,7 +25,14 @@ const verdict: GateVerdict = {
   context: 'ramp 50%',
 }
 
-const intent: Mutation = {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 mail.example.com', before: {blue: 100, green: 0}, after: {blue: 75, green: 25}}
+const intent: Mutation = {
+  step: 1,
+  phase: 'intent',
+  kind: 'weights',
+  resource: 'Z1 mail.example.com',
+  before: {blue: 100, green: 0},
+  after: {blue: 75, green: 25},
+}
 
 describe('formatMetric', () => {
   it('says no data for an empty window rather than a number', () => {
@@ -84,14 +102,18 @@ describe('mutationText', () => {
   })
 
   it('shows a change with only one side, and nested values', () => {
-    expect(mutationText({...intent, kind: 'register', before: undefined, after: {targets: ['i-1', 'i-2']}})).toBe('change register Z1 mail.example.com: {targets:[i-1,i-2]}')
+    expect(mutationText({...intent, kind: 'register', before: undefined, after: {targets: ['i-1', 'i-2']}})).toBe(
+      'change register Z1 mail.example.com: {targets:[i-1,i-2]}',
+    )
     expect(mutationText({...intent, kind: 'deregister', before: ['i-1'], after: undefined})).toBe('change deregister Z1 mail.example.com: was [i-1]')
     expect(mutationText({...intent, kind: 'freeze', before: undefined, after: undefined})).toBe('change freeze Z1 mail.example.com')
     expect(mutationText({...intent, before: null, after: {blue: null}})).toBe('change weights Z1 mail.example.com: null → {blue:null}')
   })
 
   it('says why a change failed, or that nobody said', () => {
-    expect(mutationText({...intent, phase: 'outcome', ok: false, error: 'Throttling: rate exceeded'})).toBe('change weights Z1 mail.example.com failed: Throttling: rate exceeded')
+    expect(mutationText({...intent, phase: 'outcome', ok: false, error: 'Throttling: rate exceeded'})).toBe(
+      'change weights Z1 mail.example.com failed: Throttling: rate exceeded',
+    )
     expect(mutationText({...intent, phase: 'outcome', ok: false})).toBe('change weights Z1 mail.example.com failed: no reason given')
   })
 
@@ -134,7 +156,9 @@ describe('formatEvent', () => {
   it('labels each step event with the step a person counts', () => {
     expect(formatEvent({type: 'step-start', step: 0, title: 'Freeze changes', at: 0})).toEqual(['[step 1] start Freeze changes'])
     expect(formatEvent({type: 'verdict', verdict})).toEqual(['[step 3] gate error-rate ≤ 1% over 60 s (mailbox): 0.25% pass (ramp 50%)'])
-    expect(formatEvent({type: 'mutation', mutation: {...intent, phase: 'outcome', ok: false, error: 'denied'}, at: 1})).toEqual(['[step 2] change weights Z1 mail.example.com failed: denied'])
+    expect(formatEvent({type: 'mutation', mutation: {...intent, phase: 'outcome', ok: false, error: 'denied'}, at: 1})).toEqual([
+      '[step 2] change weights Z1 mail.example.com failed: denied',
+    ])
   })
 
   it('has no line for a successful change, and no trailing space for an end without a message', () => {
@@ -143,7 +167,7 @@ describe('formatEvent', () => {
     expect(formatEvent({type: 'run-end', outcome: 'completed', message: ''})).toEqual(['run: completed'])
   })
 
-  it('keeps a warning without a step apart from a step\'s warning', () => {
+  it("keeps a warning without a step apart from a step's warning", () => {
     expect(formatEvent({type: 'warning', message: 'clock skew'})).toEqual(['warning: clock skew'])
     expect(formatEvent({type: 'warning', step: 0, message: 'metrics lag'})).toEqual(['[step 1] warning metrics lag'])
   })

@@ -8,7 +8,10 @@ export default class FreezeCheck extends SluiceCommand {
 
   static override description = `A deploy pipeline calls this before it deploys. It prints who froze changes, why and since when, and exits 4; or exits 0 when there is no freeze (or it has expired). With --json it prints {frozen, freeze}.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> || { echo "changes are frozen"; exit 1; }', '<%= config.bin %> <%= command.id %> --state dynamodb://sluice-state --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> || { echo "changes are frozen"; exit 1; }',
+    '<%= config.bin %> <%= command.id %> --state dynamodb://sluice-state --json',
+  ]
 
   static override flags = {...stateFlags, ...awsFlags}
 

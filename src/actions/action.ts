@@ -195,7 +195,9 @@ export function gateFailure(step: Step, result: GateResult, undone: string): Ste
 
 /** The plan line of a step's gate, if it has one. */
 export function gatePlan(step: Step): string[] {
-  return 'gate' in step && step.gate ? [`gate: ${describeGate(step.gate)}, every ${step.gate.interval} s, ${step.gate.successes} passes in a row; on failure: ${step.onFailure}`] : []
+  return 'gate' in step && step.gate
+    ? [`gate: ${describeGate(step.gate)}, every ${step.gate.interval} s, ${step.gate.successes} passes in a row; on failure: ${step.onFailure}`]
+    : []
 }
 
 /** Whether two recorded states are the same, whatever the order of their keys and lists. */
@@ -205,6 +207,11 @@ export function sameState(a: unknown, b: unknown): boolean {
 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return [...v].map(sortKeys).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sortKeys(x)]))
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, x]) => [k, sortKeys(x)]),
+    )
   return v
 }

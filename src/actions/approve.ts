@@ -58,21 +58,28 @@ async function awaitApproval(step: ApproveStep, ctx: ActionContext, context: str
   ctx.signal.addEventListener('abort', onStop, {once: true})
   try {
     const answers: Array<Promise<StepOutcome | null>> = [
-      controls.nextPromote(settled.signal).then((who) => (who ? {status: 'done', message: `approved by ${who.operator} on ${who.host} (sluice promote): ${step.message}`} : null)),
+      controls
+        .nextPromote(settled.signal)
+        .then((who) => (who ? {status: 'done', message: `approved by ${who.operator} on ${who.host} (sluice promote): ${step.message}`} : null)),
       clock.sleep(limit, settled.signal).then(() => null),
     ]
     if (ctx.io.ask) {
-      answers.push(ctx.io.ask(step.message, context, settled.signal).then((yes) => {
-        if (yes === null) return new Promise<null>(() => undefined)
-        return yes ? {status: 'done', message: `approved: ${step.message}`} : {status: 'refused', message: `not approved: ${step.message}`}
-      }))
+      answers.push(
+        ctx.io.ask(step.message, context, settled.signal).then((yes) => {
+          if (yes === null) return new Promise<null>(() => undefined)
+          return yes ? {status: 'done', message: `approved: ${step.message}`} : {status: 'refused', message: `not approved: ${step.message}`}
+        }),
+      )
     }
     const answer = await Promise.race(answers)
     if (answer) return answer
     // No answer and no stop: the timeout ended it. (Not judged by the clock: a timer on a busy
     // machine fires by the event loop's time, which may lag the clock by more than a millisecond.)
     if (!ctx.signal.aborted)
-      return {status: 'refused', message: `no approval within ${limit} s: ${step.message}; holding here with nothing more changed (\`sluice resume ${controls.runId}\` asks again)`}
+      return {
+        status: 'refused',
+        message: `no approval within ${limit} s: ${step.message}; holding here with nothing more changed (\`sluice resume ${controls.runId}\` asks again)`,
+      }
     return {status: 'interrupted', message: `interrupted while waiting for approval: ${step.message}`}
   } finally {
     settled.abort()
@@ -89,8 +96,14 @@ export function approvedSteps(runbook: Runbook, values: string[] = []): number[]
   const list = approvals.length > 0 ? approvals.map((s) => `${s.index + 1} (${s.title})`).join(', ') : 'none'
   return values.map((value) => {
     const step = /^\d+$/.test(value) ? runbook.steps[Number(value) - 1] : runbook.steps.find((s) => s.title === value || ('name' in s && s.name === value))
-    if (!step) throw new InputError(`--approve ${value}: ${runbook.name} has no step ${/^\d+$/.test(value) ? 'numbered' : 'named'} ${value}; its approve steps are ${list}`)
-    if (step.action !== 'approve') throw new InputError(`--approve ${value}: step ${step.index + 1} (${step.title}) is a ${step.action} step, not an approve step; the approve steps are ${list}`)
+    if (!step)
+      throw new InputError(
+        `--approve ${value}: ${runbook.name} has no step ${/^\d+$/.test(value) ? 'numbered' : 'named'} ${value}; its approve steps are ${list}`,
+      )
+    if (step.action !== 'approve')
+      throw new InputError(
+        `--approve ${value}: step ${step.index + 1} (${step.title}) is a ${step.action} step, not an approve step; the approve steps are ${list}`,
+      )
     return step.index
   })
 }

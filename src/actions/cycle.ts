@@ -40,7 +40,10 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   const batchSize = resolveCount(step.batch, size)
   const budget = step.budget ? resolveCount(step.budget, size) : batchSize
   if (batchSize > budget)
-    return {status: 'failed', message: `a batch of ${describeCount(step.batch)} (${batchSize} of ${size}) is larger than the disruption budget of ${describeCount(step.budget!)} (${budget})`}
+    return {
+      status: 'failed',
+      message: `a batch of ${describeCount(step.batch)} (${batchSize} of ${size}) is larger than the disruption budget of ${describeCount(step.budget!)} (${budget})`,
+    }
 
   if (step.failoverPercent !== undefined) {
     const before = await group.failoverPercent()
@@ -49,8 +52,7 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   }
   if (step.slowStart !== undefined) {
     const before = await group.slowStart()
-    if (before !== step.slowStart)
-      await ctx.change('slow-start', group.label, before, step.slowStart, () => group.setSlowStart(step.slowStart!))
+    if (before !== step.slowStart) await ctx.change('slow-start', group.label, before, step.slowStart, () => group.setSlowStart(step.slowStart!))
   }
 
   const left = all.filter((t) => !done.has(t.id) && !pending.has(t.id))
@@ -68,7 +70,11 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
     const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts)
     if (outcome) return outcome
   }
-  return {status: 'done', message: `cycled ${total} targets in ${batches.length} batches${ctx.resumed ? ` (after ${done.size} cycled before the resume)` : ''}`, verdicts}
+  return {
+    status: 'done',
+    message: `cycled ${total} targets in ${batches.length} batches${ctx.resumed ? ` (after ${done.size} cycled before the resume)` : ''}`,
+    verdicts,
+  }
 }
 
 /** A target known only by the id a journal recorded (`10.0.1.10:443`, `i-0abc:80`). */
@@ -76,12 +82,24 @@ function targetFromId(id: string): Target {
   const at = id.lastIndexOf(':')
   const host = at > 0 ? id.slice(0, at) : id
   const port = at > 0 ? Number(id.slice(at + 1)) : undefined
-  return {id, targetId: host, health: 'unused', ...(/^\d+\.\d+\.\d+\.\d+$/.test(host) ? {ip: host} : {}), ...(port === undefined || Number.isNaN(port) ? {} : {port})}
+  return {
+    id,
+    targetId: host,
+    health: 'unused',
+    ...(/^\d+\.\d+\.\d+\.\d+$/.test(host) ? {ip: host} : {}),
+    ...(port === undefined || Number.isNaN(port) ? {} : {port}),
+  }
 }
 
 async function cycleBatch(
-  step: CycleStep, ctx: ActionContext, group: PoolPort, batch: Target[], name: string,
-  budget: number, size: number, verdicts: GateVerdict[],
+  step: CycleStep,
+  ctx: ActionContext,
+  group: PoolPort,
+  batch: Target[],
+  name: string,
+  budget: number,
+  size: number,
+  verdicts: GateVerdict[],
 ): Promise<StepOutcome | null> {
   const ids = batch.map((t) => t.id)
   const which = `${name} (${ids.length > 4 ? `${ids.slice(0, 3).join(', ')} … ${ids.at(-1)}` : ids.join(', ')})`
@@ -101,7 +119,11 @@ async function cycleBatch(
       break
     }
     if (ctx.control.clock.now() >= deadline)
-      return {status: 'failed', message: `${which}: ${out} of ${size} targets are already out of rotation; taking ${taking} more would exceed the disruption budget of ${budget}`, verdicts}
+      return {
+        status: 'failed',
+        message: `${which}: ${out} of ${size} targets are already out of rotation; taking ${taking} more would exceed the disruption budget of ${budget}`,
+        verdicts,
+      }
     ctx.progress(`${which}: waiting for room in the disruption budget (${out} out, budget ${budget})`)
     await ctx.control.clock.sleep(budgetPoll, ctx.signal)
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${which}`, verdicts}
@@ -118,8 +140,7 @@ async function cycleBatch(
   } else {
     ctx.progress(`${which}: already out of rotation; waiting for any drain to end`)
   }
-  if (!(await group.waitDrained(ids, step.drainTimeout, ctx.signal)))
-    ctx.warn(`${which}: still draining after ${step.drainTimeout} s; going on`)
+  if (!(await group.waitDrained(ids, step.drainTimeout, ctx.signal))) ctx.warn(`${which}: still draining after ${step.drainTimeout} s; going on`)
 
   // From here to the batch's return there is no safe point to stop at: half-restarted targets
   // out of rotation help nobody. An interruption lets the hooks finish and the batch come back,
@@ -128,7 +149,9 @@ async function cycleBatch(
     const hook = step[kind]
     if (!hook) continue
     ctx.progress(`${which}: ${kind}`)
-    const results = await Promise.allSettled(batch.map((t) => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout, env: hook.env}, t)))
+    const results = await Promise.allSettled(
+      batch.map((t) => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout, env: hook.env}, t)),
+    )
     const failed = results.flatMap((r, k) => (r.status === 'rejected' ? [`${batch[k].id}: ${(r.reason as Error).message}`] : []))
     // A target whose hook failed stays out of rotation: returning it would put a broken server back.
     if (failed.length > 0) return {status: 'error', message: `${which}: ${kind} failed for ${failed.join('; ')}; the batch stays out of rotation`, verdicts}
@@ -144,12 +167,23 @@ async function cycleBatch(
     const now = await group.targets()
     const healthy = now.filter((t) => ids.includes(t.id) && t.health === 'healthy').length
     const verdict: GateVerdict = {
-      step: step.index, gate: `returned targets healthy within ${step.healthyTimeout} s`, metric: 'healthy-targets',
-      value: (healthy / ids.length) * 100, threshold: 100, unit: '%', outcome: 'fail', at: ctx.control.clock.now(), context: which,
+      step: step.index,
+      gate: `returned targets healthy within ${step.healthyTimeout} s`,
+      metric: 'healthy-targets',
+      value: (healthy / ids.length) * 100,
+      threshold: 100,
+      unit: '%',
+      outcome: 'fail',
+      at: ctx.control.clock.now(),
+      context: which,
     }
     ctx.verdict(verdict)
     verdicts.push(verdict)
-    return {status: step.onFailure === 'hold' ? 'held' : 'failed', message: `gate ${verdict.gate} failed at ${which}: measured ${healthy} of ${ids.length} healthy (${Math.round(verdict.value!)}%), threshold 100%`, verdicts}
+    return {
+      status: step.onFailure === 'hold' ? 'held' : 'failed',
+      message: `gate ${verdict.gate} failed at ${which}: measured ${healthy} of ${ids.length} healthy (${Math.round(verdict.value!)}%), threshold 100%`,
+      verdicts,
+    }
   }
 
   if (step.gate) {
@@ -214,7 +248,14 @@ const membership: MutationRules = {
     if (!group) return `${last.resource} is not a target group of this runbook any more`
     if (out.size === 0) return `every target the run took out of ${last.resource} is back in it`
     const ids = [...out]
-    return {kind: 'register', resource: last.resource, before: null, after: ids, describe: `return ${ids.length} target${ids.length === 1 ? '' : 's'} the run left out of rotation to ${last.resource}`, apply: () => group.register(ids)}
+    return {
+      kind: 'register',
+      resource: last.resource,
+      before: null,
+      after: ids,
+      describe: `return ${ids.length} target${ids.length === 1 ? '' : 's'} the run left out of rotation to ${last.resource}`,
+      apply: () => group.register(ids),
+    }
   },
   async drift(changes, control) {
     // What the run left: each target it touched, in or out by its last change.
@@ -231,17 +272,49 @@ const membership: MutationRules = {
     return {
       subject: `the targets of ${last.resource}`,
       left: [missing.length ? `${count(missing)} in rotation` : '', back.length ? `${count(back)} out of rotation` : ''].filter(Boolean).join('; '),
-      now: [missing.length ? `${missing.length === 1 ? 'it is' : 'they are'} out` : '', back.length ? `${back.length === 1 ? 'it is' : 'they are'} back in` : ''].filter(Boolean).join('; '),
+      now: [
+        missing.length ? `${missing.length === 1 ? 'it is' : 'they are'} out` : '',
+        back.length ? `${back.length === 1 ? 'it is' : 'they are'} back in` : '',
+      ]
+        .filter(Boolean)
+        .join('; '),
       reapply: [
-        ...(missing.length ? [{kind: 'register' as const, resource: last.resource, before: null, after: missing, describe: `return ${count(missing)} to ${last.resource}`, apply: () => group.register(missing)}] : []),
-        ...(back.length ? [{kind: 'deregister' as const, resource: last.resource, before: back, after: null, describe: `take ${count(back)} out of ${last.resource} again`, apply: () => group.deregister(back)}] : []),
+        ...(missing.length
+          ? [
+              {
+                kind: 'register' as const,
+                resource: last.resource,
+                before: null,
+                after: missing,
+                describe: `return ${count(missing)} to ${last.resource}`,
+                apply: () => group.register(missing),
+              },
+            ]
+          : []),
+        ...(back.length
+          ? [
+              {
+                kind: 'deregister' as const,
+                resource: last.resource,
+                before: back,
+                after: null,
+                describe: `take ${count(back)} out of ${last.resource} again`,
+                apply: () => group.deregister(back),
+              },
+            ]
+          : []),
       ],
     }
   },
 }
 
 /** A target group attribute the cycle sets first: settled by reading it, undone by setting it back. */
-function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: PoolPort) => Promise<unknown>, write: (g: PoolPort, value: never) => Promise<void>, describe: (value: unknown, resource: string) => string): MutationRules {
+function attribute(
+  kind: MutationKind & ('failover' | 'slow-start'),
+  read: (g: PoolPort) => Promise<unknown>,
+  write: (g: PoolPort, value: never) => Promise<void>,
+  describe: (value: unknown, resource: string) => string,
+): MutationRules {
   return {
     subject: (m) => `${m.resource}#${kind}`,
     async settle(m, control) {
@@ -255,7 +328,14 @@ function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: P
       const group = groupOf(last, control)
       if (!group) return `${last.resource} is not a target group of this runbook any more`
       if (original === last.after) return `${kind} of ${last.resource} is back where the run found it`
-      return {kind, resource: last.resource, before: last.after, after: original, describe: describe(original, last.resource), apply: () => write(group, original as never)}
+      return {
+        kind,
+        resource: last.resource,
+        before: last.after,
+        after: original,
+        describe: describe(original, last.resource),
+        apply: () => write(group, original as never),
+      }
     },
     async drift(changes: RecordedMutation[], control) {
       const last = changes.at(-1)!
@@ -265,8 +345,19 @@ function attribute(kind: MutationKind & ('failover' | 'slow-start'), read: (g: P
       if (now === last.after) return null
       const words = (v: unknown) => (v === null ? 'off' : String(v))
       return {
-        subject: `${kind} of ${last.resource}`, left: words(last.after), now: words(now),
-        reapply: [{kind, resource: last.resource, before: now, after: last.after, describe: `set ${kind} of ${last.resource} to ${words(last.after)} again`, apply: () => write(group, last.after as never)}],
+        subject: `${kind} of ${last.resource}`,
+        left: words(last.after),
+        now: words(now),
+        reapply: [
+          {
+            kind,
+            resource: last.resource,
+            before: now,
+            after: last.after,
+            describe: `set ${kind} of ${last.resource} to ${words(last.after)} again`,
+            apply: () => write(group, last.after as never),
+          },
+        ],
       }
     },
   }
@@ -321,8 +412,18 @@ export const cycle: ActionDefinition<CycleStep> = {
   mutations: {
     deregister: membership,
     register: membership,
-    failover: attribute('failover', (g) => g.failoverPercent(), (g, v: number | null) => g.setFailoverPercent(v), (v, tg) => `set routing failover of ${tg} back to ${v === null ? 'off' : `${v}%`}`),
-    'slow-start': attribute('slow-start', (g) => g.slowStart(), (g, v: number) => g.setSlowStart(v), (v, tg) => `set slow start of ${tg} back to ${v} s`),
+    failover: attribute(
+      'failover',
+      (g) => g.failoverPercent(),
+      (g, v: number | null) => g.setFailoverPercent(v),
+      (v, tg) => `set routing failover of ${tg} back to ${v === null ? 'off' : `${v}%`}`,
+    ),
+    'slow-start': attribute(
+      'slow-start',
+      (g) => g.slowStart(),
+      (g, v: number) => g.setSlowStart(v),
+      (v, tg) => `set slow start of ${tg} back to ${v} s`,
+    ),
   },
   run,
 }

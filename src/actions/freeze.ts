@@ -30,7 +30,10 @@ export const freeze: ActionDefinition<FreezeStep> = {
         if (now === null) return 'the freeze the run set has been lifted already'
         if (!sameState(now, last.after)) return `the freeze in place now is not the one the run set (${describeFreeze(now)})`
         return {
-          kind: 'unfreeze', resource: last.resource, before: last.after, after: found,
+          kind: 'unfreeze',
+          resource: last.resource,
+          before: last.after,
+          after: found,
           describe: found ? `put back the change freeze the run found (${found.reason})` : 'clear the change freeze the run set',
           apply: () => (found ? control.freeze.set(found) : control.freeze.clear()),
         }
@@ -40,8 +43,19 @@ export const freeze: ActionDefinition<FreezeStep> = {
         // Another freeze in place keeps changes frozen all the same: not the run's to replace.
         if ((await control.freeze.get()) !== null) return null
         return {
-          subject: 'the change freeze', left: describeFreeze(record), now: 'no freeze',
-          reapply: [{kind: 'freeze', resource: 'change freeze', before: null, after: record, describe: `freeze changes again (${record.reason})`, apply: () => control.freeze.set(record)}],
+          subject: 'the change freeze',
+          left: describeFreeze(record),
+          now: 'no freeze',
+          reapply: [
+            {
+              kind: 'freeze',
+              resource: 'change freeze',
+              before: null,
+              after: record,
+              describe: `freeze changes again (${record.reason})`,
+              apply: () => control.freeze.set(record),
+            },
+          ],
         }
       },
     },

@@ -29,7 +29,14 @@ export const lift: ActionDefinition<LiftStep> = {
         const found = changes[0].before as Restriction | null
         const last = changes.at(-1)!
         if (found === null || found === undefined) return `the run added the restriction on ${restrictedType(last)} and lifted it itself`
-        return {kind: 'restrict', resource: last.resource, before: null, after: found, describe: `put back the restriction on ${found.type} on ${last.resource}`, apply: () => control.restrictions!.add(found)}
+        return {
+          kind: 'restrict',
+          resource: last.resource,
+          before: null,
+          after: found,
+          describe: `put back the restriction on ${found.type} on ${last.resource}`,
+          apply: () => control.restrictions!.add(found),
+        }
       },
       async drift(changes, control) {
         const last = changes.at(-1)!
@@ -37,8 +44,19 @@ export const lift: ActionDefinition<LiftStep> = {
         const found = (await control.restrictions!.list()).find((r) => r.type === type)
         if (!found) return null
         return {
-          subject: `the restriction on ${type} on ${last.resource}`, left: 'lifted', now: 'in place again',
-          reapply: [{kind: 'lift', resource: last.resource, before: found, after: null, describe: `lift the restriction on ${type} from ${last.resource} again`, apply: async () => void (await control.restrictions!.remove(type))}],
+          subject: `the restriction on ${type} on ${last.resource}`,
+          left: 'lifted',
+          now: 'in place again',
+          reapply: [
+            {
+              kind: 'lift',
+              resource: last.resource,
+              before: found,
+              after: null,
+              describe: `lift the restriction on ${type} from ${last.resource} again`,
+              apply: async () => void (await control.restrictions!.remove(type)),
+            },
+          ],
         }
       },
     },

@@ -12,7 +12,9 @@ import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinit
  * proportion to their weights before the ramp (equally if those were all 0).
  */
 export function weightsAt(percent: number, set: string, start: WeightMap): WeightMap {
-  const others = Object.keys(start).filter((s) => s !== set).sort()
+  const others = Object.keys(start)
+    .filter((s) => s !== set)
+    .sort()
   const rest = 100 - percent
   const total = others.reduce((sum, s) => sum + start[s], 0)
   const weights: WeightMap = {[set]: percent}
@@ -45,12 +47,14 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
   const ttl = await dns.ttl(ctx.signal)
   if (step.bake < ttl) {
     if (!step.allowShortBake)
-      return {status: 'failed', message: `the bake of ${step.bake} s is shorter than the TTL of ${dns.label} (${ttl} s); not every client would see a step before it is judged`}
+      return {
+        status: 'failed',
+        message: `the bake of ${step.bake} s is shorter than the TTL of ${dns.label} (${ttl} s); not every client would see a step before it is judged`,
+      }
     ctx.warn(`bake of ${step.bake} s is shorter than the TTL of ${ttl} s (allowShortBake is set)`)
   }
   const now = await dns.readWeights(ctx.signal)
-  if (!(step.set in now))
-    return {status: 'error', message: `${dns.label} has no weighted set "${step.set}"; it has ${Object.keys(now).join(', ')}`}
+  if (!(step.set in now)) return {status: 'error', message: `${dns.label} has no weighted set "${step.set}"; it has ${Object.keys(now).join(', ')}`}
   // A resumed ramp keeps the split it started from, and goes on from where the weights are now:
   // steps below the set's current share are done, and the current one is judged again.
   const first = ctx.resumed?.find((m) => m.kind === 'weights' && m.phase === 'intent')
@@ -61,7 +65,13 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
     const share = total > 0 ? (now[step.set] / total) * 100 : 0
     from = step.schedule.findIndex((p) => p >= share - 0.5)
     if (from < 0) from = step.schedule.length
-    if (from > 0) ctx.progress(`resuming at ${step.set} ${Math.round(share)}%: ${step.schedule.slice(0, from).map((p) => `${p}%`).join(', ')} done before`)
+    if (from > 0)
+      ctx.progress(
+        `resuming at ${step.set} ${Math.round(share)}%: ${step.schedule
+          .slice(0, from)
+          .map((p) => `${p}%`)
+          .join(', ')} done before`,
+      )
   }
 
   let current = now
@@ -76,10 +86,16 @@ async function run(step: RampStep, ctx: ActionContext): Promise<StepOutcome> {
     try {
       await ctx.change('weights', dns.label, current, lastGood, () => dns.applyWeights(lastGood, deadline))
     } catch (error) {
-      return {ok: false, text: `could not put the weights back to ${lastGoodLabel}${deadline.aborted ? ` within ${revertDeadline} s` : ''}: ${(error as Error).message}`}
+      return {
+        ok: false,
+        text: `could not put the weights back to ${lastGoodLabel}${deadline.aborted ? ` within ${revertDeadline} s` : ''}: ${(error as Error).message}`,
+      }
     }
     current = lastGood
-    return {ok: true, text: `weights back to ${lastGoodLabel}${deadline.aborted ? ` (the change is made; it had not reached every name server within ${revertDeadline} s)` : ''}`}
+    return {
+      ok: true,
+      text: `weights back to ${lastGoodLabel}${deadline.aborted ? ` (the change is made; it had not reached every name server within ${revertDeadline} s)` : ''}`,
+    }
   }
   const interrupted = async (at: string): Promise<StepOutcome> => ({status: 'interrupted', message: `interrupted at ${at}; ${(await revert()).text}`, verdicts})
 
@@ -148,7 +164,10 @@ function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: s
     // Counted before any is made: a factor just above 1 would make billions.
     const count = to > from ? Math.ceil(Math.log(to / from) / Math.log(factor)) + 1 : 1
     if (count > limits.maxScheduleSteps) {
-      fail([...path, 'exponential', 'factor'], `expected at most ${limits.maxScheduleSteps} steps, but a factor of ${factor} from ${from}% to ${to}% makes ${count}`)
+      fail(
+        [...path, 'exponential', 'factor'],
+        `expected at most ${limits.maxScheduleSteps} steps, but a factor of ${factor} from ${from}% to ${to}% makes ${count}`,
+      )
       return []
     }
     steps = []
@@ -175,7 +194,9 @@ export const ramp: ActionDefinition<RampStep> = {
   title: (step) => `Ramp ${step.set}: ${step.schedule.map((p) => `${p}%`).join(' → ')}`,
   plan(step, {runbook, live}) {
     const others = Object.keys(backendOf(runbook.targets).weightedSets ?? {}).filter((s) => s !== step.set)
-    const lines = [`${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${backendOf(runbook.targets).weightsLabel} (the rest to ${others.join(', ')})`]
+    const lines = [
+      `${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${backendOf(runbook.targets).weightsLabel} (the rest to ${others.join(', ')})`,
+    ]
     if (live?.weights) {
       const path = step.schedule.map((p) => describeWeights(weightsAt(p, step.set, live.weights!)))
       lines.push(`weights ${describeWeights(live.weights)} → ${path.join(' → ')}, one change per step`)
@@ -196,7 +217,10 @@ export const ramp: ActionDefinition<RampStep> = {
     // HAProxy routes each request by the map as it is (a TTL of 0), so only a DNS record's TTL bounds the bake.
     const ttl = targets.dns?.ttl
     if (ttl !== undefined && bake < ttl && !raw.allowShortBake)
-      fail([...path, raw.bake === undefined ? 'action' : 'bake'], `a bake of ${bake} s is shorter than the record's TTL of ${ttl} s, so not every client would have seen a step before it is judged; make it at least ${ttl} s, or set allowShortBake: true`)
+      fail(
+        [...path, raw.bake === undefined ? 'action' : 'bake'],
+        `a bake of ${bake} s is shorter than the record's TTL of ${ttl} s, so not every client would have seen a step before it is judged; make it at least ${ttl} s, or set allowShortBake: true`,
+      )
     const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
     return {...raw, ...common, schedule, bake, gate}
   },
@@ -218,7 +242,14 @@ export const ramp: ActionDefinition<RampStep> = {
         const original = changes[0].before as WeightMap
         const last = changes.at(-1)!
         if (sameState(original, last.after)) return `the weights of ${last.resource} are back where the run found them`
-        return {kind: weightsKind, resource: last.resource, before: last.after, after: original, describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`, apply: () => control.weights!.applyWeights(original)}
+        return {
+          kind: weightsKind,
+          resource: last.resource,
+          before: last.after,
+          after: original,
+          describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`,
+          apply: () => control.weights!.applyWeights(original),
+        }
       },
       async drift(changes, control) {
         const last = changes.at(-1)!
@@ -227,8 +258,19 @@ export const ramp: ActionDefinition<RampStep> = {
         const now = Object.fromEntries(Object.keys(left).map((k) => [k, all[k]]))
         if (sameState(now, left)) return null
         return {
-          subject: `the weights of ${last.resource}`, left: describeWeights(left), now: describeWeights(now),
-          reapply: [{kind: weightsKind, resource: last.resource, before: now, after: left, describe: `set the weights of ${last.resource} back to ${describeWeights(left)}`, apply: () => control.weights!.applyWeights(left)}],
+          subject: `the weights of ${last.resource}`,
+          left: describeWeights(left),
+          now: describeWeights(now),
+          reapply: [
+            {
+              kind: weightsKind,
+              resource: last.resource,
+              before: now,
+              after: left,
+              describe: `set the weights of ${last.resource} back to ${describeWeights(left)}`,
+              apply: () => control.weights!.applyWeights(left),
+            },
+          ],
         }
       },
     },

@@ -11,7 +11,10 @@ export const restrict: ActionDefinition<RestrictStep> = {
   title: (step) => `Restrict ${step.type} traffic`,
   plan(step, {runbook, live}) {
     const match = [...step.paths.map((p) => `path ${p}`), ...Object.entries(step.headers).map(([h, v]) => `header ${h}: ${v.join('|')}`)]
-    const lines = [`answer ${step.type} requests${match.length ? ` (${match.join(', ')})` : ''} with 503, Retry-After: ${step.retryAfter}`, `on ${live?.rulesLabel ?? backendOf(runbook.targets).restrictionsLabel}`]
+    const lines = [
+      `answer ${step.type} requests${match.length ? ` (${match.join(', ')})` : ''} with 503, Retry-After: ${step.retryAfter}`,
+      `on ${live?.rulesLabel ?? backendOf(runbook.targets).restrictionsLabel}`,
+    ]
     if (live?.restricted) lines.push(`restricted: ${describeTypes(live.restricted)} → ${describeTypes([...new Set([...live.restricted, step.type])])}`)
     return lines
   },
@@ -32,15 +35,33 @@ export const restrict: ActionDefinition<RestrictStep> = {
         const last = changes.at(-1)!
         const added = last.after as Restriction
         if (sameState(changes[0].before ?? null, added)) return `the restriction on ${added.type} is as the run found it`
-        return {kind: 'lift', resource: last.resource, before: added, after: null, describe: `lift the restriction on ${added.type} from ${last.resource}`, apply: async () => void (await control.restrictions!.remove(added.type))}
+        return {
+          kind: 'lift',
+          resource: last.resource,
+          before: added,
+          after: null,
+          describe: `lift the restriction on ${added.type} from ${last.resource}`,
+          apply: async () => void (await control.restrictions!.remove(added.type)),
+        }
       },
       async drift(changes, control) {
         const last = changes.at(-1)!
         const added = last.after as Restriction
         if ((await control.restrictions!.list()).some((r) => r.type === added.type)) return null
         return {
-          subject: `the restriction on ${added.type} on ${last.resource}`, left: 'in place', now: 'gone',
-          reapply: [{kind: 'restrict', resource: last.resource, before: null, after: added, describe: `restrict ${added.type} on ${last.resource} again`, apply: () => control.restrictions!.add(added)}],
+          subject: `the restriction on ${added.type} on ${last.resource}`,
+          left: 'in place',
+          now: 'gone',
+          reapply: [
+            {
+              kind: 'restrict',
+              resource: last.resource,
+              before: null,
+              after: added,
+              describe: `restrict ${added.type} on ${last.resource} again`,
+              apply: () => control.restrictions!.add(added),
+            },
+          ],
         }
       },
     },

@@ -15,9 +15,15 @@ export const restrictionSubject = (m: Mutation): string => `${m.resource}#${rest
 export const describeTypes = (types: string[]): string => (types.length === 0 ? 'none' : [...types].sort().join(', '))
 
 /** restrict and lift need somewhere for restrictions to go, and what the backend can match. */
-export function resolveRestriction(raw: Extract<StepData, {action: 'restrict' | 'lift'}>, {common, path, fail, backend}: ResolveContext): RestrictStep | LiftStep {
+export function resolveRestriction(
+  raw: Extract<StepData, {action: 'restrict' | 'lift'}>,
+  {common, path, fail, backend}: ResolveContext,
+): RestrictStep | LiftStep {
   if (backend.restrictionsLabel === undefined)
-    fail(path, `a ${raw.action} step needs targets.listener (the load balancer listener its rules go on) or targets.haproxy.restrictMap (the map of HAProxy's restriction snippet)`)
+    fail(
+      path,
+      `a ${raw.action} step needs targets.listener (the load balancer listener its rules go on) or targets.haproxy.restrictMap (the map of HAProxy's restriction snippet)`,
+    )
   for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
   // A listener rule matches requests, not a traffic type's name; the simulator could match
   // by type, but a runbook is rehearsed to be run, so it is held to what live can do.

@@ -32,7 +32,14 @@ export const unfreeze: ActionDefinition<UnfreezeStep> = {
         if (found === null) return 'the run set the freeze and lifted it itself'
         const now = await control.freeze.get()
         if (now !== null) return `a freeze is in place again (${describeFreeze(now)})`
-        return {kind: 'freeze', resource: last.resource, before: null, after: found, describe: `put back the change freeze (${found.reason})`, apply: () => control.freeze.set(found)}
+        return {
+          kind: 'freeze',
+          resource: last.resource,
+          before: null,
+          after: found,
+          describe: `put back the change freeze (${found.reason})`,
+          apply: () => control.freeze.set(found),
+        }
       },
       // A freeze set since the run lifted its own is whoever set it's, for them to lift: never drift.
       drift: async () => null,
@@ -52,7 +59,9 @@ export const unfreeze: ActionDefinition<UnfreezeStep> = {
     }
     if (!current) return {status: 'done', message: 'nothing to unfreeze: no freeze in place'}
     const control = ctx.control
-    const ours = (current.runId !== undefined && current.runId === control.runId) || (control.byHand === true && current.byHand === true && current.by === control.operator)
+    const ours =
+      (current.runId !== undefined && current.runId === control.runId) ||
+      (control.byHand === true && current.byHand === true && current.by === control.operator)
     if (!ours && !step.force) {
       const whose = `the freeze in place is not this run's to lift (${describeFreeze(current)})`
       // Typed as a command, the one thing asked cannot be done: refused. In a runbook, the run set

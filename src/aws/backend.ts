@@ -14,7 +14,12 @@ export const listenerRules = (listenerArn: string): string => `${listenerArn.rep
 const fqdn = (record: string): string => record.toLowerCase().replace(/\.?$/, '.')
 
 /** sluice finds its own restriction rules by their tags, from any machine; Describe calls take no resource-level permissions. */
-const findRules: IamStatement = {Sid: 'FindRestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags'], Resource: ['*']}
+const findRules: IamStatement = {
+  Sid: 'FindRestrictionRules',
+  Effect: 'Allow',
+  Action: ['elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags'],
+  Resource: ['*'],
+}
 
 /** AWS as a backend: weights on a weighted Route 53 record, pools as ELBv2 target groups, restrictions as a listener's rules. */
 export function awsBackend(targets: AwsTargets): Backend {
@@ -64,17 +69,40 @@ export function awsBackend(targets: AwsTargets): Backend {
         if (attributes) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
         return [
           {Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]},
-          {Sid: 'ReadTargetHealth', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'], Resource: ['*']},
+          {
+            Sid: 'ReadTargetHealth',
+            Effect: 'Allow',
+            Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'],
+            Resource: ['*'],
+          },
         ]
       },
       restrict: () =>
-        listener ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:CreateRule', 'elasticloadbalancing:AddTags'], Resource: [listener, listenerRules(listener)]}, findRules] : [],
-      lift: () => (listener ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DeleteRule'], Resource: [listenerRules(listener)]}, findRules] : []),
+        listener
+          ? [
+              {
+                Sid: 'RestrictionRules',
+                Effect: 'Allow',
+                Action: ['elasticloadbalancing:CreateRule', 'elasticloadbalancing:AddTags'],
+                Resource: [listener, listenerRules(listener)],
+              },
+              findRules,
+            ]
+          : [],
+      lift: () =>
+        listener
+          ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DeleteRule'], Resource: [listenerRules(listener)]}, findRules]
+          : [],
     },
     problems: () => [],
     stepProblems(step: BackendStep, path): BackendProblem[] {
       if (step.action === 'cycle' && step.pool !== undefined && !targetGroups[step.pool])
-        return [{path: [...path, 'pool'], message: `no target group for pool "${step.pool}" in targets.targetGroups; it has ${Object.keys(targetGroups).join(', ') || 'none'}`}]
+        return [
+          {
+            path: [...path, 'pool'],
+            message: `no target group for pool "${step.pool}" in targets.targetGroups; it has ${Object.keys(targetGroups).join(', ') || 'none'}`,
+          },
+        ]
       return []
     },
   }

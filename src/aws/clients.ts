@@ -42,22 +42,35 @@ export async function resolveAws(options: AwsOptions): Promise<AwsOptions> {
     const files = await loadSharedConfigFiles({ignoreCache: true})
     if (profile && !(profile in files.configFile) && !(profile in files.credentialsFile)) {
       const where = sharedFiles()
-      throw new InputError(`--profile ${profile}: there is no profile ${profile} in the shared config file (${where.config}) or credentials file (${where.credentials}); \`aws configure list-profiles\` lists the profiles there are`)
+      throw new InputError(
+        `--profile ${profile}: there is no profile ${profile} in the shared config file (${where.config}) or credentials file (${where.credentials}); \`aws configure list-profiles\` lists the profiles there are`,
+      )
     }
     profileRegion = files.configFile[profile ?? 'default']?.region || undefined
   }
   const region = configured ?? profileRegion
   if (region && options.runbookRegion && region !== options.runbookRegion) {
-    const from = options.region ? '--region' : process.env.AWS_REGION ? 'AWS_REGION' : process.env.AWS_DEFAULT_REGION ? 'AWS_DEFAULT_REGION' : `profile ${profile ?? 'default'}`
-    const instead = from === '--region' ? '' : from.startsWith('AWS_') ? `, or unset ${from} so that the ARNs give it` : `, or set AWS_REGION=${options.runbookRegion}`
-    throw new InputError(`--region: ${region} (from ${from}) is not the region the runbook's ARNs name, ${options.runbookRegion}: every call would look for its resources in the wrong region. Give --region ${options.runbookRegion}${instead}`)
+    const from = options.region
+      ? '--region'
+      : process.env.AWS_REGION
+        ? 'AWS_REGION'
+        : process.env.AWS_DEFAULT_REGION
+          ? 'AWS_DEFAULT_REGION'
+          : `profile ${profile ?? 'default'}`
+    const instead =
+      from === '--region' ? '' : from.startsWith('AWS_') ? `, or unset ${from} so that the ARNs give it` : `, or set AWS_REGION=${options.runbookRegion}`
+    throw new InputError(
+      `--region: ${region} (from ${from}) is not the region the runbook's ARNs name, ${options.runbookRegion}: every call would look for its resources in the wrong region. Give --region ${options.runbookRegion}${instead}`,
+    )
   }
   return {...options, ...(profile ? {profile} : {}), region: region ?? options.runbookRegion}
 }
 
 /** No region anywhere: said before the first regional call, with where one can come from. */
 export function noRegion(): InputError {
-  return new InputError('--region: no AWS region is configured and the runbook names none in its ARNs; give --region, set AWS_REGION, or set region in the profile')
+  return new InputError(
+    '--region: no AWS region is configured and the runbook names none in its ARNs; give --region, set AWS_REGION, or set region in the profile',
+  )
 }
 
 /**
@@ -129,7 +142,9 @@ export class AwsClients {
   }
 
   elbv2(): Promise<ElasticLoadBalancingV2Client> {
-    this.elbv2Client ??= this.settled(true).then(async (o) => new (await import('@aws-sdk/client-elastic-load-balancing-v2')).ElasticLoadBalancingV2Client(this.config(o)))
+    this.elbv2Client ??= this.settled(true).then(
+      async (o) => new (await import('@aws-sdk/client-elastic-load-balancing-v2')).ElasticLoadBalancingV2Client(this.config(o)),
+    )
     return this.elbv2Client
   }
 
@@ -143,11 +158,17 @@ export class AwsClients {
     // adaptive retries one throttle made every later call queue behind the client's rate limiter
     // (a 25 s ramp took 67-85 s with 30% of calls throttled; with standard retries, 40-43 s). Ten
     // attempts, as the SDKs before v3 gave DynamoDB, within the call's 30 s deadline all the same.
-    this.dynamodbClient ??= this.settled(true).then(async (o) => new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient(this.config(o, undefined, {mode: 'standard', attempts: 10})))
+    this.dynamodbClient ??= this.settled(true).then(
+      async (o) => new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient(this.config(o, undefined, {mode: 'standard', attempts: 10})),
+    )
     return this.dynamodbClient
   }
 
   destroy(): void {
-    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient, this.dynamodbClient]) void client?.then((c) => c.destroy(), () => undefined)
+    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient, this.dynamodbClient])
+      void client?.then(
+        (c) => c.destroy(),
+        () => undefined,
+      )
   }
 }

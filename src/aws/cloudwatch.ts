@@ -66,8 +66,13 @@ export class CloudWatchMetrics implements MetricsPort {
     const values: Record<string, number[]> = {}
     let token: string | undefined
     do {
-      const out = await awsCall('CloudWatch', 'GetMetricData', `${loadBalancer}${targetGroup ? ` ${targetGroup}` : ''}`, (abortSignal) =>
-        client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token}), {abortSignal}), signal)
+      const out = await awsCall(
+        'CloudWatch',
+        'GetMetricData',
+        `${loadBalancer}${targetGroup ? ` ${targetGroup}` : ''}`,
+        (abortSignal) => client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token}), {abortSignal}),
+        signal,
+      )
       for (const r of out.MetricDataResults ?? []) values[r.Id!] = [...(values[r.Id!] ?? []), ...(r.Values ?? [])]
       token = out.NextToken
     } while (token)

@@ -64,7 +64,9 @@ export class DynamoStore extends LeasingStore {
     t.delayMs += metadata?.totalRetryDelay ?? 0
     const now = Date.now()
     if (now - t.since < 5000) return
-    this.notice?.(`${this.label} is throttling or failing calls: ${t.calls} call${t.calls === 1 ? '' : 's'} (the last ${operation}) needed ${t.attempts} retr${t.attempts === 1 ? 'y' : 'ies'}, ${(t.delayMs / 1000).toFixed(1)} s of backoff in all; the run goes on, slower`)
+    this.notice?.(
+      `${this.label} is throttling or failing calls: ${t.calls} call${t.calls === 1 ? '' : 's'} (the last ${operation}) needed ${t.attempts} retr${t.attempts === 1 ? 'y' : 'ies'}, ${(t.delayMs / 1000).toFixed(1)} s of backoff in all; the run goes on, slower`,
+    )
     this.throttled = {calls: 0, attempts: 0, delayMs: 0, since: now}
   }
 
@@ -88,15 +90,25 @@ export class DynamoStore extends LeasingStore {
     )
     if (exists) return
     await awsCall('DynamoDB', 'CreateTable', this.label, () =>
-      client.send(new m.CreateTableCommand({
-        TableName: this.table,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [{AttributeName: 'pk', AttributeType: 'S'}, {AttributeName: 'sk', AttributeType: 'N'}],
-        KeySchema: [{AttributeName: 'pk', KeyType: 'HASH'}, {AttributeName: 'sk', KeyType: 'RANGE'}],
-      })).catch((error) => {
-        // Another process created it first: fine.
-        if ((error as Error).name !== 'ResourceInUseException') throw error
-      }),
+      client
+        .send(
+          new m.CreateTableCommand({
+            TableName: this.table,
+            BillingMode: 'PAY_PER_REQUEST',
+            AttributeDefinitions: [
+              {AttributeName: 'pk', AttributeType: 'S'},
+              {AttributeName: 'sk', AttributeType: 'N'},
+            ],
+            KeySchema: [
+              {AttributeName: 'pk', KeyType: 'HASH'},
+              {AttributeName: 'sk', KeyType: 'RANGE'},
+            ],
+          }),
+        )
+        .catch((error) => {
+          // Another process created it first: fine.
+          if ((error as Error).name !== 'ResourceInUseException') throw error
+        }),
     )
     for (let i = 0; i < 60; i++) {
       const out = await client.send(new m.DescribeTableCommand({TableName: this.table}))
@@ -109,10 +121,13 @@ export class DynamoStore extends LeasingStore {
     const {m, client} = await this.sdk()
     try {
       await this.call('PutItem', () =>
-        client.send(new m.PutItemCommand({
-          TableName: this.table, Item: item,
-          ...(condition ? {ConditionExpression: condition.expression, ...(condition.values ? {ExpressionAttributeValues: condition.values} : {})} : {}),
-        })),
+        client.send(
+          new m.PutItemCommand({
+            TableName: this.table,
+            Item: item,
+            ...(condition ? {ConditionExpression: condition.expression, ...(condition.values ? {ExpressionAttributeValues: condition.values} : {})} : {}),
+          }),
+        ),
       )
       return true
     } catch (error) {
@@ -123,7 +138,9 @@ export class DynamoStore extends LeasingStore {
 
   async get(pk: string): Promise<Item | undefined> {
     const {m, client} = await this.sdk()
-    const out = await this.call('GetItem', () => client.send(new m.GetItemCommand({TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}}, ConsistentRead: true})))
+    const out = await this.call('GetItem', () =>
+      client.send(new m.GetItemCommand({TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}}, ConsistentRead: true})),
+    )
     return out.Item
   }
 
@@ -132,10 +149,13 @@ export class DynamoStore extends LeasingStore {
     const {m, client} = await this.sdk()
     try {
       await this.call('DeleteItem', () =>
-        client.send(new m.DeleteItemCommand({
-          TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}},
-          ...(version ? {ConditionExpression: 'version = :v', ExpressionAttributeValues: {':v': {S: version}}} : {}),
-        })),
+        client.send(
+          new m.DeleteItemCommand({
+            TableName: this.table,
+            Key: {pk: {S: pk}, sk: {N: '0'}},
+            ...(version ? {ConditionExpression: 'version = :v', ExpressionAttributeValues: {':v': {S: version}}} : {}),
+          }),
+        ),
       )
       return true
     } catch (error) {
@@ -150,9 +170,15 @@ export class DynamoStore extends LeasingStore {
     let start: Item | undefined
     do {
       const out = await this.call('Query', () =>
-        client.send(new m.QueryCommand({
-          TableName: this.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: {':pk': {S: pk}}, ConsistentRead: true, ExclusiveStartKey: start,
-        })),
+        client.send(
+          new m.QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: {':pk': {S: pk}},
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          }),
+        ),
       )
       items.push(...(out.Items ?? []))
       start = out.LastEvaluatedKey
@@ -191,12 +217,18 @@ export class DynamoStore extends LeasingStore {
   }
 
   async runIds(): Promise<string[]> {
-    return (await this.query('runs')).map((i) => i.runId?.S ?? '').filter((id) => /^\d{8}-\d{6}-[0-9a-f]{4}$/.test(id)).sort()
+    return (await this.query('runs'))
+      .map((i) => i.runId?.S ?? '')
+      .filter((id) => /^\d{8}-\d{6}-[0-9a-f]{4}$/.test(id))
+      .sort()
   }
 
   /** A run's controls: items `control#RUN`, one per sequence number, each written only if its number is free. */
   protected createControl(runId: string, control: ControlIntent): Promise<boolean> {
-    return this.put({pk: {S: `control#${runId}`}, sk: {N: String(control.seq)}, control: {S: JSON.stringify(control)}}, {expression: 'attribute_not_exists(pk)'})
+    return this.put(
+      {pk: {S: `control#${runId}`}, sk: {N: String(control.seq)}, control: {S: JSON.stringify(control)}},
+      {expression: 'attribute_not_exists(pk)'},
+    )
   }
 
   protected async listControls(runId: string): Promise<ControlIntent[]> {
@@ -205,7 +237,14 @@ export class DynamoStore extends LeasingStore {
   }
 
   private lockItem(record: LockRecord): Item {
-    return {pk: {S: `lock#${record.resource}`}, sk: {N: '0'}, runId: {S: record.runId}, lockId: {S: record.lockId}, version: {S: record.version}, holder: {S: JSON.stringify(record)}}
+    return {
+      pk: {S: `lock#${record.resource}`},
+      sk: {N: '0'},
+      runId: {S: record.runId},
+      lockId: {S: record.lockId},
+      version: {S: record.version},
+      holder: {S: JSON.stringify(record)},
+    }
   }
 
   private lockOf(resource: string, item: Item): LockRecord {
@@ -238,7 +277,15 @@ export class DynamoStore extends LeasingStore {
     let start: Item | undefined
     do {
       const out = await awsCall('DynamoDB', 'Scan', this.label, () =>
-        client.send(new m.ScanCommand({TableName: this.table, FilterExpression: 'begins_with(pk, :lock)', ExpressionAttributeValues: {':lock': {S: 'lock#'}}, ConsistentRead: true, ExclusiveStartKey: start})),
+        client.send(
+          new m.ScanCommand({
+            TableName: this.table,
+            FilterExpression: 'begins_with(pk, :lock)',
+            ExpressionAttributeValues: {':lock': {S: 'lock#'}},
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          }),
+        ),
       )
       items.push(...(out.Items ?? []))
       start = out.LastEvaluatedKey

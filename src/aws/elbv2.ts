@@ -48,7 +48,13 @@ export class Elbv2TargetGroup implements PoolPort {
   async targets(signal?: AbortSignal): Promise<Target[]> {
     const {DescribeTargetHealthCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
-    const out = await awsCall('ELBv2', 'DescribeTargetHealth', this.label, (abortSignal) => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.arn}), {abortSignal}), signal)
+    const out = await awsCall(
+      'ELBv2',
+      'DescribeTargetHealth',
+      this.label,
+      (abortSignal) => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.arn}), {abortSignal}),
+      signal,
+    )
     return (out.TargetHealthDescriptions ?? []).map((d) => ({
       id: targetKey(d.Target!.Id!, d.Target!.Port),
       targetId: d.Target!.Id!,
@@ -62,14 +68,18 @@ export class Elbv2TargetGroup implements PoolPort {
     const {DeregisterTargetsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     for (const part of chunks(ids, perCall))
-      await awsCall('ELBv2', 'DeregisterTargets', this.label, (abortSignal) => client.send(new DeregisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)}), {abortSignal}))
+      await awsCall('ELBv2', 'DeregisterTargets', this.label, (abortSignal) =>
+        client.send(new DeregisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)}), {abortSignal}),
+      )
   }
 
   async register(ids: string[]): Promise<void> {
     const {RegisterTargetsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     for (const part of chunks(ids, perCall))
-      await awsCall('ELBv2', 'RegisterTargets', this.label, (abortSignal) => client.send(new RegisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)}), {abortSignal}))
+      await awsCall('ELBv2', 'RegisterTargets', this.label, (abortSignal) =>
+        client.send(new RegisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)}), {abortSignal}),
+      )
   }
 
   async waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
@@ -110,7 +120,9 @@ export class Elbv2TargetGroup implements PoolPort {
   async attributes(): Promise<Record<string, string>> {
     const {DescribeTargetGroupAttributesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
-    const out = await awsCall('ELBv2', 'DescribeTargetGroupAttributes', this.label, (abortSignal) => client.send(new DescribeTargetGroupAttributesCommand({TargetGroupArn: this.arn}), {abortSignal}))
+    const out = await awsCall('ELBv2', 'DescribeTargetGroupAttributes', this.label, (abortSignal) =>
+      client.send(new DescribeTargetGroupAttributesCommand({TargetGroupArn: this.arn}), {abortSignal}),
+    )
     return Object.fromEntries((out.Attributes ?? []).map((a) => [a.Key!, a.Value ?? '']))
   }
 
@@ -118,7 +130,10 @@ export class Elbv2TargetGroup implements PoolPort {
     const {ModifyTargetGroupAttributesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     await awsCall('ELBv2', 'ModifyTargetGroupAttributes', this.label, (abortSignal) =>
-      client.send(new ModifyTargetGroupAttributesCommand({TargetGroupArn: this.arn, Attributes: Object.entries(attributes).map(([Key, Value]) => ({Key, Value}))}), {abortSignal}),
+      client.send(
+        new ModifyTargetGroupAttributesCommand({TargetGroupArn: this.arn, Attributes: Object.entries(attributes).map(([Key, Value]) => ({Key, Value}))}),
+        {abortSignal},
+      ),
     )
   }
 }

@@ -46,7 +46,11 @@ export class AwsCallInterrupted extends FailedError {
  * ignores it still gives up at the deadline here, though its request runs on in the background.
  */
 export async function awsCall<T>(
-  service: AwsService, operation: string, resource: string, call: (abortSignal: AbortSignal) => Promise<T>, signal?: AbortSignal,
+  service: AwsService,
+  operation: string,
+  resource: string,
+  call: (abortSignal: AbortSignal) => Promise<T>,
+  signal?: AbortSignal,
 ): Promise<T> {
   if (signal?.aborted) throw stoppedBy(signal, service, operation, resource)
   const deadline = AbortSignal.timeout(awsDeadlines.callMs)
@@ -64,9 +68,16 @@ export async function awsCall<T>(
   } catch (error) {
     if (error instanceof AwsCallError) throw error
     if (signal?.aborted) throw stoppedBy(signal, service, operation, resource)
-    if (deadline.aborted) throw new AwsCallError(service, operation, resource, 'Timeout', `no answer within ${awsDeadlines.callMs / 1000} s (requests time out after ${awsDeadlines.requestMs / 1000} s and are retried)`)
+    if (deadline.aborted)
+      throw new AwsCallError(
+        service,
+        operation,
+        resource,
+        'Timeout',
+        `no answer within ${awsDeadlines.callMs / 1000} s (requests time out after ${awsDeadlines.requestMs / 1000} s and are retried)`,
+      )
     const e = error as {name?: string; Code?: string; message?: string; $metadata?: {httpStatusCode?: number}}
-    const code = e.name && e.name !== 'Error' ? e.name : e.Code ?? 'Error'
+    const code = e.name && e.name !== 'Error' ? e.name : (e.Code ?? 'Error')
     if (code === 'TimeoutError') throw new AwsCallError(service, operation, resource, code, timeoutDetail(e.message ?? ''))
     const status = e.$metadata?.httpStatusCode
     const detail = (e.message ?? String(error)).split('\n')[0]
@@ -82,7 +93,8 @@ export async function awsCall<T>(
 
 /** The caller's signal: an interruption, or a deadline of the caller's own (AbortSignal.timeout). */
 function stoppedBy(signal: AbortSignal, service: AwsService, operation: string, resource: string): FailedError {
-  if ((signal.reason as Error | undefined)?.name === 'TimeoutError') return new AwsCallError(service, operation, resource, 'Timeout', 'no answer within the time it was given')
+  if ((signal.reason as Error | undefined)?.name === 'TimeoutError')
+    return new AwsCallError(service, operation, resource, 'Timeout', 'no answer within the time it was given')
   return new AwsCallInterrupted(service, operation, resource)
 }
 

@@ -39,10 +39,22 @@ export class Route53Dns implements WeightsPort {
     const found = new Map<string, ResourceRecordSet>()
     let next: {name?: string; type?: string; id?: string} = {name, type: this.type}
     for (let page = 0; page < 100; page++) {
-      const out = await awsCall('Route53', 'ListResourceRecordSets', `hosted zone ${this.zoneId}`, (abortSignal) =>
-        client.send(new ListResourceRecordSetsCommand({
-          HostedZoneId: this.zoneId, StartRecordName: next.name, StartRecordType: next.type as never, StartRecordIdentifier: next.id,
-        }), {abortSignal}), signal)
+      const out = await awsCall(
+        'Route53',
+        'ListResourceRecordSets',
+        `hosted zone ${this.zoneId}`,
+        (abortSignal) =>
+          client.send(
+            new ListResourceRecordSetsCommand({
+              HostedZoneId: this.zoneId,
+              StartRecordName: next.name,
+              StartRecordType: next.type as never,
+              StartRecordIdentifier: next.id,
+            }),
+            {abortSignal},
+          ),
+        signal,
+      )
       let passed = false
       const before = found.size
       for (const set of out.ResourceRecordSets ?? []) {
@@ -75,7 +87,8 @@ export class Route53Dns implements WeightsPort {
     // Route 53 (and moto even less) will not catch every mistake: check sluice's own input first.
     for (const [id, weight] of Object.entries(weights)) {
       if (!sets.has(id)) throw new FailedError(`${this.label} has no weighted set "${id}"; it has ${[...sets.keys()].join(', ')}`)
-      if (!Number.isInteger(weight) || weight < 0 || weight > 255) throw new FailedError(`weight ${weight} for set "${id}" of ${this.label} is not a whole number from 0 to 255`)
+      if (!Number.isInteger(weight) || weight < 0 || weight > 255)
+        throw new FailedError(`weight ${weight} for set "${id}" of ${this.label} is not a whole number from 0 to 255`)
     }
     const changes = Object.entries(weights)
       .filter(([id, weight]) => sets.get(id)!.Weight !== weight)
@@ -83,16 +96,31 @@ export class Route53Dns implements WeightsPort {
     if (changes.length === 0) return
     const {ChangeResourceRecordSetsCommand, GetChangeCommand} = await import('@aws-sdk/client-route-53')
     const client = await this.clients.route53()
-    const out = await awsCall('Route53', 'ChangeResourceRecordSets', this.label, (abortSignal) =>
-      client.send(new ChangeResourceRecordSetsCommand({
-        HostedZoneId: this.zoneId,
-        ChangeBatch: {Comment: `sluice: ${Object.entries(weights).map(([id, w]) => `${id}=${w}`).join(' ')}`, Changes: changes},
-      }), {abortSignal}), signal)
+    const out = await awsCall(
+      'Route53',
+      'ChangeResourceRecordSets',
+      this.label,
+      (abortSignal) =>
+        client.send(
+          new ChangeResourceRecordSetsCommand({
+            HostedZoneId: this.zoneId,
+            ChangeBatch: {
+              Comment: `sluice: ${Object.entries(weights)
+                .map(([id, w]) => `${id}=${w}`)
+                .join(' ')}`,
+              Changes: changes,
+            },
+          }),
+          {abortSignal},
+        ),
+      signal,
+    )
     const changeId = out.ChangeInfo?.Id
     let status = out.ChangeInfo?.Status
     const deadline = this.clock.now() + syncTimeout
     while (status !== 'INSYNC' && changeId) {
-      if (this.clock.now() >= deadline) throw new Error(`${this.label}: change ${changeId} was not INSYNC after ${syncTimeout} s; it is applied but may not have reached every name server`)
+      if (this.clock.now() >= deadline)
+        throw new Error(`${this.label}: change ${changeId} was not INSYNC after ${syncTimeout} s; it is applied but may not have reached every name server`)
       // Route 53 has taken the change: stopped now, it is applied and reaches the name servers
       // without us watching.
       await this.clock.sleep(syncPoll, signal)

@@ -30,7 +30,9 @@ export class ListenerRules implements RestrictionPort {
     const rules: Rule[] = []
     let marker: string | undefined
     do {
-      const out = await awsCall('ELBv2', 'DescribeRules', this.label, (abortSignal) => client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker}), {abortSignal}))
+      const out = await awsCall('ELBv2', 'DescribeRules', this.label, (abortSignal) =>
+        client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker}), {abortSignal}),
+      )
       rules.push(...(out.Rules ?? []))
       marker = out.NextMarker
     } while (marker)
@@ -39,7 +41,9 @@ export class ListenerRules implements RestrictionPort {
     // DescribeTags takes at most 20 ARNs a call.
     for (let i = 0; i < candidates.length; i += 20) {
       const part = candidates.slice(i, i + 20)
-      const out = await awsCall('ELBv2', 'DescribeTags', this.label, (abortSignal) => client.send(new DescribeTagsCommand({ResourceArns: part.map((r) => r.RuleArn!)}), {abortSignal}))
+      const out = await awsCall('ELBv2', 'DescribeTags', this.label, (abortSignal) =>
+        client.send(new DescribeTagsCommand({ResourceArns: part.map((r) => r.RuleArn!)}), {abortSignal}),
+      )
       for (const d of out.TagDescriptions ?? []) {
         const type = d.Tags?.find((t) => t.Key === typeTag)?.Value
         const rule = part.find((r) => r.RuleArn === d.ResourceArn)
@@ -56,15 +60,20 @@ export class ListenerRules implements RestrictionPort {
   async add(restriction: Restriction): Promise<void> {
     const conditions: RuleCondition[] = []
     if (restriction.paths.length > 0) conditions.push({Field: 'path-pattern', PathPatternConfig: {Values: restriction.paths}})
-    for (const [name, values] of Object.entries(restriction.headers)) conditions.push({Field: 'http-header', HttpHeaderConfig: {HttpHeaderName: name, Values: values}})
+    for (const [name, values] of Object.entries(restriction.headers))
+      conditions.push({Field: 'http-header', HttpHeaderConfig: {HttpHeaderName: name, Values: values}})
     if (conditions.length === 0)
-      throw new FailedError(`restricting ${restriction.type} on ${this.label} needs paths or headers to match: a listener rule cannot match a traffic type by name`)
+      throw new FailedError(
+        `restricting ${restriction.type} on ${this.label} needs paths or headers to match: a listener rule cannot match a traffic type by name`,
+      )
     const {CreateRuleCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     const used = new Set<number>()
     let marker: string | undefined
     do {
-      const out = await awsCall('ELBv2', 'DescribeRules', this.label, (abortSignal) => client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker}), {abortSignal}))
+      const out = await awsCall('ELBv2', 'DescribeRules', this.label, (abortSignal) =>
+        client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker}), {abortSignal}),
+      )
       for (const r of out.Rules ?? []) if (!r.IsDefault) used.add(Number(r.Priority))
       marker = out.NextMarker
     } while (marker)
@@ -73,20 +82,33 @@ export class ListenerRules implements RestrictionPort {
     if (priority > reservedPriorities.last)
       throw new FailedError(`${this.label} has no free priority in sluice's reserved range ${reservedPriorities.first}–${reservedPriorities.last}`)
     await awsCall('ELBv2', 'CreateRule', this.label, (abortSignal) =>
-      client.send(new CreateRuleCommand({
-        ListenerArn: this.listenerArn,
-        Priority: priority,
-        Conditions: conditions,
-        Actions: [{
-          Type: 'fixed-response',
-          FixedResponseConfig: {
-            StatusCode: '503',
-            ContentType: 'application/json',
-            MessageBody: JSON.stringify({error: 'temporarily restricted during recovery', type: restriction.type, retryAfterSeconds: restriction.retryAfterSeconds}),
-          },
-        }],
-        Tags: [{Key: typeTag, Value: restriction.type}, {Key: ownerTag, Value: 'sluice'}, {Key: 'sluice:retry-after', Value: String(restriction.retryAfterSeconds)}],
-      }), {abortSignal}),
+      client.send(
+        new CreateRuleCommand({
+          ListenerArn: this.listenerArn,
+          Priority: priority,
+          Conditions: conditions,
+          Actions: [
+            {
+              Type: 'fixed-response',
+              FixedResponseConfig: {
+                StatusCode: '503',
+                ContentType: 'application/json',
+                MessageBody: JSON.stringify({
+                  error: 'temporarily restricted during recovery',
+                  type: restriction.type,
+                  retryAfterSeconds: restriction.retryAfterSeconds,
+                }),
+              },
+            },
+          ],
+          Tags: [
+            {Key: typeTag, Value: restriction.type},
+            {Key: ownerTag, Value: 'sluice'},
+            {Key: 'sluice:retry-after', Value: String(restriction.retryAfterSeconds)},
+          ],
+        }),
+        {abortSignal},
+      ),
     )
   }
 
@@ -94,15 +116,17 @@ export class ListenerRules implements RestrictionPort {
     const {DeleteRuleCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
     const matching = (await this.sluiceRules()).filter((r) => r.type === type)
-    for (const {rule} of matching) await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, (abortSignal) => client.send(new DeleteRuleCommand({RuleArn: rule.RuleArn}), {abortSignal}))
+    for (const {rule} of matching)
+      await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, (abortSignal) => client.send(new DeleteRuleCommand({RuleArn: rule.RuleArn}), {abortSignal}))
     return matching.length > 0
   }
 }
 
 function toRestriction(rule: Rule, type: string): Restriction {
-  const paths = rule.Conditions?.flatMap((c) => (c.Field === 'path-pattern' ? c.PathPatternConfig?.Values ?? c.Values ?? [] : [])) ?? []
+  const paths = rule.Conditions?.flatMap((c) => (c.Field === 'path-pattern' ? (c.PathPatternConfig?.Values ?? c.Values ?? []) : [])) ?? []
   const headers: Record<string, string[]> = {}
-  for (const c of rule.Conditions ?? []) if (c.Field === 'http-header' && c.HttpHeaderConfig?.HttpHeaderName) headers[c.HttpHeaderConfig.HttpHeaderName] = c.HttpHeaderConfig.Values ?? []
+  for (const c of rule.Conditions ?? [])
+    if (c.Field === 'http-header' && c.HttpHeaderConfig?.HttpHeaderName) headers[c.HttpHeaderConfig.HttpHeaderName] = c.HttpHeaderConfig.Values ?? []
   let retryAfterSeconds = 0
   try {
     retryAfterSeconds = Number(JSON.parse(rule.Actions?.[0]?.FixedResponseConfig?.MessageBody ?? '{}').retryAfterSeconds ?? 0)

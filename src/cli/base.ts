@@ -46,7 +46,7 @@ export abstract class SluiceCommand extends Command {
   protected override async catch(error: Error & {oclif?: {exit?: number}}): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error
     // sluice's own errors carry their outcome; oclif's parse errors carry `oclif.exit` (2, bad input).
-    const exit = error instanceof SluiceError ? exitCodeOf(error.outcome) : error.oclif?.exit ?? exitCodes.failed.code
+    const exit = error instanceof SluiceError ? exitCodeOf(error.outcome) : (error.oclif?.exit ?? exitCodes.failed.code)
     // A runbook can have several problems; each stays a line of its own, so each can be grepped.
     const lines = error instanceof InputError ? error.problems : [this.withFlagSuggestion(oneLine(error.message), error)]
     if (this.jsonEnabled()) {
@@ -84,5 +84,9 @@ function oneLine(message: string): string {
   if (flag) return `--${flag[1]}: missing; this flag is required`
   const arg = /^Missing (\d+) required args?:\s*\n\s*([\w-]+)/.exec(text)
   if (arg) return `missing the ${arg[2].toUpperCase()} argument; see --help`
-  return text.split('\n').map((l) => l.trim()).filter(Boolean).join('; ')
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join('; ')
 }

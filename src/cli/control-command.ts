@@ -12,14 +12,20 @@ export const controlArgs = {
   run: Args.string({description: 'The run id (`sluice journal` lists the runs; the run prints its id).', required: true}),
 }
 /** --yes: a control asks nothing (it is the operator's act), but scripts pass --yes to every command that changes something. */
-export const controlFlags = {...stateFlags, ...awsFlags, yes: Flags.boolean({char: 'y', description: 'Accepted for scripts that pass --yes everywhere; a control asks nothing.', default: false})}
+export const controlFlags = {
+  ...stateFlags,
+  ...awsFlags,
+  yes: Flags.boolean({char: 'y', description: 'Accepted for scripts that pass --yes everywhere; a control asks nothing.', default: false}),
+}
 
 /** What `--json` prints for `pause`, `promote` and `abort`. */
 export type ControlJson = ControlSent
 
 const effects: Record<ControlKind, string> = {
-  pause: 'It holds where it is (a wait or bake stops counting, a gate is still measured; a cycle holds between batches, a ramp between steps), keeping its locks and the pause across a crash, until `sluice promote` or `sluice abort`',
-  promote: 'It continues if paused; otherwise it answers a waiting approve step, or ends the current bake as soon as its gate has passed the times in a row it needs',
+  pause:
+    'It holds where it is (a wait or bake stops counting, a gate is still measured; a cycle holds between batches, a ramp between steps), keeping its locks and the pause across a crash, until `sluice promote` or `sluice abort`',
+  promote:
+    'It continues if paused; otherwise it answers a waiting approve step, or ends the current bake as soon as its gate has passed the times in a row it needs',
   abort: 'It stops at its next safe point (a ramp puts back its last good weights) and ends with exit 130',
 }
 
@@ -40,7 +46,9 @@ export abstract class ControlCommand extends SluiceCommand {
     const took = taken
       ? `the run took it up${taken.step === null ? '' : ` in step ${taken.step + 1} (${taken.title})`}: ${taken.effect}`
       : 'the run is alive but has not taken it up yet; it will at its next look'
-    this.log(`${this.kind} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}; ${took}. ${effects[this.kind]}`)
+    this.log(
+      `${this.kind} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}; ${took}. ${effects[this.kind]}`,
+    )
     this.note(`\`sluice watch ${sent.runId}\` follows it`)
     return sent
   }

@@ -10,8 +10,15 @@ import {StatusLine} from './terminal/status-line.js'
  * SIGHUP with every process it started stopped (a second signal quits at once; HAProxy and the
  * fleet go with this process), and returns the report with the outcome that decides the exit code.
  */
-export async function runDrillCommand(ref: string, options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; json: boolean; note: (text: string) => void}): Promise<{drill: DrillReport; outcome: Outcome}> {
-  const [{loadDrillTarget}, {drillHaproxyBinary, runDrill}, {TerminalIO, chooseMode}] = await Promise.all([import('../wiring/drill-target.js'), import('../wiring/drill.js'), import('./terminal/terminal-io.js')])
+export async function runDrillCommand(
+  ref: string,
+  options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; json: boolean; note: (text: string) => void},
+): Promise<{drill: DrillReport; outcome: Outcome}> {
+  const [{loadDrillTarget}, {drillHaproxyBinary, runDrill}, {TerminalIO, chooseMode}] = await Promise.all([
+    import('../wiring/drill-target.js'),
+    import('../wiring/drill.js'),
+    import('./terminal/terminal-io.js'),
+  ])
   const haproxy = drillHaproxyBinary()
   const target = loadDrillTarget(ref, options.setup)
   const mode = chooseMode({json: options.json})

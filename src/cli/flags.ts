@@ -23,8 +23,10 @@ export function decimal(options: {description: string; min?: number; max?: numbe
     async parse(input, _context, flag) {
       const value = Number(input)
       if (input.trim() === '' || !Number.isFinite(value)) throw badValue(flag.name, `expected a number but received: ${input}`)
-      if (options.min !== undefined && value < options.min) throw badValue(flag.name, `expected a number greater than or equal to ${options.min} but received: ${input}`)
-      if (options.max !== undefined && value > options.max) throw badValue(flag.name, `expected a number less than or equal to ${options.max} but received: ${input}`)
+      if (options.min !== undefined && value < options.min)
+        throw badValue(flag.name, `expected a number greater than or equal to ${options.min} but received: ${input}`)
+      if (options.max !== undefined && value > options.max)
+        throw badValue(flag.name, `expected a number less than or equal to ${options.max} but received: ${input}`)
       return value
     },
   })()
@@ -88,41 +90,72 @@ export const awsFlags = {
 
 /** Where journals, locks and the freeze live. */
 export const stateFlags = {
-  state: Flags.string({description: 'Where journals, locks, controls and the freeze live: a directory, or dynamodb://TABLE for a team (default: $SLUICE_STATE, else a sluice.yaml in this tree or ~/.config/sluice/config.yaml naming it, else ~/.local/state/sluice).', helpValue: 'DIR|dynamodb://TABLE'}),
+  state: Flags.string({
+    description:
+      'Where journals, locks, controls and the freeze live: a directory, or dynamodb://TABLE for a team (default: $SLUICE_STATE, else a sluice.yaml in this tree or ~/.config/sluice/config.yaml naming it, else ~/.local/state/sluice).',
+    helpValue: 'DIR|dynamodb://TABLE',
+  }),
 }
 
 /** Whether a run changes anything, and who says yes. */
 export const runFlags = {
   'dry-run': Flags.boolean({description: 'Rehearse against the simulated fleet instead of changing anything.', default: false}),
-  yes: Flags.boolean({char: 'y', description: 'Confirm the plan without asking. Live, it does not answer approve steps (see --approve); in a rehearsal, which changes nothing, it answers them too.', default: false}),
+  yes: Flags.boolean({
+    char: 'y',
+    description:
+      'Confirm the plan without asking. Live, it does not answer approve steps (see --approve); in a rehearsal, which changes nothing, it answers them too.',
+    default: false,
+  }),
 }
 
 /** Approve steps answered in advance, for scripted runs. */
 export const approveFlags = {
-  approve: Flags.string({description: 'Approve this approve step in advance, by its number in the plan or its name (repeatable). Otherwise a live approve step is answered at the prompt or by `sluice promote RUN`, and waits up to its timeout (default 1 h).', helpValue: 'STEP', multiple: true}),
+  approve: Flags.string({
+    description:
+      'Approve this approve step in advance, by its number in the plan or its name (repeatable). Otherwise a live approve step is answered at the prompt or by `sluice promote RUN`, and waits up to its timeout (default 1 h).',
+    helpValue: 'STEP',
+    multiple: true,
+  }),
 }
 
 /** For runs that lock what they change. */
 export const lockFlags = {
-  'new-run': Flags.boolean({description: 'Start a new run although this runbook\'s latest run never finished: only once that run\'s process is provably dead (its pid gone from this host, or its lease lapsed while sluice watched); its journal stays for `sluice rollback`. Without it such a run is refused (exit 4), naming it.', default: false}),
-  'break-lock': Flags.string({description: 'Break one lock of a dead process before taking the locks, by its lock id (`sluice locks` shows it); refused while its holder renews its lease; asks first (--yes answers); recorded in the journal of the run whose lock it was.', helpValue: 'LOCK_ID'}),
+  'new-run': Flags.boolean({
+    description:
+      "Start a new run although this runbook's latest run never finished: only once that run's process is provably dead (its pid gone from this host, or its lease lapsed while sluice watched); its journal stays for `sluice rollback`. Without it such a run is refused (exit 4), naming it.",
+    default: false,
+  }),
+  'break-lock': Flags.string({
+    description:
+      'Break one lock of a dead process before taking the locks, by its lock id (`sluice locks` shows it); refused while its holder renews its lease; asks first (--yes answers); recorded in the journal of the run whose lock it was.',
+    helpValue: 'LOCK_ID',
+  }),
 }
 
 /** What a rehearsal runs against. */
 export const rehearsalFlags = {
   pace: decimal({description: 'Rehearse at this many simulated seconds per real second, to watch it unfold (default: as fast as possible).', min: 0.001}),
-  scenario: Flags.string({char: 's', description: 'The scenario to rehearse against (default: the runbook\'s rehearsal.scenario).', helpValue: 'NAME|FILE'}),
-  setup: Flags.string({description: 'The scenario setup to rehearse against (default: the runbook\'s, or the scenario\'s first).', helpValue: 'NAME'}),
+  scenario: Flags.string({char: 's', description: "The scenario to rehearse against (default: the runbook's rehearsal.scenario).", helpValue: 'NAME|FILE'}),
+  setup: Flags.string({description: "The scenario setup to rehearse against (default: the runbook's, or the scenario's first).", helpValue: 'NAME'}),
 }
 
 /** A scenario for commands that have no runbook to name one: a built-in name or a file. */
-export const scenarioFlag = Flags.string({char: 's', description: 'A built-in scenario name or a path to a scenario YAML file.', default: 'outlook-2026', helpValue: 'NAME|FILE'})
+export const scenarioFlag = Flags.string({
+  char: 's',
+  description: 'A built-in scenario name or a path to a scenario YAML file.',
+  default: 'outlook-2026',
+  helpValue: 'NAME|FILE',
+})
 
 /** A single-action command rehearses against a scenario of its own, from a second of it. */
 export const stepRehearsalFlags = {
   ...rehearsalFlags,
   // No default here: a live run refuses rehearsal flags it is given, so it must be able to tell.
-  scenario: Flags.string({char: 's', description: 'A built-in scenario name or a path to a scenario YAML file (default outlook-2026).', helpValue: 'NAME|FILE'}),
+  scenario: Flags.string({
+    char: 's',
+    description: 'A built-in scenario name or a path to a scenario YAML file (default outlook-2026).',
+    helpValue: 'NAME|FILE',
+  }),
   'start-at': seconds({description: 'Scenario second at which the step starts (default 0).'}),
 }
 
@@ -137,7 +170,7 @@ export const targetFlags = {
   dns: {
     record: Flags.string({description: 'Live: the weighted record name.', helpValue: 'NAME'}),
     'record-type': Flags.string({description: 'Live: the weighted record type.', options: ['A', 'AAAA', 'CNAME'], default: 'A'}),
-    sets: Flags.string({description: 'Live: the record\'s weighted set identifiers, comma-separated (each is also a pool name for gates).', helpValue: 'ID,ID'}),
+    sets: Flags.string({description: "Live: the record's weighted set identifiers, comma-separated (each is also a pool name for gates).", helpValue: 'ID,ID'}),
     zone: Flags.string({description: 'Live: the Route 53 hosted zone id.', helpValue: 'ID'}),
   },
   targetGroup: {
@@ -179,8 +212,12 @@ export function gateFromFlags(flags: Partial<FlagValues<typeof gateFlags>>): Rec
     return undefined
   }
   const fields = {
-    metric: flags['gate-metric'], threshold: flags['gate-threshold'], window: flags['gate-window'],
-    interval: flags['gate-interval'], successes: flags['gate-successes'], pool: flags['gate-pool'],
+    metric: flags['gate-metric'],
+    threshold: flags['gate-threshold'],
+    window: flags['gate-window'],
+    interval: flags['gate-interval'],
+    successes: flags['gate-successes'],
+    pool: flags['gate-pool'],
   }
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
 }

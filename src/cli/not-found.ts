@@ -10,7 +10,21 @@ import {exitCodeOf} from './exit-codes.js'
  * run, and it takes --yes. A command added later is on the careful side until it is listed here.
  */
 export const leaveLiveStateAlone: ReadonlySet<string> = new Set([
-  'help', 'journal', 'locks', 'status', 'watch', 'validate', 'plan', 'schema', 'runbooks', 'simulate', 'freeze:check', 'iam-policy', 'drill', 'tune', 'autocomplete',
+  'help',
+  'journal',
+  'locks',
+  'status',
+  'watch',
+  'validate',
+  'plan',
+  'schema',
+  'runbooks',
+  'simulate',
+  'freeze:check',
+  'iam-policy',
+  'drill',
+  'tune',
+  'autocomplete',
 ])
 
 /**

@@ -19,7 +19,10 @@ export function writeOutput(flag: string, file: string, content: string | Buffer
   let mode = 0o644 & ~currentUmask()
   try {
     const existing = lstatSync(file)
-    if (existing.isSymbolicLink()) throw new InputError(`${flag}: ${file} is a symbolic link (to ${readlinkSync(file)}); sluice replaces a file whole and will not write through a link: give the file it points to`)
+    if (existing.isSymbolicLink())
+      throw new InputError(
+        `${flag}: ${file} is a symbolic link (to ${readlinkSync(file)}); sluice replaces a file whole and will not write through a link: give the file it points to`,
+      )
     if (!existing.isFile()) throw new InputError(`${flag}: ${file} is not a regular file; give a file to write`)
     mode = existing.mode & 0o777
   } catch (error) {
@@ -31,7 +34,7 @@ export function writeOutput(flag: string, file: string, content: string | Buffer
   try {
     fd = openSync(temp, 'wx', mode)
     const bytes = typeof content === 'string' ? Buffer.from(content) : content
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at)
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at)
     fsyncSync(fd)
     closeSync(fd)
     fd = undefined
@@ -39,7 +42,9 @@ export function writeOutput(flag: string, file: string, content: string | Buffer
   } catch (error) {
     if (fd !== undefined) closeSync(fd)
     rmSync(temp, {force: true})
-    throw new InputError(`${flag}: cannot write ${file}: ${code(error) ?? String(error)}${code(error) === 'ENOSPC' ? ' (no space left on the device); it is as it was' : ''}`)
+    throw new InputError(
+      `${flag}: cannot write ${file}: ${code(error) ?? String(error)}${code(error) === 'ENOSPC' ? ' (no space left on the device); it is as it was' : ''}`,
+    )
   }
   syncDirectory(dirname(file))
 }

@@ -45,7 +45,9 @@ export function modeOf(flags: ModeFlags): Mode {
   if (flags['dry-run']) return {kind: 'rehearsal', scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null}
   const given = rehearsalOnly.filter((name) => flags[name] !== undefined)
   if (given.length > 0)
-    throw new InputError(`${given.map((name) => `--${name}`).join(', ')}: only for a rehearsal; add --dry-run to rehearse, or leave ${given.length === 1 ? 'it' : 'them'} out to run live`)
+    throw new InputError(
+      `${given.map((name) => `--${name}`).join(', ')}: only for a rehearsal; add --dry-run to rehearse, or leave ${given.length === 1 ? 'it' : 'them'} out to run live`,
+    )
   return {
     kind: 'live',
     aws: awsOptionsOf(flags),
@@ -61,7 +63,12 @@ export function modeOf(flags: ModeFlags): Mode {
  * point, not listr2's process.exit), runs it in the mode the flags chose, then prints the report.
  * The exit code is left in process.exitCode so --json still prints its result.
  */
-export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes: boolean; json: boolean; approve?: string[]; svg?: string; html?: string}, out: Printer): Promise<RunJson> {
+export async function executeRunbook(
+  runbook: Runbook,
+  mode: Mode,
+  options: {yes: boolean; json: boolean; approve?: string[]; svg?: string; html?: string},
+  out: Printer,
+): Promise<RunJson> {
   checkOutputName('--svg', options.svg)
   checkOutputName('--html', options.html)
   const {approvedSteps} = await import('../actions/approve.js')
@@ -87,7 +94,9 @@ export async function executeRunbook(runbook: Runbook, mode: Mode, options: {yes
   const {run, runId, rehearsal} = report
   if (run.outcome === 'interrupted') note(`interrupted: ${run.message}`)
   if (runId && run.outcome !== 'completed' && run.outcome !== 'refused')
-    note(`run ${runId}: see what it did with \`sluice journal ${runId}\`; continue with \`sluice resume ${runId}\`, or undo it with \`sluice rollback ${runId}\``)
+    note(
+      `run ${runId}: see what it did with \`sluice journal ${runId}\`; continue with \`sluice resume ${runId}\`, or undo it with \`sluice rollback ${runId}\``,
+    )
   if (rehearsal) {
     if (options.svg) save(options.svg, '--svg', rehearsalSvg(rehearsal), out)
     if (options.html) save(options.html, '--html', rehearsalHtml(rehearsal), out)

@@ -27,11 +27,16 @@ export type StepCommandValues = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
 /** Live targets from the resource flags; what a step needs and no flag gives is caught by the runbook checks. */
 function liveTargets(flags: TargetValues): RunbookInput['targets'] {
   const groups = Object.fromEntries((flags['target-group'] ?? []).map(({key, value}) => [key, value]))
-  const sets = (flags.sets ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  const sets = (flags.sets ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   if ((flags.zone || flags.record) && !(flags.zone && flags.record && sets.length > 0))
     throw new InputError('--zone, --record and --sets go together: the hosted zone, the weighted record and its set identifiers')
   return {
-    ...(flags.zone ? {dns: {zone: flags.zone, record: flags.record!, type: (flags['record-type'] ?? 'A') as 'A', sets: Object.fromEntries(sets.map((s) => [s, s]))}} : {}),
+    ...(flags.zone
+      ? {dns: {zone: flags.zone, record: flags.record!, type: (flags['record-type'] ?? 'A') as 'A', sets: Object.fromEntries(sets.map((s) => [s, s]))}}
+      : {}),
     ...(Object.keys(groups).length > 0 ? {targetGroups: groups} : {}),
     ...(flags.listener ? {listener: flags.listener} : {}),
     ...(flags['load-balancer'] ? {metrics: {source: 'cloudwatch' as const, loadBalancer: flags['load-balancer']}} : {}),
@@ -59,8 +64,12 @@ export async function runSingleStep(
   out: Printer,
 ): Promise<RunJson> {
   const paths = {
-    'steps[0]': `sluice ${String(step.action)}`, 'targets.dns': '--zone/--record/--sets', 'targets.targetGroups': '--target-group',
-    'targets.listener': '--listener', 'targets.metrics': '--load-balancer', ...flagPaths,
+    'steps[0]': `sluice ${String(step.action)}`,
+    'targets.dns': '--zone/--record/--sets',
+    'targets.targetGroups': '--target-group',
+    'targets.listener': '--listener',
+    'targets.metrics': '--load-balancer',
+    ...flagPaths,
   }
   const mode = modeOf(flags)
   let targets: RunbookInput['targets']

@@ -27,9 +27,12 @@ export function tuneProgress(mode: 'tty' | 'lines' | 'silent', write: (text: str
           break
         case 'ramp':
         case 'ramp-deferred': {
-          const found = event.type === 'ramp-deferred'
-            ? `left for the next pass: the rehearsal first misses at ${stepName(event.failedStep)}, ${event.before ? 'before this ramp' : 'after a later ramp has begun'}`
-            : event.best ? `[${event.best.schedule.join(', ')}] bake ${event.best.bake} s, full traffic at ${event.score?.secondsToFullTraffic} s` : 'nothing faster that passes'
+          const found =
+            event.type === 'ramp-deferred'
+              ? `left for the next pass: the rehearsal first misses at ${stepName(event.failedStep)}, ${event.before ? 'before this ramp' : 'after a later ramp has begun'}`
+              : event.best
+                ? `[${event.best.schedule.join(', ')}] bake ${event.best.bake} s, full traffic at ${event.score?.secondsToFullTraffic} s`
+                : 'nothing faster that passes'
           // A ramp's result stays (above the live line on a terminal), and the search moves on.
           status.keep(`pass ${event.pass} · ${event.site.title}: ${event.type === 'ramp' ? `${event.tried} tried, ` : ''}${found}`)
           if (status.live) {

@@ -32,7 +32,9 @@ function cpuSecondsOf(pid: number): number {
 const servers = 20
 const serviceTime = 0.01
 
-const fleet = await spawnFleet({pools: [{name: 'web', servers, capacity: 2000, serviceTime, threads: 1000, queueLimit: 10_000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]})
+const fleet = await spawnFleet({
+  pools: [{name: 'web', servers, capacity: 2000, serviceTime, threads: 1000, queueLimit: 10_000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}],
+})
 const stop = () => void fleet.stop().then(() => process.exit(130))
 process.on('SIGINT', stop)
 process.on('SIGTERM', stop)

@@ -136,7 +136,12 @@ export async function startFleet(config: FleetConfig): Promise<RunningFleet> {
   }
 }
 
-async function serveAdmin(req: http.IncomingMessage, res: http.ServerResponse, command: (c: FleetCommand) => Promise<void>, state: () => unknown): Promise<void> {
+async function serveAdmin(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  command: (c: FleetCommand) => Promise<void>,
+  state: () => unknown,
+): Promise<void> {
   const reply = (status: number, body: unknown) => {
     const text = JSON.stringify(body)
     res.writeHead(status, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
@@ -162,7 +167,11 @@ async function serveAdmin(req: http.IncomingMessage, res: http.ServerResponse, c
 
 /** Sends one command to a fleet's admin port; a refused command throws its one-line reason. */
 export async function sendFleetCommand(adminPort: number, command: FleetCommand): Promise<void> {
-  const response = await fetch(`http://127.0.0.1:${adminPort}/command`, {method: 'POST', body: JSON.stringify(command), headers: {'content-type': 'application/json'}})
+  const response = await fetch(`http://127.0.0.1:${adminPort}/command`, {
+    method: 'POST',
+    body: JSON.stringify(command),
+    headers: {'content-type': 'application/json'},
+  })
   const body = (await response.json()) as {error?: string}
   if (!response.ok) throw new FleetCommandError(`fleet admin port ${adminPort}: ${body.error ?? response.status}`)
 }

@@ -39,7 +39,14 @@ const ms = (seconds: number): string => `${Math.max(1, Math.round(seconds * 1000
  * on a failed connection, no redispatch. The check's timeout is its interval, HAProxy's rule when
  * `timeout check` is not set.
  */
-export function drillHaproxy(scenario: Scenario, healthCheck: HealthCheckConfig, slowStartSeconds: number, fleet: FleetInfo, port: number, scales: DrillScales): DrillHaproxy {
+export function drillHaproxy(
+  scenario: Scenario,
+  healthCheck: HealthCheckConfig,
+  slowStartSeconds: number,
+  fleet: FleetInfo,
+  port: number,
+  scales: DrillScales,
+): DrillHaproxy {
   const check = healthCheck.haproxy!
   const {timeScale} = scales
   const backends = Object.fromEntries(scenario.pools.map((p) => [p.name, p.name]))

@@ -92,7 +92,13 @@ type Outcome = 'served' | 'timeout' | 'refused' | 'error' | 'rejected' | 'local'
 
 /** Errors that say this machine ran short, not that a server failed. */
 const localErrors = new Set(['EMFILE', 'ENFILE', 'EADDRNOTAVAIL', 'ENOBUFS', 'ENOMEM'])
-const causeSeries: Record<Exclude<Outcome, 'served'>, LoadSeriesKey> = {timeout: 'timeouts', refused: 'refused', error: 'errors', rejected: 'rejected', local: 'local'}
+const causeSeries: Record<Exclude<Outcome, 'served'>, LoadSeriesKey> = {
+  timeout: 'timeouts',
+  refused: 'refused',
+  error: 'errors',
+  rejected: 'rejected',
+  local: 'local',
+}
 
 /** Milliseconds between arrival checks; arrivals falling due in between are sent together, at their count. */
 const tickMs = 5

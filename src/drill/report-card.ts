@@ -56,7 +56,12 @@ export function drillWindowSeconds(timeScale: number, minWallSeconds = 15): numb
   return Math.max(fullServiceWindow, minWallSeconds / timeScale)
 }
 
-export function reportCard(line: Timeline, fault: {from: number; to: number; servers: number} | null, servers: number, windowSeconds = fullServiceWindow): ReportCard {
+export function reportCard(
+  line: Timeline,
+  fault: {from: number; to: number; servers: number} | null,
+  servers: number,
+  windowSeconds = fullServiceWindow,
+): ReportCard {
   const n = line.t.length
   let during = 0
   let duringCount = 0

@@ -42,4 +42,3 @@ export interface DrillReport {
   load: {eventLoopDelayP99Ms: number; local: number; cpuSeconds: number}
   interrupted: boolean
 }
-

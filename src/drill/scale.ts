@@ -123,7 +123,10 @@ export interface ScenarioTimeline {
 export function scenarioTimeline(record: LoadRecord, scales: DrillScales): ScenarioTimeline {
   return {
     t: Float64Array.from(record.t, (t) => toScenarioTime(t, scales)),
-    series: Object.fromEntries(loadSeries.map((k) => [k, Float64Array.from(record.series[k], (r) => toScenarioRate(r, scales))])) as Record<LoadSeriesKey, Float64Array>,
+    series: Object.fromEntries(loadSeries.map((k) => [k, Float64Array.from(record.series[k], (r) => toScenarioRate(r, scales))])) as Record<
+      LoadSeriesKey,
+      Float64Array
+    >,
     latencyP99: Float64Array.from(record.latencyP99),
   }
 }

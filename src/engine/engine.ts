@@ -107,7 +107,14 @@ async function runSteps(runbook: Runbook, options: RunOptions, out: Emitter): Pr
   const fromStep = options.resume?.fromStep ?? 0
   out.emit({type: 'plan', runbook: runbook.name, steps: planRunbook(runbook, undefined, fromStep)})
   const results: StepResult[] = runbook.steps.map((s) => ({
-    index: s.index, action: s.action, title: s.title, status: 'skipped', message: 'not run', verdicts: [], startedAt: null, endedAt: null,
+    index: s.index,
+    action: s.action,
+    title: s.title,
+    status: 'skipped',
+    message: 'not run',
+    verdicts: [],
+    startedAt: null,
+    endedAt: null,
   }))
   const history: string[] = []
 
@@ -125,7 +132,12 @@ async function runSteps(runbook: Runbook, options: RunOptions, out: Emitter): Pr
     }
     // A pause holds between steps too.
     if (options.controls?.pausedBy) {
-      out.emit({type: 'progress', step: step.index, message: `paused by ${options.controls.pausedBy.operator} on ${options.controls.pausedBy.host}: holding before this step`, at: control.clock.now()})
+      out.emit({
+        type: 'progress',
+        step: step.index,
+        message: `paused by ${options.controls.pausedBy.operator} on ${options.controls.pausedBy.host}: holding before this step`,
+        at: control.clock.now(),
+      })
       await options.controls.whilePaused(signal)
       if (signal.aborted) {
         result.message = 'not run: interrupted before it started'
@@ -161,7 +173,12 @@ function finish(runbook: Runbook, out: Emitter, steps: StepResult[], at: Step, o
 
 /** One step, with its timeout: when it runs out the step is stopped at its next safe point and fails. */
 async function runStep(
-  step: Step, control: ControlPlane, options: RunOptions, out: Emitter, history: string[], previous?: ResumedMutation[],
+  step: Step,
+  control: ControlPlane,
+  options: RunOptions,
+  out: Emitter,
+  history: string[],
+  previous?: ResumedMutation[],
 ): Promise<StepOutcome> {
   const runSignal = options.signal
   // The step stops on the run's signal or on its own timeout. Listeners are removed when the step
@@ -202,7 +219,13 @@ async function runStep(
 }
 
 function actionContext(
-  step: Step, control: ControlPlane, options: RunOptions, out: Emitter, signal: AbortSignal, history: string[], previous?: ResumedMutation[],
+  step: Step,
+  control: ControlPlane,
+  options: RunOptions,
+  out: Emitter,
+  signal: AbortSignal,
+  history: string[],
+  previous?: ResumedMutation[],
 ): ActionContext {
   const {io, controls} = options
   const at = () => control.clock.now()
@@ -221,7 +244,12 @@ function actionContext(
     async checkpoint(where) {
       const by = controls?.pausedBy
       if (!controls || !by || signal.aborted) return
-      out.emit({type: 'progress', step: step.index, message: `paused by ${by.operator} on ${by.host}: holding ${where} (\`sluice promote ${controls.runId}\` continues)`, at: at()})
+      out.emit({
+        type: 'progress',
+        step: step.index,
+        message: `paused by ${by.operator} on ${by.host}: holding ${where} (\`sluice promote ${controls.runId}\` continues)`,
+        at: at(),
+      })
       await controls.whilePaused(signal)
     },
     async hold(seconds, where) {
@@ -262,7 +290,11 @@ function actionContext(
         await out.flush()
         return value
       } catch (error) {
-        out.emit({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: false, error: (error as Error).message}})
+        out.emit({
+          type: 'mutation',
+          at: at(),
+          mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: false, error: (error as Error).message},
+        })
         await out.flush()
         throw error
       }
@@ -270,7 +302,13 @@ function actionContext(
     watch: (gate, bake, context) => {
       if (bake > 0) out.emit({type: 'bake', step: step.index, seconds: bake, at: at()})
       return watchGate({
-        gate, bake, context, step: step.index, signal, clock: control.clock, controls,
+        gate,
+        bake,
+        context,
+        step: step.index,
+        signal,
+        clock: control.clock,
+        controls,
         metrics: need(control.metrics, 'metrics (targets.metrics)'),
         onVerdict: (verdict) => out.emit({type: 'verdict', verdict}),
       })

@@ -97,15 +97,30 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
     if (verdict.outcome === 'pass') streak++
     else streak = 0
     if (verdict.outcome === 'fail' && ++failures >= gate.failureLimit) {
-      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} failed at ${w.context}: measured ${formatMetric(value, verdict.unit)}, threshold ${formatMetric(gate.threshold, verdict.unit)}`}
+      return {
+        outcome: 'fail',
+        verdicts,
+        failing: verdict,
+        reason: `gate ${verdict.gate} failed at ${w.context}: measured ${formatMetric(value, verdict.unit)}, threshold ${formatMetric(gate.threshold, verdict.unit)}`,
+      }
     }
     if (verdict.outcome === 'inconclusive' && ++inconclusive >= gate.inconclusiveLimit) {
-      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`}
+      return {
+        outcome: 'fail',
+        verdicts,
+        failing: verdict,
+        reason: `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`,
+      }
     }
     const promoted = (w.controls?.promotions ?? 0) > promotions
     if ((counted >= w.bake - 1e-9 || promoted) && streak >= gate.successes) return {outcome: 'pass', verdicts}
     if (counted >= span - 1e-9) {
-      return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${formatMetric(value, verdict.unit)})`}
+      return {
+        outcome: 'fail',
+        verdicts,
+        failing: verdict,
+        reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${formatMetric(value, verdict.unit)})`,
+      }
     }
   }
 }

@@ -57,16 +57,20 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
         ...(targets.dns ? [[['targets', 'dns'], 'targets.dns'] as [ReadonlyArray<PropertyKey>, string]] : []),
         ...(targets.targetGroups ? [[['targets', 'targetGroups'], 'targets.targetGroups'] as [ReadonlyArray<PropertyKey>, string]] : []),
         ...(targets.listener !== undefined ? [[['targets', 'listener'], 'targets.listener'] as [ReadonlyArray<PropertyKey>, string]] : []),
-        ...(targets.metrics?.source === 'cloudwatch' ? [[['targets', 'metrics', 'source'], 'CloudWatch metrics (targets.metrics.source)'] as [ReadonlyArray<PropertyKey>, string]] : []),
+        ...(targets.metrics?.source === 'cloudwatch'
+          ? [[['targets', 'metrics', 'source'], 'CloudWatch metrics (targets.metrics.source)'] as [ReadonlyArray<PropertyKey>, string]]
+          : []),
       ]
-      for (const [path, what] of aws) problems.push({path, message: `${what} and targets.haproxy: one runbook drives one control plane, AWS or HAProxy; split it into two runbooks`})
+      for (const [path, what] of aws)
+        problems.push({path, message: `${what} and targets.haproxy: one runbook drives one control plane, AWS or HAProxy; split it into two runbooks`})
       try {
         parseAddress(h.socket)
       } catch (error) {
         problems.push({path: ['targets', 'haproxy', 'socket'], message: (error as Error).message})
       }
       for (const pool of Object.keys(h.slowStart ?? {}))
-        if (!(pool in h.backends)) problems.push({path: ['targets', 'haproxy', 'slowStart', pool], message: `no pool "${pool}" in targets.haproxy.backends; it has ${pools.join(', ')}`})
+        if (!(pool in h.backends))
+          problems.push({path: ['targets', 'haproxy', 'slowStart', pool], message: `no pool "${pool}" in targets.haproxy.backends; it has ${pools.join(', ')}`})
       return problems
     },
     stepProblems(step: BackendStep, path): BackendProblem[] {
@@ -75,16 +79,24 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
       if (step.action === 'restrict') {
         // Refused when loaded rather than when the step runs: HAProxy's snippet matches path prefixes only.
         const headers = Object.keys(step.headers ?? {})
-        if (headers.length > 0) fail(['headers'], `HAProxy matches headers only where its config names them (${headers.join(', ')}); restrict ${step.type} by paths`)
+        if (headers.length > 0)
+          fail(['headers'], `HAProxy matches headers only where its config names them (${headers.join(', ')}); restrict ${step.type} by paths`)
         ;(step.paths ?? []).forEach((p, k) => {
-          if (/[*?\s]/.test(p.replace(/\*$/, ''))) fail(['paths', k], `the path "${p}" is not a prefix; HAProxy's restriction map matches path prefixes (a * only at the end)`)
+          if (/[*?\s]/.test(p.replace(/\*$/, '')))
+            fail(['paths', k], `the path "${p}" is not a prefix; HAProxy's restriction map matches path prefixes (a * only at the end)`)
         })
       }
       if (step.action === 'cycle') {
-        if (step.pool !== undefined && !h.backends[step.pool]) fail(['pool'], `no backend for pool "${step.pool}" in targets.haproxy.backends; it has ${pools.join(', ')}`)
+        if (step.pool !== undefined && !h.backends[step.pool])
+          fail(['pool'], `no backend for pool "${step.pool}" in targets.haproxy.backends; it has ${pools.join(', ')}`)
         // What the ALB changes through its API, HAProxy takes only from its config, by a reload.
-        if (step.slowStart !== undefined) fail(['slowStart'], 'HAProxy cannot change slow start at runtime; set slowstart in haproxy.cfg and give it in targets.haproxy.slowStart')
-        if (step.failoverPercent !== undefined) fail(['failoverPercent'], 'HAProxy has no panic threshold or routing failover to set; the nearest are `backup` servers (and `option allbackups`) in haproxy.cfg')
+        if (step.slowStart !== undefined)
+          fail(['slowStart'], 'HAProxy cannot change slow start at runtime; set slowstart in haproxy.cfg and give it in targets.haproxy.slowStart')
+        if (step.failoverPercent !== undefined)
+          fail(
+            ['failoverPercent'],
+            'HAProxy has no panic threshold or routing failover to set; the nearest are `backup` servers (and `option allbackups`) in haproxy.cfg',
+          )
       }
       return problems
     },

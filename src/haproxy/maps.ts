@@ -26,7 +26,11 @@ export class RuntimeMap {
     const command = `show map ${this.file}`
     const answer = await this.api.send(command, signal)
     if (/^Unknown map identifier/m.test(answer))
-      throw new RuntimeError(this.api.label, command, `was refused: HAProxy has loaded no map ${this.file} (the config must use it, e.g. map_beg(${this.file}))`)
+      throw new RuntimeError(
+        this.api.label,
+        command,
+        `was refused: HAProxy has loaded no map ${this.file} (the config must use it, e.g. map_beg(${this.file}))`,
+      )
     const out: MapEntry[] = []
     for (const line of answer.split('\n')) {
       // `0x55d0c0a1b2c0 key value`: the entry's address, its key, then the value (which may hold spaces).
@@ -40,7 +44,8 @@ export class RuntimeMap {
   /** Swaps in `entries` as the map's whole contents in one atomic commit. */
   async replace(entries: MapEntry[], signal?: AbortSignal): Promise<void> {
     for (const {key, value} of entries)
-      if (/\s/.test(key) || /[\n\r]/.test(value)) throw new RuntimeError(this.api.label, `add map ${this.file}`, `was not sent: the key "${key}" holds white space`)
+      if (/\s/.test(key) || /[\n\r]/.test(value))
+        throw new RuntimeError(this.api.label, `add map ${this.file}`, `was not sent: the key "${key}" holds white space`)
     const prepare = `prepare map ${this.file}`
     const answer = await this.api.send(prepare, signal)
     const version = /New version created: (\d+)/.exec(answer)?.[1]

@@ -51,10 +51,13 @@ export class HaproxyMetrics implements MetricsPort {
   }
 
   async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
-    if (pool !== undefined && !(pool in this.backends)) throw new FailedError(`${this.label}: no backend for pool ${pool}; the runbook names ${Object.keys(this.backends).join(', ')}`)
+    if (pool !== undefined && !(pool in this.backends))
+      throw new FailedError(`${this.label}: no backend for pool ${pool}; the runbook names ${Object.keys(this.backends).join(', ')}`)
     if (kind === 'healthy-targets') return healthyShare(this.groups, pool, signal)
     if (kind === 'latency-p99')
-      throw new FailedError(`${this.label}: HAProxy's stats have no latency percentiles (only an average of the last 1024 requests), so latency-p99 cannot be read from them; gate on a Prometheus source with a latency histogram, or on error-rate`)
+      throw new FailedError(
+        `${this.label}: HAProxy's stats have no latency percentiles (only an average of the last 1024 requests), so latency-p99 cannot be read from them; gate on a Prometheus source with a latency histogram, or on error-rate`,
+      )
     const scope = pool === undefined ? Object.values(this.backends) : [this.backends[pool]]
     const key = scope.join(',')
     const now = await this.sample(scope, signal)

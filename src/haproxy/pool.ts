@@ -98,12 +98,16 @@ export class HaproxyPool implements PoolPort {
 
   async slowStart(): Promise<number> {
     if (this.options.slowStartSeconds === undefined)
-      throw new FailedError(`${this.label}: HAProxy cannot report a server's slow start at runtime; declare the \`slowstart\` haproxy.cfg gives its servers in the runbook (targets.haproxy slowStart), or leave slowStart out of the step`)
+      throw new FailedError(
+        `${this.label}: HAProxy cannot report a server's slow start at runtime; declare the \`slowstart\` haproxy.cfg gives its servers in the runbook (targets.haproxy slowStart), or leave slowStart out of the step`,
+      )
     return this.options.slowStartSeconds
   }
 
   async setSlowStart(seconds: number): Promise<void> {
-    throw new FailedError(`${this.label}: HAProxy cannot change slow start at runtime (it is \`server … slowstart ${seconds}s\` in haproxy.cfg, applied by a reload, which sluice does not do); set it in the config and declare it in the runbook`)
+    throw new FailedError(
+      `${this.label}: HAProxy cannot change slow start at runtime (it is \`server … slowstart ${seconds}s\` in haproxy.cfg, applied by a reload, which sluice does not do); set it in the config and declare it in the runbook`,
+    )
   }
 
   /** HAProxy has no panic threshold: below any share of healthy servers it still routes only to healthy ones (or to `backup` servers). */
@@ -113,7 +117,9 @@ export class HaproxyPool implements PoolPort {
 
   async setFailoverPercent(percent: number | null): Promise<void> {
     if (percent === null) return
-    throw new FailedError(`${this.label}: HAProxy has no routing failover (panic threshold) to set to ${percent}%; the nearest are \`backup\` servers and \`option allbackups\` in haproxy.cfg`)
+    throw new FailedError(
+      `${this.label}: HAProxy has no routing failover (panic threshold) to set to ${percent}%; the nearest are \`backup\` servers and \`option allbackups\` in haproxy.cfg`,
+    )
   }
 
   /**

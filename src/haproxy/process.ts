@@ -15,7 +15,12 @@ export function findHaproxy(path = process.env.PATH ?? '', options: {onPathOnly?
 }
 
 function findIn(dirs: string[], name: string): string | null {
-  return dirs.filter(Boolean).map((d) => join(d, name)).find((p) => existsSync(p)) ?? null
+  return (
+    dirs
+      .filter(Boolean)
+      .map((d) => join(d, name))
+      .find((p) => existsSync(p)) ?? null
+  )
 }
 
 let setprivFound: string | null | undefined
@@ -80,7 +85,13 @@ export async function startHaproxy(binary: string, config: (dir: string) => stri
   while (!existsSync(socket)) {
     if (spawnError || child.exitCode !== null || Date.now() > deadline) {
       await stop()
-      const said = stderr.trim().split('\n').filter((l) => /ALERT|error/i.test(l)).slice(0, 3).join('; ') || stderr.trim().split('\n')[0]
+      const said =
+        stderr
+          .trim()
+          .split('\n')
+          .filter((l) => /ALERT|error/i.test(l))
+          .slice(0, 3)
+          .join('; ') || stderr.trim().split('\n')[0]
       throw new Error(`haproxy did not start: ${spawnError?.message ?? (said || 'no admin socket within 10 s')}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 50))

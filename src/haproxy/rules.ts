@@ -50,10 +50,15 @@ export class HaproxyRules implements RestrictionPort {
   async add(restriction: Restriction): Promise<void> {
     const {type, retryAfterSeconds} = restriction
     const headers = Object.keys(restriction.headers)
-    if (headers.length > 0) throw new FailedError(`restricting ${type} on ${this.label}: HAProxy matches headers only where its config names them (${headers.join(', ')}); restrict by paths`)
+    if (headers.length > 0)
+      throw new FailedError(
+        `restricting ${type} on ${this.label}: HAProxy matches headers only where its config names them (${headers.join(', ')}); restrict by paths`,
+      )
     if (restriction.paths.length === 0) throw new FailedError(`restricting ${type} on ${this.label} needs paths to match`)
-    if (!/^[A-Za-z0-9_.-]+$/.test(type)) throw new FailedError(`restricting on ${this.label}: the traffic type "${type}" must be letters, digits, _ . or -, to fit a map value`)
-    if (!Number.isInteger(retryAfterSeconds) || retryAfterSeconds < 0) throw new FailedError(`restricting ${type} on ${this.label}: Retry-After of ${retryAfterSeconds} s is not a whole number of seconds`)
+    if (!/^[A-Za-z0-9_.-]+$/.test(type))
+      throw new FailedError(`restricting on ${this.label}: the traffic type "${type}" must be letters, digits, _ . or -, to fit a map value`)
+    if (!Number.isInteger(retryAfterSeconds) || retryAfterSeconds < 0)
+      throw new FailedError(`restricting ${type} on ${this.label}: Retry-After of ${retryAfterSeconds} s is not a whole number of seconds`)
     const prefixes = restriction.paths.map((p) => prefixOf(p, type, this.label))
     const current = await this.map.entries()
     const clash = current.find((e) => prefixes.includes(e.key) && parseValue(e.value).type !== type)
@@ -80,6 +85,7 @@ function parseValue(value: string): {type: string; retryAfterSeconds: number} {
 /** `/sync/*` → `/sync/`; a pattern with a wildcard anywhere but the end cannot be a prefix. */
 function prefixOf(path: string, type: string, label: string): string {
   const prefix = path.endsWith('*') ? path.slice(0, -1) : path
-  if (/[*?\s]/.test(prefix)) throw new FailedError(`restricting ${type} on ${label}: the path "${path}" is not a prefix; HAProxy's map matches path prefixes (a * only at the end)`)
+  if (/[*?\s]/.test(prefix))
+    throw new FailedError(`restricting ${type} on ${label}: the path "${path}" is not a prefix; HAProxy's map matches path prefixes (a * only at the end)`)
   return prefix
 }

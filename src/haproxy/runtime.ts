@@ -64,7 +64,14 @@ export class RuntimeApi {
       socket.on('data', (chunk: Buffer) => {
         received += chunk.length
         // No answer sluice asks for comes near this; a socket that streams for ever must not fill the heap.
-        if (received > maxAnswerBytes) return finish(new RuntimeError(this.label, command, `answered more than ${maxAnswerBytes / 1024 / 1024} MiB; sluice stopped reading (no answer it asks for is that long: is this HAProxy's stats socket?)`))
+        if (received > maxAnswerBytes)
+          return finish(
+            new RuntimeError(
+              this.label,
+              command,
+              `answered more than ${maxAnswerBytes / 1024 / 1024} MiB; sluice stopped reading (no answer it asks for is that long: is this HAProxy's stats socket?)`,
+            ),
+          )
         chunks.push(chunk)
       })
       // What HAProxy says may reach a terminal: its control characters are written out.
@@ -99,7 +106,10 @@ export class RuntimeApi {
 
 /** HAProxy's multi-line answers (a usage text, say) as one line for an error. */
 export function oneLine(text: string): string {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean)
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
   const first = lines[0] ?? ''
   return lines.length > 1 ? `${first} (…)` : first
 }

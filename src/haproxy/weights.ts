@@ -48,12 +48,21 @@ export class HaproxyWeights implements WeightsPort {
     const now = await this.readWeights(signal)
     for (const [set, weight] of Object.entries(weights)) {
       if (!(set in now)) throw new FailedError(`${this.label} has no backend "${set}"; it has ${Object.keys(now).join(', ')}`)
-      if (!Number.isInteger(weight) || weight < 0 || weight > 100) throw new FailedError(`weight ${weight} for backend "${set}" of ${this.label} is not a whole percent from 0 to 100`)
+      if (!Number.isInteger(weight) || weight < 0 || weight > 100)
+        throw new FailedError(`weight ${weight} for backend "${set}" of ${this.label} is not a whole percent from 0 to 100`)
     }
     const next = {...now, ...weights}
     const total = Object.values(next).reduce((a, b) => a + b, 0)
-    if (total !== 100) throw new FailedError(`weights for ${this.label} add up to ${total}, not 100 (${Object.entries(next).map(([s, w]) => `${s}=${w}`).join(' ')})`)
+    if (total !== 100)
+      throw new FailedError(
+        `weights for ${this.label} add up to ${total}, not 100 (${Object.entries(next)
+          .map(([s, w]) => `${s}=${w}`)
+          .join(' ')})`,
+      )
     if (Object.keys(next).every((s) => next[s] === now[s])) return
-    await this.map.replace(Object.entries(next).map(([key, w]) => ({key, value: String(w)})), signal)
+    await this.map.replace(
+      Object.entries(next).map(([key, w]) => ({key, value: String(w)})),
+      signal,
+    )
   }
 }

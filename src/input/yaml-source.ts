@@ -54,14 +54,16 @@ function readBounded(file: string): Buffer {
   try {
     const stat = fstatSync(fd)
     if (!stat.isFile()) throw new InputError(`${file}:1:1: ${kindOf(stat)}, not a regular file; expected a YAML file`)
-    if (stat.size > fileLimits.maxBytes) throw new InputError(`${file}:1:1: the file is ${stat.size} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
+    if (stat.size > fileLimits.maxBytes)
+      throw new InputError(`${file}:1:1: the file is ${stat.size} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
     const buffer = Buffer.alloc(fileLimits.maxBytes + 1)
     let length = 0
     for (;;) {
       const read = readSync(fd, buffer, length, buffer.length - length, null)
       if (read === 0) break
       length += read
-      if (length > fileLimits.maxBytes) throw new InputError(`${file}:1:1: the file is more than ${fileLimits.maxBytes} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
+      if (length > fileLimits.maxBytes)
+        throw new InputError(`${file}:1:1: the file is more than ${fileLimits.maxBytes} bytes; expected at most ${fileLimits.maxBytes} bytes (1 MiB)`)
     }
     return buffer.subarray(0, length)
   } finally {
@@ -84,10 +86,11 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
 function linePos(text: string, offset: number): {line: number; col: number} {
   let line = 1
   let lineStart = 0
-  for (let i = 0; i < offset; i++) if (text.charCodeAt(i) === 10) {
-    line++
-    lineStart = i + 1
-  }
+  for (let i = 0; i < offset; i++)
+    if (text.charCodeAt(i) === 10) {
+      line++
+      lineStart = i + 1
+    }
   return {line, col: offset - lineStart + 1}
 }
 
@@ -127,7 +130,10 @@ export class YamlSource implements ProblemSite {
     const problem = doc.errors[0] ?? doc.warnings[0]
     if (problem) {
       const what = problem.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')
-      throw at(problem.pos[0], problem.code === 'TAG_RESOLVE_FAILED' ? `unknown tag: ${what.replace(/^Unresolved tag: /, '')}; expected plain YAML values` : `malformed YAML: ${what}`)
+      throw at(
+        problem.pos[0],
+        problem.code === 'TAG_RESOLVE_FAILED' ? `unknown tag: ${what.replace(/^Unresolved tag: /, '')}; expected plain YAML values` : `malformed YAML: ${what}`,
+      )
     }
     let value: unknown
     try {
@@ -135,12 +141,15 @@ export class YamlSource implements ProblemSite {
     } catch (error) {
       // The yaml package says what went wrong with an alias but not where: the first alias is.
       let alias = 0
-      visit(doc, {Alias: (_, node) => {
-        alias = node.range?.[0] ?? 0
-        return visit.BREAK
-      }})
+      visit(doc, {
+        Alias: (_, node) => {
+          alias = node.range?.[0] ?? 0
+          return visit.BREAK
+        },
+      })
       const message = (error as Error).message
-      if (/^Excessive alias count/.test(message)) throw at(alias, `aliases expand to too many values (more than ${fileLimits.maxAliasCount} per alias); expected plain values or a few aliases`)
+      if (/^Excessive alias count/.test(message))
+        throw at(alias, `aliases expand to too many values (more than ${fileLimits.maxAliasCount} per alias); expected plain values or a few aliases`)
       throw at(alias, `malformed YAML: ${message}`)
     }
     return new YamlSource(file, doc, lines, value)
@@ -157,7 +166,10 @@ export class YamlSource implements ProblemSite {
   }
 
   error(problems: readonly Problem[]): InputError {
-    const placed = problems.map((problem) => ({offset: this.offset(problem.path, problem.key), line: problemLine(this.locate(problem.path, problem.key), problem)}))
+    const placed = problems.map((problem) => ({
+      offset: this.offset(problem.path, problem.key),
+      line: problemLine(this.locate(problem.path, problem.key), problem),
+    }))
     // A stable sort: problems at one place keep the order they were found in.
     placed.sort((a, b) => a.offset - b.offset)
     return new InputError(placed.map((p) => p.line))

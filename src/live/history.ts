@@ -18,7 +18,7 @@ export async function readForRecovery(store: StateStore, runId: string, what: 'r
     throw new RefusedError(
       `the journal of run ${runId} ends in a torn write at line ${read.torn.line} (${read.torn.bytes} bytes: ${JSON.stringify(read.torn.text.slice(0, 60))}…): ` +
         `the entry was cut off while it was written, so sluice cannot tell what happened after entry ${read.entries.at(-1)?.seq ?? 0}. ` +
-        `It will not ${what} on a guess. Check ${last ? `${last.resource} (last change: ${last.kind})` : 'the runbook\'s targets'} with \`sluice status\`, ` +
+        `It will not ${what} on a guess. Check ${last ? `${last.resource} (last change: ${last.kind})` : "the runbook's targets"} with \`sluice status\`, ` +
         `then set it right by hand or remove the torn line from the journal and run \`sluice ${what} ${runId}\` again`,
     )
   }
@@ -40,7 +40,6 @@ export function runbookOf(start: RunStart): Runbook {
   }
   return runbookFromFlags(start.runbookInput as RunbookInput, () => 'journal')
 }
-
 
 /** A run's changes that took effect, per piece of live state (subject), each list oldest first. */
 export function changesBySubject(recorded: RecordedMutation[]): RecordedMutation[][] {
@@ -91,13 +90,20 @@ export const describeDrift = (d: Drift): string => `${d.subject}: the journal sa
  * and rollback both start here, so neither acts on a guess. A change whose resource now matches
  * neither side is refused, with what to check.
  */
-export async function settleUnknown(recorded: RecordedMutation[], control: ControlPlane, journal: JournalWriter, what: 'resume' | 'rollback'): Promise<string[]> {
+export async function settleUnknown(
+  recorded: RecordedMutation[],
+  control: ControlPlane,
+  journal: JournalWriter,
+  what: 'resume' | 'rollback',
+): Promise<string[]> {
   const findings: string[] = []
   for (const m of recorded.filter((r) => r.outcome === undefined)) {
     const found = await rulesOf(m).settle(m, control)
     const change = `${m.kind} on ${m.resource} (${JSON.stringify(m.before)} → ${JSON.stringify(m.after)})`
     if (found === null)
-      throw new RefusedError(`run ${journal.runId} was stopped during ${change}, and ${m.resource} now matches neither side; check it with \`sluice status\` and set it by hand before you ${what}`)
+      throw new RefusedError(
+        `run ${journal.runId} was stopped during ${change}, and ${m.resource} now matches neither side; check it with \`sluice status\` and set it by hand before you ${what}`,
+      )
     m.outcome = {ok: found === 'applied'}
     await journal.write('mutation', {mutation: {...m, phase: 'outcome', ok: found === 'applied'}, found: `${found} (found on ${what})`})
     findings.push(`${change}: ${found}`)

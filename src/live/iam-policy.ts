@@ -38,9 +38,15 @@ function gateStatements(runbook: Runbook): IamStatement[] {
   const gates = runbook.steps.flatMap((s) => ('gate' in s && s.gate ? [s.gate] : []))
   const statements: IamStatement[] = []
   if (targetGroups && gates.some((g) => g.metric === 'healthy-targets'))
-    statements.push({Sid: 'ReadTargetHealth', Effect: 'Allow', Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'], Resource: ['*']})
+    statements.push({
+      Sid: 'ReadTargetHealth',
+      Effect: 'Allow',
+      Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'],
+      Resource: ['*'],
+    })
   // A cycle's headroom guard reads the request rate through the same metrics source.
   const readsMetrics = gates.some((g) => g.metric !== 'healthy-targets') || runbook.steps.some((s) => s.action === 'cycle' && s.headroom !== undefined)
-  if (metrics?.source === 'cloudwatch' && readsMetrics) statements.push({Sid: 'GateMetrics', Effect: 'Allow', Action: ['cloudwatch:GetMetricData'], Resource: ['*']})
+  if (metrics?.source === 'cloudwatch' && readsMetrics)
+    statements.push({Sid: 'GateMetrics', Effect: 'Allow', Action: ['cloudwatch:GetMetricData'], Resource: ['*']})
   return statements
 }

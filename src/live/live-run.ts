@@ -81,11 +81,14 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     const {source} = runbook
     await journal.write('run-start', {
       ...(supersedes ? {supersedes} : {}),
-      runId, runbookName: runbook.name,
+      runId,
+      runbookName: runbook.name,
       runbookSha256: sha256(source.kind === 'file' ? source.text : JSON.stringify(source.input)),
       // A runbook file is named (and its hash checked on resume); one made from flags is kept whole.
       ...(source.kind === 'file' ? {runbookFile: resolve(runbook.file)} : {runbookInput: source.input}),
-      operator: options.operator, host: thisHost, pid: process.pid,
+      operator: options.operator,
+      host: thisHost,
+      pid: process.pid,
       aws: {region: options.aws.region, profile: options.aws.profile, endpoint: options.aws.endpoint},
       resources,
     })
@@ -104,13 +107,21 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
   const forward = () => stop.abort()
   inputs.signal.addEventListener('abort', forward, {once: true})
   if (inputs.signal.aborted) stop.abort()
-  const controls = new ControlPoller(store, runId, (c) => {
-    notify(`abort by ${c.operator} on ${c.host} (sluice abort): stopping at the next safe point`)
-    stop.abort()
-  }, notify, options.resume?.paused ?? null)
+  const controls = new ControlPoller(
+    store,
+    runId,
+    (c) => {
+      notify(`abort by ${c.operator} on ${c.host} (sluice abort): stopping at the next safe point`)
+      stop.abort()
+    },
+    notify,
+    options.resume?.paused ?? null,
+  )
   const paused = options.resume?.paused
   if (paused)
-    notify(`run ${runId} was paused by ${paused.operator} on ${paused.host} at ${paused.at} when it stopped: it resumes paused, holding before its next step until \`sluice promote ${runId}\` (or \`sluice abort ${runId}\`)`)
+    notify(
+      `run ${runId} was paused by ${paused.operator} on ${paused.host} at ${paused.at} when it stopped: it resumes paused, holding before its next step until \`sluice promote ${runId}\` (or \`sluice abort ${runId}\`)`,
+    )
   try {
     await controls.start()
   } catch (error) {
@@ -148,7 +159,11 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     const backend = backendOf(runbook.targets)
     const on = backend.family === 'aws' && options.aws.region ? `${backend.name} (${options.aws.region})` : backend.name
     const putBack = drift.flatMap((d) => d.reapply)
-    const context = ['Now:', ...read.now.map((l) => `  ${l}`), ...(putBack.length ? ['First, put back what the run left (--reapply):', ...putBack.map((u) => `  ${u.describe}`)] : [])]
+    const context = [
+      'Now:',
+      ...read.now.map((l) => `  ${l}`),
+      ...(putBack.length ? ['First, put back what the run left (--reapply):', ...putBack.map((u) => `  ${u.describe}`)] : []),
+    ]
     const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on ${on}?`, context))
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
@@ -156,13 +171,24 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
       options.io.notify({type: 'run-end', outcome: 'refused', message})
       return {mode: 'live', runId, rehearsal: null, run: {runbook: runbook.name, outcome: 'refused', message, steps: [], stoppedAt: null}}
     }
-    if (options.resume) await journal.write('resume', {operator: options.operator, host: thisHost, pid: process.pid, fromStep: options.resume.fromStep, ...(putBack.length ? {reapply: putBack.map((u) => u.describe)} : {})})
+    if (options.resume)
+      await journal.write('resume', {
+        operator: options.operator,
+        host: thisHost,
+        pid: process.pid,
+        fromStep: options.resume.fromStep,
+        ...(putBack.length ? {reapply: putBack.map((u) => u.describe)} : {}),
+      })
     for (const change of putBack) {
       await applyRecorded(journal, change)
       notify(`put back: ${change.describe}`)
     }
     const run = await runRunbook(runbook, {
-      control, io: options.io, signal: stop.signal, controls, approved: options.approved,
+      control,
+      io: options.io,
+      signal: stop.signal,
+      controls,
+      approved: options.approved,
       // The engine records each change's intent before making it. A journal that cannot be
       // written stops the run: the failure is kept (never thrown into the engine's queue, where
       // nobody may be waiting for it), and every later call on the control plane refuses.
@@ -180,7 +206,12 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     if (why) {
       const message = stopMessage(why, runId)
       options.io.notify({type: 'run-end', outcome: 'failed', message})
-      return {mode: 'live', runId, rehearsal: null, run: {...run, outcome: 'failed', message, stoppedAt: run.stoppedAt ?? {step: run.steps.length - 1, title: run.steps.at(-1)?.title ?? '', message}}}
+      return {
+        mode: 'live',
+        runId,
+        rehearsal: null,
+        run: {...run, outcome: 'failed', message, stoppedAt: run.stoppedAt ?? {step: run.steps.length - 1, title: run.steps.at(-1)?.title ?? '', message}},
+      }
     }
     return {mode: 'live', runId, rehearsal: null, run}
   } finally {
@@ -189,7 +220,9 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     clients.destroy()
     // A run that ends, however it ends, lets go of its locks; one that dies keeps them until its
     // lease runs out. Letting go can fail too (a lock file sluice may no longer touch): said, not thrown.
-    await store.release(resources, runId).catch((error: unknown) => notify(`could not let go of every lock (each runs out ${LEASE_HINT}): ${(error as Error).message}`))
+    await store
+      .release(resources, runId)
+      .catch((error: unknown) => notify(`could not let go of every lock (each runs out ${LEASE_HINT}): ${(error as Error).message}`))
   }
 }
 
@@ -249,12 +282,23 @@ function guarded(control: ControlPlane, check: () => void): ControlPlane {
  * locks`), refused while its holder renews its lease, asked first (--yes answers), and recorded in
  * the journal of the run whose lock it was.
  */
-async function breakLock(store: StateStore, lockId: string, options: RunInputs & LiveSettings, runId: string, journal: JournalWriter, notify: (m: string) => void): Promise<void> {
-  const broken = await store.breakLock(lockId, (lock) =>
-    options.io.confirm(`Break lock ${lockId} on ${lock.resource}?`, [
-      `lock ${lockId} on ${lock.resource}: run ${lock.runId} of ${lock.operator} on ${lock.host} (pid ${lock.pid}) since ${lock.since}, last heartbeat ${lock.heartbeat}`,
-      `its lease (${lock.leaseSeconds} s) passed with no renewal while sluice watched; break it only if that process is dead`,
-    ]), {notify})
+async function breakLock(
+  store: StateStore,
+  lockId: string,
+  options: RunInputs & LiveSettings,
+  runId: string,
+  journal: JournalWriter,
+  notify: (m: string) => void,
+): Promise<void> {
+  const broken = await store.breakLock(
+    lockId,
+    (lock) =>
+      options.io.confirm(`Break lock ${lockId} on ${lock.resource}?`, [
+        `lock ${lockId} on ${lock.resource}: run ${lock.runId} of ${lock.operator} on ${lock.host} (pid ${lock.pid}) since ${lock.since}, last heartbeat ${lock.heartbeat}`,
+        `its lease (${lock.leaseSeconds} s) passed with no renewal while sluice watched; break it only if that process is dead`,
+      ]),
+    {notify},
+  )
   const entry = {resource: broken.resource, lockId, brokenRunId: broken.runId, operator: options.operator, host: thisHost, pid: process.pid, byRun: runId}
   notify(`broke lock ${lockId} on ${broken.resource} (run ${broken.runId} of ${broken.operator} on ${broken.host})`)
   if (broken.runId === runId) {

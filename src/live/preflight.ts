@@ -21,7 +21,8 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
     const ttl = await control.weights.ttl(signal)
     const backend = backendOf(runbook.targets)
     for (const set of Object.keys(backend.weightedSets ?? {}))
-      if (!(set in live.weights)) throw new FailedError(`${control.weights.label} has no ${backend.sets.noun} "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
+      if (!(set in live.weights))
+        throw new FailedError(`${control.weights.label} has no ${backend.sets.noun} "${set}"; it has ${Object.keys(live.weights).join(', ')}`)
     lines.push(`${control.weights.label} (TTL ${ttl} s) now: ${describeWeights(live.weights)}`)
   }
   for (const [pool, group] of control.pools) {
@@ -36,7 +37,13 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
   }
   // A damaged freeze record is shown, not fatal here: `unfreeze --force` must be able to clear it.
   const freeze = await control.freeze.get().catch((error: Error) => error)
-  lines.push(freeze instanceof Error ? `freeze now: damaged: ${freeze.message}` : freeze ? `freeze now: frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}` : 'freeze now: none')
+  lines.push(
+    freeze instanceof Error
+      ? `freeze now: damaged: ${freeze.message}`
+      : freeze
+        ? `freeze now: frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}`
+        : 'freeze now: none',
+  )
   return {now: lines, plan: planRunbook(runbook, live, fromStep)}
 }
 

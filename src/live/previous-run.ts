@@ -25,14 +25,18 @@ export async function checkPreviousRun(store: StateStore, runbookName: string, n
     if (life.state === 'ended') return null
     const by = `${start.operator} on ${start.host}`
     if (life.state === 'running' || life.state === 'unknown')
-      throw new RefusedError(`run ${runId} of ${runbookName} (by ${by}) is running: one run per runbook at a time. \`sluice watch ${runId}\` follows it; \`sluice pause|promote|abort ${runId}\` control it`)
+      throw new RefusedError(
+        `run ${runId} of ${runbookName} (by ${by}) is running: one run per runbook at a time. \`sluice watch ${runId}\` follows it; \`sluice pause|promote|abort ${runId}\` control it`,
+      )
     if (!newRun)
       throw new RefusedError(
         `run ${runId} of ${runbookName} (by ${by}) never finished: its process is ${lifeLabel(life, read)}. ` +
           `\`sluice resume ${runId}\` continues it, \`sluice rollback ${runId}\` undoes what it changed (\`sluice journal ${runId}\` shows what that was); ` +
           `--new-run starts afresh over what it left`,
       )
-    notify(`--new-run: run ${runId} of ${runbookName} (by ${by}) never finished and its process is ${lifeLabel(life, read)}; starting a new run over what it left (its journal stays, for \`sluice rollback ${runId}\`)`)
+    notify(
+      `--new-run: run ${runId} of ${runbookName} (by ${by}) never finished and its process is ${lifeLabel(life, read)}; starting a new run over what it left (its journal stays, for \`sluice rollback ${runId}\`)`,
+    )
     return runId
   }
   return null

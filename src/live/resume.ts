@@ -18,7 +18,14 @@ export interface ResumePlan {
  * A change whose outcome was never recorded is looked up in the real state (applied, or not) and
  * the finding recorded; if the state matches neither side, it refuses and says what to check.
  */
-export async function planResume(store: StateStore, runId: string, aws: AwsOptions, operator: string, notify: (message: string) => void, reapply = false): Promise<ResumePlan | {nothing: string}> {
+export async function planResume(
+  store: StateStore,
+  runId: string,
+  aws: AwsOptions,
+  operator: string,
+  notify: (message: string) => void,
+  reapply = false,
+): Promise<ResumePlan | {nothing: string}> {
   const read = await readForRecovery(store, runId, 'resume')
   const status = runStatus(read)
   if (status === 'completed') return {nothing: `run ${runId} completed; there is nothing to resume`}
@@ -49,6 +56,14 @@ export async function planResume(store: StateStore, runId: string, aws: AwsOptio
   return {
     runbook,
     settled,
-    resume: {runId, nextSeq: journal.nextSeq, fromStep, mutations: recorded.filter((m) => m.step === fromStep), done: recorded, paused: pauseInForce(read), reapply},
+    resume: {
+      runId,
+      nextSeq: journal.nextSeq,
+      fromStep,
+      mutations: recorded.filter((m) => m.step === fromStep),
+      done: recorded,
+      paused: pauseInForce(read),
+      reapply,
+    },
   }
 }

@@ -36,7 +36,10 @@ export async function rollbackRun(store: StateStore, runId: string, aws: AwsOpti
     const journal = new JournalWriter(store, runId, (read.entries.at(-1)?.seq ?? 0) + 1)
     const recorded = mutations(read)
     for (const finding of await settleUnknown(recorded, control, journal, 'rollback')) io.notify({type: 'warning', message: `found on rollback: ${finding}`})
-    const {undos, leftAlone} = await plan(recorded.filter((m) => m.outcome?.ok), control)
+    const {undos, leftAlone} = await plan(
+      recorded.filter((m) => m.outcome?.ok),
+      control,
+    )
     const alone = leftAlone.map((why) => `left alone: ${why}`)
     if (undos.length === 0) return {runId, undone: [], leftAlone, outcome: 'nothing', message: `run ${runId} changed nothing that needs undoing`}
     const yes = await io.confirm(`Roll back run ${runId} (${runbook.name})?`, ['This will:', ...undos.map((u, i) => `${i + 1}. ${u.describe}`), ...alone])
@@ -47,7 +50,13 @@ export async function rollbackRun(store: StateStore, runId: string, aws: AwsOpti
       io.notify({type: 'progress', step: -1, message: `undone: ${u.describe}`, at: control.clock.now()})
     }
     await journal.write('rollback-end', {outcome: 'rolled-back'})
-    return {runId, undone: undos.map(({kind, resource, describe}) => ({kind, resource, describe})), leftAlone, outcome: 'rolled-back', message: `run ${runId} rolled back: ${undos.length} change${undos.length === 1 ? '' : 's'} undone`}
+    return {
+      runId,
+      undone: undos.map(({kind, resource, describe}) => ({kind, resource, describe})),
+      leftAlone,
+      outcome: 'rolled-back',
+      message: `run ${runId} rolled back: ${undos.length} change${undos.length === 1 ? '' : 's'} undone`,
+    }
   } finally {
     clients.destroy()
     await store.release(resources, runId)

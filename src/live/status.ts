@@ -55,14 +55,33 @@ async function statusOf(control: ControlPlane): Promise<LiveStatus> {
 
 export function renderStatus(s: LiveStatus): string {
   const lines: string[] = []
-  if (s.dns) lines.push(`${s.dns.record} (TTL ${s.dns.ttl} s): ${Object.entries(s.dns.weights).map(([k, v]) => `${k}=${v}`).join(' ')}`)
-  for (const g of s.targetGroups) lines.push(`${g.label}: ${Object.entries(g.counts).map(([h, n]) => `${n} ${h}`).join(', ') || 'no targets'} (${g.total} in all)`)
+  if (s.dns)
+    lines.push(
+      `${s.dns.record} (TTL ${s.dns.ttl} s): ${Object.entries(s.dns.weights)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+    )
+  for (const g of s.targetGroups)
+    lines.push(
+      `${g.label}: ${
+        Object.entries(g.counts)
+          .map(([h, n]) => `${n} ${h}`)
+          .join(', ') || 'no targets'
+      } (${g.total} in all)`,
+    )
   if (s.restrictions)
-    lines.push(`${s.restrictions.listener}: ${s.restrictions.rules.length === 0 ? 'no restrictions' : s.restrictions.rules.map((r) => `${r.type} (${[...r.paths, ...Object.keys(r.headers)].join(', ')}; Retry-After ${r.retryAfterSeconds} s)`).join('; ')}`)
-  lines.push(s.freeze ? `freeze: frozen since ${s.freeze.since} by ${s.freeze.by}: ${s.freeze.reason}${s.freeze.expires ? ` (until ${s.freeze.expires})` : ''}` : 'freeze: none')
+    lines.push(
+      `${s.restrictions.listener}: ${s.restrictions.rules.length === 0 ? 'no restrictions' : s.restrictions.rules.map((r) => `${r.type} (${[...r.paths, ...Object.keys(r.headers)].join(', ')}; Retry-After ${r.retryAfterSeconds} s)`).join('; ')}`,
+    )
+  lines.push(
+    s.freeze
+      ? `freeze: frozen since ${s.freeze.since} by ${s.freeze.by}: ${s.freeze.reason}${s.freeze.expires ? ` (until ${s.freeze.expires})` : ''}`
+      : 'freeze: none',
+  )
   if (s.drift) {
     if (s.drift.found.length === 0) lines.push(`drift: none; everything run ${s.drift.runId} left is as its journal says`)
-    for (const d of s.drift.found) lines.push(`drift: ${describeDrift({...d, reapply: []})} (\`sluice resume ${s.drift.runId} --reapply\` would ${d.reapply.join('; ')})`)
+    for (const d of s.drift.found)
+      lines.push(`drift: ${describeDrift({...d, reapply: []})} (\`sluice resume ${s.drift.runId} --reapply\` would ${d.reapply.join('; ')})`)
   }
   return lines.join('\n')
 }

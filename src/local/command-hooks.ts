@@ -51,7 +51,10 @@ export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env
 export class CommandHooks implements HookPort {
   async run(kind: 'restart' | 'remediate', hook: HookSpec, target: Target, signal?: AbortSignal): Promise<void> {
     const fill = (arg: string) =>
-      arg.replaceAll('{id}', target.targetId).replaceAll('{ip}', target.ip ?? '').replaceAll('{port}', target.port === undefined ? '' : String(target.port))
+      arg
+        .replaceAll('{id}', target.targetId)
+        .replaceAll('{ip}', target.ip ?? '')
+        .replaceAll('{port}', target.port === undefined ? '' : String(target.port))
     const [command, ...args] = hook.command.map(fill)
     await new Promise<void>((resolve, reject) => {
       // Its own process group, so a timeout stops the whole hook (a script and whatever it started),

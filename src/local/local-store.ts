@@ -1,5 +1,19 @@
 import {createHash, randomBytes} from 'node:crypto'
-import {closeSync, fchmodSync, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import type {FreezePort} from '../ports/control-plane.js'
 import {FreezeFile} from './freeze-file.js'
@@ -62,7 +76,9 @@ export class LocalStore extends LeasingStore {
       const before = fstatSync(fd).size
       const known = this.written.get(runId)
       if (known === undefined ? entry.seq > 1 && !this.followsOn(file, entry.seq) : known !== before)
-        throw new DamagedStateError(`${file}: changed by another process since this one wrote entry ${entry.seq - 1}; stopped so as not to interleave two runs' entries`)
+        throw new DamagedStateError(
+          `${file}: changed by another process since this one wrote entry ${entry.seq - 1}; stopped so as not to interleave two runs' entries`,
+        )
       const line = Buffer.from(`${JSON.stringify(entry)}\n`)
       try {
         // One write of the whole line; if it fails part-way the file goes back to its old length,
@@ -116,7 +132,11 @@ export class LocalStore extends LeasingStore {
       if (code(error) === 'ENOENT') return []
       throw stateFileError('list', this.runsDir(), error)
     }
-    return files.filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -'.jsonl'.length)).filter((id) => RUN_ID_PATTERN.test(id)).sort()
+    return files
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => f.slice(0, -'.jsonl'.length))
+      .filter((id) => RUN_ID_PATTERN.test(id))
+      .sort()
   }
 
   private lockPath(resource: string): string {

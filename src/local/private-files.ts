@@ -35,4 +35,3 @@ export function writePrivateFile(file: string, text: string, flag: 'w' | 'wx' = 
     throw stateFileError('write', file, error)
   }
 }
-

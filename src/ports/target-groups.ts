@@ -19,7 +19,13 @@ export async function healthyShare(groups: ReadonlyMap<string, PoolPort>, pool: 
  * Asks `done` every `pollSeconds` on `clock` until it says yes (true), or until `timeoutSeconds`
  * have passed or `signal` stops it (false). The one waiting loop of the target-group adapters.
  */
-export async function pollUntil(done: () => Promise<boolean>, timeoutSeconds: number, clock: Clock, pollSeconds: number, signal?: AbortSignal): Promise<boolean> {
+export async function pollUntil(
+  done: () => Promise<boolean>,
+  timeoutSeconds: number,
+  clock: Clock,
+  pollSeconds: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const deadline = clock.now() + timeoutSeconds
   for (;;) {
     if (await done()) return true
@@ -30,8 +36,19 @@ export async function pollUntil(done: () => Promise<boolean>, timeoutSeconds: nu
 
 /** Reads the group every `pollSeconds` until all of `ids` are healthy; false at the timeout or on a stop. */
 export function waitUntilHealthy(
-  group: Pick<PoolPort, 'targets'>, ids: string[], timeoutSeconds: number, clock: Clock, pollSeconds: number, signal?: AbortSignal,
+  group: Pick<PoolPort, 'targets'>,
+  ids: string[],
+  timeoutSeconds: number,
+  clock: Clock,
+  pollSeconds: number,
+  signal?: AbortSignal,
 ): Promise<boolean> {
   const wanted = new Set(ids)
-  return pollUntil(async () => (await group.targets(signal)).filter((t) => wanted.has(t.id) && t.health === 'healthy').length === wanted.size, timeoutSeconds, clock, pollSeconds, signal)
+  return pollUntil(
+    async () => (await group.targets(signal)).filter((t) => wanted.has(t.id) && t.health === 'healthy').length === wanted.size,
+    timeoutSeconds,
+    clock,
+    pollSeconds,
+    signal,
+  )
 }

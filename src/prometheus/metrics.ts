@@ -36,7 +36,9 @@ export class PrometheusMetrics implements MetricsPort {
     const deadline = AbortSignal.timeout(prometheusTimeoutMs)
     const stop = signal ? AbortSignal.any([signal, deadline]) : deadline
     const failed = (error: unknown) =>
-      new Error(`${this.label}: query for ${kind} failed: ${signal?.aborted ? 'stopped by the interrupt' : deadline.aborted ? `no answer within ${prometheusTimeoutMs / 1000} s` : (error as Error).message}`)
+      new Error(
+        `${this.label}: query for ${kind} failed: ${signal?.aborted ? 'stopped by the interrupt' : deadline.aborted ? `no answer within ${prometheusTimeoutMs / 1000} s` : (error as Error).message}`,
+      )
     let response: Response
     try {
       response = await fetch(endpoint, {signal: stop, ...(this.authorization ? {headers: {Authorization: this.authorization}} : {})})

@@ -252,7 +252,13 @@ function tracePath(means: Float64Array, scale: ValueScale, rows: number): number
 }
 
 // Per dot column, the lowest low and highest high of the samples in it; NaN where there are none.
-function columnRanges(t: ArrayLike<number>, low: ArrayLike<number>, high: ArrayLike<number>, range: TimeRange, cols: number): {lo: Float64Array; hi: Float64Array} {
+function columnRanges(
+  t: ArrayLike<number>,
+  low: ArrayLike<number>,
+  high: ArrayLike<number>,
+  range: TimeRange,
+  cols: number,
+): {lo: Float64Array; hi: Float64Array} {
   const lo = new Float64Array(cols).fill(NaN)
   const hi = new Float64Array(cols).fill(NaN)
   const n = Math.min(t.length, low.length, high.length)
@@ -360,7 +366,7 @@ function markerLines(markers: PlacedMarker[], offset: number, lineWidth: number,
   for (const m of sorted) {
     let start = offset + m.cell
     if (start + m.label.length > lineWidth) start = Math.max(0, lineWidth - m.label.length)
-    let line = lines.find(l => l.end === 0 || start > l.end)
+    let line = lines.find((l) => l.end === 0 || start > l.end)
     if (!line) {
       line = {text: '', end: 0}
       lines.push(line)
@@ -368,7 +374,7 @@ function markerLines(markers: PlacedMarker[], offset: number, lineWidth: number,
     line.text += ' '.repeat(start - line.end) + paint(m.label, MARKER_COLOR, color)
     line.end = start + m.label.length
   }
-  return lines.map(l => l.text)
+  return lines.map((l) => l.text)
 }
 
 function xAxis(ticks: number[], range: TimeRange, width: number, offset: number, closeRight: boolean): {axis: string; labels: string} {
@@ -387,9 +393,7 @@ function xAxis(ticks: number[], range: TimeRange, width: number, offset: number,
 }
 
 function legend(panel: ChartPanel, color: boolean): string {
-  return panel.series
-    .map((s, i) => paint(`${isRightAxis(s) ? '┈' : '━'} ${legendLabel(panel, s)}`, seriesColor(i), color))
-    .join('  ')
+  return panel.series.map((s, i) => paint(`${isRightAxis(s) ? '┈' : '━'} ${legendLabel(panel, s)}`, seriesColor(i), color)).join('  ')
 }
 
 export function renderTerminalChart(panel: ChartPanel, opts: TerminalChartOptions = {}): string {

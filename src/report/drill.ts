@@ -18,8 +18,18 @@ function rows(real: ReportCard, predicted: ReportCard, interrupted: boolean): st
   return [
     ['served during fault', rps(real.servedDuringFault), rps(predicted.servedDuringFault), diff(real.servedDuringFault, predicted.servedDuringFault, ' rps')],
     ['requests lost', `${real.lostPercent.toFixed(1)}%`, `${predicted.lostPercent.toFixed(1)}%`, diff(real.lostPercent, predicted.lostPercent, ' points', 1)],
-    ['full service after fix', secondsText(real.secondsToFullServiceAfterFix), secondsText(predicted.secondsToFullServiceAfterFix), diff(real.secondsToFullServiceAfterFix, predicted.secondsToFullServiceAfterFix, ' s')],
-    ['fewest in rotation', String(real.fewestInRotation ?? 'not read'), String(predicted.fewestInRotation ?? 'not read'), diff(real.fewestInRotation, predicted.fewestInRotation, '')],
+    [
+      'full service after fix',
+      secondsText(real.secondsToFullServiceAfterFix),
+      secondsText(predicted.secondsToFullServiceAfterFix),
+      diff(real.secondsToFullServiceAfterFix, predicted.secondsToFullServiceAfterFix, ' s'),
+    ],
+    [
+      'fewest in rotation',
+      String(real.fewestInRotation ?? 'not read'),
+      String(predicted.fewestInRotation ?? 'not read'),
+      diff(real.fewestInRotation, predicted.fewestInRotation, ''),
+    ],
     ['cascaded', yesNo(real.cascaded), yesNo(predicted.cascaded), interrupted ? '–' : real.cascaded === predicted.cascaded ? 'agree' : 'DISAGREE'],
     ['recovered', yesNo(real.recovered), yesNo(predicted.recovered), interrupted ? '–' : real.recovered === predicted.recovered ? 'agree' : 'DISAGREE'],
   ]
@@ -47,11 +57,19 @@ export function drillTable(report: DrillReport): string {
 
 /** What the real clients saw fail, for reading a difference in the table. */
 function failureLine(f: Failures): string {
-  const parts = (Object.entries(f) as Array<[keyof Failures, number]>).filter(([, v]) => Math.round(v) > 0).map(([k, v]) => `${Math.round(v)} ${failureWords[k]}`)
+  const parts = (Object.entries(f) as Array<[keyof Failures, number]>)
+    .filter(([, v]) => Math.round(v) > 0)
+    .map(([k, v]) => `${Math.round(v)} ${failureWords[k]}`)
   return `Real clients saw ${parts.length > 0 ? parts.join(', ') : 'no failures'} (scenario requests).`
 }
 
-const failureWords: Record<keyof Failures, string> = {timeouts: 'timeouts', refused: 'refused connections', errors: 'errors', rejected: '503s', givenUp: 'requests given up'}
+const failureWords: Record<keyof Failures, string> = {
+  timeouts: 'timeouts',
+  refused: 'refused connections',
+  errors: 'errors',
+  rejected: '503s',
+  givenUp: 'requests given up',
+}
 
 function runbookLine(label: string, side: DrillSide): string | null {
   return side.runbook ? `${label}: ${side.runbook.outcome}: ${side.runbook.message}` : null
@@ -63,7 +81,12 @@ export function drillPanels(report: DrillReport): ChartPanel[] {
   // The prediction is drawn on the real run's seconds: one axis for both lines.
   const t = real.timeline.t
   const onReal = (line: Timeline, key: 'served' | 'demand' | 'inRotation'): Float64Array => resample(line.t, line[key], t)
-  const markers = report.fault ? [{t: report.fault.from, label: 'fault'}, {t: report.fault.to, label: 'fix'}] : []
+  const markers = report.fault
+    ? [
+        {t: report.fault.from, label: 'fault'},
+        {t: report.fault.to, label: 'fix'},
+      ]
+    : []
   const title = `${report.target.name} · ${report.setup} · rate ×${report.scales.rateScale}, time ×${report.scales.timeScale}`
   return [
     {
@@ -117,7 +140,9 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
     `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${Math.round(report.fullServiceWindow)} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
   ]
   if (report.load.eventLoopDelayP99Ms > 100 || report.load.local > 0)
-    parts.push(`The load generator was short of this machine (event loop late by ${Math.round(report.load.eventLoopDelayP99Ms)} ms at p99, ${Math.round(report.load.local)} local errors): the real run says as much about this machine as about the pool.`)
+    parts.push(
+      `The load generator was short of this machine (event loop late by ${Math.round(report.load.eventLoopDelayP99Ms)} ms at p99, ${Math.round(report.load.local)} local errors): the real run says as much about this machine as about the pool.`,
+    )
   for (const panel of drillPanels(report)) parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
   return parts.join('\n')
 }

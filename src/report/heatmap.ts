@@ -114,10 +114,15 @@ function sideBySide(blocks: string[][], width: number): string[] {
     if (band.length === 0) return
     const height = Math.max(...band.map((i) => blocks[i].length))
     for (let r = 0; r < height; r++) {
-      out.push(band.map((i, k) => {
-        const line = blocks[i][r] ?? ''
-        return k === band.length - 1 ? line : line + ' '.repeat(widths[i] - visible(line) + gap)
-      }).join('').trimEnd())
+      out.push(
+        band
+          .map((i, k) => {
+            const line = blocks[i][r] ?? ''
+            return k === band.length - 1 ? line : line + ' '.repeat(widths[i] - visible(line) + gap)
+          })
+          .join('')
+          .trimEnd(),
+      )
     }
     out.push('')
     band = []
@@ -144,7 +149,10 @@ export function renderSweep(result: SweepResult, options: {color: boolean; width
   const legend = outcomeLegend(result)
   const cellWidth = (y ? 8 : Math.max(...result.setups.map((s) => s.name.length)) + 40) + x.values.length * 2 <= options.width ? 2 : 1
   const body = y
-    ? sideBySide(result.setups.map((s) => mapLines(result, s, cellWidth, options.color)), options.width)
+    ? sideBySide(
+        result.setups.map((s) => mapLines(result, s, cellWidth, options.color)),
+        options.width,
+      )
     : [...stripLines(result, cellWidth, options.color), '']
   const key = [
     `${paint(glyphs.unharmed, 'unharmed', options.color)} ${legend.unharmed}`,
@@ -153,9 +161,12 @@ export function renderSweep(result: SweepResult, options: {color: boolean; width
     `${paint(glyphs.stuck, 'stuck', options.color)} ${legend.stuck}`,
   ]
   const tipY = result.setups[0].tipping.y
-  const marker = !y || tipY === null ? [] : y.values.includes(tipY)
-    ? [`◀ the row the tipping points below are stated at (${y.param.say(tipY, result.scenario)}, the scenario's own)`]
-    : [`tipping points below are stated at ${y.param.say(tipY, result.scenario)}, the scenario's own: a row run between the grid's rows`]
+  const marker =
+    !y || tipY === null
+      ? []
+      : y.values.includes(tipY)
+        ? [`◀ the row the tipping points below are stated at (${y.param.say(tipY, result.scenario)}, the scenario's own)`]
+        : [`tipping points below are stated at ${y.param.say(tipY, result.scenario)}, the scenario's own: a row run between the grid's rows`]
   return [sweepTitle(result), '', ...body, ...key, ...marker, '', 'tipping points:', ...result.setups.map((s) => `  ${s.sentence}`)].join('\n')
 }
 
@@ -167,7 +178,10 @@ const MARGIN = {left: 70, right: 24, top: 44, bottom: 62}
 /** Recovered cells shade from light (back at the fix) to dark (the slowest recovery on the page). */
 function recoveredFill(seconds: number, slowest: number): string {
   const f = slowest > 0 ? Math.min(1, seconds / slowest) : 0
-  const mix = (a: number, b: number): string => Math.round(a + (b - a) * f).toString(16).padStart(2, '0')
+  const mix = (a: number, b: number): string =>
+    Math.round(a + (b - a) * f)
+      .toString(16)
+      .padStart(2, '0')
   return `#${mix(0xf6, 0xd3)}${mix(0xd7, 0x6b)}${mix(0x76, 0x1a)}`
 }
 
@@ -206,7 +220,9 @@ function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: Panel
     const fill = c.outcome === 'recovered' ? recoveredFill(c.recoveredSecondsAfterFix ?? 0, slowest) : fills[c.outcome]
     const at = y ? `${x.param.say(x.values[xi], result.scenario)}, ${y.param.say(y.values[yi], result.scenario)}` : x.param.say(x.values[xi], result.scenario)
     const detail = c.outcome === 'recovered' ? ` ${formatNumber(c.recoveredSecondsAfterFix ?? 0)} s after the fix` : ''
-    out.push(`<rect x="${n1(plotLeft + xi * g.cell)}" y="${n1(plotBottom - (yi + 1) * g.cellHeight)}" width="${n1(g.cell)}" height="${n1(g.cellHeight)}" fill="${fill}"><title>${escapeXml(`${at}: ${c.outcome}${detail}`)}</title></rect>`)
+    out.push(
+      `<rect x="${n1(plotLeft + xi * g.cell)}" y="${n1(plotBottom - (yi + 1) * g.cellHeight)}" width="${n1(g.cell)}" height="${n1(g.cellHeight)}" fill="${fill}"><title>${escapeXml(`${at}: ${c.outcome}${detail}`)}</title></rect>`,
+    )
   })
   // The bisected edges, where the grid alone would only say "between two cells".
   const xOf = (v: number): number => plotLeft + (((v - x.from) / (x.to - x.from)) * (nx - 1) + 0.5) * g.cell
@@ -236,9 +252,12 @@ function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: Panel
 /** The maps side by side, a legend, and the tipping points in words under them. */
 export function sweepSvg(result: SweepResult): string {
   const g = geometry(result)
-  const slowest = Math.max(0, ...result.setups.flatMap((s) => s.cells.map((c) => (c.outcome === 'recovered' ? c.recoveredSecondsAfterFix ?? 0 : 0))))
+  const slowest = Math.max(0, ...result.setups.flatMap((s) => s.cells.map((c) => (c.outcome === 'recovered' ? (c.recoveredSecondsAfterFix ?? 0) : 0))))
   const legend = outcomeLegend(result)
-  const notes = [...result.setups.map((s) => s.sentence), 'Black marks: where the outcome changes between stuck and not stuck, found by bisection. ◀: the row the sentences are stated at.']
+  const notes = [
+    ...result.setups.map((s) => s.sentence),
+    'Black marks: where the outcome changes between stuck and not stuck, found by bisection. ◀: the row the sentences are stated at.',
+  ]
   // Wide enough for the longest line of text too (about 6.5 px a character at 11 px), so no sentence is cut off.
   const longest = Math.max(...notes.map((n) => n.length), ...Object.values(legend).map((l) => l.length + 60))
   const width = Math.max(720, result.setups.length * g.width, Math.ceil(MARGIN.left + longest * 6.5 + MARGIN.right))

@@ -45,7 +45,8 @@ export function rehearsalFigures(r: Rehearsal): RehearsalFigures {
 }
 
 function recoveredText(r: Rehearsal, f: RehearsalFigures): string {
-  const restricted = f.restrictedAtEnd.length > 0 ? `; still restricted: ${f.restrictedAtEnd.join(', ')} (${f.restrictedPercentAtEnd.toFixed(1)}% of demand turned away)` : ''
+  const restricted =
+    f.restrictedAtEnd.length > 0 ? `; still restricted: ${f.restrictedAtEnd.join(', ')} (${f.restrictedPercentAtEnd.toFixed(1)}% of demand turned away)` : ''
   if (!f.recovered) return `no: not at full service (completed within 1% of demand) at the end${restricted}`
   if (!r.window) return `yes: at full service to the end (the scenario has no fault)${restricted}`
   const since = f.fullServiceFrom === null ? '' : ` from ${round(f.fullServiceFrom, 1)} s`
@@ -82,7 +83,12 @@ function chartTicks(r: Rehearsal): number {
 
 export function rehearsalPanel(r: Rehearsal): ChartPanel {
   const markers = [
-    ...(r.window ? [{t: r.window.from, label: 'fault'}, {t: r.window.to, label: 'fix'}] : []),
+    ...(r.window
+      ? [
+          {t: r.window.from, label: 'fault'},
+          {t: r.window.to, label: 'fix'},
+        ]
+      : []),
     // Each step where it started, by its number in the runbook.
     ...r.run.steps.flatMap((s) => (s.startedAt === null ? [] : [{t: s.startedAt, label: String(s.index + 1)}])),
     {t: r.endAt, label: 'end'},
@@ -122,15 +128,19 @@ export function rampAndGatesPanel(r: Rehearsal): ChartPanel | null {
     return values
   }
   const ramped = [...new Set(r.weights.flatMap((w) => Object.keys(w.weights)))].filter((set) => new Set(r.weights.map((w) => w.weights[set])).size > 1)
-  const share = (set: string) => r.weights.map((w) => {
-    const total = Object.values(w.weights).reduce((a, b) => a + b, 0)
-    return {at: w.at, value: total > 0 ? (w.weights[set] / total) * 100 : 0}
-  })
+  const share = (set: string) =>
+    r.weights.map((w) => {
+      const total = Object.values(w.weights).reduce((a, b) => a + b, 0)
+      return {at: w.at, value: total > 0 ? (w.weights[set] / total) * 100 : 0}
+    })
   const verdicts = r.run.steps.flatMap((s) => s.verdicts).filter((v) => v.unit === '%' && v.value !== null)
   const gates = [...new Set(verdicts.map((v) => v.metric))]
   const series = [
     ...ramped.map((set) => ({label: `${set} weight`, values: stepwise(share(set))})),
-    ...gates.map((metric) => ({label: `${metric} measured`, values: stepwise(verdicts.filter((v) => v.metric === metric).map((v) => ({at: v.at, value: v.value!})))})),
+    ...gates.map((metric) => ({
+      label: `${metric} measured`,
+      values: stepwise(verdicts.filter((v) => v.metric === metric).map((v) => ({at: v.at, value: v.value!}))),
+    })),
   ].slice(0, 4)
   if (series.length === 0) return null
   return {title: 'ramp weights and gate measurements', t, series, leftUnit: '%', leftMax: 100, markers: rehearsalPanel(r).markers}

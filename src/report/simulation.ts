@@ -12,9 +12,7 @@ function describeScenario(report: SimulationReport): string {
     .map((p) => `${p.name}: ${p.servers} servers × ${p.capacity} rps`)
     .join('; ')
   const demand = s.demand.rps === undefined ? `demand curve ${s.demand.curve!.map(([t, r]) => `${r} rps at ${t} s`).join(', ')}` : `demand ${s.demand.rps} rps`
-  const faults = s.faults
-    .map((f) => (f.kind === 'broken' ? `${f.servers} broken ${f.from}–${f.to} s` : `${f.kind} ${f.from}–${f.to} s`))
-    .join('; ')
+  const faults = s.faults.map((f) => (f.kind === 'broken' ? `${f.servers} broken ${f.from}–${f.to} s` : `${f.kind} ${f.from}–${f.to} s`)).join('; ')
   return `${pools}; ${demand}${faults ? `; ${faults}` : ''}; ${s.duration} s`
 }
 
@@ -57,7 +55,12 @@ export function resolutionNote(record: SimulationRecord): string {
 }
 
 export function simulationPanels(report: SimulationReport): ChartPanel[] {
-  const markers = report.window ? [{t: report.window.from, label: 'fault'}, {t: report.window.to, label: 'fix'}] : []
+  const markers = report.window
+    ? [
+        {t: report.window.from, label: 'fault'},
+        {t: report.window.to, label: 'fix'},
+      ]
+    : []
   let peak = 0
   for (const {record} of report.setups) {
     for (const key of ['demand', 'offered'] as const) peak = Math.max(peak, seriesMax(record.range(key)?.high ?? record[key], record.ticks))

@@ -47,12 +47,7 @@ function num(x: number): string {
 }
 
 export function escapeXml(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;')
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;')
 }
 
 function text(x: number, y: number, content: string, attrs = ''): string {
@@ -179,13 +174,13 @@ function markers(panel: ChartPanel, range: TimeRange, plot: Plot): string[] {
   const out: string[] = []
   const rowEnds: number[] = []
   const visible = (panel.markers ?? [])
-    .filter(m => panel.t.length > 0 && m.t >= range.t0 && m.t <= range.t1)
+    .filter((m) => panel.t.length > 0 && m.t >= range.t0 && m.t <= range.t1)
     .map((m, i) => ({...m, i}))
     .sort((a, b) => a.t - b.t || a.i - b.i)
   for (const m of visible) {
     const x = xOf(m.t, range, plot)
     out.push(line(x, plot.top, x, plot.top + plot.height, `stroke="${MARKER_COLOR}" stroke-dasharray="4 3"`))
-    let row = rowEnds.findIndex(end => x + 3 > end)
+    let row = rowEnds.findIndex((end) => x + 3 > end)
     if (row < 0) row = rowEnds.length
     rowEnds[row] = x + 3 + m.label.length * CHAR_WIDTH + 4
     out.push(text(x + 3, plot.top + 11 + row * 12, m.label, ` font-size="10" fill="${MARKER_COLOR}"`))
@@ -237,7 +232,7 @@ function seriesLines(panel: ChartPanel, s: ChartSeries, i: number, scale: ValueS
   const stroke = PALETTE[i % PALETTE.length]
   return [
     ...band(panel, s, stroke, scale, range, plot),
-    ...segments(panel.t, s.values, range, Math.max(1, Math.floor(plot.width))).map(seg => polyline(seg, scale, range, plot, stroke, isRightAxis(s))),
+    ...segments(panel.t, s.values, range, Math.max(1, Math.floor(plot.width))).map((seg) => polyline(seg, scale, range, plot, stroke, isRightAxis(s))),
   ]
 }
 

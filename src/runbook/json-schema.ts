@@ -7,8 +7,25 @@ export const runbookSchemaId = 'https://sluice.dev/schemas/runbook.json'
 // (`starts_with`, `ends_with`, `includes`) and also emits a pattern for them, so the pattern
 // does the checking and the made-up format would only make strict validators refuse the schema.
 const standardFormats = new Set([
-  'date-time', 'date', 'time', 'duration', 'email', 'idn-email', 'hostname', 'idn-hostname', 'ipv4', 'ipv6',
-  'uri', 'uri-reference', 'iri', 'iri-reference', 'uuid', 'uri-template', 'json-pointer', 'relative-json-pointer', 'regex',
+  'date-time',
+  'date',
+  'time',
+  'duration',
+  'email',
+  'idn-email',
+  'hostname',
+  'idn-hostname',
+  'ipv4',
+  'ipv6',
+  'uri',
+  'uri-reference',
+  'iri',
+  'iri-reference',
+  'uuid',
+  'uri-template',
+  'json-pointer',
+  'relative-json-pointer',
+  'regex',
 ])
 
 // A refine is code, so zod cannot export it; this one is simple enough to restate by hand.

@@ -66,8 +66,10 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
     if (!targets.metrics) fail(path, 'a gate needs targets.metrics to say where its metric comes from')
     const pool = gate.pool ?? d.pool
     if (pool !== undefined && !pools.has(pool)) fail([...path, 'pool'], `no pool named "${pool}" in targets; pools are ${[...pools].join(', ') || 'none'}`)
-    if (gate.metric === 'error-rate' && threshold !== undefined && threshold > 100) fail([...path, 'threshold'], `expected an error rate in % (0–100), got ${threshold}`)
-    if (gate.metric === 'healthy-targets' && threshold !== undefined && threshold > 100) fail([...path, 'threshold'], `expected a share of healthy targets in % (0–100), got ${threshold}`)
+    if (gate.metric === 'error-rate' && threshold !== undefined && threshold > 100)
+      fail([...path, 'threshold'], `expected an error rate in % (0–100), got ${threshold}`)
+    if (gate.metric === 'healthy-targets' && threshold !== undefined && threshold > 100)
+      fail([...path, 'threshold'], `expected a share of healthy targets in % (0–100), got ${threshold}`)
     const resolved: Gate = {
       metric: gate.metric,
       threshold: threshold ?? Number.NaN,
@@ -80,9 +82,15 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
     }
     // A window shorter than the interval leaves seconds no verdict ever looks at.
     if (resolved.window < resolved.interval)
-      fail([...path, gate.window === undefined ? 'interval' : 'window'], `expected a window of at least the interval (${resolved.interval} s), got ${resolved.window} s`)
+      fail(
+        [...path, gate.window === undefined ? 'interval' : 'window'],
+        `expected a window of at least the interval (${resolved.interval} s), got ${resolved.window} s`,
+      )
     if (resolved.successes * resolved.interval > limits.maxSeconds)
-      fail([...path, gate.successes === undefined ? 'interval' : 'successes'], `expected successes × interval of at most ${maxSecondsText}, got ${resolved.successes} × ${resolved.interval} s`)
+      fail(
+        [...path, gate.successes === undefined ? 'interval' : 'successes'],
+        `expected successes × interval of at most ${maxSecondsText}, got ${resolved.successes} × ${resolved.interval} s`,
+      )
     return resolved
   }
 
@@ -120,7 +128,10 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
 function checkControlPlane(data: RunbookData, fail: (path: Path, message: string) => void): void {
   const {haproxy, metrics} = data.targets
   if (metrics?.source === 'haproxy' && !haproxy)
-    fail(['targets', 'metrics', 'source'], "metrics source haproxy reads HAProxy's counters over its Runtime API, and the runbook has no targets.haproxy to say where that is")
+    fail(
+      ['targets', 'metrics', 'source'],
+      "metrics source haproxy reads HAProxy's counters over its Runtime API, and the runbook has no targets.haproxy to say where that is",
+    )
   if (!haproxy) return
   for (const problem of backendOf(data.targets).problems()) fail(problem.path, problem.message)
 }
@@ -129,12 +140,14 @@ function checkControlPlane(data: RunbookData, fail: (path: Path, message: string
 function checkMetricsSource(data: RunbookData, fail: (path: Path, message: string) => void): void {
   const metrics = data.targets.metrics
   const at = ['targets', 'metrics']
-  if (metrics?.source === 'cloudwatch' && !metrics.loadBalancer)
-    fail(at, 'expected loadBalancer (the app/NAME/ID dimension) for CloudWatch gates')
+  if (metrics?.source === 'cloudwatch' && !metrics.loadBalancer) fail(at, 'expected loadBalancer (the app/NAME/ID dimension) for CloudWatch gates')
   if (metrics?.source === 'haproxy') {
     data.steps.forEach((step, index) => {
       if ('gate' in step && step.gate?.metric === 'latency-p99')
-        fail(['steps', index, 'gate', 'metric'], "HAProxy's stats have no latency percentiles (only an average of the last 1024 requests), so a latency-p99 gate cannot be read from metrics source haproxy; gate on error-rate, or read latency from Prometheus")
+        fail(
+          ['steps', index, 'gate', 'metric'],
+          "HAProxy's stats have no latency percentiles (only an average of the last 1024 requests), so a latency-p99 gate cannot be read from metrics source haproxy; gate on error-rate, or read latency from Prometheus",
+        )
     })
     return
   }
@@ -154,5 +167,3 @@ type MetricKind = keyof NonNullable<NonNullable<RunbookData['targets']['metrics'
 function metricsRead(step: StepData): MetricKind[] {
   return (actionNamed(step.action) as unknown as ActionDefinition).metricsRead?.(step as never) ?? []
 }
-
-

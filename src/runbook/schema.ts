@@ -19,15 +19,27 @@ const name = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case nam
 export const gateSchema = z.strictObject({
   metric: z
     .enum(['error-rate', 'latency-p99', 'healthy-targets'])
-    .describe('What the gate measures. error-rate: failed requests in % (passes at or below the threshold); latency-p99: milliseconds (passes at or below); healthy-targets: % of targets healthy (passes at or above).'),
-  threshold: z.number().nonnegative().optional().describe("The value a verdict is judged against, in the metric's unit; defaults.gate.threshold when left out."),
+    .describe(
+      'What the gate measures. error-rate: failed requests in % (passes at or below the threshold); latency-p99: milliseconds (passes at or below); healthy-targets: % of targets healthy (passes at or above).',
+    ),
+  threshold: z
+    .number()
+    .nonnegative()
+    .optional()
+    .describe("The value a verdict is judged against, in the metric's unit; defaults.gate.threshold when left out."),
   window: duration.optional().describe('Seconds of data each verdict looks at (default 60).'),
   interval: duration
     .pipe(z.number().min(limits.minGateInterval, `expected at least ${limits.minGateInterval} s between verdicts`))
     .optional()
     .describe('Seconds between verdicts (default 10).'),
   failureLimit: z.number().int().min(1).max(limits.maxVerdicts).optional().describe('Failed verdicts that fail the gate (default 1).'),
-  inconclusiveLimit: z.number().int().min(1).max(limits.maxVerdicts).optional().describe('Inconclusive verdicts (no data) that fail the gate: missing data is never a pass (default 3).'),
+  inconclusiveLimit: z
+    .number()
+    .int()
+    .min(1)
+    .max(limits.maxVerdicts)
+    .optional()
+    .describe('Inconclusive verdicts (no data) that fail the gate: missing data is never a pass (default 3).'),
   successes: z.number().int().min(1).max(limits.maxVerdicts).optional().describe('Consecutive passing verdicts the gate needs (default 3).'),
   pool: name.optional().describe('The pool the metric is scoped to (default: everything the runbook targets).'),
 })
@@ -39,12 +51,16 @@ const hookSchema = z.strictObject({
   command: z
     .array(z.string().min(1))
     .min(1)
-    .describe('The argv to run, with no shell: {id}, {ip} and {port} are replaced per target, and SLUICE_TARGET_ID, SLUICE_TARGET_IP and SLUICE_TARGET_PORT are set.'),
+    .describe(
+      'The argv to run, with no shell: {id}, {ip} and {port} are replaced per target, and SLUICE_TARGET_ID, SLUICE_TARGET_IP and SLUICE_TARGET_PORT are set.',
+    ),
   timeout: duration.default(300).describe('Seconds the command may take before the batch fails.'),
   env: z
     .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'))
     .default([])
-    .describe('Names of environment variables passed on to the command. By default it gets only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and the SLUICE_TARGET_* variables: never sluice\'s own AWS credentials.'),
+    .describe(
+      "Names of environment variables passed on to the command. By default it gets only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and the SLUICE_TARGET_* variables: never sluice's own AWS credentials.",
+    ),
 })
 
 const onFailure = z.enum(['rollback', 'hold', 'abort'])
@@ -54,7 +70,9 @@ const common = {
   timeout: duration.optional().describe('Seconds the whole step may take before it fails.'),
   onFailure: onFailure
     .optional()
-    .describe('What a failed gate or step does: rollback puts back the last good state, hold stops where it is, abort stops without undoing (default depends on the action).'),
+    .describe(
+      'What a failed gate or step does: rollback puts back the last good state, hold stops where it is, abort stops without undoing (default depends on the action).',
+    ),
 }
 
 const action = <const V extends string>(value: V, what: string) => z.literal(value).describe(what)
@@ -99,13 +117,16 @@ export const stepSchema = z.discriminatedUnion('action', [
   z.strictObject({
     action: action('unfreeze', 'Lift the change freeze this run set.'),
     ...common,
-    force: z.boolean().default(false).describe('Lift a freeze this run did not set (someone else\'s, or a damaged record); the override is journalled.'),
+    force: z.boolean().default(false).describe("Lift a freeze this run did not set (someone else's, or a damaged record); the override is journalled."),
   }),
   z.strictObject({
     action: action('restrict', 'Turn a traffic type away with a fast 503 at the listener.'),
     ...common,
     type: name.describe('The traffic type to turn away; a rule of its own, tagged with it.'),
-    paths: z.array(z.string().startsWith('/', 'expected a path pattern starting with /')).default([]).describe('Request paths that identify the traffic type, e.g. /sync/*.'),
+    paths: z
+      .array(z.string().startsWith('/', 'expected a path pattern starting with /'))
+      .default([])
+      .describe('Request paths that identify the traffic type, e.g. /sync/*.'),
     headers: z.record(z.string(), z.array(z.string()).min(1)).default({}).describe('Header name → values that identify the traffic type.'),
     retryAfter: duration.default(120).describe('Seconds clients are told to wait before retrying (Retry-After).'),
   }),
@@ -137,7 +158,9 @@ export const stepSchema = z.discriminatedUnion('action', [
       .min(1)
       .max(100)
       .optional()
-      .describe("Set the group's routing failover first: below this % of healthy targets, route to all (ALB minimum healthy targets; the simulator's panic threshold)."),
+      .describe(
+        "Set the group's routing failover first: below this % of healthy targets, route to all (ALB minimum healthy targets; the simulator's panic threshold).",
+      ),
     drainTimeout: duration.default(300).describe('Seconds to wait for a batch to drain.'),
     healthyTimeout: duration.default(300).describe('Seconds to wait for a returned batch to pass its health checks.'),
     bake: bakeField,
@@ -174,7 +197,7 @@ export const stepSchema = z.discriminatedUnion('action', [
 ])
 
 export const runbookSchema = z.strictObject({
-  name: name.describe('The runbook\'s name: lower-case letters, digits and dashes.'),
+  name: name.describe("The runbook's name: lower-case letters, digits and dashes."),
   description: z.string().default('').describe('What the runbook does, in a sentence, for `sluice runbooks` and the plan.'),
   targets: z
     .strictObject({
@@ -196,44 +219,59 @@ export const runbookSchema = z.strictObject({
           socket: z
             .string()
             .min(1)
-            .describe('The Runtime API of a `stats socket … level admin` line in haproxy.cfg: a socket path (/run/haproxy/admin.sock), unix:/path, or host:port.'),
+            .describe(
+              'The Runtime API of a `stats socket … level admin` line in haproxy.cfg: a socket path (/run/haproxy/admin.sock), unix:/path, or host:port.',
+            ),
           backends: z
             .record(name, haproxyName)
             .refine((b) => Object.keys(b).length > 0, 'expected at least one backend')
-            .describe('Pool name → HAProxy backend name, e.g. {blue: be_blue, green: be_green}; each backend\'s servers are the pool\'s targets.'),
+            .describe("Pool name → HAProxy backend name, e.g. {blue: be_blue, green: be_green}; each backend's servers are the pool's targets."),
           slowStart: z
             .record(name, duration)
             .optional()
-            .describe("Pool → the `slowstart` haproxy.cfg gives that backend's servers, in seconds. HAProxy cannot report or change it at runtime, so a runbook declares it."),
+            .describe(
+              "Pool → the `slowstart` haproxy.cfg gives that backend's servers, in seconds. HAProxy cannot report or change it at runtime, so a runbook declares it.",
+            ),
           restrictMap: haproxyName
             .optional()
             .describe('The map file of the restriction snippet (restrict and lift), as haproxy.cfg names it, e.g. /etc/haproxy/sluice-restricted.map.'),
           rampMap: haproxyName
             .optional()
-            .describe('The map file of the ramp snippet, as haproxy.cfg names it, e.g. /etc/haproxy/sluice-ramp.map: one `<backend> <percent>` line per backend.'),
+            .describe(
+              'The map file of the ramp snippet, as haproxy.cfg names it, e.g. /etc/haproxy/sluice-ramp.map: one `<backend> <percent>` line per backend.',
+            ),
         })
         .optional()
-        .describe('One HAProxy as the control plane, instead of AWS (dns, targetGroups, listener, CloudWatch): cycles drain its backends\' servers, a ramp changes the ramp map, restrictions go in the restriction map, all over its Runtime API.'),
+        .describe(
+          "One HAProxy as the control plane, instead of AWS (dns, targetGroups, listener, CloudWatch): cycles drain its backends' servers, a ramp changes the ramp map, restrictions go in the restriction map, all over its Runtime API.",
+        ),
       targetGroups: z.record(name, z.string().min(1)).optional().describe('Pool name → target group ARN.'),
       listener: z.string().min(1).optional().describe('The load balancer listener ARN where restriction rules go.'),
       metrics: z
         .strictObject({
           source: z
             .enum(['cloudwatch', 'prometheus', 'haproxy'])
-            .describe("Where gate metrics come from. haproxy: HAProxy's own counters over targets.haproxy.socket (error-rate, request-rate, healthy-targets; no latency-p99)."),
+            .describe(
+              "Where gate metrics come from. haproxy: HAProxy's own counters over targets.haproxy.socket (error-rate, request-rate, healthy-targets; no latency-p99).",
+            ),
           loadBalancer: z.string().optional().describe('CloudWatch: the LoadBalancer dimension, `app/name/id`.'),
           loadBalancers: z.record(name, z.string()).optional().describe('CloudWatch: pool → `app/name/id` when pools sit behind different load balancers.'),
           url: z
             .string()
             .regex(/^https?:\/\/\S+$/, 'expected an http(s) URL')
-            .refine((url) => !hasCredentials(url), 'a URL with credentials (user:password@) would put them in the journal and every log; give the Authorization header in an environment variable named by authorizationEnv instead')
+            .refine(
+              (url) => !hasCredentials(url),
+              'a URL with credentials (user:password@) would put them in the journal and every log; give the Authorization header in an environment variable named by authorizationEnv instead',
+            )
             .optional()
             .describe("Prometheus: the server's base URL, without credentials."),
           authorizationEnv: z
             .string()
             .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected the name of an environment variable')
             .optional()
-            .describe('Prometheus: the environment variable that holds the Authorization header (`Bearer TOKEN`, or `Basic BASE64`); its value is sent, never written anywhere.'),
+            .describe(
+              'Prometheus: the environment variable that holds the Authorization header (`Bearer TOKEN`, or `Basic BASE64`); its value is sent, never written anywhere.',
+            ),
           queries: z
             .partialRecord(z.enum(['error-rate', 'latency-p99', 'request-rate', 'healthy-targets']), z.string().min(1))
             .optional()

@@ -8,11 +8,7 @@ import type {RunbookInput} from './schema.js'
  * a scenario's pools in a rehearsal, or against targets named by flags live. Errors name the flag
  * that supplied the bad value.
  */
-export function singleStepRunbook(
-  step: Record<string, unknown>,
-  targets: RunbookInput['targets'],
-  flags: Record<string, string>,
-): Runbook {
+export function singleStepRunbook(step: Record<string, unknown>, targets: RunbookInput['targets'], flags: Record<string, string>): Runbook {
   const input: RunbookInput = {
     name: `${String(step.action)}-from-the-command-line`,
     description: `sluice ${String(step.action)} from the command line`,

@@ -29,9 +29,7 @@ export const countOrPercent = z
       .regex(/^\d+(\.\d+)?%$/, 'expected a count such as 3 or a percentage such as 25%')
       .refine((value) => Number(value.slice(0, -1)) > 0 && Number(value.slice(0, -1)) <= 100, 'expected a share above 0% and at most 100%'),
   ])
-  .transform((value): {count: number} | {percent: number} =>
-    typeof value === 'number' ? {count: value} : {percent: Number(value.slice(0, -1))},
-  )
+  .transform((value): {count: number} | {percent: number} => (typeof value === 'number' ? {count: value} : {percent: Number(value.slice(0, -1))}))
 
 export type CountOrPercent = z.output<typeof countOrPercent>
 

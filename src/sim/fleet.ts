@@ -39,11 +39,34 @@ export class Fleet {
   private readonly typeFast: Float64Array
   private readonly typeSlow: Float64Array
   private readonly tickOut: PoolTick = {
-    offered: 0, served: 0, failedFast: 0, failedSlow: 0, shed: 0, restricted: 0,
-    servedFraction: 0, fastFraction: 0, inRotation: 0, ejected: 0, panic: false, utilization: 0,
+    offered: 0,
+    served: 0,
+    failedFast: 0,
+    failedSlow: 0,
+    shed: 0,
+    restricted: 0,
+    servedFraction: 0,
+    fastFraction: 0,
+    inRotation: 0,
+    ejected: 0,
+    panic: false,
+    utilization: 0,
   }
   private readonly poolValues: PoolTickValues = {offered: 0, served: 0, failed: 0, inRotation: 0, latencyP99: 0}
-  private readonly tickValues: TickValues = {t: 0, demand: 0, offered: 0, served: 0, failed: 0, shed: 0, restricted: 0, restrictedDemand: 0, retries: 0, inRotation: 0, ejected: 0, panic: 0}
+  private readonly tickValues: TickValues = {
+    t: 0,
+    demand: 0,
+    offered: 0,
+    served: 0,
+    failed: 0,
+    shed: 0,
+    restricted: 0,
+    restrictedDemand: 0,
+    retries: 0,
+    inRotation: 0,
+    ejected: 0,
+    panic: 0,
+  }
 
   constructor(readonly config: FleetConfig) {
     this.dt = config.tick
@@ -63,7 +86,12 @@ export class Fleet {
     this.poolArrivals = new Float64Array(types)
     this.typeFast = new Float64Array(types)
     this.typeSlow = new Float64Array(types)
-    this.record = new SimulationRecord(this.ticks, this.dt, config.pools.map((p) => p.name), faultWindow(config.faults))
+    this.record = new SimulationRecord(
+      this.ticks,
+      this.dt,
+      config.pools.map((p) => p.name),
+      faultWindow(config.faults),
+    )
     this.scheduleFaults(random)
 
     // The run starts in steady state: every client already connected to the pool DNS sends it to.
@@ -163,7 +191,14 @@ export class Fleet {
       this.typeFast[j] = 0
       this.typeSlow[j] = 0
     }
-    let offered = 0, served = 0, failed = 0, shed = 0, restricted = 0, inRotation = 0, ejected = 0, panic = 0
+    let offered = 0,
+      served = 0,
+      failed = 0,
+      shed = 0,
+      restricted = 0,
+      inRotation = 0,
+      ejected = 0,
+      panic = 0
     for (let p = 0; p < pools.length; p++) {
       const pool = pools[p]
       const s = share[p]
@@ -277,7 +312,14 @@ export class Fleet {
       } else if (fault.kind === 'thread-hold') {
         const hold: ThreadHold = {type: this.typeIndex(fault.type), holdSeconds: fault.holdSeconds, active: false}
         this.holds[p] = hold
-        this.faults.push({pool: p, from, to, apply: (active) => { hold.active = active }})
+        this.faults.push({
+          pool: p,
+          from,
+          to,
+          apply: (active) => {
+            hold.active = active
+          },
+        })
       } else {
         this.outages[p] = {from, to, lookupCapacity: fault.lookupCapacity}
       }

@@ -108,7 +108,14 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
   const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
   const {capacity, warmth} = s
   const refusedShare = 1 - admission
-  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0, warmed = 0
+  let served = 0,
+    fast = 0,
+    slow = 0,
+    shed = 0,
+    newAsked = 0,
+    loadUp = 0,
+    capUp = 0,
+    warmed = 0
   for (let i = 0; i < n; i++) {
     const l = perWeight * weight[i]
     const d = down[i]
@@ -175,7 +182,13 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
 export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
   const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
   const {perWeight, shed: shedding, collapse} = k
-  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0
+  let served = 0,
+    fast = 0,
+    slow = 0,
+    shed = 0,
+    newAsked = 0,
+    loadUp = 0,
+    capUp = 0
   for (let i = 0; i < n; i++) {
     const l = perWeight * weight[i]
     const d = down[i]
@@ -229,7 +242,15 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
   const {heldThreads: held, threads, stalled, capacity, warmth} = s
   const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
   const {holdShare, holdDecay, dt, serviceTime} = k
-  let served = 0, fast = 0, slow = 0, shed = 0, newAsked = 0, loadUp = 0, capUp = 0, warmed = 0, stalledNow = 0
+  let served = 0,
+    fast = 0,
+    slow = 0,
+    shed = 0,
+    newAsked = 0,
+    loadUp = 0,
+    capUp = 0,
+    warmed = 0,
+    stalledNow = 0
   for (let i = 0; i < n; i++) {
     const l = perWeight * weight[i]
     held[i] *= holdDecay
@@ -253,7 +274,7 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
         stalled[i] = 1
         down[i] = s.refuses[i] !== 0 ? 2 : 1
         stalledNow++
-          open[i] = 0
+        open[i] = 0
         failingOf[i] = 1
         slow += l
         continue

@@ -201,8 +201,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
     else if (this.slowCount > 0) this.advanceSlowStart(t)
     const registeredCount = this.registeredCount
     const inRotation = this.inRotationCount
-    const panic =
-      policy.panicThreshold > 0 && registeredCount > 0 && (inRotation * 100) / registeredCount < policy.panicThreshold
+    const panic = policy.panicThreshold > 0 && registeredCount > 0 && (inRotation * 100) / registeredCount < policy.panicThreshold
     // Panic routing ignores health and slow start: every registered host gets an equal share.
     const weight = panic ? this.registeredWeight : this.weight
     const totalWeight = panic ? registeredCount : this.totalWeight

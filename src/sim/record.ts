@@ -9,7 +9,20 @@ import type {FaultWindow} from './fault-window.js'
 export const fullResolutionPoints = 40_000
 
 /** The record's own series, in the order a tick writes them. */
-export const recordSeries = ['t', 'demand', 'offered', 'served', 'failed', 'shed', 'restricted', 'restrictedDemand', 'retries', 'inRotation', 'ejected', 'panic'] as const
+export const recordSeries = [
+  't',
+  'demand',
+  'offered',
+  'served',
+  'failed',
+  'shed',
+  'restricted',
+  'restrictedDemand',
+  'retries',
+  'inRotation',
+  'ejected',
+  'panic',
+] as const
 export type RecordSeriesKey = (typeof recordSeries)[number]
 
 const poolSeries = ['offered', 'served', 'failed', 'inRotation', 'latencyP99'] as const
@@ -110,7 +123,17 @@ export class SimulationRecord {
    * a typed array of its own, so that every typed array the record owns is a series.
    */
   private readonly lastRows = [new Float64Array(recordSeries.length)]
-  readonly figures: RunningFigures = {demand: 0, served: 0, minInRotation: Infinity, peakErrorRate: 0, servedDuringFault: 0, ticksDuringFault: 0, offeredDuringFault: 0, demandDuringFault: 0, fullSince: null}
+  readonly figures: RunningFigures = {
+    demand: 0,
+    served: 0,
+    minInRotation: Infinity,
+    peakErrorRate: 0,
+    servedDuringFault: 0,
+    ticksDuringFault: 0,
+    offeredDuringFault: 0,
+    demandDuringFault: 0,
+    fullSince: null,
+  }
   /** Ticks recorded so far. */
   ticksRecorded = 0
   /** Ticks in the point being filled (the last one). */
@@ -129,7 +152,13 @@ export class SimulationRecord {
    * `ticks` is how many ticks the run expects (room is made for them up to the bound); `window` is
    * the run's fault window, for the mean served during it.
    */
-  constructor(ticks: number, readonly dt: number, poolNames: string[], readonly window: FaultWindow | null = null, maxPoints = fullResolutionPoints) {
+  constructor(
+    ticks: number,
+    readonly dt: number,
+    poolNames: string[],
+    readonly window: FaultWindow | null = null,
+    maxPoints = fullResolutionPoints,
+  ) {
     this.maxPoints = Math.max(2, 2 * Math.floor(maxPoints / 2))
     maxPoints = this.maxPoints
     this.capacity = Math.max(1, Math.min(ticks, maxPoints))
@@ -148,7 +177,12 @@ export class SimulationRecord {
     this.panic = make()
     const ring = Math.max(1, Math.min(ticks, maxPoints))
     this.pools = poolNames.map((name) => ({
-      name, offered: make(), served: make(), failed: make(), inRotation: make(), latencyP99: make(),
+      name,
+      offered: make(),
+      served: make(),
+      failed: make(),
+      inRotation: make(),
+      latencyP99: make(),
       recent: {size: ring, offered: new Float64Array(ring), failed: new Float64Array(ring), latencyP99: new Float64Array(ring)},
     }))
     this.scratch = poolNames.map(() => new Float64Array(poolSeries.length))

@@ -20,7 +20,10 @@ export class ScenarioRun {
   readonly fleet: Fleet
   readonly window: FaultWindow | null
 
-  constructor(readonly scenario: Scenario, policy: Policy | SetupPolicy) {
+  constructor(
+    readonly scenario: Scenario,
+    policy: Policy | SetupPolicy,
+  ) {
     this.fleet = new Fleet(fleetConfig(scenario, policy))
     this.window = faultWindow(scenario.faults)
   }

@@ -47,7 +47,8 @@ const charted = ['demand', 'offered', 'served', 'inRotation'] as const
  */
 function seriesJson(record: SimulationRecord) {
   const n = record.ticks
-  const pick = (get: (key: (typeof charted)[number]) => ArrayLike<number>) => Object.fromEntries(charted.map((k) => [k, roundAll(get(k))])) as Record<(typeof charted)[number], number[]>
+  const pick = (get: (key: (typeof charted)[number]) => ArrayLike<number>) =>
+    Object.fromEntries(charted.map((k) => [k, roundAll(get(k))])) as Record<(typeof charted)[number], number[]>
   const view = (a: Float64Array): Float64Array => a.subarray(0, n)
   return {
     resolutionSeconds: round(record.resolution),

@@ -3,7 +3,12 @@ class Slab {
   private readonly buffer: ArrayBuffer
   private offset = 0
 
-  constructor(private readonly n: number, float64s: number, int32s: number, uint8s: number) {
+  constructor(
+    private readonly n: number,
+    float64s: number,
+    int32s: number,
+    uint8s: number,
+  ) {
     this.buffer = new ArrayBuffer(n * (8 * float64s + 4 * int32s + uint8s))
   }
 

@@ -28,11 +28,18 @@ const ACK_SECONDS = 10
  * process that is not there to act on it. Then waits for the run to record it in its journal,
  * and says what it did; a run that dies before it does is refused too.
  */
-export async function sendControl(store: StateStore, runId: string, kind: ControlKind, sender: ControlSender, notify: (m: string) => void = () => undefined): Promise<ControlSent> {
+export async function sendControl(
+  store: StateStore,
+  runId: string,
+  kind: ControlKind,
+  sender: ControlSender,
+  notify: (m: string) => void = () => undefined,
+): Promise<ControlSent> {
   checkRunId(runId)
   const read = await store.read(runId)
   const lock = (await store.locks()).find((l) => l.resource === journalLock(runId))
-  if (lock && !byPid(lock)) notify(`run ${runId} is held by pid ${lock.pid} on ${lock.host}: watching its lease for up to ${lock.leaseSeconds} s to tell whether that process is alive`)
+  if (lock && !byPid(lock))
+    notify(`run ${runId} is held by pid ${lock.pid} on ${lock.host}: watching its lease for up to ${lock.leaseSeconds} s to tell whether that process is alive`)
   const life = await judgeRun(store, runId, read)
   if (life.state !== 'running') throw new RefusedError(notRunning(runId, life, read))
   const control = await store.sendControl(runId, {...sender, kind, at: new Date().toISOString()})

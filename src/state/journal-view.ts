@@ -27,24 +27,37 @@ export async function listRuns(store: StateStore, notify: (message: string) => v
   const ids = await store.runIds()
   const locks = ids.length > 0 ? await store.locks() : []
   const observer = new LeaseObserver()
-  const rows = await Promise.all(ids.map(async (runId) => {
-    try {
-      const read = await store.read(runId)
-      const start = read.entries[0] as unknown as RunStart & {at: string}
-      const row = {runId, status: '', runbook: start?.runbookName ?? '?', operator: start?.operator ?? '?', host: start?.host ?? '?', startedAt: start?.at ?? '?'}
-      if (read.torn) return {row: {...row, status: 'torn'}}
-      const life = lifeAt(runId, read, locks, observer)
-      return {row: {...row, ...lifeStatus(life, read)}, read: life.state === 'unknown' ? read : undefined}
-    } catch (error) {
-      return {row: {runId, status: `unreadable: ${(error as Error).message}`, runbook: '?', operator: '?', host: '?', startedAt: '?'}}
-    }
-  }))
+  const rows = await Promise.all(
+    ids.map(async (runId) => {
+      try {
+        const read = await store.read(runId)
+        const start = read.entries[0] as unknown as RunStart & {at: string}
+        const row = {
+          runId,
+          status: '',
+          runbook: start?.runbookName ?? '?',
+          operator: start?.operator ?? '?',
+          host: start?.host ?? '?',
+          startedAt: start?.at ?? '?',
+        }
+        if (read.torn) return {row: {...row, status: 'torn'}}
+        const life = lifeAt(runId, read, locks, observer)
+        return {row: {...row, ...lifeStatus(life, read)}, read: life.state === 'unknown' ? read : undefined}
+      } catch (error) {
+        return {row: {runId, status: `unreadable: ${(error as Error).message}`, runbook: '?', operator: '?', host: '?', startedAt: '?'}}
+      }
+    }),
+  )
   const unknown = rows.filter((r) => r.read)
   if (unknown.length > 0) {
-    notify(`${unknown.length === 1 ? '1 unfinished run is' : `${unknown.length} unfinished runs are`} held on another host: watching ${unknown.length === 1 ? 'its lease' : 'their leases'} to tell whether ${unknown.length === 1 ? 'it is' : 'they are'} alive`)
-    await Promise.all(unknown.map(async (r) => {
-      Object.assign(r.row, {detail: undefined}, lifeStatus(await judgeRun(store, r.row.runId, r.read!), r.read!))
-    }))
+    notify(
+      `${unknown.length === 1 ? '1 unfinished run is' : `${unknown.length} unfinished runs are`} held on another host: watching ${unknown.length === 1 ? 'its lease' : 'their leases'} to tell whether ${unknown.length === 1 ? 'it is' : 'they are'} alive`,
+    )
+    await Promise.all(
+      unknown.map(async (r) => {
+        Object.assign(r.row, {detail: undefined}, lifeStatus(await judgeRun(store, r.row.runId, r.read!), r.read!))
+      }),
+    )
   }
   return rows.map((r) => r.row)
 }
@@ -57,7 +70,10 @@ export function describeJournal(runId: string, read: JournalRead): {status: stri
     const line = entryLine(runId, e)
     if (line !== null) lines.push(line)
   }
-  if (read.torn) lines.push(`!!  line ${read.torn.line} is a torn write (${read.torn.bytes} bytes, cut off while it was written): ${JSON.stringify(read.torn.text.slice(0, 80))}`)
+  if (read.torn)
+    lines.push(
+      `!!  line ${read.torn.line} is a torn write (${read.torn.bytes} bytes, cut off while it was written): ${JSON.stringify(read.torn.text.slice(0, 80))}`,
+    )
   lines.push(`status: ${status}`)
   return {status, lines}
 }

@@ -55,7 +55,11 @@ export class JournalWriter {
    * the running terminal shows. eventOf() reads them back.
    */
   async record(event: RunEvent): Promise<void> {
-    if (event.type === 'plan') return this.write('plan', {runbook: event.runbook, steps: event.steps.map((s) => ({index: s.index, action: s.action, title: s.title, details: s.details}))})
+    if (event.type === 'plan')
+      return this.write('plan', {
+        runbook: event.runbook,
+        steps: event.steps.map((s) => ({index: s.index, action: s.action, title: s.title, details: s.details})),
+      })
     // An event's `at` is the run's clock; the entry's own `at` is when it was written.
     const {type, ...rest} = event
     const {at, ...data} = rest as Record<string, unknown>
@@ -63,7 +67,18 @@ export class JournalWriter {
   }
 }
 
-const eventTypes: ReadonlySet<string> = new Set<RunEvent['type']>(['plan', 'step-start', 'progress', 'bake', 'verdict', 'mutation', 'warning', 'step-end', 'run-end', 'control'])
+const eventTypes: ReadonlySet<string> = new Set<RunEvent['type']>([
+  'plan',
+  'step-start',
+  'progress',
+  'bake',
+  'verdict',
+  'mutation',
+  'warning',
+  'step-end',
+  'run-end',
+  'control',
+])
 
 /**
  * A journal entry as the engine event it records (JournalWriter.record, reversed), or undefined

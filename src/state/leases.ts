@@ -5,7 +5,18 @@ import type {ControlIntent} from '../ports/controls.js'
 import {operatorName} from './journal.js'
 import {byPid, judgeHolder} from './liveness.js'
 import {thisPlace, thisStart} from '../platform/process-place.js'
-import {checkRunId, journalLock, MAX_LEASE_SECONDS, RUN_ID_PATTERN, LockedError, type JournalEntry, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
+import {
+  checkRunId,
+  journalLock,
+  MAX_LEASE_SECONDS,
+  RUN_ID_PATTERN,
+  LockedError,
+  type JournalEntry,
+  type JournalRead,
+  type LockRecord,
+  type LockRequest,
+  type StateStore,
+} from '../ports/state-store.js'
 
 /**
  * How long a lock lasts without a renewal. Long enough that a holder stalled for a while (a slow
@@ -22,16 +33,17 @@ export function leaseSeconds(): number {
   const env = process.env.SLUICE_LEASE_SECONDS
   if (env === undefined || env === '') return LEASE_SECONDS
   const n = Number(env)
-  if (!Number.isFinite(n) || n < 1 || n > MAX_LEASE_SECONDS) throw new InputError(`SLUICE_LEASE_SECONDS: expected seconds from 1 to ${MAX_LEASE_SECONDS}, got ${JSON.stringify(env)}`)
+  if (!Number.isFinite(n) || n < 1 || n > MAX_LEASE_SECONDS)
+    throw new InputError(`SLUICE_LEASE_SECONDS: expected seconds from 1 to ${MAX_LEASE_SECONDS}, got ${JSON.stringify(env)}`)
   return n
 }
-
-
 
 /** A lock id as `sluice locks` shows it: bad input otherwise (a run id is the usual mistake). */
 export function checkLockId(lockId: string): string {
   if (!/^([0-9a-f]{16}|legacy-[0-9a-f]{12})$/.test(lockId))
-    throw new InputError(`--break-lock: expected a lock id as \`sluice locks\` shows it (16 hex digits), got ${JSON.stringify(lockId)}${RUN_ID_PATTERN.test(lockId) ? ', which is a run id' : ''}`)
+    throw new InputError(
+      `--break-lock: expected a lock id as \`sluice locks\` shows it (16 hex digits), got ${JSON.stringify(lockId)}${RUN_ID_PATTERN.test(lockId) ? ', which is a run id' : ''}`,
+    )
   return lockId
 }
 
@@ -73,7 +85,9 @@ export abstract class LeasingStore implements StateStore {
       const intent = {...control, seq}
       if (await this.createControl(runId, intent)) return intent
     }
-    throw new RefusedError(`could not record the ${control.kind} for run ${runId} in ${this.label}: others were sending controls to it at the same moment; try again`)
+    throw new RefusedError(
+      `could not record the ${control.kind} for run ${runId} in ${this.label}: others were sending controls to it at the same moment; try again`,
+    )
   }
 
   controls(runId: string): Promise<ControlIntent[]> {
@@ -103,9 +117,18 @@ export abstract class LeasingStore implements StateStore {
   private record(resource: string, who: LockRequest): LockRecord {
     const at = new Date().toISOString()
     return {
-      resource, runId: who.runId, operator: who.operator, host: who.host, pid: process.pid, since: who.since ?? at, heartbeat: at,
-      leaseSeconds: this.lease, lockId: randomBytes(8).toString('hex'), version: randomBytes(8).toString('hex'),
-      ...(thisPlace === undefined ? {} : {place: thisPlace}), ...(thisStart === undefined ? {} : {started: thisStart}),
+      resource,
+      runId: who.runId,
+      operator: who.operator,
+      host: who.host,
+      pid: process.pid,
+      since: who.since ?? at,
+      heartbeat: at,
+      leaseSeconds: this.lease,
+      lockId: randomBytes(8).toString('hex'),
+      version: randomBytes(8).toString('hex'),
+      ...(thisPlace === undefined ? {} : {place: thisPlace}),
+      ...(thisStart === undefined ? {} : {started: thisStart}),
     }
   }
 
@@ -140,26 +163,36 @@ export abstract class LeasingStore implements StateStore {
         const gone = contended.filter((c) => byPid(c)?.alive === false)
         const watched = contended.filter((c) => !gone.includes(c))
         if (gone.length > 0)
-          options.notify?.(`${gone.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})`).join('; ')}: ` +
-            `that process is gone from this host, so ${gone.length === 1 ? 'its lock is' : 'its locks are'} taken now`)
+          options.notify?.(
+            `${gone.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})`).join('; ')}: ` +
+              `that process is gone from this host, so ${gone.length === 1 ? 'its lock is' : 'its locks are'} taken now`,
+          )
         if (watched.length > 0) {
           const longest = Math.max(...watched.map((c) => c.leaseSeconds))
-          options.notify?.(`${watched.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})${c.damaged ? ` (its lock record is damaged: ${c.damaged})` : ''}`).join('; ')}: ` +
-            `watching for up to ${longest} s whether that process is alive (it renews its lease every ${Math.round(longest / HEARTBEATS_PER_LEASE)} s)`)
+          options.notify?.(
+            `${watched.map((c) => `${c.resource} is locked by run ${c.runId} of ${c.operator} on ${c.host} (pid ${c.pid})${c.damaged ? ` (its lock record is damaged: ${c.damaged})` : ''}`).join('; ')}: ` +
+              `watching for up to ${longest} s whether that process is alive (it renews its lease every ${Math.round(longest / HEARTBEATS_PER_LEASE)} s)`,
+          )
         }
-        const results = await Promise.allSettled(contended.map(async (c) => {
-          const dead = await this.watch(c, cancel)
-          if (cancel.done) return
-          const record = this.record(c.resource, who)
-          // Taken only if it is still the version that went unrenewed (or was let go meanwhile).
-          const took = (await this.replaceLock(record, dead.version)) || ((await this.readLock(c.resource)) === null && (await this.createLock(record)))
-          if (!took) throw new LockedError((await this.readLock(c.resource)) ?? dead)
-          this.hold(record)
-          taken.push(c.resource)
-        }).map((p) => p.catch((error: unknown) => {
-          cancel.done = true
-          throw error
-        })))
+        const results = await Promise.allSettled(
+          contended
+            .map(async (c) => {
+              const dead = await this.watch(c, cancel)
+              if (cancel.done) return
+              const record = this.record(c.resource, who)
+              // Taken only if it is still the version that went unrenewed (or was let go meanwhile).
+              const took = (await this.replaceLock(record, dead.version)) || ((await this.readLock(c.resource)) === null && (await this.createLock(record)))
+              if (!took) throw new LockedError((await this.readLock(c.resource)) ?? dead)
+              this.hold(record)
+              taken.push(c.resource)
+            })
+            .map((p) =>
+              p.catch((error: unknown) => {
+                cancel.done = true
+                throw error
+              }),
+            ),
+        )
         const failed = results.find((r) => r.status === 'rejected')
         if (failed) throw failed.reason
       }
@@ -189,12 +222,15 @@ export abstract class LeasingStore implements StateStore {
     this.held.set(record.resource, record)
     this.troubles.delete(record.runId)
     if (!this.timer) {
-      this.timer = setInterval(() => {
-        // One renewal at a time: a slow one must not race the next with a stale version.
-        this.beat ??= this.heartbeat().finally(() => {
-          this.beat = undefined
-        })
-      }, (this.lease * 1000) / HEARTBEATS_PER_LEASE)
+      this.timer = setInterval(
+        () => {
+          // One renewal at a time: a slow one must not race the next with a stale version.
+          this.beat ??= this.heartbeat().finally(() => {
+            this.beat = undefined
+          })
+        },
+        (this.lease * 1000) / HEARTBEATS_PER_LEASE,
+      )
       // Renewals must not keep a finished command alive.
       this.timer.unref()
     }
@@ -211,12 +247,20 @@ export abstract class LeasingStore implements StateStore {
         }
         const now = await this.readLock(resource)
         this.held.delete(resource)
-        this.troubles.set(record.runId, new RefusedError(
-          `the lock on ${resource} was taken away from this run${now ? ` by run ${now.runId} of ${now.operator} on ${now.host}` : ''} (a lease that was not renewed for ${record.leaseSeconds} s); stopped before the next change`,
-        ))
+        this.troubles.set(
+          record.runId,
+          new RefusedError(
+            `the lock on ${resource} was taken away from this run${now ? ` by run ${now.runId} of ${now.operator} on ${now.host}` : ''} (a lease that was not renewed for ${record.leaseSeconds} s); stopped before the next change`,
+          ),
+        )
       } catch (error) {
         if (!this.troubles.has(record.runId))
-          this.troubles.set(record.runId, new RefusedError(`could not renew the lock on ${resource}: ${(error as Error).message}; stopped before the next change, so as not to go on without it`))
+          this.troubles.set(
+            record.runId,
+            new RefusedError(
+              `could not renew the lock on ${resource}: ${(error as Error).message}; stopped before the next change, so as not to go on without it`,
+            ),
+          )
       }
     }
   }
@@ -260,16 +304,21 @@ export abstract class LeasingStore implements StateStore {
     const lock = (await this.listLocks()).find((l) => l.lockId === lockId)
     if (!lock) throw new InputError(`--break-lock: no lock ${lockId} in ${this.label}; \`sluice locks\` lists the locks and their ids`)
     if (this.held.has(lock.resource)) throw new RefusedError(`lock ${lockId} on ${lock.resource} is held by this process`)
-    options.notify?.(`watching the lock on ${lock.resource} (run ${lock.runId} of ${lock.operator} on ${lock.host}, pid ${lock.pid}) for ${lock.leaseSeconds} s${lock.damaged ? ` (its lock record is damaged: ${lock.damaged})` : ''}: it is broken only if its holder does not renew it`)
+    options.notify?.(
+      `watching the lock on ${lock.resource} (run ${lock.runId} of ${lock.operator} on ${lock.host}, pid ${lock.pid}) for ${lock.leaseSeconds} s${lock.damaged ? ` (its lock record is damaged: ${lock.damaged})` : ''}: it is broken only if its holder does not renew it`,
+    )
     let dead: LockRecord
     try {
       dead = await this.watch(lock, {done: false})
     } catch (error) {
       if (!(error instanceof LockedError)) throw error
-      throw new RefusedError(`will not break lock ${lockId}: its holder is alive (run ${lock.runId} of ${lock.operator} on ${lock.host}, pid ${lock.pid}, renewed its lease while sluice watched); \`sluice locks\` shows it`)
+      throw new RefusedError(
+        `will not break lock ${lockId}: its holder is alive (run ${lock.runId} of ${lock.operator} on ${lock.host}, pid ${lock.pid}, renewed its lease while sluice watched); \`sluice locks\` shows it`,
+      )
     }
     if (!(await confirm(dead))) throw new RefusedError(`lock ${lockId} on ${lock.resource}: not broken (not confirmed)`)
-    if (!(await this.removeLock(lock.resource, dead.version))) throw new RefusedError(`lock ${lockId} on ${lock.resource} changed while sluice asked; it was not broken`)
+    if (!(await this.removeLock(lock.resource, dead.version)))
+      throw new RefusedError(`lock ${lockId} on ${lock.resource} changed while sluice asked; it was not broken`)
     return dead
   }
 }

@@ -16,9 +16,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /** At once, by its pid, when the holder runs in this place; undefined when it does not (or cannot be told). */
 export function byPid(lock: LockRecord): Liveness | undefined {
   if (!lock.place || lock.place !== thisPlace || lock.host !== thisHost) return undefined
-  return processRuns(lock.pid, lock.started)
-    ? {alive: true, how: `pid ${lock.pid} runs on this host`}
-    : {alive: false, why: `dead (pid ${lock.pid} gone)`}
+  return processRuns(lock.pid, lock.started) ? {alive: true, how: `pid ${lock.pid} runs on this host`} : {alive: false, why: `dead (pid ${lock.pid} gone)`}
 }
 
 /**
@@ -44,7 +42,8 @@ export class LeaseObserver {
       this.seen.set(lock.resource, {lockId: lock.lockId, version: lock.version, since: t, moved: true})
       return {alive: true, how: 'its lease was renewed while sluice watched'}
     }
-    if (t - last.since >= lock.leaseSeconds * 1000) return {alive: false, why: `dead (lease lapsed: not renewed in ${lock.leaseSeconds} s while sluice watched)`}
+    if (t - last.since >= lock.leaseSeconds * 1000)
+      return {alive: false, why: `dead (lease lapsed: not renewed in ${lock.leaseSeconds} s while sluice watched)`}
     return last.moved ? {alive: true, how: 'its lease was renewed while sluice watched'} : undefined
   }
 }
@@ -55,7 +54,9 @@ export class LeaseObserver {
  * let go meanwhile is a holder that ended. `cancelled` stops the watch early, as undecided.
  */
 export async function judgeHolder(
-  lock: LockRecord, read: () => Promise<LockRecord | null>, options: {cancelled?: () => boolean; leaseOnly?: boolean} = {},
+  lock: LockRecord,
+  read: () => Promise<LockRecord | null>,
+  options: {cancelled?: () => boolean; leaseOnly?: boolean} = {},
 ): Promise<Liveness & {current: LockRecord | null}> {
   const observer = new LeaseObserver(options.leaseOnly)
   let current: LockRecord | null = lock

@@ -71,7 +71,15 @@ const mutation = z.looseObject({
 /** What each kind of entry must carry; kinds sluice does not know need only the common fields. */
 const bodies: Record<string, z.ZodType> = {
   'run-start': z
-    .looseObject({runId: z.string(), runbookName: z.string(), runbookSha256: z.string(), operator: z.string(), host: z.string(), pid: int, resources: z.array(z.string())})
+    .looseObject({
+      runId: z.string(),
+      runbookName: z.string(),
+      runbookSha256: z.string(),
+      operator: z.string(),
+      host: z.string(),
+      pid: int,
+      resources: z.array(z.string()),
+    })
     .refine((e) => (typeof e.runbookFile === 'string') !== (e.runbookInput !== undefined && e.runbookInput !== null), {
       message: 'expected the runbook it ran: a runbookFile (a path) or a runbookInput (the input its flags made), one of the two',
       path: ['runbookFile'],
@@ -105,7 +113,8 @@ const renamedKinds: Record<string, string> = {'dns-weights': 'weights'}
 
 /** One journal entry, checked: the message says what is wrong with it. */
 export function checkEntry(value: unknown): JournalEntry | string {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `not a journal entry: expected a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return `not a journal entry: expected a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`
   const head = common.safeParse(value)
   if (!head.success) return `not a journal entry: ${problem(head.error)}`
   const body = bodies[head.data.type]?.safeParse(value)
@@ -135,7 +144,10 @@ export function parseJournal(source: string, text: string): JournalRead {
     const entry = checkEntry(value)
     if (typeof entry === 'string') throw new DamagedStateError(`${source}:${n}: ${entry}`)
     const expected = (entries.at(-1)?.seq ?? 0) + 1
-    if (entry.seq !== expected) throw new DamagedStateError(`${source}:${n}: entry number ${entry.seq} where ${expected} was expected; two processes wrote this journal, or it was edited`)
+    if (entry.seq !== expected)
+      throw new DamagedStateError(
+        `${source}:${n}: entry number ${entry.seq} where ${expected} was expected; two processes wrote this journal, or it was edited`,
+      )
     entries.push(entry)
   }
   lines.forEach((line, i) => {
@@ -160,12 +172,22 @@ export function checkStart(source: string, read: JournalRead): JournalRead {
   // A journal whose only line is torn is reported as torn, by whoever reads it for recovery.
   if (read.entries.length === 0 && read.torn) return read
   const first = read.entries[0]
-  if (!first) throw new DamagedStateError(`${source}:1: the journal is empty; a run's journal begins with its run-start entry (it was emptied, or a crash cut it off as it was created)`)
+  if (!first)
+    throw new DamagedStateError(
+      `${source}:1: the journal is empty; a run's journal begins with its run-start entry (it was emptied, or a crash cut it off as it was created)`,
+    )
   if (first.type !== 'run-start') throw new DamagedStateError(`${source}:1: the journal begins with a ${first.type} entry, not run-start; it was edited or cut`)
   return read
 }
 
-const freezeSchema = z.looseObject({by: z.string(), reason: z.string(), since: iso, expires: iso.optional(), runId: z.string().optional(), byHand: z.boolean().optional()})
+const freezeSchema = z.looseObject({
+  by: z.string(),
+  reason: z.string(),
+  since: iso,
+  expires: iso.optional(),
+  runId: z.string().optional(),
+  byHand: z.boolean().optional(),
+})
 
 /** Where in the text a JSON.parse error points, as a line number. */
 function lineOfJsonError(text: string, error: Error): number {
@@ -180,7 +202,9 @@ export function parseFreeze(source: string, text: string): FreezeRecord {
   try {
     value = parseJsonSafely(text)
   } catch (error) {
-    throw new DamagedStateError(`${source}:${lineOfJsonError(text, error as Error)}: the freeze record is not JSON (${(error as Error).message}); \`sluice unfreeze --force\` clears it`)
+    throw new DamagedStateError(
+      `${source}:${lineOfJsonError(text, error as Error)}: the freeze record is not JSON (${(error as Error).message}); \`sluice unfreeze --force\` clears it`,
+    )
   }
   const record = freezeSchema.safeParse(value)
   if (!record.success) throw new DamagedStateError(`${source}:1: not a freeze record: ${problem(record.error)}; \`sluice unfreeze --force\` clears it`)
@@ -188,9 +212,18 @@ export function parseFreeze(source: string, text: string): FreezeRecord {
 }
 
 const lockSchema = z.looseObject({
-  resource: z.string(), runId: z.string(), operator: z.string(), host: z.string(), since: z.string(),
-  pid: int.optional(), heartbeat: z.string().optional(), leaseSeconds: z.number().positive().optional(), lockId: z.string().optional(), version: z.string().optional(),
-  place: z.string().optional(), started: z.string().optional(),
+  resource: z.string(),
+  runId: z.string(),
+  operator: z.string(),
+  host: z.string(),
+  since: z.string(),
+  pid: int.optional(),
+  heartbeat: z.string().optional(),
+  leaseSeconds: z.number().positive().optional(),
+  lockId: z.string().optional(),
+  version: z.string().optional(),
+  place: z.string().optional(),
+  started: z.string().optional(),
 })
 
 /**
@@ -210,13 +243,24 @@ export function parseLock(resource: string, text: string, fingerprint: string, d
   // A lease no sluice writes (once 1e12 s, which held a run "watching" for ever) is damage, not a
   // promise: judged by the reader's own lease, and said so wherever the lock is shown.
   const claimed = d.leaseSeconds
-  const damaged = claimed !== undefined && claimed > MAX_LEASE_SECONDS ? `a lease of ${claimed} s, past the ${MAX_LEASE_SECONDS} s at most that sluice writes; judged by a ${defaultLease} s lease` : undefined
+  const damaged =
+    claimed !== undefined && claimed > MAX_LEASE_SECONDS
+      ? `a lease of ${claimed} s, past the ${MAX_LEASE_SECONDS} s at most that sluice writes; judged by a ${defaultLease} s lease`
+      : undefined
   return {
-    resource: d.resource, runId: d.runId, operator: d.operator, host: d.host, since: d.since,
-    pid: d.pid ?? 0, heartbeat: d.heartbeat ?? 'unknown', leaseSeconds: damaged || claimed === undefined ? defaultLease : claimed,
+    resource: d.resource,
+    runId: d.runId,
+    operator: d.operator,
+    host: d.host,
+    since: d.since,
+    pid: d.pid ?? 0,
+    heartbeat: d.heartbeat ?? 'unknown',
+    leaseSeconds: damaged || claimed === undefined ? defaultLease : claimed,
     ...(damaged ? {damaged} : {}),
-    lockId: d.lockId ?? `legacy-${fingerprint.slice(0, 12)}`, version: d.version ?? fingerprint,
-    ...(d.place === undefined ? {} : {place: d.place}), ...(d.started === undefined ? {} : {started: d.started}),
+    lockId: d.lockId ?? `legacy-${fingerprint.slice(0, 12)}`,
+    version: d.version ?? fingerprint,
+    ...(d.place === undefined ? {} : {place: d.place}),
+    ...(d.started === undefined ? {} : {started: d.started}),
   }
 }
 

@@ -49,8 +49,10 @@ export function notRunning(runId: string, life: RunLife, read: JournalRead): str
   if (life.state === 'running' || life.state === 'unknown') return `run ${runId} is ${lifeLabel(life, read)}`
   if (life.state === 'ended') return `run ${runId} is not running: it ended ${runStatus(read)} at ${life.at}`
   const where = life.holder ? ` on ${life.holder.host}` : ''
-  return `run ${runId} is not running: it never ended, and its process${where} is ${life.why}; ` +
+  return (
+    `run ${runId} is not running: it never ended, and its process${where} is ${life.why}; ` +
     `\`sluice resume ${runId}\` continues it, \`sluice rollback ${runId}\` undoes what it changed`
+  )
 }
 
 /**

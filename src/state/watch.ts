@@ -25,7 +25,13 @@ export interface WatchEnd {
  * ended shows its entries and ends at once; one that is not running and never ended (its process
  * died) shows its entries and says so.
  */
-export async function watchRun(store: StateStore, runId: string, onEntry: (entry: JournalEntry, past: boolean) => void, signal: AbortSignal, pollMs = WATCH_POLL_MS): Promise<WatchEnd> {
+export async function watchRun(
+  store: StateStore,
+  runId: string,
+  onEntry: (entry: JournalEntry, past: boolean) => void,
+  signal: AbortSignal,
+  pollMs = WATCH_POLL_MS,
+): Promise<WatchEnd> {
   let read = await store.read(runId)
   const runbook = runStart(read).runbookName
   const attempts = (entries: JournalEntry[]) => entries.filter((e) => e.type === 'run-start' || e.type === 'resume')
@@ -36,7 +42,8 @@ export async function watchRun(store: StateStore, runId: string, onEntry: (entry
     for (const e of entries.slice(shown)) onEntry(e, e.seq < latest)
     shown = entries.length
   }
-  const ended = (entries: JournalEntry[]) => entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'run-end').at(-1)?.type === 'run-end'
+  const ended = (entries: JournalEntry[]) =>
+    entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'run-end').at(-1)?.type === 'run-end'
   const outcome = () => String(read.entries.filter((e) => e.type === 'run-end').at(-1)?.outcome)
   // The holder's lease is followed across looks: one on another host is running until it is seen
   // to lapse, on this process's clock.

@@ -38,7 +38,8 @@ export function parseSweepFlag(spec: string): {param: SweepParam; from: number; 
   const number = (text: string, what: string): number => {
     const value = Number(text)
     if (text.trim() === '' || !Number.isFinite(value)) throw bad(`expected a number for ${what} but received: ${text}`)
-    if (param.integer && !Number.isInteger(value)) throw bad(`${param.name} counts whole ${param.unit}: expected a whole number for ${what} but received: ${text}`)
+    if (param.integer && !Number.isInteger(value))
+      throw bad(`${param.name} counts whole ${param.unit}: expected a whole number for ${what} but received: ${text}`)
     return value
   }
   const from = number(fromText, 'FROM')
@@ -46,14 +47,21 @@ export function parseSweepFlag(spec: string): {param: SweepParam; from: number; 
   if (!(from < to)) throw bad(`expected FROM below TO (a range from low to high), got ${formatNumber(from)}..${formatNumber(to)}`)
   if (stepsText === undefined) return {param, from, to}
   const steps = Number(stepsText)
-  if (!Number.isInteger(steps) || steps < 2 || steps > maxSteps) throw bad(`expected STEPS to be a whole number from 2 to ${maxSteps} but received: ${stepsText}`)
-  if (param.integer && steps > to - from + 1) throw bad(`${param.name} counts whole ${param.unit}: at most ${to - from + 1} steps from ${from} to ${to}, got ${steps}`)
+  if (!Number.isInteger(steps) || steps < 2 || steps > maxSteps)
+    throw bad(`expected STEPS to be a whole number from 2 to ${maxSteps} but received: ${stepsText}`)
+  if (param.integer && steps > to - from + 1)
+    throw bad(`${param.name} counts whole ${param.unit}: at most ${to - from + 1} steps from ${from} to ${to}, got ${steps}`)
   return {param, from, to, steps}
 }
 
 function unknownParam(spec: string, name: string): InputError {
-  const hint = closest(name, sweepParams.map((p) => p.name))
-  return new InputError(`--sweep ${spec}: unknown parameter "${name}"${hint ? `; did you mean ${hint}?` : ''} Parameters: ${sweepParams.map((p) => p.name).join(', ')}`)
+  const hint = closest(
+    name,
+    sweepParams.map((p) => p.name),
+  )
+  return new InputError(
+    `--sweep ${spec}: unknown parameter "${name}"${hint ? `; did you mean ${hint}?` : ''} Parameters: ${sweepParams.map((p) => p.name).join(', ')}`,
+  )
 }
 
 /** Float noise (0.30000000000000004) would show in labels and --json; twelve digits is exact enough for any scenario number. */
@@ -85,19 +93,26 @@ export function buildAxes(specs: string[], scenario: Scenario, setups: number): 
   const servers = first.find((p) => p.param.name === 'servers')
   const widest = servers ? {...scenario, pools: scenario.pools.map((p, i) => (i === 0 ? {...p, servers: servers.to} : p))} : scenario
   const axes = specs.map((spec, i) => buildAxis(spec, first[i] === servers ? scenario : widest))
-  if (axes.length === 2 && axes[0].param === axes[1].param) throw new InputError(`--sweep ${specs[1]}: ${axes[0].param.name} is already swept by --sweep ${specs[0]}`)
+  if (axes.length === 2 && axes[0].param === axes[1].param)
+    throw new InputError(`--sweep ${specs[1]}: ${axes[0].param.name} is already swept by --sweep ${specs[0]}`)
   // HAProxy's checks have no ejection timer: a sweep of one would draw the same map in every cell.
   const ejection = axes.findIndex((a) => a.param.name === 'base-ejection')
   if (ejection >= 0 && scenario.healthCheck.haproxy)
-    throw new InputError(`--sweep ${specs[ejection]}: scenario ${scenario.name} has HAProxy's health checks, which take a server out after \`fall\` failed checks with no ejection time; sweep check-interval (HAProxy's inter) instead`)
+    throw new InputError(
+      `--sweep ${specs[ejection]}: scenario ${scenario.name} has HAProxy's health checks, which take a server out after \`fall\` failed checks with no ejection time; sweep check-interval (HAProxy's inter) instead`,
+    )
   // "Stuck" means not back although the trigger is gone: a fault still on at the end would read as stuck.
   const lastFix = Math.max(-Infinity, ...scenario.faults.map((f) => f.to))
   if (!axes.some((a) => a.param.name === 'fault-duration') && lastFix >= scenario.duration)
-    throw new InputError(`--sweep: scenario ${scenario.name} has a fault until ${formatNumber(lastFix)} s, not fixed before the end of the run (${formatNumber(scenario.duration)} s), so no cell could tell stuck from still broken; a longer --duration or an earlier --fix-at`)
+    throw new InputError(
+      `--sweep: scenario ${scenario.name} has a fault until ${formatNumber(lastFix)} s, not fixed before the end of the run (${formatNumber(scenario.duration)} s), so no cell could tell stuck from still broken; a longer --duration or an earlier --fix-at`,
+    )
   const runs = axes.reduce((n, a) => n * a.values.length, setups)
   const most = widest.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
   const work = runs * most * (scenario.duration / scenario.tick)
   if (work > maxSweepServerTicks)
-    throw new InputError(`--sweep: ${formatNumber(runs)} runs of up to ${formatNumber(most)} servers × ${formatNumber(scenario.duration / scenario.tick)} ticks is more than ${maxSweepServerTicks.toExponential()} server-ticks; fewer steps or a smaller scenario`)
+    throw new InputError(
+      `--sweep: ${formatNumber(runs)} runs of up to ${formatNumber(most)} servers × ${formatNumber(scenario.duration / scenario.tick)} ticks is more than ${maxSweepServerTicks.toExponential()} server-ticks; fewer steps or a smaller scenario`,
+    )
   return axes
 }

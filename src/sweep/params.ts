@@ -96,7 +96,12 @@ const scenarioParams: SweepParam[] = [
     integer: false,
     title: 'demand',
     base: (s) => s.demand.rps,
-    check: (v) => (v < 0 ? 'expected a demand of at least 0 rps' : v > scenarioLimits.maxRps ? `expected a demand of at most ${formatNumber(scenarioLimits.maxRps)} rps` : undefined),
+    check: (v) =>
+      v < 0
+        ? 'expected a demand of at least 0 rps'
+        : v > scenarioLimits.maxRps
+          ? `expected a demand of at most ${formatNumber(scenarioLimits.maxRps)} rps`
+          : undefined,
     // A constant demand replaces the scenario's curve, as --demand does.
     apply: (cell, v) => ({...cell, scenario: {...cell.scenario, demand: {...cell.scenario.demand, rps: v, curve: undefined}}}),
     above: (v) => `demand is above ${formatNumber(v)} rps`,

@@ -3,7 +3,19 @@ import type {Scenario} from '../sim/scenario/schema.js'
 import {outcomes, type CellOutcome, type CellQuery, type CellResult} from './classify.js'
 import type {Axis} from './grid.js'
 import {formatNumber, healthyCapacity} from './params.js'
-import {converged, gridBrackets, maxBisectionRounds, midpoint, narrow, stalled, tippingFigures, tippingSentence, transitionOf, type Bracket, type LineEdges} from './tipping.js'
+import {
+  converged,
+  gridBrackets,
+  maxBisectionRounds,
+  midpoint,
+  narrow,
+  stalled,
+  tippingFigures,
+  tippingSentence,
+  transitionOf,
+  type Bracket,
+  type LineEdges,
+} from './tipping.js'
 import type {CellRunner} from './workers.js'
 
 export interface SetupSweep {
@@ -59,8 +71,7 @@ export async function runSweep(
 
   // Every line of every setup, grid rows first: setup-major so each setup's cells are contiguous.
   const queries: CellQuery[] = []
-  for (let s = 0; s < setups.length; s++)
-    for (const ly of lineYs) for (const xv of xs) queries.push({setup: s, x: xv, y: ly ?? NaN})
+  for (let s = 0; s < setups.length; s++) for (const ly of lineYs) for (const xv of xs) queries.push({setup: s, x: xv, y: ly ?? NaN})
   const total = queries.length
   const results = await runner.run(queries, (done) => progress?.('grid', done, total))
   const lineAt = (s: number, li: number): CellResult[] => results.slice((s * lineYs.length + li) * xs.length, (s * lineYs.length + li + 1) * xs.length)

@@ -45,7 +45,10 @@ export const bakeGrid = 5
 export function rampSites(runbook: Runbook, startWeights: Map<number, Record<string, number>>): RampSite[] {
   const ramps = runbook.steps.filter((s): s is RampStep => s.action === 'ramp')
   return ramps.map((step, i) => {
-    const before = ramps.slice(0, i).map((s, j) => ({s, j})).filter(({s}) => s.set === step.set)
+    const before = ramps
+      .slice(0, i)
+      .map((s, j) => ({s, j}))
+      .filter(({s}) => s.set === step.set)
     return {
       index: step.index,
       title: step.title,

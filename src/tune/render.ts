@@ -14,7 +14,10 @@ export function renderTune(result: TuneResult): string {
     shippedLine(result.robustness.shipped, result.secondsToFullTraffic.before),
   ]
   if (result.steps.length === 0) {
-    lines.push('', `No schedule tune tried passes every gate in ${variants === 1 ? 'the rehearsal' : `all ${variants} rehearsals`}; the ramps are left as they are.`)
+    lines.push(
+      '',
+      `No schedule tune tried passes every gate in ${variants === 1 ? 'the rehearsal' : `all ${variants} rehearsals`}; the ramps are left as they are.`,
+    )
     return lines.join('\n')
   }
   const tuned = result.robustness.tuned
@@ -22,19 +25,36 @@ export function renderTune(result: TuneResult): string {
     `The tuned ramps pass ${tuned.filter((t) => t.passed).length} of ${count(tuned.length, 'rehearsal')}.`,
     '',
     `Ramps (a bake is never under the TTL of ${result.minBake} s):`,
-    indent(formatTable(['step', 'ramp', 'set', 'shipped', 'tuned'], result.steps.map((s) => [
-      stepName(s.index), s.title, s.set, `[${s.before.schedule.join(', ')}] bake ${s.before.bake} s`, `[${s.schedule.join(', ')}] bake ${s.bake} s`,
-    ]))),
+    indent(
+      formatTable(
+        ['step', 'ramp', 'set', 'shipped', 'tuned'],
+        result.steps.map((s) => [
+          stepName(s.index),
+          s.title,
+          s.set,
+          `[${s.before.schedule.join(', ')}] bake ${s.before.bake} s`,
+          `[${s.schedule.join(', ')}] bake ${s.bake} s`,
+        ]),
+      ),
+    ),
     '',
     `Gates: the value nearest the threshold in ${tuned.length === 1 ? 'the rehearsal' : `any of the ${tuned.length} rehearsals`} of the tuned runbook (and of the shipped one):`,
-    indent(formatTable(['step', 'gate', 'worst', 'margin', 'shipped', 'where'], result.gates.map((g) => {
-      const before = result.shippedGates.find((s) => s.index === g.index)
-      return [
-        stepName(g.index), g.gate, formatMetric(g.worst, g.unit), g.margin === null ? 'no data' : margin(g.margin, g.unit),
-        before?.margin == null ? '' : `${formatMetric(before.worst, before.unit)} (${margin(before.margin, before.unit)})`,
-        g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%, ${g.at.context}` : '',
-      ]
-    }))),
+    indent(
+      formatTable(
+        ['step', 'gate', 'worst', 'margin', 'shipped', 'where'],
+        result.gates.map((g) => {
+          const before = result.shippedGates.find((s) => s.index === g.index)
+          return [
+            stepName(g.index),
+            g.gate,
+            formatMetric(g.worst, g.unit),
+            g.margin === null ? 'no data' : margin(g.margin, g.unit),
+            before?.margin == null ? '' : `${formatMetric(before.worst, before.unit)} (${margin(before.margin, before.unit)})`,
+            g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%, ${g.at.context}` : '',
+          ]
+        }),
+      ),
+    ),
     '',
     'Proposed ramp steps (paste over the steps they name, or save the whole runbook with --write FILE):',
     result.yaml ?? '',
@@ -53,7 +73,13 @@ function shippedLine(shipped: VariantOutcome[], before: number | null): string {
   const first = before === null ? ' (and the nominal rehearsal does not complete, so there is no time to compare with)' : ''
   return [
     `The shipped ramps pass ${shipped.length - failed.length} of ${count(shipped.length, 'rehearsal')}${first}:`,
-    ...[...byReason].map(([reason, ts]) => `  fail at demand ${[...new Set(ts.map((t) => t.demandPercent))].sort((a, b) => a - b).map((p) => `${p}%`).join(', ')} (seeds ${range(ts.map((t) => t.seed))}): ${reason}`),
+    ...[...byReason].map(
+      ([reason, ts]) =>
+        `  fail at demand ${[...new Set(ts.map((t) => t.demandPercent))]
+          .sort((a, b) => a - b)
+          .map((p) => `${p}%`)
+          .join(', ')} (seeds ${range(ts.map((t) => t.seed))}): ${reason}`,
+    ),
   ].join('\n')
 }
 
@@ -78,5 +104,8 @@ function range(values: number[]): string {
 }
 
 function indent(text: string): string {
-  return text.split('\n').map((l) => `  ${l}`).join('\n')
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n')
 }

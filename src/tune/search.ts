@@ -18,7 +18,11 @@ export interface Robustness {
 export function robustnessVariants(r: Robustness): Variant[] {
   const [first, ...others] = r.seeds
   const off = r.demandFactors.filter((f) => f !== 1)
-  return [{seed: first, demandFactor: 1}, ...off.map((f) => ({seed: first, demandFactor: f})), ...others.flatMap((seed) => [...off, 1].map((demandFactor) => ({seed, demandFactor})))]
+  return [
+    {seed: first, demandFactor: 1},
+    ...off.map((f) => ({seed: first, demandFactor: f})),
+    ...others.flatMap((seed) => [...off, 1].map((demandFactor) => ({seed, demandFactor}))),
+  ]
 }
 
 /** How soon a candidate's nominal rehearsal reaches full traffic, and how long the whole runbook takes (seconds from its start). */
@@ -96,7 +100,8 @@ export class Evaluator implements Judge {
     const candidate = withRamps(this.runbook, this.sites, schedules, choices)
     if (!evaluation) {
       const nominal = await this.trial(candidate, this.variants[0])
-      const score = nominal.passed && nominal.secondsToFullTraffic !== null ? {secondsToFullTraffic: nominal.secondsToFullTraffic, seconds: nominal.seconds} : null
+      const score =
+        nominal.passed && nominal.secondsToFullTraffic !== null ? {secondsToFullTraffic: nominal.secondsToFullTraffic, seconds: nominal.seconds} : null
       evaluation = {nominal, score, robust: score ? null : false, failure: score ? null : nominal, failedStep: score ? null : nominal.failedStep}
       this.cache.set(key, evaluation)
     }
@@ -197,7 +202,15 @@ function withScaffold(sites: RampSite[], choices: RampChoice[], r: number, minBa
  * Tunes ramp `r` with the others held: its choices cheapest first, until none left can beat the
  * best (`overall`, or the best found in this turn).
  */
-async function tuneOne(evaluator: Judge, sites: RampSite[], held: RampChoice[], r: number, minBake: number, pass: number, overall: Best | null): Promise<Best | null> {
+async function tuneOne(
+  evaluator: Judge,
+  sites: RampSite[],
+  held: RampChoice[],
+  r: number,
+  minBake: number,
+  pass: number,
+  overall: Best | null,
+): Promise<Best | null> {
   const site = sites[r]
   const options = choicesFor(site, minBake).flatMap((choice) => {
     const choices = held.map((c, i) => (i === r ? choice : c))
@@ -207,8 +220,13 @@ async function tuneOne(evaluator: Judge, sites: RampSite[], held: RampChoice[], 
   })
   // Cheapest first; at equal time, fewer changes, then the waypoint nearest the author's.
   const shippedEnd = site.shipped.schedule[site.shipped.schedule.length - 1]
-  options.sort((a, b) => a.cost.beforeFull - b.cost.beforeFull || a.cost.total - b.cost.total ||
-    a.schedules[r].length - b.schedules[r].length || Math.abs(a.choice.end - shippedEnd) - Math.abs(b.choice.end - shippedEnd))
+  options.sort(
+    (a, b) =>
+      a.cost.beforeFull - b.cost.beforeFull ||
+      a.cost.total - b.cost.total ||
+      a.schedules[r].length - b.schedules[r].length ||
+      Math.abs(a.choice.end - shippedEnd) - Math.abs(b.choice.end - shippedEnd),
+  )
   let found: (Best & {schedule: number[]}) | null = null
   let toBeat: Score | null = overall?.score ?? null
   let anchor = overall ? costsOf(sites, schedulesOf(sites, overall.choices)!, overall.choices) : null
@@ -242,8 +260,11 @@ async function tuneOne(evaluator: Judge, sites: RampSite[], held: RampChoice[], 
 }
 
 function costsOf(sites: RampSite[], schedules: number[][], choices: RampChoice[]): {beforeFull: number; total: number} {
-  return sites.reduce((sum, s, i) => {
-    const c = costOf(s, schedules[i], choices[i].bake)
-    return {beforeFull: sum.beforeFull + c.beforeFull, total: sum.total + c.total}
-  }, {beforeFull: 0, total: 0})
+  return sites.reduce(
+    (sum, s, i) => {
+      const c = costOf(s, schedules[i], choices[i].bake)
+      return {beforeFull: sum.beforeFull + c.beforeFull, total: sum.total + c.total}
+    },
+    {beforeFull: 0, total: 0},
+  )
 }

@@ -85,12 +85,16 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
       if (m.phase === 'outcome' && m.ok && m.step === last) fullAt = event.at
     },
   }
-  const {run, rehearsal} = await rehearse(runbook, {io, signal: controller.signal, operator: 'sluice tune', approved: approveSteps(runbook)}, {
-    pace: null,
-    scenario: variantScenario(ground.scenario, variant),
-    setup: ground.setup,
-    startAt: ground.startAt,
-  })
+  const {run, rehearsal} = await rehearse(
+    runbook,
+    {io, signal: controller.signal, operator: 'sluice tune', approved: approveSteps(runbook)},
+    {
+      pace: null,
+      scenario: variantScenario(ground.scenario, variant),
+      setup: ground.setup,
+      startAt: ground.startAt,
+    },
+  )
   const miss = firstMiss as GateVerdict | null
   const passed = run.outcome === 'completed' && miss === null
   const completed = run.outcome === 'completed'
@@ -99,7 +103,7 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
     outcome: run.outcome,
     passed,
     reason: passed ? null : miss ? `${stepName(miss.step)}: ${verdictText(miss)}` : run.message,
-    failedStep: passed ? null : miss?.step ?? run.stoppedAt?.step ?? null,
+    failedStep: passed ? null : (miss?.step ?? run.stoppedAt?.step ?? null),
     secondsToFullTraffic: completed && fullAt !== null ? fullAt - rehearsal.startAt : null,
     seconds: rehearsal.endAt - rehearsal.startAt,
     verdicts,
@@ -114,7 +118,11 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
  */
 export async function groundOf(runbook: Runbook, choice: {scenario?: string; setup?: string} = {}): Promise<{ground: Ground}> {
   const io: EngineIO = {notify() {}, confirm: async () => true}
-  const {rehearsal} = await rehearse(runbook, {io, signal: new AbortController().signal, operator: 'sluice tune', approved: approveSteps(runbook)}, {pace: null, ...choice})
+  const {rehearsal} = await rehearse(
+    runbook,
+    {io, signal: new AbortController().signal, operator: 'sluice tune', approved: approveSteps(runbook)},
+    {pace: null, ...choice},
+  )
   return {ground: {scenario: rehearsal.scenario, setup: rehearsal.setup, startAt: rehearsal.startAt}}
 }
 

@@ -11,7 +11,7 @@ import {aliasProblems, editRamps} from './yaml.js'
 
 /** What "time to full traffic" means, said once for --help, the report and --json alike. */
 export const fullTrafficDefinition =
-  'seconds of rehearsal time from the runbook\'s start to the DNS change that applies the last step of its last ramp (the final weight, full traffic); clients see it within one TTL'
+  "seconds of rehearsal time from the runbook's start to the DNS change that applies the last step of its last ramp (the final weight, full traffic); clients see it within one TTL"
 
 export interface TuneSettings {
   /** How many seeds each candidate must pass: the scenario's own, and the ones after it. */
@@ -100,7 +100,10 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   if (runbook.source.kind !== 'file') throw new InputError(`${runbook.file}: tune edits a runbook file`)
   const text = runbook.source.text
   if (!runbook.steps.some((s) => s.action === 'ramp')) throw new InputError(`${runbook.locate(['steps'])}: ${runbook.name} has no ramp step to tune`)
-  const shared = aliasProblems(text, runbook.steps.filter((s) => s.action === 'ramp').map((s) => s.index))
+  const shared = aliasProblems(
+    text,
+    runbook.steps.filter((s) => s.action === 'ramp').map((s) => s.index),
+  )
   if (shared.length > 0) throw new InputError(shared.map((p) => `${runbook.locate(p.path)}: ${p.message}`))
 
   // Said only once the first rehearsal has settled the scenario and setup: a wrong one is one line.
@@ -116,7 +119,10 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const shippedTrials = await allVariants(runbook, ground, variants)
   // The first rehearsal also loads and compiles the simulator; these are what the search will pay.
   const milliseconds = (performance.now() - measuring) / variants.length
-  onEvent({type: 'phase', message: `the shipped ramps pass ${shippedTrials.filter((t) => t.passed).length} of ${variants.length} ${variants.length === 1 ? 'rehearsal' : 'rehearsals'}; one takes ${Math.round(milliseconds)} ms`})
+  onEvent({
+    type: 'phase',
+    message: `the shipped ramps pass ${shippedTrials.filter((t) => t.passed).length} of ${variants.length} ${variants.length === 1 ? 'rehearsal' : 'rehearsals'}; one takes ${Math.round(milliseconds)} ms`,
+  })
   const nominal = shippedTrials[0]
   const shipped: Standing = {
     score: nominal.passed && nominal.secondsToFullTraffic !== null ? {secondsToFullTraffic: nominal.secondsToFullTraffic, seconds: nominal.seconds} : null,
@@ -141,13 +147,24 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const shippedOutcomes = shippedTrials.map(outcomeOf)
   if (!found.choices || !found.schedules) {
     return {
-      ...base, secondsToFullTraffic: {before, after: null}, soonerPercent: null, steps: [], gates: [], shippedGates: gateMargins(runbook, shippedTrials), yaml: null, text: null,
+      ...base,
+      secondsToFullTraffic: {before, after: null},
+      soonerPercent: null,
+      steps: [],
+      gates: [],
+      shippedGates: gateMargins(runbook, shippedTrials),
+      yaml: null,
+      text: null,
       robustness: {seeds: robustness.seeds, demandPercents: robustness.demandFactors.map(demandPercent), shipped: shippedOutcomes, tuned: []},
       search: {...base.search, seconds: (performance.now() - started) / 1000},
     }
   }
 
-  const steps = tunedSteps(sites, found.schedules, found.choices.map((c) => c.bake))
+  const steps = tunedSteps(
+    sites,
+    found.schedules,
+    found.choices.map((c) => c.bake),
+  )
   const edited = editRamps(text, steps)
   onEvent({type: 'phase', message: `rehearsing the tuned runbook, as written, ${variants.length === 1 ? 'once' : `${variants.length} times`}`})
   // The proof is the text a person will save: loaded and checked as `run` would, then rehearsed.
@@ -228,4 +245,3 @@ export function gateMargins(runbook: Runbook, trials: Trial[]): GateMargin[] {
   }
   return out
 }
-

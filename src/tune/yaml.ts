@@ -56,7 +56,8 @@ export function aliasProblems(text: string, indexes: number[]): EditProblem[] {
     const anchor = (node as Node | undefined)?.anchor
     return anchor && aliased.has(anchor) ? `anchored as &${anchor}, which *${anchor} repeats elsewhere` : null
   }
-  const fix = 'tune edits each ramp in place, and one node shared by several places cannot take a different schedule or bake in each; write it out in full there, then tune again'
+  const fix =
+    'tune edits each ramp in place, and one node shared by several places cannot take a different schedule or bake in each; write it out in full there, then tune again'
   const steps = doc.get('steps', true)
   if (isAlias(steps)) return [{path: ['steps'], message: `steps is ${shared(steps)}; ${fix}`}]
   if (!isSeq(steps)) return []

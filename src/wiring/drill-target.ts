@@ -16,7 +16,9 @@ export function loadDrillTarget(ref: string, setup: string | undefined): DrillTa
   if (isRunbook(ref)) {
     const runbook = loadRunbook(ref)
     if (!runbook.targets.haproxy)
-      throw new InputError(`${runbook.locate(['targets'])}: a drill runs a runbook on HAProxy, and this one steers ${Object.keys(runbook.targets).join(', ')}; give it targets.haproxy (runbooks/outlook-staged-return-haproxy.yaml shows how)`)
+      throw new InputError(
+        `${runbook.locate(['targets'])}: a drill runs a runbook on HAProxy, and this one steers ${Object.keys(runbook.targets).join(', ')}; give it targets.haproxy (runbooks/outlook-staged-return-haproxy.yaml shows how)`,
+      )
     const picked = rehearsalScenario(runbook, {pace: null, ...(setup === undefined ? {} : {setup})})
     return {kind: 'runbook', runbook, scenario: picked.scenario, setup: picked.setup}
   }

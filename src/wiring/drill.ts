@@ -54,7 +54,6 @@ export interface DrillOptions {
   programs?: {fleet?: string; load?: string}
 }
 
-
 /** Seconds (scenario) the pool keeps running after a runbook ends in the real run, as a rehearsal settles. */
 const settleAfterRunbook = 60
 
@@ -72,10 +71,14 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   const {signal, progress} = options
   const sim = fleetConfig(scenario, setup.policy)
   if (!sim.healthCheck.haproxy)
-    throw new InputError(`${scenario.name} checks its servers as Envoy does; a drill runs HAProxy, so its scenario needs healthCheck kind haproxy (see scenarios/outlook-2026-haproxy.yaml)`)
+    throw new InputError(
+      `${scenario.name} checks its servers as Envoy does; a drill runs HAProxy, so its scenario needs healthCheck kind haproxy (see scenarios/outlook-2026-haproxy.yaml)`,
+    )
   const {unsupported} = faultSteps(scenario, {rateScale: 1, timeScale: 1})
   if (unsupported.length > 0)
-    throw new InputError(`${scenario.name}: faults[${unsupported[0]}] is a ${scenario.faults[unsupported[0]].kind}, which the drill's fleet cannot play; drills play broken and thread-hold faults`)
+    throw new InputError(
+      `${scenario.name}: faults[${unsupported[0]}] is a ${scenario.faults[unsupported[0]].kind}, which the drill's fleet cannot play; drills play broken and thread-hold faults`,
+    )
 
   progress('predicting with the simulator')
   const predicted = await predict(target)
@@ -83,7 +86,9 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
   const scales = {...chooseScales(seconds, peak), ...options.scales}
   const queueSeconds = drillQueueSeconds(scenario)
-  options.say(`${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s)`)
+  options.say(
+    `${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s)`,
+  )
   const window = faultWindow(scenario.faults)
   const broken = scenario.faults.find((f) => f.kind === 'broken')
   const fault = window ? {...window, servers: broken?.kind === 'broken' ? broken.servers : 0} : null
@@ -124,7 +129,10 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     stops.push(() => rotation.stop())
     const faults = playFaults(faultSteps(scenario, scales).steps, (command) => sendFleetCommand(fleet!.admin, command))
     stops.push(async () => faults.cancel())
-    const ticker = setInterval(() => progress(`t = ${Math.round((performance.now() - loadStarted) / 1000 / scales.timeScale)} s of ${Math.round(seconds)} s (scenario)`), 1000)
+    const ticker = setInterval(
+      () => progress(`t = ${Math.round((performance.now() - loadStarted) / 1000 / scales.timeScale)} s of ${Math.round(seconds)} s (scenario)`),
+      1000,
+    )
     stops.push(async () => clearInterval(ticker))
 
     let real: RunResult | undefined
@@ -137,7 +145,13 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       await sleep(startAt * scales.timeScale - wallNow())
       if (!signal.aborted) {
         const runbook = drillRestrictions(scaleRunbookTimes(target.runbook, scales.timeScale))
-        const control = drillControlPlane(config, haproxy.dir, haproxy.socket, fleet, Object.fromEntries(scenario.pools.map((p) => [p.name, p.restartSeconds * scales.timeScale])))
+        const control = drillControlPlane(
+          config,
+          haproxy.dir,
+          haproxy.socket,
+          fleet,
+          Object.fromEntries(scenario.pools.map((p) => [p.name, p.restartSeconds * scales.timeScale])),
+        )
         const approved = runbook.steps.filter((s) => s.action === 'approve').map((s) => s.index)
         real = await runRunbook(runbook, {control, io: options.io, signal, approved})
         endAt = Math.max(endAt, wallNow() + settleAfterRunbook * scales.timeScale)
@@ -159,16 +173,27 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     const prediction = signal.aborted ? cutAt(predicted.timeline, timeline.t.length > 0 ? timeline.t[timeline.t.length - 1] : 0) : predicted.timeline
     const report: DrillReport = {
       target: {kind: target.kind, name: target.kind === 'runbook' ? target.runbook.name : scenario.name},
-      scenario, setup: setup.name, scales, queueSeconds, fault, servers, seconds,
+      scenario,
+      setup: setup.name,
+      scales,
+      queueSeconds,
+      fault,
+      servers,
+      seconds,
       wallSeconds: (performance.now() - started) / 1000,
       fullServiceWindow: window,
       real: {
-        timeline, card: reportCard(timeline, fault, servers, window),
+        timeline,
+        card: reportCard(timeline, fault, servers, window),
         failures: {run: failuresOf(record, scales, 0), afterFix: fault ? failuresOf(record, scales, fault.to) : null},
         ...(real ? {runbook: {outcome: real.outcome, message: real.message}} : {}),
       },
       predicted: {timeline: prediction, card: reportCard(prediction, fault, servers, window), ...(predicted.runbook ? {runbook: predicted.runbook} : {})},
-      load: {eventLoopDelayP99Ms: record.loopDelay.p99, local: record.series.local.reduce((a, b) => a + b, 0) * record.bucketSeconds, cpuSeconds: record.cpuSeconds},
+      load: {
+        eventLoopDelayP99Ms: record.loopDelay.p99,
+        local: record.series.local.reduce((a, b) => a + b, 0) * record.bucketSeconds,
+        cpuSeconds: record.cpuSeconds,
+      },
       interrupted: signal.aborted,
     }
     return report
@@ -178,7 +203,6 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     await Promise.allSettled([load?.stop(), haproxy?.stop(), fleet?.stop()])
   }
 }
-
 
 interface Prediction {
   record: SimulationRecord
@@ -196,22 +220,28 @@ async function predict(target: DrillTarget): Promise<Prediction> {
     return {record, seconds: record.t[record.ticks - 1] + target.scenario.tick, timeline: simTimeline(record)}
   }
   const quiet: EngineIO = {notify: () => undefined, confirm: async () => true}
-  const report = await rehearse(target.runbook, {io: quiet, signal: new AbortController().signal, operator: 'drill', approved: target.runbook.steps.map((s) => s.index)}, {
-    scenario: target.scenario,
-    setup: target.setup.name,
-    pace: null,
-  })
+  const report = await rehearse(
+    target.runbook,
+    {io: quiet, signal: new AbortController().signal, operator: 'drill', approved: target.runbook.steps.map((s) => s.index)},
+    {
+      scenario: target.scenario,
+      setup: target.setup.name,
+      pace: null,
+    },
+  )
   const {rehearsal, run} = report
   // The simulated clock may have run past the end (a wait beyond the scenario extends it); the
   // drill runs what the rehearsal settles in, as `run --dry-run` reports it.
   const ticks = Math.min(rehearsal.record.ticks, Math.ceil((rehearsal.endAt + settleSeconds) / target.scenario.tick))
   const seconds = rehearsal.record.t[ticks - 1] + target.scenario.tick
-  return {record: rehearsal.record, seconds, timeline: simTimeline(rehearsal.record, ticks), startAt: rehearsal.startAt, runbook: {outcome: run.outcome, message: run.message}}
+  return {
+    record: rehearsal.record,
+    seconds,
+    timeline: simTimeline(rehearsal.record, ticks),
+    startAt: rehearsal.startAt,
+    runbook: {outcome: run.outcome, message: run.message},
+  }
 }
-
-
-
-
 
 /** Waits until HAProxy shows every server UP (its checks passed), for at most 30 s. */
 async function untilAllUp(api: RuntimeApi, backends: string[], servers: number, signal: AbortSignal): Promise<void> {

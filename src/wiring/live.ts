@@ -35,7 +35,9 @@ export function runbookRegion(runbook: Runbook): string | undefined {
   if (regions.size > 1) {
     const first = arns.find((a) => /^arn:/.test(a.arn))!
     const named = [...regions].map(([region, paths]) => `${region} (${paths.join(', ')})`)
-    throw new InputError(`${runbook.locate(first.path)}: targets: the runbook's ARNs name two regions, ${named.join(' and ')}; one run drives one region, so split the runbook`)
+    throw new InputError(
+      `${runbook.locate(first.path)}: targets: the runbook's ARNs name two regions, ${named.join(' and ')}; one run drives one region, so split the runbook`,
+    )
   }
   return [...regions.keys()][0]
 }
@@ -69,13 +71,21 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
 
   let metrics: MetricsPort | undefined = haproxy?.metrics
   if (m?.source === 'cloudwatch') {
-    if (!m.loadBalancer) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: live CloudWatch gates need loadBalancer (the app/NAME/ID dimension)`)
-    metrics = new CloudWatchMetrics(clients, clock, {loadBalancer: m.loadBalancer, loadBalancers: m.loadBalancers ?? {}, targetGroups: targets.targetGroups ?? {}, groups})
+    if (!m.loadBalancer)
+      throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: live CloudWatch gates need loadBalancer (the app/NAME/ID dimension)`)
+    metrics = new CloudWatchMetrics(clients, clock, {
+      loadBalancer: m.loadBalancer,
+      loadBalancers: m.loadBalancers ?? {},
+      targetGroups: targets.targetGroups ?? {},
+      groups,
+    })
   } else if (m?.source === 'prometheus') {
     if (!m.url || !m.queries) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: a Prometheus source needs url and queries`)
     const authorization = m.authorizationEnv === undefined ? undefined : process.env[m.authorizationEnv]
     if (m.authorizationEnv !== undefined && !authorization)
-      throw new InputError(`${runbook.locate(['targets', 'metrics', 'authorizationEnv'])}: targets.metrics.authorizationEnv: $${m.authorizationEnv} is not set; it holds the Authorization header for ${m.url}`)
+      throw new InputError(
+        `${runbook.locate(['targets', 'metrics', 'authorizationEnv'])}: targets.metrics.authorizationEnv: $${m.authorizationEnv} is not set; it holds the Authorization header for ${m.url}`,
+      )
     metrics = new PrometheusMetrics(m.url, m.queries, clock, authorization)
   }
 

@@ -93,7 +93,7 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   const {fleet} = fleetRun
   // A live system has history when a runbook starts; give the simulated one at least a minute of
   // it, so the first gate or headroom check has data to judge.
-  const startAt = Math.max(historySeconds, settings.startAt ?? (settings.scenario === undefined ? runbook.rehearsal?.startAt ?? 0 : 0))
+  const startAt = Math.max(historySeconds, settings.startAt ?? (settings.scenario === undefined ? (runbook.rehearsal?.startAt ?? 0) : 0))
   fleet.runUntil(startAt)
   const {targets} = runbook
   const backend = backendOf(targets)
@@ -116,7 +116,14 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   const endAt = fleet.time
   const {record, summary, window} = run.outcome === 'interrupted' ? fleetRun.stop() : fleetRun.finish(endAt + settleSeconds)
   const rehearsal: Rehearsal = {
-    run, scenario, setup: setup.name, startAt, endAt, window, record, summary,
+    run,
+    scenario,
+    setup: setup.name,
+    startAt,
+    endAt,
+    window,
+    record,
+    summary,
     recovered: run.outcome !== 'interrupted' && summary.recoveredSecondsAfterFix !== null,
     restrictedAtEnd: fleet.typeNames.filter((type) => fleet.isRestricted(type)),
     weights,
@@ -156,18 +163,23 @@ export function scenarioTargets(scenario: Scenario): RunbookInput['targets'] {
  * The scenario and setup a rehearsal runs against: the settings' (from flags), else the runbook's
  * own. A problem with the runbook's is reported at its file:line:column; one from a flag, at the flag.
  */
-export function rehearsalScenario(runbook: Runbook, settings: RehearsalSettings): {scenario: Scenario; setup: {name: string; policy: Scenario['setups'][string]}} {
+export function rehearsalScenario(
+  runbook: Runbook,
+  settings: RehearsalSettings,
+): {scenario: Scenario; setup: {name: string; policy: Scenario['setups'][string]}} {
   const own = runbook.rehearsal
   let scenario: Scenario
   if (typeof settings.scenario === 'object') scenario = settings.scenario
   else if (settings.scenario !== undefined) scenario = loadScenario(settings.scenario).scenario
-  else if (own) scenario = loadScenario(resolveScenarioRef(own.scenario, runbook.file), {}, `${runbook.locate(['rehearsal', 'scenario'])}: rehearsal.scenario`).scenario
+  else if (own)
+    scenario = loadScenario(resolveScenarioRef(own.scenario, runbook.file), {}, `${runbook.locate(['rehearsal', 'scenario'])}: rehearsal.scenario`).scenario
   else throw new InputError(`${runbook.locate(['name'])}: the runbook has no rehearsal.scenario; give one there or pass --scenario`)
-  const [setup] = settings.setup !== undefined
-    ? pickSetups(scenario, [settings.setup])
-    : own?.setup !== undefined && settings.scenario === undefined
-      ? pickSetups(scenario, [own.setup], `${runbook.locate(['rehearsal', 'setup'])}: rehearsal.setup`)
-      : pickSetups(scenario, 'all').slice(0, 1)
+  const [setup] =
+    settings.setup !== undefined
+      ? pickSetups(scenario, [settings.setup])
+      : own?.setup !== undefined && settings.scenario === undefined
+        ? pickSetups(scenario, [own.setup], `${runbook.locate(['rehearsal', 'setup'])}: rehearsal.setup`)
+        : pickSetups(scenario, 'all').slice(0, 1)
   return {scenario, setup}
 }
 
@@ -190,19 +202,22 @@ function checkAgainstScenario(runbook: Runbook, scenario: Scenario, settings: Re
     throw new InputError(`${runbook.locate(path)}: ${message}`)
   }
   for (const [set, pool] of Object.entries(runbook.targets.dns?.sets ?? {}))
-    if (!pools.has(pool)) fail(['targets', 'dns', 'sets', set], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
+    if (!pools.has(pool))
+      fail(['targets', 'dns', 'sets', set], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
   const backend = backendOf(runbook.targets)
   for (const pool of backend.targetPools) {
     if (!pools.has(pool)) fail(backend.poolPath(pool), `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
     // A target group is only ever cycled; a HAProxy backend may also be where a ramp parks traffic.
-    if (backend.family === 'aws' && scenario.pools.find((p) => p.name === pool)?.kind === 'sorry') fail(backend.poolPath(pool), `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
+    if (backend.family === 'aws' && scenario.pools.find((p) => p.name === pool)?.kind === 'sorry')
+      fail(backend.poolPath(pool), `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
   }
   for (const step of runbook.steps) {
     if ((step.action === 'restrict' || step.action === 'lift') && !types.has(step.type))
       fail(['steps', step.index, 'type'], `the rehearsal scenario ${scenario.name} has no traffic type "${step.type}"; its types are ${[...types].join(', ')}`)
     if (step.action === 'cycle' && scenario.pools.find((p) => p.name === step.pool)?.kind === 'sorry')
       fail(['steps', step.index, 'pool'], `pool "${step.pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
-    const beyond = step.action === 'cycle' ? batchBeyondPool(step.batch, scenario.pools.find((p) => p.name === step.pool)?.servers ?? Number.POSITIVE_INFINITY) : undefined
+    const beyond =
+      step.action === 'cycle' ? batchBeyondPool(step.batch, scenario.pools.find((p) => p.name === step.pool)?.servers ?? Number.POSITIVE_INFINITY) : undefined
     if (beyond) fail(['steps', step.index, 'batch'], `steps[${step.index}].batch: ${beyond} in the rehearsal scenario ${scenario.name}`)
   }
   const fromFlag = settings.startAt !== undefined

@@ -38,13 +38,17 @@ describe('check', () => {
   })
 
   it('with onFailure: hold, a failing check holds the run (exit 3) instead of failing it', async () => {
-    const result = await runRunbook(runbook(check('    onFailure: hold\n')), {control: control({metrics: new FakeMetrics(() => 9)}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(check('    onFailure: hold\n')), {
+      control: control({metrics: new FakeMetrics(() => 9)}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(result.outcome).toBe('held')
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.steps[0].status).toBe('held')
   })
 
-  it('without a bake it watches for the gate\'s window', async () => {
+  it("without a bake it watches for the gate's window", async () => {
     const clock = new FakeClock()
     const steps = `  - action: check\n    gate: {metric: healthy-targets, threshold: 90, window: 40, interval: 10, successes: 2}\n`
     const result = await runRunbook(runbook(steps), {control: control({clock, metrics: new FakeMetrics(() => 100)}), io: new RecordingIO(), signal: noAbort()})

@@ -18,7 +18,11 @@ ${extra}`
     await group.deregister(['b3'])
     group.deregistrations = []
     const hooks = new FakeHooks()
-    const result = await runRunbook(runbook(cycleStep()), {control: control({pools: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(cycleStep()), {
+      control: control({pools: new Map([['blue', group]]), hooks}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(result.outcome).toBe('completed')
     // b3 was already out: it is restarted and returned with the first batch, not drained again.
     expect(group.deregistrations).toEqual([['b0'], ['b1', 'b2'], ['b4']])
@@ -38,14 +42,24 @@ ${extra}`
         restarted.push({id: target.id, health: (await group.targets()).find((t) => t.id === target.id)!.health})
       },
     }
-    const mutations = [{step: 0, phase: 'intent' as const, kind: 'deregister' as const, resource: group.label, before: ['b0', 'b1'], after: null, outcome: {ok: true}}]
-    const result = await runRunbook(runbook(cycleStep()), {control: control({pools: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort(), resume: {fromStep: 0, mutations}})
+    const mutations = [
+      {step: 0, phase: 'intent' as const, kind: 'deregister' as const, resource: group.label, before: ['b0', 'b1'], after: null, outcome: {ok: true}},
+    ]
+    const result = await runRunbook(runbook(cycleStep()), {
+      control: control({pools: new Map([['blue', group]]), hooks}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+      resume: {fromStep: 0, mutations},
+    })
     expect(result.outcome, result.message).toBe('completed')
     // b0 and b1 were draining: counted out, not deregistered twice, their drain waited for.
     expect(group.deregistrations).toEqual([['b2', 'b3']])
     expect(group.drainWaits[0]).toEqual(['b0', 'b1'])
     expect(restarted).toEqual(['b0', 'b1', 'b2', 'b3'].map((id) => ({id, health: 'unused'})))
-    expect(group.registrations).toEqual([['b0', 'b1'], ['b2', 'b3']])
+    expect(group.registrations).toEqual([
+      ['b0', 'b1'],
+      ['b2', 'b3'],
+    ])
   })
 
   it('a deregistration whose outcome was never recorded is settled as applied while its targets drain', async () => {
@@ -65,12 +79,22 @@ ${extra}`
   it('sets routing failover and slow start before the first batch, each as a recorded change', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1'])
     const io = new RecordingIO()
-    const result = await runRunbook(runbook(cycleStep('    failoverPercent: 50\n    slowStart: 60\n')), {control: control({pools: new Map([['blue', group]])}), io, signal: noAbort()})
+    const result = await runRunbook(runbook(cycleStep('    failoverPercent: 50\n    slowStart: 60\n')), {
+      control: control({pools: new Map([['blue', group]])}),
+      io,
+      signal: noAbort(),
+    })
     expect(exitCodeOf(result.outcome)).toBe(0)
     expect(group.failover).toBe(50)
     expect(group.slow).toBe(60)
-    const intents = io.of('mutation').filter((m) => m.mutation.phase === 'intent').map((m) => [m.mutation.kind, m.mutation.before, m.mutation.after])
-    expect(intents.slice(0, 2)).toEqual([['failover', null, 50], ['slow-start', 0, 60]])
+    const intents = io
+      .of('mutation')
+      .filter((m) => m.mutation.phase === 'intent')
+      .map((m) => [m.mutation.kind, m.mutation.before, m.mutation.after])
+    expect(intents.slice(0, 2)).toEqual([
+      ['failover', null, 50],
+      ['slow-start', 0, 60],
+    ])
   })
 
   it('refuses a batch that would leave too little capacity, and says so', async () => {
@@ -87,7 +111,11 @@ ${extra}`
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const hooks = new FakeHooks()
     hooks.failFor.add('b2')
-    const result = await runRunbook(runbook(cycleStep()), {control: control({pools: new Map([['blue', group]]), hooks}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(cycleStep()), {
+      control: control({pools: new Map([['blue', group]]), hooks}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(result.message).toContain('batch 2 of 2 (b2, b3): restart failed for b2: restart exited 1')
     expect(group.registered.has('b2')).toBe(false)

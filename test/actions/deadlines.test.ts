@@ -5,13 +5,17 @@ import type {MetricKind, WeightMap} from '../../src/ports/control-plane.js'
 import {parseRunbook} from '../../src/runbook/load-runbook.js'
 import {control, FakeDns, FakeGroup, FakeMetrics, RecordingIO} from '../helpers/fakes.js'
 
-const runbook = (steps: string) => parseRunbook('deadlines.yaml', `name: deadlines
+const runbook = (steps: string) =>
+  parseRunbook(
+    'deadlines.yaml',
+    `name: deadlines
 targets:
   dns: {zone: Z1, record: app.example.com., ttl: 60, sets: {blue: blue, green: green}}
   targetGroups: {blue: arn:blue}
   metrics: {source: cloudwatch, loadBalancer: app/lb/1}
 steps:
-${steps}`)
+${steps}`,
+  )
 
 const noAbort = () => new AbortController().signal
 
@@ -36,7 +40,10 @@ function hang(signal: AbortSignal | undefined, what: string): Promise<never> {
 class UnreliableDns extends FakeDns {
   /** The signal each change came with. */
   signals: Array<AbortSignal | undefined> = []
-  constructor(weights: WeightMap, private readonly behave: (call: number) => 'answer' | 'fail' | 'hang') {
+  constructor(
+    weights: WeightMap,
+    private readonly behave: (call: number) => 'answer' | 'fail' | 'hang',
+  ) {
     super(weights)
   }
   override async applyWeights(weights: WeightMap, signal?: AbortSignal): Promise<void> {
@@ -49,7 +56,10 @@ class UnreliableDns extends FakeDns {
 
 /** Metrics that read fine until `broken()` says otherwise, then fail or hang. */
 class UnreliableMetrics extends FakeMetrics {
-  constructor(private readonly broken: () => boolean, private readonly how: 'fail' | 'hang') {
+  constructor(
+    private readonly broken: () => boolean,
+    private readonly how: 'fail' | 'hang',
+  ) {
     super(() => 0.1)
   }
   override async read(kind: MetricKind, window: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
@@ -68,7 +78,9 @@ describe('a ramp whose metrics source fails mid-step', () => {
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(dns.applied.map((w) => w.green)).toEqual([5, 25, 5])
     expect(dns.weights).toEqual({blue: 95, green: 5})
-    expect(result.stoppedAt?.message).toMatch(/^gate error-rate ≤ 1% over 30 s could not read its metrics at green 25%: CloudWatch GetMetricData on app\/lb\/1 failed: Timeout: no answer within 30 s .*; weights back to green 5% \(blue=95 green=5\)$/)
+    expect(result.stoppedAt?.message).toMatch(
+      /^gate error-rate ≤ 1% over 30 s could not read its metrics at green 25%: CloudWatch GetMetricData on app\/lb\/1 failed: Timeout: no answer within 30 s .*; weights back to green 5% \(blue=95 green=5\)$/,
+    )
     // No verdict was made up for the unread step.
     expect(result.steps[0].verdicts.every((v) => v.context === 'green 5%' && v.outcome === 'pass')).toBe(true)
   })
@@ -84,7 +96,10 @@ describe('a ramp whose metrics source fails mid-step', () => {
 
   it('a check step whose source fails is a runtime error too', async () => {
     const metrics = new UnreliableMetrics(() => true, 'fail')
-    const result = await runRunbook(runbook(`  - {action: check, gate: {metric: error-rate, threshold: 1, window: 30, interval: 10, successes: 2}, bake: 30}\n`), {control: control({metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(
+      runbook(`  - {action: check, gate: {metric: error-rate, threshold: 1, window: 30, interval: 10, successes: 2}, bake: 30}\n`),
+      {control: control({metrics}), io: new RecordingIO(), signal: noAbort()},
+    )
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(result.message).toContain('could not read its metrics')
   })
@@ -96,11 +111,20 @@ describe('a ramp whose change fails or hangs', () => {
     const io = new RecordingIO()
     const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}), io, signal: noAbort()})
     expect(exitCodeOf(result.outcome)).toBe(1)
-    expect(result.stoppedAt?.message).toBe('Route53 ChangeResourceRecordSets on Z1 app.example.com. A failed: Timeout: no answer within 30 s; weights back to green 5% (blue=95 green=5)')
+    expect(result.stoppedAt?.message).toBe(
+      'Route53 ChangeResourceRecordSets on Z1 app.example.com. A failed: Timeout: no answer within 30 s; weights back to green 5% (blue=95 green=5)',
+    )
     expect(dns.weights).toEqual({blue: 95, green: 5})
     // The failed change and the step back are both on record.
-    const outcomes = io.of('mutation').filter((m) => m.mutation.phase === 'outcome').map((m) => [(m.mutation.after as WeightMap).green, m.mutation.ok])
-    expect(outcomes).toEqual([[5, true], [25, false], [5, true]])
+    const outcomes = io
+      .of('mutation')
+      .filter((m) => m.mutation.phase === 'outcome')
+      .map((m) => [(m.mutation.after as WeightMap).green, m.mutation.ok])
+    expect(outcomes).toEqual([
+      [5, true],
+      [25, false],
+      [5, true],
+    ])
   })
 
   it('an interruption aborts a hung change and the step back still runs, on a deadline of its own', async () => {
@@ -110,7 +134,11 @@ describe('a ramp whose change fails or hangs', () => {
       setTimeout(() => abort.abort(), 10)
       return 'hang'
     })
-    const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}), io: new RecordingIO(), signal: abort.signal})
+    const result = await runRunbook(runbook(rampSteps), {
+      control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}),
+      io: new RecordingIO(),
+      signal: abort.signal,
+    })
     expect(result.outcome).toBe('interrupted')
     expect(exitCodeOf(result.outcome)).toBe(130)
     expect(dns.weights).toEqual({blue: 95, green: 5})
@@ -143,7 +171,11 @@ describe('a ramp whose change fails or hangs', () => {
       setTimeout(() => abort.abort(), 10)
       return hang(signal, 'ListResourceRecordSets')
     }
-    const result = await runRunbook(runbook(rampSteps), {control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}), io: new RecordingIO(), signal: abort.signal})
+    const result = await runRunbook(runbook(rampSteps), {
+      control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}),
+      io: new RecordingIO(),
+      signal: abort.signal,
+    })
     expect(exitCodeOf(result.outcome)).toBe(130)
     expect(result.stoppedAt?.message).toBe('stopped during the step: ListResourceRecordSets was stopped')
     expect(dns.applied).toEqual([])
@@ -163,17 +195,31 @@ describe('a cycle whose gate cannot read its metrics', () => {
   it('stops after the batch, takes it back out as for a failed gate (onFailure rollback), and fails with exit 1', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const metrics = new UnreliableMetrics(() => group.registrations.length === 2, 'fail')
-    const result = await runRunbook(runbook(cycleSteps('rollback')), {control: control({pools: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(cycleSteps('rollback')), {
+      control: control({pools: new Map([['blue', group]]), metrics}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(exitCodeOf(result.outcome)).toBe(1)
-    expect(group.deregistrations).toEqual([['b0', 'b1'], ['b2', 'b3'], ['b2', 'b3']])
+    expect(group.deregistrations).toEqual([
+      ['b0', 'b1'],
+      ['b2', 'b3'],
+      ['b2', 'b3'],
+    ])
     expect([...group.registered].sort()).toEqual(['b0', 'b1'])
-    expect(result.stoppedAt?.message).toMatch(/could not read its metrics at batch 2 of 2 .*CloudWatch GetMetricData.*; batch 2 of 2 \(b2, b3\) taken back out of rotation$/)
+    expect(result.stoppedAt?.message).toMatch(
+      /could not read its metrics at batch 2 of 2 .*CloudWatch GetMetricData.*; batch 2 of 2 \(b2, b3\) taken back out of rotation$/,
+    )
   })
 
   it('stops after the batch with it in service when onFailure is hold, and fails with exit 1', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const metrics = new UnreliableMetrics(() => group.registrations.length === 1, 'fail')
-    const result = await runRunbook(runbook(cycleSteps('hold')), {control: control({pools: new Map([['blue', group]]), metrics}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(cycleSteps('hold')), {
+      control: control({pools: new Map([['blue', group]]), metrics}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(exitCodeOf(result.outcome)).toBe(1)
     expect(group.deregistrations).toEqual([['b0', 'b1']])
     expect(result.stoppedAt?.message).toMatch(/; stopped after batch 1 of 2/)

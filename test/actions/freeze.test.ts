@@ -15,7 +15,10 @@ describe('freeze', () => {
     expect(freeze.record!.expires).toBeUndefined()
     expect(Number.isNaN(Date.parse(freeze.record!.since))).toBe(false)
     const mutations = io.of('mutation').map((e) => e.mutation)
-    expect(mutations.map((m) => [m.kind, m.phase])).toEqual([['freeze', 'intent'], ['freeze', 'outcome']])
+    expect(mutations.map((m) => [m.kind, m.phase])).toEqual([
+      ['freeze', 'intent'],
+      ['freeze', 'outcome'],
+    ])
     expect(mutations[0].before).toBeNull()
     expect(mutations[0].after).toEqual(freeze.record)
   })

@@ -13,9 +13,17 @@ describe('lift', () => {
     const io = new RecordingIO()
     const result = await runRunbook(runbook(`  - {action: lift, type: sync}\n`), {control: control({restrictions: rules}), io, signal: noAbort()})
     expect(result.outcome).toBe('completed')
-    expect(result.steps[0]).toMatchObject({action: 'lift', status: 'done', title: 'Lift the restriction on sync traffic', message: 'sync traffic is let through again'})
+    expect(result.steps[0]).toMatchObject({
+      action: 'lift',
+      status: 'done',
+      title: 'Lift the restriction on sync traffic',
+      message: 'sync traffic is let through again',
+    })
     expect(rules.rules).toEqual([search])
-    const intents = io.of('mutation').filter((e) => e.mutation.phase === 'intent').map((e) => e.mutation)
+    const intents = io
+      .of('mutation')
+      .filter((e) => e.mutation.phase === 'intent')
+      .map((e) => e.mutation)
     expect(intents).toEqual([expect.objectContaining({kind: 'lift', resource: 'listener L1', before: sync, after: null})])
   })
 

@@ -47,14 +47,22 @@ describe('ramp', () => {
 
   it('a failure on the first step goes back to the starting weights', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
-    const result = await runRunbook(runbook(steps), {control: control({weights: dns, metrics: new FakeMetrics(() => 50)}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {
+      control: control({weights: dns, metrics: new FakeMetrics(() => 50)}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(dns.weights).toEqual({blue: 100, green: 0})
   })
 
   it('no data is inconclusive and never a pass', async () => {
     const dns = new FakeDns({blue: 100, green: 0})
-    const result = await runRunbook(runbook(steps), {control: control({weights: dns, metrics: new FakeMetrics(() => null)}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(steps), {
+      control: control({weights: dns, metrics: new FakeMetrics(() => null)}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(exitCodeOf(result.outcome)).toBe(3)
     expect(result.steps[0].verdicts.every((v) => v.outcome === 'inconclusive')).toBe(true)
     expect(result.message).toMatch(/no data 3 times .* missing data is never a pass/)
@@ -77,12 +85,15 @@ describe('ramp', () => {
 
   it('splits the rest among the other sets in proportion to their starting weights', async () => {
     const threeSets = (weights: Record<string, number>, schedule: number) =>
-      parseRunbook('three.yaml', `name: three
+      parseRunbook(
+        'three.yaml',
+        `name: three
 targets:
   dns: {zone: Z1, record: app.example.com., ttl: 60, sets: {a: a, b: b, c: c}}
 steps:
   - {action: ramp, set: c, schedule: [${schedule}], bake: 60}
-`)
+`,
+      )
     for (const [start, schedule, expected] of [
       [{a: 60, b: 20, c: 0}, 10, {c: 10, a: 68, b: 22}],
       [{a: 0, b: 0, c: 0}, 50, {c: 50, a: 25, b: 25}],

@@ -20,8 +20,17 @@ const every = runbook(`  - {action: freeze, reason: drill}
 `)
 
 let seq = 0
-const recorded = (kind: MutationKind, before: unknown, after: unknown, resource = 'r'): RecordedMutation =>
-  ({step: 0, phase: 'intent', kind, resource, before, after, seq: ++seq, at: '2026-11-30T00:00:00Z', outcome: {ok: true}})
+const recorded = (kind: MutationKind, before: unknown, after: unknown, resource = 'r'): RecordedMutation => ({
+  step: 0,
+  phase: 'intent',
+  kind,
+  resource,
+  before,
+  after,
+  seq: ++seq,
+  at: '2026-11-30T00:00:00Z',
+  outcome: {ok: true},
+})
 
 const undoOf = (changes: RecordedMutation[], plane = control({})) => rulesOf(changes.at(-1)!).undo(changes, plane)
 
@@ -36,8 +45,15 @@ describe('the action registry', () => {
   it('gives every step its definition, and the loader its default title and onFailure', () => {
     expect(every.steps.map((s) => actionOf(s).action)).toEqual(every.steps.map((s) => s.action))
     expect(every.steps.map((s) => s.title)).toEqual([
-      'Freeze changes: drill', 'Restrict sync traffic', 'Cycle blue in batches of 1', 'Ramp green: 5% → 50%',
-      'Approval: go on?', 'Wait 60 s', 'Check error-rate', 'Lift the restriction on sync traffic', 'Lift the change freeze',
+      'Freeze changes: drill',
+      'Restrict sync traffic',
+      'Cycle blue in batches of 1',
+      'Ramp green: 5% → 50%',
+      'Approval: go on?',
+      'Wait 60 s',
+      'Check error-rate',
+      'Lift the restriction on sync traffic',
+      'Lift the change freeze',
     ])
     expect(every.steps.map((s) => s.onFailure)).toEqual(['abort', 'abort', 'hold', 'rollback', 'abort', 'abort', 'abort', 'abort', 'abort'])
   })
@@ -58,7 +74,7 @@ describe('the action registry', () => {
     expect(every.steps.filter((s) => actionOf(s).changesLive).map((s) => s.action)).toEqual(['restrict', 'cycle', 'ramp', 'lift'])
   })
 
-  it('builds one IAM policy from each step\'s statements, merged by Sid with no action twice', () => {
+  it("builds one IAM policy from each step's statements, merged by Sid with no action twice", () => {
     const policy = iamPolicy(every)
     const actions = policy.Statement.flatMap((s) => s.Action)
     expect(new Set(actions).size).toBe(actions.length)
@@ -77,19 +93,26 @@ describe('the action registry', () => {
   })
 })
 
-describe('undo nets a run\'s changes to one subject', () => {
+describe("undo nets a run's changes to one subject", () => {
   it('weights go back to what the run found, however many steps it took', async () => {
     const dns = new FakeDns({blue: 5, green: 95})
-    const undo = await undoing([recorded('weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('weights', {blue: 50, green: 50}, {blue: 5, green: 95})], control({weights: dns}))
+    const undo = await undoing(
+      [recorded('weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('weights', {blue: 50, green: 50}, {blue: 5, green: 95})],
+      control({weights: dns}),
+    )
     expect(undo).toMatchObject({kind: 'weights', after: {blue: 100, green: 0}})
     await undo.apply()
     expect(dns.weights).toEqual({blue: 100, green: 0})
-    expect(await undoOf([recorded('weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('weights', {blue: 50, green: 50}, {blue: 100, green: 0})])).toMatch(/back where the run found them/)
+    expect(
+      await undoOf([recorded('weights', {blue: 100, green: 0}, {blue: 50, green: 50}), recorded('weights', {blue: 50, green: 50}, {blue: 100, green: 0})]),
+    ).toMatch(/back where the run found them/)
   })
 
   it('a freeze the run set and cleared, or a rule it added and lifted, is left alone, and says so', async () => {
     const record = {by: 'a', reason: 'drill', since: 'now'}
-    expect(await undoOf([recorded('freeze', null, record, 'change freeze'), recorded('unfreeze', record, null, 'change freeze')])).toBe('the run set the freeze and lifted it itself')
+    expect(await undoOf([recorded('freeze', null, record, 'change freeze'), recorded('unfreeze', record, null, 'change freeze')])).toBe(
+      'the run set the freeze and lifted it itself',
+    )
     const rule = {type: 'sync', paths: ['/sync/*'], headers: {}, retryAfterSeconds: 60}
     expect(await undoOf([recorded('restrict', null, rule), recorded('lift', rule, null)])).toBe('the run added the restriction on sync and lifted it itself')
   })
@@ -102,7 +125,9 @@ describe('undo nets a run\'s changes to one subject', () => {
     await clear.apply()
     expect(freeze.record).toBeNull()
     freeze.record = {by: 'b', reason: 'their own', since: 'later', runId: 'r2'}
-    expect(await undoOf([recorded('freeze', null, mine, 'change freeze')], control({freeze}))).toMatch(/^the freeze in place now is not the one the run set \(frozen since later by b in run r2: their own\)$/)
+    expect(await undoOf([recorded('freeze', null, mine, 'change freeze')], control({freeze}))).toMatch(
+      /^the freeze in place now is not the one the run set \(frozen since later by b in run r2: their own\)$/,
+    )
   })
 
   it('a rule the run found and lifted is put back; a freeze it found and cleared is put back', async () => {
@@ -122,8 +147,13 @@ describe('undo nets a run\'s changes to one subject', () => {
   it('returns only the targets the run left out of rotation', async () => {
     const group = new FakeGroup('blue', ['a', 'b', 'c'])
     const plane = control({pools: new Map([['blue', group]])})
-    expect(await undoing([recorded('deregister', ['a', 'b'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toMatchObject({kind: 'register', after: ['b']})
-    expect(await undoOf([recorded('deregister', ['a'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toMatch(/every target the run took out of target group blue is back in it/)
+    expect(await undoing([recorded('deregister', ['a', 'b'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toMatchObject({
+      kind: 'register',
+      after: ['b'],
+    })
+    expect(await undoOf([recorded('deregister', ['a'], null, group.label), recorded('register', null, ['a'], group.label)], plane)).toMatch(
+      /every target the run took out of target group blue is back in it/,
+    )
   })
 })
 

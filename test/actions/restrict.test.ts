@@ -11,16 +11,28 @@ describe('restrict', () => {
     const steps = `  - {action: restrict, type: sync, paths: [/sync/*, /ews/sync/*], headers: {x-client: [outlook, mobile]}, retryAfter: 5m}\n`
     const result = await runRunbook(runbook(steps), {control: control({restrictions: rules}), io, signal: noAbort()})
     expect(result.outcome).toBe('completed')
-    expect(result.steps[0]).toMatchObject({action: 'restrict', status: 'done', title: 'Restrict sync traffic', message: 'sync traffic now gets 503 with Retry-After: 300'})
+    expect(result.steps[0]).toMatchObject({
+      action: 'restrict',
+      status: 'done',
+      title: 'Restrict sync traffic',
+      message: 'sync traffic now gets 503 with Retry-After: 300',
+    })
     const rule = {type: 'sync', paths: ['/sync/*', '/ews/sync/*'], headers: {'x-client': ['outlook', 'mobile']}, retryAfterSeconds: 300}
     expect(rules.rules).toEqual([rule])
-    const intents = io.of('mutation').filter((e) => e.mutation.phase === 'intent').map((e) => e.mutation)
+    const intents = io
+      .of('mutation')
+      .filter((e) => e.mutation.phase === 'intent')
+      .map((e) => e.mutation)
     expect(intents).toEqual([expect.objectContaining({kind: 'restrict', resource: 'listener L1', before: null, after: rule})])
   })
 
   it('defaults to no paths, or no headers, and Retry-After: 120', async () => {
     const rules = new FakeRules()
-    const result = await runRunbook(runbook(`  - {action: restrict, type: sync, headers: {x-client: [sync]}}\n`), {control: control({restrictions: rules}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(`  - {action: restrict, type: sync, headers: {x-client: [sync]}}\n`), {
+      control: control({restrictions: rules}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(result.steps[0].message).toBe('sync traffic now gets 503 with Retry-After: 120')
     expect(rules.rules).toEqual([{type: 'sync', paths: [], headers: {'x-client': ['sync']}, retryAfterSeconds: 120}])
   })
@@ -30,15 +42,26 @@ describe('restrict', () => {
     const existing = {type: 'sync', paths: ['/old/*'], headers: {}, retryAfterSeconds: 60}
     rules.rules = [existing]
     const io = new RecordingIO()
-    const result = await runRunbook(runbook(`  - {action: restrict, type: sync, paths: [/sync/*]}\n`), {control: control({restrictions: rules}), io, signal: noAbort()})
+    const result = await runRunbook(runbook(`  - {action: restrict, type: sync, paths: [/sync/*]}\n`), {
+      control: control({restrictions: rules}),
+      io,
+      signal: noAbort(),
+    })
     expect(result.steps[0]).toMatchObject({status: 'done', message: 'sync is already restricted'})
     expect(rules.rules).toEqual([existing])
     expect(io.of('mutation')).toEqual([])
   })
 
   it('a run with no listener fails the step, saying what it needs', async () => {
-    const result = await runRunbook(runbook(`  - {action: restrict, type: sync, paths: [/sync/*]}\n`), {control: control({}), io: new RecordingIO(), signal: noAbort()})
+    const result = await runRunbook(runbook(`  - {action: restrict, type: sync, paths: [/sync/*]}\n`), {
+      control: control({}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(result.outcome).toBe('failed')
-    expect(result.steps[0]).toMatchObject({status: 'error', message: 'step 1 needs a listener (targets.listener) or a HAProxy restriction map (targets.haproxy.restrictMap), and this run has none'})
+    expect(result.steps[0]).toMatchObject({
+      status: 'error',
+      message: 'step 1 needs a listener (targets.listener) or a HAProxy restriction map (targets.haproxy.restrictMap), and this run has none',
+    })
   })
 })

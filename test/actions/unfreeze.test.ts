@@ -12,9 +12,17 @@ describe('unfreeze', () => {
     const io = new RecordingIO()
     const result = await runRunbook(runbook(`  - {action: unfreeze}\n`), {control: control({freeze}), io, signal: noAbort()})
     expect(result.outcome).toBe('completed')
-    expect(result.steps[0]).toMatchObject({action: 'unfreeze', status: 'done', title: 'Lift the change freeze', message: 'unfrozen (was frozen since 2026-11-04T10:00:00.000Z by alice in run test-run: incident 42)'})
+    expect(result.steps[0]).toMatchObject({
+      action: 'unfreeze',
+      status: 'done',
+      title: 'Lift the change freeze',
+      message: 'unfrozen (was frozen since 2026-11-04T10:00:00.000Z by alice in run test-run: incident 42)',
+    })
     expect(freeze.record).toBeNull()
-    const intents = io.of('mutation').filter((e) => e.mutation.phase === 'intent').map((e) => e.mutation)
+    const intents = io
+      .of('mutation')
+      .filter((e) => e.mutation.phase === 'intent')
+      .map((e) => e.mutation)
     expect(intents).toHaveLength(1)
     expect(intents[0]).toMatchObject({kind: 'unfreeze', before: found, after: null})
   })
@@ -27,12 +35,14 @@ describe('unfreeze', () => {
     const result = await runRunbook(runbook(`  - {action: unfreeze}\n`), {control: control({freeze}), io, signal: noAbort()})
     expect(result.outcome).toBe('completed')
     expect(result.steps[0].message).toBe('left the freeze in place: frozen since 2026-11-04T10:00:00.000Z by bob in run other-run: db migration')
-    expect(io.of('warning').map((w) => w.message)).toEqual(["the freeze in place is not this run's to lift (frozen since 2026-11-04T10:00:00.000Z by bob in run other-run: db migration): left in place; this run set none of its own to lift (force: true lifts it, journalled)"])
+    expect(io.of('warning').map((w) => w.message)).toEqual([
+      "the freeze in place is not this run's to lift (frozen since 2026-11-04T10:00:00.000Z by bob in run other-run: db migration): left in place; this run set none of its own to lift (force: true lifts it, journalled)",
+    ])
     expect(freeze.record).toEqual(theirs)
     expect(io.of('mutation')).toEqual([])
   })
 
-  it('typed as `sluice unfreeze`: lifts the freeze the same operator set by hand; refuses another\'s without --force', async () => {
+  it("typed as `sluice unfreeze`: lifts the freeze the same operator set by hand; refuses another's without --force", async () => {
     const freeze = new FakeFreeze()
     const mine = {by: 'alice', reason: 'incident 42', since: '2026-11-04T10:00:00.000Z', runId: 'freeze-run', byHand: true}
     freeze.record = {...mine}
@@ -40,7 +50,9 @@ describe('unfreeze', () => {
     const byHand = (operator: string) => control({freeze, operator, byHand: true})
     const refused = await runRunbook(runbook(`  - {action: unfreeze}\n`), {control: byHand('bob'), io, signal: noAbort()})
     expect(refused.outcome).toBe('refused')
-    expect(refused.steps[0].message).toBe("the freeze in place is not this run's to lift (frozen since 2026-11-04T10:00:00.000Z by alice in run freeze-run: incident 42); lift it with --force, which the journal records")
+    expect(refused.steps[0].message).toBe(
+      "the freeze in place is not this run's to lift (frozen since 2026-11-04T10:00:00.000Z by alice in run freeze-run: incident 42); lift it with --force, which the journal records",
+    )
     expect(freeze.record).toEqual(mine)
     const lifted = await runRunbook(runbook(`  - {action: unfreeze}\n`), {control: byHand('alice'), io, signal: noAbort()})
     expect(lifted.outcome).toBe('completed')
@@ -52,14 +64,16 @@ describe('unfreeze', () => {
     expect(freeze.record).toEqual(mine)
   })
 
-  it('with force, lifts another\'s freeze with a warning, and the change records whose it was', async () => {
+  it("with force, lifts another's freeze with a warning, and the change records whose it was", async () => {
     const freeze = new FakeFreeze()
     const theirs = {by: 'bob', reason: 'db migration', since: '2026-11-04T10:00:00.000Z'}
     freeze.record = {...theirs}
     const io = new RecordingIO()
     const result = await runRunbook(runbook(`  - {action: unfreeze, force: true}\n`), {control: control({freeze}), io, signal: noAbort()})
     expect(result.steps[0]).toMatchObject({status: 'done', message: 'unfrozen (was frozen since 2026-11-04T10:00:00.000Z by bob: db migration), by force'})
-    expect(io.of('warning').map((w) => w.message)).toEqual(['lifting a freeze this run did not set, by force: frozen since 2026-11-04T10:00:00.000Z by bob: db migration'])
+    expect(io.of('warning').map((w) => w.message)).toEqual([
+      'lifting a freeze this run did not set, by force: frozen since 2026-11-04T10:00:00.000Z by bob: db migration',
+    ])
     expect(io.of('mutation')[0].mutation).toMatchObject({kind: 'unfreeze', before: theirs, after: null})
     expect(freeze.record).toBeNull()
   })

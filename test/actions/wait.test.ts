@@ -7,7 +7,7 @@ import {control, FakeClock, RecordingIO, runbook} from '../helpers/fakes.js'
 const noAbort = () => new AbortController().signal
 
 describe('wait', () => {
-  it('waits the given time on the run\'s clock and changes nothing', async () => {
+  it("waits the given time on the run's clock and changes nothing", async () => {
     const clock = new FakeClock()
     const io = new RecordingIO()
     const result = await runRunbook(runbook(`  - {action: wait, for: 2m}\n`), {control: control({clock}), io, signal: noAbort()})
@@ -31,10 +31,17 @@ describe('wait', () => {
         this.t += seconds
       },
     }
-    const result = await runRunbook(runbook(`  - {action: wait, for: 60}\n  - {action: unfreeze}\n`), {control: control({clock}), io: new RecordingIO(), signal: abort.signal})
+    const result = await runRunbook(runbook(`  - {action: wait, for: 60}\n  - {action: unfreeze}\n`), {
+      control: control({clock}),
+      io: new RecordingIO(),
+      signal: abort.signal,
+    })
     expect(result.outcome).toBe('interrupted')
     expect(exitCodeOf(result.outcome)).toBe(130)
-    expect(result.steps.map((s) => [s.status, s.message])).toEqual([['interrupted', 'interrupted while waiting'], ['skipped', 'not run']])
+    expect(result.steps.map((s) => [s.status, s.message])).toEqual([
+      ['interrupted', 'interrupted while waiting'],
+      ['skipped', 'not run'],
+    ])
     expect(clock.t).toBe(0)
   })
 })

@@ -10,7 +10,12 @@ export async function setWeightsByHand(cfg: AwsClientConfig, zoneId: string, rec
   try {
     const out = await r53.send(new ListResourceRecordSetsCommand({HostedZoneId: zoneId, StartRecordName: record, StartRecordType: 'A'}))
     const sets = (out.ResourceRecordSets ?? []).filter((s) => s.Name === record && s.SetIdentifier && s.SetIdentifier in weights)
-    await r53.send(new ChangeResourceRecordSetsCommand({HostedZoneId: zoneId, ChangeBatch: {Changes: sets.map((s) => ({Action: 'UPSERT', ResourceRecordSet: {...s, Weight: weights[s.SetIdentifier!]}}))}}))
+    await r53.send(
+      new ChangeResourceRecordSetsCommand({
+        HostedZoneId: zoneId,
+        ChangeBatch: {Changes: sets.map((s) => ({Action: 'UPSERT', ResourceRecordSet: {...s, Weight: weights[s.SetIdentifier!]}}))},
+      }),
+    )
   } finally {
     r53.destroy()
   }

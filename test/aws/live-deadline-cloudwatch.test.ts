@@ -22,7 +22,9 @@ describe('CloudWatch going quiet during a bake, Route 53 fine', () => {
     expect(end.code, end.stderr).toBe(1)
     expect(stoppedIn).toBeGreaterThan(29)
     expect(stoppedIn).toBeLessThan(40)
-    expect(end.stderr).toMatch(/ERROR gate error-rate ≤ 1% over 60 s could not read its metrics at maintenance 50%: CloudWatch GetMetricData on app\/\S+ failed: Timeout: no answer within 30 s .*; weights back to maintenance 20% \(mailbox=80 maintenance=20\)/)
+    expect(end.stderr).toMatch(
+      /ERROR gate error-rate ≤ 1% over 60 s could not read its metrics at maintenance 50%: CloudWatch GetMetricData on app\/\S+ failed: Timeout: no answer within 30 s .*; weights back to maintenance 20% \(mailbox=80 maintenance=20\)/,
+    )
     // Not left on the step nobody judged: the weights read back are the 20% step's.
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 80, maintenance: 20})
     const shown = await sluice(['journal', runIdOf(end.stderr), '--json'], {env: fx.env})

@@ -19,13 +19,17 @@ describe('a Route 53 endpoint that takes a change and never answers', () => {
     const hung = await when(() => fx.proxy.held.length > 0)
     const end = await run.ended
     const stoppedIn = (end.at - hung) / 1000
-    console.log(`ChangeResourceRecordSets never answering: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung, after ${fx.proxy.held.length} attempts`)
+    console.log(
+      `ChangeResourceRecordSets never answering: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung, after ${fx.proxy.held.length} attempts`,
+    )
     expect(end.code, end.stderr).toBe(1)
     // The call's deadline, not the attempt count, ends it: 10 s per attempt, 30 s in all.
     expect(stoppedIn).toBeGreaterThan(29)
     expect(stoppedIn).toBeLessThan(40)
     expect(fx.proxy.held.length).toBeGreaterThanOrEqual(2)
-    expect(end.stderr).toMatch(/ERROR Route53 ChangeResourceRecordSets on \S+ \S+ A failed: Timeout: no answer within 30 s \(requests time out after 10 s and are retried\); weights back to maintenance 20% \(mailbox=80 maintenance=20\)/)
+    expect(end.stderr).toMatch(
+      /ERROR Route53 ChangeResourceRecordSets on \S+ \S+ A failed: Timeout: no answer within 30 s \(requests time out after 10 s and are retried\); weights back to maintenance 20% \(mailbox=80 maintenance=20\)/,
+    )
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 80, maintenance: 20})
 
     // The run ended on record (not 'unfinished'), let go of its locks, and can be resumed.

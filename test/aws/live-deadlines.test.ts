@@ -21,26 +21,30 @@ describe('a hung or failing API mid-ramp, through bin/run.js against moto', () =
     ['SIGINT (Ctrl-C)', 'SIGINT', 'interrupt:'],
     ['SIGTERM (kill, CI runners)', 'SIGTERM', 'SIGTERM:'],
     ['SIGHUP (a closed terminal, a dropped SSH session)', 'SIGHUP', 'SIGHUP:'],
-  ] as const)('%s while CloudWatch GetMetricData hangs: acts within 5 s, back at the last good weights, exit 130', async (_name, signal, note) => {
-    await seedMetrics(fx, 0)
-    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
-    // The 20% step's gate has passed once the 50% step is on: from then on CloudWatch goes quiet.
-    await run.seen(/maintenance at 50%/)
-    fx.proxy.hold('GetMetricData')
-    const hung = await when(() => fx.proxy.held.length > 0)
-    run.signal(signal)
-    const end = await run.ended
-    const stoppedIn = (end.at - hung) / 1000
-    console.log(`${signal} during a hung GetMetricData: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung`)
-    expect(end.code, end.stderr).toBe(130)
-    expect(stoppedIn).toBeLessThan(5)
-    expect(end.stderr).toContain(`${note} stopping at the next safe point`)
-    expect(end.stderr).toMatch(/interrupted at maintenance 50%; weights back to maintenance 20% \(mailbox=80 maintenance=20\)/)
-    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual(afterFirstStep)
-    // The run let go of its locks and left a journal that says how it ended.
-    const runId = runIdOf(end.stderr)
-    expect(await journalStatus(runId)).toBe('interrupted')
-  }, 120_000)
+  ] as const)(
+    '%s while CloudWatch GetMetricData hangs: acts within 5 s, back at the last good weights, exit 130',
+    async (_name, signal, note) => {
+      await seedMetrics(fx, 0)
+      const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
+      // The 20% step's gate has passed once the 50% step is on: from then on CloudWatch goes quiet.
+      await run.seen(/maintenance at 50%/)
+      fx.proxy.hold('GetMetricData')
+      const hung = await when(() => fx.proxy.held.length > 0)
+      run.signal(signal)
+      const end = await run.ended
+      const stoppedIn = (end.at - hung) / 1000
+      console.log(`${signal} during a hung GetMetricData: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung`)
+      expect(end.code, end.stderr).toBe(130)
+      expect(stoppedIn).toBeLessThan(5)
+      expect(end.stderr).toContain(`${note} stopping at the next safe point`)
+      expect(end.stderr).toMatch(/interrupted at maintenance 50%; weights back to maintenance 20% \(mailbox=80 maintenance=20\)/)
+      expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual(afterFirstStep)
+      // The run let go of its locks and left a journal that says how it ended.
+      const runId = runIdOf(end.stderr)
+      expect(await journalStatus(runId)).toBe('interrupted')
+    },
+    120_000,
+  )
 
   it('SIGTERM while a Route 53 change hangs: the change is aborted, the weights stay at the last good step, exit 130', async () => {
     await seedMetrics(fx, 0)
@@ -67,9 +71,13 @@ describe('a hung or failing API mid-ramp, through bin/run.js against moto', () =
     fx.proxy.inject({operation: 'GetMetricData', times: 1000, status: 503, contentType: 'text/plain', body: 'Service Unavailable'})
     const failing = await when(() => fx.proxy.of('GetMetricData').some((c) => c.status === 503))
     const end = await run.ended
-    console.log(`GetMetricData answering 503: exited ${end.code} ${((end.at - failing) / 1000).toFixed(1)} s after the first failed read, ${fx.proxy.of('GetMetricData').filter((c) => c.status === 503).length} attempts`)
+    console.log(
+      `GetMetricData answering 503: exited ${end.code} ${((end.at - failing) / 1000).toFixed(1)} s after the first failed read, ${fx.proxy.of('GetMetricData').filter((c) => c.status === 503).length} attempts`,
+    )
     expect(end.code, end.stderr).toBe(1)
-    expect(end.stderr).toMatch(/gate error-rate ≤ 1% over 60 s could not read its metrics at maintenance 50%: CloudWatch GetMetricData on app\/\S+ failed: HTTP 503: .*; weights back to maintenance 20% \(mailbox=80 maintenance=20\)/)
+    expect(end.stderr).toMatch(
+      /gate error-rate ≤ 1% over 60 s could not read its metrics at maintenance 50%: CloudWatch GetMetricData on app\/\S+ failed: HTTP 503: .*; weights back to maintenance 20% \(mailbox=80 maintenance=20\)/,
+    )
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual(afterFirstStep)
     expect(await journalStatus(runIdOf(end.stderr))).toBe('failed')
   }, 120_000)

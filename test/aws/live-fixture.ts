@@ -51,10 +51,13 @@ export async function seedMetrics(fx: Fixture, errorPercent: number): Promise<vo
 
 /** The weights each ChangeResourceRecordSets carried, in order, from the calls the proxy saw. */
 export function weightChanges(proxy: RecordingProxy): Array<Record<string, number>> {
-  return proxy.of('ChangeResourceRecordSets').filter((c) => c.status === 200).map((c) => {
-    const sets = [...c.body.matchAll(/<SetIdentifier>([^<]+)<\/SetIdentifier>[\s\S]*?<Weight>(\d+)<\/Weight>/g)]
-    return Object.fromEntries(sets.map((m) => [m[1], Number(m[2])]))
-  })
+  return proxy
+    .of('ChangeResourceRecordSets')
+    .filter((c) => c.status === 200)
+    .map((c) => {
+      const sets = [...c.body.matchAll(/<SetIdentifier>([^<]+)<\/SetIdentifier>[\s\S]*?<Weight>(\d+)<\/Weight>/g)]
+      return Object.fromEntries(sets.map((m) => [m[1], Number(m[2])]))
+    })
 }
 
 export const mutating = ['ChangeResourceRecordSets', 'RegisterTargets', 'DeregisterTargets', 'CreateRule', 'DeleteRule', 'ModifyTargetGroupAttributes']
@@ -82,7 +85,13 @@ export function useLiveFixture(): () => Fixture {
       dir,
       hook,
       hookLog,
-      targets: {zoneId: zone.zoneId, record: zone.record, targetGroupArn: lb.targetGroupArn, listenerArn: lb.listenerArn, loadBalancer: lb.loadBalancerDimension},
+      targets: {
+        zoneId: zone.zoneId,
+        record: zone.record,
+        targetGroupArn: lb.targetGroupArn,
+        listenerArn: lb.listenerArn,
+        loadBalancer: lb.loadBalancerDimension,
+      },
       env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state')},
     }
   })

@@ -19,15 +19,25 @@ describe('more shipped runbooks live, and what status and iam-policy say', () =>
     const actions = policy.Statement.flatMap((s) => s.Action).sort()
     expect(actions).toEqual([
       'cloudwatch:GetMetricData',
-      'elasticloadbalancing:AddTags', 'elasticloadbalancing:CreateRule', 'elasticloadbalancing:DeleteRule',
-      'elasticloadbalancing:DeregisterTargets', 'elasticloadbalancing:DescribeRules', 'elasticloadbalancing:DescribeTags',
-      'elasticloadbalancing:DescribeTargetGroupAttributes', 'elasticloadbalancing:DescribeTargetHealth',
-      'elasticloadbalancing:ModifyTargetGroupAttributes', 'elasticloadbalancing:RegisterTargets',
-      'route53:ChangeResourceRecordSets', 'route53:GetChange', 'route53:ListResourceRecordSets',
+      'elasticloadbalancing:AddTags',
+      'elasticloadbalancing:CreateRule',
+      'elasticloadbalancing:DeleteRule',
+      'elasticloadbalancing:DeregisterTargets',
+      'elasticloadbalancing:DescribeRules',
+      'elasticloadbalancing:DescribeTags',
+      'elasticloadbalancing:DescribeTargetGroupAttributes',
+      'elasticloadbalancing:DescribeTargetHealth',
+      'elasticloadbalancing:ModifyTargetGroupAttributes',
+      'elasticloadbalancing:RegisterTargets',
+      'route53:ChangeResourceRecordSets',
+      'route53:GetChange',
+      'route53:ListResourceRecordSets',
     ])
     const on = (action: string) => policy.Statement.find((s) => s.Action.includes(action))!
     expect(on('route53:ChangeResourceRecordSets').Resource).toEqual([`arn:aws:route53:::hostedzone/${fx.targets.zoneId}`])
-    expect(on('route53:ChangeResourceRecordSets').Condition).toMatchObject({'ForAllValues:StringEquals': {'route53:ChangeResourceRecordSetsActions': ['UPSERT']}})
+    expect(on('route53:ChangeResourceRecordSets').Condition).toMatchObject({
+      'ForAllValues:StringEquals': {'route53:ChangeResourceRecordSetsActions': ['UPSERT']},
+    })
     expect(on('elasticloadbalancing:RegisterTargets').Resource).toEqual([fx.targets.targetGroupArn])
     expect(on('elasticloadbalancing:CreateRule').Resource).toContain(fx.targets.listenerArn)
     // Every call the live run of this runbook made is one the policy allows.

@@ -2,7 +2,16 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {groupAttributes, registered, ruleCount, seedMetrics as seedFixtureMetrics, useLiveFixture, weightChanges, weights, type Fixture} from './live-fixture.js'
+import {
+  groupAttributes,
+  registered,
+  ruleCount,
+  seedMetrics as seedFixtureMetrics,
+  useLiveFixture,
+  weightChanges,
+  weights,
+  type Fixture,
+} from './live-fixture.js'
 import {liveCopy} from './live-runbook.js'
 
 let fx: Fixture
@@ -32,9 +41,20 @@ describe('live runs of the shipped runbooks against moto', () => {
     expect(result.code, result.stderr + result.stdout).toBe(0)
     expect(result.stdout).toContain('Outcome: completed')
 
-    const steps = [[0, 100], [1, 99], [5, 95], [25, 75], [50, 50], [75, 25], [100, 0]]
+    const steps = [
+      [0, 100],
+      [1, 99],
+      [5, 95],
+      [25, 75],
+      [50, 50],
+      [75, 25],
+      [100, 0],
+    ]
     const expected = steps.map(([mailbox, maintenance]) => JSON.stringify({mailbox, maintenance}))
-    expect(seen.map((s) => JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(s)).sort())))).toEqual([JSON.stringify({mailbox: 100, maintenance: 0}), ...expected])
+    expect(seen.map((s) => JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(s)).sort())))).toEqual([
+      JSON.stringify({mailbox: 100, maintenance: 0}),
+      ...expected,
+    ])
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
 
     // One ChangeResourceRecordSets per ramp step, carrying every set that changed.
@@ -63,7 +83,10 @@ describe('live runs of the shipped runbooks against moto', () => {
     expect(attributes).toHaveLength(2)
     expect(attributes[0]).toContain('Key=target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage&Attributes.member.1.Value=50')
     expect(attributes[1]).toContain('Key=slow_start.duration_seconds&Attributes.member.1.Value=60')
-    expect(await groupAttributes(fx.targets.targetGroupArn)).toMatchObject({'slow_start.duration_seconds': '60', 'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage': '50'})
+    expect(await groupAttributes(fx.targets.targetGroupArn)).toMatchObject({
+      'slow_start.duration_seconds': '60',
+      'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage': '50',
+    })
     // The freeze recorded and cleared.
     expect(existsSync(join(fx.dir, 'state', 'freeze.json'))).toBe(false)
   }, 120_000)
@@ -71,7 +94,9 @@ describe('live runs of the shipped runbooks against moto', () => {
   it('a gate fails when the seeded 5xx exceed its threshold, and the weights go back, read back from the API', async () => {
     await seedMetrics(5)
     const file = join(fx.dir, 'ramp.yaml')
-    writeFileSync(file, `name: ramp-into-errors
+    writeFileSync(
+      file,
+      `name: ramp-into-errors
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
   targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
@@ -83,7 +108,8 @@ steps:
     schedule: [10, 50, 100]
     bake: 2
     gate: {metric: error-rate, threshold: 2, window: 60, interval: 1, successes: 2, pool: mailbox}
-`)
+`,
+    )
     const result = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
     expect(result.code, result.stderr).toBe(3)
     const json = JSON.parse(result.stdout)
@@ -91,7 +117,11 @@ steps:
     expect(json.message).toContain('error-rate ≤ 2% over 60 s (mailbox)')
     expect(json.message).toContain('measured 5.00%')
     expect(json.message).toContain('threshold 2.00%')
-    expect(weightChanges(fx.proxy)).toEqual([{mailbox: 0, maintenance: 100}, {mailbox: 10, maintenance: 90}, {mailbox: 0, maintenance: 100}])
+    expect(weightChanges(fx.proxy)).toEqual([
+      {mailbox: 0, maintenance: 100},
+      {mailbox: 10, maintenance: 90},
+      {mailbox: 0, maintenance: 100},
+    ])
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 0, maintenance: 100})
   }, 120_000)
 })

@@ -38,5 +38,4 @@ describe('more shipped runbooks live, and what status and iam-policy say', () =>
     expect(s.restrictions.rules).toEqual([{type: 'decommissioned-lookup', paths: ['/routing/lookup/legacy-*'], headers: {}, retryAfterSeconds: 600}])
     expect(s.freeze).toBeNull()
   }, 120_000)
-
 })

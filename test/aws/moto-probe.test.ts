@@ -130,9 +130,7 @@ describe('Route 53 on moto', () => {
 
   test('paging inside one weighted name is broken: no NextRecordIdentifier, StartRecordIdentifier is ignored, so following Next* repeats the first set forever', async () => {
     const z = await zone()
-    const first = await r53.send(
-      new ListResourceRecordSetsCommand({HostedZoneId: z.zoneId, StartRecordName: z.record, StartRecordType: 'A', MaxItems: 1}),
-    )
+    const first = await r53.send(new ListResourceRecordSetsCommand({HostedZoneId: z.zoneId, StartRecordName: z.record, StartRecordType: 'A', MaxItems: 1}))
     expect(first.ResourceRecordSets?.map((r) => r.SetIdentifier)).toEqual(['blue'])
     expect(first).toMatchObject({IsTruncated: true, MaxItems: 1, NextRecordName: z.record, NextRecordType: 'A'})
     expect(first.NextRecordIdentifier).toBeUndefined()
@@ -286,9 +284,7 @@ describe('Route 53 on moto', () => {
 describe('ELBv2 on moto', () => {
   const elb = new ElasticLoadBalancingV2Client(cfg)
   const health = async (targetGroupArn: string, targets?: string[]) => {
-    const out = await elb.send(
-      new DescribeTargetHealthCommand({TargetGroupArn: targetGroupArn, Targets: targets?.map((Id) => ({Id, Port: 443}))}),
-    )
+    const out = await elb.send(new DescribeTargetHealthCommand({TargetGroupArn: targetGroupArn, Targets: targets?.map((Id) => ({Id, Port: 443}))}))
     return out.TargetHealthDescriptions?.map((d) => [d.Target?.Id, d.TargetHealth?.State, d.TargetHealth?.Reason])
   }
   const attributes = async (targetGroupArn: string) => {
@@ -510,9 +506,12 @@ describe('CloudWatch on moto', () => {
 
   test('periods are counted from StartTime, not aligned to the minute as AWS does', async () => {
     const {lb, thisMinute, minutes} = await seeded()
-    const out = await results(thisMinute - 10 * MINUTE + 30_000, thisMinute + MINUTE, [
-      query('req', 'RequestCount', 'Sum', [{Name: 'LoadBalancer', Value: lb}]),
-    ], 'TimestampAscending')
+    const out = await results(
+      thisMinute - 10 * MINUTE + 30_000,
+      thisMinute + MINUTE,
+      [query('req', 'RequestCount', 'Sum', [{Name: 'LoadBalancer', Value: lb}])],
+      'TimestampAscending',
+    )
     // Each point at :05 falls in the bucket that started at the previous minute's :30.
     expect(out.req.Timestamps).toEqual(minutes.map((m) => new Date(m.getTime() - 30_000)))
     expect(out.req.Values).toEqual([100, 101, 102, 103, 104])

@@ -142,10 +142,7 @@ async function launch(bin: string, port: number): Promise<Moto> {
     }
     if (child.exitCode !== null || child.signalCode !== null) {
       await stop()
-      throw new MotoExitedEarly(
-        `moto_server exited (${child.exitCode ?? child.signalCode}) before answering on ${endpoint}\n${tail(log)}`,
-        log,
-      )
+      throw new MotoExitedEarly(`moto_server exited (${child.exitCode ?? child.signalCode}) before answering on ${endpoint}\n${tail(log)}`, log)
     }
     if (await answers(endpoint)) return {endpoint, stop}
     if (Date.now() > deadline) {

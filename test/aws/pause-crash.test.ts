@@ -16,12 +16,15 @@ describe('a pause survives a crash (spawned, against moto)', () => {
   it('survives a crash: a run killed while paused resumes paused, says who paused it, and holds until promote', async () => {
     const env = {...fx.env, SLUICE_LEASE_SECONDS: '3'}
     const file = join(fx.dir, 'paused-ramp.yaml')
-    writeFileSync(file, `name: paused-ramp
+    writeFileSync(
+      file,
+      `name: paused-ramp
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
 steps:
   - {action: ramp, set: maintenance, schedule: [30, 100], bake: 8}
-`)
+`,
+    )
     const run = spawnRun(['run', file, '--yes'], env)
     const runId = await run.runId()
     await run.seen(/maintenance at 30%/)

@@ -22,5 +22,4 @@ describe('sluice pause holds a live run (spawned, against moto, no terminal)', (
     expect(end.code, end.stderr).toBe(0)
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 50, maintenance: 50})
   }, 240_000)
-
 })

@@ -5,7 +5,15 @@ import {expect} from 'vitest'
 import {runJs, sluice} from '../helpers/cli.js'
 import type {Fixture} from './live-fixture.js'
 
-export type WatchedEntry = {seq: number; type: string; step?: number; status?: string; effect?: string; control?: {kind: string; operator: string}; mutation?: {step: number; phase: string; kind: string}}
+export type WatchedEntry = {
+  seq: number
+  type: string
+  step?: number
+  status?: string
+  effect?: string
+  control?: {kind: string; operator: string}
+  mutation?: {step: number; phase: string; kind: string}
+}
 
 /** A run's journal as `sluice watch RUN --json` prints it, entry by entry, while the run goes on. */
 export function followJournal(runId: string, env: Record<string, string>) {
@@ -32,7 +40,10 @@ export function followJournal(runId: string, env: Record<string, string>) {
       for (;;) {
         const found = entries.find(match)
         if (found) return found
-        if (done || Date.now() > give) throw new Error(`never saw ${what} in the journal (watch ${done ? 'ended' : 'still running'}); ${entries.length} entries:\n${entries.map((e) => JSON.stringify(e)).join('\n')}\n${stderr}`)
+        if (done || Date.now() > give)
+          throw new Error(
+            `never saw ${what} in the journal (watch ${done ? 'ended' : 'still running'}); ${entries.length} entries:\n${entries.map((e) => JSON.stringify(e)).join('\n')}\n${stderr}`,
+          )
         await new Promise((r) => setTimeout(r, 50))
       }
     },
@@ -41,7 +52,6 @@ export function followJournal(runId: string, env: Record<string, string>) {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 
 /**
  * One runbook with every step kind a pause must hold in, each long enough that a pause sent as it
@@ -53,7 +63,9 @@ export function everyStepKind(fx: Fixture): string {
   writeFileSync(slowHook, '#!/bin/sh\nsleep 4\n')
   chmodSync(slowHook, 0o755)
   const file = join(fx.dir, 'pause-everywhere.yaml')
-  writeFileSync(file, `name: pause-everywhere
+  writeFileSync(
+    file,
+    `name: pause-everywhere
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
   targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
@@ -68,7 +80,8 @@ steps:
     gate: {metric: error-rate, threshold: 1, window: 60, interval: 1, successes: 1}
   - {action: cycle, pool: mailbox, batch: 4, restart: {command: [${slowHook}], timeout: 60}}
   - {action: approve, message: Go on?}
-`)
+`,
+  )
   return file
 }
 
@@ -86,7 +99,13 @@ export async function pauseInEveryStep(fx: Fixture, runId: string, alive: () => 
   const count = (effect: string) => journal.entries.filter((e) => e.type === 'control' && e.effect === effect).length
   const deregistered = () => fx.proxy.of('DeregisterTargets').filter((c) => c.status === 200).length
   try {
-    for (const [step, kind] of [[0, 'wait'], [1, 'bake with no gate'], [2, 'gated bake'], [3, 'cycle between batches'], [4, 'approval']] as const) {
+    for (const [step, kind] of [
+      [0, 'wait'],
+      [1, 'bake with no gate'],
+      [2, 'gated bake'],
+      [3, 'cycle between batches'],
+      [4, 'approval'],
+    ] as const) {
       await journal.until((e) => e.type === 'step-start' && e.step === step, `step ${step + 1} (${kind}) start`)
       if (step === 3) await journal.until((e) => e.type === 'mutation' && e.mutation?.step === 3 && e.mutation.kind === 'deregister', 'the first batch drained')
       const paused = count('paused')
@@ -98,8 +117,14 @@ export async function pauseInEveryStep(fx: Fixture, runId: string, alive: () => 
       const drained = deregistered()
       await sleep(step === 3 ? 6000 : 3000)
       expect(alive(), `the run died while paused in the ${kind}`).toBe(true)
-      expect(journal.entries.some((e) => e.type === 'step-end' && e.step === step), `the ${kind} ended while paused`).toBe(false)
-      expect(journal.entries.some((e) => e.type === 'run-end'), `the run ended while paused in the ${kind}`).toBe(false)
+      expect(
+        journal.entries.some((e) => e.type === 'step-end' && e.step === step),
+        `the ${kind} ended while paused`,
+      ).toBe(false)
+      expect(
+        journal.entries.some((e) => e.type === 'run-end'),
+        `the run ended while paused in the ${kind}`,
+      ).toBe(false)
       if (step === 3) expect(deregistered(), 'the cycle drained its second batch while paused').toBe(drained)
       const continued = count('continued')
       await send('promote')

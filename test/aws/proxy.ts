@@ -70,7 +70,7 @@ function service(req: IncomingMessage): string {
   const auth = String(req.headers.authorization ?? '')
   const scope = /Credential=[^/]+\/\d+\/[^/]+\/([^/]+)\//.exec(auth)
   const names: Record<string, string> = {route53: 'Route53', elasticloadbalancing: 'ELBv2', monitoring: 'CloudWatch', ec2: 'EC2'}
-  return scope ? names[scope[1]] ?? scope[1] : 'unknown'
+  return scope ? (names[scope[1]] ?? scope[1]) : 'unknown'
 }
 
 function operation(req: IncomingMessage, body: string): string {
@@ -118,7 +118,16 @@ export class RecordingProxy {
       req.on('end', () => {
         let raw = Buffer.concat(chunks)
         const body = raw.toString('utf8')
-        const call: RecordedCall = {service: service(req), operation: operation(req, body), method: req.method ?? 'GET', path: req.url ?? '/', body, status: 0, at: Date.now(), userAgent: `${req.headers['user-agent'] ?? ''} ${req.headers['x-amz-user-agent'] ?? ''}`}
+        const call: RecordedCall = {
+          service: service(req),
+          operation: operation(req, body),
+          method: req.method ?? 'GET',
+          path: req.url ?? '/',
+          body,
+          status: 0,
+          at: Date.now(),
+          userAgent: `${req.headers['user-agent'] ?? ''} ${req.headers['x-amz-user-agent'] ?? ''}`,
+        }
         this.calls.push(call)
         this.onCall?.(call)
         if (this.holds.has(call.operation)) {
@@ -144,7 +153,9 @@ export class RecordingProxy {
           if (drainsFrom.length === 0) {
             call.status = 200
             res.writeHead(200, {'content-type': 'text/xml'})
-            res.end(`<DeregisterTargetsResponse xmlns="${elbv2Ns}"><DeregisterTargetsResult/><ResponseMetadata><RequestId>drain</RequestId></ResponseMetadata></DeregisterTargetsResponse>`)
+            res.end(
+              `<DeregisterTargetsResponse xmlns="${elbv2Ns}"><DeregisterTargetsResult/><ResponseMetadata><RequestId>drain</RequestId></ResponseMetadata></DeregisterTargetsResponse>`,
+            )
             return
           }
           raw = Buffer.from(withTargets(params, drainsFrom))
@@ -156,30 +167,29 @@ export class RecordingProxy {
         const rewrite = this.drainSeconds !== null && call.operation === 'DescribeTargetHealth'
         const headers = {...req.headers, 'content-length': String(raw.length)}
         if (rewrite) delete headers['accept-encoding']
-        const forward = httpRequest(
-          {hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers},
-          (answer) => {
-            call.status = answer.statusCode ?? 0
-            if (drainsFrom.length > 0 && call.status === 200)
-              for (const target of drainsFrom) this.drains.push({targetGroupArn: arn, target, from: call.at, until: call.at + this.drainSeconds! * 1000})
-            if (!rewrite || call.status !== 200) {
-              res.writeHead(answer.statusCode ?? 502, answer.headers)
-              answer.pipe(res)
-              return
-            }
-            const parts: Buffer[] = []
-            answer.on('data', (c: Buffer) => parts.push(c))
-            answer.on('end', () => {
-              const members = this.draining(arn, Date.now()).map((d) => drainingMember(d.target)).join('')
-              const xml = Buffer.concat(parts).toString('utf8')
-              const out = /<TargetHealthDescriptions\s*\/>/.test(xml)
-                ? xml.replace(/<TargetHealthDescriptions\s*\/>/, `<TargetHealthDescriptions>${members}</TargetHealthDescriptions>`)
-                : xml.replace('</TargetHealthDescriptions>', `${members}</TargetHealthDescriptions>`)
-              res.writeHead(200, {...answer.headers, 'content-length': String(Buffer.byteLength(out))})
-              res.end(out)
-            })
-          },
-        )
+        const forward = httpRequest({hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers}, (answer) => {
+          call.status = answer.statusCode ?? 0
+          if (drainsFrom.length > 0 && call.status === 200)
+            for (const target of drainsFrom) this.drains.push({targetGroupArn: arn, target, from: call.at, until: call.at + this.drainSeconds! * 1000})
+          if (!rewrite || call.status !== 200) {
+            res.writeHead(answer.statusCode ?? 502, answer.headers)
+            answer.pipe(res)
+            return
+          }
+          const parts: Buffer[] = []
+          answer.on('data', (c: Buffer) => parts.push(c))
+          answer.on('end', () => {
+            const members = this.draining(arn, Date.now())
+              .map((d) => drainingMember(d.target))
+              .join('')
+            const xml = Buffer.concat(parts).toString('utf8')
+            const out = /<TargetHealthDescriptions\s*\/>/.test(xml)
+              ? xml.replace(/<TargetHealthDescriptions\s*\/>/, `<TargetHealthDescriptions>${members}</TargetHealthDescriptions>`)
+              : xml.replace('</TargetHealthDescriptions>', `${members}</TargetHealthDescriptions>`)
+            res.writeHead(200, {...answer.headers, 'content-length': String(Buffer.byteLength(out))})
+            res.end(out)
+          })
+        })
         forward.on('error', (error) => {
           res.writeHead(502)
           res.end(String(error))

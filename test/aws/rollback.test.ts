@@ -32,19 +32,22 @@ async function snapshot() {
 
 function runbook(name: string, steps: string): string {
   const file = join(fx.dir, `${name}.yaml`)
-  writeFileSync(file, `name: ${name}
+  writeFileSync(
+    file,
+    `name: ${name}
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
   targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
   listener: ${fx.targets.listenerArn}
 steps:
-${steps}`)
+${steps}`,
+  )
   return file
 }
 
 const runIdOf = (stdout: string): string => (JSON.parse(stdout) as {runId: string}).runId
 
-describe('rollback undoes only a run\'s net effect', () => {
+describe("rollback undoes only a run's net effect", () => {
   it('after a completed live run of outlook-staged-return, everything reads back exactly as before the run', async () => {
     await seedMetrics(fx, 0)
     const before = await snapshot()
@@ -125,7 +128,9 @@ describe('resume and hooks', () => {
     expect(run.code).toBe(1)
     expect(run.stderr).toContain('[AWS_SECRET_ACCESS_KEY redacted]')
     const runs = join(fx.dir, 'state', 'runs')
-    const journal = readdirSync(runs).map((f) => readFileSync(join(runs, f), 'utf8')).join('\n')
+    const journal = readdirSync(runs)
+      .map((f) => readFileSync(join(runs, f), 'utf8'))
+      .join('\n')
     expect(journal).toContain('[AWS_SECRET_ACCESS_KEY redacted]')
     for (const text of [run.stdout, run.stderr, journal]) expect(text).not.toContain(secret)
   }, 120_000)
@@ -134,14 +139,19 @@ describe('resume and hooks', () => {
     const hook = join(fx.dir, 'chatty.sh')
     writeFileSync(hook, '#!/bin/sh\necho "db $DB_PASS pat $GITHUB_PAT hook $SLACK_WEBHOOK_URL" >&2\nexit 1\n', {mode: 0o755})
     const values = {DB_PASS: 'hunter2-marker', GITHUB_PAT: 'ghp_marker0123456789', SLACK_WEBHOOK_URL: 'https://hooks.slack.example/marker/T000/B000'}
-    const file = runbook('chatty', `  - {action: cycle, pool: mailbox, batch: 1, restart: {command: [${hook}], env: [DB_PASS, GITHUB_PAT, SLACK_WEBHOOK_URL]}}\n`)
+    const file = runbook(
+      'chatty',
+      `  - {action: cycle, pool: mailbox, batch: 1, restart: {command: [${hook}], env: [DB_PASS, GITHUB_PAT, SLACK_WEBHOOK_URL]}}\n`,
+    )
     const env = {...fx.env, ...values}
     const run = await sluice(['run', file, '--yes', '--json'], {env})
     expect(run.code).toBe(1)
     expect(run.stderr).toContain('db [DB_PASS redacted] pat [GITHUB_PAT redacted] hook [SLACK_WEBHOOK_URL redacted]')
     const runId = (JSON.parse(run.stdout) as {runId: string}).runId
     const runs = join(fx.dir, 'state', 'runs')
-    const files = readdirSync(runs).map((f) => readFileSync(join(runs, f), 'utf8')).join('\n')
+    const files = readdirSync(runs)
+      .map((f) => readFileSync(join(runs, f), 'utf8'))
+      .join('\n')
     const shown = await sluice(['journal', runId, '--json'], {env})
     const watched = await sluice(['watch', runId, '--json'], {env})
     for (const text of [run.stdout, run.stderr, files, shown.stdout, watched.stdout])

@@ -33,9 +33,7 @@ export async function seedZone(
 ): Promise<SeededZone> {
   const r53 = new Route53Client(cfg)
   try {
-    const zone = await r53.send(
-      new CreateHostedZoneCommand({Name: opts.zoneName, CallerReference: randomUUID()}),
-    )
+    const zone = await r53.send(new CreateHostedZoneCommand({Name: opts.zoneName, CallerReference: randomUUID()}))
     const zoneId = zone.HostedZone!.Id!.replace(/^\/hostedzone\//, '')
     const record = fqdn(opts.record, opts.zoneName)
     await r53.send(
@@ -78,10 +76,7 @@ export interface SeededLoadBalancer {
  * (both named `name`; they live in separate namespaces), `targets` registered IPs from 10.0.1.10,
  * and an HTTP:80 listener forwarding to the group. `name` must be unique per test and at most 32 chars.
  */
-export async function seedLoadBalancer(
-  cfg: AwsClientConfig,
-  opts: {name: string; targets: number},
-): Promise<SeededLoadBalancer> {
+export async function seedLoadBalancer(cfg: AwsClientConfig, opts: {name: string; targets: number}): Promise<SeededLoadBalancer> {
   const ec2 = new EC2Client(cfg)
   const elb = new ElasticLoadBalancingV2Client(cfg)
   try {
@@ -96,9 +91,7 @@ export async function seedLoadBalancer(
       subnetIds.push(subnet.Subnet!.SubnetId!)
     }
 
-    const lb = await elb.send(
-      new CreateLoadBalancerCommand({Name: opts.name, Subnets: subnetIds, Scheme: 'internet-facing', Type: 'application'}),
-    )
+    const lb = await elb.send(new CreateLoadBalancerCommand({Name: opts.name, Subnets: subnetIds, Scheme: 'internet-facing', Type: 'application'}))
     const loadBalancerArn = lb.LoadBalancers![0].LoadBalancerArn!
 
     const tg = await elb.send(
@@ -116,9 +109,7 @@ export async function seedLoadBalancer(
 
     const targetIps = Array.from({length: opts.targets}, (_, i) => `10.0.1.${10 + i}`)
     if (targetIps.length > 0) {
-      await elb.send(
-        new RegisterTargetsCommand({TargetGroupArn: targetGroupArn, Targets: targetIps.map((Id) => ({Id, Port: 443}))}),
-      )
+      await elb.send(new RegisterTargetsCommand({TargetGroupArn: targetGroupArn, Targets: targetIps.map((Id) => ({Id, Port: 443}))}))
     }
 
     const listener = await elb.send(
@@ -167,14 +158,9 @@ export interface AlbPoint {
  * LoadBalancer, and (when a target group is given) the target-side metrics again under
  * LoadBalancer+TargetGroup. HTTPCode_ELB_5XX_Count is never per target group in AWS, so it isn't here either.
  */
-export async function putAlbMetrics(
-  cfg: AwsClientConfig,
-  opts: {loadBalancer: string; targetGroup?: string; points: AlbPoint[]},
-): Promise<void> {
+export async function putAlbMetrics(cfg: AwsClientConfig, opts: {loadBalancer: string; targetGroup?: string; points: AlbPoint[]}): Promise<void> {
   const lbOnly: Dimension[] = [{Name: 'LoadBalancer', Value: opts.loadBalancer}]
-  const withTg: Dimension[] | undefined = opts.targetGroup
-    ? [...lbOnly, {Name: 'TargetGroup', Value: opts.targetGroup}]
-    : undefined
+  const withTg: Dimension[] | undefined = opts.targetGroup ? [...lbOnly, {Name: 'TargetGroup', Value: opts.targetGroup}] : undefined
 
   const data: MetricDatum[] = []
   for (const p of opts.points) {

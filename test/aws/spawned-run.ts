@@ -44,7 +44,9 @@ export function spawnRun(args: string[], env: Record<string, string>): SpawnedRu
     signal: (name) => child.kill(name),
     runId: async () => {
       await Promise.race([
-        new Promise<number>((resolve) => (/live run \d{8}-\d{6}-[0-9a-f]{4}/.test(stderr) ? resolve(0) : waiting.push({pattern: /live run \d{8}-\d{6}-[0-9a-f]{4}/, resolve}))),
+        new Promise<number>((resolve) =>
+          /live run \d{8}-\d{6}-[0-9a-f]{4}/.test(stderr) ? resolve(0) : waiting.push({pattern: /live run \d{8}-\d{6}-[0-9a-f]{4}/, resolve}),
+        ),
         ended.then((end) => Promise.reject(new Error(`the run ended (${end.code}) before it named its run id:\n${end.stderr}`))),
       ])
       return /live run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(stderr)![1]
@@ -70,7 +72,9 @@ export async function when(check: () => boolean, timeoutMs = 60_000): Promise<nu
  */
 export function gatedRamp(fx: Fixture, bake = 1, name = 'gated-ramp'): string {
   const file = join(fx.dir, `${name}-${bake}.yaml`)
-  writeFileSync(file, `name: ${name}
+  writeFileSync(
+    file,
+    `name: ${name}
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
   metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}
@@ -80,7 +84,8 @@ steps:
     schedule: [20, 50, 100]
     bake: ${bake}
     gate: {metric: error-rate, threshold: 1, window: 60, interval: 1, successes: 1}
-`)
+`,
+  )
   return file
 }
 

@@ -9,7 +9,12 @@ beforeEach(() => {
 })
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
-interface Lock {resource: string; runId: string; lockId: string; pid: number}
+interface Lock {
+  resource: string
+  runId: string
+  lockId: string
+  pid: number
+}
 const locksOf = async (env: Record<string, string>) => {
   const listed = await sluice(['locks', '--json'], {env})
   expect(listed.code, listed.stderr).toBe(0)
@@ -17,7 +22,7 @@ const locksOf = async (env: Record<string, string>) => {
 }
 
 describe('--break-lock LOCK_ID (like terraform force-unlock)', () => {
-  it('takes a lock id from `sluice locks`, asks first, and is journalled in the broken run\'s journal', async () => {
+  it("takes a lock id from `sluice locks`, asks first, and is journalled in the broken run's journal", async () => {
     const file = runbook('ramp', ramp)
     await killWhen(['run', file, '--yes'], /blue at 10%/, fx.env)
     const runId = await onlyRunId(fx.env)
@@ -40,7 +45,9 @@ describe('--break-lock LOCK_ID (like terraform force-unlock)', () => {
     expect(broken.code, broken.stderr).toBe(0)
     expect(broken.stderr).toContain(`broke lock ${lock.lockId} on ${lock.resource} (run ${runId}`)
     const journal = await journalOf(runId, fx.env)
-    expect(journal.entries.filter((e) => e.type === 'lock-broken')).toEqual([expect.objectContaining({lockId: lock.lockId, resource: lock.resource, operator: expect.any(String), host: expect.any(String)})])
+    expect(journal.entries.filter((e) => e.type === 'lock-broken')).toEqual([
+      expect.objectContaining({lockId: lock.lockId, resource: lock.resource, operator: expect.any(String), host: expect.any(String)}),
+    ])
     expect(await locksOf(fx.env)).toEqual([])
   }, 120_000)
 

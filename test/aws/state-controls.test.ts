@@ -29,43 +29,58 @@ async function theRunId(env: Record<string, string>): Promise<string> {
 }
 
 type Entry = {type: string; control?: {kind: string; operator: string; host: string}; effect?: string}
-const journalOf = async (runId: string, env: Record<string, string>) => (JSON.parse((await sluice(['journal', runId, '--json'], {env})).stdout) as {status: string; entries: Entry[]})
+const journalOf = async (runId: string, env: Record<string, string>) =>
+  JSON.parse((await sluice(['journal', runId, '--json'], {env})).stdout) as {status: string; entries: Entry[]}
 
 describe('controls from another terminal, through bin/run.js against moto', () => {
   it.each([
     ['the local store', () => fx.env, () => fx.env],
     // The controls come from a process with a state directory of its own: only the table is shared.
-    ['the DynamoDB team store', () => ({...fx.env, SLUICE_STATE: `dynamodb://${table}`}), () => ({...fx.env, SLUICE_STATE: `dynamodb://${table}`, HOME: mkdtempSync(join(tmpdir(), 'sluice-other-'))})],
-  ])('with %s: promote ends a long bake early, abort stops within a gate interval at the last good weights (exit 130), each journalled with who sent it', async (_name, runEnv, otherEnv) => {
-    await seedMetrics(fx, 0)
-    const run = spawnRun(['run', ramp(600), '--yes'], runEnv())
-    const runId = await theRunId(otherEnv())
-    await run.seen(/maintenance at 20%/)
-    const promoted = await sluice(['promote', runId, '--json'], {env: {...otherEnv(), SLUICE_OPERATOR: 'bob'}, cwd: mkdtempSync(join(tmpdir(), 'sluice-cwd-'))})
-    expect(promoted.code, promoted.stderr).toBe(0)
-    expect(JSON.parse(promoted.stdout)).toMatchObject({runId, control: {kind: 'promote', operator: 'bob'}})
-    await run.seen(/maintenance at 50%/)
-    const sent = Date.now()
-    const aborted = await sluice(['abort', runId], {env: {...otherEnv(), SLUICE_OPERATOR: 'carol'}})
-    expect(aborted.code, aborted.stderr).toBe(0)
-    expect(aborted.stdout).toMatch(new RegExp(`^abort sent to run ${runId} \\(controlled-ramp, run by `))
-    const end = await run.ended
-    expect(end.code, end.stderr).toBe(130)
-    console.log(`abort from another process: the run exited ${end.at - sent} ms after the control was sent`)
-    expect(end.stderr).toContain('abort by carol')
-    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 80, maintenance: 20})
-    const journal = await journalOf(runId, otherEnv())
-    expect(journal.status).toBe('interrupted')
-    const controls = journal.entries.filter((e) => e.type === 'control').map((e) => [e.control!.kind, e.control!.operator, e.effect])
-    expect(controls).toEqual([['promote', 'bob', 'promoted'], ['abort', 'carol', 'aborting']])
-    // The run took the abort up within one gate interval (1 s) and one look at the store (0.5 s),
-    // with room for a busy machine: from when `sluice abort` recorded it (its own timestamp, so the
-    // sending process's start-up on a loaded machine is not counted) to the run's journal entry.
-    const taken = journal.entries.find((e) => e.type === 'control' && e.control!.kind === 'abort') as Entry & {at: string; control: {at: string}}
-    const took = Date.parse(taken.at) - Date.parse(taken.control.at)
-    console.log(`abort: recorded by the sender, taken up by the run ${took} ms later`)
-    expect(took).toBeLessThan(5000)
-  }, 120_000)
+    [
+      'the DynamoDB team store',
+      () => ({...fx.env, SLUICE_STATE: `dynamodb://${table}`}),
+      () => ({...fx.env, SLUICE_STATE: `dynamodb://${table}`, HOME: mkdtempSync(join(tmpdir(), 'sluice-other-'))}),
+    ],
+  ])(
+    'with %s: promote ends a long bake early, abort stops within a gate interval at the last good weights (exit 130), each journalled with who sent it',
+    async (_name, runEnv, otherEnv) => {
+      await seedMetrics(fx, 0)
+      const run = spawnRun(['run', ramp(600), '--yes'], runEnv())
+      const runId = await theRunId(otherEnv())
+      await run.seen(/maintenance at 20%/)
+      const promoted = await sluice(['promote', runId, '--json'], {
+        env: {...otherEnv(), SLUICE_OPERATOR: 'bob'},
+        cwd: mkdtempSync(join(tmpdir(), 'sluice-cwd-')),
+      })
+      expect(promoted.code, promoted.stderr).toBe(0)
+      expect(JSON.parse(promoted.stdout)).toMatchObject({runId, control: {kind: 'promote', operator: 'bob'}})
+      await run.seen(/maintenance at 50%/)
+      const sent = Date.now()
+      const aborted = await sluice(['abort', runId], {env: {...otherEnv(), SLUICE_OPERATOR: 'carol'}})
+      expect(aborted.code, aborted.stderr).toBe(0)
+      expect(aborted.stdout).toMatch(new RegExp(`^abort sent to run ${runId} \\(controlled-ramp, run by `))
+      const end = await run.ended
+      expect(end.code, end.stderr).toBe(130)
+      console.log(`abort from another process: the run exited ${end.at - sent} ms after the control was sent`)
+      expect(end.stderr).toContain('abort by carol')
+      expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 80, maintenance: 20})
+      const journal = await journalOf(runId, otherEnv())
+      expect(journal.status).toBe('interrupted')
+      const controls = journal.entries.filter((e) => e.type === 'control').map((e) => [e.control!.kind, e.control!.operator, e.effect])
+      expect(controls).toEqual([
+        ['promote', 'bob', 'promoted'],
+        ['abort', 'carol', 'aborting'],
+      ])
+      // The run took the abort up within one gate interval (1 s) and one look at the store (0.5 s),
+      // with room for a busy machine: from when `sluice abort` recorded it (its own timestamp, so the
+      // sending process's start-up on a loaded machine is not counted) to the run's journal entry.
+      const taken = journal.entries.find((e) => e.type === 'control' && e.control!.kind === 'abort') as Entry & {at: string; control: {at: string}}
+      const took = Date.parse(taken.at) - Date.parse(taken.control.at)
+      console.log(`abort: recorded by the sender, taken up by the run ${took} ms later`)
+      expect(took).toBeLessThan(5000)
+    },
+    120_000,
+  )
 
   it('pause holds the run, promote continues it; watch --json prints the events of the run another process executes', async () => {
     await seedMetrics(fx, 0)
@@ -82,7 +97,10 @@ describe('controls from another terminal, through bin/run.js against moto', () =
     // Held: past the rest of the 8 s bake, the weights stay where the pause found them (20%, or
     // 50% on a machine so busy the pause landed after the next step).
     const held = await weights(fx.targets.zoneId, fx.targets.record)
-    expect([{mailbox: 80, maintenance: 20}, {mailbox: 50, maintenance: 50}]).toContainEqual(held)
+    expect([
+      {mailbox: 80, maintenance: 20},
+      {mailbox: 50, maintenance: 50},
+    ]).toContainEqual(held)
     await new Promise((r) => setTimeout(r, 8000))
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual(held)
     expect((await sluice(['promote', runId], {env: fx.env})).code).toBe(0)
@@ -92,12 +110,18 @@ describe('controls from another terminal, through bin/run.js against moto', () =
 
     const watched = await watch.ended
     expect(watched.code, watched.stderr).toBe(0)
-    const entries = watched.stdout.trim().split('\n').map((l) => JSON.parse(l) as Entry & {seq: number})
+    const entries = watched.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Entry & {seq: number})
     expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1))
     expect(entries[0].type).toBe('run-start')
     expect(entries.at(-1)!.type).toBe('run-end')
     expect(entries.filter((e) => e.type === 'verdict').length).toBeGreaterThanOrEqual(3)
-    expect(entries.filter((e) => e.type === 'control').map((e) => [e.control!.kind, e.effect])).toEqual([['pause', 'paused'], ['promote', 'continued']])
+    expect(entries.filter((e) => e.type === 'control').map((e) => [e.control!.kind, e.effect])).toEqual([
+      ['pause', 'paused'],
+      ['promote', 'continued'],
+    ])
 
     // In a terminal: who runs it, the steps as listr2 tasks, and the bake counting down between verdicts.
     const screen = await drawn
@@ -132,14 +156,17 @@ describe('controls from another terminal, through bin/run.js against moto', () =
 
   it('a live approve step: --yes does not answer it; sluice promote does, and --approve answers it in advance', async () => {
     const file = join(fx.dir, 'approval.yaml')
-    writeFileSync(file, `name: approval
+    writeFileSync(
+      file,
+      `name: approval
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
 steps:
   - {action: ramp, set: maintenance, schedule: [20], bake: 1}
   - {action: approve, message: Go on to 100%?, name: go-on}
   - {action: ramp, set: maintenance, schedule: [100], bake: 1}
-`)
+`,
+    )
     const run = spawnRun(['run', file, '--yes'], fx.env)
     const runId = await run.runId()
     await run.seen(/waiting for approval up to 3600 s/)

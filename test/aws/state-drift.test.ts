@@ -15,14 +15,17 @@ beforeEach(() => {
 describe('resume reads the world before it acts (spawned, against moto)', () => {
   it('a restriction removed and weights moved by hand while the run was down: resume stops (exit 4) showing the drift; status --run shows it; --reapply puts it back, journalled, then finishes', async () => {
     const file = join(fx.dir, 'drift.yaml')
-    writeFileSync(file, `name: drift
+    writeFileSync(
+      file,
+      `name: drift
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
   listener: ${fx.targets.listenerArn}
 steps:
   - {action: restrict, type: background-sync, paths: ['/sync/*']}
   - {action: ramp, set: maintenance, schedule: [30, 100], bake: 2}
-`)
+`,
+    )
     await killWhen(['run', file, '--yes'], /maintenance at 30%/, fx.env)
     const runId = await onlyRunId(fx.env)
     const listener = fx.targets.listenerArn
@@ -46,7 +49,12 @@ steps:
     const status = await sluice(['status', '--run', runId, '--json'], {env: fx.env})
     expect(status.code, status.stderr).toBe(0)
     const drift = (JSON.parse(status.stdout) as {drift: {found: Array<{subject: string; left: string; now: string}>}}).drift.found
-    expect(drift.map((d) => [d.left, d.now])).toEqual(expect.arrayContaining([['in place', 'gone'], ['mailbox=70 maintenance=30', 'mailbox=50 maintenance=50']]))
+    expect(drift.map((d) => [d.left, d.now])).toEqual(
+      expect.arrayContaining([
+        ['in place', 'gone'],
+        ['mailbox=70 maintenance=30', 'mailbox=50 maintenance=50'],
+      ]),
+    )
 
     const reapplied = await sluice(['resume', runId, '--yes', '--reapply'], {env: fx.env})
     expect(reapplied.code, reapplied.stderr).toBe(0)
@@ -57,7 +65,9 @@ steps:
     const journal = await journalOf(runId, fx.env)
     expect(journal.status).toBe('completed')
     expect(journal.entries.filter((e) => e.type === 'drift').map((e) => (e as unknown as {reapply: boolean}).reapply)).toEqual([false, true])
-    const putBack = journal.entries.filter((e) => e.type === 'mutation' && (e.mutation as unknown as {step: number}).step === -1 && e.mutation!.phase === 'outcome')
+    const putBack = journal.entries.filter(
+      (e) => e.type === 'mutation' && (e.mutation as unknown as {step: number}).step === -1 && e.mutation!.phase === 'outcome',
+    )
     expect(putBack.map((e) => e.mutation!.kind).sort()).toEqual(['restrict', 'weights'])
 
     const clean = await sluice(['status', '--run', runId], {env: fx.env})

@@ -60,7 +60,11 @@ describe.runIf(root)('a full disk', () => {
     expect(filler, stderr).not.toBe('')
     expect(code, stderr).toBe(1)
     const runId = await onlyRunId(env)
-    expect(stderr).toMatch(new RegExp(`stopped before the next change: .*cannot \\w[\\w ]* ${disk}/state/\\S+: no space left on device \\(ENOSPC\\).*free some space there, then continue with \`sluice resume ${runId}\``))
+    expect(stderr).toMatch(
+      new RegExp(
+        `stopped before the next change: .*cannot \\w[\\w ]* ${disk}/state/\\S+: no space left on device \\(ENOSPC\\).*free some space there, then continue with \`sluice resume ${runId}\``,
+      ),
+    )
     expect(stderr).not.toMatch(/Unhandled|\n\s+at /)
     // Every line whole: the journal reads back with nothing torn.
     const text = readFileSync(join(disk, 'state', 'runs', `${runId}.jsonl`), 'utf8')
@@ -89,7 +93,17 @@ describe.runIf(root)('a full disk', () => {
     for (; seq < 20 && !error; seq++) {
       const size = seq === 1 ? 0 : statSync(path).size
       // A journal begins with its run-start entry; the rest are notes, each as big.
-      const first = {type: 'run-start', runId, runbookName: 'x', runbookSha256: 'abc', runbookFile: '/tmp/x.yaml', operator: 'alice', host: 'h', pid: 1, resources: []}
+      const first = {
+        type: 'run-start',
+        runId,
+        runbookName: 'x',
+        runbookSha256: 'abc',
+        runbookFile: '/tmp/x.yaml',
+        operator: 'alice',
+        host: 'h',
+        pid: 1,
+        resources: [],
+      }
       error = await store.append(runId, {seq, at: new Date().toISOString(), ...(seq === 1 ? first : {type: 'note'}), text: big}).catch((e: unknown) => e)
       if (error) expect(statSync(path).size).toBe(size)
     }
@@ -103,18 +117,42 @@ describe.runIf(root)('a full disk', () => {
 
 describe('damaged state files are reported with file and line', () => {
   const RUN = '20261104-100000-aaaa'
-  const start = {seq: 1, at: '2026-11-04T10:00:00.000Z', type: 'run-start', runId: RUN, runbookName: 'x', runbookSha256: 'abc', runbookFile: '/tmp/x.yaml', operator: 'alice', host: 'h', pid: 1, resources: []}
+  const start = {
+    seq: 1,
+    at: '2026-11-04T10:00:00.000Z',
+    type: 'run-start',
+    runId: RUN,
+    runbookName: 'x',
+    runbookSha256: 'abc',
+    runbookFile: '/tmp/x.yaml',
+    operator: 'alice',
+    host: 'h',
+    pid: 1,
+    resources: [],
+  }
   const state = () => fx.env.SLUICE_STATE
 
   it.each([
     ['empty', '', "the journal is empty; a run's journal begins with its run-start entry"],
-    ['a run-start naming no runbook', `${JSON.stringify({...start, runbookFile: undefined})}\n`, 'a run-start entry without what it needs: runbookFile: expected the runbook it ran: a runbookFile (a path) or a runbookInput'],
-    ['one that begins with a step', `${JSON.stringify({...start, type: 'step-start', step: 0, title: 'x'})}\n`, 'the journal begins with a step-start entry, not run-start'],
+    [
+      'a run-start naming no runbook',
+      `${JSON.stringify({...start, runbookFile: undefined})}\n`,
+      'a run-start entry without what it needs: runbookFile: expected the runbook it ran: a runbookFile (a path) or a runbookInput',
+    ],
+    [
+      'one that begins with a step',
+      `${JSON.stringify({...start, type: 'step-start', step: 0, title: 'x'})}\n`,
+      'the journal begins with a step-start entry, not run-start',
+    ],
   ])('a journal that is %s: journal, resume and rollback name FILE:1 (exit 4)', async (_what, text, problem) => {
     mkdirSync(join(state(), 'runs'), {recursive: true})
     const path = join(state(), 'runs', `${RUN}.jsonl`)
     writeFileSync(path, text)
-    for (const args of [['journal', RUN], ['resume', RUN, '--yes'], ['rollback', RUN, '--yes']]) {
+    for (const args of [
+      ['journal', RUN],
+      ['resume', RUN, '--yes'],
+      ['rollback', RUN, '--yes'],
+    ]) {
       const result = await sluice(args, {env: fx.env})
       expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4)
       expect(result.stderr).toContain(`Error: ${path}:1: ${problem}`)
@@ -123,50 +161,69 @@ describe('damaged state files are reported with file and line', () => {
 
   it.each([
     ['[1,2,3]', 'not a journal entry: expected a JSON object, got an array'],
-    ['{"seq":2,"at":"2026-11-04T10:00:01.000Z","type":"mutation"}', 'a mutation entry without what it needs: mutation: Invalid input: expected object, received undefined'],
-  ])('a journal line %s: journal, resume and rollback name FILE:LINE and go no further', async (line, problem) => {
-    mkdirSync(join(state(), 'runs'), {recursive: true})
-    const path = join(state(), 'runs', `${RUN}.jsonl`)
-    writeFileSync(path, `${JSON.stringify(start)}\n${line}\n`)
-    for (const args of [['journal', RUN], ['resume', RUN, '--yes'], ['rollback', RUN, '--yes']]) {
-      const result = await sluice(args, {env: fx.env})
-      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4)
-      // The store's line first, as every command that uses state says it; then the one error.
-      expect(result.stderr).toBe(`using local state ${state()} ($SLUICE_STATE)\nError: ${path}:2: ${problem}\n`)
-    }
-    const listed = await sluice(['journal'], {env: fx.env})
-    expect(listed.stdout).toContain(`${RUN}  unreadable: ${path}:2: ${problem}`)
-  }, 120_000)
+    [
+      '{"seq":2,"at":"2026-11-04T10:00:01.000Z","type":"mutation"}',
+      'a mutation entry without what it needs: mutation: Invalid input: expected object, received undefined',
+    ],
+  ])(
+    'a journal line %s: journal, resume and rollback name FILE:LINE and go no further',
+    async (line, problem) => {
+      mkdirSync(join(state(), 'runs'), {recursive: true})
+      const path = join(state(), 'runs', `${RUN}.jsonl`)
+      writeFileSync(path, `${JSON.stringify(start)}\n${line}\n`)
+      for (const args of [
+        ['journal', RUN],
+        ['resume', RUN, '--yes'],
+        ['rollback', RUN, '--yes'],
+      ]) {
+        const result = await sluice(args, {env: fx.env})
+        expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4)
+        // The store's line first, as every command that uses state says it; then the one error.
+        expect(result.stderr).toBe(`using local state ${state()} ($SLUICE_STATE)\nError: ${path}:2: ${problem}\n`)
+      }
+      const listed = await sluice(['journal'], {env: fx.env})
+      expect(listed.stdout).toContain(`${RUN}  unreadable: ${path}:2: ${problem}`)
+    },
+    120_000,
+  )
 
   it.each([
     ['{"by": "alice", "reason": "inc', ':1: the freeze record is not JSON'],
     ['[]', ':1: not a freeze record: Invalid input: expected object, received array'],
-  ])('a freeze file %j: freeze check exits 4 naming it; unfreeze --force clears it', async (text, problem) => {
-    mkdirSync(state(), {recursive: true})
-    const path = join(state(), 'freeze.json')
-    writeFileSync(path, text)
-    const checked = await sluice(['freeze', 'check'], {env: fx.env})
-    expect(checked.code).toBe(4)
-    expect(checked.stderr).toContain(`Error: ${path}${problem}`)
-    expect(checked.stderr).toContain('`sluice unfreeze --force` clears it')
-    expect(checked.stdout).not.toContain('undefined')
-    const cleared = await sluice(['unfreeze', '--force'], {env: fx.env})
-    expect(cleared.code, cleared.stderr).toBe(0)
-    expect((await sluice(['freeze', 'check'], {env: fx.env})).code).toBe(0)
-  }, 120_000)
+  ])(
+    'a freeze file %j: freeze check exits 4 naming it; unfreeze --force clears it',
+    async (text, problem) => {
+      mkdirSync(state(), {recursive: true})
+      const path = join(state(), 'freeze.json')
+      writeFileSync(path, text)
+      const checked = await sluice(['freeze', 'check'], {env: fx.env})
+      expect(checked.code).toBe(4)
+      expect(checked.stderr).toContain(`Error: ${path}${problem}`)
+      expect(checked.stderr).toContain('`sluice unfreeze --force` clears it')
+      expect(checked.stdout).not.toContain('undefined')
+      const cleared = await sluice(['unfreeze', '--force'], {env: fx.env})
+      expect(cleared.code, cleared.stderr).toBe(0)
+      expect((await sluice(['freeze', 'check'], {env: fx.env})).code).toBe(0)
+    },
+    120_000,
+  )
 })
 
 describe('run ids and files', () => {
-  it.each([['journal'], ['resume'], ['rollback']])('%s takes only a run id: anything else, or an unknown one, exits 2', async (command) => {
-    for (const id of ['../../../../tmp/x', 'x', '20261104-100000-AAAA']) {
-      const result = await sluice([command, id, '--yes'].slice(0, command === 'journal' ? 2 : 3), {env: fx.env})
-      expect(result.code, result.stderr).toBe(2)
-      expect(result.stderr).toContain(`Error: run id ${JSON.stringify(id)}: expected YYYYMMDD-HHMMSS-xxxx`)
-    }
-    const unknown = await sluice([command, '20261104-100000-aaaa', '--yes'].slice(0, command === 'journal' ? 2 : 3), {env: fx.env})
-    expect(unknown.code, unknown.stderr).toBe(2)
-    expect(unknown.stderr).toContain('Error: no run 20261104-100000-aaaa in local state')
-  }, 120_000)
+  it.each([['journal'], ['resume'], ['rollback']])(
+    '%s takes only a run id: anything else, or an unknown one, exits 2',
+    async (command) => {
+      for (const id of ['../../../../tmp/x', 'x', '20261104-100000-AAAA']) {
+        const result = await sluice([command, id, '--yes'].slice(0, command === 'journal' ? 2 : 3), {env: fx.env})
+        expect(result.code, result.stderr).toBe(2)
+        expect(result.stderr).toContain(`Error: run id ${JSON.stringify(id)}: expected YYYYMMDD-HHMMSS-xxxx`)
+      }
+      const unknown = await sluice([command, '20261104-100000-aaaa', '--yes'].slice(0, command === 'journal' ? 2 : 3), {env: fx.env})
+      expect(unknown.code, unknown.stderr).toBe(2)
+      expect(unknown.stderr).toContain('Error: no run 20261104-100000-aaaa in local state')
+    },
+    120_000,
+  )
 
   it('state files are 0600 and directories 0700 whatever the umask', async () => {
     const old = process.umask(0)
@@ -191,7 +248,11 @@ describe.runIf(root)('another user', () => {
     execFileSync('chmod', ['755', fx.dir])
     const asNobody = (args: string[]) => {
       try {
-        execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, runJs, ...args], {cwd: '/tmp', env: {...process.env, ...fx.env, HOME: '/tmp', NO_COLOR: '1'}, stdio: 'pipe'})
+        execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, runJs, ...args], {
+          cwd: '/tmp',
+          env: {...process.env, ...fx.env, HOME: '/tmp', NO_COLOR: '1'},
+          stdio: 'pipe',
+        })
         return {code: 0, stderr: ''}
       } catch (error) {
         const e = error as {status: number; stderr: Buffer}
@@ -200,7 +261,9 @@ describe.runIf(root)('another user', () => {
     }
     const listed = asNobody(['journal'])
     expect(listed.code).toBe(1)
-    expect(listed.stderr).toBe(`using local state ${fx.env.SLUICE_STATE} ($SLUICE_STATE)\nError: cannot list ${fx.env.SLUICE_STATE}/runs: permission denied (EACCES): uid 65534 needs read and write permission on it and on its directory; ${fx.env.SLUICE_STATE} belongs to uid 0 with mode 0700\n`)
+    expect(listed.stderr).toBe(
+      `using local state ${fx.env.SLUICE_STATE} ($SLUICE_STATE)\nError: cannot list ${fx.env.SLUICE_STATE}/runs: permission denied (EACCES): uid 65534 needs read and write permission on it and on its directory; ${fx.env.SLUICE_STATE} belongs to uid 0 with mode 0700\n`,
+    )
     const resumed = asNobody(['resume', runId, '--yes'])
     expect(resumed.code).toBe(1)
     expect(resumed.stderr).toContain(`Error: cannot read ${fx.env.SLUICE_STATE}/runs/${runId}.jsonl: permission denied (EACCES)`)

@@ -34,12 +34,15 @@ export const LEASE = '3'
 /** A runbook for the fixture's record (sets blue and green) and target group (pool blue). */
 export function runbook(fx: Fixture, name: string, steps: string): string {
   const file = join(fx.dir, `${name}.yaml`)
-  writeFileSync(file, `name: ${name}
+  writeFileSync(
+    file,
+    `name: ${name}
 targets:
   dns: {zone: ${fx.zoneId}, record: ${fx.record}, ttl: 1, sets: {blue: blue, green: green}}
   targetGroups: {blue: ${fx.targetGroupArn}}
 steps:
-${steps}`)
+${steps}`,
+  )
   return file
 }
 
@@ -80,7 +83,11 @@ export async function onlyRunId(env: Record<string, string>): Promise<string> {
 export async function journalOf(runId: string, env: Record<string, string>) {
   const shown = await sluice(['journal', runId, '--json'], {env})
   expect(shown.code, shown.stderr).toBe(0)
-  return JSON.parse(shown.stdout) as {status: string; entries: Array<{type: string; mutation?: {phase: string; kind: string; ok?: boolean; before: unknown; after: unknown}}>; torn: unknown}
+  return JSON.parse(shown.stdout) as {
+    status: string
+    entries: Array<{type: string; mutation?: {phase: string; kind: string; ok?: boolean; before: unknown; after: unknown}}>
+    torn: unknown
+  }
 }
 
 /** The fixture's weights and registered targets, read back from the API. */
@@ -104,7 +111,14 @@ export function useStateFixture(): () => Fixture {
     const zone = await seedZone(cfg, {zoneName: `${name}.example.com`, record: 'app', ttl: 1, sets: {blue: 0, green: 100}})
     const lb = await seedLoadBalancer(cfg, {name, targets: 8})
     const dir = mkdtempSync(join(tmpdir(), 'sluice-state-'))
-    fx = {proxy, zoneId: zone.zoneId, record: zone.record, targetGroupArn: lb.targetGroupArn, dir, env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state'), SLUICE_LEASE_SECONDS: LEASE}}
+    fx = {
+      proxy,
+      zoneId: zone.zoneId,
+      record: zone.record,
+      targetGroupArn: lb.targetGroupArn,
+      dir,
+      env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state'), SLUICE_LEASE_SECONDS: LEASE},
+    }
   })
 
   afterEach(async () => {

@@ -49,7 +49,13 @@ describe('journal integrity and rollback', () => {
 
 it('keeps nothing secret in the journal', () => {
   const dir = join(fx.dir, 'state', 'runs')
-  for (const f of (() => { try { return readdirSync(dir) } catch { return [] } })()) {
+  for (const f of (() => {
+    try {
+      return readdirSync(dir)
+    } catch {
+      return []
+    }
+  })()) {
     expect(readFileSync(join(dir, f), 'utf8')).not.toMatch(/testing|AWS_SECRET|aws_secret_access_key/i)
   }
 })

@@ -35,18 +35,26 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
   it.each([
     ['local', (env: Record<string, string>) => env],
     ['DynamoDB', (env: Record<string, string>) => ({...env, SLUICE_STATE: `dynamodb://${uniqueName('sluice')}`})],
-  ])('%s: `resume RUN` while RUN is running exits 4 naming the holder, and the run goes on unharmed', async (_store, envOf) => {
-    const env = envOf(fx.env)
-    const run = await liveRun(runbook('slow', slow), env)
-    const resumed = await sluice(['resume', run.runId, '--yes'], {env})
-    expect(resumed.code, resumed.stderr).toBe(4)
-    expect(resumed.stderr).toMatch(new RegExp(
-      `^Error: \\S+ is locked by run ${run.runId} of \\S+ on \\S+ \\(pid ${run.pid}\\) since \\d{4}-[^,]+, last heartbeat \\d{4}-[^:]+:\\d\\d:[^:]+: that process is alive \\(it renewed its ${LEASE} s lease while sluice watched\\)`, 'm'))
-    expect(await run.done).toBe(0)
-    expect(await weightsOf(fx)).toEqual({blue: 40, green: 60})
-  }, 120_000)
+  ])(
+    '%s: `resume RUN` while RUN is running exits 4 naming the holder, and the run goes on unharmed',
+    async (_store, envOf) => {
+      const env = envOf(fx.env)
+      const run = await liveRun(runbook('slow', slow), env)
+      const resumed = await sluice(['resume', run.runId, '--yes'], {env})
+      expect(resumed.code, resumed.stderr).toBe(4)
+      expect(resumed.stderr).toMatch(
+        new RegExp(
+          `^Error: \\S+ is locked by run ${run.runId} of \\S+ on \\S+ \\(pid ${run.pid}\\) since \\d{4}-[^,]+, last heartbeat \\d{4}-[^:]+:\\d\\d:[^:]+: that process is alive \\(it renewed its ${LEASE} s lease while sluice watched\\)`,
+          'm',
+        ),
+      )
+      expect(await run.done).toBe(0)
+      expect(await weightsOf(fx)).toEqual({blue: 40, green: 60})
+    },
+    120_000,
+  )
 
-  it('after kill -9 on this host, resume takes the dead run\'s locks at once (its pid is gone) and finishes the run', async () => {
+  it("after kill -9 on this host, resume takes the dead run's locks at once (its pid is gone) and finishes the run", async () => {
     const file = runbook('ramp', ramp)
     await killWhen(['run', file, '--yes'], /blue at 10%/, fx.env)
     const runId = await onlyRunId(fx.env)
@@ -76,7 +84,11 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
     const end = await resumed.ended
     expect(end.code, end.stderr).toBe(0)
     // Both locks (the journal's and the record's) in that one notice, waited out together.
-    expect(end.stderr).toMatch(new RegExp(`route53:\\S+ is locked by run ${runId} of \\S+ on far-away-host \\(pid \\d+\\); journal:${runId} is locked by run ${runId} of \\S+ on far-away-host`))
+    expect(end.stderr).toMatch(
+      new RegExp(
+        `route53:\\S+ is locked by run ${runId} of \\S+ on far-away-host \\(pid \\d+\\); journal:${runId} is locked by run ${runId} of \\S+ on far-away-host`,
+      ),
+    )
     expect(end.stderr.match(/watching for up to/g)).toHaveLength(1)
     const waited = end.at - started
     console.log(`resume after a kill -9 on another host, lease ${LEASE} s: done in ${waited} ms`)

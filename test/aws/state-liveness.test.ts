@@ -12,7 +12,6 @@ beforeEach(() => {
   fx = current()
 })
 
-
 /** Rewrites every lock's heartbeat, as a damaged or hand-edited store might hold it. */
 function heartbeatsAt(iso: string): void {
   const dir = join(fx.env.SLUICE_STATE, 'locks')
@@ -24,7 +23,7 @@ function heartbeatsAt(iso: string): void {
 
 const slow = `  - {action: ramp, set: blue, schedule: [10, 30, 60, 100], bake: 30}\n`
 
-describe('controls judge liveness by pid on this host or by the lease moving, never by the holder\'s clock', () => {
+describe("controls judge liveness by pid on this host or by the lease moving, never by the holder's clock", () => {
   it('right after kill -9 on this host: pause and abort are refused at once (exit 4) naming the dead pid and resume/rollback, even with a heartbeat in 2099', async () => {
     await killWhen(['run', runbookFor(fx, 'killed', slow), '--yes'], /blue at 10%/, fx.env)
     const runId = await onlyRunId(fx.env)
@@ -33,13 +32,21 @@ describe('controls judge liveness by pid on this host or by the lease moving, ne
       const started = Date.now()
       const sent = await sluice([kind, runId], {env: fx.env})
       expect(sent.code, sent.stderr).toBe(4)
-      expect(sent.stderr).toMatch(new RegExp(`run ${runId} is not running: it never ended, and its process on \\S+ is dead \\(pid \\d+ gone\\); \`sluice resume ${runId}\` continues it, \`sluice rollback ${runId}\` undoes what it changed`))
+      expect(sent.stderr).toMatch(
+        new RegExp(
+          `run ${runId} is not running: it never ended, and its process on \\S+ is dead \\(pid \\d+ gone\\); \`sluice resume ${runId}\` continues it, \`sluice rollback ${runId}\` undoes what it changed`,
+        ),
+      )
       // Judged by the pid, not by waiting out a lease.
       expect(Date.now() - started).toBeLessThan(Number(LEASE) * 1000 + 5000)
     }
     const listed = await sluice(['journal'], {env: fx.env})
     expect(listed.stdout).toMatch(new RegExp(`^${runId}  dead \\(pid \\d+ gone\\)  killed`, 'm'))
-    expect(JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs[0]).toMatchObject({runId, status: 'dead', detail: expect.stringMatching(/^pid \d+ gone$/)})
+    expect(JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs[0]).toMatchObject({
+      runId,
+      status: 'dead',
+      detail: expect.stringMatching(/^pid \d+ gone$/),
+    })
     const watched = await sluice(['watch', runId], {env: fx.env})
     expect(watched.code, watched.stderr).toBe(4)
     expect(watched.stderr).toContain(`run ${runId} is not running: it never ended`)
@@ -54,7 +61,9 @@ describe('controls judge liveness by pid on this host or by the lease moving, ne
     const paused = await sluice(['pause', runId], {env: fx.env})
     expect(paused.code, paused.stderr).toBe(0)
     expect(paused.stderr).toContain(`run ${runId} is held by pid`)
-    expect(paused.stdout).toMatch(/run by \S+ on far-away-host, pid \d+\) as control 1; the run took it up in step 1 \(Ramp blue: 10% → 30% → 60% → 100%\): paused\./)
+    expect(paused.stdout).toMatch(
+      /run by \S+ on far-away-host, pid \d+\) as control 1; the run took it up in step 1 \(Ramp blue: 10% → 30% → 60% → 100%\): paused\./,
+    )
     const aborted = await sluice(['abort', runId], {env: fx.env})
     expect(aborted.code, aborted.stderr).toBe(0)
     expect(aborted.stdout).toContain('the run took it up in step 1 (Ramp blue: 10% → 30% → 60% → 100%): aborting')

@@ -26,7 +26,9 @@ describe('locks', () => {
     const [first, second] = await race(fx.env)
     expect(first.code, first.stderr).toBe(0)
     expect(second.code).toBe(4)
-    expect(second.stderr).toMatch(/^Error: route53:.* is locked by run \d{8}-\d{6}-[0-9a-f]{4} of .+ on .+ \(pid \d+\) since \d{4}-\d\d-\d\dT.*, last heartbeat \d{4}-.*: that process is alive/m)
+    expect(second.stderr).toMatch(
+      /^Error: route53:.* is locked by run \d{8}-\d{6}-[0-9a-f]{4} of .+ on .+ \(pid \d+\) since \d{4}-\d\d-\d\dT.*, last heartbeat \d{4}-.*: that process is alive/m,
+    )
   }, 120_000)
 
   it('the same with the team store in DynamoDB, from two processes', async () => {
@@ -36,5 +38,4 @@ describe('locks', () => {
     expect(second.code).toBe(4)
     expect(second.stderr).toMatch(/is locked by run .* \(pid \d+\) since .*, last heartbeat .*: that process is alive/)
   }, 120_000)
-
 })

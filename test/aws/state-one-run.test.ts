@@ -19,7 +19,9 @@ describe('one run per runbook at a time', () => {
     const again = await sluice(['run', file, '--yes'], {env: fx.env})
     expect(again.code, again.stderr).toBe(4)
     expect(again.stderr).toContain(`Error: run ${runId} of ramp (by frank on `)
-    expect(again.stderr).toMatch(/never finished: its process is dead \(pid \d+ gone\)\. `sluice resume \S+` continues it, `sluice rollback \S+` undoes what it changed .*--new-run starts afresh/)
+    expect(again.stderr).toMatch(
+      /never finished: its process is dead \(pid \d+ gone\)\. `sluice resume \S+` continues it, `sluice rollback \S+` undoes what it changed .*--new-run starts afresh/,
+    )
     // Refused before it waits for any lock, and before it reads or changes anything.
     expect(Date.now() - started).toBeLessThan(10_000)
     expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(changes)
@@ -34,7 +36,9 @@ describe('one run per runbook at a time', () => {
     expect(fresh.stderr.split('\n')[0]).toBe(`using local state ${fx.env.SLUICE_STATE} ($SLUICE_STATE)`)
     expect(fresh.stderr).toContain(`plan: 1 step, live run ${result.runId}`)
     expect(fresh.stderr).toMatch(/change weights .* → \{blue:100,green:0\}/)
-    expect(fresh.stderr).toMatch(new RegExp(`--new-run: run ${runId} of ramp \\(by frank on \\S+\\) never finished and its process is dead \\(pid \\d+ gone\\); starting a new run`))
+    expect(fresh.stderr).toMatch(
+      new RegExp(`--new-run: run ${runId} of ramp \\(by frank on \\S+\\) never finished and its process is dead \\(pid \\d+ gone\\); starting a new run`),
+    )
     expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
     const runs = JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs as Array<{runId: string; status: string}>
     const newer = runs.find((r) => r.runId !== runId)!

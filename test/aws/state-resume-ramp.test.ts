@@ -34,9 +34,10 @@ describe('kill -9 and resume', () => {
     // Every weight change that reached Route 53 for the killed and resumed run is in its journal.
     const journal = await journalOf(runId, fx.env)
     expect(journal.status).toBe('completed')
-    const recorded = journal.entries.filter((e) => e.type === 'mutation' && e.mutation!.phase === 'outcome' && e.mutation!.ok).map((e) => (e.mutation!.after as Record<string, number>).blue)
+    const recorded = journal.entries
+      .filter((e) => e.type === 'mutation' && e.mutation!.phase === 'outcome' && e.mutation!.ok)
+      .map((e) => (e.mutation!.after as Record<string, number>).blue)
     // 10 and 30 before the kill; 60 and 100 after the resume (30 was judged again, not redone).
     expect(recorded).toEqual([10, 30, 60, 100])
   }, 120_000)
-
 })

@@ -11,13 +11,19 @@ import {uniqueName} from './seed.js'
 function teammate(table: string): {env: Record<string, string | undefined>; cwd: string} {
   const root = mkdtempSync(join(tmpdir(), 'sluice-teammate-'))
   mkdirSync(join(root, 'home', '.config', 'sluice'), {recursive: true})
-  writeFileSync(join(root, 'home', '.config', 'sluice', 'config.yaml'), `# the team's store: every shell and pipeline sees one freeze\nstate: dynamodb://${table}\n`)
+  writeFileSync(
+    join(root, 'home', '.config', 'sluice', 'config.yaml'),
+    `# the team's store: every shell and pipeline sees one freeze\nstate: dynamodb://${table}\n`,
+  )
   mkdirSync(join(root, 'work'))
-  return {env: {...awsTestEnv(moto), HOME: join(root, 'home'), SLUICE_STATE: undefined, XDG_STATE_HOME: undefined, XDG_CONFIG_HOME: undefined}, cwd: join(root, 'work')}
+  return {
+    env: {...awsTestEnv(moto), HOME: join(root, 'home'), SLUICE_STATE: undefined, XDG_STATE_HOME: undefined, XDG_CONFIG_HOME: undefined},
+    cwd: join(root, 'work'),
+  }
 }
 
 describe('the team store named in a config file (DynamoDB on moto)', () => {
-  it('a freeze one teammate sets is seen by another\'s freeze check and lifted by its owner, with no --state anywhere', async () => {
+  it("a freeze one teammate sets is seen by another's freeze check and lifted by its owner, with no --state anywhere", async () => {
     const table = uniqueName('team')
     const alice = teammate(table)
     const pipeline = teammate(table)

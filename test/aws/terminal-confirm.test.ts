@@ -15,7 +15,9 @@ describe('a live run in a terminal shows its plan before it asks', () => {
   it('the plan, chained before → after across steps, and what is true now, come before the question', async () => {
     await seedMetrics(fx, 0)
     const file = join(fx.dir, 'two-ramps.yaml')
-    writeFileSync(file, `name: two-ramps
+    writeFileSync(
+      file,
+      `name: two-ramps
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
   listener: ${fx.targets.listenerArn}
@@ -24,7 +26,8 @@ steps:
   - {action: restrict, type: sync, paths: [/sync/*]}
   - {action: ramp, set: mailbox, schedule: [75, 100], bake: 1}
   - {action: lift, type: sync}
-`)
+`,
+    )
     const {code, screen} = await inTerminal(['run', file], fx.env, 'n\r')
     expect(code, screen).toBe(4)
     const at = (text: string) => {
@@ -53,12 +56,15 @@ steps:
 
   it('rollback shows what it will undo before it asks, in a terminal too', async () => {
     const file = join(fx.dir, 'ramp.yaml')
-    writeFileSync(file, `name: ramp
+    writeFileSync(
+      file,
+      `name: ramp
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
 steps:
   - {action: ramp, set: maintenance, schedule: [10, 50], bake: 1}
-`)
+`,
+    )
     const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
     expect(run.code, run.stderr).toBe(0)
     const runId = (JSON.parse(run.stdout) as {runId: string}).runId
@@ -71,7 +77,9 @@ steps:
 
   it('resume shows only the steps left, chained from where the run stopped, before it asks; n changes nothing', async () => {
     const file = join(fx.dir, 'two-stage.yaml')
-    writeFileSync(file, `name: two-stage
+    writeFileSync(
+      file,
+      `name: two-stage
 targets:
   dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
 steps:
@@ -79,7 +87,8 @@ steps:
   - {action: approve, message: Go on to half?, timeout: 1}
   - {action: ramp, set: maintenance, schedule: [30, 50], bake: 1}
   - {action: ramp, set: mailbox, schedule: [100], bake: 1}
-`)
+`,
+    )
     // Nobody answers the approval within its 1 s, so the run holds there (exit 4), resumable at step 2.
     const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
     expect(run.code, run.stderr).toBe(4)

@@ -9,16 +9,41 @@ import type {RunJson} from '../../src/cli/run-runbook.js'
 /** Every spawn runs without AWS and with its own state directory. */
 const sluice = isolatedSluice('actions')
 
-
-const ramp = ['ramp', '--set', 'west', '--schedule', '1,5,25,50', '--bake', '60', '--gate-metric', 'error-rate', '--gate-threshold', '1', '--gate-pool', 'west', '--scenario', 'two-regions']
+const ramp = [
+  'ramp',
+  '--set',
+  'west',
+  '--schedule',
+  '1,5,25,50',
+  '--bake',
+  '60',
+  '--gate-metric',
+  'error-rate',
+  '--gate-threshold',
+  '1',
+  '--gate-pool',
+  'west',
+  '--scenario',
+  'two-regions',
+]
 const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--restart', '/usr/local/bin/restart-api {id}', '--scenario', 'two-regions']
 
 /** Every single-action command, as a user would type it for a rehearsal (less --dry-run). */
 const commands: Array<{name: string; args: string[]; done: RegExp; live?: string; more?: (r: CliResult) => void}> = [
   {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[\+\d\d:\d\d\] \[step 1\] done frozen by .*: x$/m},
   {name: 'unfreeze', args: ['unfreeze'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to unfreeze/m},
-  {name: 'restrict', args: ['restrict', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m, live: '--listener'},
-  {name: 'lift', args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m, live: '--listener'},
+  {
+    name: 'restrict',
+    args: ['restrict', '--type', 'background-sync', '--scenario', 'outlook-recovery'],
+    done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m,
+    live: '--listener',
+  },
+  {
+    name: 'lift',
+    args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'],
+    done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m,
+    live: '--listener',
+  },
   {
     name: 'ramp',
     args: ramp,
@@ -44,7 +69,7 @@ describe.concurrent('the single-action commands, spawned', () => {
     more?.(rehearsed)
   })
 
-  it('freeze and unfreeze work live without AWS: the freeze is kept in the state directory, and is its operator\'s to lift', async () => {
+  it("freeze and unfreeze work live without AWS: the freeze is kept in the state directory, and is its operator's to lift", async () => {
     const state = mkdtempSync(join(tmpdir(), 'sluice-state-'))
     const frozen = await sluice(['freeze', '--reason', 'incident 42', '--json', '--yes'], {env: {SLUICE_STATE: state, SLUICE_OPERATOR: 'alice'}})
     expect(frozen.code, frozen.stderr).toBe(0)
@@ -76,7 +101,21 @@ describe.concurrent('bad flags, spawned: exit 2 and one line naming the flag', (
   })
 
   it('--gate-threshold without --gate-metric, under --json: the error as JSON on stdout, exit 2', async () => {
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '60', '--gate-threshold', '1', '--scenario', 'two-regions', '--dry-run', '--json'])
+    const result = await sluice([
+      'ramp',
+      '--set',
+      'west',
+      '--schedule',
+      '1,5,50',
+      '--bake',
+      '60',
+      '--gate-threshold',
+      '1',
+      '--scenario',
+      'two-regions',
+      '--dry-run',
+      '--json',
+    ])
     expect(result.code).toBe(2)
     const json = JSON.parse(result.stdout) as {error: {message: string; exit: number}}
     expect(json.error.exit).toBe(2)

@@ -113,7 +113,9 @@ steps:
     expect(stdout).toBe('')
     const lines = stderr.trimEnd().split('\n')
     expect(lines).toHaveLength(1)
-    expect(lines[0]).toBe(`Error: ${file}:${at(text, 'north', 'api-north: north')}: the rehearsal scenario two-regions has no pool "north"; its pools are east, west`)
+    expect(lines[0]).toBe(
+      `Error: ${file}:${at(text, 'north', 'api-north: north')}: the rehearsal scenario two-regions has no pool "north"; its pools are east, west`,
+    )
   })
 
   it('run --dry-run exits 2 pointing at the target group in targets.targetGroups', async () => {
@@ -138,7 +140,9 @@ steps:
     const [line, keyColumn] = at(text, 'cafe: arn').split(':')
     const valueColumn = at(text, 'arn', 'cafe: arn').split(':')[1]
     expect(lines[0]).toMatch(
-      new RegExp(`^Error: ${escape(file)}:${line}:(${keyColumn}|${valueColumn}): the rehearsal scenario two-regions has no pool "cafe"; its pools are east, west$`),
+      new RegExp(
+        `^Error: ${escape(file)}:${line}:(${keyColumn}|${valueColumn}): the rehearsal scenario two-regions has no pool "cafe"; its pools are east, west$`,
+      ),
     )
   })
 

@@ -15,16 +15,31 @@ const dir = mkdtempSync(join(tmpdir(), 'sluice-input-files-'))
 function aliasBomb(): string {
   const letters = 'abcdefghij'
   let text = 'name: bomb\nlol: &a [x, x, x, x, x, x, x, x, x]\n'
-  for (let i = 1; i < letters.length; i++) text += `l${i}: &${letters[i]} [${Array(9).fill(`*${letters[i - 1]}`).join(', ')}]\n`
+  for (let i = 1; i < letters.length; i++)
+    text += `l${i}: &${letters[i]} [${Array(9)
+      .fill(`*${letters[i - 1]}`)
+      .join(', ')}]\n`
   return `${text}steps: []\n`
 }
 
 const cases: Array<{name: string; content: () => string | Buffer; message: RegExp}> = [
-  {name: 'a 50 MB file', content: () => `name: big\n# ${'x'.repeat(50 * 1024 * 1024)}\nsteps: []\n`, message: /:1:1: the file is \d+ bytes; expected at most 1048576 bytes \(1 MiB\)$/},
+  {
+    name: 'a 50 MB file',
+    content: () => `name: big\n# ${'x'.repeat(50 * 1024 * 1024)}\nsteps: []\n`,
+    message: /:1:1: the file is \d+ bytes; expected at most 1048576 bytes \(1 MiB\)$/,
+  },
   {name: 'an alias bomb', content: aliasBomb, message: /:3:9: aliases expand to too many values \(more than 100 per alias\)/},
   {name: 'a NUL byte', content: () => 'name: nul\nsteps:\n  - {action: freeze, reason: "a\0b"}\n', message: /:3:32: a NUL character; expected text$/},
-  {name: 'invalid UTF-8', content: () => Buffer.concat([Buffer.from('name: latin\ndescription: caf'), Buffer.from([0xe9]), Buffer.from('\nsteps: []\n')]), message: /:2:17: invalid UTF-8 at byte 28; expected a UTF-8 text file$/},
-  {name: '!!js/function', content: () => 'name: js\nsteps:\n  - {action: freeze, reason: !!js/function "function () {}"}\n', message: /:3:30: unknown tag: tag:yaml\.org,2002:js\/function; expected plain YAML values$/},
+  {
+    name: 'invalid UTF-8',
+    content: () => Buffer.concat([Buffer.from('name: latin\ndescription: caf'), Buffer.from([0xe9]), Buffer.from('\nsteps: []\n')]),
+    message: /:2:17: invalid UTF-8 at byte 28; expected a UTF-8 text file$/,
+  },
+  {
+    name: '!!js/function',
+    content: () => 'name: js\nsteps:\n  - {action: freeze, reason: !!js/function "function () {}"}\n',
+    message: /:3:30: unknown tag: tag:yaml\.org,2002:js\/function; expected plain YAML values$/,
+  },
 ]
 
 describe('sluice validate on files that are not runbooks', () => {

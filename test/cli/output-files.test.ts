@@ -10,7 +10,8 @@ import {runJs, sluice} from '../helpers/cli.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-output-'))
 const shipped = join(runJs, '..', '..', 'runbooks', 'outlook-staged-return.yaml')
-const tune = (file: string, write: string, env: Record<string, string> = {}) => sluice(['tune', file, '--seeds', '1', '--demand-margin', '0', '--write', write], {env})
+const tune = (file: string, write: string, env: Record<string, string> = {}) =>
+  sluice(['tune', file, '--seeds', '1', '--demand-margin', '0', '--write', write], {env})
 
 /** A small file system of its own, mounted for the disk-full case (needs root; said and skipped otherwise). */
 const small = join(dir, 'small')
@@ -27,22 +28,26 @@ afterAll(() => {
 })
 
 describe('tune --write F replaces F whole or not at all (spawned)', () => {
-  it.skipIf(!mounted)('on a full disk: exit 2 naming the file and the reason, F byte-identical, no temporary file left', async () => {
-    const file = join(small, 'runbook.yaml')
-    copyFileSync(shipped, file)
-    const before = readFileSync(file)
-    // Fill what is left, so the tuned text cannot be written beside it.
-    try {
-      writeFileSync(join(small, 'filler'), Buffer.alloc(64 * 1024))
-    } catch {
-      // ENOSPC once full: what is wanted.
-    }
-    const result = await tune(file, file)
-    expect(result.code, result.stderr).toBe(2)
-    expect(result.stderr).toContain(`Error: --write: cannot write ${file}: ENOSPC (no space left on the device); it is as it was`)
-    expect(readFileSync(file).equals(before)).toBe(true)
-    expect(readdirSync(small).sort()).toEqual(['filler', 'runbook.yaml'])
-  }, 60_000)
+  it.skipIf(!mounted)(
+    'on a full disk: exit 2 naming the file and the reason, F byte-identical, no temporary file left',
+    async () => {
+      const file = join(small, 'runbook.yaml')
+      copyFileSync(shipped, file)
+      const before = readFileSync(file)
+      // Fill what is left, so the tuned text cannot be written beside it.
+      try {
+        writeFileSync(join(small, 'filler'), Buffer.alloc(64 * 1024))
+      } catch {
+        // ENOSPC once full: what is wanted.
+      }
+      const result = await tune(file, file)
+      expect(result.code, result.stderr).toBe(2)
+      expect(result.stderr).toContain(`Error: --write: cannot write ${file}: ENOSPC (no space left on the device); it is as it was`)
+      expect(readFileSync(file).equals(before)).toBe(true)
+      expect(readdirSync(small).sort()).toEqual(['filler', 'runbook.yaml'])
+    },
+    60_000,
+  )
 
   it('killed at any moment: F is always the old file or the whole new one, never cut short', async () => {
     const file = join(dir, 'killed.yaml')
@@ -61,7 +66,7 @@ describe('tune --write F replaces F whole or not at all (spawned)', () => {
     }
   }, 120_000)
 
-  it('refuses a symbolic link and an empty --write, --svg or --html (exit 2), and leaves the link\'s target alone', async () => {
+  it("refuses a symbolic link and an empty --write, --svg or --html (exit 2), and leaves the link's target alone", async () => {
     const target = join(dir, 'real.yaml')
     copyFileSync(shipped, target)
     const link = join(dir, 'link.yaml')
@@ -74,7 +79,11 @@ describe('tune --write F replaces F whole or not at all (spawned)', () => {
     const empty = await tune(shipped, '')
     expect(empty.code).toBe(2)
     expect(empty.stderr).toContain('Error: --write: expected a file name, got an empty value')
-    for (const [args, flag] of [[['run', 'naive-full-return', '--dry-run', '--svg', ''], '--svg'], [['simulate', '--html', ''], '--html'], [['simulate', '--svg', ' '], '--svg']] as const) {
+    for (const [args, flag] of [
+      [['run', 'naive-full-return', '--dry-run', '--svg', ''], '--svg'],
+      [['simulate', '--html', ''], '--html'],
+      [['simulate', '--svg', ' '], '--svg'],
+    ] as const) {
       const refused = await sluice([...args])
       expect(refused.code, refused.stderr).toBe(2)
       expect(refused.stderr).toContain(`Error: ${flag}: expected a file name, got an empty value`)
@@ -95,7 +104,10 @@ describe('tune --write F replaces F whole or not at all (spawned)', () => {
     expect((await sluice(['validate', out])).code).toBe(0)
 
     const fresh = join(dir, 'fresh-tuned.yaml')
-    execFileSync('sh', ['-c', `umask 000; exec "${process.execPath}" "${runJs}" tune "${shipped}" --seeds 1 --demand-margin 0 --write "${fresh}" >/dev/null 2>&1`])
+    execFileSync('sh', [
+      '-c',
+      `umask 000; exec "${process.execPath}" "${runJs}" tune "${shipped}" --seeds 1 --demand-margin 0 --write "${fresh}" >/dev/null 2>&1`,
+    ])
     expect(existsSync(fresh)).toBe(true)
     expect((statSync(fresh).mode & 0o777).toString(8)).toBe('644')
   }, 60_000)

@@ -29,7 +29,6 @@ interface Verdict {
   context: string
 }
 
-
 function parseJson(stdout: string): RunJson {
   return JSON.parse(stdout) as RunJson
 }
@@ -47,70 +46,79 @@ function parseWeights(text: string): Record<string, number> {
 }
 
 describe.concurrent('sluice run --dry-run: the shipped runbooks that recover', () => {
-  it.each(['outlook-staged-return', 'regional-dns-ramp', 'thread-hold-recovery'])('%s completes, reports recovery, charts it, and shows progress', async (name) => {
-    const file = `runbooks/${name}.yaml`
-    const [text, json] = await Promise.all([sluice(['run', file, '--dry-run'], inRoot), sluice(['run', file, '--dry-run', '--json'], inRoot)])
+  it.each(['outlook-staged-return', 'regional-dns-ramp', 'thread-hold-recovery'])(
+    '%s completes, reports recovery, charts it, and shows progress',
+    async (name) => {
+      const file = `runbooks/${name}.yaml`
+      const [text, json] = await Promise.all([sluice(['run', file, '--dry-run'], inRoot), sluice(['run', file, '--dry-run', '--json'], inRoot)])
 
-    // The text report on stdout.
-    expect(text.code, text.stderr).toBe(0)
-    const lines = text.stdout.split('\n')
-    expect(lines.filter((l) => l.startsWith('Outcome: '))).toHaveLength(1)
-    expect(text.stdout).toMatch(/^Outcome: completed\b/m)
-    expect(lines.some((l) => l.startsWith('Recovered: yes'))).toBe(true)
-    expect(text.stdout).not.toMatch(/^Recovered: no/m)
-    expect(text.stdout).toContain('Gate verdicts:')
-    expect(text.stdout).toMatch(braille)
-    expect(text.stdout).not.toContain('\u001b[') // no colour without a TTY
+      // The text report on stdout.
+      expect(text.code, text.stderr).toBe(0)
+      const lines = text.stdout.split('\n')
+      expect(lines.filter((l) => l.startsWith('Outcome: '))).toHaveLength(1)
+      expect(text.stdout).toMatch(/^Outcome: completed\b/m)
+      expect(lines.some((l) => l.startsWith('Recovered: yes'))).toBe(true)
+      expect(text.stdout).not.toMatch(/^Recovered: no/m)
+      expect(text.stdout).toContain('Gate verdicts:')
+      expect(text.stdout).toMatch(braille)
+      expect(text.stdout).not.toContain('\u001b[') // no colour without a TTY
 
-    // --json: the same run, as data.
-    expect(json.code, json.stderr).toBe(0)
-    const run = parseJson(json.stdout)
-    expect(run.runbook).toBe(name)
-    expect(run.mode).toBe('rehearsal')
-    expect(run.outcome).toBe('completed')
-    expect(run.exitCode).toBe(0)
-    expect(run.stoppedAt).toBeNull()
-    const yamlSteps = (parse(readFileSync(`${root}${file}`, 'utf8')) as {steps: unknown[]}).steps
-    expect(run.steps).toHaveLength(yamlSteps.length)
-    for (const step of run.steps) expect(step.status, `${step.title}: ${step.message}`).toBe('done')
-    // A gate that let its step through ended on a passing verdict.
-    for (const step of run.steps) if (step.verdicts.length > 0) expect(step.verdicts.at(-1)!.outcome, step.title).toBe('pass')
+      // --json: the same run, as data.
+      expect(json.code, json.stderr).toBe(0)
+      const run = parseJson(json.stdout)
+      expect(run.runbook).toBe(name)
+      expect(run.mode).toBe('rehearsal')
+      expect(run.outcome).toBe('completed')
+      expect(run.exitCode).toBe(0)
+      expect(run.stoppedAt).toBeNull()
+      const yamlSteps = (parse(readFileSync(`${root}${file}`, 'utf8')) as {steps: unknown[]}).steps
+      expect(run.steps).toHaveLength(yamlSteps.length)
+      for (const step of run.steps) expect(step.status, `${step.title}: ${step.message}`).toBe('done')
+      // A gate that let its step through ended on a passing verdict.
+      for (const step of run.steps) if (step.verdicts.length > 0) expect(step.verdicts.at(-1)!.outcome, step.title).toBe('pass')
 
-    const report = run.report!
-    expect(report).not.toBeNull()
-    expect(report.recovered).toBe(true)
-    for (const figure of ['lostPercent', 'peakErrorRatePercent', 'minInRotation'] as const) {
-      expect(typeof report[figure], figure).toBe('number')
-      expect(Number.isFinite(report[figure]), figure).toBe(true)
-    }
-    expect(report.lostPercent).toBeGreaterThanOrEqual(0)
-    expect(report.lostPercent).toBeLessThanOrEqual(100)
-    expect(report.peakErrorRatePercent).toBeGreaterThanOrEqual(0)
-    expect(report.peakErrorRatePercent).toBeLessThanOrEqual(100)
-    expect(typeof report.secondsFromFixToFull).toBe('number')
-    expect(report.secondsFromFixToFull!).toBeGreaterThanOrEqual(0)
-    expect(typeof report.fullServiceFrom).toBe('number')
+      const report = run.report!
+      expect(report).not.toBeNull()
+      expect(report.recovered).toBe(true)
+      for (const figure of ['lostPercent', 'peakErrorRatePercent', 'minInRotation'] as const) {
+        expect(typeof report[figure], figure).toBe('number')
+        expect(Number.isFinite(report[figure]), figure).toBe(true)
+      }
+      expect(report.lostPercent).toBeGreaterThanOrEqual(0)
+      expect(report.lostPercent).toBeLessThanOrEqual(100)
+      expect(report.peakErrorRatePercent).toBeGreaterThanOrEqual(0)
+      expect(report.peakErrorRatePercent).toBeLessThanOrEqual(100)
+      expect(typeof report.secondsFromFixToFull).toBe('number')
+      expect(report.secondsFromFixToFull!).toBeGreaterThanOrEqual(0)
+      expect(typeof report.fullServiceFrom).toBe('number')
 
-    // The text report and the JSON tell the same story.
-    expect(text.stdout).toContain(`Requests lost: ${report.lostPercent.toFixed(1)}%`)
-    expect(text.stdout).toContain(`Peak error rate: ${report.peakErrorRatePercent.toFixed(1)}%`)
-    expect(text.stdout).toContain(`Fewest in rotation: ${report.minInRotation}`)
+      // The text report and the JSON tell the same story.
+      expect(text.stdout).toContain(`Requests lost: ${report.lostPercent.toFixed(1)}%`)
+      expect(text.stdout).toContain(`Peak error rate: ${report.peakErrorRatePercent.toFixed(1)}%`)
+      expect(text.stdout).toContain(`Fewest in rotation: ${report.minInRotation}`)
 
-    // Progress on stderr, each line at its scenario time: every step starts (with what it does at
-    // the same second) and ends done, a gate window is one line, then the run line.
-    const progress = text.stderr.split('\n')
-    expect(progress[0]).toBe(`plan: ${run.steps.length} steps`)
-    const quoted = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-    run.steps.forEach((step, i) => {
-      const start = new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] \\[step ${i + 1}\\] start ${quoted(step.title)}( — .*)?$`)
-      expect(progress.some((l) => start.test(l)), `start of step ${i + 1}`).toBe(true)
-      expect(progress.some((l) => new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] \\[step ${i + 1}\\] done`).test(l)), `end of step ${i + 1}`).toBe(true)
-    })
-    expect(text.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step \d+\] (gate|done .* — gate) .*: \d+\/\d+ passes, last [\d.]+(%| ms), \d+ s/m)
-    expect(progress.filter(Boolean).at(-1)).toMatch(new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] run: completed ${name}: all ${run.steps.length} steps done$`))
-    // --json keeps stdout for the JSON and draws no progress.
-    expect(json.stderr).not.toMatch(/^\[\+\d\d:\d\d\] \[step /m)
-  })
+      // Progress on stderr, each line at its scenario time: every step starts (with what it does at
+      // the same second) and ends done, a gate window is one line, then the run line.
+      const progress = text.stderr.split('\n')
+      expect(progress[0]).toBe(`plan: ${run.steps.length} steps`)
+      const quoted = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      run.steps.forEach((step, i) => {
+        const start = new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] \\[step ${i + 1}\\] start ${quoted(step.title)}( — .*)?$`)
+        expect(
+          progress.some((l) => start.test(l)),
+          `start of step ${i + 1}`,
+        ).toBe(true)
+        expect(
+          progress.some((l) => new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] \\[step ${i + 1}\\] done`).test(l)),
+          `end of step ${i + 1}`,
+        ).toBe(true)
+      })
+      expect(text.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step \d+\] (gate|done .* — gate) .*: \d+\/\d+ passes, last [\d.]+(%| ms), \d+ s/m)
+      expect(progress.filter(Boolean).at(-1)).toMatch(new RegExp(`^\\[\\+\\d\\d:\\d\\d\\] run: completed ${name}: all ${run.steps.length} steps done$`))
+      // --json keeps stdout for the JSON and draws no progress.
+      expect(json.stderr).not.toMatch(/^\[\+\d\d:\d\d\] \[step /m)
+    },
+  )
 })
 
 let naiveText: Promise<CliResult> | undefined
@@ -122,16 +130,16 @@ describe('sluice run --dry-run without a terminal: a log a person reads', () => 
     expect(code, stderr).toBe(0)
     const lines = stderr.trimEnd().split('\n')
     expect(lines.length, stderr).toBeLessThanOrEqual(60)
-    expect(lines.filter((l, i) => lines.indexOf(l) !== i), 'lines printed twice').toEqual([])
+    expect(
+      lines.filter((l, i) => lines.indexOf(l) !== i),
+      'lines printed twice',
+    ).toEqual([])
   })
 })
 
 describe.concurrent('sluice run --dry-run runbooks/naive-full-return.yaml', () => {
   it('relapses: exit 3, and the report names the gate, the measured value and the threshold', async () => {
-    const [text, json] = await Promise.all([
-      naive(),
-      sluice(['run', 'runbooks/naive-full-return.yaml', '--dry-run', '--json'], inRoot),
-    ])
+    const [text, json] = await Promise.all([naive(), sluice(['run', 'runbooks/naive-full-return.yaml', '--dry-run', '--json'], inRoot)])
     expect(text.code, text.stderr).toBe(3)
     const outcome = text.stdout.split('\n').find((l) => l.startsWith('Outcome: '))
     expect(outcome).toBeDefined()
@@ -160,7 +168,7 @@ describe.concurrent('sluice run --dry-run runbooks/naive-full-return.yaml', () =
     for (const step of run.steps.slice(run.stoppedAt!.step + 1)) expect(step.status).toBe('skipped')
   })
 
-  it('prints no Node.js runtime warnings on stderr (only sluice\'s own progress lines)', async () => {
+  it("prints no Node.js runtime warnings on stderr (only sluice's own progress lines)", async () => {
     const {code, stderr} = await naive()
     expect(code).toBe(3)
     // A cycle of one 20-target batch adds one abort listener per target to the run's signal.
@@ -215,9 +223,15 @@ describe.concurrent('a gate failing mid-ramp (test/fixtures/runbooks/ramp-too-fa
 
     // The last DNS change on record puts back the 25% step's weights.
     // A change line carries the status that follows it at the same second, after ' — '.
-    const changes = text.stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 3\] (start .* — )?change weights /.test(l)).map((l) => l.replace(/^(.*?change weights .*?\}) — .*$/, '$1'))
+    const changes = text.stderr
+      .split('\n')
+      .filter((l) => /^\[\+\d\d:\d\d\] \[step 3\] (start .* — )?change weights /.test(l))
+      .map((l) => l.replace(/^(.*?change weights .*?\}) — .*$/, '$1'))
     expect(changes.length).toBe(4) // 5%, 25%, 100%, then back
-    const [before, after] = changes.at(-1)!.replace(/^.*?: (?=\{)/, '').split(' → ')
+    const [before, after] = changes
+      .at(-1)!
+      .replace(/^.*?: (?=\{)/, '')
+      .split(' → ')
     expect(parseWeights(before)).toEqual({mailbox: 100, maintenance: 0})
     expect(parseWeights(after)).toEqual({mailbox: 25, maintenance: 75})
     // ...and those are the weights the 25% step set.
@@ -269,14 +283,20 @@ describe('Ctrl-C during a rehearsal', () => {
 
 describe.concurrent('sluice run without --dry-run', () => {
   it.each([
-    [['--pace', '60']], [['--svg', 'chart.svg']], [['--html', 'report.html']], [['--scenario', 'outlook-2026']], [['--setup', 'worst']],
+    [['--pace', '60']],
+    [['--svg', 'chart.svg']],
+    [['--html', 'report.html']],
+    [['--scenario', 'outlook-2026']],
+    [['--setup', 'worst']],
     [['--pace', '60', '--html', 'report.html']],
   ])('a rehearsal-only flag (%j) is refused with exit 2, naming it, before any AWS call', async (flags) => {
     const {code, stdout, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml', ...flags], inRoot)
     expect(code, stderr).toBe(2)
     expect(stdout).toBe('')
     const named = flags.filter((f) => f.startsWith('--')).join(', ')
-    expect(stderr.trimEnd()).toBe(`Error: ${named}: only for a rehearsal; add --dry-run to rehearse, or leave ${flags.length > 2 ? 'them' : 'it'} out to run live`)
+    expect(stderr.trimEnd()).toBe(
+      `Error: ${named}: only for a rehearsal; add --dry-run to rehearse, or leave ${flags.length > 2 ? 'them' : 'it'} out to run live`,
+    )
   })
 
   it('with no AWS credentials: exits 1 on one line naming the AWS call that failed, before changing anything', async () => {

@@ -19,7 +19,10 @@ describe.concurrent('sluice simulate with HAProxy checks', () => {
 
   it('a haproxy setup with panicThreshold: exit 2, one line naming file:line:column', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'sluice-haproxy-cli-')), 'panic.yaml')
-    writeFileSync(file, 'name: p\npools:\n  - name: web\n    servers: 4\n    capacity: 50\ndemand:\n  rps: 100\nhealthCheck: {kind: haproxy}\nsetups:\n  panic:\n    panicThreshold: 50\n')
+    writeFileSync(
+      file,
+      'name: p\npools:\n  - name: web\n    servers: 4\n    capacity: 50\ndemand:\n  rps: 100\nhealthCheck: {kind: haproxy}\nsetups:\n  panic:\n    panicThreshold: 50\n',
+    )
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', file])
     expect(code, stderr).toBe(2)
     expect(stdout).toBe('')

@@ -14,7 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), 'sluice-long-'))
 const long = '200000'
 
 describe.concurrent('sluice simulate at any length', () => {
-  it('prints the table and a chart that says each point\'s resolution', async () => {
+  it("prints the table and a chart that says each point's resolution", async () => {
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', 'outlook-2026', '--duration', long])
     expect(code, stderr).toBe(0)
     expect(stdout).toMatch(/^no-guard\s+93 rps \(6%\)/m)
@@ -22,7 +22,7 @@ describe.concurrent('sluice simulate at any length', () => {
     expect(stdout).toMatch(/[\u2801-\u28ff]/)
   })
 
-  it('--json: bounded series at their resolution, with each point\'s range, and the fault\'s figures exact; --svg draws the range', async () => {
+  it("--json: bounded series at their resolution, with each point's range, and the fault's figures exact; --svg draws the range", async () => {
     const svg = join(dir, 'long.svg')
     const [longRun, shortRun] = await Promise.all([
       sluice(['simulate', '--scenario', 'outlook-2026', '--duration', long, '--json', '--svg', svg]),
@@ -57,7 +57,18 @@ describe.concurrent('sluice simulate at any length', () => {
     writeFileSync(scenario, readFileSync('scenarios/outlook-recovery.yaml', 'utf8').replace(/^duration: .*$/m, `duration: ${long}`))
     const html = join(dir, 'long.html')
     const svg = join(dir, 'rehearsal.svg')
-    const {code, stderr} = await sluice(['run', 'runbooks/outlook-staged-return.yaml', '--dry-run', '--json', '--scenario', scenario, '--html', html, '--svg', svg])
+    const {code, stderr} = await sluice([
+      'run',
+      'runbooks/outlook-staged-return.yaml',
+      '--dry-run',
+      '--json',
+      '--scenario',
+      scenario,
+      '--html',
+      html,
+      '--svg',
+      svg,
+    ])
     expect(code, stderr).toBe(0)
     expect(readFileSync(html, 'utf8')).toContain('</html>')
     expect(readFileSync(svg, 'utf8')).toContain('</svg>')
@@ -80,7 +91,7 @@ describe.concurrent('sluice simulate --scenario retry-storm --compare', () => {
     expect(stdout).toMatch(/^budget-10 .*\s1\.10×$/m)
   })
 
-  it('--json: each setup\'s clients and its load amplification', async () => {
+  it("--json: each setup's clients and its load amplification", async () => {
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', 'retry-storm', '--compare', '--json'])
     expect(code, stderr).toBe(0)
     const setups = JSON.parse(stdout).setups as Array<{name: string; policy: {clients?: unknown}; loadAmplificationDuringFault: number}>

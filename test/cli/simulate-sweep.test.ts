@@ -30,7 +30,10 @@ describe.concurrent('sluice simulate --sweep, spawned', () => {
     const {code, stdout, stderr} = await sluice([...seedMap, '--svg', svg, '--html', html])
     expect(code, stderr).toBe(0)
     const maps = Object.fromEntries(
-      [...stdout.matchAll(/(?:^|\s)([a-z0-9-]+): (\d+) stuck, (\d+) recovered, (\d+) unharmed of 441/gm)].map((m) => [m[1], {stuck: Number(m[2]), fine: Number(m[3]) + Number(m[4])}]),
+      [...stdout.matchAll(/(?:^|\s)([a-z0-9-]+): (\d+) stuck, (\d+) recovered, (\d+) unharmed of 441/gm)].map((m) => [
+        m[1],
+        {stuck: Number(m[2]), fine: Number(m[3]) + Number(m[4])},
+      ]),
     )
     expect(Object.keys(maps)).toEqual(['no-guard', 'cap-third', 'panic-50', 'cap-shed-slow-start'])
     expect(maps['no-guard'].stuck).toBeGreaterThan(0)
@@ -75,7 +78,10 @@ describe.concurrent('sluice simulate --sweep, spawned', () => {
       expectBadInput(['simulate', '--sweep', 'brokn=0..20'], /^Error: --sweep brokn=0\.\.20: unknown parameter "brokn"; did you mean broken\?/),
       expectBadInput(['simulate', '--sweep', 'broken=0..30'], /^Error: --sweep broken=0\.\.30: expected at most the pool's 20 servers, got 30$/),
       // Once a hang at 100% CPU: the tipping-point bisection overflowed to Infinity.
-      expectBadInput(['simulate', '--sweep', 'demand=0..1.7e308:5'], /^Error: --sweep demand=0\.\.1\.7e308:5: expected a demand of at most 1,000,000,000 rps, got 1\.7e\+308$/),
+      expectBadInput(
+        ['simulate', '--sweep', 'demand=0..1.7e308:5'],
+        /^Error: --sweep demand=0\.\.1\.7e308:5: expected a demand of at most 1,000,000,000 rps, got 1\.7e\+308$/,
+      ),
       expectBadInput(['simulate', '--broken', '3', '--sweep', 'broken=0..20'], /^Error: --broken: the sweep varies broken/),
       expectBadInput(['simulate', '--html', join(dir, 'x.html')], /^Error: --html: saves the maps of a sweep; use it with --sweep/),
     ])

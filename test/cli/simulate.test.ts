@@ -35,14 +35,16 @@ describe.concurrent('sluice simulate --scenario outlook-2026 --compare', () => {
     expect(stdout).not.toContain('\u001b[') // no colour without a TTY
   })
 
-  it('--json gives the documented shape, and the seed\'s verdicts hold in it', async () => {
+  it("--json gives the documented shape, and the seed's verdicts hold in it", async () => {
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', 'outlook-2026', '--compare', '--json'])
     expect(code, stderr).toBe(0)
     const json = JSON.parse(stdout)
     expect(json.scenario).toBe('outlook-2026')
     const byName = Object.fromEntries(json.setups.map((s: {name: string}) => [s.name, s]))
     for (const s of json.setups) {
-      expect(Object.keys(s)).toEqual(expect.arrayContaining(['name', 'meanServedDuringFault', 'lostPercent', 'recoveredSecondsAfterFix', 'minInRotation', 'series']))
+      expect(Object.keys(s)).toEqual(
+        expect.arrayContaining(['name', 'meanServedDuringFault', 'lostPercent', 'recoveredSecondsAfterFix', 'minInRotation', 'series']),
+      )
       expect(Object.keys(s.series)).toEqual(expect.arrayContaining(['t', 'offered', 'served', 'inRotation']))
       expect(s.series.t).toHaveLength(600)
       expect(s.series.served).toHaveLength(600)
@@ -62,12 +64,11 @@ describe.concurrent('sluice simulate --scenario outlook-2026 --compare', () => {
     expect(a.stdout.length).toBeGreaterThan(1000)
     expect(a.stdout).toBe(b.stdout)
   })
-
-
 })
 
 describe.concurrent('sluice simulate: bad input, spawned', () => {
-  it('an unknown scenario', () => expectBadInput(['simulate', '--scenario', 'nope'], /^Error: --scenario: unknown scenario "nope"; built-in scenarios are .*outlook-2026/))
+  it('an unknown scenario', () =>
+    expectBadInput(['simulate', '--scenario', 'nope'], /^Error: --scenario: unknown scenario "nope"; built-in scenarios are .*outlook-2026/))
 
   it('keeps exit 2 under --json, with the error as JSON on stdout', async () => {
     const {code, stdout} = await sluice(['simulate', '--setup', 'nope', '--json'])

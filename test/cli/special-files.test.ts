@@ -36,18 +36,26 @@ describe('input that is not a regular file is refused before it is read (spawned
     ['validate', (f: string) => ['validate', f]],
     ['simulate --scenario', (f: string) => ['simulate', '--scenario', f]],
     ['tune', (f: string) => ['tune', f]],
-  ])('%s on /dev/zero and on a FIFO with no writer: exit 2 naming the file and what it is, in about as long as it takes to start, with no more memory than a good file', async (_name, argsFor) => {
-    // The same command on a good file, measured in the same run: the CLI's own start-up memory.
-    const good = await run(['validate', 'naive-full-return'])
-    expect(good.code, good.stderr).toBe(0)
-    for (const [file, kind] of [['/dev/zero', 'a character device'], [fifo, 'a FIFO']]) {
-      const result = await run(argsFor(file))
-      expect(result.code, result.stderr).toBe(2)
-      expect(result.stderr).toContain(`${file}:1:1: ${kind}, not a regular file; expected a YAML file`)
-      // A hang detector with room for a busy machine's start-up: the refusal itself reads nothing.
-      expect(result.ms, result.stderr).toBeLessThan(15_000)
-      // Once 6.5 GB in 20 s; now what starting the CLI takes, give or take a little.
-      if (result.peakKb !== null && good.peakKb !== null) expect(result.peakKb - good.peakKb, `peak resident memory over a good file's (${good.peakKb} KB), KB`).toBeLessThan(30 * 1024)
-    }
-  }, 60_000)
+  ])(
+    '%s on /dev/zero and on a FIFO with no writer: exit 2 naming the file and what it is, in about as long as it takes to start, with no more memory than a good file',
+    async (_name, argsFor) => {
+      // The same command on a good file, measured in the same run: the CLI's own start-up memory.
+      const good = await run(['validate', 'naive-full-return'])
+      expect(good.code, good.stderr).toBe(0)
+      for (const [file, kind] of [
+        ['/dev/zero', 'a character device'],
+        [fifo, 'a FIFO'],
+      ]) {
+        const result = await run(argsFor(file))
+        expect(result.code, result.stderr).toBe(2)
+        expect(result.stderr).toContain(`${file}:1:1: ${kind}, not a regular file; expected a YAML file`)
+        // A hang detector with room for a busy machine's start-up: the refusal itself reads nothing.
+        expect(result.ms, result.stderr).toBeLessThan(15_000)
+        // Once 6.5 GB in 20 s; now what starting the CLI takes, give or take a little.
+        if (result.peakKb !== null && good.peakKb !== null)
+          expect(result.peakKb - good.peakKb, `peak resident memory over a good file's (${good.peakKb} KB), KB`).toBeLessThan(30 * 1024)
+      }
+    },
+    60_000,
+  )
 })

@@ -42,7 +42,10 @@ const script: RunEvent[] = [
   {type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}}, at: 4},
   {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'weights', resource: 'Z1 rec A', ok: true}, at: 5},
   {type: 'verdict', verdict},
-  {type: 'verdict', verdict: {...verdict, metric: 'latency-p99', gate: 'latency-p99 ≤ 800 ms over 60 s', value: null, threshold: 800, unit: 'ms', outcome: 'inconclusive'}},
+  {
+    type: 'verdict',
+    verdict: {...verdict, metric: 'latency-p99', gate: 'latency-p99 ≤ 800 ms over 60 s', value: null, threshold: 800, unit: 'ms', outcome: 'inconclusive'},
+  },
   {type: 'warning', step: 1, message: 'metrics lag 30 s'},
   {type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'weights', resource: 'Z1 rec A', ok: false, error: 'throttled'}, at: 121},
   {type: 'step-end', step: 1, status: 'failed', message: 'gate failed at ramp 5%', at: 121},
@@ -113,13 +116,21 @@ describe("'lines' mode", () => {
     const io = terminal({stream: out.stream})
     const pass = (at: number, value = 0): RunEvent => ({type: 'verdict', verdict: {...verdict, at, value}})
     io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: 600})
-    io.notify({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}}, at: 600})
+    io.notify({
+      type: 'mutation',
+      mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 rec A', before: {a: 100, b: 0}, after: {a: 95, b: 5}},
+      at: 600,
+    })
     io.notify({type: 'progress', step: 1, message: 'b at 5%, baking 90 s', at: 600})
     for (let at = 610; at <= 630; at += 10) io.notify(pass(at))
     io.notify({type: 'verdict', verdict: {...verdict, at: 640, value: 1.5, outcome: 'fail'}})
     io.notify({type: 'verdict', verdict: {...verdict, at: 650, value: null, outcome: 'inconclusive'}})
     for (let at = 660; at <= 690; at += 10) io.notify(pass(at, 0.25))
-    io.notify({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 rec A', before: {a: 95, b: 5}, after: {a: 50, b: 50}}, at: 690})
+    io.notify({
+      type: 'mutation',
+      mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'Z1 rec A', before: {a: 95, b: 5}, after: {a: 50, b: 50}},
+      at: 690,
+    })
     io.notify({type: 'progress', step: 1, message: 'b at 50%, baking 90 s', at: 690})
     for (let at = 700; at <= 780; at += 10) io.notify({type: 'verdict', verdict: {...verdict, at, context: 'ramp 50%'}})
     io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 50%', at: 780})
@@ -285,7 +296,11 @@ describe("'tty' mode", () => {
   it('keeps a pause under the step while its gate goes on being measured, and after the step ends', async () => {
     const out = capture()
     const io = terminal({mode: 'tty', stream: out.stream})
-    const pause: RunEvent = {type: 'control', control: {seq: 1, kind: 'pause', operator: 'bob', host: 'ops1', pid: 42, at: '2026-11-30T00:00:00Z'}, effect: 'paused'}
+    const pause: RunEvent = {
+      type: 'control',
+      control: {seq: 1, kind: 'pause', operator: 'bob', host: 'ops1', pid: 42, at: '2026-11-30T00:00:00Z'},
+      effect: 'paused',
+    }
     io.notify({type: 'plan', runbook: 'recover', steps})
     io.notify({type: 'step-start', step: 0, title: 'Freeze changes', at: 59})
     io.notify({type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 59})

@@ -80,12 +80,21 @@ describe('sluice tune (spawned)', () => {
 
     // And on every seed and demand tune held it to. Spawned, through `sluice run --dry-run`: seed 1
     // with demand 10% down and up (two more processes, each CPU-bound on this two-core machine).
-    const spawned = [{seed: 1, demand: 0.9}, {seed: 1, demand: 1.1}]
-    const runs: CliResult[] = await Promise.all(spawned.map(({seed, demand}) => sluice(['run', variantRunbook(dir, tunedText, seed, demand), '--dry-run', '--json'], inRoot)))
+    const spawned = [
+      {seed: 1, demand: 0.9},
+      {seed: 1, demand: 1.1},
+    ]
+    const runs: CliResult[] = await Promise.all(
+      spawned.map(({seed, demand}) => sluice(['run', variantRunbook(dir, tunedText, seed, demand), '--dry-run', '--json'], inRoot)),
+    )
     for (const [i, run] of runs.entries()) {
       expect(run.stdout, run.stderr).not.toBe('')
       const json = JSON.parse(run.stdout) as RunJson & {error?: {message: string}}
-      expect({...spawned[i], code: run.code, outcome: json.outcome}, json.message ?? json.error?.message).toEqual({...spawned[i], code: 0, outcome: 'completed'})
+      expect({...spawned[i], code: run.code, outcome: json.outcome}, json.message ?? json.error?.message).toEqual({
+        ...spawned[i],
+        code: 0,
+        outcome: 'completed',
+      })
     }
     // All fifteen in this process, through the API `run --dry-run` calls, on the scenario loaded
     // with the seed and demand overrides `simulate --seed --demand` uses: nothing of tune's own.
@@ -93,7 +102,11 @@ describe('sluice tune (spawned)', () => {
     for (const seed of [1, 2, 3, 4, 5])
       for (const demand of [1350, 1500, 1650]) {
         const {scenario} = loadScenario('outlook-recovery', {seed, demand})
-        const {run} = await rehearse(runbook, {io: new RecordingIO('no-tty'), signal: new AbortController().signal, operator: 'test'}, {pace: null, scenario, setup: 'no-guard', startAt})
+        const {run} = await rehearse(
+          runbook,
+          {io: new RecordingIO('no-tty'), signal: new AbortController().signal, operator: 'test'},
+          {pace: null, scenario, setup: 'no-guard', startAt},
+        )
         expect({seed, demand, exit: exitCodeOf(run.outcome)}, run.message).toEqual({seed, demand, exit: 0})
       }
     // The shipped ramps are not that robust: with demand 10% up they fail a gate (exit 3).
@@ -101,7 +114,7 @@ describe('sluice tune (spawned)', () => {
     expect(shipped.code).toBe(3)
   })
 
-  it('prints the times, the ramps, the gates\' margins and the YAML to paste, with progress on stderr', async () => {
+  it("prints the times, the ramps, the gates' margins and the YAML to paste, with progress on stderr", async () => {
     const r = await sluice(['tune', outlook, '--seeds', '1', '--demand-margin', '0'], inRoot)
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^Time to full traffic: \d+ s → \d+ s \([\d.]+% sooner\)$/m)
@@ -121,13 +134,19 @@ describe('sluice tune (spawned)', () => {
   it('a bake shared through an anchor and an alias: exit 2 at each, file:line:column, before it rehearses anything', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-tune-alias-'))
     const file = join(dir, 'shared-bake.yaml')
-    const text = readFileSync(join(root, outlook), 'utf8').replace('    bake: 90\n', '    bake: &bake 90\n').replace(/(Bring the rest[\s\S]*?)    bake: 90\n/, '$1    bake: *bake\n')
+    const text = readFileSync(join(root, outlook), 'utf8')
+      .replace('    bake: 90\n', '    bake: &bake 90\n')
+      .replace(/(Bring the rest[\s\S]*?)    bake: 90\n/, '$1    bake: *bake\n')
     writeFileSync(file, text)
     const r = await sluice(['tune', file, '--seeds', '1', '--demand-margin', '0'])
     expect(r.code, r.stderr).toBe(2)
     const lines = r.stderr.trim().split('\n')
     expect(lines).toHaveLength(2)
-    expect(lines[0]).toMatch(new RegExp(`^Error: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: steps\\[4\\]\\.bake is anchored as &bake, which \\*bake repeats elsewhere; tune edits each ramp in place`))
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^Error: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: steps\\[4\\]\\.bake is anchored as &bake, which \\*bake repeats elsewhere; tune edits each ramp in place`,
+      ),
+    )
     expect(lines[1]).toMatch(/:\d+:\d+: steps\[7\]\.bake is \*bake, an alias of a node defined elsewhere;/)
     expect(r.stderr).not.toMatch(/rehears/)
   })

@@ -13,7 +13,9 @@ describe('sluice iam-policy (in process)', () => {
     const policy = JSON.parse(stdout) as Policy
     expect(policy.Version).toBe('2012-10-17')
     const actions = policy.Statement.flatMap((s) => s.Action)
-    expect(actions).toEqual(expect.arrayContaining(['route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets', 'route53:GetChange', 'cloudwatch:GetMetricData']))
+    expect(actions).toEqual(
+      expect.arrayContaining(['route53:ListResourceRecordSets', 'route53:ChangeResourceRecordSets', 'route53:GetChange', 'cloudwatch:GetMetricData']),
+    )
     expect(actions.filter((a) => a.startsWith('elasticloadbalancing:'))).toEqual([])
     const change = policy.Statement.find((s) => s.Action.includes('route53:ChangeResourceRecordSets'))!
     expect(change.Resource).toEqual(['arn:aws:route53:::hostedzone/Z2FDTNDATAQYW2'])

@@ -47,10 +47,16 @@ describe('sluice simulate (in process)', () => {
 })
 
 describe('sluice simulate: bad input exits 2 with one clear line (in process)', () => {
-  it('an unknown setup', () => expectBadInput(['simulate', '--setup', 'nope'], /^Error: --setup: unknown setup "nope" in scenario outlook-2026; its setups are no-guard, /))
+  it('an unknown setup', () =>
+    expectBadInput(['simulate', '--setup', 'nope'], /^Error: --setup: unknown setup "nope" in scenario outlook-2026; its setups are no-guard, /))
   it('a negative capacity', () => expectBadInput(['simulate', '--capacity=-100'], '--capacity: pools[0].capacity: expected a number > 0'))
-  it('a fix before the fault', () => expectBadInput(['simulate', '--fault-at', '100', '--fix-at', '50'], '--fix-at/--fault-at: faults[0].to: expected the fix (to: 50) after the fault starts (from: 100)'))
-  it('an unknown policy key', () => expectBadInput(['simulate', '--policy', 'ejectCap=3'], /^Error: --policy: unknown key "ejectCap"; expected one of maxEjectionPercent, /))
+  it('a fix before the fault', () =>
+    expectBadInput(
+      ['simulate', '--fault-at', '100', '--fix-at', '50'],
+      '--fix-at/--fault-at: faults[0].to: expected the fix (to: 50) after the fault starts (from: 100)',
+    ))
+  it('an unknown policy key', () =>
+    expectBadInput(['simulate', '--policy', 'ejectCap=3'], /^Error: --policy: unknown key "ejectCap"; expected one of maxEjectionPercent, /))
   it('a number flag that is not a number', () => expectBadInput(['simulate', '--servers', 'ten'], '--servers: expected an integer but received: ten'))
 
   it('malformed YAML, at file:line:column', async () => {
@@ -64,6 +70,4 @@ describe('sluice simulate: bad input exits 2 with one clear line (in process)', 
     writeFileSync(file, readFileSync(new URL('../../scenarios/outlook-2026.yaml', import.meta.url), 'utf8').replace('capacity: 100', 'capacity: -100'))
     await expectBadInput(['simulate', '--scenario', file], /^Error: .*neg\.yaml:\d+:15: pools\[0\]\.capacity: expected a number > 0$/)
   })
-
 })
-

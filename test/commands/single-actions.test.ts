@@ -36,16 +36,41 @@ async function sluice(args: string[]): Promise<CliResult> {
   return {code: exit, stdout, stderr}
 }
 
-
-const ramp = ['ramp', '--set', 'west', '--schedule', '1,5,25,50', '--bake', '60', '--gate-metric', 'error-rate', '--gate-threshold', '1', '--gate-pool', 'west', '--scenario', 'two-regions']
+const ramp = [
+  'ramp',
+  '--set',
+  'west',
+  '--schedule',
+  '1,5,25,50',
+  '--bake',
+  '60',
+  '--gate-metric',
+  'error-rate',
+  '--gate-threshold',
+  '1',
+  '--gate-pool',
+  'west',
+  '--scenario',
+  'two-regions',
+]
 const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--restart', '/usr/local/bin/restart-api {id}', '--scenario', 'two-regions']
 
 /** Every single-action command, as a user would type it for a rehearsal (less --dry-run). */
 const commands: Array<{name: string; args: string[]; done: RegExp; live?: string; more?: (r: CliResult) => void}> = [
   {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[\+\d\d:\d\d\] \[step 1\] done frozen by .*: x$/m},
   {name: 'unfreeze', args: ['unfreeze'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to unfreeze/m},
-  {name: 'restrict', args: ['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery'], done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m, live: '--listener'},
-  {name: 'lift', args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m, live: '--listener'},
+  {
+    name: 'restrict',
+    args: ['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery'],
+    done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m,
+    live: '--listener',
+  },
+  {
+    name: 'lift',
+    args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'],
+    done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m,
+    live: '--listener',
+  },
   {
     name: 'ramp',
     args: ramp,
@@ -70,12 +95,19 @@ describe('the single-action commands (in process)', () => {
     more?.(rehearsed)
   })
 
-  it.each(commands.filter((c) => c.live))('$name live without the flags naming what it changes exits 2 and says which flags, or --dry-run', async ({name, args, live}) => {
-    // Less the rehearsal's --scenario, which a live run refuses on its own.
-    const liveArgs = args.filter((a, k, all) => a !== '--scenario' && all[k - 1] !== '--scenario')
-    expectBadInput(await sluice(liveArgs), new RegExp(`^Error: sluice ${name}: live, it needs ${live!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to name what it changes; or rehearse with --dry-run$`))
-  })
-
+  it.each(commands.filter((c) => c.live))(
+    '$name live without the flags naming what it changes exits 2 and says which flags, or --dry-run',
+    async ({name, args, live}) => {
+      // Less the rehearsal's --scenario, which a live run refuses on its own.
+      const liveArgs = args.filter((a, k, all) => a !== '--scenario' && all[k - 1] !== '--scenario')
+      expectBadInput(
+        await sluice(liveArgs),
+        new RegExp(
+          `^Error: sluice ${name}: live, it needs ${live!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to name what it changes; or rehearse with --dry-run$`,
+        ),
+      )
+    },
+  )
 
   it('ramp --json: completed, every percentage of the schedule passed its gate, west ends at 50%', async () => {
     const json = await sluice([...ramp, '--dry-run', '--json'])
@@ -108,7 +140,7 @@ describe('the single-action commands (in process)', () => {
     expect(run.steps[0].message).toBe('cycled 20 targets in 10 batches')
   })
 
-  it('restrict reports the share of demand turned away: no more than the restricted type\'s share', async () => {
+  it("restrict reports the share of demand turned away: no more than the restricted type's share", async () => {
     // outlook-recovery: background-sync is 20% of demand (types: interactive 0.8, background-sync 0.2),
     // and clients try twice. Every background-sync request is turned away: 20% of demand, not more.
     const json = await sluice(['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery', '--dry-run', '--json'])
@@ -118,7 +150,7 @@ describe('the single-action commands (in process)', () => {
     expect(run.report!.restrictedPercentAtEnd).toBeCloseTo(20, 0)
   })
 
-  it('restrict on a scenario whose clients try once reports the type\'s share (cafe-2024: 10%)', async () => {
+  it("restrict on a scenario whose clients try once reports the type's share (cafe-2024: 10%)", async () => {
     const result = await sluice(['restrict', '--type', 'decommissioned-lookup', '--path', '/lookup/*', '--scenario', 'cafe-2024', '--dry-run', '--json'])
     expect(result.code, result.stderr).toBe(0)
     const run = JSON.parse(result.stdout) as RunJson
@@ -128,29 +160,52 @@ describe('the single-action commands (in process)', () => {
 })
 
 describe('bad flags: exit 2 and one line naming the flag (in process)', () => {
-
   it('--schedule that is not a list of numbers', async () => {
     const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,five', '--bake', '60', '--scenario', 'two-regions', '--dry-run'])
     expectBadInput(result, /^Error: --schedule: expected comma-separated percentages/)
   })
 
-  it('--bake under the TTL of the scenario\'s record', async () => {
+  it("--bake under the TTL of the scenario's record", async () => {
     // two-regions: dns.ttl 60.
     const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '30', '--scenario', 'two-regions', '--dry-run'])
     expectBadInput(result, /^Error: --bake: .*bake of 30 s is shorter than the record's TTL of 60 s/)
   })
 
   it('--bake under the TTL is accepted with --allow-short-bake', async () => {
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '30', '--allow-short-bake', '--scenario', 'two-regions', '--dry-run'])
+    const result = await sluice([
+      'ramp',
+      '--set',
+      'west',
+      '--schedule',
+      '1,5,50',
+      '--bake',
+      '30',
+      '--allow-short-bake',
+      '--scenario',
+      'two-regions',
+      '--dry-run',
+    ])
     expect(result.code, result.stderr).toBe(0)
     expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] warning bake of 30 s is shorter than the TTL of 60 s/m)
   })
 
   it('--gate-threshold without --gate-metric', async () => {
-    const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '60', '--gate-threshold', '1', '--scenario', 'two-regions', '--dry-run'])
+    const result = await sluice([
+      'ramp',
+      '--set',
+      'west',
+      '--schedule',
+      '1,5,50',
+      '--bake',
+      '60',
+      '--gate-threshold',
+      '1',
+      '--scenario',
+      'two-regions',
+      '--dry-run',
+    ])
     expectBadInput(result, /^Error: --gate-threshold: .*--gate-metric/)
   })
-
 
   it('an unknown --scenario', async () => {
     const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '60', '--scenario', 'no-such-scenario', '--dry-run'])
@@ -181,5 +236,4 @@ describe('bad flags: exit 2 and one line naming the flag (in process)', () => {
     const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', 'soon', '--scenario', 'two-regions', '--dry-run'])
     expectBadInput(result, /^Error: --bake: expected a duration such as 90, 90s, 5m or 1h but received: soon$/)
   })
-
 })

@@ -46,7 +46,10 @@ describe('sluice validate (in process)', () => {
     expect(exit).toBe(2)
     expect(stderr).toBe('')
     const json = JSON.parse(stdout) as {runbooks: Array<{file: string; valid: boolean; error?: string}>}
-    expect(json.runbooks.map((r) => [r.file, r.valid])).toEqual([[good, true], [bad, false]])
+    expect(json.runbooks.map((r) => [r.file, r.valid])).toEqual([
+      [good, true],
+      [bad, false],
+    ])
     expect(json.runbooks[1].error).toMatch(new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1:7: name: expected a lower-case name`))
   })
 })

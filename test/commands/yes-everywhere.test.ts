@@ -9,7 +9,9 @@ const manifest = JSON.parse(readFileSync(join(root, 'oclif.manifest.json'), 'utf
 describe('--yes, for scripts that pass it everywhere', () => {
   it('every command that can change something takes --yes (a no-op where it asks nothing)', () => {
     const changing = Object.keys(manifest.commands).filter((id) => !leaveLiveStateAlone.has(id))
-    expect(changing).toEqual(expect.arrayContaining(['run', 'resume', 'rollback', 'freeze', 'unfreeze', 'pause', 'promote', 'abort', 'ramp', 'cycle', 'restrict', 'lift']))
+    expect(changing).toEqual(
+      expect.arrayContaining(['run', 'resume', 'rollback', 'freeze', 'unfreeze', 'pause', 'promote', 'abort', 'ramp', 'cycle', 'restrict', 'lift']),
+    )
     const without = changing.filter((id) => !('yes' in manifest.commands[id].flags))
     expect(without).toEqual([])
   })

@@ -54,7 +54,11 @@ describe('reportCard', () => {
   })
 
   it('never counts more served than demand as a negative loss', () => {
-    const card = reportCard(line(30, () => ({served: 120})), null, 4)
+    const card = reportCard(
+      line(30, () => ({served: 120})),
+      null,
+      4,
+    )
     expect(card.lostPercent).toBe(0)
   })
 
@@ -105,13 +109,33 @@ describe('fullServiceSince', () => {
   })
 
   it('returns the first second when no window falls short', () => {
-    expect(fullServiceSince(line(30, () => ({served: 100})), 0.98)).toBe(0)
+    expect(
+      fullServiceSince(
+        line(30, () => ({served: 100})),
+        0.98,
+      ),
+    ).toBe(0)
   })
 
   it('returns null when the last window falls short, or there is less than a window', () => {
-    expect(fullServiceSince(line(80, (t) => ({served: t >= 75 ? 0 : 100})), 0.98)).toBeNull()
-    expect(fullServiceSince(line(5, () => ({served: 100})), 0.98)).toBeNull()
-    expect(fullServiceSince(line(0, () => ({served: 100})), 0.98)).toBeNull()
+    expect(
+      fullServiceSince(
+        line(80, (t) => ({served: t >= 75 ? 0 : 100})),
+        0.98,
+      ),
+    ).toBeNull()
+    expect(
+      fullServiceSince(
+        line(5, () => ({served: 100})),
+        0.98,
+      ),
+    ).toBeNull()
+    expect(
+      fullServiceSince(
+        line(0, () => ({served: 100})),
+        0.98,
+      ),
+    ).toBeNull()
   })
 
   it('counts a window in points of the timeline’s own step', () => {
@@ -129,7 +153,11 @@ describe('fullServiceSince', () => {
 
 describe('what a drill reads when parts are missing', () => {
   it('reports no fewest-in-rotation and no cascade when no count was read', () => {
-    const card = reportCard(line(60, (t) => ({served: inFault(t) ? 40 : 100, inRotation: Number.NaN})), fault, 4)
+    const card = reportCard(
+      line(60, (t) => ({served: inFault(t) ? 40 : 100, inRotation: Number.NaN})),
+      fault,
+      4,
+    )
     expect(card.fewestInRotation).toBeNull()
     expect(card.cascaded).toBe(false)
   })

@@ -85,10 +85,11 @@ function watchDescendants(root: number) {
     seen: () => [...seen.values()],
     stop: () => clearInterval(timer),
     /** Those still alive: the same pid with the same start time, and not a zombie. */
-    alive: () => [...seen.values()].filter((p) => {
-      const now = readProc(p.pid)
-      return now !== null && now.start === p.start && now.state !== 'Z'
-    }),
+    alive: () =>
+      [...seen.values()].filter((p) => {
+        const now = readProc(p.pid)
+        return now !== null && now.start === p.start && now.state !== 'Z'
+      }),
   }
 }
 
@@ -119,7 +120,9 @@ const drill = (args: string[], env?: Record<string, string>) => spawnSluice(['dr
 /** A scenario of `seconds`: 4 servers × 100 rps, 200 rps of demand, one broken from 20 s to `fixAt` (40 s), HAProxy's usual checks. */
 function smallScenario(name: string, seconds: number, fixAt = 40): string {
   const file = join(dir, `${name}.yaml`)
-  writeFileSync(file, `name: ${name}
+  writeFileSync(
+    file,
+    `name: ${name}
 description: four servers, one broken for twenty seconds
 duration: ${seconds}
 seed: 1
@@ -141,7 +144,8 @@ faults:
     to: ${fixAt}
 setups:
   checks-only: {}
-`)
+`,
+  )
   return file
 }
 
@@ -245,7 +249,15 @@ describe('a real drill', () => {
     expect(typeof json.agree).toBe('boolean')
     expect(json.agree).toBe(json.real.card.cascaded === json.predicted.card.cascaded && json.real.card.recovered === json.predicted.card.recovered)
     for (const side of [json.real, json.predicted]) {
-      expect(Object.keys(side.card).sort()).toEqual(['before', 'cascaded', 'fewestInRotation', 'lostPercent', 'recovered', 'secondsToFullServiceAfterFix', 'servedDuringFault'])
+      expect(Object.keys(side.card).sort()).toEqual([
+        'before',
+        'cascaded',
+        'fewestInRotation',
+        'lostPercent',
+        'recovered',
+        'secondsToFullServiceAfterFix',
+        'servedDuringFault',
+      ])
       expect(side.card.fewestInRotation).toBeGreaterThanOrEqual(0)
       expect(side.card.fewestInRotation).toBeLessThanOrEqual(4)
       expect(side.card.lostPercent).toBeGreaterThanOrEqual(0)
@@ -304,7 +316,10 @@ describe('a real drill', () => {
     // and HAProxy is stopped by the kernel (setpriv --pdeathsig). Their folders (configs, HAProxy's
     // admin socket) stay until the next drill's start sweeps those whose owner has gone.
     const temp = mkdtempSync(join(dir, 'tmp-'))
-    const scratch = () => readdirSync(temp).filter((name) => name.startsWith('sluice-')).sort()
+    const scratch = () =>
+      readdirSync(temp)
+        .filter((name) => name.startsWith('sluice-'))
+        .sort()
     const {run, watch} = longDrill('killed-drill', {TMPDIR: temp})
     try {
       await untilLoadRuns(watch)
@@ -345,7 +360,9 @@ describe('a real drill', () => {
     // Long enough that the rehearsal's runbook (from 60 s, historySeconds) ends inside it.
     const scenario = smallScenario('runbook-drill', 120)
     const file = join(dir, 'small-cycle.yaml')
-    writeFileSync(file, `name: small-cycle
+    writeFileSync(
+      file,
+      `name: small-cycle
 targets:
   haproxy:
     socket: /tmp/x.sock
@@ -365,7 +382,8 @@ steps:
       window: 10
       interval: 5
       successes: 1
-`)
+`,
+    )
     const run = spawnSluice(['drill', file, '--json', '--time-scale', '0.1'])
     const watch = watchDescendants(run.child.pid!)
     const {code, stdout, stderr} = await run.result

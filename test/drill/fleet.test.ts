@@ -4,7 +4,17 @@ import {startLoad} from '../../src/drill/load-generator.js'
 import {accepts, get, median, sleep} from './http.js'
 
 /** One worker serving 20 requests a second: 50 ms a request, so a queue shows in a few hundred ms. */
-const base: FleetPoolConfig = {name: 'web', servers: 1, capacity: 20, serviceTime: 0.05, threads: 8, queueLimit: 20, coldFactor: 1, warmupSeconds: 0, restartSeconds: 0.3}
+const base: FleetPoolConfig = {
+  name: 'web',
+  servers: 1,
+  capacity: 20,
+  serviceTime: 0.05,
+  threads: 8,
+  queueLimit: 20,
+  coldFactor: 1,
+  warmupSeconds: 0,
+  restartSeconds: 0.3,
+}
 
 let fleet: RunningFleet | null = null
 afterEach(async () => {
@@ -132,9 +142,13 @@ describe('the loopback fleet', () => {
     await sendFleetCommand(fleet.admin, {op: 'fault', pool: 'web', servers: [1], mode: 'broken'})
     expect((await get(p0, '/t/a', 1000)).status).toBe(200)
     expect((await get(p1, '/t/a', 1000)).status).toBe(500)
-    await expect(sendFleetCommand(fleet.admin, {op: 'fault', pool: 'web', servers: [0, 7], mode: 'hang'})).rejects.toThrow(/no server 7 in pool "web"; it has servers 0 to 2/)
+    await expect(sendFleetCommand(fleet.admin, {op: 'fault', pool: 'web', servers: [0, 7], mode: 'hang'})).rejects.toThrow(
+      /no server 7 in pool "web"; it has servers 0 to 2/,
+    )
     await expect(sendFleetCommand(fleet.admin, {op: 'fault', pool: 'api', mode: 'hang'})).rejects.toThrow(/no pool named "api"/)
-    await expect(sendFleetCommand(fleet.admin, {op: 'fault', pool: 'web', mode: 'melt' as never})).rejects.toThrow(/expected "mode" to be one of none, broken, hang, refuse/)
+    await expect(sendFleetCommand(fleet.admin, {op: 'fault', pool: 'web', mode: 'melt' as never})).rejects.toThrow(
+      /expected "mode" to be one of none, broken, hang, refuse/,
+    )
     await expect(sendFleetCommand(fleet.admin, {op: 'hold', pool: 'web', type: 'a'})).rejects.toThrow(/holdSeconds/)
     // Nothing changed: server 0 was named in the refused command and still serves.
     expect((await get(p0, '/t/a', 1000)).status).toBe(200)
@@ -144,7 +158,12 @@ describe('the loopback fleet', () => {
   })
 
   it('stop leaves no listener: every server port and the admin port refuse', async () => {
-    fleet = await startFleet({pools: [{...base, servers: 3}, {...base, name: 'api', servers: 2}]})
+    fleet = await startFleet({
+      pools: [
+        {...base, servers: 3},
+        {...base, name: 'api', servers: 2},
+      ],
+    })
     const ports = [...fleet.pools.flatMap((p) => p.ports), fleet.admin]
     await fleet.command({op: 'fault', pool: 'api', servers: [0], mode: 'hang'})
     const hung = get(fleet.pools[1].ports[0], '/t/a', 3000)

@@ -19,7 +19,17 @@ afterEach(async () => {
 })
 
 function config(port: number, overrides: Partial<LoadConfig>): LoadConfig {
-  return {target: {host: '127.0.0.1', port}, curve: [[0, 100]], types: [{name: 'all', share: 1}], clients, duration: 1, bucketSeconds: 0.25, arrivals: 'even', seed: 7, ...overrides}
+  return {
+    target: {host: '127.0.0.1', port},
+    curve: [[0, 100]],
+    types: [{name: 'all', share: 1}],
+    clients,
+    duration: 1,
+    bucketSeconds: 0.25,
+    arrivals: 'even',
+    seed: 7,
+    ...overrides,
+  }
 }
 
 const sum = (xs: number[], bucketSeconds: number) => xs.reduce((a, b) => a + b, 0) * bucketSeconds
@@ -40,7 +50,11 @@ async function stubServer(status: number, headers: Record<string, string> = {}):
 
 describe('the open-loop load generator', () => {
   it('serves the demand from a healthy server and records it per bucket under the simulator names', async () => {
-    fleet = await startFleet({pools: [{name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]})
+    fleet = await startFleet({
+      pools: [
+        {name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1},
+      ],
+    })
     const record = await startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 200]], duration: 1})).done
     const demand = sum(record.series.demand, record.bucketSeconds)
     expect(demand).toBeGreaterThan(180)
@@ -52,7 +66,11 @@ describe('the open-loop load generator', () => {
   })
 
   it('keeps its arrival rate when the server stalls: arrivals do not wait for answers', async () => {
-    fleet = await startFleet({pools: [{name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]})
+    fleet = await startFleet({
+      pools: [
+        {name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1},
+      ],
+    })
     await fleet.command({op: 'fault', pool: 'web', mode: 'hang'})
     const load = startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 200]], duration: 1.5, clients: {...clients, timeout: 10}, arrivals: 'poisson'}))
     await new Promise((resolve) => setTimeout(resolve, 1700))
@@ -73,7 +91,11 @@ describe('the open-loop load generator', () => {
   })
 
   it('stop ends arrivals and retries and closes every connection it opened', async () => {
-    fleet = await startFleet({pools: [{name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]})
+    fleet = await startFleet({
+      pools: [
+        {name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1},
+      ],
+    })
     await fleet.command({op: 'fault', pool: 'web', mode: 'hang'})
     const load = startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 100]], duration: 10, clients: {...clients, timeout: 10, attempts: 3}}))
     await new Promise((resolve) => setTimeout(resolve, 300))
@@ -90,7 +112,16 @@ describe('the open-loop load generator', () => {
 
   it('follows a demand curve', async () => {
     const {port} = await stubServer(200)
-    const record = await startLoad(config(port, {curve: [[0, 0], [1, 400]], duration: 1, bucketSeconds: 0.5})).done
+    const record = await startLoad(
+      config(port, {
+        curve: [
+          [0, 0],
+          [1, 400],
+        ],
+        duration: 1,
+        bucketSeconds: 0.5,
+      }),
+    ).done
     const [first, second] = record.series.demand
     // Integral of the ramp: 50 in the first half second, 150 in the second.
     expect(second).toBeGreaterThan(2 * first)
@@ -100,7 +131,16 @@ describe('the open-loop load generator', () => {
 
   it('sends each traffic type on its path and header, at its share', async () => {
     const s = await stubServer(200)
-    await startLoad(config(s.port, {curve: [[0, 400]], duration: 0.5, types: [{name: 'mail', share: 0.75}, {name: 'search', share: 0.25}]})).done
+    await startLoad(
+      config(s.port, {
+        curve: [[0, 400]],
+        duration: 0.5,
+        types: [
+          {name: 'mail', share: 0.75},
+          {name: 'search', share: 0.25},
+        ],
+      }),
+    ).done
     const mail = s.types.filter((t) => t === 'mail').length
     const search = s.types.filter((t) => t === 'search').length
     expect(mail + search).toBe(s.types.length)
@@ -116,7 +156,8 @@ describe('the open-loop load generator', () => {
     expect(sum(unbounded.series.givenUp, unbounded.bucketSeconds)).toBe(demand)
     expect(sum(unbounded.series.errors, unbounded.bucketSeconds)).toBe(4 * demand)
 
-    const budgeted = await startLoad(config(port, {curve: [[0, 100]], duration: 0.5, clients: {...clients, attempts: 4, retryBudget: 0.2, budgetWindow: 10}})).done
+    const budgeted = await startLoad(config(port, {curve: [[0, 100]], duration: 0.5, clients: {...clients, attempts: 4, retryBudget: 0.2, budgetWindow: 10}}))
+      .done
     const asked = sum(budgeted.series.demand, budgeted.bucketSeconds)
     const retries = sum(budgeted.series.retries, budgeted.bucketSeconds)
     expect(retries).toBeGreaterThan(0)
@@ -140,7 +181,11 @@ describe('the open-loop load generator', () => {
   })
 
   it('counts refused connections and timeouts as failures of their own', async () => {
-    fleet = await startFleet({pools: [{name: 'web', servers: 2, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]})
+    fleet = await startFleet({
+      pools: [
+        {name: 'web', servers: 2, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1},
+      ],
+    })
     await fleet.command({op: 'fault', pool: 'web', servers: [0], mode: 'refuse'})
     await fleet.command({op: 'fault', pool: 'web', servers: [1], mode: 'hang'})
     const refused = await startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 50]], duration: 0.4})).done
@@ -153,7 +198,10 @@ describe('the open-loop load generator', () => {
 
 describe('the load generator parts', () => {
   it('reads the demand curve linearly between points and flat past its ends', () => {
-    const curve: Array<[number, number]> = [[10, 100], [20, 300]]
+    const curve: Array<[number, number]> = [
+      [10, 100],
+      [20, 300],
+    ]
     expect(rateAt(curve, 0)).toBe(100)
     expect(rateAt(curve, 15)).toBe(200)
     expect(rateAt(curve, 99)).toBe(300)

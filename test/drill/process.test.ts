@@ -14,7 +14,9 @@ import {accepts, get, sleep} from './http.js'
 const main = resolve('dist/src/drill/fleet-main.js')
 const processModule = resolve('dist/src/drill/process.js')
 const loadMain = resolve('dist/src/drill/load-generator-main.js')
-const config: FleetConfig = {pools: [{name: 'web', servers: 3, capacity: 50, serviceTime: 0.02, threads: 10, queueLimit: 50, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}]}
+const config: FleetConfig = {
+  pools: [{name: 'web', servers: 3, capacity: 50, serviceTime: 0.02, threads: 10, queueLimit: 50, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}],
+}
 
 function alive(pid: number): boolean {
   try {
@@ -139,6 +141,8 @@ describe('the load generator as a process', () => {
   })
 
   it('a bad config exits 2 with one line, and spawnLoad throws it', async () => {
-    await expect(spawnLoad({...loadConfig(1, 1), curve: []}, loadMain)).rejects.toThrow(/^load: --config .*\.json: expected "curve", a non-empty list of \[seconds, rps\]$/)
+    await expect(spawnLoad({...loadConfig(1, 1), curve: []}, loadMain)).rejects.toThrow(
+      /^load: --config .*\.json: expected "curve", a non-empty list of \[seconds, rps\]$/,
+    )
   })
 })

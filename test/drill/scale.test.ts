@@ -1,5 +1,15 @@
 import {describe, expect, it} from 'vitest'
-import {drillFleetConfig, drillLoadConfig, drillQueueSeconds, queuedAsDrilled, scenarioTimeline, unboundedQueueSeconds, withDrillQueues, toScenarioRate, toScenarioTime} from '../../src/drill/scale.js'
+import {
+  drillFleetConfig,
+  drillLoadConfig,
+  drillQueueSeconds,
+  queuedAsDrilled,
+  scenarioTimeline,
+  unboundedQueueSeconds,
+  withDrillQueues,
+  toScenarioRate,
+  toScenarioTime,
+} from '../../src/drill/scale.js'
 import {loadSeries, type LoadRecord} from '../../src/drill/load-generator.js'
 import {loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {simulateSetups} from '../../src/sim/simulate.js'
@@ -85,7 +95,10 @@ describe('a scenario scaled for a drill', () => {
     expect(mean).toBeCloseTo(capacity)
     const withSorry = scenarioSchema.parse({
       name: 'sorry',
-      pools: [{name: 'web', servers: 2, capacity: 10}, {name: 'maintenance', kind: 'sorry'}],
+      pools: [
+        {name: 'web', servers: 2, capacity: 10},
+        {name: 'maintenance', kind: 'sorry'},
+      ],
       demand: {rps: 5},
       dns: {weights: {web: 100, maintenance: 0}},
       setups: {plain: {}},
@@ -96,7 +109,16 @@ describe('a scenario scaled for a drill', () => {
   it('reads a drill record back in scenario seconds and scenario requests per second', () => {
     const series = Object.fromEntries(loadSeries.map((k) => [k, [0, 0]])) as LoadRecord['series']
     series.served = [50, 40]
-    const record: LoadRecord = {bucketSeconds: 0.1, t: [0, 0.1], series, latencyP99: [12, NaN], cpuSeconds: 0, wallSeconds: 0.2, inFlightAtStop: 0, loopDelay: {p99: 0, max: 0}}
+    const record: LoadRecord = {
+      bucketSeconds: 0.1,
+      t: [0, 0.1],
+      series,
+      latencyP99: [12, NaN],
+      cpuSeconds: 0,
+      wallSeconds: 0.2,
+      inFlightAtStop: 0,
+      loopDelay: {p99: 0, max: 0},
+    }
     const timeline = scenarioTimeline(record, {rateScale: 0.5, timeScale: 0.1})
     expect([...timeline.t]).toEqual([0, 1])
     expect([...timeline.series.served]).toEqual([100, 80])

@@ -48,7 +48,17 @@ describe('controls inside a bake', () => {
       if (n === 2) controls.pausedBy = {operator: 'alice', host: 'laptop', pid: 7}
       if (n === 6) controls.pausedBy = null
     })
-    const result = await watchGate({gate, bake: 60, step: 0, context: 'x', signal: new AbortController().signal, clock: new FakeClock(), metrics, onVerdict: () => undefined, controls})
+    const result = await watchGate({
+      gate,
+      bake: 60,
+      step: 0,
+      context: 'x',
+      signal: new AbortController().signal,
+      clock: new FakeClock(),
+      metrics,
+      onVerdict: () => undefined,
+      controls,
+    })
     expect(result.outcome).toBe('pass')
     // 60 s of bake at 10 s a verdict is 6 verdicts; reads 2 to 5 were paused (4 intervals uncounted).
     expect(result.verdicts).toHaveLength(10)
@@ -59,7 +69,17 @@ describe('controls inside a bake', () => {
     const metrics = metricsWith((n) => {
       if (n === 1) controls.promote()
     })
-    const result = await watchGate({gate, bake: 300, step: 0, context: 'x', signal: new AbortController().signal, clock: new FakeClock(), metrics, onVerdict: () => undefined, controls})
+    const result = await watchGate({
+      gate,
+      bake: 300,
+      step: 0,
+      context: 'x',
+      signal: new AbortController().signal,
+      clock: new FakeClock(),
+      metrics,
+      onVerdict: () => undefined,
+      controls,
+    })
     expect(result.outcome).toBe('pass')
     expect(result.verdicts).toHaveLength(2)
   })
@@ -73,7 +93,9 @@ describe('approve steps', () => {
     const io = new RecordingIO(true)
     setTimeout(() => controls.promote(), 20)
     // A clock whose hour never passes: only the promote can answer.
-    const clock = Object.assign(new FakeClock(), {sleep: (_s: number, signal?: AbortSignal) => new Promise<void>((r) => signal?.addEventListener('abort', () => r(), {once: true}))})
+    const clock = Object.assign(new FakeClock(), {
+      sleep: (_s: number, signal?: AbortSignal) => new Promise<void>((r) => signal?.addEventListener('abort', () => r(), {once: true})),
+    })
     const result = await runRunbook(runbook(steps), {control: control({clock}), io, signal: new AbortController().signal, controls})
     expect(result.outcome).toBe('completed')
     expect(result.steps[0].message).toBe('approved by bob on elsewhere (sluice promote): Go on?')
@@ -82,7 +104,12 @@ describe('approve steps', () => {
   })
 
   it('a live approval nobody answers holds the run after its timeout, refused (exit 4), resumable', async () => {
-    const result = await runRunbook(runbook(`  - {action: approve, message: Go on?, timeout: 30}\n`), {control: control({}), io: new RecordingIO(true), signal: new AbortController().signal, controls: new HandControls()})
+    const result = await runRunbook(runbook(`  - {action: approve, message: Go on?, timeout: 30}\n`), {
+      control: control({}),
+      io: new RecordingIO(true),
+      signal: new AbortController().signal,
+      controls: new HandControls(),
+    })
     expect(result.outcome).toBe('refused')
     expect(result.message).toMatch(/no approval within 30 s: Go on\?; holding here .*sluice resume 20261130-054012-a1b2/)
   })
@@ -92,7 +119,13 @@ describe('approve steps', () => {
     expect(approvedSteps(rb, ['2', 'go-on'])).toEqual([1, 1])
     expect(() => approvedSteps(rb, ['1'])).toThrow(/^--approve 1: step 1 \(Wait 1 s\) is a wait step, not an approve step; the approve steps are 2 \(go-on\)$/)
     expect(() => approvedSteps(rb, ['nope'])).toThrow(/no step named nope/)
-    const result = await runRunbook(rb, {control: control({}), io: new RecordingIO(), signal: new AbortController().signal, controls: new HandControls(), approved: [1]})
+    const result = await runRunbook(rb, {
+      control: control({}),
+      io: new RecordingIO(),
+      signal: new AbortController().signal,
+      controls: new HandControls(),
+      approved: [1],
+    })
     expect(result.steps[1].message).toBe('approved by --approve: Go on?')
     expect(approve.action).toBe('approve')
   })
@@ -102,11 +135,29 @@ describe('controls through a state store', () => {
   it('are numbered per run, polled by the running process, acted on once, and refused for a run that is not running', async () => {
     const store = new LocalStore(mkdtempSync(join(tmpdir(), 'sluice-controls-')))
     const runId = '20261130-054012-a1b2'
-    await store.append(runId, {seq: 1, at: new Date().toISOString(), type: 'run-start', runId, runbookName: 'rb', runbookSha256: 'x', runbookFile: '/tmp/rb.yaml', operator: 'alice', host: 'h', pid: 1, aws: {}, resources: []})
+    await store.append(runId, {
+      seq: 1,
+      at: new Date().toISOString(),
+      type: 'run-start',
+      runId,
+      runbookName: 'rb',
+      runbookSha256: 'x',
+      runbookFile: '/tmp/rb.yaml',
+      operator: 'alice',
+      host: 'h',
+      pid: 1,
+      aws: {},
+      resources: [],
+    })
     expect(lifeAt(runId, await store.read(runId), await store.locks(), new LeaseObserver()).state).toBe('dead')
     await store.sendControl(runId, {...who, kind: 'pause', at: new Date().toISOString()})
     const aborted: ControlIntent[] = []
-    const poller = new ControlPoller(store, runId, (c) => aborted.push(c), () => undefined)
+    const poller = new ControlPoller(
+      store,
+      runId,
+      (c) => aborted.push(c),
+      () => undefined,
+    )
     await poller.start(20)
     const seen: Array<[string, string]> = []
     poller.subscribe((c, e) => seen.push([c.kind, e]))
@@ -119,7 +170,12 @@ describe('controls through a state store', () => {
     await store.sendControl(runId, {...who, kind: 'abort', at: new Date().toISOString()})
     await new Promise((r) => setTimeout(r, 100))
     await poller.stop()
-    expect(seen).toEqual([['promote', 'promoted'], ['pause', 'paused'], ['promote', 'continued'], ['abort', 'aborting']])
+    expect(seen).toEqual([
+      ['promote', 'promoted'],
+      ['pause', 'paused'],
+      ['promote', 'continued'],
+      ['abort', 'aborting'],
+    ])
     expect(aborted.map((c) => c.seq)).toEqual([5])
     expect((await store.controls(runId)).map((c) => c.seq)).toEqual([1, 2, 3, 4, 5])
   })

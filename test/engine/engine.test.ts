@@ -30,7 +30,12 @@ describe('the engine: steps in order, timeouts, interruptions', () => {
     ])
     expect(freeze.record).toBeNull()
     expect(rules.rules).toEqual([])
-    expect(io.of('mutation').filter((m) => m.mutation.phase === 'intent').map((m) => m.mutation.kind)).toEqual(['freeze', 'restrict', 'lift', 'unfreeze'])
+    expect(
+      io
+        .of('mutation')
+        .filter((m) => m.mutation.phase === 'intent')
+        .map((m) => m.mutation.kind),
+    ).toEqual(['freeze', 'restrict', 'lift', 'unfreeze'])
   })
 
   it('a step that runs out of time stops at a safe point and fails', async () => {
@@ -55,7 +60,11 @@ describe('the engine: steps in order, timeouts, interruptions', () => {
       freeze.record = r
       abort.abort()
     }
-    const result = await runRunbook(runbook(`  - {action: freeze, reason: x}\n  - {action: unfreeze}\n`), {control: control({freeze}), io: new RecordingIO(), signal: abort.signal})
+    const result = await runRunbook(runbook(`  - {action: freeze, reason: x}\n  - {action: unfreeze}\n`), {
+      control: control({freeze}),
+      io: new RecordingIO(),
+      signal: abort.signal,
+    })
     expect(exitCodeOf(result.outcome)).toBe(130)
     expect(result.steps.map((s) => s.status)).toEqual(['done', 'skipped'])
     expect(freeze.record).not.toBeNull()

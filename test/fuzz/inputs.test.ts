@@ -17,8 +17,12 @@ import {RecordingIO} from '../helpers/fakes.js'
 // must end as a run or as bad input naming file:line:column, never as another error, and
 // within 2 s. SLUICE_FUZZ_SEED reruns one seed; a failure prints its seed and the input.
 
-const runbooks = readdirSync('runbooks').filter((f) => f.endsWith('.yaml')).map((f) => ({name: f, text: readFileSync(join('runbooks', f), 'utf8')}))
-const scenarios = readdirSync('scenarios').filter((f) => f.endsWith('.yaml')).map((f) => ({name: f, text: readFileSync(join('scenarios', f), 'utf8')}))
+const runbooks = readdirSync('runbooks')
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => ({name: f, text: readFileSync(join('runbooks', f), 'utf8')}))
+const scenarios = readdirSync('scenarios')
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => ({name: f, text: readFileSync(join('scenarios', f), 'utf8')}))
 const dir = mkdtempSync(join(tmpdir(), 'sluice-fuzz-'))
 const seed = Number(process.env.SLUICE_FUZZ_SEED ?? 20261201)
 const CASES = 2000
@@ -29,9 +33,25 @@ const pick = <T>(r: Rand, list: readonly T[]): T => list[Math.floor(r() * list.l
 
 const values = (r: Rand): unknown =>
   pick(r, [
-    () => -1, () => 0, () => 1e308, () => -1e308, () => 1.5, () => 2 ** 53 + 1, () => Math.floor(r() * 1000),
-    () => '', () => 'x'.repeat(1 + Math.floor(r() * 5000)), () => '\u001b[2J', () => '名前', () => 'true', () => '../../etc/passwd',
-    () => true, () => null, () => [], () => [1, 'a', null], () => ({}), () => ({nested: {deeper: [1, 2, 3]}}),
+    () => -1,
+    () => 0,
+    () => 1e308,
+    () => -1e308,
+    () => 1.5,
+    () => 2 ** 53 + 1,
+    () => Math.floor(r() * 1000),
+    () => '',
+    () => 'x'.repeat(1 + Math.floor(r() * 5000)),
+    () => '\u001b[2J',
+    () => '名前',
+    () => 'true',
+    () => '../../etc/passwd',
+    () => true,
+    () => null,
+    () => [],
+    () => [1, 'a', null],
+    () => ({}),
+    () => ({nested: {deeper: [1, 2, 3]}}),
   ])()
 
 /** Every path to a value in a parsed document. */
@@ -119,11 +139,16 @@ async function oneCase(n: number): Promise<'ran' | 'refused'> {
     } else {
       const {scenario} = loadScenario(file)
       // Scenarios may ask for up to 15 s of work by design (scenarioLimits); the fuzzer simulates the ones a dry run does in a moment.
-      if ((scenario.duration / scenario.tick) * scenario.pools.reduce((s, p) => s + (p.servers ?? 0), 0) <= 5e6) simulateSetups(scenario, pickSetups(scenario, 'all').slice(0, 1))
+      if ((scenario.duration / scenario.tick) * scenario.pools.reduce((s, p) => s + (p.servers ?? 0), 0) <= 5e6)
+        simulateSetups(scenario, pickSetups(scenario, 'all').slice(0, 1))
     }
   } catch (error) {
-    if (!(error instanceof InputError)) throw new Error(`case ${n} (seed ${seed + n}, from ${source.name}) threw ${(error as Error).name}: ${(error as Error).message}\n--- input ---\n${String(mutated).slice(0, 2000)}`)
-    for (const problem of error.problems) if (!located.test(problem)) throw new Error(`case ${n} (seed ${seed + n}, from ${source.name}): a refusal without a location: ${problem}`)
+    if (!(error instanceof InputError))
+      throw new Error(
+        `case ${n} (seed ${seed + n}, from ${source.name}) threw ${(error as Error).name}: ${(error as Error).message}\n--- input ---\n${String(mutated).slice(0, 2000)}`,
+      )
+    for (const problem of error.problems)
+      if (!located.test(problem)) throw new Error(`case ${n} (seed ${seed + n}, from ${source.name}): a refusal without a location: ${problem}`)
     return finish('refused')
   }
   return finish('ran')

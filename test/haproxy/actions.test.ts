@@ -8,7 +8,18 @@ import {HaproxyWeights} from '../../src/haproxy/weights.js'
 import {WallClock} from '../../src/local/wall-clock.js'
 import type {ControlPlane, HookPort, Target} from '../../src/ports/control-plane.js'
 import {control, RecordingIO, runbook} from '../helpers/fakes.js'
-import {blueGreenConfig, blueGreenMaps, freePort, get, startBackend, startHaproxy, stopBackend, until, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
+import {
+  blueGreenConfig,
+  blueGreenMaps,
+  freePort,
+  get,
+  startBackend,
+  startHaproxy,
+  stopBackend,
+  until,
+  type Backend,
+  type RunningHaproxy,
+} from './helpers/haproxy.js'
 
 // The engine and the actions as they are, on HAProxy adapters: only the control plane differs.
 let haproxy: RunningHaproxy
@@ -28,7 +39,14 @@ beforeAll(async () => {
   const at = (name: string) => ({name, port: servers.get(name)!.port})
   haproxy = await startHaproxy(blueGreenConfig({port, blue: ['b1', 'b2', 'b3'].map(at), green: at('g1'), slowstartSeconds: 30}), blueGreenMaps)
   ports = haproxyPorts(
-    {socket: haproxy.socket, backends: {blue: 'blue', green: 'green'}, slowStart: {blue: 30}, restrictMap: join(haproxy.dir, 'restricted.map'), rampMap: join(haproxy.dir, 'ramp.map'), metrics: true},
+    {
+      socket: haproxy.socket,
+      backends: {blue: 'blue', green: 'green'},
+      slowStart: {blue: 30},
+      restrictMap: join(haproxy.dir, 'restricted.map'),
+      rampMap: join(haproxy.dir, 'ramp.map'),
+      metrics: true,
+    },
     clock,
   )
   api = new RuntimeApi(haproxy.socket)
@@ -129,12 +147,20 @@ describe('the actions on HAProxy', () => {
 
   it('restricts a traffic type with 503 and Retry-After, and lifts it', async () => {
     const rules = ports.restrictions!
-    const restrict = await runRunbook(runbook('  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n'), {control: onHaproxy({restrictions: rules}), io: new RecordingIO(), signal: noAbort()})
+    const restrict = await runRunbook(runbook('  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n'), {
+      control: onHaproxy({restrictions: rules}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(restrict.outcome).toBe('completed')
     const turnedAway = await get(port, '/sync/x')
     expect([turnedAway.status, turnedAway.headers['retry-after']]).toEqual([503, '30'])
     expect((await get(port, '/mail')).status).toBe(200)
-    const lift = await runRunbook(runbook('  - {action: lift, type: sync}\n'), {control: onHaproxy({restrictions: rules}), io: new RecordingIO(), signal: noAbort()})
+    const lift = await runRunbook(runbook('  - {action: lift, type: sync}\n'), {
+      control: onHaproxy({restrictions: rules}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
     expect(lift.outcome).toBe('completed')
     expect((await get(port, '/sync/x')).status).toBe(200)
   })

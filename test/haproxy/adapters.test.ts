@@ -7,7 +7,18 @@ import {HaproxyRules} from '../../src/haproxy/rules.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {HaproxyWeights} from '../../src/haproxy/weights.js'
 import {WallClock} from '../../src/local/wall-clock.js'
-import {blueGreenConfig, blueGreenMaps, freePort, get, startBackend, startHaproxy, stopBackend, until, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
+import {
+  blueGreenConfig,
+  blueGreenMaps,
+  freePort,
+  get,
+  startBackend,
+  startHaproxy,
+  stopBackend,
+  until,
+  type Backend,
+  type RunningHaproxy,
+} from './helpers/haproxy.js'
 
 // One HAProxy for the file: the frontend restricts by a runtime map, then splits between blue
 // and green by another; blue's three servers are checked on /health every 200 ms.
@@ -25,7 +36,13 @@ beforeAll(async () => {
   tcpPort = await freePort()
   const [b1, b2, b3, g1] = backends
   haproxy = await startHaproxy(
-    blueGreenConfig({port, tcpPort, blue: [b1, b2, b3].map((b, i) => ({name: `b${i + 1}`, port: b.port})), green: {name: 'g1', port: g1.port}, slowstartSeconds: 2}),
+    blueGreenConfig({
+      port,
+      tcpPort,
+      blue: [b1, b2, b3].map((b, i) => ({name: `b${i + 1}`, port: b.port})),
+      green: {name: 'g1', port: g1.port},
+      slowstartSeconds: 2,
+    }),
     blueGreenMaps,
   )
   api = new RuntimeApi(`unix:${haproxy.socket}`)
@@ -42,7 +59,9 @@ describe('the runtime API client', () => {
   it('talks over the unix socket, and names a missing socket in one line', async () => {
     expect(await api.send('show info')).toMatch(/^Name: HAProxy/m)
     const missing = new RuntimeApi('/nonexistent/x.sock')
-    await expect(missing.send('show info')).rejects.toThrow(/^haproxy runtime API at \/nonexistent\/x\.sock: no such socket \(is HAProxy running with `stats socket \/nonexistent\/x\.sock level admin`\?\)$/)
+    await expect(missing.send('show info')).rejects.toThrow(
+      /^haproxy runtime API at \/nonexistent\/x\.sock: no such socket \(is HAProxy running with `stats socket \/nonexistent\/x\.sock level admin`\?\)$/,
+    )
   })
 
   it('talks over TCP too, with the same answers', async () => {
@@ -124,9 +143,13 @@ describe('a backend as a target group', () => {
     await expect(blue.deregister(['b2', 'nope'])).rejects.toThrow(/^haproxy backend blue \(.*admin\.sock\) has no server nope; it has b1, b2, b3$/)
     expect(await blue.targets()).toEqual(before)
     const missing = new HaproxyPool(api, clock, 'web', 'purple')
-    await expect(missing.targets()).rejects.toThrow(/^haproxy runtime API at .*admin\.sock: `show servers state purple` was refused for backend purple: Can't find backend\.$/)
+    await expect(missing.targets()).rejects.toThrow(
+      /^haproxy runtime API at .*admin\.sock: `show servers state purple` was refused for backend purple: Can't find backend\.$/,
+    )
     await expect(missing.deregister(['b1'])).rejects.toThrow(/backend purple: Can't find backend\./)
-    await expect(api.change('set server blue/zz state drain', 'server blue/zz')).rejects.toThrow(/^haproxy runtime API at .*: `set server blue\/zz state drain` was refused for server blue\/zz: No such server\.$/)
+    await expect(api.change('set server blue/zz state drain', 'server blue/zz')).rejects.toThrow(
+      /^haproxy runtime API at .*: `set server blue\/zz state drain` was refused for server blue\/zz: No such server\.$/,
+    )
   })
 
   it('says what HAProxy cannot do at runtime instead of faking it', async () => {
@@ -169,7 +192,9 @@ describe('restrictions as a runtime map', () => {
   it('refuses what a path-prefix map cannot express, and a missing map, changing nothing', async () => {
     const rules = new HaproxyRules(api, join(haproxy.dir, 'restricted.map'))
     await expect(rules.add({type: 'x', paths: ['/a/*/b'], headers: {}, retryAfterSeconds: 5})).rejects.toThrow(/the path "\/a\/\*\/b" is not a prefix/)
-    await expect(rules.add({type: 'x', paths: [], headers: {'x-client': ['sync']}, retryAfterSeconds: 5})).rejects.toThrow(/HAProxy matches headers only where its config names them \(x-client\)/)
+    await expect(rules.add({type: 'x', paths: [], headers: {'x-client': ['sync']}, retryAfterSeconds: 5})).rejects.toThrow(
+      /HAProxy matches headers only where its config names them \(x-client\)/,
+    )
     await rules.add({type: 'a', paths: ['/a'], headers: {}, retryAfterSeconds: 5})
     await expect(rules.add({type: 'b', paths: ['/b', '/a'], headers: {}, retryAfterSeconds: 5})).rejects.toThrow(/the path \/a is already restricted as a/)
     expect(await rules.list()).toEqual([{type: 'a', paths: ['/a'], headers: {}, retryAfterSeconds: 5}])
@@ -222,7 +247,7 @@ describe('a ramp between two backends as a runtime map', () => {
   })
 })
 
-describe('metrics from HAProxy\'s counters', () => {
+describe("metrics from HAProxy's counters", () => {
   it('reads request and error rates over a window by sampling, and healthy targets from server state', async () => {
     // HAProxy's counters are real; the time the samples are taken at is the test's, so each
     // window holds exactly the requests sent in it however slow the machine is.

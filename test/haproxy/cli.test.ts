@@ -9,7 +9,19 @@ import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {serversState} from '../../src/haproxy/stats.js'
 import {isolatedSluice} from '../helpers/cli.js'
 import {spawnRun} from '../aws/spawned-run.js'
-import {blueGreenConfig, blueGreenMaps, freePort, get, startBackend, startHaproxy, stopBackend, until, withTimeouts, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
+import {
+  blueGreenConfig,
+  blueGreenMaps,
+  freePort,
+  get,
+  startBackend,
+  startHaproxy,
+  stopBackend,
+  until,
+  withTimeouts,
+  type Backend,
+  type RunningHaproxy,
+} from './helpers/haproxy.js'
 
 // `sluice run RUNBOOK --yes` and the commands around it, spawned as a user runs them, on a
 // runbook whose targets are one real HAProxy: everything is checked against HAProxy itself
@@ -59,18 +71,23 @@ let files = 0
 function runbook(name: string, steps: string, haproxyBlock?: string): {file: string; state: string} {
   const n = ++files
   const file = join(dir, `${name}-${n}.yaml`)
-  const block = haproxyBlock ?? `    socket: ${haproxy.socket}
+  const block =
+    haproxyBlock ??
+    `    socket: ${haproxy.socket}
     backends: {blue: blue, green: green}
     slowStart: {blue: 1}
     restrictMap: ${join(haproxy.dir, 'restricted.map')}
     rampMap: ${join(haproxy.dir, 'ramp.map')}`
-  writeFileSync(file, `name: ${name}
+  writeFileSync(
+    file,
+    `name: ${name}
 targets:
   haproxy:
 ${block}
   metrics: {source: haproxy}
 steps:
-${steps}`)
+${steps}`,
+  )
   return {file, state: join(dir, `state-${n}`)}
 }
 
@@ -78,7 +95,10 @@ ${steps}`)
 function onlyRun(state: string): {runId: string; entries: Array<Record<string, any>>} {
   const runs = readdirSync(join(state, 'runs')).filter((f) => f.endsWith('.jsonl'))
   expect(runs).toHaveLength(1)
-  const entries = readFileSync(join(state, 'runs', runs[0]), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>)
+  const entries = readFileSync(join(state, 'runs', runs[0]), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, any>)
   return {runId: runs[0].replace(/\.jsonl$/, ''), entries}
 }
 
@@ -145,7 +165,10 @@ describe('sluice run on a HAProxy runbook', () => {
     await until('a session open on every blue server', async () => {
       held.push(get(port, '/slow'))
       await new Promise((r) => setTimeout(r, 100))
-      const scur = (await api.send('show stat blue 4 -1')).split('\n').filter((l) => /^blue,b\d,/.test(l)).map((l) => Number(l.split(',')[4]))
+      const scur = (await api.send('show stat blue 4 -1'))
+        .split('\n')
+        .filter((l) => /^blue,b\d,/.test(l))
+        .map((l) => Number(l.split(',')[4]))
       return scur.length === 3 && scur.every((n) => n > 0)
     })
     const run = spawnRun(['run', file, '--yes', '--state', state], leaseEnv)
@@ -179,9 +202,20 @@ describe('sluice run on a HAProxy runbook', () => {
     await watching
     expect(run.code, run.stderr).toBe(exitCodeOf('completed'))
     // Each step is one map commit, seen whole: never a half-written split.
-    expect(seen).toEqual([{blue: 100, green: 0}, {blue: 80, green: 20}, {blue: 50, green: 50}, {blue: 0, green: 100}].map((w) => JSON.stringify(w)))
+    expect(seen).toEqual(
+      [
+        {blue: 100, green: 0},
+        {blue: 80, green: 20},
+        {blue: 50, green: 50},
+        {blue: 0, green: 100},
+      ].map((w) => JSON.stringify(w)),
+    )
     const {runId, entries} = onlyRun(state)
-    expect(mutations(entries, 'weights', 'intent').map((m) => m.after)).toEqual([{blue: 80, green: 20}, {blue: 50, green: 50}, {blue: 0, green: 100}])
+    expect(mutations(entries, 'weights', 'intent').map((m) => m.after)).toEqual([
+      {blue: 80, green: 20},
+      {blue: 50, green: 50},
+      {blue: 0, green: 100},
+    ])
     expect(mutations(entries, 'weights').every((m) => m.ok)).toBe(true)
     for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).toBe('g1')
     rampRun = {runId, state}
@@ -228,29 +262,39 @@ describe('sluice run on a HAProxy runbook', () => {
     expect((await get(port, '/sync/mailbox')).status).toBe(200)
   }, 60_000)
 
-  it('e. a ramp onto a broken green fails its error-rate gate on HAProxy\'s own counters and puts the map back to the last good weights', async () => {
+  it("e. a ramp onto a broken green fails its error-rate gate on HAProxy's own counters and puts the map back to the last good weights", async () => {
     servers.get('g1')!.broken = true
     let loading = true
     const load = (async () => {
       while (loading) await get(port, '/').catch(() => undefined)
     })()
     try {
-      const {file, state} = runbook('broken-green', `  - action: ramp
+      const {file, state} = runbook(
+        'broken-green',
+        `  - action: ramp
     set: green
     schedule: [5, 50]
     bake: 2
     gate: {metric: error-rate, threshold: 15, window: 2, interval: 1, successes: 1}
-`)
+`,
+      )
       const run = await sluice(['run', file, '--yes', '--state', state])
       expect(run.code, run.stderr).toBe(exitCodeOf('gate-failed'))
       expect(await weights()).toEqual({blue: 95, green: 5})
       const {entries} = onlyRun(state)
-      expect(mutations(entries, 'weights').map((m) => m.after)).toEqual([{blue: 95, green: 5}, {blue: 50, green: 50}, {blue: 95, green: 5}])
+      expect(mutations(entries, 'weights').map((m) => m.after)).toEqual([
+        {blue: 95, green: 5},
+        {blue: 50, green: 50},
+        {blue: 95, green: 5},
+      ])
     } finally {
       loading = false
       await load
       servers.get('g1')!.broken = false
-      await rampMap.replace([{key: 'blue', value: '100'}, {key: 'green', value: '0'}])
+      await rampMap.replace([
+        {key: 'blue', value: '100'},
+        {key: 'green', value: '0'},
+      ])
     }
   }, 60_000)
 
@@ -277,34 +321,58 @@ describe('sluice run on a HAProxy runbook', () => {
     const before = {weights: await weights(), blue: await byServer('blue')}
     const steps = '  - {action: ramp, set: green, schedule: [50], bake: 1}\n  - {action: cycle, pool: blue, batch: 1}\n'
     const missing = join(dir, 'no-such.sock')
-    const noSocket = runbook('no-socket', steps, `    socket: ${missing}
+    const noSocket = runbook(
+      'no-socket',
+      steps,
+      `    socket: ${missing}
     backends: {blue: blue, green: green}
-    rampMap: ${join(haproxy.dir, 'ramp.map')}`)
+    rampMap: ${join(haproxy.dir, 'ramp.map')}`,
+    )
     const a = await sluice(['run', noSocket.file, '--yes', '--state', noSocket.state])
     expect(a.code).toBe(exitCodeOf('failed'))
     // The store's line, then the one error.
-    expect(a.stderr.trim().split('\n')).toEqual([`using local state ${noSocket.state} (--state)`, `Error: haproxy runtime API at ${missing}: no such socket (is HAProxy running with \`stats socket ${missing} level admin\`?)`])
+    expect(a.stderr.trim().split('\n')).toEqual([
+      `using local state ${noSocket.state} (--state)`,
+      `Error: haproxy runtime API at ${missing}: no such socket (is HAProxy running with \`stats socket ${missing} level admin\`?)`,
+    ])
     expect(onlyRun(noSocket.state).entries.at(-1)).toMatchObject({type: 'run-end', outcome: 'failed', message: expect.stringContaining('nothing was changed')})
 
     // A backend HAProxy does not have, as the cycle's pool: `show servers state` refuses it.
-    const noBackend = runbook('no-backend', '  - {action: cycle, pool: blue, batch: 1}\n', `    socket: ${haproxy.socket}
-    backends: {blue: nosuch, green: green}`)
+    const noBackend = runbook(
+      'no-backend',
+      '  - {action: cycle, pool: blue, batch: 1}\n',
+      `    socket: ${haproxy.socket}
+    backends: {blue: nosuch, green: green}`,
+    )
     const b = await sluice(['run', noBackend.file, '--yes', '--state', noBackend.state])
     expect(b.code).toBe(exitCodeOf('failed'))
-    expect(b.stderr.trim().split('\n')).toEqual([`using local state ${noBackend.state} (--state)`, expect.stringMatching(/^Error: haproxy runtime API at .*admin\.sock: `show servers state nosuch` was refused for backend nosuch: \S/)])
+    expect(b.stderr.trim().split('\n')).toEqual([
+      `using local state ${noBackend.state} (--state)`,
+      expect.stringMatching(/^Error: haproxy runtime API at .*admin\.sock: `show servers state nosuch` was refused for backend nosuch: \S/),
+    ])
     // The same backend as a ramp's set: preflight finds the ramp map has no such key.
-    const notInMap = runbook('not-in-map', steps, `    socket: ${haproxy.socket}
+    const notInMap = runbook(
+      'not-in-map',
+      steps,
+      `    socket: ${haproxy.socket}
     backends: {blue: nosuch, green: green}
-    rampMap: ${join(haproxy.dir, 'ramp.map')}`)
+    rampMap: ${join(haproxy.dir, 'ramp.map')}`,
+    )
     const c = await sluice(['run', notInMap.file, '--yes', '--state', notInMap.state])
     expect(c.code).toBe(exitCodeOf('failed'))
-    expect(c.stderr.trim().split('\n')).toEqual([`using local state ${notInMap.state} (--state)`, `Error: haproxy map ${join(haproxy.dir, 'ramp.map')} (${haproxy.socket}) has no backend "nosuch"; it has blue, green`])
+    expect(c.stderr.trim().split('\n')).toEqual([
+      `using local state ${notInMap.state} (--state)`,
+      `Error: haproxy map ${join(haproxy.dir, 'ramp.map')} (${haproxy.socket}) has no backend "nosuch"; it has blue, green`,
+    ])
     expect({weights: await weights(), blue: await byServer('blue')}).toEqual(before)
     expect(await allInRotation()).toBe(true)
   }, 60_000)
 
   it('j. HAProxy restarted while a run was down (its maps back to their files): resume shows the drift and stops; --reapply puts back the restriction and the weights, then finishes', async () => {
-    const {file, state} = runbook('restarted', '  - {action: restrict, type: sync, paths: [/sync/], retryAfter: 30}\n  - {action: ramp, set: green, schedule: [50, 100], bake: 3}\n')
+    const {file, state} = runbook(
+      'restarted',
+      '  - {action: restrict, type: sync, paths: [/sync/], retryAfter: 30}\n  - {action: ramp, set: green, schedule: [50, 100], bake: 3}\n',
+    )
     const run = spawnRun(['run', file, '--yes', '--state', state], leaseEnv)
     await run.seen(/green at 50%/)
     run.signal('SIGKILL')
@@ -312,7 +380,12 @@ describe('sluice run on a HAProxy runbook', () => {
     expect(await restrictMap.entries()).toEqual([{key: '/sync/', value: 'sync:30'}])
     expect(await weights()).toEqual({blue: 50, green: 50})
     // What a restart does to runtime changes: every map is what its file says again.
-    const fromFile = (name: string) => readFileSync(join(haproxy.dir, name), 'utf8').trim().split('\n').filter(Boolean).map((l) => ({key: l.split(' ')[0], value: l.split(' ').slice(1).join(' ')}))
+    const fromFile = (name: string) =>
+      readFileSync(join(haproxy.dir, name), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => ({key: l.split(' ')[0], value: l.split(' ').slice(1).join(' ')}))
     await restrictMap.replace(fromFile('restricted.map'))
     await rampMap.replace(fromFile('ramp.map'))
     expect(await restrictMap.entries()).toEqual([])
@@ -321,8 +394,12 @@ describe('sluice run on a HAProxy runbook', () => {
 
     const refused = await sluice(['resume', runId, '--yes', '--state', state])
     expect(refused.code, refused.stderr).toBe(exitCodeOf('refused'))
-    expect(refused.stderr).toContain(`drift since run ${runId} stopped: the restriction on sync on haproxy map ${join(haproxy.dir, 'restricted.map')} (${haproxy.socket}): the journal says in place; now gone`)
-    expect(refused.stderr).toMatch(/drift since run \S+ stopped: the weights of haproxy map .*ramp\.map .*: the journal says blue=50 green=50; now blue=100 green=0/)
+    expect(refused.stderr).toContain(
+      `drift since run ${runId} stopped: the restriction on sync on haproxy map ${join(haproxy.dir, 'restricted.map')} (${haproxy.socket}): the journal says in place; now gone`,
+    )
+    expect(refused.stderr).toMatch(
+      /drift since run \S+ stopped: the weights of haproxy map .*ramp\.map .*: the journal says blue=50 green=50; now blue=100 green=0/,
+    )
     expect(await restrictMap.entries()).toEqual([])
     expect(await weights()).toEqual({blue: 100, green: 0})
 

@@ -190,6 +190,7 @@ steps:
   - {action: freeze, reason: rehearsal}
 `,
     where: (t) => at(t, "'http://ops"),
-    message: /^targets\.metrics\.url: a URL with credentials \(user:password@\) would put them in the journal and every log; give the Authorization header in an environment variable named by authorizationEnv instead$/,
+    message:
+      /^targets\.metrics\.url: a URL with credentials \(user:password@\) would put them in the journal and every log; give the Authorization header in an environment variable named by authorizationEnv instead$/,
   },
 ]

@@ -1,6 +1,17 @@
 import type {
-  Clock, ControlPlane, WeightsPort, FreezePort, FreezeRecord, HookPort, MetricKind, MetricsPort, Restriction, Target,
-  PoolPort, RestrictionPort, WeightMap,
+  Clock,
+  ControlPlane,
+  WeightsPort,
+  FreezePort,
+  FreezeRecord,
+  HookPort,
+  MetricKind,
+  MetricsPort,
+  Restriction,
+  Target,
+  PoolPort,
+  RestrictionPort,
+  WeightMap,
 } from '../../src/ports/control-plane.js'
 import {RefusedError} from '../../src/errors.js'
 import {type EngineIO, type RunEvent} from '../../src/ports/io.js'
@@ -23,7 +34,10 @@ export class FakeClock implements Clock {
 export class FakeDns implements WeightsPort {
   readonly label = 'Z1 app.example.com. A'
   applied: WeightMap[] = []
-  constructor(public weights: WeightMap, private readonly ttlSeconds = 60) {}
+  constructor(
+    public weights: WeightMap,
+    private readonly ttlSeconds = 60,
+  ) {}
   async ttl(): Promise<number> {
     return this.ttlSeconds
   }
@@ -59,12 +73,19 @@ export class FakeGroup implements PoolPort {
   keepDraining = false
   drainWaits: string[][] = []
   slow = 0
-  constructor(readonly name: string, public ids: string[]) {
+  constructor(
+    readonly name: string,
+    public ids: string[],
+  ) {
     this.label = `target group ${name}`
     this.registered = new Set(ids)
   }
   async targets(): Promise<Target[]> {
-    return this.ids.map((id) => ({id, targetId: id, health: this.draining.has(id) ? 'draining' : !this.registered.has(id) ? 'unused' : this.sick.has(id) ? 'unhealthy' : 'healthy'}))
+    return this.ids.map((id) => ({
+      id,
+      targetId: id,
+      health: this.draining.has(id) ? 'draining' : !this.registered.has(id) ? 'unused' : this.sick.has(id) ? 'unhealthy' : 'healthy',
+    }))
   }
   async deregister(ids: string[]): Promise<void> {
     this.deregistrations.push(ids)

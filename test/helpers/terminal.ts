@@ -8,7 +8,10 @@ import {runJs} from './cli.js'
  */
 export function inTerminal(args: string[], env: Record<string, string>, answer?: string): Promise<{code: number | null; screen: string}> {
   const command = [process.execPath, runJs, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
-  const child = spawn('script', ['-qec', `stty rows 50 cols 200; ${command}`, '/dev/null'], {env: {...process.env, ...env, NO_COLOR: '1', CI: ''}, stdio: ['pipe', 'pipe', 'pipe']})
+  const child = spawn('script', ['-qec', `stty rows 50 cols 200; ${command}`, '/dev/null'], {
+    env: {...process.env, ...env, NO_COLOR: '1', CI: ''},
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   let screen = ''
   let answered = false
   child.stdout.on('data', (d) => {
@@ -38,7 +41,10 @@ export interface TerminalRun {
 export function spawnInTerminal(args: string[], env: Record<string, string>): TerminalRun {
   const command = [process.execPath, runJs, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
   // exec: the signal a test sends reaches sluice itself, not the shell script runs it from.
-  const child = spawn('script', ['-qec', `stty rows 50 cols 200; exec ${command}`, '/dev/null'], {env: {...process.env, ...env, NO_COLOR: '1', CI: ''}, stdio: ['pipe', 'pipe', 'pipe']})
+  const child = spawn('script', ['-qec', `stty rows 50 cols 200; exec ${command}`, '/dev/null'], {
+    env: {...process.env, ...env, NO_COLOR: '1', CI: ''},
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   let screen = ''
   child.stdout.on('data', (d) => (screen += d))
   const ended = new Promise<{code: number | null; screen: string}>((resolve) => child.on('close', (code) => resolve({code, screen: plainScreen(screen)})))

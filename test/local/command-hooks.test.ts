@@ -18,7 +18,10 @@ describe('restart and remediation hooks', () => {
 
   it('gets the target as arguments and environment, with nothing passed through a shell', async () => {
     const out = join(dir, 'args.txt')
-    const hook = script('record.sh', `printf '%s|' "$@" > '${out}'; printf '%s %s %s %s' "$SLUICE_HOOK" "$SLUICE_TARGET_ID" "$SLUICE_TARGET_IP" "$SLUICE_TARGET_PORT" >> '${out}'`)
+    const hook = script(
+      'record.sh',
+      `printf '%s|' "$@" > '${out}'; printf '%s %s %s %s' "$SLUICE_HOOK" "$SLUICE_TARGET_ID" "$SLUICE_TARGET_IP" "$SLUICE_TARGET_PORT" >> '${out}'`,
+    )
     // A target id with shell syntax in it stays one harmless argument.
     await hooks.run('restart', {command: [hook, '--host', '{ip}', 'x{port}y', '{id}'], timeoutSeconds: 5}, {...target, targetId: '10.0.1.10;touch /tmp/pwned'})
     expect(readFileSync(out, 'utf8')).toBe('--host|10.0.1.10|x443y|10.0.1.10;touch /tmp/pwned|restart 10.0.1.10;touch /tmp/pwned 10.0.1.10 443')
@@ -26,14 +29,23 @@ describe('restart and remediation hooks', () => {
 
   it('{id} and SLUICE_TARGET_ID are the bare target id (an instance id, as `--instance {id}` needs), never id:port', async () => {
     const out = join(dir, 'instance.txt')
-    const hook = script('instance.sh', `printf '%s|' "$@" > '${out}'; printf '%s %s %s' "$SLUICE_TARGET_ID" "[$SLUICE_TARGET_IP]" "$SLUICE_TARGET_PORT" >> '${out}'`)
-    await hooks.run('restart', {command: [hook, '--instance', '{id}', '--port', '{port}', '--ip', '{ip}'], timeoutSeconds: 5}, {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy'})
+    const hook = script(
+      'instance.sh',
+      `printf '%s|' "$@" > '${out}'; printf '%s %s %s' "$SLUICE_TARGET_ID" "[$SLUICE_TARGET_IP]" "$SLUICE_TARGET_PORT" >> '${out}'`,
+    )
+    await hooks.run(
+      'restart',
+      {command: [hook, '--instance', '{id}', '--port', '{port}', '--ip', '{ip}'], timeoutSeconds: 5},
+      {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy'},
+    )
     expect(readFileSync(out, 'utf8')).toBe('--instance|i-0abc123|--port|443|--ip||i-0abc123 [] 443')
   })
 
   it('a non-zero exit fails, naming the hook and its last line of output', async () => {
     const hook = script('fail.sh', 'echo "starting"; echo "mailbox service did not come up" >&2; exit 3')
-    await expect(hooks.run('remediate', {command: [hook], timeoutSeconds: 5}, target)).rejects.toThrow(/^remediate hook .*fail\.sh exited 3: mailbox service did not come up$/)
+    await expect(hooks.run('remediate', {command: [hook], timeoutSeconds: 5}, target)).rejects.toThrow(
+      /^remediate hook .*fail\.sh exited 3: mailbox service did not come up$/,
+    )
   })
 
   it('a hook that runs past its timeout is stopped and fails', async () => {
@@ -52,7 +64,7 @@ describe('hooks and secrets', () => {
   const hooks = new CommandHooks()
   const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'
 
-  it('get only a minimal environment: sluice\'s AWS credentials stay with sluice unless a runbook names them', async () => {
+  it("get only a minimal environment: sluice's AWS credentials stay with sluice unless a runbook names them", async () => {
     const out = join(dir, 'env.txt')
     const hook = script('env.sh', `printf '[%s][%s][%s]' "$AWS_SECRET_ACCESS_KEY" "$SLUICE_TARGET_ID" "$PATH" > '${out}'`)
     process.env.AWS_SECRET_ACCESS_KEY = secret
@@ -84,7 +96,9 @@ describe('hooks and secrets', () => {
     expect(redactSecrets('region us-east-1, key id AKIA', {AWS_REGION: 'us-east-1', API_KEY: 'AKIA'})).toBe('region us-east-1, key id AKIA')
     expect(redactSecrets('the password is hunter22', {DB_PASSWORD: 'hunter22'})).toBe('the password is [DB_PASSWORD redacted]')
     // A variable the runbook hands the hook is blanked whatever its name; one it does not hand, by name only.
-    expect(redactSecrets('db hunter2 at hooks.example/T0', {DB_PASS: 'hunter2', SLACK_WEBHOOK_URL: 'hooks.example/T0'}, ['DB_PASS', 'SLACK_WEBHOOK_URL'])).toBe('db [DB_PASS redacted] at [SLACK_WEBHOOK_URL redacted]')
+    expect(redactSecrets('db hunter2 at hooks.example/T0', {DB_PASS: 'hunter2', SLACK_WEBHOOK_URL: 'hooks.example/T0'}, ['DB_PASS', 'SLACK_WEBHOOK_URL'])).toBe(
+      'db [DB_PASS redacted] at [SLACK_WEBHOOK_URL redacted]',
+    )
     expect(redactSecrets('db hunter2', {DB_PASS: 'hunter2'})).toBe('db hunter2')
   })
 })

@@ -47,7 +47,7 @@ describe('scratch folders', () => {
     expect(sweepScratch(base)).toEqual([])
   })
 
-  it('a pid reused by a later process does not keep a dead owner\'s folder', () => {
+  it("a pid reused by a later process does not keep a dead owner's folder", () => {
     // This process's pid with another start time: the process that made it has gone.
     const reused = leftBy('sluice-fleet-reused', {pid: process.pid, started: '1', place: thisPlace})
     expect(sweepScratch(base)).toEqual([reused])

@@ -9,7 +9,15 @@ function user() {
   const root = mkdtempSync(join(tmpdir(), 'sluice-home-'))
   const home = join(root, 'home')
   mkdirSync(home)
-  const env = {HOME: home, SLUICE_STATE: undefined, XDG_STATE_HOME: undefined, XDG_CONFIG_HOME: undefined, AWS_EC2_METADATA_DISABLED: 'true', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: ''}
+  const env = {
+    HOME: home,
+    SLUICE_STATE: undefined,
+    XDG_STATE_HOME: undefined,
+    XDG_CONFIG_HOME: undefined,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_ACCESS_KEY_ID: '',
+    AWS_SECRET_ACCESS_KEY: '',
+  }
   const dir = (name: string) => {
     const d = join(root, name)
     mkdirSync(d, {recursive: true})
@@ -35,7 +43,7 @@ describe('one state home, whatever the working directory (spawned)', () => {
     expect(xdg.stderr.split('\n')[0]).toBe(`using local state ${join(u.root, 'xdg', 'sluice')} (the user default)`)
   }, 60_000)
 
-  it('a sluice.yaml in the working tree, or the user\'s config file, names the store; the tree\'s wins; a bad one is bad input at file:line:column', async () => {
+  it("a sluice.yaml in the working tree, or the user's config file, names the store; the tree's wins; a bad one is bad input at file:line:column", async () => {
     const u = user()
     const repo = u.dir('repo')
     writeFileSync(join(repo, 'sluice.yaml'), 'state: ./shared-state\n')
@@ -49,7 +57,9 @@ describe('one state home, whatever the working directory (spawned)', () => {
     const seen = await sluice(['freeze', 'check', '--json'], {env: other.env, cwd: other.dir('anywhere')})
     expect(seen.code).toBe(4)
     expect(JSON.parse(seen.stdout)).toMatchObject({frozen: true, freeze: {reason: 'from the repo'}})
-    expect(seen.stderr.split('\n')[0]).toBe(`using local state ${join(repo, 'shared-state')} (named in ${join(other.home, '.config', 'sluice', 'config.yaml')})`)
+    expect(seen.stderr.split('\n')[0]).toBe(
+      `using local state ${join(repo, 'shared-state')} (named in ${join(other.home, '.config', 'sluice', 'config.yaml')})`,
+    )
 
     // In a working tree with a sluice.yaml of its own, that one wins over the user's.
     const tree = other.dir('tree')

@@ -40,7 +40,7 @@ describe('Prometheus gate metrics', () => {
     expect(metrics.label).not.toContain('marker')
   })
 
-  it('a server that accepts and never answers is cut off by the run\'s signal, without waiting for the 10 s deadline', async () => {
+  it("a server that accepts and never answers is cut off by the run's signal, without waiting for the 10 s deadline", async () => {
     const quiet = createServer(() => {})
     await new Promise<void>((r) => quiet.listen(0, '127.0.0.1', r))
     try {
@@ -48,7 +48,9 @@ describe('Prometheus gate metrics', () => {
       const stop = new AbortController()
       setTimeout(() => stop.abort(), 100)
       const started = Date.now()
-      await expect(metrics.read('error-rate', 60, undefined, stop.signal)).rejects.toThrow(/Prometheus http:\/\/127\.0\.0\.1:\d+: query for error-rate failed: stopped by the interrupt/)
+      await expect(metrics.read('error-rate', 60, undefined, stop.signal)).rejects.toThrow(
+        /Prometheus http:\/\/127\.0\.0\.1:\d+: query for error-rate failed: stopped by the interrupt/,
+      )
       expect(Date.now() - started).toBeLessThan(2_000)
     } finally {
       quiet.closeAllConnections()

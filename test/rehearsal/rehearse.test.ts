@@ -22,7 +22,11 @@ const expected: Record<string, {exit: number; recovered: boolean}> = {
 
 describe('every shipped runbook is rehearsed', () => {
   it('and the list above covers them all', () => {
-    expect(readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()).toEqual(Object.keys(expected).sort())
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort(),
+    ).toEqual(Object.keys(expected).sort())
   })
 
   for (const [file, want] of Object.entries(expected)) {

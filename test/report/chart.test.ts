@@ -17,12 +17,12 @@ function panel(values: ArrayLike<number>, extra: Partial<ChartPanel> = {}): Char
 function plotRows(out: string): string[] {
   return out
     .split('\n')
-    .filter(l => /[\u2800-\u28FF]/.test(l))
-    .map(l => (l.match(BRAILLE) ?? []).join(''))
+    .filter((l) => /[\u2800-\u28FF]/.test(l))
+    .map((l) => (l.match(BRAILLE) ?? []).join(''))
 }
 
 function isBlank(cells: string): boolean {
-  return [...cells].every(c => c === BLANK)
+  return [...cells].every((c) => c === BLANK)
 }
 
 describe('valueScale', () => {
@@ -54,22 +54,22 @@ describe('renderTerminalChart', () => {
   it('draws a flat series at the max on the top row only', () => {
     const rows = plotRows(renderTerminalChart(panel(new Array(100).fill(100)), {width: 20, height: 5}))
     expect(rows).toHaveLength(5)
-    expect([...rows[0]].every(c => c !== BLANK)).toBe(true)
+    expect([...rows[0]].every((c) => c !== BLANK)).toBe(true)
     for (const row of rows.slice(1)) expect(isBlank(row)).toBe(true)
   })
 
   it('draws a zero series on the bottom row only', () => {
     const rows = plotRows(renderTerminalChart(panel(new Array(100).fill(0)), {width: 20, height: 5}))
-    expect([...rows[4]].every(c => c !== BLANK)).toBe(true)
+    expect([...rows[4]].every((c) => c !== BLANK)).toBe(true)
     for (const row of rows.slice(0, 4)) expect(isBlank(row)).toBe(true)
   })
 
   it('shows a drop from 100 to 0 in the middle as top-left, bottom-right and a vertical stroke', () => {
-    const values = range(600).map(i => (i < 300 ? 100 : 0))
+    const values = range(600).map((i) => (i < 300 ? 100 : 0))
     const rows = plotRows(renderTerminalChart(panel(values), {width: 40, height: 5}))
     const top = rows[0]
     expect(isBlank(top.slice(0, 20))).toBe(false)
-    expect([...top.slice(0, 20)].every(c => c !== BLANK)).toBe(true)
+    expect([...top.slice(0, 20)].every((c) => c !== BLANK)).toBe(true)
     expect(isBlank(top.slice(20))).toBe(true)
     expect(isBlank(rows[4].slice(0, 20))).toBe(true)
     expect(isBlank(rows[4].slice(20))).toBe(false)
@@ -79,25 +79,25 @@ describe('renderTerminalChart', () => {
 
   it('averages samples per column instead of picking one', () => {
     // Alternating 0/100 averages to 50; sampling would put dots on the top or bottom row.
-    const values = range(3600).map(i => (i % 2 === 0 ? 0 : 100))
+    const values = range(3600).map((i) => (i % 2 === 0 ? 0 : 100))
     const rows = plotRows(renderTerminalChart(panel(values, {leftMax: 100}), {width: 40, height: 5}))
-    expect([...rows[2]].every(c => c !== BLANK)).toBe(true)
+    expect([...rows[2]].every((c) => c !== BLANK)).toBe(true)
     for (const i of [0, 1, 3, 4]) expect(isBlank(rows[i])).toBe(true)
   })
 
   it('leaves a gap where values are NaN', () => {
-    const values = range(400).map(i => (i >= 100 && i < 300 ? NaN : 10))
+    const values = range(400).map((i) => (i >= 100 && i < 300 ? NaN : 10))
     const rows = plotRows(renderTerminalChart(panel(values), {width: 40, height: 4}))
     for (const row of rows) expect(isBlank(row.slice(12, 28))).toBe(true)
     expect(isBlank(rows.join(''))).toBe(false)
   })
 
   it('labels the y axis with 0 and a rounded max', () => {
-    const values = range(100).map(i => i * 14.3)
+    const values = range(100).map((i) => i * 14.3)
     const lines = renderTerminalChart(panel(values)).split('\n')
-    expect(lines.some(l => /^\s*1500 ┤/.test(l))).toBe(true)
-    expect(lines.some(l => /^\s*0 ┤/.test(l))).toBe(true)
-    expect(lines.some(l => /^\s*1000 ┤/.test(l))).toBe(true)
+    expect(lines.some((l) => /^\s*1500 ┤/.test(l))).toBe(true)
+    expect(lines.some((l) => /^\s*0 ┤/.test(l))).toBe(true)
+    expect(lines.some((l) => /^\s*1000 ┤/.test(l))).toBe(true)
   })
 
   it('labels the x axis in rounded seconds', () => {
@@ -114,19 +114,19 @@ describe('renderTerminalChart', () => {
       ],
     })
     const lines = renderTerminalChart(p).split('\n')
-    expect(lines.some(l => /├ 40$/.test(l))).toBe(true)
-    expect(lines.some(l => /├ 0$/.test(l))).toBe(true)
+    expect(lines.some((l) => /├ 40$/.test(l))).toBe(true)
+    expect(lines.some((l) => /├ 0$/.test(l))).toBe(true)
   })
 
   it('draws a marker line with its label above that column', () => {
     const out = renderTerminalChart(panel(new Array(101).fill(NaN), {markers: [{t: 50, label: 'fault'}]}), {width: 40})
     const lines = out.split('\n')
-    const labelLine = lines.findIndex(l => l.includes('fault'))
-    const firstPlot = lines.findIndex(l => /[\u2800-\u28FF]/.test(l))
+    const labelLine = lines.findIndex((l) => l.includes('fault'))
+    const firstPlot = lines.findIndex((l) => /[\u2800-\u28FF]/.test(l))
     expect(labelLine).toBeGreaterThan(0)
     expect(labelLine).toBeLessThan(firstPlot)
     const col = lines[labelLine].indexOf('fault')
-    const plot = lines.filter(l => /[\u2800-\u28FF]/.test(l))
+    const plot = lines.filter((l) => /[\u2800-\u28FF]/.test(l))
     for (const l of plot) expect(l[col]).not.toBe(BLANK)
     // Nothing but the marker is drawn.
     for (const l of plot) expect(isBlank(plotRows(l.slice(0, col) + l.slice(col + 1)).join(''))).toBe(true)
@@ -148,15 +148,22 @@ describe('renderTerminalChart', () => {
   })
 
   it('is deterministic', () => {
-    const values = range(3600).map(i => Math.sin(i / 100) * 500 + 500)
+    const values = range(3600).map((i) => Math.sin(i / 100) * 500 + 500)
     const p = panel(values, {markers: [{t: 1000, label: 'fix'}]})
     expect(renderTerminalChart(p, {color: true})).toBe(renderTerminalChart(p, {color: true}))
     expect(renderTerminalChart(p)).toBe(renderTerminalChart(p))
   })
 
   it('makes every plot row exactly width braille cells wide', () => {
-    const p = panel(range(3600).map(i => i % 700), {markers: [{t: 3599, label: 'end'}]})
-    for (const [width, height] of [[72, 10], [33, 3], [8, 2]]) {
+    const p = panel(
+      range(3600).map((i) => i % 700),
+      {markers: [{t: 3599, label: 'end'}]},
+    )
+    for (const [width, height] of [
+      [72, 10],
+      [33, 3],
+      [8, 2],
+    ]) {
       for (const color of [false, true]) {
         const rows = plotRows(renderTerminalChart(p, {width, height, color}))
         expect(rows).toHaveLength(height)
@@ -178,7 +185,7 @@ describe('a series whose values stand for many samples', () => {
   const banded = (low: number, high: number): ChartPanel =>
     panel(flat, {leftMax: 100, series: [{label: 'served', values: flat, low: new Array(40).fill(low), high: new Array(40).fill(high)}]})
 
-  it('marks each column\'s lowest and highest sample above and below the line', () => {
+  it("marks each column's lowest and highest sample above and below the line", () => {
     const rows = plotRows(renderTerminalChart(banded(0, 100), {width: 20, height: 4}))
     const plain = plotRows(renderTerminalChart(panel(flat, {leftMax: 100}), {width: 20, height: 4}))
     expect(isBlank(plain[0])).toBe(true)
@@ -193,7 +200,10 @@ describe('a series whose values stand for many samples', () => {
   it('scales the axis to the highest value of a series of 300,000 samples', () => {
     const long = new Float64Array(300_000).fill(10)
     long[123_456] = 700
-    const out = renderTerminalChart({title: 'long', t: Float64Array.from(range(300_000)), series: [{label: 'served', values: long}], leftUnit: 'rps'}, {width: 40, height: 4})
+    const out = renderTerminalChart(
+      {title: 'long', t: Float64Array.from(range(300_000)), series: [{label: 'served', values: long}], leftUnit: 'rps'},
+      {width: 40, height: 4},
+    )
     expect(out).toContain('750 ┤')
   })
 })

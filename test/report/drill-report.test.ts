@@ -36,8 +36,20 @@ function report(real: Partial<ReportCard>, predicted: Partial<ReportCard> = {}, 
     seconds: 30,
     fullServiceWindow: 10,
     wallSeconds: 9.87,
-    real: {timeline: timeline((t) => 398.123, (t) => (t === 3 ? Number.NaN : t >= 12 && t < 20 ? 6 : 10)), card: card(real)},
-    predicted: {timeline: timeline(() => 400, (t) => (t >= 12 && t < 20 ? 6 : 10)), card: card(predicted)},
+    real: {
+      timeline: timeline(
+        (t) => 398.123,
+        (t) => (t === 3 ? Number.NaN : t >= 12 && t < 20 ? 6 : 10),
+      ),
+      card: card(real),
+    },
+    predicted: {
+      timeline: timeline(
+        () => 400,
+        (t) => (t >= 12 && t < 20 ? 6 : 10),
+      ),
+      card: card(predicted),
+    },
     load: {eventLoopDelayP99Ms: 12.345, local: 0, cpuSeconds: 3.21},
     interrupted: false,
     ...extra,
@@ -48,12 +60,20 @@ function report(real: Partial<ReportCard>, predicted: Partial<ReportCard> = {}, 
 const row = (table: string, figure: string): string[] => {
   const line = table.split('\n').find((l) => l.startsWith(figure))
   expect(line, figure).toBeDefined()
-  return line!.slice(figure.length).trim().split(/\s{2,}/)
+  return line!
+    .slice(figure.length)
+    .trim()
+    .split(/\s{2,}/)
 }
 
 describe('drillTable', () => {
   it('shows each figure real against predicted, with the difference', () => {
-    const table = drillTable(report({servedDuringFault: 300, lostPercent: 5.3, secondsToFullServiceAfterFix: null, fewestInRotation: 6, recovered: false}, {secondsToFullServiceAfterFix: 4}))
+    const table = drillTable(
+      report(
+        {servedDuringFault: 300, lostPercent: 5.3, secondsToFullServiceAfterFix: null, fewestInRotation: 6, recovered: false},
+        {secondsToFullServiceAfterFix: 4},
+      ),
+    )
     expect(table.split('\n')[0]).toMatch(/real \(HAProxy\)\s+predicted \(simulator\)\s+real − predicted/)
     expect(row(table, 'served during fault')).toEqual(['300 rps', '350 rps', '-50 rps'])
     expect(row(table, 'requests lost')).toEqual(['5.3%', '2.0%', '+3.3 points'])
@@ -84,7 +104,9 @@ describe('outcomesAgree and renderDrill', () => {
     const text = renderDrill(agreeing, {color: false, width: 60})
     expect(text).toContain('The drill and the simulator agree on every outcome.')
     expect(text).not.toContain('DISAGREE')
-    expect(text.split('\n')[0]).toBe('drill-headroom (checks-only), on HAProxy and a loopback fleet: rate scale 0.5, time scale 0.25, servers queue 2 s of work; 30 scenario s in 10 s of wall time')
+    expect(text.split('\n')[0]).toBe(
+      'drill-headroom (checks-only), on HAProxy and a loopback fleet: rate scale 0.5, time scale 0.25, servers queue 2 s of work; 30 scenario s in 10 s of wall time',
+    )
     expect(text).toContain('real 100.0%, predicted 100.0%')
     // Quiet about the generator when it kept up.
     expect(text).not.toContain('load generator was short')
@@ -102,13 +124,17 @@ describe('outcomesAgree and renderDrill', () => {
 
   it("names the runbook, both runs' outcomes, an interrupt and a generator short of the machine", () => {
     const text = renderDrill(
-      report({before: 0.957}, {}, {
-        target: {kind: 'runbook', name: 'small-cycle'},
-        real: {...report({}).real, card: card({before: 0.957}), runbook: {outcome: 'held', message: 'a gate failed'}},
-        predicted: {...report({}).predicted, runbook: {outcome: 'completed', message: 'its steps are done'}},
-        interrupted: true,
-        load: {eventLoopDelayP99Ms: 250, local: 0, cpuSeconds: 1},
-      }),
+      report(
+        {before: 0.957},
+        {},
+        {
+          target: {kind: 'runbook', name: 'small-cycle'},
+          real: {...report({}).real, card: card({before: 0.957}), runbook: {outcome: 'held', message: 'a gate failed'}},
+          predicted: {...report({}).predicted, runbook: {outcome: 'completed', message: 'its steps are done'}},
+          interrupted: true,
+          load: {eventLoopDelayP99Ms: 250, local: 0, cpuSeconds: 1},
+        },
+      ),
       {color: false, width: 60},
     )
     const lines = text.split('\n')
@@ -140,7 +166,15 @@ describe('drillJson', () => {
       agree: true,
       load: {eventLoopDelayP99Ms: 12.35, local: 0, cpuSeconds: 3.21},
     })
-    expect(json.real.card).toEqual({servedDuringFault: 301.23, lostPercent: 1.23, secondsToFullServiceAfterFix: 7.89, fewestInRotation: 6, cascaded: false, recovered: true, before: 0.9765})
+    expect(json.real.card).toEqual({
+      servedDuringFault: 301.23,
+      lostPercent: 1.23,
+      secondsToFullServiceAfterFix: 7.89,
+      fewestInRotation: 6,
+      cascaded: false,
+      recovered: true,
+      before: 0.9765,
+    })
     expect(json.real.timeline.served[0]).toBe(398.12)
     expect(json.real.timeline.inRotation[3]).toBeNull()
     expect(json.real.timeline.inRotation.slice(11, 13)).toEqual([10, 6])
@@ -164,10 +198,16 @@ describe('drillJson', () => {
 describe('what the real clients saw fail', () => {
   it('is said in words and kept, rounded, in the JSON', () => {
     const base = report({})
-    const failures = {run: {timeouts: 12.4, refused: 0, errors: 30.6, rejected: 0.2, givenUp: 3}, afterFix: {timeouts: 2, refused: 0, errors: 0, rejected: 0, givenUp: 0}}
+    const failures = {
+      run: {timeouts: 12.4, refused: 0, errors: 30.6, rejected: 0.2, givenUp: 3},
+      afterFix: {timeouts: 2, refused: 0, errors: 0, rejected: 0, givenUp: 0},
+    }
     const withFailures = {...base, real: {...base.real, failures}}
     expect(renderDrill(withFailures, {color: false, width: 60})).toContain('Real clients saw 12 timeouts, 31 errors, 3 requests given up (scenario requests).')
-    expect(drillJson(withFailures).real.failures).toEqual({run: {timeouts: 12, refused: 0, errors: 31, rejected: 0, givenUp: 3}, afterFix: {timeouts: 2, refused: 0, errors: 0, rejected: 0, givenUp: 0}})
+    expect(drillJson(withFailures).real.failures).toEqual({
+      run: {timeouts: 12, refused: 0, errors: 31, rejected: 0, givenUp: 3},
+      afterFix: {timeouts: 2, refused: 0, errors: 0, rejected: 0, givenUp: 0},
+    })
     expect(drillJson(base).predicted).not.toHaveProperty('failures')
   })
 })

@@ -20,12 +20,16 @@ describe('the rehearsal report', () => {
     expect(panel.markers).toContainEqual({t: r.endAt, label: 'end'})
   })
 
-  it('draws the ramp\'s weights and the gates\' measured values on the same timeline', async () => {
+  it("draws the ramp's weights and the gates' measured values on the same timeline", async () => {
     const r = await rehearsed('runbooks/regional-dns-ramp.yaml')
     const panel = rampAndGatesPanel(r)!
     expect(panel.series.map((s) => s.label)).toEqual(expect.arrayContaining(['api-west weight', 'error-rate measured']))
     const west = panel.series.find((s) => s.label === 'api-west weight')!.values
-    const shares = new Set(Array.from(west).filter((v) => !Number.isNaN(v)).map((v) => Math.round(v)))
+    const shares = new Set(
+      Array.from(west)
+        .filter((v) => !Number.isNaN(v))
+        .map((v) => Math.round(v)),
+    )
     expect([...shares].sort((a, b) => a - b)).toEqual([1, 5, 10, 25, 50])
     expect(panel.t.length).toBe(rehearsalPanel(r).t.length)
   })

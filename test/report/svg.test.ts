@@ -29,7 +29,7 @@ function tagsBalanced(svg: string): boolean {
 }
 
 function polylines(svg: string): string[] {
-  return [...svg.matchAll(/<polyline [^>]*points="([^"]*)"/g)].map(m => m[1])
+  return [...svg.matchAll(/<polyline [^>]*points="([^"]*)"/g)].map((m) => m[1])
 }
 
 const a = [1, 2, NaN, NaN, 3, 4, 5, NaN, 6]
@@ -47,7 +47,10 @@ function panels(): ChartPanel[] {
         {label: 'served', values: a},
         {label: 'in rotation', values: b, axis: 'right'},
       ],
-      markers: [{t: 3, label: 'fault'}, {t: 6, label: 'fix'}],
+      markers: [
+        {t: 3, label: 'fault'},
+        {t: 6, label: 'fix'},
+      ],
     },
     {title: 'Latency', t: range(9), leftUnit: 'ms', series: [{label: 'p99', values: c}]},
   ]
@@ -92,12 +95,12 @@ describe('renderSvg', () => {
   })
 
   it('is deterministic and rounds numbers to one decimal', () => {
-    const t = range(3600).map(i => i * 0.37)
+    const t = range(3600).map((i) => i * 0.37)
     const p: ChartPanel = {
       title: 'long',
       t,
       leftUnit: 'rps',
-      series: [{label: 's', values: t.map(x => Math.sin(x) * 333.333 + 400)}],
+      series: [{label: 's', values: t.map((x) => Math.sin(x) * 333.333 + 400)}],
       markers: [{t: 123.456, label: 'fault'}],
     }
     const first = renderSvg([p])
@@ -111,7 +114,7 @@ describe('renderSvg', () => {
     const p: ChartPanel = {title: 'spike', t: range(values.length), leftUnit: 'rps', series: [{label: 's', values}]}
     const width = 600
     const [points] = polylines(renderSvg([p], {width}))
-    const ys = points.split(' ').map(pt => Number(pt.split(',')[1]))
+    const ys = points.split(' ').map((pt) => Number(pt.split(',')[1]))
     expect(ys.length).toBeLessThanOrEqual(2 * width)
     expect(Math.max(...ys) - Math.min(...ys)).toBeGreaterThan(100)
   })

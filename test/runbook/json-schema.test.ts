@@ -38,7 +38,10 @@ const everyAction = {
   description: 'Every step action with most of its fields.',
   targets: {
     dns: {zone: 'example.com', record: 'api.example.com', type: 'CNAME', ttl: 60, sets: {blue: 'blue', green: 'green'}},
-    targetGroups: {blue: 'arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/blue/1', green: 'arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/green/2'},
+    targetGroups: {
+      blue: 'arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/blue/1',
+      green: 'arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/green/2',
+    },
     listener: 'arn:aws:elasticloadbalancing:eu-west-1:123:listener/app/api/1/2',
     metrics: {source: 'cloudwatch', loadBalancer: 'app/api/1'},
   },
@@ -121,7 +124,9 @@ describe('runbookJsonSchema', () => {
 
   it('accepts every runbook in runbooks/', () => {
     const files = existsSync(runbooksDir)
-      ? readdirSync(runbooksDir, {recursive: true, encoding: 'utf8'}).filter((f) => /\.ya?ml$/.test(f)).sort()
+      ? readdirSync(runbooksDir, {recursive: true, encoding: 'utf8'})
+          .filter((f) => /\.ya?ml$/.test(f))
+          .sort()
       : []
     // Only once the directory exists: an empty runbooks/ means the examples went missing.
     if (existsSync(runbooksDir)) expect(files.length).toBeGreaterThan(0)

@@ -33,12 +33,15 @@ steps:
 ${steps}`
 
 describe('a runbook on HAProxy (targets.haproxy)', () => {
-  it('loads: pools are the backends, the ramp map\'s sets are backend → pool, and locks, plans and IAM name HAProxy', () => {
-    const runbook = parseRunbook('hx.yaml', onHaproxy(`  - {action: restrict, type: sync, paths: [/sync/*, /bulk/]}
+  it("loads: pools are the backends, the ramp map's sets are backend → pool, and locks, plans and IAM name HAProxy", () => {
+    const runbook = parseRunbook(
+      'hx.yaml',
+      onHaproxy(`  - {action: restrict, type: sync, paths: [/sync/*, /bulk/]}
   - {action: cycle, pool: blue, batch: 1, gate: {metric: healthy-targets, threshold: 90, pool: blue}}
   - {action: ramp, set: be_green, schedule: [10, 100], bake: 5, gate: {metric: error-rate, threshold: 1, window: 5, interval: 1}}
   - {action: lift, type: sync}
-`))
+`),
+    )
     expect(backendOf(runbook.targets).weightedSets).toEqual({be_blue: 'blue', be_green: 'green'})
     // One socket, named as the Runtime API client names it: `unix:` or not, the same lock.
     expect(lockedResources(runbook)).toEqual([
@@ -54,19 +57,29 @@ describe('a runbook on HAProxy (targets.haproxy)', () => {
     expect(plan.join('\n')).not.toContain('undefined')
     const policy = iamPolicy(runbook)
     expect(policy.Statement).toEqual([])
-    expect(noPolicyNeeded(runbook, policy)).toBe('hx makes no AWS calls (it drives HAProxy /run/haproxy/admin.sock over its Runtime API): no AWS permissions are needed')
+    expect(noPolicyNeeded(runbook, policy)).toBe(
+      'hx makes no AWS calls (it drives HAProxy /run/haproxy/admin.sock over its Runtime API): no AWS permissions are needed',
+    )
   })
 
   it('Prometheus metrics go with HAProxy (its exporter, scraped)', () => {
-    const text = onHaproxy('  - {action: check, gate: {metric: latency-p99, threshold: 200}}\n', '', "prometheus, url: 'http://prom:9090', queries: {latency-p99: 'x'}")
+    const text = onHaproxy(
+      '  - {action: check, gate: {metric: latency-p99, threshold: 200}}\n',
+      '',
+      "prometheus, url: 'http://prom:9090', queries: {latency-p99: 'x'}",
+    )
     expect(parseRunbook('prom.yaml', text).targets.metrics?.source).toBe('prometheus')
   })
 
   it('with AWS targets too: refused at each AWS target, naming both', () => {
-    const text = onHaproxy('  - {action: wait, for: 1}\n', `  dns: {zone: Z1, record: a.example.com., sets: {a: blue, b: green}}
+    const text = onHaproxy(
+      '  - {action: wait, for: 1}\n',
+      `  dns: {zone: Z1, record: a.example.com., sets: {a: blue, b: green}}
   targetGroups: {blue: arn:tg}
   listener: arn:listener
-`, 'cloudwatch, loadBalancer: app/x/1')
+`,
+      'cloudwatch, loadBalancer: app/x/1',
+    )
     expect(problems('both.yaml', text)).toEqual([
       'both.yaml:9:8: targets.dns: targets.dns and targets.haproxy: one runbook drives one control plane, AWS or HAProxy; split it into two runbooks',
       'both.yaml:10:17: targets.targetGroups: targets.targetGroups and targets.haproxy: one runbook drives one control plane, AWS or HAProxy; split it into two runbooks',
@@ -103,7 +116,9 @@ steps:
 
   it('a slow start declared for a pool with no backend: refused there', () => {
     const text = onHaproxy('  - {action: wait, for: 1}\n').replace('slowStart: {blue: 30}', 'slowStart: {red: 30}')
-    expect(problems('slow.yaml', text)).toEqual(['slow.yaml:6:22: targets.haproxy.slowStart.red: no pool "red" in targets.haproxy.backends; it has blue, green'])
+    expect(problems('slow.yaml', text)).toEqual([
+      'slow.yaml:6:22: targets.haproxy.slowStart.red: no pool "red" in targets.haproxy.backends; it has blue, green',
+    ])
   })
 
   it('cycle: a pool with no backend, listing the backends', () => {
@@ -138,8 +153,12 @@ steps:
   })
 
   it('ramp: one backend is nothing to ramp between', () => {
-    const text = onHaproxy('  - {action: ramp, set: be_green, schedule: [10, 100]}\n').replace('{blue: be_blue, green: be_green}', '{green: be_green}').replace('slowStart: {blue: 30}', 'slowStart: {green: 30}')
-    expect(problems('one.yaml', text)).toEqual(['one.yaml:11:25: steps[0].set: a ramp moves traffic between backends: targets.haproxy.backends needs at least two'])
+    const text = onHaproxy('  - {action: ramp, set: be_green, schedule: [10, 100]}\n')
+      .replace('{blue: be_blue, green: be_green}', '{green: be_green}')
+      .replace('slowStart: {blue: 30}', 'slowStart: {green: 30}')
+    expect(problems('one.yaml', text)).toEqual([
+      'one.yaml:11:25: steps[0].set: a ramp moves traffic between backends: targets.haproxy.backends needs at least two',
+    ])
   })
 
   it('ramp: a bake of a second is no problem, since HAProxy routes each request by the map as it is (TTL 0)', () => {
@@ -148,7 +167,10 @@ steps:
   })
 
   it('restrict and lift: with neither a listener nor a restriction map, both are named', () => {
-    const text = onHaproxy('  - {action: restrict, type: sync, paths: [/sync/]}\n  - {action: lift, type: sync}\n').replace('    restrictMap: /etc/haproxy/restricted.map\n', '')
+    const text = onHaproxy('  - {action: restrict, type: sync, paths: [/sync/]}\n  - {action: lift, type: sync}\n').replace(
+      '    restrictMap: /etc/haproxy/restricted.map\n',
+      '',
+    )
     expect(problems('norules.yaml', text)).toEqual([
       "norules.yaml:10:5: steps[0]: a restrict step needs targets.listener (the load balancer listener its rules go on) or targets.haproxy.restrictMap (the map of HAProxy's restriction snippet)",
       "norules.yaml:11:5: steps[1]: a lift step needs targets.listener (the load balancer listener its rules go on) or targets.haproxy.restrictMap (the map of HAProxy's restriction snippet)",
@@ -194,9 +216,16 @@ steps:
 
   it('backends are the simulated pools: the cycle drains and returns every server of the pool', async () => {
     const io = new RecordingIO('no-tty')
-    const report = await rehearse(parseRunbook('hx-rehearsal.yaml', rehearsed('mailbox')), {operator: 'test', io, signal: new AbortController().signal}, {pace: null})
+    const report = await rehearse(
+      parseRunbook('hx-rehearsal.yaml', rehearsed('mailbox')),
+      {operator: 'test', io, signal: new AbortController().signal},
+      {pace: null},
+    )
     expect(report.run.outcome, report.run.message).toBe('completed')
-    const out = io.of('mutation').filter((e) => e.mutation.phase === 'outcome' && e.mutation.kind === 'deregister').flatMap((e) => e.mutation.before as string[])
+    const out = io
+      .of('mutation')
+      .filter((e) => e.mutation.phase === 'outcome' && e.mutation.kind === 'deregister')
+      .flatMap((e) => e.mutation.before as string[])
     expect(out).toHaveLength(20)
   })
 

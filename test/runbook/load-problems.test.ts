@@ -58,9 +58,7 @@ steps:
     batch: 2
     budgte: 4
 `
-    expect(inputErrorOf(() => parseRunbook('typo.yaml', text)).problems).toEqual([
-      "typo.yaml:8:5: steps[0]: unknown key 'budgte' (did you mean 'budget'?)",
-    ])
+    expect(inputErrorOf(() => parseRunbook('typo.yaml', text)).problems).toEqual(["typo.yaml:8:5: steps[0]: unknown key 'budgte' (did you mean 'budget'?)"])
   })
 
   it('an unknown key with no near match is named without a guess', () => {

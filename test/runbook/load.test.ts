@@ -20,7 +20,8 @@ function refusal(file: string, text: string): string {
   throw new Error(`${file}: the loader accepted it`)
 }
 
-const ramp = (schedule: string, extra = '') => `name: ramp\n${twoRegionsDns}steps:\n  - action: ramp\n    set: api-west\n    schedule: ${schedule}\n    bake: 60\n${extra}`
+const ramp = (schedule: string, extra = '') =>
+  `name: ramp\n${twoRegionsDns}steps:\n  - action: ramp\n    set: api-west\n    schedule: ${schedule}\n    bake: 60\n${extra}`
 
 describe('the runbook loader (in process)', () => {
   it('loads a shipped runbook: its name, targets, steps in order, titles and resolved gates', () => {
@@ -36,7 +37,16 @@ describe('the runbook loader (in process)', () => {
     expect(runbook.steps[3].title).toBe('Cycle mailbox in batches of 25%')
     // The cycle's gate takes window, interval, successes and failureLimit from defaults.gate.
     const cycle = runbook.steps[3] as Extract<Runbook['steps'][number], {action: 'cycle'}>
-    expect(cycle.gate).toEqual({metric: 'healthy-targets', threshold: 95, window: 30, interval: 10, successes: 3, failureLimit: 2, inconclusiveLimit: gateDefaults.inconclusiveLimit, pool: 'mailbox'})
+    expect(cycle.gate).toEqual({
+      metric: 'healthy-targets',
+      threshold: 95,
+      window: 30,
+      interval: 10,
+      successes: 3,
+      failureLimit: 2,
+      inconclusiveLimit: gateDefaults.inconclusiveLimit,
+      pool: 'mailbox',
+    })
     expect(cycle.bake).toBe(30)
     // The last check sets its own window.
     expect((runbook.steps[8] as Extract<Runbook['steps'][number], {action: 'check'}>).gate.window).toBe(60)
@@ -45,7 +55,9 @@ describe('the runbook loader (in process)', () => {
   })
 
   it('defaults: a title per action, onFailure per action (ramp rolls back, cycle holds, the rest abort), bake from the gate', () => {
-    const runbook = parseRunbook('defaults.yaml', `name: defaults
+    const runbook = parseRunbook(
+      'defaults.yaml',
+      `name: defaults
 targets:
   dns: {zone: /hostedzone/Z1, record: a.example.com., ttl: 60, sets: {blue: blue, green: green}}
   targetGroups: {blue: arn:tg}
@@ -62,7 +74,8 @@ steps:
   - {action: lift, type: sync}
   - {action: unfreeze}
   - {action: ramp, set: blue, schedule: [100], bake: 60, onFailure: hold, name: Everything back}
-`)
+`,
+    )
     expect(runbook.steps.map((s) => s.title)).toEqual([
       'Freeze changes: incident',
       'Restrict sync traffic',
@@ -79,7 +92,11 @@ steps:
     // A ramp with no bake anywhere bakes 300 s; a check with no bake watches for its window.
     expect((runbook.steps[3] as RampStep).bake).toBe(300)
     expect((runbook.steps[4] as Extract<Runbook['steps'][number], {action: 'check'}>).bake).toBe(45)
-    expect((runbook.steps[4] as Extract<Runbook['steps'][number], {action: 'check'}>).gate).toMatchObject({window: 45, interval: gateDefaults.interval, successes: gateDefaults.successes})
+    expect((runbook.steps[4] as Extract<Runbook['steps'][number], {action: 'check'}>).gate).toMatchObject({
+      window: 45,
+      interval: gateDefaults.interval,
+      successes: gateDefaults.successes,
+    })
     // A zone id pasted as Route 53 prints it.
     expect(runbook.targets.dns!.zone).toBe('Z1')
   })
@@ -95,7 +112,9 @@ steps:
 
   it('refuses a schedule that does not climb, or starts at 0, naming where', () => {
     const flat = ramp('[10, 10, 50]')
-    expect(refusal('flat.yaml', flat)).toBe(`flat.yaml:${at(flat, '10, 50', '[10, 10, 50]')}: steps[0].schedule[1]: expected each step above the one before, got 10% after 10%`)
+    expect(refusal('flat.yaml', flat)).toBe(
+      `flat.yaml:${at(flat, '10, 50', '[10, 10, 50]')}: steps[0].schedule[1]: expected each step above the one before, got 10% after 10%`,
+    )
     const zero = ramp('{exponential: {from: 0, factor: 2, to: 100}}')
     expect(refusal('zero.yaml', zero)).toMatch(/^zero\.yaml:\d+:\d+: steps\[0\]\.schedule\.exponential\.from: expected a start above 0 %, got 0$/)
   })
@@ -106,7 +125,10 @@ steps:
   })
 
   it('a bake shorter than the TTL is allowed with allowShortBake: true', () => {
-    const step = parseRunbook('short.yaml', `name: short\n${twoRegionsDns}steps:\n  - {action: ramp, set: api-west, schedule: [5, 50], bake: 30, allowShortBake: true}\n`).steps[0] as RampStep
+    const step = parseRunbook(
+      'short.yaml',
+      `name: short\n${twoRegionsDns}steps:\n  - {action: ramp, set: api-west, schedule: [5, 50], bake: 30, allowShortBake: true}\n`,
+    ).steps[0] as RampStep
     expect(step).toMatchObject({bake: 30, allowShortBake: true, schedule: [5, 50]})
   })
 })

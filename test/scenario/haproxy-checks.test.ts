@@ -34,7 +34,12 @@ describe('scenario healthCheck kind haproxy', () => {
   })
 
   it("a setup's healthCheck is set over the scenario's, and fastinter follows the setup's inter", () => {
-    const scenario = load(base('{kind: haproxy, inter: 5, fall: 2, slowstart: 30}', '  plain: {}\n  l7:\n    healthCheck: {inter: 3, observe: layer7, errorLimit: 20, onError: sudden-death}')).scenario()
+    const scenario = load(
+      base(
+        '{kind: haproxy, inter: 5, fall: 2, slowstart: 30}',
+        '  plain: {}\n  l7:\n    healthCheck: {inter: 3, observe: layer7, errorLimit: 20, onError: sudden-death}',
+      ),
+    ).scenario()
     const [plain, l7] = pickSetups(scenario, ['plain', 'l7']).map((s) => fleetConfig(scenario, s.policy))
     expect(plain.healthCheck.interval).toBe(5)
     expect(plain.healthCheck.haproxy).toMatchObject({fastinter: 5, fall: 2, observe: 'none'})
@@ -76,7 +81,7 @@ describe('scenario healthCheck kind haproxy', () => {
     expect(errorOf(() => fleetConfig(scenario, parsePolicy('panicThreshold=50')))).toMatch(/^--policy\/--sweep: panicThreshold: .*HAProxy has none/)
   })
 
-  it("refuses HAProxy settings in a setup of an Envoy scenario", () => {
+  it('refuses HAProxy settings in a setup of an Envoy scenario', () => {
     const {file, scenario} = load(base('{interval: 10}', '  l7:\n    healthCheck: {observe: layer7}'))
     expect(errorOf(scenario)).toMatch(new RegExp(`^${file}:11:18: setups.l7.healthCheck: .*kind: haproxy`))
   })

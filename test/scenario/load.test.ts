@@ -74,15 +74,19 @@ describe('loading scenarios', () => {
 
   it('names the flag when an override is wrong', () => {
     expect(errorOf(() => loadScenario('outlook-2026', {capacity: -100})).message).toBe('--capacity: pools[0].capacity: expected a number > 0')
-    expect(errorOf(() => loadScenario('outlook-2026', {fixAt: 30})).message).toBe('--fix-at: faults[0].to: expected the fix (to: 30) after the fault starts (from: 60)')
-    expect(errorOf(() => loadScenario('outlook-2026', {broken: 21})).message).toBe("--broken: faults[0].servers: expected at most the pool's 20 servers, got 21")
+    expect(errorOf(() => loadScenario('outlook-2026', {fixAt: 30})).message).toBe(
+      '--fix-at: faults[0].to: expected the fix (to: 30) after the fault starts (from: 60)',
+    )
+    expect(errorOf(() => loadScenario('outlook-2026', {broken: 21})).message).toBe(
+      "--broken: faults[0].servers: expected at most the pool's 20 servers, got 21",
+    )
   })
 
   it('refuses an unknown scenario, listing the built-in ones', () => {
     expect(errorOf(() => loadScenario('outlook-2025')).message).toMatch(/^--scenario: unknown scenario "outlook-2025"; built-in scenarios are .*outlook-2026/)
   })
 
-  it('refuses an unknown setup, listing the scenario\'s setups', () => {
+  it("refuses an unknown setup, listing the scenario's setups", () => {
     const {scenario} = loadScenario('outlook-2026')
     expect(errorOf(() => pickSetups(scenario, ['panic-40'])).message).toBe(
       '--setup: unknown setup "panic-40" in scenario outlook-2026; its setups are no-guard, cap-third, panic-50, cap-shed-slow-start',
@@ -93,7 +97,11 @@ describe('loading scenarios', () => {
 describe('--policy', () => {
   it('parses key=value pairs with defaults for the rest', () => {
     expect(parsePolicy('maxEjectionPercent=33, shed=true,slowStart=30')).toEqual({
-      maxEjectionPercent: 33, panicThreshold: 0, shed: true, slowStart: 30, slowStartMinWeightPercent: 10,
+      maxEjectionPercent: 33,
+      panicThreshold: 0,
+      shed: true,
+      slowStart: 30,
+      slowStartMinWeightPercent: 10,
     })
   })
 

@@ -101,20 +101,25 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
 }
 
 const scenarioRuns: Array<[string, () => FleetConfig]> = []
-for (const file of readdirSync('scenarios').filter((f) => f.endsWith('.yaml')).sort()) {
+for (const file of readdirSync('scenarios')
+  .filter((f) => f.endsWith('.yaml'))
+  .sort()) {
   const {scenario} = loadScenario(join('scenarios', file))
   for (const {name, policy} of pickSetups(scenario, 'all')) scenarioRuns.push([`${file}:${name}`, () => fleetConfig(scenario, policy)])
 }
 scenarioRuns.push(['bench:everythingOn/10', () => everythingOn(0.1)])
 // The other branches of the same fleet: collapse instead of shedding, no slow start, no panic, refusing servers.
-scenarioRuns.push(['bench:everythingOn/10:collapse-refuse', () => {
-  const config = everythingOn(0.1)
-  return {
-    ...config,
-    policy: {...config.policy, shed: false, slowStart: 0, panicThreshold: 0},
-    faults: config.faults.map((f) => (f.kind === 'broken' ? {...f, mode: 'refuse' as const} : f)),
-  }
-}])
+scenarioRuns.push([
+  'bench:everythingOn/10:collapse-refuse',
+  () => {
+    const config = everythingOn(0.1)
+    return {
+      ...config,
+      policy: {...config.policy, shed: false, slowStart: 0, panicThreshold: 0},
+      faults: config.faults.map((f) => (f.kind === 'broken' ? {...f, mode: 'refuse' as const} : f)),
+    }
+  },
+])
 
 const print = process.env.SLUICE_GOLDEN_PRINT === '1'
 const seen: Record<string, {inRotation: string; rest: string}> = {}
@@ -151,10 +156,16 @@ describe('golden: the simulator gives the same figures, bit for bit', () => {
     if (!print) expect(seen[operated]).toEqual(golden[operated])
   })
 
-  for (const file of readdirSync('runbooks').filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync('runbooks')
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const name = `rehearsal:${file}`
     it(name, async () => {
-      const {rehearsal} = await rehearse(loadRunbookFile(join('runbooks', file)), {operator: 'golden', io: new RecordingIO('no-tty'), signal: new AbortController().signal}, {pace: null})
+      const {rehearsal} = await rehearse(
+        loadRunbookFile(join('runbooks', file)),
+        {operator: 'golden', io: new RecordingIO('no-tty'), signal: new AbortController().signal},
+        {pace: null},
+      )
       seen[name] = digest(rehearsal.record, rehearsal.window)
       if (!print) expect(seen[name]).toEqual(golden[name])
     })
@@ -162,7 +173,17 @@ describe('golden: the simulator gives the same figures, bit for bit', () => {
 
   it('covers every run above', () => {
     if (print) {
-      process.stdout.write(`${Object.entries(seen).map(([k, v]) => `  '${k}': ${JSON.stringify(v).replace(/"(\w+)":/g, '$1: ').replace(/"/g, "'").replace(/,/g, ', ')},`).join('\n')}\n`)
+      process.stdout.write(
+        `${Object.entries(seen)
+          .map(
+            ([k, v]) =>
+              `  '${k}': ${JSON.stringify(v)
+                .replace(/"(\w+)":/g, '$1: ')
+                .replace(/"/g, "'")
+                .replace(/,/g, ', ')},`,
+          )
+          .join('\n')}\n`,
+      )
       return
     }
     expect(Object.keys(seen).sort()).toEqual(Object.keys(golden).sort())

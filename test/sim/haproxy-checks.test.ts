@@ -7,17 +7,48 @@ import {Random} from '../../src/sim/random.js'
 // HAProxy's check rules, each pinned on a tiny pool stepped by hand (1 s ticks, one traffic type).
 
 const poolConfig = (servers: number): PoolConfig => ({
-  name: 'web', kind: 'servers', servers, capacity: 100, capacitySpread: 0, collapse: 1, handshakeCost: 1,
-  connectionChurn: 0, coldFactor: 1, warmupSeconds: 0, threads: 200, serviceTime: 0.1, restartSeconds: 30, queueSeconds: null,
+  name: 'web',
+  kind: 'servers',
+  servers,
+  capacity: 100,
+  capacitySpread: 0,
+  collapse: 1,
+  handshakeCost: 1,
+  connectionChurn: 0,
+  coldFactor: 1,
+  warmupSeconds: 0,
+  threads: 200,
+  serviceTime: 0.1,
+  restartSeconds: 30,
+  queueSeconds: null,
 })
 
 function makePool(servers: number, rules: Partial<HaproxyCheck> & {inter?: number} = {}, slowStart = 0, queueSeconds: number | null = null): ServerPool {
   const {inter = 1, ...rest} = rules
   const haproxy: HaproxyCheck = {fastinter: inter, downinter: inter, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter', ...rest}
-  return new ServerPool({...poolConfig(servers), queueSeconds}, {...noGuard, slowStart}, {interval: inter, baseEjection: 30, maxEjection: 300, haproxy}, 1, new Random(1))
+  return new ServerPool(
+    {...poolConfig(servers), queueSeconds},
+    {...noGuard, slowStart},
+    {interval: inter, baseEjection: 30, maxEjection: 300, haproxy},
+    1,
+    new Random(1),
+  )
 }
 
-const out = (): PoolTick => ({offered: 0, served: 0, failedFast: 0, failedSlow: 0, shed: 0, restricted: 0, servedFraction: 0, fastFraction: 0, inRotation: 0, ejected: 0, panic: false, utilization: 0})
+const out = (): PoolTick => ({
+  offered: 0,
+  served: 0,
+  failedFast: 0,
+  failedSlow: 0,
+  shed: 0,
+  restricted: 0,
+  servedFraction: 0,
+  fastFraction: 0,
+  inRotation: 0,
+  ejected: 0,
+  panic: false,
+  utilization: 0,
+})
 
 /** Steps the pool through ticks from..to−1 at `rps`, returning the last tick's figures. */
 function run(pool: ServerPool, from: number, to: number, rps: number): PoolTick {
@@ -36,7 +67,11 @@ function ticksUntil(pool: ServerPool, from: number, rps: number, done: () => boo
 }
 
 describe('HAProxy checks: fall and rise', () => {
-  for (const [fall, rise] of [[3, 2], [1, 1], [5, 4]]) {
+  for (const [fall, rise] of [
+    [3, 2],
+    [1, 1],
+    [5, 4],
+  ]) {
     it(`fall ${fall}, rise ${rise}: exactly ${fall} failed checks take a server down and ${rise} good ones bring it back`, () => {
       const pool = makePool(2, {fall, rise})
       pool.breakServers([0], true, false)
@@ -80,7 +115,11 @@ describe('HAProxy checks: fall and rise', () => {
 
   it('there is no cap and no ejection timer: every failing server goes down and stays down while it fails', () => {
     const pool = makePool(10, {fall: 2})
-    pool.breakServers(Int32Array.from({length: 10}, (_, i) => i), true, false)
+    pool.breakServers(
+      Int32Array.from({length: 10}, (_, i) => i),
+      true,
+      false,
+    )
     run(pool, 0, 200, 500)
     expect(pool.countInRotation()).toBe(0)
   })

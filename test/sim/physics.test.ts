@@ -89,10 +89,14 @@ describe('healthy until traffic reaches them', () => {
   it('the same return holds when new connections and cold caches cost nothing extra', () => {
     // The control: without the handshake and cold-cache physics the relapse disappears, so it is
     // those mechanisms, not the test's timing, that make returning at full traffic fail.
-    const fleet = collapseThenRestart('no-guard', () => {}, (c) => {
-      c.pools[0].handshakeCost = 1
-      c.pools[0].coldFactor = 1
-    })
+    const fleet = collapseThenRestart(
+      'no-guard',
+      () => {},
+      (c) => {
+        c.pools[0].handshakeCost = 1
+        c.pools[0].coldFactor = 1
+      },
+    )
     fleet.runUntil(420)
     expect(fleet.record.served[419]).toBeGreaterThanOrEqual(0.99 * fleet.record.demand[419])
   })

@@ -51,7 +51,15 @@ describe('past the bound, a run is summed up exactly and its gates read every ti
   const {scenario} = loadScenario('outlook-2026', {duration: ticks})
   const config = fleetConfig(scenario, pickSetups(scenario, ['no-guard'])[0].policy)
   const fleet = new Fleet(config)
-  const seen: Record<'t' | 'demand' | 'offered' | 'served' | 'failed' | 'inRotation' | 'restrictedDemand', number[]> = {t: [], demand: [], offered: [], served: [], failed: [], inRotation: [], restrictedDemand: []}
+  const seen: Record<'t' | 'demand' | 'offered' | 'served' | 'failed' | 'inRotation' | 'restrictedDemand', number[]> = {
+    t: [],
+    demand: [],
+    offered: [],
+    served: [],
+    failed: [],
+    inRotation: [],
+    restrictedDemand: [],
+  }
   const poolTicks: Array<{offered: number; failed: number}> = []
   const commit = fleet.record.commit.bind(fleet.record)
   const pool = fleet.record.pool.bind(fleet.record)
@@ -69,7 +77,13 @@ describe('past the bound, a run is summed up exactly and its gates read every ti
     const metrics = new SimMetrics(fleet)
     const window = faultWindow(config.faults)!
     // What summary.ts computed from a full-resolution record before it streamed.
-    let demand = 0, served = 0, min = Infinity, peak = 0, during = 0, count = 0, since: number | null = null
+    let demand = 0,
+      served = 0,
+      min = Infinity,
+      peak = 0,
+      during = 0,
+      count = 0,
+      since: number | null = null
     const check = () => {
       demand = served = peak = during = count = 0
       min = Infinity
@@ -98,13 +112,11 @@ describe('past the bound, a run is summed up exactly and its gates read every ti
     expect(summary.minInRotation).toBe(min)
     expect(summary.peakErrorRatePercent).toBe(peak * 100)
     expect(summary.recoveredSecondsAfterFix).toBe(since === null ? null : Math.max(0, since - window.to))
-    return metrics
-      .read('error-rate', 30)
-      .then((rate) => {
-        const last = poolTicks.slice(-30)
-        const offered = last.reduce((a, b) => a + b.offered, 0)
-        const failed = last.reduce((a, b) => a + b.failed, 0)
-        expect(rate).toBe((failed / offered) * 100)
-      })
+    return metrics.read('error-rate', 30).then((rate) => {
+      const last = poolTicks.slice(-30)
+      const offered = last.reduce((a, b) => a + b.offered, 0)
+      const failed = last.reduce((a, b) => a + b.failed, 0)
+      expect(rate).toBe((failed / offered) * 100)
+    })
   })
 })

@@ -5,9 +5,15 @@ import {parseJournal} from '../../src/state/records.js'
 import {firstUnfinishedStep, mutations, runStart, runStatus} from '../../src/state/journal.js'
 
 let seq = 0
-const e = (type: string, extra: Record<string, unknown> = {}): JournalEntry => ({seq: ++seq, at: `2026-11-04T10:00:${String(seq).padStart(2, '0')}.000Z`, type, ...extra})
+const e = (type: string, extra: Record<string, unknown> = {}): JournalEntry => ({
+  seq: ++seq,
+  at: `2026-11-04T10:00:${String(seq).padStart(2, '0')}.000Z`,
+  type,
+  ...extra,
+})
 const read = (...entries: JournalEntry[]): JournalRead => ({entries, torn: null})
-const m = (phase: Mutation['phase'], kind: Mutation['kind'], step: number, extra: Partial<Mutation> = {}): JournalEntry => e('mutation', {mutation: {step, phase, kind, resource: 'r', ...extra}})
+const m = (phase: Mutation['phase'], kind: Mutation['kind'], step: number, extra: Partial<Mutation> = {}): JournalEntry =>
+  e('mutation', {mutation: {step, phase, kind, resource: 'r', ...extra}})
 
 describe('journal helpers', () => {
   it('runStatus: the last end decides; a journal with no end is unfinished; a rollback makes it rolled-back', () => {
@@ -81,14 +87,26 @@ describe('parseJournal', () => {
   })
 
   it('a change recorded under its old kind name (dns-weights, as sluice 0.1 wrote it) reads as weights, and pairs with its outcome', () => {
-    const intent = {seq: 1, at: '2026-11-04T10:00:00.000Z', type: 'mutation', mutation: {step: 0, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 100}, after: {a: 50}}}
-    const outcome = {seq: 2, at: '2026-11-04T10:00:01.000Z', type: 'mutation', mutation: {step: 0, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: true}}
+    const intent = {
+      seq: 1,
+      at: '2026-11-04T10:00:00.000Z',
+      type: 'mutation',
+      mutation: {step: 0, phase: 'intent', kind: 'dns-weights', resource: 'Z1 rec A', before: {a: 100}, after: {a: 50}},
+    }
+    const outcome = {
+      seq: 2,
+      at: '2026-11-04T10:00:01.000Z',
+      type: 'mutation',
+      mutation: {step: 0, phase: 'outcome', kind: 'dns-weights', resource: 'Z1 rec A', ok: true},
+    }
     const journal = parseJournal('r', line(intent) + line(outcome))
     expect(journal.entries.map((entry) => (entry.mutation as Mutation).kind)).toEqual(['weights', 'weights'])
     expect(mutations(journal).map((m) => [m.kind, m.outcome?.ok])).toEqual([['weights', true]])
   })
 
   it('a bad line before the last is damage, named by file and line', () => {
-    expect(() => parseJournal('runs/x.jsonl', `${line(e(1))}oops\n${line(e(3))}`)).toThrow('runs/x.jsonl:2: not JSON; the journal was changed after it was written')
+    expect(() => parseJournal('runs/x.jsonl', `${line(e(1))}oops\n${line(e(3))}`)).toThrow(
+      'runs/x.jsonl:2: not JSON; the journal was changed after it was written',
+    )
   })
 })

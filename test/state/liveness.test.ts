@@ -5,17 +5,29 @@ import {byPid, judgeHolder, LeaseObserver} from '../../src/state/liveness.js'
 import {processRuns, processStart, thisPlace, thisStart} from '../../src/platform/process-place.js'
 
 const lock = (over: Partial<LockRecord> = {}): LockRecord => ({
-  resource: 'journal:20261130-054012-a1b2', runId: '20261130-054012-a1b2', operator: 'alice', host: 'elsewhere', pid: 4242,
-  since: '2026-11-30T05:40:12.000Z', heartbeat: '2099-01-01T00:00:00.000Z', leaseSeconds: 0.3, lockId: '0123456789abcdef', version: 'v1', ...over,
+  resource: 'journal:20261130-054012-a1b2',
+  runId: '20261130-054012-a1b2',
+  operator: 'alice',
+  host: 'elsewhere',
+  pid: 4242,
+  since: '2026-11-30T05:40:12.000Z',
+  heartbeat: '2099-01-01T00:00:00.000Z',
+  leaseSeconds: 0.3,
+  lockId: '0123456789abcdef',
+  version: 'v1',
+  ...over,
 })
 
 /** A pid no process can have (above any kernel's pid_max), so unit tests start nothing. */
 const deadPid = () => 2 ** 31 - 2
 
-describe('liveness: by pid on this host, else by the lease moving on this clock; never by the holder\'s timestamps', () => {
+describe("liveness: by pid on this host, else by the lease moving on this clock; never by the holder's timestamps", () => {
   it.skipIf(thisPlace === undefined)('a holder in this place is judged at once by its pid, whatever its heartbeat says', () => {
     expect(byPid(lock({host: thisHost, place: thisPlace, pid: process.pid, started: thisStart}))).toMatchObject({alive: true})
-    expect(byPid(lock({host: thisHost, place: thisPlace, pid: Number(deadPid())}))).toEqual({alive: false, why: expect.stringMatching(/^dead \(pid \d+ gone\)$/)})
+    expect(byPid(lock({host: thisHost, place: thisPlace, pid: Number(deadPid())}))).toEqual({
+      alive: false,
+      why: expect.stringMatching(/^dead \(pid \d+ gone\)$/),
+    })
     // A pid now used by another process (it started at another time) is not the holder's.
     expect(byPid(lock({host: thisHost, place: thisPlace, pid: process.pid, started: '1'}))).toMatchObject({alive: false})
     expect(processRuns(process.pid, processStart(process.pid))).toBe(true)

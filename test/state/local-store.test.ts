@@ -30,7 +30,16 @@ describe('the local state store: journals', () => {
   it('appends entries as JSON lines, one per entry, and reads them back in order', async () => {
     const store = fresh()
     // A journal begins with its run-start entry (a store reads one that does not as damaged).
-    const start = entry(1, 'run-start', {runId: RUN, runbookName: 'x', runbookSha256: 'abc', runbookFile: '/tmp/x.yaml', operator: 'alice', host: 'h', pid: 1, resources: []})
+    const start = entry(1, 'run-start', {
+      runId: RUN,
+      runbookName: 'x',
+      runbookSha256: 'abc',
+      runbookFile: '/tmp/x.yaml',
+      operator: 'alice',
+      host: 'h',
+      pid: 1,
+      resources: [],
+    })
     await store.append(RUN, start)
     await store.append(RUN, entry(2, 'step-start', {step: 0, title: 'ramp'}))
     const text = readFileSync(journalFile(store), 'utf8')
@@ -49,13 +58,27 @@ describe('the local state store: journals', () => {
 
   it('a run id that is not one is bad input (never a path); an unknown one names the store', async () => {
     const store = fresh()
-    await expect(store.read('../../../../tmp/x')).rejects.toThrow(new InputError('run id "../../../../tmp/x": expected YYYYMMDD-HHMMSS-xxxx, like 20261130-054012-a1b2 (`sluice journal` lists the runs)'))
+    await expect(store.read('../../../../tmp/x')).rejects.toThrow(
+      new InputError('run id "../../../../tmp/x": expected YYYYMMDD-HHMMSS-xxxx, like 20261130-054012-a1b2 (`sluice journal` lists the runs)'),
+    )
     await expect(store.read(RUN)).rejects.toThrow(new InputError(`no run ${RUN} in local state ${store.dir}; \`sluice journal\` lists the runs`))
   })
 
   it('a torn last line is reported with its line and size, and the entries before it are kept', async () => {
     const store = fresh()
-    await store.append(RUN, entry(1, 'run-start', {runId: RUN, runbookName: 'x', runbookSha256: 'abc', runbookFile: '/tmp/x.yaml', operator: 'alice', host: 'h', pid: 1, resources: []}))
+    await store.append(
+      RUN,
+      entry(1, 'run-start', {
+        runId: RUN,
+        runbookName: 'x',
+        runbookSha256: 'abc',
+        runbookFile: '/tmp/x.yaml',
+        operator: 'alice',
+        host: 'h',
+        pid: 1,
+        resources: [],
+      }),
+    )
     await store.append(RUN, entry(2, 'note'))
     await store.release([], RUN)
     appendFileSync(journalFile(store), '{"seq":3,"at":"2026-11-04T10:0')
@@ -67,8 +90,14 @@ describe('the local state store: journals', () => {
   it.each([
     ['edited by hand', 'not JSON; the journal was changed after it was written'],
     ['[1,2,3]', 'not a journal entry: expected a JSON object, got an array'],
-    ['{"seq":2,"at":"2026-11-04T10:00:02.000Z","type":"mutation"}', 'a mutation entry without what it needs: mutation: Invalid input: expected object, received undefined'],
-    ['{"seq":2,"at":"2026-11-04T10:00:02.000Z","type":"mutation","mutation":{"step":0,"kind":"weights","resource":"r"}}', 'a mutation entry without what it needs: mutation.phase: Invalid option: expected one of "intent"|"outcome"'],
+    [
+      '{"seq":2,"at":"2026-11-04T10:00:02.000Z","type":"mutation"}',
+      'a mutation entry without what it needs: mutation: Invalid input: expected object, received undefined',
+    ],
+    [
+      '{"seq":2,"at":"2026-11-04T10:00:02.000Z","type":"mutation","mutation":{"step":0,"kind":"weights","resource":"r"}}',
+      'a mutation entry without what it needs: mutation.phase: Invalid option: expected one of "intent"|"outcome"',
+    ],
     ['{"seq":2,"at":"yesterday","type":"note"}', 'not a journal entry: at: expected an ISO 8601 time'],
     ['{"seq":7,"at":"2026-11-04T10:00:02.000Z","type":"note"}', 'entry number 7 where 2 was expected; two processes wrote this journal, or it was edited'],
   ])('a damaged line (%s) is reported as FILE:LINE: what is wrong, and nothing past it is read', async (line, problem) => {
@@ -80,7 +109,7 @@ describe('the local state store: journals', () => {
     expect((error as Error).message).toBe(`${journalFile(store)}:2: ${problem}`)
   })
 
-  it('another process\'s entries in between stop this one from writing, rather than interleave', async () => {
+  it("another process's entries in between stop this one from writing, rather than interleave", async () => {
     const store = fresh()
     await store.append(RUN, entry(1, 'note'))
     await store.append(RUN, entry(2, 'note'))
@@ -116,7 +145,9 @@ describe('the local state store: locks are leases', () => {
     expect(error).toBeInstanceOf(LockedError)
     expect((error as LockedError).holder).toMatchObject({resource: 'route53:Z1', ...holder(RUN), pid: process.pid, leaseSeconds: 1})
     expect((error as Error).message).toMatch(
-      new RegExp(`^route53:Z1 is locked by run ${RUN} of alice on laptop \\(pid ${process.pid}\\) since 2026-11-04T10:00:00.000Z, last heartbeat \\d{4}-.*Z: that process is alive \\(it renewed its 1 s lease while sluice watched\\)`),
+      new RegExp(
+        `^route53:Z1 is locked by run ${RUN} of alice on laptop \\(pid ${process.pid}\\) since 2026-11-04T10:00:00.000Z, last heartbeat \\d{4}-.*Z: that process is alive \\(it renewed its 1 s lease while sluice watched\\)`,
+      ),
     )
     // All or nothing: the lock b took before it was refused is released again.
     await a.acquire(['elbv2:tg-2'], holder(RUN))
@@ -133,9 +164,17 @@ describe('the local state store: locks are leases', () => {
     await a.release(['route53:Z1'], RUN)
   })
 
-  it('a lock nobody renews is taken once a whole lease passes, by the taker\'s clock', async () => {
+  it("a lock nobody renews is taken once a whole lease passes, by the taker's clock", async () => {
     const store = fresh()
-    const dead: LockRecord = {resource: 'route53:Z1', ...holder(RUN), pid: 999999, heartbeat: '2026-11-04T10:00:00.000Z', leaseSeconds: 1, lockId: '0123456789abcdef', version: 'v1'}
+    const dead: LockRecord = {
+      resource: 'route53:Z1',
+      ...holder(RUN),
+      pid: 999999,
+      heartbeat: '2026-11-04T10:00:00.000Z',
+      leaseSeconds: 1,
+      lockId: '0123456789abcdef',
+      version: 'v1',
+    }
     await store.acquire(['x'], holder(RUN2)) // makes the locks directory
     writeFileSync(join(store.dir, 'locks', 'route53_Z1.json'), JSON.stringify(dead))
     const started = performance.now()
@@ -148,31 +187,46 @@ describe('the local state store: locks are leases', () => {
     await store.release(['x'], RUN2)
   })
 
-  it('a lock record claiming a lease past what sluice writes (1e12 s) is damaged: said so, and judged by the taker\'s own lease', async () => {
+  it("a lock record claiming a lease past what sluice writes (1e12 s) is damaged: said so, and judged by the taker's own lease", async () => {
     const store = fresh()
-    const damaged: LockRecord = {resource: 'route53:Z1', ...holder(RUN), pid: 999999, heartbeat: '2099-01-01T00:00:00.000Z', leaseSeconds: 1e12, lockId: '0123456789abcdef', version: 'v1'}
+    const damaged: LockRecord = {
+      resource: 'route53:Z1',
+      ...holder(RUN),
+      pid: 999999,
+      heartbeat: '2099-01-01T00:00:00.000Z',
+      leaseSeconds: 1e12,
+      lockId: '0123456789abcdef',
+      version: 'v1',
+    }
     await store.acquire(['x'], holder(RUN2)) // makes the locks directory
     writeFileSync(join(store.dir, 'locks', 'route53_Z1.json'), JSON.stringify(damaged))
-    expect((await store.locks()).find((l) => l.resource === 'route53:Z1')).toMatchObject({leaseSeconds: 1, damaged: 'a lease of 1000000000000 s, past the 3600 s at most that sluice writes; judged by a 1 s lease'})
+    expect((await store.locks()).find((l) => l.resource === 'route53:Z1')).toMatchObject({
+      leaseSeconds: 1,
+      damaged: 'a lease of 1000000000000 s, past the 3600 s at most that sluice writes; judged by a 1 s lease',
+    })
     const started = performance.now()
     const waits: string[] = []
     await store.acquire(['route53:Z1'], holder(RUN), {notify: (m) => waits.push(m)})
     // Bounded by the taker's own lease (1 s here), not by what the record claims.
     expect(performance.now() - started).toBeLessThan(5000)
-    expect(waits[0]).toMatch(/\(its lock record is damaged: a lease of 1000000000000 s, past the 3600 s at most that sluice writes; judged by a 1 s lease\): watching for up to 1 s/)
+    expect(waits[0]).toMatch(
+      /\(its lock record is damaged: a lease of 1000000000000 s, past the 3600 s at most that sluice writes; judged by a 1 s lease\): watching for up to 1 s/,
+    )
     await store.release(['route53:Z1', 'x'], RUN)
     await store.release(['x'], RUN2)
   })
 
-  it('leftovers of a process killed mid-change (a renewal\'s .tmp, a takeover\'s .claim) are swept once old and their pid is gone; fresh or live ones stay', async () => {
+  it("leftovers of a process killed mid-change (a renewal's .tmp, a takeover's .claim) are swept once old and their pid is gone; fresh or live ones stay", async () => {
     const store = fresh()
     await store.acquire(['x'], holder(RUN2)) // makes the locks directory
     const locks = join(store.dir, 'locks')
     const old = new Date(Date.now() - 60 * 60_000)
     const dead = 2 ** 31 - 2
     const files = {
-      deadTmp: `route53_Z1.json.${dead}.tmp`, deadClaim: `route53_Z1.json.${dead}.0a1b2c3d.claim`,
-      freshTmp: `route53_Z2.json.${dead}.tmp`, liveTmp: `route53_Z3.json.${process.pid}.tmp`,
+      deadTmp: `route53_Z1.json.${dead}.tmp`,
+      deadClaim: `route53_Z1.json.${dead}.0a1b2c3d.claim`,
+      freshTmp: `route53_Z2.json.${dead}.tmp`,
+      liveTmp: `route53_Z3.json.${process.pid}.tmp`,
     }
     for (const f of Object.values(files)) writeFileSync(join(locks, f), '{}')
     for (const f of [files.deadTmp, files.deadClaim, files.liveTmp]) utimesSync(join(locks, f), old, old)
@@ -207,14 +261,16 @@ describe('the local state store: locks are leases', () => {
     await expect(b.breakLock(live.lockId, async () => true)).rejects.toThrow(/will not break lock [0-9a-f]{16}: its holder is alive/)
     // A dead holder: its record stays, unrenewed.
     writeFileSync(join(dir, 'locks', 'route53_Z2.json'), JSON.stringify({...live, resource: 'route53:Z2', lockId: 'aaaaaaaaaaaaaaaa', version: 'old'}))
-    await expect(b.breakLock('aaaaaaaaaaaaaaaa', async () => false)).rejects.toThrow(new RefusedError('lock aaaaaaaaaaaaaaaa on route53:Z2: not broken (not confirmed)'))
+    await expect(b.breakLock('aaaaaaaaaaaaaaaa', async () => false)).rejects.toThrow(
+      new RefusedError('lock aaaaaaaaaaaaaaaa on route53:Z2: not broken (not confirmed)'),
+    )
     const broken = await b.breakLock('aaaaaaaaaaaaaaaa', async (lock) => lock.resource === 'route53:Z2')
     expect(broken).toMatchObject({resource: 'route53:Z2', runId: RUN})
     expect((await b.locks()).map((l) => l.resource)).toEqual(['route53:Z1'])
     await a.release(['route53:Z1'], RUN)
   })
 
-  it('writing to a journal after its first entry takes the journal\'s lock: a live writer keeps others out', async () => {
+  it("writing to a journal after its first entry takes the journal's lock: a live writer keeps others out", async () => {
     const dir = base()
     const a = new LocalStore(dir)
     await a.append(RUN, entry(1, 'note'))

@@ -12,7 +12,17 @@ async function expectBadInput(args: string[], message: RegExp) {
 
 describe('simulate --sweep (in process, one thread)', () => {
   it('one --sweep draws a strip per setup over one axis, with the tipping points', async () => {
-    const {exit, stdout, stderr} = await sluiceInProcess(['simulate', '--sweep', 'broken=4..8', '--setup', 'no-guard', '--setup', 'cap-shed-slow-start', '--workers', '1'])
+    const {exit, stdout, stderr} = await sluiceInProcess([
+      'simulate',
+      '--sweep',
+      'broken=4..8',
+      '--setup',
+      'no-guard',
+      '--setup',
+      'cap-shed-slow-start',
+      '--workers',
+      '1',
+    ])
     expect(exit, stderr).toBe(0)
     expect(stdout).toMatch(/^no-guard +│[·░▒█]{10} {2}\d stuck, \d recovered, \d unharmed of 5$/m)
     expect(stdout).toMatch(/^cap-shed-slow-start │[░▒]{10} {2}0 stuck, 5 recovered, 0 unharmed of 5$/m)
@@ -21,9 +31,15 @@ describe('simulate --sweep (in process, one thread)', () => {
   })
 
   it('refuses what contradicts a sweep, naming the flag', async () => {
-    await expectBadInput(['--sweep', 'fault-duration=10..200', '--fix-at', '300'], /^Error: --fix-at: the sweep varies fault-duration; leave out --fix-at or its --sweep$/)
+    await expectBadInput(
+      ['--sweep', 'fault-duration=10..200', '--fix-at', '300'],
+      /^Error: --fix-at: the sweep varies fault-duration; leave out --fix-at or its --sweep$/,
+    )
     await expectBadInput(['--workers', '2'], /^Error: --workers: sets the threads of a sweep; use it with --sweep$/)
-    await expectBadInput(['--sweep', 'broken=0..2', '--sweep', 'demand=1..2', '--sweep', 'servers=1..2'], /^Error: --sweep: at most two \(an x and a y axis\), got 3/)
+    await expectBadInput(
+      ['--sweep', 'broken=0..2', '--sweep', 'demand=1..2', '--sweep', 'servers=1..2'],
+      /^Error: --sweep: at most two \(an x and a y axis\), got 3/,
+    )
     await expectBadInput(['--sweep', 'broken=0..2', '--workers', '0'], /^Error: --workers: /)
   })
 })

@@ -35,7 +35,9 @@ describe('--sweep PARAM=FROM..TO[:STEPS]', () => {
   })
 
   it('names the flag and says what is wrong with a bad range', () => {
-    expect(message(() => parseSweepFlag('demand=2000..500'))).toBe('--sweep demand=2000..500: expected FROM below TO (a range from low to high), got 2,000..500')
+    expect(message(() => parseSweepFlag('demand=2000..500'))).toBe(
+      '--sweep demand=2000..500: expected FROM below TO (a range from low to high), got 2,000..500',
+    )
     expect(message(() => parseSweepFlag('demand=500'))).toMatch(/^--sweep demand=500: expected PARAM=FROM\.\.TO\[:STEPS\]/)
     expect(message(() => parseSweepFlag('demand=a..5'))).toBe('--sweep demand=a..5: expected a number for FROM but received: a')
     expect(message(() => parseSweepFlag('broken=0..2.5'))).toMatch(/whole number for TO/)
@@ -53,12 +55,16 @@ describe('--sweep PARAM=FROM..TO[:STEPS]', () => {
   })
 
   it('suggests the parameter meant', () => {
-    expect(message(() => parseSweepFlag('demnd=0..5'))).toMatch(/^--sweep demnd=0\.\.5: unknown parameter "demnd"; did you mean demand\? Parameters: broken, demand, /)
+    expect(message(() => parseSweepFlag('demnd=0..5'))).toMatch(
+      /^--sweep demnd=0\.\.5: unknown parameter "demnd"; did you mean demand\? Parameters: broken, demand, /,
+    )
     expect(message(() => parseSweepFlag('maxEjectionPct=0..50'))).toMatch(/did you mean maxEjectionPercent\?/)
   })
 
   it('checks both ends against the scenario', () => {
-    expect(message(() => buildAxis('fault-duration=10..600', scenario))).toBe('--sweep fault-duration=10..600: the fix would come at 660 s, not before the end of the run (600 s), got 600')
+    expect(message(() => buildAxis('fault-duration=10..600', scenario))).toBe(
+      '--sweep fault-duration=10..600: the fix would come at 660 s, not before the end of the run (600 s), got 600',
+    )
     expect(message(() => buildAxis('maxEjectionPercent=0..150', scenario))).toMatch(/^--sweep maxEjectionPercent=0\.\.150: .*100.*got 150$/)
     expect(message(() => buildAxis('servers=0..10', scenario))).toMatch(/expected at least 1 server, got 0/)
   })
@@ -71,7 +77,9 @@ describe('--sweep PARAM=FROM..TO[:STEPS]', () => {
 
   it('refuses a scenario whose fault is not fixed before the end of the run: stuck would mean nothing', () => {
     const late = {...scenario, faults: [{...scenario.faults[0], to: 600}]}
-    expect(message(() => buildAxes(['demand=500..2000'], late, 4))).toMatch(/^--sweep: scenario outlook-2026 has a fault until 600 s, not fixed before the end of the run \(600 s\)/)
+    expect(message(() => buildAxes(['demand=500..2000'], late, 4))).toMatch(
+      /^--sweep: scenario outlook-2026 has a fault until 600 s, not fixed before the end of the run \(600 s\)/,
+    )
     expect(buildAxes(['fault-duration=10..300'], late, 4)).toHaveLength(1)
   })
 

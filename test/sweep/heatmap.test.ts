@@ -8,7 +8,11 @@ import type {SweepResult} from '../../src/sweep/sweep.js'
 const {scenario} = loadScenario('outlook-2026')
 const [noGuard, capThird] = pickSetups(scenario, 'all')
 
-const cell = (outcome: CellOutcome, seconds: number | null = outcome === 'stuck' ? null : 0): CellResult => ({outcome, recoveredSecondsAfterFix: seconds, meanServedDuringFault: 100})
+const cell = (outcome: CellOutcome, seconds: number | null = outcome === 'stuck' ? null : 0): CellResult => ({
+  outcome,
+  recoveredSecondsAfterFix: seconds,
+  meanServedDuringFault: 100,
+})
 
 /** A hand-made 3 × 2 result, so each glyph's place on the map is known. */
 function result(): SweepResult {
@@ -19,8 +23,20 @@ function result(): SweepResult {
     axes,
     setups: [
       // Row y=1000 first (bottom of the map), then y=2000.
-      {...noGuard, cells: [cell('unharmed'), cell('recovered', 12), cell('stuck'), cell('unharmed'), cell('stuck'), cell('stuck')], edges: [line(1000), line(2000)], tipping: line(1000), sentence: 'no-guard tips.'},
-      {...capThird, cells: [cell('unharmed'), cell('recovered', 3), cell('recovered', 40), cell('unharmed'), cell('recovered'), cell('recovered')], edges: [line(1000), line(2000)], tipping: line(1000), sentence: 'cap-third holds.'},
+      {
+        ...noGuard,
+        cells: [cell('unharmed'), cell('recovered', 12), cell('stuck'), cell('unharmed'), cell('stuck'), cell('stuck')],
+        edges: [line(1000), line(2000)],
+        tipping: line(1000),
+        sentence: 'no-guard tips.',
+      },
+      {
+        ...capThird,
+        cells: [cell('unharmed'), cell('recovered', 3), cell('recovered', 40), cell('unharmed'), cell('recovered'), cell('recovered')],
+        edges: [line(1000), line(2000)],
+        tipping: line(1000),
+        sentence: 'cap-third holds.',
+      },
     ],
   }
 }
@@ -57,11 +73,20 @@ describe('the terminal maps', () => {
   it('draw one --sweep as a strip per setup over a shared axis', () => {
     const r = result()
     const axes = buildAxes(['broken=0..2'], scenario, 2)
-    const strip: SweepResult = {...r, axes, setups: r.setups.map((s) => ({...s, cells: s.cells.slice(0, 3), edges: [{...s.edges[0], y: null}], tipping: {...s.tipping, y: null}}))}
+    const strip: SweepResult = {
+      ...r,
+      axes,
+      setups: r.setups.map((s) => ({...s, cells: s.cells.slice(0, 3), edges: [{...s.edges[0], y: null}], tipping: {...s.tipping, y: null}})),
+    }
     const lines = renderSweep(strip, {color: false, width: 100}).split('\n')
     expect(lines).toContain('no-guard  │··▒▒██  1 stuck, 1 recovered, 1 unharmed of 3')
     expect(lines).toContain('cap-third │··▒▒▒▒  0 stuck, 2 recovered, 1 unharmed of 3')
-    expect(renderSweep({...strip, setups: [{...strip.setups[1], cells: [cell('recovered', 0), cell('recovered', 3), cell('unharmed')]}]}, {color: false, width: 100})).toContain('cap-third │░░▒▒··')
+    expect(
+      renderSweep(
+        {...strip, setups: [{...strip.setups[1], cells: [cell('recovered', 0), cell('recovered', 3), cell('unharmed')]}]},
+        {color: false, width: 100},
+      ),
+    ).toContain('cap-third │░░▒▒··')
   })
 })
 

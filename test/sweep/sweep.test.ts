@@ -49,7 +49,7 @@ describe('runSweep, in this thread', () => {
     expect(result.setups[3].sentence).toMatch(/^cap-shed-slow-start never tips into a stuck pool within the sweep at 1,500 rps/)
   })
 
-  it('runs the scenario\'s own row when it falls between grid rows, and keeps it out of the grid', async () => {
+  it("runs the scenario's own row when it falls between grid rows, and keeps it out of the grid", async () => {
     const axes = buildAxes(['broken=0..20:3', 'demand=1000..2000:3'], scenario, 1)
     expect(tippingRow(axes[1], scenario)).toBe(1500)
     const one = setups.slice(0, 1)
@@ -67,7 +67,9 @@ describe('runSweep, in this thread', () => {
     const tip = s.tipping.transitions[0]
     expect(tip.into).toBe(true)
     expect(tip.stuck).toBeGreaterThan(2000)
-    expect(s.sentence).toMatch(/^cap-shed-slow-start tips into a stuck pool when demand is above [\d,]+ rps \(there demand is past the 2,000 rps the pool serves with every server healthy: too small a pool, not a stuck one\)\.$/)
+    expect(s.sentence).toMatch(
+      /^cap-shed-slow-start tips into a stuck pool when demand is above [\d,]+ rps \(there demand is past the 2,000 rps the pool serves with every server healthy: too small a pool, not a stuck one\)\.$/,
+    )
   })
 
   it('--json has each cell as {x, y, outcome, recoveredSecondsAfterFix, meanServedDuringFault} and the figures behind each sentence', async () => {

@@ -57,13 +57,27 @@ describe('tipping points by bisection', () => {
   it('says where a setup tips, where it holds again, and what it holds up to when it never tips', () => {
     const x = buildAxis('broken=0..20', scenario)
     const demand = sweepParam('demand')!
-    const line = {y: 1500, startsStuck: false, endsStuck: false, transitions: [{holds: 5, stuck: 6, into: true}, {holds: 15, stuck: 14, into: false}]}
-    expect(tippingSentence('no-guard', line, x, demand, scenario)).toBe('no-guard tips into a stuck pool when more than 5 of 20 servers break at 1,500 rps; from 15 of 20 broken it holds again.')
+    const line = {
+      y: 1500,
+      startsStuck: false,
+      endsStuck: false,
+      transitions: [
+        {holds: 5, stuck: 6, into: true},
+        {holds: 15, stuck: 14, into: false},
+      ],
+    }
+    expect(tippingSentence('no-guard', line, x, demand, scenario)).toBe(
+      'no-guard tips into a stuck pool when more than 5 of 20 servers break at 1,500 rps; from 15 of 20 broken it holds again.',
+    )
     expect(tippingSentence('cap-shed-slow-start', {y: 1500, startsStuck: false, endsStuck: false, transitions: []}, x, demand, scenario)).toBe(
       'cap-shed-slow-start never tips into a stuck pool within the sweep at 1,500 rps: it holds up to 20 of 20 broken.',
     )
-    expect(tippingSentence('s', {y: null, startsStuck: true, endsStuck: true, transitions: []}, x, null, scenario)).toBe('s is stuck across the whole sweep, from 0 of 20 broken to 20 of 20 broken.')
+    expect(tippingSentence('s', {y: null, startsStuck: true, endsStuck: true, transitions: []}, x, null, scenario)).toBe(
+      's is stuck across the whole sweep, from 0 of 20 broken to 20 of 20 broken.',
+    )
     const servers = buildAxis('servers=10..40', scenario)
-    expect(tippingSentence('s', {y: null, startsStuck: true, endsStuck: false, transitions: [{holds: 24, stuck: 23, into: false}]}, servers, null, scenario)).toBe('s is stuck up to 23 servers and holds from 24 servers.')
+    expect(
+      tippingSentence('s', {y: null, startsStuck: true, endsStuck: false, transitions: [{holds: 24, stuck: 23, into: false}]}, servers, null, scenario),
+    ).toBe('s is stuck up to 23 servers and holds from 24 servers.')
   })
 })

@@ -41,7 +41,17 @@ describe('sluice tune (in process)', () => {
   })
 
   it('rehearses against another setup with --setup, as run --dry-run does, and names a wrong one', async () => {
-    const r = await sluiceInProcess<{setup: string; scenario: string; robustness: {tuned: Array<{passed: boolean}>}}>(['tune', outlook, '--setup', 'cap-shed-slow-start', '--seeds', '1', '--demand-margin', '0', '--json'])
+    const r = await sluiceInProcess<{setup: string; scenario: string; robustness: {tuned: Array<{passed: boolean}>}}>([
+      'tune',
+      outlook,
+      '--setup',
+      'cap-shed-slow-start',
+      '--seeds',
+      '1',
+      '--demand-margin',
+      '0',
+      '--json',
+    ])
     expect(r.exit, r.stderr).toBe(0)
     expect(r.result).toMatchObject({scenario: 'outlook-recovery', setup: 'cap-shed-slow-start', robustness: {tuned: [{passed: true}]}})
     await expectBadInput([outlook, '--setup', 'nope'], '--setup: unknown setup "nope" in scenario outlook-recovery')
@@ -54,12 +64,17 @@ describe('sluice tune (in process)', () => {
     const park = '  - action: ramp\n    name: Park traffic on the maintenance page\n'
     const text = readFileSync(outlook, 'utf8')
     expect(text).toContain(park)
-    writeFileSync(file, text.replace(park, `  - action: check\n    name: Impossible\n    bake: 30\n    gate: {metric: error-rate, threshold: 0, pool: mailbox}\n${park}`))
+    writeFileSync(
+      file,
+      text.replace(park, `  - action: check\n    name: Impossible\n    bake: 30\n    gate: {metric: error-rate, threshold: 0, pool: mailbox}\n${park}`),
+    )
     const out = join(dir, 'tuned.yaml')
     const r = await sluiceInProcess(['tune', file, '--write', out])
     expect(r.exit, r.stderr).toBe(3)
     expect(r.stdout).toContain('Time to full traffic: none → none')
-    expect(r.stdout).toMatch(/^ {2}fail at demand 90%, 100%, 110% \(seeds 1–5\): step 3: gate error-rate ≤ 0% over 30 s \(mailbox\): 100\.00% fail \(Impossible\)$/m)
+    expect(r.stdout).toMatch(
+      /^ {2}fail at demand 90%, 100%, 110% \(seeds 1–5\): step 3: gate error-rate ≤ 0% over 30 s \(mailbox\): 100\.00% fail \(Impossible\)$/m,
+    )
     expect(r.stdout).toContain('No schedule tune tried passes every gate in all 15 rehearsals; the ramps are left as they are.')
     expect(r.stderr).toContain(`nothing saved to ${out}: no tuned runbook`)
     expect(existsSync(out)).toBe(false)
@@ -67,7 +82,9 @@ describe('sluice tune (in process)', () => {
 
   it('says in --help what time to full traffic means', async () => {
     const r = await sluiceInProcess(['tune', '--help'])
-    expect(r.stdout.replace(/\s+/g, ' ')).toContain('Time to full traffic: seconds of rehearsal time from the runbook\'s start to the DNS change that applies the last step of its last ramp')
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain(
+      "Time to full traffic: seconds of rehearsal time from the runbook's start to the DNS change that applies the last step of its last ramp",
+    )
     expect(r.stdout).toContain('--demand-margin=PERCENT')
     expect(r.stdout).toContain('--seeds=<value>')
   })

@@ -23,13 +23,15 @@ function shown(mode: 'tty' | 'lines' | 'silent'): string {
 
 describe('tune: progress on stderr', () => {
   it('in a log, a line per phase and per ramp tuned, none per rehearsal', () => {
-    expect(shown('lines')).toBe([
-      'rehearsing x as shipped',
-      'pass 1 · Park traffic: left for the next pass: the rehearsal first misses at step 7, after a later ramp has begun',
-      'pass 1 · Bring the rest of the traffic back: 12 tried, [62, 83, 100] bake 60 s, full traffic at 544 s',
-      'pass 2 · Bring the rest of the traffic back: 3 tried, nothing faster that passes',
-      '',
-    ].join('\n'))
+    expect(shown('lines')).toBe(
+      [
+        'rehearsing x as shipped',
+        'pass 1 · Park traffic: left for the next pass: the rehearsal first misses at step 7, after a later ramp has begun',
+        'pass 1 · Bring the rest of the traffic back: 12 tried, [62, 83, 100] bake 60 s, full traffic at 544 s',
+        'pass 2 · Bring the rest of the traffic back: 3 tried, nothing faster that passes',
+        '',
+      ].join('\n'),
+    )
   })
 
   it('on a terminal, one line redrawn in place with the rehearsals so far, each ramp kept above it, cleared at the end', () => {

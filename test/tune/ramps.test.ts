@@ -4,10 +4,23 @@ import {choicesFor, costOf, rampSites, scheduleOf, schedulesOf, shippedChoice, w
 
 const outlook = loadRunbookFile('runbooks/outlook-staged-return.yaml')
 // Where each ramp starts in the shipped rehearsal: parking moves mailbox to 0.
-const startWeights = new Map([[2, {mailbox: 100, maintenance: 0}], [4, {mailbox: 0, maintenance: 100}], [7, {mailbox: 50, maintenance: 50}]])
+const startWeights = new Map([
+  [2, {mailbox: 100, maintenance: 0}],
+  [4, {mailbox: 0, maintenance: 100}],
+  [7, {mailbox: 50, maintenance: 50}],
+])
 
 const site = (over: Partial<RampSite> = {}): RampSite => ({
-  index: 0, title: 'ramp', set: 'a', shipped: {schedule: [1, 5, 25, 50], bake: 90}, interval: null, waypoint: false, previous: null, startWeight: 0, final: true, ...over,
+  index: 0,
+  title: 'ramp',
+  set: 'a',
+  shipped: {schedule: [1, 5, 25, 50], bake: 90},
+  interval: null,
+  waypoint: false,
+  previous: null,
+  startWeight: 0,
+  final: true,
+  ...over,
 })
 
 describe('tune: the ramps it may change', () => {
@@ -62,7 +75,10 @@ describe('tune: the ramps it may change', () => {
 
   it('tries bakes from the TTL to the shipped bake, moves only a waypoint, and offers the shipped schedule', () => {
     const [, half, rest] = rampSites(outlook, startWeights)
-    for (const [s, ends] of [[half, new Set([25, 30, 35, 40, 45, 50, 55, 60])], [rest, new Set([100])]] as const) {
+    for (const [s, ends] of [
+      [half, new Set([25, 30, 35, 40, 45, 50, 55, 60])],
+      [rest, new Set([100])],
+    ] as const) {
       const choices = choicesFor(s, 30)
       expect(Math.min(...choices.map((c) => c.bake))).toBe(30)
       expect(Math.max(...choices.map((c) => c.bake))).toBe(90)
@@ -77,12 +93,12 @@ describe('tune: the ramps it may change', () => {
     expect(new Set(choicesFor(site({shipped: {schedule: [100], bake: 10}}), 30).map((c) => c.bake))).toEqual(new Set([30]))
   })
 
-  it('counts every bake before full traffic except the final ramp\'s last one', () => {
+  it("counts every bake before full traffic except the final ramp's last one", () => {
     expect(costOf(site({final: false}), [1, 5, 25], 40)).toEqual({beforeFull: 120, total: 120})
     expect(costOf(site({final: true}), [1, 5, 25], 40)).toEqual({beforeFull: 80, total: 120})
   })
 
-  it('replaces only the ramps\' schedules and bakes', () => {
+  it("replaces only the ramps' schedules and bakes", () => {
     const sites = rampSites(outlook, startWeights)
     const choices = sites.map((s) => ({...shippedChoice(s), bake: 45}))
     const tuned = withRamps(outlook, sites, schedulesOf(sites, choices)!, choices)

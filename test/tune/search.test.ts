@@ -8,8 +8,28 @@ import {robustnessVariants, searchRamps, type Judge, type Score, type SearchEven
 // more per step than the robustness set does; and parking traffic first (step 0) always holds.
 const sites: RampSite[] = [
   {index: 0, title: 'park', set: 'sorry', shipped: {schedule: [100], bake: 60}, interval: null, waypoint: false, previous: null, startWeight: 0, final: false},
-  {index: 2, title: 'first half', set: 'web', shipped: {schedule: [10, 20, 50], bake: 60}, interval: null, waypoint: true, previous: null, startWeight: 0, final: false},
-  {index: 4, title: 'the rest', set: 'web', shipped: {schedule: [75, 100], bake: 60}, interval: null, waypoint: false, previous: 1, startWeight: 50, final: true},
+  {
+    index: 2,
+    title: 'first half',
+    set: 'web',
+    shipped: {schedule: [10, 20, 50], bake: 60},
+    interval: null,
+    waypoint: true,
+    previous: null,
+    startWeight: 0,
+    final: false,
+  },
+  {
+    index: 4,
+    title: 'the rest',
+    set: 'web',
+    shipped: {schedule: [75, 100], bake: 60},
+    interval: null,
+    waypoint: false,
+    previous: 1,
+    startWeight: 50,
+    final: true,
+  },
 ]
 const fixed = 200
 
@@ -42,7 +62,10 @@ class FakeJudge implements Judge {
     const nominalMiss = missAt(schedules, choices, 10)
     if (nominalMiss !== null) return {score: null, robust: false, failedStep: nominalMiss}
     const score = scoreOf(schedules, choices)
-    const beats = toBeat === null || score.secondsToFullTraffic < toBeat.secondsToFullTraffic || (score.secondsToFullTraffic === toBeat.secondsToFullTraffic && score.seconds < toBeat.seconds)
+    const beats =
+      toBeat === null ||
+      score.secondsToFullTraffic < toBeat.secondsToFullTraffic ||
+      (score.secondsToFullTraffic === toBeat.secondsToFullTraffic && score.seconds < toBeat.seconds)
     if (!beats) return {score, robust: null}
     this.robustnessRuns++
     const miss = missAt(schedules, choices, 0)
@@ -81,7 +104,12 @@ describe('tune: the search', () => {
     expect(judge.rehearsals).toBeLessThan(combinations / 10)
     // The shipped climb misses at the lift (step 3), which the first half answers for: parking
     // waits for the second pass rather than be judged by it.
-    expect(judge.events.find((e) => e.type !== 'rehearsal' && e.pass === 1)).toMatchObject({type: 'ramp-deferred', site: {title: 'park'}, failedStep: 3, before: false})
+    expect(judge.events.find((e) => e.type !== 'rehearsal' && e.pass === 1)).toMatchObject({
+      type: 'ramp-deferred',
+      site: {title: 'park'},
+      failedStep: 3,
+      before: false,
+    })
   })
 
   it('leaves the ramps alone when nothing passes', async () => {
@@ -92,8 +120,12 @@ describe('tune: the search', () => {
 
   it('rehearses the nominal case first, then demand off each way, then the other seeds', () => {
     expect(robustnessVariants({seeds: [4, 5], demandFactors: [0.9, 1, 1.1]})).toEqual([
-      {seed: 4, demandFactor: 1}, {seed: 4, demandFactor: 0.9}, {seed: 4, demandFactor: 1.1},
-      {seed: 5, demandFactor: 0.9}, {seed: 5, demandFactor: 1.1}, {seed: 5, demandFactor: 1},
+      {seed: 4, demandFactor: 1},
+      {seed: 4, demandFactor: 0.9},
+      {seed: 4, demandFactor: 1.1},
+      {seed: 5, demandFactor: 0.9},
+      {seed: 5, demandFactor: 1.1},
+      {seed: 5, demandFactor: 1},
     ])
     expect(robustnessVariants({seeds: [1], demandFactors: [1]})).toEqual([{seed: 1, demandFactor: 1}])
   })

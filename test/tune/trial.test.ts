@@ -16,11 +16,24 @@ describe('tune: one rehearsal of a candidate', () => {
     expect(varied.seed).toBe(7)
     expect(varied.demand.rps).toBeCloseTo(1650)
     expect({...varied, seed: flat.seed, demand: flat.demand}).toEqual(flat)
-    const curved = {...flat, demand: {...flat.demand, rps: undefined, curve: [[0, 1000], [300, 1500]] as Array<[number, number]>}}
-    expect(variantScenario(curved, {seed: 1, demandFactor: 0.9}).demand.curve).toEqual([[0, 900], [300, 1350]])
+    const curved = {
+      ...flat,
+      demand: {
+        ...flat.demand,
+        rps: undefined,
+        curve: [
+          [0, 1000],
+          [300, 1500],
+        ] as Array<[number, number]>,
+      },
+    }
+    expect(variantScenario(curved, {seed: 1, demandFactor: 0.9}).demand.curve).toEqual([
+      [0, 900],
+      [300, 1350],
+    ])
   })
 
-  it('times full traffic as the rehearsal records the last ramp\'s last weight change, from the runbook\'s start', async () => {
+  it("times full traffic as the rehearsal records the last ramp's last weight change, from the runbook's start", async () => {
     const {ground} = await groundOf(outlook)
     expect(ground).toMatchObject({setup: 'no-guard', startAt: 300})
     const trial = await runTrial(outlook, ground, {seed: ground.scenario.seed, demandFactor: 1}, {stopEarly: true})
@@ -49,18 +62,38 @@ describe('tune: one rehearsal of a candidate', () => {
 
 describe('tune: gate margins', () => {
   const verdict = (step: number, metric: GateVerdict['metric'], value: number | null, context = ''): GateVerdict => ({
-    step, gate: '', metric, value, threshold: 0, unit: '%', outcome: 'pass', at: 0, context,
+    step,
+    gate: '',
+    metric,
+    value,
+    threshold: 0,
+    unit: '%',
+    outcome: 'pass',
+    at: 0,
+    context,
   })
   const trial = (seed: number, demandFactor: number, verdicts: GateVerdict[]) => ({variant: {seed, demandFactor}, verdicts}) as unknown as Trial
 
-  it('takes the value nearest each gate\'s threshold across every trial: the lowest healthy share, the highest error rate', () => {
+  it("takes the value nearest each gate's threshold across every trial: the lowest healthy share, the highest error rate", () => {
     const margins = gateMargins(outlook, [
       trial(1, 1, [verdict(3, 'healthy-targets', 100), verdict(4, 'error-rate', 0.5), verdict(8, 'error-rate', null)]),
       trial(2, 1.1, [verdict(3, 'healthy-targets', 97, 'batch 2 of 4'), verdict(4, 'error-rate', 1.25, 'mailbox 5%'), verdict(4, 'error-rate', 0)]),
     ])
     expect(margins.map((m) => m.index)).toEqual([3, 4, 6, 7, 8])
-    expect(margins[0]).toMatchObject({gate: 'healthy-targets ≥ 95% over 30 s (mailbox)', worst: 97, margin: 2, at: {seed: 2, demandPercent: 110, context: 'batch 2 of 4'}, verdicts: 2})
-    expect(margins[1]).toMatchObject({gate: 'error-rate ≤ 2% over 30 s (mailbox)', worst: 1.25, margin: 0.75, at: {seed: 2, demandPercent: 110, context: 'mailbox 5%'}, verdicts: 3})
+    expect(margins[0]).toMatchObject({
+      gate: 'healthy-targets ≥ 95% over 30 s (mailbox)',
+      worst: 97,
+      margin: 2,
+      at: {seed: 2, demandPercent: 110, context: 'batch 2 of 4'},
+      verdicts: 2,
+    })
+    expect(margins[1]).toMatchObject({
+      gate: 'error-rate ≤ 2% over 30 s (mailbox)',
+      worst: 1.25,
+      margin: 0.75,
+      at: {seed: 2, demandPercent: 110, context: 'mailbox 5%'},
+      verdicts: 3,
+    })
     // No data is never a value: a gate with only that has no margin to show.
     expect(margins[4]).toMatchObject({worst: null, margin: null, at: null, verdicts: 1})
     expect(margins[2]).toMatchObject({worst: null, margin: null, verdicts: 0})

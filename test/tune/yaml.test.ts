@@ -14,8 +14,11 @@ describe('tune: the tuned runbook as text', () => {
     }
   })
 
-  it('changes only the edited ramps\' schedule and bake lines, keeping every comment', () => {
-    const {text: tuned} = editRamps(text, [{index: 4, schedule: [10, 30], bake: 45}, {index: 7, schedule: [60, 80, 100], bake: 35}])
+  it("changes only the edited ramps' schedule and bake lines, keeping every comment", () => {
+    const {text: tuned} = editRamps(text, [
+      {index: 4, schedule: [10, 30], bake: 45},
+      {index: 7, schedule: [60, 80, 100], bake: 35},
+    ])
     const before = text.split('\n')
     const after = tuned.split('\n')
     expect(after).toHaveLength(before.length)
@@ -27,7 +30,11 @@ describe('tune: the tuned runbook as text', () => {
       ['bake: 90', 'bake: 35'],
     ])
     const loaded = parseRunbook(file, tuned)
-    expect(loaded.steps.flatMap((s) => (s.action === 'ramp' ? [[s.schedule, s.bake]] : []))).toEqual([[[100], 60], [[10, 30], 45], [[60, 80, 100], 35]])
+    expect(loaded.steps.flatMap((s) => (s.action === 'ramp' ? [[s.schedule, s.bake]] : []))).toEqual([
+      [[100], 60],
+      [[10, 30], 45],
+      [[60, 80, 100], 35],
+    ])
   })
 
   it('adds a bake the step took from the defaults, and replaces a linear schedule with the list', () => {
@@ -37,7 +44,7 @@ describe('tune: the tuned runbook as text', () => {
     expect(parseRunbook(file, tuned).steps[7]).toMatchObject({schedule: [70, 100], bake: 40})
   })
 
-  it('gives the edited steps alone, at the file\'s indentation, each naming the step it replaces', () => {
+  it("gives the edited steps alone, at the file's indentation, each naming the step it replaces", () => {
     const {snippet} = editRamps(text, [{index: 4, schedule: [10, 30], bake: 45}])
     expect(snippet.split('\n')).toEqual([
       '  # steps[4]',

@@ -192,9 +192,7 @@ export class ListrView {
   // anything runs (approve the plan?) is a plain prompt with nothing redrawing around it.
   private start(): void {
     if (this.running || !this.module) return
-    this.running = this.module
-      .then((m) => (m ? this.draw(m) : undefined))
-      .catch((error: Error) => this.write([`progress display failed: ${error.message}`]))
+    this.running = this.module.then((m) => (m ? this.draw(m) : undefined)).catch((error: Error) => this.write([`progress display failed: ${error.message}`]))
   }
 
   private async draw(m: Listr2): Promise<void> {

@@ -19,7 +19,7 @@ export class SimDns implements WeightsPort {
       Object.entries(sets).map(([set, pool]) => {
         const first = !seen.has(pool)
         seen.add(pool)
-        return [set, first ? poolWeights[pool] ?? 0 : 0]
+        return [set, first ? (poolWeights[pool] ?? 0) : 0]
       }),
     )
   }

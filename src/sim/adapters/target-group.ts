@@ -44,7 +44,10 @@ export class SimTargetGroup implements PoolPort {
   }
 
   async register(ids: string[]): Promise<void> {
-    this.pool.register(ids.map((id) => indexOf(this.pool, id)), this.fleet.tick)
+    this.pool.register(
+      ids.map((id) => indexOf(this.pool, id)),
+      this.fleet.tick,
+    )
   }
 
   async waitHealthy(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
@@ -66,7 +69,9 @@ export class SimTargetGroup implements PoolPort {
   // here too rather than rehearsed as if it would work.
   async setSlowStart(seconds: number): Promise<void> {
     if (this.pool.checks.family === 'haproxy' && seconds !== this.pool.policy.slowStart)
-      throw new FailedError(`${this.label}: HAProxy cannot change slow start at runtime (the scenario's health checks are HAProxy's: slowstart ${this.pool.policy.slowStart} s)`)
+      throw new FailedError(
+        `${this.label}: HAProxy cannot change slow start at runtime (the scenario's health checks are HAProxy's: slowstart ${this.pool.policy.slowStart} s)`,
+      )
     this.pool.policy.slowStart = seconds
   }
 
@@ -76,7 +81,9 @@ export class SimTargetGroup implements PoolPort {
 
   async setFailoverPercent(percent: number | null): Promise<void> {
     if (this.pool.checks.family === 'haproxy' && percent !== null)
-      throw new FailedError(`${this.label}: HAProxy has no routing failover (panic threshold) to set to ${percent}% (the scenario's health checks are HAProxy's)`)
+      throw new FailedError(
+        `${this.label}: HAProxy has no routing failover (panic threshold) to set to ${percent}% (the scenario's health checks are HAProxy's)`,
+      )
     this.pool.policy.panicThreshold = percent ?? 0
   }
 }

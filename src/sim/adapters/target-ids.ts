@@ -7,7 +7,6 @@ export function targetId(pool: string, i: number, size: number): string {
 
 export function indexOf(pool: ServerPool, id: string): number {
   const i = Number(id.slice(pool.config.name.length + 1))
-  if (!id.startsWith(`${pool.config.name}-`) || !Number.isInteger(i) || i < 0 || i >= pool.size)
-    throw new Error(`no target ${id} in ${pool.config.name}`)
+  if (!id.startsWith(`${pool.config.name}-`) || !Number.isInteger(i) || i < 0 || i >= pool.size) throw new Error(`no target ${id} in ${pool.config.name}`)
   return i
 }

@@ -123,13 +123,15 @@ function applyOverrides(data: unknown, o: ScenarioOverrides): number | null {
  */
 export function parsePolicy(text: string): Policy {
   const raw: Record<string, unknown> = {}
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const eq = part.indexOf('=')
     if (eq <= 0) throw new InputError(`--policy: expected key=value pairs separated by commas, got "${part}"`)
     const key = part.slice(0, eq).trim()
     const value = part.slice(eq + 1).trim()
-    if (!(policyKeys as string[]).includes(key))
-      throw new InputError(`--policy: unknown key "${key}"; expected one of ${policyKeys.join(', ')}`)
+    if (!(policyKeys as string[]).includes(key)) throw new InputError(`--policy: unknown key "${key}"; expected one of ${policyKeys.join(', ')}`)
     raw[key] = value === 'true' ? true : value === 'false' ? false : value !== '' && !Number.isNaN(Number(value)) ? Number(value) : value
   }
   const result = policySchema.safeParse(raw)

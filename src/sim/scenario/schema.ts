@@ -147,16 +147,37 @@ export const setupSchema = policySchema.extend({
  * ignored, so a setup never claims a protection its load balancer does not give. A guard at its
  * do-nothing value (no cap, no panic, no slow start) is not refused.
  */
-export function haproxyGuardProblems(policy: {maxEjectionPercent: number; panicThreshold: number; slowStart: number; slowStartMinWeightPercent: number}): Array<{key: string; message: string}> {
+export function haproxyGuardProblems(policy: {
+  maxEjectionPercent: number
+  panicThreshold: number
+  slowStart: number
+  slowStartMinWeightPercent: number
+}): Array<{key: string; message: string}> {
   const problems: Array<{key: string; message: string}> = []
   if (policy.maxEjectionPercent < 100)
-    problems.push({key: 'maxEjectionPercent', message: "maxEjectionPercent is Envoy's cap on ejections; HAProxy has none (every server that fails `fall` checks goes DOWN), so it means nothing with healthCheck kind haproxy: remove it"})
+    problems.push({
+      key: 'maxEjectionPercent',
+      message:
+        "maxEjectionPercent is Envoy's cap on ejections; HAProxy has none (every server that fails `fall` checks goes DOWN), so it means nothing with healthCheck kind haproxy: remove it",
+    })
   if (policy.panicThreshold > 0)
-    problems.push({key: 'panicThreshold', message: "panicThreshold is Envoy's panic routing; HAProxy has none (with every server DOWN it answers 503), so it means nothing with healthCheck kind haproxy: remove it"})
+    problems.push({
+      key: 'panicThreshold',
+      message:
+        "panicThreshold is Envoy's panic routing; HAProxy has none (with every server DOWN it answers 503), so it means nothing with healthCheck kind haproxy: remove it",
+    })
   if (policy.slowStart > 0)
-    problems.push({key: 'slowStart', message: "with healthCheck kind haproxy, slow start is HAProxy's server setting: set healthCheck.slowstart (in the scenario or in this setup's healthCheck) instead of slowStart"})
+    problems.push({
+      key: 'slowStart',
+      message:
+        "with healthCheck kind haproxy, slow start is HAProxy's server setting: set healthCheck.slowstart (in the scenario or in this setup's healthCheck) instead of slowStart",
+    })
   if (policy.slowStartMinWeightPercent !== 10)
-    problems.push({key: 'slowStartMinWeightPercent', message: "slowStartMinWeightPercent is Envoy's; HAProxy's slowstart begins at 1/16 of the weight, so it means nothing with healthCheck kind haproxy: remove it"})
+    problems.push({
+      key: 'slowStartMinWeightPercent',
+      message:
+        "slowStartMinWeightPercent is Envoy's; HAProxy's slowstart begins at 1/16 of the weight, so it means nothing with healthCheck kind haproxy: remove it",
+    })
   return problems
 }
 
@@ -237,7 +258,11 @@ export const scenarioSchema = z
           ctx.addIssue({code: 'custom', path: [], message: 'expected exactly one of rps (constant) or curve ([[seconds, rps], ...])'})
         demand.curve?.forEach((point, i) => {
           if (i > 0 && point[0] <= demand.curve![i - 1][0])
-            ctx.addIssue({code: 'custom', path: ['curve', i, 0], message: `expected times in ascending order, got ${point[0]} after ${demand.curve![i - 1][0]}`})
+            ctx.addIssue({
+              code: 'custom',
+              path: ['curve', i, 0],
+              message: `expected times in ascending order, got ${point[0]} after ${demand.curve![i - 1][0]}`,
+            })
         })
         const total = Object.values(demand.types).reduce((a, b) => a + b, 0)
         if (Math.abs(total - 1) > 1e-6)
@@ -263,33 +288,55 @@ export const scenarioSchema = z
       })
       .default(clientDefaults),
     faults: z.array(faultSchema).default([]),
-    setups: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case setup name'), setupSchema).refine((s) => Object.keys(s).length > 0, 'expected at least one setup'),
+    setups: z
+      .record(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case setup name'), setupSchema)
+      .refine((s) => Object.keys(s).length > 0, 'expected at least one setup'),
   })
   .superRefine((scenario, ctx) => {
     const cost = simulationCost(scenario)
     if (cost.serverTicks > scenarioLimits.maxServerTicks)
-      ctx.addIssue({code: 'custom', path: ['duration'], message: `expected at most ${scenarioLimits.maxServerTicks.toExponential()} servers × ticks to simulate, got ${cost.serverTicks.toExponential(2)}: fewer servers, a shorter duration or a coarser tick`})
+      ctx.addIssue({
+        code: 'custom',
+        path: ['duration'],
+        message: `expected at most ${scenarioLimits.maxServerTicks.toExponential()} servers × ticks to simulate, got ${cost.serverTicks.toExponential(2)}: fewer servers, a shorter duration or a coarser tick`,
+      })
     if (cost.cells > scenarioLimits.maxCells)
-      ctx.addIssue({code: 'custom', path: ['tick'], message: `expected a simulation of at most ${scenarioLimits.maxCells / 1024 / 1024} Mi numbers in memory, got ${(cost.cells / 1024 / 1024).toFixed(0)} Mi: a coarser tick, a shorter duration or shorter client waits`})
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tick'],
+        message: `expected a simulation of at most ${scenarioLimits.maxCells / 1024 / 1024} Mi numbers in memory, got ${(cost.cells / 1024 / 1024).toFixed(0)} Mi: a coarser tick, a shorter duration or shorter client waits`,
+      })
     for (const [name, setup] of Object.entries(scenario.setups)) {
       const haproxy = scenario.healthCheck.haproxy
       if (haproxy === undefined) {
         if (setup.healthCheck !== undefined)
-          ctx.addIssue({code: 'custom', path: ['setups', name, 'healthCheck'], message: "HAProxy check settings need the scenario's healthCheck to have kind: haproxy"})
+          ctx.addIssue({
+            code: 'custom',
+            path: ['setups', name, 'healthCheck'],
+            message: "HAProxy check settings need the scenario's healthCheck to have kind: haproxy",
+          })
         continue
       }
       for (const problem of haproxyGuardProblems(setup)) ctx.addIssue({code: 'custom', path: ['setups', name, problem.key], message: problem.message})
       if ((setup.healthCheck?.observe ?? haproxy.observe) === 'layer7') continue
       for (const key of ['errorLimit', 'onError'] as const)
         if (setup.healthCheck?.[key] !== undefined)
-          ctx.addIssue({code: 'custom', path: ['setups', name, 'healthCheck', key], message: `${key} acts only on observed traffic: expected observe: layer7 in this setup or the scenario`})
+          ctx.addIssue({
+            code: 'custom',
+            path: ['setups', name, 'healthCheck', key],
+            message: `${key} acts only on observed traffic: expected observe: layer7 in this setup or the scenario`,
+          })
     }
     // Set on the scenario, error-limit and on-error are fine if some setup observes the traffic.
     const haproxy = scenario.healthCheck.haproxy
     if (haproxy !== undefined && haproxy.observe !== 'layer7' && !Object.values(scenario.setups).some((s) => s.healthCheck?.observe === 'layer7')) {
       for (const key of ['errorLimit', 'onError'] as const)
         if (haproxy[key] !== undefined)
-          ctx.addIssue({code: 'custom', path: ['healthCheck', key], message: `${key} acts only on observed traffic: expected observe: layer7 here or in a setup`})
+          ctx.addIssue({
+            code: 'custom',
+            path: ['healthCheck', key],
+            message: `${key} acts only on observed traffic: expected observe: layer7 here or in a setup`,
+          })
     }
     const pools = new Set(scenario.pools.map((p) => p.name))
     scenario.pools.forEach((pool, i) => {
@@ -297,7 +344,8 @@ export const scenarioSchema = z
         ctx.addIssue({code: 'custom', path: ['pools', i, 'name'], message: `expected a unique pool name, "${pool.name}" is used twice`})
     })
     for (const name of Object.keys(scenario.dns.weights ?? {})) {
-      if (!pools.has(name)) ctx.addIssue({code: 'custom', path: ['dns', 'weights', name], message: `no pool named "${name}"; pools are ${[...pools].join(', ')}`})
+      if (!pools.has(name))
+        ctx.addIssue({code: 'custom', path: ['dns', 'weights', name], message: `no pool named "${name}"; pools are ${[...pools].join(', ')}`})
     }
     if (scenario.pools.length > 1 && scenario.dns.weights === undefined)
       ctx.addIssue({code: 'custom', path: ['dns'], message: 'expected dns.weights for every pool when there is more than one pool'})
@@ -314,7 +362,11 @@ export const scenarioSchema = z
       if (fault.kind === 'broken' && target?.servers !== undefined && fault.servers > target.servers)
         ctx.addIssue({code: 'custom', path: ['faults', i, 'servers'], message: `expected at most the pool's ${target.servers} servers, got ${fault.servers}`})
       if (fault.kind === 'thread-hold' && !(fault.type in scenario.demand.types))
-        ctx.addIssue({code: 'custom', path: ['faults', i, 'type'], message: `no traffic type named "${fault.type}"; types are ${Object.keys(scenario.demand.types).join(', ')}`})
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i, 'type'],
+          message: `no traffic type named "${fault.type}"; types are ${Object.keys(scenario.demand.types).join(', ')}`,
+        })
     })
   })
 
@@ -347,7 +399,12 @@ function simulationCost(scenario: {
   // The record keeps at most fullResolutionPoints points per series (three numbers each once it
   // downsamples), and each pool's last ticks for gates; it no longer grows with the duration.
   const points = Math.min(ticks, fullResolutionPoints)
-  const cells = points * (3 * (12 + 5 * pools) + 3 * pools) + ringSlots * types * c.attempts + (2 * c.budgetWindow) / scenario.tick + (scenario.dns.ttl / scenario.tick) * pools + 24 * servers
+  const cells =
+    points * (3 * (12 + 5 * pools) + 3 * pools) +
+    ringSlots * types * c.attempts +
+    (2 * c.budgetWindow) / scenario.tick +
+    (scenario.dns.ttl / scenario.tick) * pools +
+    24 * servers
   return {serverTicks: ticks * servers, cells}
 }
 

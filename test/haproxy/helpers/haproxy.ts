@@ -103,7 +103,13 @@ export async function until(what: string, check: () => Promise<boolean>, ms = 10
  * each checked every 200 ms (fall 2, rise 2), blue with a slow start. `tcpPort` adds a second
  * admin socket over TCP. Pass `blueGreenMaps` as the files.
  */
-export function blueGreenConfig(options: {port: number; blue: Array<{name: string; port: number}>; green: {name: string; port: number}; slowstartSeconds: number; tcpPort?: number}): (dir: string) => string {
+export function blueGreenConfig(options: {
+  port: number
+  blue: Array<{name: string; port: number}>
+  green: {name: string; port: number}
+  slowstartSeconds: number
+  tcpPort?: number
+}): (dir: string) => string {
   const {port, blue, green, slowstartSeconds, tcpPort} = options
   return (dir) => `global
   stats socket ${dir}/admin.sock mode 600 level admin
