@@ -100,7 +100,8 @@ function compact(value: unknown): string {
     return `{${Object.entries(value)
       .map(([k, v]) => `${k}:${compact(v)}`)
       .join(',')}}`
-  return String(value)
+  // What is left is a string, number or boolean (or undefined).
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? 'undefined')
 }
 
 function changeText(before: unknown, after: unknown): string {

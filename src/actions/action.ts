@@ -63,9 +63,9 @@ export interface ResolveContext {
   common: StepCommon
   /** Where the step is in the runbook. */
   path: Path
-  fail(path: Path, message: string): void
+  fail: (path: Path, message: string) => void
   /** A gate with the runbook's and sluice's defaults filled in, checked. */
-  gate(gate: GateData, path: Path): Gate
+  gate: (gate: GateData, path: Path) => Gate
   backend: Backend
   targets: RunbookData['targets']
   defaults: RunbookData['defaults']
@@ -73,8 +73,8 @@ export interface ResolveContext {
 
 /** Seconds on the drill's clock, and a gate's window and interval on it. */
 export interface Scaled {
-  seconds(seconds: number): number
-  gate(gate: Gate): Gate
+  seconds: (seconds: number) => number
+  gate: (gate: Gate) => Gate
 }
 
 /** What the plan is made from: the runbook, and what the live system looked like when one was read. */
@@ -206,7 +206,7 @@ export function sameState(a: unknown, b: unknown): boolean {
 }
 
 function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return [...v].map(sortKeys).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))
+  if (Array.isArray(v)) return [...(v as unknown[])].map(sortKeys).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))
   if (v && typeof v === 'object')
     return Object.fromEntries(
       Object.entries(v)

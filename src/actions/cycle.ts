@@ -311,9 +311,9 @@ const membership: MutationRules = {
 /** A target group attribute the cycle sets first: settled by reading it, undone by setting it back. */
 function attribute(
   kind: MutationKind & ('failover' | 'slow-start'),
-  read: (g: PoolPort) => Promise<unknown>,
+  read: (g: PoolPort) => Promise<number | null>,
   write: (g: PoolPort, value: never) => Promise<void>,
-  describe: (value: unknown, resource: string) => string,
+  describe: (value: number | null, resource: string) => string,
 ): MutationRules {
   return {
     subject: (m) => `${m.resource}#${kind}`,
@@ -333,7 +333,7 @@ function attribute(
         resource: last.resource,
         before: last.after,
         after: original,
-        describe: describe(original, last.resource),
+        describe: describe(original as number | null, last.resource),
         apply: () => write(group, original as never),
       }
     },
@@ -343,7 +343,7 @@ function attribute(
       if (!group) return null
       const now = await read(group)
       if (now === last.after) return null
-      const words = (v: unknown) => (v === null ? 'off' : String(v))
+      const words = (v: unknown) => (v === null ? 'off' : `${v as number}`)
       return {
         subject: `${kind} of ${last.resource}`,
         left: words(last.after),

@@ -129,7 +129,9 @@ function toRestriction(rule: Rule, type: string): Restriction {
     if (c.Field === 'http-header' && c.HttpHeaderConfig?.HttpHeaderName) headers[c.HttpHeaderConfig.HttpHeaderName] = c.HttpHeaderConfig.Values ?? []
   let retryAfterSeconds = 0
   try {
-    retryAfterSeconds = Number(JSON.parse(rule.Actions?.[0]?.FixedResponseConfig?.MessageBody ?? '{}').retryAfterSeconds ?? 0)
+    retryAfterSeconds = Number(
+      (JSON.parse(rule.Actions?.[0]?.FixedResponseConfig?.MessageBody ?? '{}') as {retryAfterSeconds?: unknown}).retryAfterSeconds ?? 0,
+    )
   } catch {
     // A body someone edited by hand: the rule is still ours, only the figure is unknown.
   }

@@ -80,7 +80,7 @@ export async function executeRunbook(
   const live = mode.kind === 'live'
   const io = new TerminalIO({mode: chooseMode({json: options.json, live}), yes: options.yes, interactive, clock: live ? 'wall' : 'scenario'})
   // A live run's notes (how to resume, where it stopped) go to stderr under --json too.
-  const note = live ? (text: string) => void process.stderr.write(`${text}\n`) : out.note
+  const note = live ? (text: string) => void process.stderr.write(`${text}\n`) : (text: string) => out.note(text)
   // The first signal aborts the run: calls in flight are cut short, and the run stops at its next
   // safe point (a ramp goes back to its last good weights).
   const stop = onStopSignals(note, 'stopping at the next safe point')

@@ -23,7 +23,7 @@ interface Child {
   /** The next JSON line the child prints, within `seconds`; rejects with its first stderr line if it exits first. */
   nextLine(seconds?: number): Promise<unknown>
   /** SIGTERM, then SIGKILL after a few seconds; resolves once it has exited. Safe to call twice. */
-  stop(): Promise<void>
+  stop: () => Promise<void>
 }
 
 /** `name` names the config file; `label` says what the child is, in errors. */
@@ -34,11 +34,11 @@ function startChild(main: string, config: unknown, name: string, label: string):
   const child = spawn(process.execPath, [main, '--config', file, '--exit-on-stdin-end'], {stdio: ['pipe', 'pipe', 'pipe']})
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   let buffered = ''
   const lines: string[] = []
   const waiting: Array<() => void> = []
-  child.stdout!.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => {
     buffered += chunk.toString()
     let newline: number
     while ((newline = buffered.indexOf('\n')) >= 0) {
@@ -93,7 +93,7 @@ const beside = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 export interface FleetProcess extends FleetInfo {
   pid: number
   /** SIGTERM, then SIGKILL if it has not exited within a few seconds; resolves once it has exited. Safe to call twice. */
-  stop(): Promise<void>
+  stop: () => Promise<void>
 }
 
 /**

@@ -67,7 +67,7 @@ export async function startHaproxy(binary: string, config: (dir: string) => stri
   let spawnError: Error | undefined
   child.once('error', (error) => (spawnError = error))
   let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const onExit = () => child.kill('SIGKILL')
   process.once('exit', onExit)

@@ -179,7 +179,7 @@ export class YamlSource implements ProblemSite {
     let node = this.nodeAt(path)
     if (keyOf !== undefined && isMap(node)) {
       const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === keyOf)
-      if (pair && isScalar(pair.key)) node = pair.key as YamlNode
+      if (pair && isScalar(pair.key)) node = pair.key
     }
     return node?.range?.[0] ?? 0
   }

@@ -170,7 +170,7 @@ const lineJson = (l: Timeline) => ({
 
 /** The `--json` shape of `sluice drill`. */
 export function drillJson(report: DrillReport) {
-  const counts = (f: Failures) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, Math.round(v)]))
+  const counts = (f: Failures) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, Math.round(v as number)]))
   const side = (s: DrillSide) => ({
     card: roundCard(s.card),
     ...(s.runbook ? {runbook: s.runbook} : {}),

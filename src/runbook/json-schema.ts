@@ -69,5 +69,5 @@ function restoreDefault(zodSchema: z.core.$ZodTypes, jsonSchema: z.core.JSONSche
   if (zodSchema._zod.def.type !== 'default' || 'default' in jsonSchema) return
   const {innerType, defaultValue} = zodSchema._zod.def
   const parsed = z.safeParse(innerType, defaultValue)
-  if (parsed.success && JSON.stringify(parsed.data) === JSON.stringify(defaultValue)) jsonSchema.default = defaultValue as z.core.util.JSONType
+  if (parsed.success && JSON.stringify(parsed.data) === JSON.stringify(defaultValue)) jsonSchema.default = defaultValue
 }

@@ -109,12 +109,12 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
     return resolveStep(raw, common, path)
   })
   if (problems.length > 0) throw site.error(problems)
-  for (const step of steps) step.title = data.steps[step.index].name ?? (actionOf(step).title as (s: Step) => string)(step)
+  for (const step of steps) step.title = data.steps[step.index].name ?? actionOf(step).title(step)
 
   function resolveStep(raw: StepData, common: StepCommon, path: Path): Step {
     const action = actionNamed(raw.action) as unknown as ActionDefinition
     const context = {common, path, fail, gate: resolveGate, backend, targets, defaults: data.defaults}
-    return action.resolve ? action.resolve(raw as never, context) : ({...raw, ...common} as Step)
+    return action.resolve ? action.resolve(raw, context) : ({...raw, ...common} as Step)
   }
 
   return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps, locate: (path) => site.locate(path)}
@@ -165,5 +165,5 @@ type MetricKind = keyof NonNullable<NonNullable<RunbookData['targets']['metrics'
 
 /** The metrics a step reads: its gate's, the headroom guard's demand, and what an approval shows. */
 function metricsRead(step: StepData): MetricKind[] {
-  return (actionNamed(step.action) as unknown as ActionDefinition).metricsRead?.(step as never) ?? []
+  return (actionNamed(step.action) as unknown as ActionDefinition).metricsRead?.(step) ?? []
 }

@@ -84,30 +84,35 @@ export function entryLine(runId: string, e: JournalEntry): string | null {
   return said === null ? null : `${e.at.slice(11, 19)}  ${said.detail ? '  ' : ''}${said.text}`
 }
 
+/** A field of a checked entry as text: the schema makes these strings and numbers; anything else is shown as JSON, never as [object Object]. */
+function said(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
 /** What a journal entry says, without its time; `detail` for what happens inside a step (a change, a verdict). */
 export function entryText(runId: string, e: JournalEntry): {text: string; detail: boolean} | null {
   switch (e.type) {
     case 'run-start':
-      return {text: `run ${runId} of ${e.runbookName} by ${e.operator} on ${e.host} (pid ${e.pid})`, detail: false}
+      return {text: `run ${runId} of ${said(e.runbookName)} by ${said(e.operator)} on ${said(e.host)} (pid ${said(e.pid)})`, detail: false}
     case 'resume':
-      return {text: `resumed by ${e.operator} on ${e.host} from ${stepName(e.fromStep as number)}`, detail: false}
+      return {text: `resumed by ${said(e.operator)} on ${said(e.host)} from ${stepName(e.fromStep as number)}`, detail: false}
     case 'step-start':
-      return {text: `${stepName(e.step as number)} started: ${e.title}`, detail: false}
+      return {text: `${stepName(e.step as number)} started: ${said(e.title)}`, detail: false}
     case 'step-end':
-      return {text: `${stepName(e.step as number)} ${e.status}: ${e.message}`, detail: false}
+      return {text: `${stepName(e.step as number)} ${said(e.status)}: ${said(e.message)}`, detail: false}
     case 'mutation':
       // The journal keeps every outcome, so a success that the terminal passes over gets a line.
-      return {text: `${mutationText(e.mutation as Mutation) ?? 'done'}${e.found ? ` (${e.found})` : ''}`, detail: true}
+      return {text: `${mutationText(e.mutation as Mutation) ?? 'done'}${e.found ? ` (${said(e.found)})` : ''}`, detail: true}
     case 'verdict':
       return {text: verdictText(e.verdict as GateVerdict), detail: true}
     case 'warning':
-      return {text: `warning: ${e.message}`, detail: true}
+      return {text: `warning: ${said(e.message)}`, detail: true}
     case 'run-end':
-      return {text: `run ${e.outcome}: ${e.message}`, detail: false}
+      return {text: `run ${said(e.outcome)}: ${said(e.message)}`, detail: false}
     case 'rollback-start':
-      return {text: `rollback by ${e.operator} on ${e.host}`, detail: false}
+      return {text: `rollback by ${said(e.operator)} on ${said(e.host)}`, detail: false}
     case 'lock-broken':
-      return {text: `lock ${e.lockId} on ${e.resource} broken by ${e.operator} on ${e.host}`, detail: false}
+      return {text: `lock ${said(e.lockId)} on ${said(e.resource)} broken by ${said(e.operator)} on ${said(e.host)}`, detail: false}
     case 'rollback-end':
       return {text: 'rolled back', detail: false}
     case 'control': {

@@ -135,7 +135,7 @@ export function mutations(read: JournalRead): RecordedMutation[] {
     if (m.phase === 'intent') out.push({...m, seq: e.seq, at: e.at})
     else {
       const open = [...out].reverse().find((x) => x.outcome === undefined && x.kind === m.kind && x.step === m.step)
-      if (open) open.outcome = {ok: m.ok ?? false, error: m.error, ...(e.found ? {found: String(e.found)} : {})}
+      if (open) open.outcome = {ok: m.ok ?? false, error: m.error, ...(typeof e.found === 'string' ? {found: e.found} : {})}
     }
   }
   return out

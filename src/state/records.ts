@@ -208,7 +208,7 @@ export function parseFreeze(source: string, text: string): FreezeRecord {
   }
   const record = freezeSchema.safeParse(value)
   if (!record.success) throw new DamagedStateError(`${source}:1: not a freeze record: ${problem(record.error)}; \`sluice unfreeze --force\` clears it`)
-  return record.data as FreezeRecord
+  return record.data
 }
 
 const lockSchema = z.looseObject({

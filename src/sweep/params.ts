@@ -50,7 +50,7 @@ function sweptFault(scenario: Scenario): number {
 }
 
 function withFault(cell: CellInput, index: number, change: Record<string, number>): CellInput {
-  const faults = cell.scenario.faults.map((f, i) => (i === index ? ({...f, ...change} as typeof f) : f))
+  const faults = cell.scenario.faults.map((f, i) => (i === index ? {...f, ...change} : f))
   return {...cell, scenario: {...cell.scenario, faults}}
 }
 

@@ -47,7 +47,7 @@ export function variantScenario(scenario: Scenario, variant: Variant): Scenario 
   const demand = {
     ...scenario.demand,
     ...(scenario.demand.rps === undefined ? {} : {rps: scenario.demand.rps * f}),
-    ...(scenario.demand.curve === undefined ? {} : {curve: scenario.demand.curve.map(([t, rps]) => [t, rps * f]) as typeof scenario.demand.curve}),
+    ...(scenario.demand.curve === undefined ? {} : {curve: scenario.demand.curve.map(([t, rps]): [number, number] => [t, rps * f])}),
   }
   return {...scenario, seed: variant.seed, demand}
 }

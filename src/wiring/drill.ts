@@ -45,9 +45,9 @@ export interface DrillOptions {
   queueSeconds?: number
   signal: AbortSignal
   /** What the drill is doing now, for a progress line: a phase, or the wall seconds of the run. */
-  progress(message: string): void
+  progress: (message: string) => void
   /** A line to keep: the scales once chosen. */
-  say(line: string): void
+  say: (line: string) => void
   /** The real run's engine events (a runbook drill), for the terminal to show. */
   io: EngineIO
   /** Where the fleet and load programs are, when not beside this module (tests run from source). */

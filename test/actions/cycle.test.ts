@@ -68,12 +68,12 @@ ${extra}`
     const {cycle} = await import('../../src/actions/cycle.js')
     const c = control({pools: new Map([['blue', group]])})
     const m = {step: 0, phase: 'intent' as const, kind: 'deregister' as const, resource: group.label, before: ['b0', 'b1'], after: null, seq: 3, at: ''}
-    expect(await cycle.mutations!.deregister!.settle(m, c)).toBe('not applied')
+    expect(await cycle.mutations.deregister!.settle(m, c)).toBe('not applied')
     await group.deregister(['b0', 'b1'])
     expect((await group.targets()).filter((t) => t.health === 'draining')).toHaveLength(2)
-    expect(await cycle.mutations!.deregister!.settle(m, c)).toBe('applied')
+    expect(await cycle.mutations.deregister!.settle(m, c)).toBe('applied')
     const r = {...m, kind: 'register' as const, before: null, after: ['b0', 'b1']}
-    expect(await cycle.mutations!.register!.settle(r, c)).toBe('not applied')
+    expect(await cycle.mutations.register!.settle(r, c)).toBe('not applied')
   })
 
   it('sets routing failover and slow start before the first batch, each as a recorded change', async () => {

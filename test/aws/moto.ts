@@ -118,8 +118,8 @@ async function launch(bin: string, port: number): Promise<Moto> {
   const append = (chunk: Buffer) => {
     log = (log + chunk.toString()).slice(-LOG_LIMIT)
   }
-  child.stdout!.on('data', append)
-  child.stderr!.on('data', append)
+  child.stdout.on('data', append)
+  child.stderr.on('data', append)
 
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   let spawnError: Error | undefined

@@ -126,7 +126,7 @@ export class RecordingProxy {
           body,
           status: 0,
           at: Date.now(),
-          userAgent: `${req.headers['user-agent'] ?? ''} ${req.headers['x-amz-user-agent'] ?? ''}`,
+          userAgent: `${req.headers['user-agent'] ?? ''} ${String(req.headers['x-amz-user-agent'] ?? '')}`,
         }
         this.calls.push(call)
         this.onCall?.(call)
@@ -198,7 +198,7 @@ export class RecordingProxy {
       })
     })
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
-    this.endpoint = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`
+    this.endpoint = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
     return this.endpoint
   }
 

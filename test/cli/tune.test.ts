@@ -136,7 +136,7 @@ describe('sluice tune (spawned)', () => {
     const file = join(dir, 'shared-bake.yaml')
     const text = readFileSync(join(root, outlook), 'utf8')
       .replace('    bake: 90\n', '    bake: &bake 90\n')
-      .replace(/(Bring the rest[\s\S]*?)    bake: 90\n/, '$1    bake: *bake\n')
+      .replace(/(Bring the rest[\s\S]*?) {4}bake: 90\n/, '$1    bake: *bake\n')
     writeFileSync(file, text)
     const r = await sluice(['tune', file, '--seeds', '1', '--demand-margin', '0'])
     expect(r.code, r.stderr).toBe(2)

@@ -106,8 +106,8 @@ function spawnSluice(args: string[], env: Record<string, string> = withHaproxy):
   })
   let stdout = ''
   let stderr = ''
-  child.stdout!.on('data', (d) => (stdout += d))
-  child.stderr!.on('data', (d) => (stderr += d))
+  child.stdout.on('data', (d) => (stdout += d))
+  child.stderr.on('data', (d) => (stderr += d))
   const result = new Promise<CliResult>((resolve, reject) => {
     child.on('error', reject)
     child.on('close', (code) => resolve({code, stdout, stderr}))

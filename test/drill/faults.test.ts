@@ -42,7 +42,7 @@ describe("a scenario's faults on the drill's clock", () => {
     const [p0, , p2] = fleet.pools[0].ports
     const {steps} = faultSteps(scenario, {rateScale: 1, timeScale: 0.05})
     const started = performance.now()
-    const played = playFaults(steps, fleet.command)
+    const played = playFaults(steps, (command) => fleet!.command(command))
     expect((await get(p0, '/t/mail', 1000)).status).toBe(200)
     await sleep(900 - (performance.now() - started))
     // 0.9 s: inside the broken window (0.5 to 1.5 s).

@@ -65,7 +65,7 @@ describe('the fleet as a process', () => {
     const parent = spawn(process.execPath, ['--input-type=module', '-e', script], {stdio: ['ignore', 'pipe', 'inherit']})
     const line = await new Promise<string>((resolve, reject) => {
       let out = ''
-      parent.stdout!.on('data', (chunk: Buffer) => {
+      parent.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString()
         if (out.includes('\n')) resolve(out.split('\n')[0])
       })
@@ -85,7 +85,7 @@ describe('the fleet as a process', () => {
       writeFileSync(file, '{"pools": []}')
       const child = spawn(process.execPath, [main, '--config', file], {stdio: ['ignore', 'pipe', 'pipe']})
       let stderr = ''
-      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
       expect(code).toBe(2)
       expect(stderr).toBe(`fleet: --config ${file}: expected "pools", a non-empty list\n`)

@@ -51,7 +51,7 @@ ${twoRegionsDns}steps:
     pool: east
 `,
     where: (t) => at(t, 'frobnicate'),
-    message: /^steps\[1\]\.action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check, got \"frobnicate\"$/,
+    message: /^steps\[1\]\.action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check, got "frobnicate"$/,
   },
   {
     name: 'a weight over 100% in a ramp schedule',

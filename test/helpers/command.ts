@@ -26,7 +26,7 @@ export async function sluiceInProcess<T = unknown>(args: string[]): Promise<InPr
   process.exitCode = undefined
   try {
     const {stdout, stderr, result, error} = await captureOutput<T>(() => run(args, {root}))
-    const thrown = (error as (Error & {oclif?: {exit?: number}}) | undefined)?.oclif?.exit
+    const thrown = error?.oclif?.exit
     const exit = error ? (thrown ?? 1) : Number(process.exitCode ?? 0)
     return {exit, stdout, stderr, result, ...(error ? {error} : {})}
   } finally {

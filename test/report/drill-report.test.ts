@@ -38,7 +38,7 @@ function report(real: Partial<ReportCard>, predicted: Partial<ReportCard> = {}, 
     wallSeconds: 9.87,
     real: {
       timeline: timeline(
-        (t) => 398.123,
+        () => 398.123,
         (t) => (t === 3 ? Number.NaN : t >= 12 && t < 20 ? 6 : 10),
       ),
       card: card(real),

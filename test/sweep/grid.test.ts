@@ -85,7 +85,7 @@ describe('--sweep PARAM=FROM..TO[:STEPS]', () => {
 
   it('applies a value to a copy, leaving the loaded scenario as it was', () => {
     const before = JSON.stringify(scenario)
-    const cell = sweepParam('broken')!.apply({scenario, policy: scenario.setups['no-guard'] as never}, 9)
+    const cell = sweepParam('broken')!.apply({scenario, policy: scenario.setups['no-guard']}, 9)
     const demand = sweepParam('demand')!.apply(cell, 700)
     expect(demand.scenario.faults[0]).toMatchObject({kind: 'broken', servers: 9})
     expect(demand.scenario.demand.rps).toBe(700)

@@ -55,7 +55,7 @@ describe('the terminal maps', () => {
     expect(text).toMatch(/└┬─┬─┬─\n\s+0 1 2\n/)
     expect(text).toContain('█ stuck: not back at full service by the end of the run (600 s, 360 s after the fix), although the fault was fixed')
     expect(text).toContain('◀ the row the tipping points below are stated at (1,000 rps')
-    expect(text).toMatch(/tipping points:\n  no-guard tips\.\n  cap-third holds\.$/)
+    expect(text).toMatch(/tipping points:\n {2}no-guard tips\.\n {2}cap-third holds\.$/)
     expect(text).not.toContain('\x1b[')
   })
 

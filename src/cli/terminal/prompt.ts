@@ -10,7 +10,7 @@ import {Writable} from 'node:stream'
 export function unendable(stream: NodeJS.WritableStream): NodeJS.WritableStream {
   const out = new Writable({
     write(chunk, _encoding, done) {
-      stream.write(chunk)
+      stream.write(chunk as Buffer)
       done()
     },
   })
