@@ -13,7 +13,7 @@ const LISTR2 = npm('listr2')
 const INQUIRER = npm('@inquirer')
 const OCLIF = npm('@oclif')
 
-const CORE = '^src/(runbook|actions|engine)/'
+const CORE = '^src/(runbook|loader|actions|engine)/'
 const ADAPTERS = '^src/(aws|haproxy|local|prometheus|sim/adapters)/'
 /** The composition roots: the only modules that pick concrete adapters and hand them to the engine. */
 const WIRING = '^src/wiring/'
@@ -56,6 +56,20 @@ module.exports = {
         path: '^(src/(sim|aws|haproxy|local|prometheus|live|wiring|state|report|cli)/|commands/|bench/)',
         pathNot: BACKEND_FACES,
       },
+    },
+    {
+      name: 'core-floors',
+      comment: 'Inside the core, each floor uses only those below it: the loader uses the actions, which use what a runbook is; the engine runs the actions. A runbook never knows its actions, and an action never knows the engine that runs it.',
+      severity: 'error',
+      from: {path: '^src/runbook/'},
+      to: {path: '^src/(loader|actions|engine)/'},
+    },
+    {
+      name: 'actions-not-to-engine-or-loader',
+      comment: 'An action gets what it needs from its ActionContext; the engine and the loader sit above it.',
+      severity: 'error',
+      from: {path: '^src/actions/'},
+      to: {path: '^src/(engine|loader)/'},
     },
     {
       name: 'core-not-to-terminal-sdk-or-oclif',

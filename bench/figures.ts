@@ -12,7 +12,7 @@ import {ScenarioRun} from '../src/sim/scenario-run.js'
 import {Fleet} from '../src/sim/fleet.js'
 import type {EngineIO} from '../src/ports/io.js'
 import {rehearse} from '../src/wiring/rehearsal.js'
-import {loadRunbookFile} from '../src/runbook/load-runbook.js'
+import {loadRunbookFile} from '../src/loader/load-runbook.js'
 import {readdirSync} from 'node:fs'
 
 function emit(name: string, value: number, unit: string): void {

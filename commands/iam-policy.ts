@@ -1,7 +1,7 @@
 import {iamPolicy, noPolicyNeeded} from '../src/live/iam-policy.js'
 import {SluiceCommand} from '../src/cli/base.js'
 import {runbookArg} from '../src/cli/flags.js'
-import {loadRunbook} from '../src/runbook/shipped.js'
+import {loadRunbook} from '../src/loader/shipped.js'
 
 export default class IamPolicy extends SluiceCommand {
   static override summary = 'Print the least-privilege IAM policy a runbook needs.'

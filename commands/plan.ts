@@ -2,7 +2,7 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {runbookArg} from '../src/cli/flags.js'
 import type {PlannedStep} from '../src/ports/io.js'
 import {planRunbook} from '../src/engine/plan.js'
-import {loadRunbook} from '../src/runbook/shipped.js'
+import {loadRunbook} from '../src/loader/shipped.js'
 
 export default class Plan extends SluiceCommand {
   static override summary = 'Show what a runbook would do, step by step, without doing it.'

@@ -1,7 +1,7 @@
 import {SluiceCommand} from '../src/cli/base.js'
 import {approveFlags, awsFlags, lockFlags, rehearsalFlags, reportFlags, runbookArg, runFlags, stateFlags} from '../src/cli/flags.js'
 import {executeRunbook, modeOf, type RunJson} from '../src/cli/run-runbook.js'
-import {loadRunbook} from '../src/runbook/shipped.js'
+import {loadRunbook} from '../src/loader/shipped.js'
 
 export default class Run extends SluiceCommand {
   static override summary = 'Run a runbook, or rehearse it with --dry-run against the simulated fleet.'

@@ -1,6 +1,6 @@
 import {SluiceCommand} from '../src/cli/base.js'
 import {formatTable} from '../src/report/table.js'
-import {listShippedRunbooks, type ShippedRunbook} from '../src/runbook/shipped.js'
+import {listShippedRunbooks, type ShippedRunbook} from '../src/loader/shipped.js'
 
 export default class Runbooks extends SluiceCommand {
   static override summary = 'List the runbooks that ship with sluice.'

@@ -4,7 +4,7 @@ import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
 import {openStateStore} from '../src/cli/state-store.js'
 import {InputError} from '../src/errors.js'
 import type {LiveStatus} from '../src/live/status.js'
-import {loadRunbook} from '../src/runbook/shipped.js'
+import {loadRunbook} from '../src/loader/shipped.js'
 
 export default class Status extends SluiceCommand {
   static override summary = "Show the live state of a runbook's targets, or what a run left and whether it drifted."

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {InputError} from '../src/errors.js'
 import {checkRehearsalScenario} from '../src/wiring/rehearsal.js'
-import {loadRunbook} from '../src/runbook/shipped.js'
+import {loadRunbook} from '../src/loader/shipped.js'
 
 interface ValidateJson {
   /** `error` is every problem's line joined by newlines; `problems` holds the same lines apart. */

@@ -1,11 +1,10 @@
 import type {ControlPlane, WeightsPort, MetricsPort, RestrictionPort, WeightMap} from '../ports/control-plane.js'
-import type {EngineIO, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
-import {describeGate, type GateResult} from '../engine/gate.js'
+import type {EngineIO, GateResult, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
 import type {IamStatement} from '../ports/backend.js'
 import type {RunControls} from '../ports/controls.js'
 import type {Backend} from '../ports/backend.js'
 import type {Path} from '../input/problems.js'
-import type {Gate, Runbook, Step, StepCommon} from '../runbook/runbook.js'
+import {describeGate, type Gate, type Runbook, type Step, type StepCommon} from '../runbook/runbook.js'
 import type {GateData, OnFailure, RunbookData, StepData} from '../runbook/schema.js'
 
 /**

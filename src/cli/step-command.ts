@@ -1,6 +1,6 @@
 import {InputError} from '../errors.js'
 import type {RunbookInput} from '../runbook/schema.js'
-import {singleStepRunbook} from '../runbook/single-step.js'
+import {singleStepRunbook} from '../loader/single-step.js'
 import {awsFlags, lockFlags, reportFlags, runFlags, stateFlags, stepRehearsalFlags, type FlagValues, type targetFlags} from './flags.js'
 import {executeRunbook, modeOf, type Printer, type RunJson} from './run-runbook.js'
 

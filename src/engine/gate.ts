@@ -1,29 +1,8 @@
 import {metricUnits, type Clock, type MetricsPort} from '../ports/control-plane.js'
 import type {RunControls} from '../ports/controls.js'
-import type {Gate} from '../runbook/runbook.js'
-import type {GateVerdict} from '../ports/io.js'
+import {describeGate, type Gate} from '../runbook/runbook.js'
+import type {GateResult, GateVerdict} from '../ports/io.js'
 import {formatMetric} from '../format.js'
-
-export interface GateResult {
-  outcome: 'pass' | 'fail' | 'interrupted'
-  verdicts: GateVerdict[]
-  /** Why it failed, in a sentence that names the gate, the value and the threshold (or the source). */
-  reason?: string
-  failing?: GateVerdict
-  /**
-   * Set when the gate failed because its metrics source could not be read (an error or a
-   * timeout): not a measurement, so the run failed (exit 1) rather than judged (exit 3). The
-   * outcome is still 'fail', so every action handles it as it handles a failed gate.
-   */
-  sourceError?: string
-}
-
-/** `error-rate ≤ 1% over 60 s (mailbox)` */
-export function describeGate(gate: Gate): string {
-  const unit = metricUnits[gate.metric]
-  const op = gate.metric === 'healthy-targets' ? '≥' : '≤'
-  return `${gate.metric} ${op} ${gate.threshold}${unit === '%' ? '%' : ` ${unit}`} over ${gate.window} s${gate.pool ? ` (${gate.pool})` : ''}`
-}
 
 function judge(gate: Gate, value: number | null): GateVerdict['outcome'] {
   if (value === null) return 'inconclusive'

@@ -90,3 +90,18 @@ export interface EngineIO {
    */
   ask?(question: string, context: string[], signal: AbortSignal): Promise<boolean | null>
 }
+
+/** How a gate's watch through a bake ended. */
+export interface GateResult {
+  outcome: 'pass' | 'fail' | 'interrupted'
+  verdicts: GateVerdict[]
+  /** Why it failed, in a sentence that names the gate, the value and the threshold (or the source). */
+  reason?: string
+  failing?: GateVerdict
+  /**
+   * Set when the gate failed because its metrics source could not be read (an error or a
+   * timeout): not a measurement, so the run failed (exit 1) rather than judged (exit 3). The
+   * outcome is still 'fail', so every action handles it as it handles a failed gate.
+   */
+  sourceError?: string
+}

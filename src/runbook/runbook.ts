@@ -1,4 +1,5 @@
 import type {Path} from '../input/problems.js'
+import {metricUnits} from '../ports/control-plane.js'
 import type {GateData, OnFailure, RunbookData, RunbookInput, StepData} from './schema.js'
 
 // What a loaded runbook is: its steps with every default filled in. The loader (load.ts) makes
@@ -14,6 +15,13 @@ export interface Gate {
   inconclusiveLimit: number
   successes: number
   pool?: string
+}
+
+/** `error-rate ≤ 1% over 60 s (mailbox)` */
+export function describeGate(gate: Gate): string {
+  const unit = metricUnits[gate.metric]
+  const op = gate.metric === 'healthy-targets' ? '≥' : '≤'
+  return `${gate.metric} ${op} ${gate.threshold}${unit === '%' ? '%' : ` ${unit}`} over ${gate.window} s${gate.pool ? ` (${gate.pool})` : ''}`
 }
 
 export const gateDefaults = {window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3}

@@ -3,7 +3,7 @@ import {extname} from 'node:path'
 import {parse} from 'yaml'
 import {InputError} from '../errors.js'
 import {rehearsalScenario} from './rehearsal.js'
-import {loadRunbook, shippedRunbookNames} from '../runbook/shipped.js'
+import {loadRunbook, shippedRunbookNames} from '../loader/shipped.js'
 import {builtinScenarioNames, loadScenario, pickSetups} from '../sim/scenario/load-scenario.js'
 import type {DrillTarget} from '../drill/report.js'
 

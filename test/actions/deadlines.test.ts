@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import {runRunbook} from '../../src/engine/engine.js'
 import type {MetricKind, WeightMap} from '../../src/ports/control-plane.js'
-import {parseRunbook} from '../../src/runbook/load-runbook.js'
+import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {control, FakeDns, FakeGroup, FakeMetrics, RecordingIO} from '../helpers/fakes.js'
 
 const runbook = (steps: string) =>

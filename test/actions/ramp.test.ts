@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import {runRunbook} from '../../src/engine/engine.js'
-import {parseRunbook} from '../../src/runbook/load-runbook.js'
+import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {control, FakeDns, FakeMetrics, RecordingIO, runbook} from '../helpers/fakes.js'
 
 const noAbort = () => new AbortController().signal

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {at, cases, escape, twoRegionsDns} from '../helpers/bad-runbooks.js'
 import {isolatedSluice, type CliResult} from '../helpers/cli.js'
-import {parseRunbook} from '../../src/runbook/load-runbook.js'
+import {parseRunbook} from '../../src/loader/load-runbook.js'
 
 /** Every spawn runs without AWS and with its own state directory. */
 const sluice = isolatedSluice('bad')

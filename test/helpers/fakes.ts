@@ -16,7 +16,7 @@ import type {
 import {RefusedError} from '../../src/errors.js'
 import {type EngineIO, type RunEvent} from '../../src/ports/io.js'
 import {type Runbook} from '../../src/runbook/runbook.js'
-import {parseRunbook} from '../../src/runbook/load-runbook.js'
+import {parseRunbook} from '../../src/loader/load-runbook.js'
 
 /** Virtual time that moves only when the code under test sleeps. */
 export class FakeClock implements Clock {

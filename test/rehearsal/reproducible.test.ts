@@ -3,7 +3,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {rehearse} from '../../src/wiring/rehearsal.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg} from '../../src/report/rehearsal.js'
-import {loadRunbookFile} from '../../src/runbook/load-runbook.js'
+import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
 /** What `run --dry-run --json` prints of a rehearsal (src/cli/run-runbook.ts), and its SVG and HTML reports. */

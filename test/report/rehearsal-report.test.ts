@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {rehearse} from '../../src/wiring/rehearsal.js'
 import {rampAndGatesPanel, rehearsalHtml, rehearsalPanel} from '../../src/report/rehearsal.js'
-import {loadRunbookFile} from '../../src/runbook/load-runbook.js'
+import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
 const rehearsed = async (file: string) =>

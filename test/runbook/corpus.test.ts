@@ -5,7 +5,7 @@ import {performance} from 'node:perf_hooks'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {InputError} from '../../src/errors.js'
 import {checkRehearsalScenario} from '../../src/wiring/rehearsal.js'
-import {loadRunbookFile, parseRunbook} from '../../src/runbook/load-runbook.js'
+import {loadRunbookFile, parseRunbook} from '../../src/loader/load-runbook.js'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 import {sluiceInProcess} from '../helpers/command.js'
 

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {InputError} from '../../src/errors.js'
-import {parseRunbook} from '../../src/runbook/load-runbook.js'
+import {parseRunbook} from '../../src/loader/load-runbook.js'
 
 /** The error a call throws; fails the test when it throws none or something other than an InputError. */
 function inputErrorOf(call: () => unknown): InputError {

@@ -2,7 +2,7 @@ import {readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import {InputError} from '../../src/errors.js'
 import {gateDefaults, type RampStep, type Runbook} from '../../src/runbook/runbook.js'
-import {parseRunbook} from '../../src/runbook/load-runbook.js'
+import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {at, cases, twoRegionsDns} from '../helpers/bad-runbooks.js'
 
 const root = new URL('../../', import.meta.url)

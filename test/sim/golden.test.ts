@@ -9,7 +9,7 @@ import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load
 import {summarize} from '../../src/sim/summary.js'
 import {faultWindow} from '../../src/sim/fault-window.js'
 import {rehearse} from '../../src/wiring/rehearsal.js'
-import {loadRunbookFile} from '../../src/runbook/load-runbook.js'
+import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import type {SimulationRecord} from '../../src/sim/record.js'
 import {RecordingIO} from '../helpers/fakes.js'
 

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {loadRunbookFile} from '../../src/runbook/load-runbook.js'
+import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {choicesFor, costOf, rampSites, scheduleOf, schedulesOf, shippedChoice, withRamps, type RampSite} from '../../src/tune/ramps.js'
 
 const outlook = loadRunbookFile('runbooks/outlook-staged-return.yaml')

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import type {GateVerdict} from '../../src/ports/io.js'
 import {rehearse} from '../../src/wiring/rehearsal.js'
-import {loadRunbookFile} from '../../src/runbook/load-runbook.js'
+import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 import {groundOf, runTrial, variantScenario, type Trial} from '../../src/tune/trial.js'
 import {gateMargins} from '../../src/tune/tune.js'

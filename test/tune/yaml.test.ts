@@ -1,6 +1,6 @@
 import {readFileSync, readdirSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
-import {parseRunbook} from '../../src/runbook/load-runbook.js'
+import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {aliasProblems, editRamps} from '../../src/tune/yaml.js'
 
 const file = 'runbooks/outlook-staged-return.yaml'

@@ -2,12 +2,12 @@ import {InputError} from '../errors.js'
 import {flagSite, type Path, type Problem, type ProblemSite} from '../input/problems.js'
 import {schemaProblems} from '../input/schema-problems.js'
 import {describeIssue, readInputText, specificIssue, YamlSource} from '../input/yaml-source.js'
-import {runbookSchema, type GateData, type RunbookInput, type RunbookData, type StepData} from './schema.js'
+import {runbookSchema, type GateData, type RunbookInput, type RunbookData, type StepData} from '../runbook/schema.js'
 import type {ActionDefinition} from '../actions/action.js'
 import {actionNamed, actionOf} from '../actions/registry.js'
-import {limits, maxSecondsText} from './limits.js'
-import {gateDefaults, type Gate, type Runbook, type Step, type StepCommon} from './runbook.js'
-import {backendOf} from './targets.js'
+import {limits, maxSecondsText} from '../runbook/limits.js'
+import {gateDefaults, type Gate, type Runbook, type Step, type StepCommon} from '../runbook/runbook.js'
+import {backendOf} from '../runbook/targets.js'
 
 export function loadRunbookFile(file: string): Runbook {
   let text: string
