@@ -29,6 +29,8 @@ export interface ActionDefinition<S extends Step = Step> {
   project?(step: S, live: LiveView): LiveView
   /** Whether it changes the load balancer or DNS, so a live run asks before it starts. */
   changesLive: boolean
+  /** What of the control plane it changes, whatever the backend calls it: the weights, a pool, the restrictions. */
+  changes?: 'weights' | 'pools' | 'restrictions'
   /**
    * The step's `timeout` is how long the action itself waits (an approval), so it ends the step
    * then with its own outcome; the engine does not also stop it, which would race that outcome.

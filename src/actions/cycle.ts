@@ -387,6 +387,7 @@ export const cycle: ActionDefinition<CycleStep> = {
     ]
   },
   changesLive: true,
+  changes: 'pools',
   resolve(raw, {common, path, fail, gate: resolveGate, backend, defaults}) {
     for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
     if (raw.budget && exceeds(raw.batch, raw.budget))

@@ -15,6 +15,7 @@ export const lift: ActionDefinition<LiftStep> = {
   ],
   project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),
   changesLive: true,
+  changes: 'restrictions',
   resolve: (raw, ctx) => resolveRestriction(raw, ctx) as LiftStep,
   locks: (_step, targets) => backendOf(targets).locks.restrictions(),
   iam: (_step, targets) => backendOf(targets).iam.lift(),

@@ -205,6 +205,7 @@ export const ramp: ActionDefinition<RampStep> = {
   },
   project: (step, live) => (live.weights ? {...live, weights: weightsAt(step.schedule.at(-1)!, step.set, live.weights)} : live),
   changesLive: true,
+  changes: 'weights',
   resolve(raw, {common, path, fail, gate: resolveGate, backend, targets, defaults}) {
     const sets = backend.weightedSets
     // On HAProxy the sets are the ramp map's keys: backend names.

@@ -20,6 +20,7 @@ export const restrict: ActionDefinition<RestrictStep> = {
   },
   project: (step, live) => (live.restricted ? {...live, restricted: [...new Set([...live.restricted, step.type])]} : live),
   changesLive: true,
+  changes: 'restrictions',
   scaleTimes: (step, scaled) => ({...step, retryAfter: Math.max(1, Math.round(scaled.seconds(step.retryAfter)))}),
   resolve: (raw, ctx) => resolveRestriction(raw, ctx) as RestrictStep,
   locks: (_step, targets) => backendOf(targets).locks.restrictions(),

@@ -1,4 +1,7 @@
+import type {ActionDefinition} from '../actions/action.js'
+import {actionNamed} from '../actions/registry.js'
 import {InputError} from '../errors.js'
+import type {Step} from '../runbook/runbook.js'
 import type {RunbookInput} from '../runbook/schema.js'
 import {singleStepRunbook} from '../loader/single-step.js'
 import {awsFlags, lockFlags, reportFlags, runFlags, stateFlags, stepRehearsalFlags, type FlagValues, type targetFlags} from './flags.js'
@@ -43,16 +46,18 @@ function liveTargets(flags: TargetValues): RunbookInput['targets'] {
   }
 }
 
-/** Live, a step needs the resources it touches named by flags; say which ones, and the alternative. */
-function requireLiveFlags(action: string, flags: TargetValues): void {
-  const missing: Record<string, string | undefined> = {
-    ramp: flags.zone && flags.record && flags.sets ? undefined : '--zone, --record and --sets',
-    cycle: flags['target-group']?.length ? undefined : '--target-group POOL=ARN',
-    restrict: flags.listener ? undefined : '--listener',
-    lift: flags.listener ? undefined : '--listener',
-  }
-  const need = missing[action]
-  if (need) throw new InputError(`sluice ${action}: live, it needs ${need} to name what it changes; or rehearse with --dry-run`)
+/** The flags that name each thing a step can change, live, and whether they were given. */
+const resourceFlags: Record<NonNullable<ActionDefinition['changes']>, {flags: string; given: (f: TargetValues) => boolean}> = {
+  weights: {flags: '--zone, --record and --sets', given: (f) => Boolean(f.zone && f.record && f.sets)},
+  pools: {flags: '--target-group POOL=ARN', given: (f) => Boolean(f['target-group']?.length)},
+  restrictions: {flags: '--listener', given: (f) => Boolean(f.listener)},
+}
+
+/** Live, a step needs what it changes named by flags; say which ones, and the alternative. */
+function requireLiveFlags(action: Step['action'], flags: TargetValues): void {
+  const changes = (actionNamed(action) as ActionDefinition).changes
+  const named = changes && resourceFlags[changes]
+  if (named && !named.given(flags)) throw new InputError(`sluice ${action}: live, it needs ${named.flags} to name what it changes; or rehearse with --dry-run`)
 }
 
 /** Runs one step as a runbook of its own: the same engine, gates and report as `sluice run`. */
@@ -80,7 +85,7 @@ export async function runSingleStep(
     Object.assign(mode, {scenario, startAt: flags['start-at']})
     targets = scenarioTargets(scenario)
   } else {
-    requireLiveFlags(String(step.action), flags)
+    requireLiveFlags(step.action as Step['action'], flags)
     targets = liveTargets(flags)
   }
   const runbook = singleStepRunbook(step, targets, paths)
