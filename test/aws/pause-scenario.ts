@@ -60,7 +60,9 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
  */
 export function everyStepKind(fx: Fixture): string {
   const slowHook = join(fx.dir, 'slow-restart.sh')
-  writeFileSync(slowHook, '#!/bin/sh\nsleep 4\n')
+  // The first batch's restarts wait for the test's word (firstBatchGo), so the pause always lands
+  // between batches however slowly the machine runs `sluice pause`; then each takes 4 s.
+  writeFileSync(slowHook, `#!/bin/sh\nwhile [ ! -e '${firstBatchGo(fx)}' ]; do sleep 0.1; done\nsleep 4\n`)
   chmodSync(slowHook, 0o755)
   const file = join(fx.dir, 'pause-everywhere.yaml')
   writeFileSync(
@@ -84,6 +86,9 @@ steps:
   )
   return file
 }
+
+/** The file whose existence lets everyStepKind's first cycle batch finish its restarts. */
+const firstBatchGo = (fx: Fixture): string => join(fx.dir, 'first-batch-go')
 
 /**
  * Pauses the run in each step of everyStepKind and checks it holds there, alive, well past the
@@ -112,10 +117,18 @@ export async function pauseInEveryStep(fx: Fixture, runId: string, alive: () => 
       await send('pause')
       await journal.until(() => count('paused') > paused, `the pause in the ${kind}`)
       // A pause used to end the process within a second. Held 3 s, alive and not moving on, is
-      // the check; in the cycle, past the rest of its first batch (a 4 s restart hook), so the
-      // second batch would have been drained by then.
+      // the check; in the cycle, 3 s past the end of its first batch, when the second batch would
+      // have been drained by then.
       const drained = deregistered()
-      await sleep(step === 3 ? 6000 : 3000)
+      if (step === 3) {
+        // The first batch finishes now; unpaused, the cycle would drain the second straight after.
+        writeFileSync(firstBatchGo(fx), '')
+        await journal.until(
+          (e) => e.type === 'mutation' && e.mutation?.step === 3 && e.mutation.kind === 'register' && e.mutation.phase === 'outcome',
+          'the first batch back',
+        )
+      }
+      await sleep(3000)
       expect(alive(), `the run died while paused in the ${kind}`).toBe(true)
       expect(
         journal.entries.some((e) => e.type === 'step-end' && e.step === step),
