@@ -3,63 +3,12 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {expectBadInput, expectCompleted} from '../helpers/expect-cli.js'
-import {isolatedSluice, type CliResult} from '../helpers/cli.js'
+import {isolatedSluice} from '../helpers/cli.js'
+import {commands} from '../helpers/single-action-cases.js'
 import type {RunJson} from '../../src/cli/run-runbook.js'
 
 /** Every spawn runs without AWS and with its own state directory. */
 const sluice = isolatedSluice('actions')
-
-const ramp = [
-  'ramp',
-  '--set',
-  'west',
-  '--schedule',
-  '1,5,25,50',
-  '--bake',
-  '60',
-  '--gate-metric',
-  'error-rate',
-  '--gate-threshold',
-  '1',
-  '--gate-pool',
-  'west',
-  '--scenario',
-  'two-regions',
-]
-const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--restart', '/usr/local/bin/restart-api {id}', '--scenario', 'two-regions']
-
-/** Every single-action command, as a user would type it for a rehearsal (less --dry-run). */
-const commands: Array<{name: string; args: string[]; done: RegExp; live?: string; more?: (r: CliResult) => void}> = [
-  {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[\+\d\d:\d\d\] \[step 1\] done frozen by .*: x$/m},
-  {name: 'unfreeze', args: ['unfreeze'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to unfreeze/m},
-  {
-    name: 'restrict',
-    args: ['restrict', '--type', 'background-sync', '--scenario', 'outlook-recovery'],
-    done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m,
-    live: '--listener',
-  },
-  {
-    name: 'lift',
-    args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'],
-    done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m,
-    live: '--listener',
-  },
-  {
-    name: 'ramp',
-    args: ramp,
-    // The last stage's gate window goes on the step's end line.
-    done: /^\[\+05:00\] \[step 1\] done west at 50% — gate error-rate ≤ 1% over 60 s \(west\): 6\/6 passes, last 0\.00%, 60 s \(west 50%\)$/m,
-    live: '--zone, --record and --sets',
-    more({stderr}) {
-      // One DNS change per step of the schedule, ending with west at 50%.
-      const changes = stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 1\] (start .* — )?change weights /.test(l))
-      expect(changes).toHaveLength(4)
-      // Each change carries the status that follows it at the same second.
-      expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\} — west at 50% \(east=50 west=50\), baking 60 s$/)
-    },
-  },
-  {name: 'cycle', args: cycle, done: /^\[\+\d\d:\d\d\] \[step 1\] done cycled 20 targets in 10 batches$/m, live: '--target-group POOL=ARN'},
-]
 
 describe.concurrent('the single-action commands, spawned', () => {
   it('ramp --dry-run: the report on stdout, progress on stderr, exit 0', async () => {

@@ -1,27 +1,16 @@
-import {mkdtempSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {RunJson} from '../../src/cli/run-runbook.js'
-import type {CliResult} from '../helpers/cli.js'
+import {isolatedEnv, type CliResult} from '../helpers/cli.js'
+import {commands, cycle, ramp} from '../helpers/single-action-cases.js'
 import {sluiceInProcess} from '../helpers/command.js'
 import {expectBadInput, expectCompleted} from '../helpers/expect-cli.js'
 
 // As the spawned tests run them: no AWS credentials or config, and a state directory of its own;
 // put back afterwards, since the unit project shares its workers between files.
-const sandbox = mkdtempSync(join(tmpdir(), 'sluice-actions-env-'))
-const isolatedEnv: Record<string, string> = {
-  AWS_CONFIG_FILE: join(sandbox, 'no-aws-config'),
-  AWS_SHARED_CREDENTIALS_FILE: join(sandbox, 'no-aws-credentials'),
-  AWS_ACCESS_KEY_ID: '',
-  AWS_SECRET_ACCESS_KEY: '',
-  AWS_SESSION_TOKEN: '',
-  AWS_EC2_METADATA_DISABLED: 'true',
-  SLUICE_STATE: join(sandbox, 'state'),
-}
-const savedEnv = Object.fromEntries(Object.keys(isolatedEnv).map((k) => [k, process.env[k]]))
+const isolated = isolatedEnv('actions')
+const savedEnv = Object.fromEntries(Object.keys(isolated).map((k) => [k, process.env[k]]))
 beforeAll(() => {
-  Object.assign(process.env, isolatedEnv)
+  Object.assign(process.env, isolated)
 })
 afterAll(() => {
   for (const [k, v] of Object.entries(savedEnv)) {
@@ -35,58 +24,6 @@ async function sluice(args: string[]): Promise<CliResult> {
   const {exit, stdout, stderr} = await sluiceInProcess(args)
   return {code: exit, stdout, stderr}
 }
-
-const ramp = [
-  'ramp',
-  '--set',
-  'west',
-  '--schedule',
-  '1,5,25,50',
-  '--bake',
-  '60',
-  '--gate-metric',
-  'error-rate',
-  '--gate-threshold',
-  '1',
-  '--gate-pool',
-  'west',
-  '--scenario',
-  'two-regions',
-]
-const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--restart', '/usr/local/bin/restart-api {id}', '--scenario', 'two-regions']
-
-/** Every single-action command, as a user would type it for a rehearsal (less --dry-run). */
-const commands: Array<{name: string; args: string[]; done: RegExp; live?: string; more?: (r: CliResult) => void}> = [
-  {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[\+\d\d:\d\d\] \[step 1\] done frozen by .*: x$/m},
-  {name: 'unfreeze', args: ['unfreeze'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to unfreeze/m},
-  {
-    name: 'restrict',
-    args: ['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery'],
-    done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m,
-    live: '--listener',
-  },
-  {
-    name: 'lift',
-    args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'],
-    done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m,
-    live: '--listener',
-  },
-  {
-    name: 'ramp',
-    args: ramp,
-    // The last stage's gate window goes on the step's end line.
-    done: /^\[\+05:00\] \[step 1\] done west at 50% — gate error-rate ≤ 1% over 60 s \(west\): 6\/6 passes, last 0\.00%, 60 s \(west 50%\)$/m,
-    live: '--zone, --record and --sets',
-    more({stderr}) {
-      // One DNS change per step of the schedule, ending with west at 50%.
-      const changes = stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 1\] (start .* — )?change weights /.test(l))
-      expect(changes).toHaveLength(4)
-      // Each change carries the status that follows it at the same second.
-      expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\} — west at 50% \(east=50 west=50\), baking 60 s$/)
-    },
-  },
-  {name: 'cycle', args: cycle, done: /^\[\+\d\d:\d\d\] \[step 1\] done cycled 20 targets in 10 batches$/m, live: '--target-group POOL=ARN'},
-]
 
 describe('the single-action commands (in process)', () => {
   it.each(commands)('$name --dry-run rehearses the step and exits 0', async ({args, done, more}) => {

@@ -34,13 +34,10 @@ export function sluice(args: string[], options: {env?: Record<string, string | u
   })
 }
 
-/**
- * A `sluice` for tests that must not reach AWS or write into the repository: no credentials, no
- * config files, no instance metadata, and a state directory of its own.
- */
-export function isolatedSluice(name: string) {
+/** An environment with no AWS credentials, config files or instance metadata, and a state directory of its own. */
+export function isolatedEnv(name: string): Record<string, string> {
   const sandbox = mkdtempSync(join(tmpdir(), `sluice-${name}-env-`))
-  const env: Record<string, string> = {
+  return {
     AWS_CONFIG_FILE: join(sandbox, 'no-aws-config'),
     AWS_SHARED_CREDENTIALS_FILE: join(sandbox, 'no-aws-credentials'),
     AWS_ACCESS_KEY_ID: '',
@@ -49,6 +46,14 @@ export function isolatedSluice(name: string) {
     AWS_EC2_METADATA_DISABLED: 'true',
     SLUICE_STATE: join(sandbox, 'state'),
   }
+}
+
+/**
+ * A `sluice` for tests that must not reach AWS or write into the repository: no credentials, no
+ * config files, no instance metadata, and a state directory of its own.
+ */
+export function isolatedSluice(name: string) {
+  const env = isolatedEnv(name)
   return (args: string[], options: {cwd?: string; env?: Record<string, string>} = {}): Promise<CliResult> =>
     sluice(args, {...options, env: {...env, ...options.env}})
 }

@@ -1,0 +1,57 @@
+import {expect} from 'vitest'
+import type {CliResult} from './cli.js'
+
+// The single-action commands as a user types them, shared by the spawned tier (test/cli) and the
+// in-process one (test/commands), which check the same things at different costs.
+
+export const ramp = [
+  'ramp',
+  '--set',
+  'west',
+  '--schedule',
+  '1,5,25,50',
+  '--bake',
+  '60',
+  '--gate-metric',
+  'error-rate',
+  '--gate-threshold',
+  '1',
+  '--gate-pool',
+  'west',
+  '--scenario',
+  'two-regions',
+]
+export const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--restart', '/usr/local/bin/restart-api {id}', '--scenario', 'two-regions']
+
+/** Every single-action command, as a user would type it for a rehearsal (less --dry-run). */
+export const commands: Array<{name: string; args: string[]; done: RegExp; live?: string; more?: (r: CliResult) => void}> = [
+  {name: 'freeze', args: ['freeze', '--reason', 'x'], done: /^\[\+\d\d:\d\d\] \[step 1\] done frozen by .*: x$/m},
+  {name: 'unfreeze', args: ['unfreeze'], done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to unfreeze/m},
+  {
+    name: 'restrict',
+    args: ['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery'],
+    done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m,
+    live: '--listener',
+  },
+  {
+    name: 'lift',
+    args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'],
+    done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m,
+    live: '--listener',
+  },
+  {
+    name: 'ramp',
+    args: ramp,
+    // The last stage's gate window goes on the step's end line.
+    done: /^\[\+05:00\] \[step 1\] done west at 50% — gate error-rate ≤ 1% over 60 s \(west\): 6\/6 passes, last 0\.00%, 60 s \(west 50%\)$/m,
+    live: '--zone, --record and --sets',
+    more({stderr}) {
+      // One DNS change per step of the schedule, ending with west at 50%.
+      const changes = stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 1\] (start .* — )?change weights /.test(l))
+      expect(changes).toHaveLength(4)
+      // Each change carries the status that follows it at the same second.
+      expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\} — west at 50% \(east=50 west=50\), baking 60 s$/)
+    },
+  },
+  {name: 'cycle', args: cycle, done: /^\[\+\d\d:\d\d\] \[step 1\] done cycled 20 targets in 10 batches$/m, live: '--target-group POOL=ARN'},
+]
