@@ -53,16 +53,15 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
     iam: {weights: () => [], pool: () => [], restrict: () => [], lift: () => []},
     problems() {
       const problems: BackendProblem[] = []
-      const aws: Array<[ReadonlyArray<PropertyKey>, string]> = [
-        ...(targets.dns ? [[['targets', 'dns'], 'targets.dns'] as [ReadonlyArray<PropertyKey>, string]] : []),
-        ...(targets.targetGroups ? [[['targets', 'targetGroups'], 'targets.targetGroups'] as [ReadonlyArray<PropertyKey>, string]] : []),
-        ...(targets.listener !== undefined ? [[['targets', 'listener'], 'targets.listener'] as [ReadonlyArray<PropertyKey>, string]] : []),
-        ...(targets.metrics?.source === 'cloudwatch'
-          ? [[['targets', 'metrics', 'source'], 'CloudWatch metrics (targets.metrics.source)'] as [ReadonlyArray<PropertyKey>, string]]
-          : []),
+      const aws: Array<[boolean, ReadonlyArray<PropertyKey>, string]> = [
+        [targets.dns !== undefined, ['targets', 'dns'], 'targets.dns'],
+        [targets.targetGroups !== undefined, ['targets', 'targetGroups'], 'targets.targetGroups'],
+        [targets.listener !== undefined, ['targets', 'listener'], 'targets.listener'],
+        [targets.metrics?.source === 'cloudwatch', ['targets', 'metrics', 'source'], 'CloudWatch metrics (targets.metrics.source)'],
       ]
-      for (const [path, what] of aws)
-        problems.push({path, message: `${what} and targets.haproxy: one runbook drives one control plane, AWS or HAProxy; split it into two runbooks`})
+      for (const [named, path, what] of aws)
+        if (named)
+          problems.push({path, message: `${what} and targets.haproxy: one runbook drives one control plane, AWS or HAProxy; split it into two runbooks`})
       try {
         parseAddress(h.socket)
       } catch (error) {
