@@ -72,6 +72,27 @@ module.exports = {
       to: {path: '^src/(engine|loader)/'},
     },
     {
+      name: 'action-folders-stand-alone',
+      comment: "An action's folder holds all of it, so it reaches no other action's folder (restrict and lift, freeze and unfreeze: see the rules below).",
+      severity: 'error',
+      from: {path: '^src/actions/([^/]+)/', pathNot: '^src/actions/(restrict|lift|freeze|unfreeze)/'},
+      to: {path: '^src/actions/[^/]+/', pathNot: '^src/actions/$1/'},
+    },
+    {
+      name: 'restrict-and-lift-keep-to-their-pair',
+      comment: 'lift takes away the rule restrict made, so the two share it (restrict/restriction.ts) and reach no other action.',
+      severity: 'error',
+      from: {path: '^src/actions/(restrict|lift)/'},
+      to: {path: '^src/actions/[^/]+/', pathNot: '^src/actions/(restrict|lift)/'},
+    },
+    {
+      name: 'freeze-and-unfreeze-keep-to-their-pair',
+      comment: 'unfreeze lifts the freeze record freeze set, so the two share it and reach no other action.',
+      severity: 'error',
+      from: {path: '^src/actions/(freeze|unfreeze)/'},
+      to: {path: '^src/actions/[^/]+/', pathNot: '^src/actions/(freeze|unfreeze)/'},
+    },
+    {
       name: 'core-not-to-terminal-sdk-or-oclif',
       comment: 'The domain core must run identically live, rehearsed and under test, so it must not load the AWS SDK, the terminal UI (listr2, inquirer) or oclif.',
       severity: 'error',

@@ -1,5 +1,5 @@
 import {SluiceCommand} from '../src/cli/base.js'
-import {runbookJsonSchema} from '../src/runbook/json-schema.js'
+import {runbookJsonSchema} from '../src/loader/json-schema.js'
 
 export default class Schema extends SluiceCommand {
   static override summary = 'Print the JSON Schema of a runbook file.'

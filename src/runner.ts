@@ -1,7 +1,7 @@
 import type {LiveReport, LiveSettings} from './live/live-run.js'
 import type {RunInputs} from './ports/run.js'
 import type {RehearsalReport, RehearsalSettings} from './wiring/rehearsal.js'
-import type {Runbook} from './runbook/runbook.js'
+import type {Runbook} from './loader/runbook.js'
 
 /** What every run returns: the engine's result, with the run id of a live run or the rehearsal's record. */
 export type RunReport = RehearsalReport | LiveReport

@@ -4,18 +4,25 @@ import type {IamStatement} from '../ports/backend.js'
 import type {RunControls} from '../ports/controls.js'
 import type {Backend} from '../ports/backend.js'
 import type {Path} from '../input/problems.js'
-import {describeGate, type Gate, type Runbook, type Step, type StepCommon} from '../runbook/runbook.js'
-import type {GateData, OnFailure, RunbookData, StepData} from '../runbook/schema.js'
+import type {z} from 'zod'
+import {describeGate, type Gate} from '../runbook/gate.js'
+import type {DefaultsData, GateData, OnFailure, TargetsData} from '../runbook/schema.js'
+import type {StepCommon} from '../runbook/step-common.js'
+
+/** What every loaded step is, whatever its action. */
+export type AnyStep = StepCommon & {action: string}
 
 /**
- * Everything sluice knows about one kind of step, in one place: how it runs, what it is called,
- * what it will do, what it locks, which IAM actions it needs, and how each change it records is
- * settled on resume and undone on rollback. The loader, the plan, preflight, the lock set,
- * iam-policy, resume and rollback all read these definitions (src/actions/registry.ts) and keep
- * no tables of their own.
+ * Everything sluice knows about one kind of step, in one place (its folder): how a runbook writes
+ * it, how it runs, what it is called, what it will do, what it locks, which IAM actions it needs,
+ * and how each change it records is settled on resume and undone on rollback. The runbook schema,
+ * the loader, the plan, preflight, the lock set, iam-policy, resume and rollback all read these
+ * definitions (src/actions/registry.ts) and keep no tables of their own.
  */
-export interface ActionDefinition<S extends Step = Step> {
+export interface ActionDefinition<S extends AnyStep = AnyStep, Schema extends z.ZodObject = z.ZodObject> {
   action: S['action']
+  /** The step as a runbook writes it: its piece of the runbook schema. */
+  schema: Schema
   /** What a failed gate or a timeout does when the step does not say. */
   defaultOnFailure: OnFailure
   /** The step's title when the runbook gives it no name. */
@@ -37,9 +44,9 @@ export interface ActionDefinition<S extends Step = Step> {
    */
   endsAtTimeout?: true
   /** The live resources it changes, as lock names: two runs on one of them may not overlap. */
-  locks(step: S, targets: Runbook['targets']): string[]
+  locks(step: S, targets: TargetsData): string[]
   /** The IAM statements its calls need (gates' metric reads are the metrics source's). */
-  iam(step: S, targets: Runbook['targets']): IamStatement[]
+  iam(step: S, targets: TargetsData): IamStatement[]
   /** How each kind of change it records is settled and undone. */
   mutations: Partial<Record<MutationKind, MutationRules>>
   run(step: S, ctx: ActionContext): Promise<StepOutcome>
@@ -48,9 +55,9 @@ export interface ActionDefinition<S extends Step = Step> {
    * see checked, each problem given to `ctx.fail` at its path (the loader reports them all at
    * once). Without it, the step runs as written.
    */
-  resolve?(raw: Extract<StepData, {action: S['action']}>, ctx: ResolveContext): S
+  resolve?(raw: z.output<Schema>, ctx: ResolveContext): S
   /** The metrics the step reads (its gate's, and any it shows or guards with), so a metrics source is checked for each before a run. */
-  metricsRead?(raw: Extract<StepData, {action: S['action']}>): MetricName[]
+  metricsRead?(raw: z.output<Schema>): MetricName[]
   /** The step with every duration it gives times the drill's time scale; counts and thresholds unchanged. Without it, only its timeout scales. */
   scaleTimes?(step: S, scaled: Scaled): S
 }
@@ -68,8 +75,8 @@ export interface ResolveContext {
   /** A gate with the runbook's and sluice's defaults filled in, checked. */
   gate: (gate: GateData, path: Path) => Gate
   backend: Backend
-  targets: RunbookData['targets']
-  defaults: RunbookData['defaults']
+  targets: TargetsData
+  defaults: DefaultsData
 }
 
 /** Seconds on the drill's clock, and a gate's window and interval on it. */
@@ -78,9 +85,9 @@ export interface Scaled {
   gate: (gate: Gate) => Gate
 }
 
-/** What the plan is made from: the runbook, and what the live system looked like when one was read. */
+/** What the plan is made from: what the runbook targets, and what the live system looked like when one was read. */
 export interface PlanContext {
-  runbook: Runbook
+  targets: TargetsData
   live?: LiveView
 }
 
@@ -184,19 +191,19 @@ export interface StepOutcome {
  * The status of a step whose gate failed, given what the step's onFailure asked for. A gate whose
  * source could not be read measured nothing: the run failed (an error), it was not judged.
  */
-export function gateFailedStatus(step: Step, result: GateResult): StepStatus {
+export function gateFailedStatus(step: Pick<StepCommon, 'onFailure'>, result: GateResult): StepStatus {
   if (result.sourceError !== undefined) return 'error'
   return step.onFailure === 'hold' ? 'held' : 'failed'
 }
 
 /** The outcome of a step whose gate failed, given what the step's onFailure asked for. */
-export function gateFailure(step: Step, result: GateResult, undone: string): StepOutcome {
+export function gateFailure(step: Pick<StepCommon, 'onFailure'>, result: GateResult, undone: string): StepOutcome {
   return {status: gateFailedStatus(step, result), message: `${result.reason}; ${undone}`, verdicts: result.verdicts}
 }
 
 /** The plan line of a step's gate, if it has one. */
-export function gatePlan(step: Step): string[] {
-  return 'gate' in step && step.gate
+export function gatePlan(step: AnyStep & {gate?: Gate}): string[] {
+  return step.gate
     ? [`gate: ${describeGate(step.gate)}, every ${step.gate.interval} s, ${step.gate.successes} passes in a row; on failure: ${step.onFailure}`]
     : []
 }

@@ -1,21 +1,38 @@
 import {RefusedError} from '../errors.js'
 import {mutationKinds, type Mutation, type MutationKind} from '../ports/io.js'
-import type {Step} from '../runbook/runbook.js'
-import type {ActionDefinition, MutationRules} from './action.js'
-import {approve} from './approve.js'
-import {check} from './check.js'
-import {cycle} from './cycle.js'
-import {freeze} from './freeze.js'
-import {lift} from './lift.js'
-import {ramp} from './ramp.js'
-import {restrict} from './restrict.js'
-import {unfreeze} from './unfreeze.js'
-import {wait} from './wait.js'
+import {z} from 'zod'
+import type {ActionDefinition, MetricName, MutationRules, ResolveContext} from './action.js'
+import {approve} from './approve/approve.js'
+import {check} from './check/check.js'
+import {cycle} from './cycle/cycle.js'
+import {freeze} from './freeze/freeze.js'
+import {lift} from './lift/lift.js'
+import {ramp} from './ramp/ramp.js'
+import {restrict} from './restrict/restrict.js'
+import {unfreeze} from './unfreeze/unfreeze.js'
+import {wait} from './wait/wait.js'
 
-type Definitions = {[A in Step['action']]: ActionDefinition<Extract<Step, {action: A}>>}
+/** Every step kind a runbook can use. Adding one: its folder (its schema piece and definition) and a line here. */
+const definitions = {freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check}
 
-/** Every step kind a runbook can use. Adding one: a module in this folder, a line here, its schema in src/runbook/schema.ts. */
-const definitions: Definitions = {freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check}
+type Definitions = typeof definitions
+type StepOf<D> = D extends {run(step: infer S, ctx: never): unknown} ? S : never
+type DataOf<D> = D extends {schema: infer Schema extends z.ZodType} ? z.output<Schema> : never
+type InputOf<D> = D extends {schema: infer Schema extends z.ZodType} ? z.input<Schema> : never
+
+/** A loaded step: one of the actions' step types, defaults filled in. */
+export type Step = {[A in keyof Definitions]: StepOf<Definitions[A]>}[keyof Definitions]
+/** A step as a runbook writes it, once its schema piece has read it. */
+export type StepData = {[A in keyof Definitions]: DataOf<Definitions[A]>}[keyof Definitions]
+export type StepInput = {[A in keyof Definitions]: InputOf<Definitions[A]>}[keyof Definitions]
+
+for (const [key, definition] of Object.entries(definitions)) if (definition.action !== key) throw new Error(`the registry lists ${definition.action} as ${key}`)
+
+/** The step schema: the union of every action's piece, told apart by `action`. */
+export const stepSchema = z.discriminatedUnion(
+  'action',
+  Object.values(definitions).map((d) => d.schema) as unknown as [z.ZodObject, ...z.ZodObject[]],
+) as unknown as z.ZodType<StepData, StepInput>
 
 /** The definition of a step's kind. */
 export function actionOf<S extends Step>(step: S): ActionDefinition<S> {
@@ -27,10 +44,23 @@ export function actionNamed<A extends Step['action']>(action: A): Definitions[A]
   return definitions[action]
 }
 
+const definitionOfData = (raw: StepData): ActionDefinition<Step, z.ZodObject> => definitions[raw.action]
+
+/** The step as it runs, from what the runbook says (ActionDefinition.resolve); as written when its action resolves nothing. */
+export function resolveStep(raw: StepData, ctx: ResolveContext): Step {
+  const definition = definitionOfData(raw)
+  return definition.resolve ? definition.resolve(raw, ctx) : ({...raw, ...ctx.common} as Step)
+}
+
+/** The metrics a step reads: its gate's, the headroom guard's demand, and what an approval shows. */
+export function metricsRead(raw: StepData): MetricName[] {
+  return definitionOfData(raw).metricsRead?.(raw) ?? []
+}
+
 /** Each recorded change's rules, from the one action that owns its kind. */
 const mutationRules: Record<MutationKind, MutationRules> = (() => {
   const rules: Partial<Record<MutationKind, MutationRules>> = {}
-  for (const definition of Object.values(definitions)) {
+  for (const definition of Object.values(definitions) as ActionDefinition[]) {
     for (const [kind, rule] of Object.entries(definition.mutations) as Array<[MutationKind, MutationRules]>) {
       if (rules[kind]) throw new Error(`two actions record ${kind} changes; one must own it`)
       rules[kind] = rule

@@ -2,7 +2,7 @@ import {checkOutputName, writeOutput} from './output-file.js'
 import type {StepResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import {runIn, type Mode} from '../runner.js'
 import {exitCodeOf} from './exit-codes.js'
 import {operatorName} from '../state/journal.js'
@@ -71,7 +71,7 @@ export async function executeRunbook(
 ): Promise<RunJson> {
   checkOutputName('--svg', options.svg)
   checkOutputName('--html', options.html)
-  const {approvedSteps} = await import('../actions/approve.js')
+  const {approvedSteps} = await import('../loader/approvals.js')
   const approved = approvedSteps(runbook, options.approve)
   const {TerminalIO, chooseMode} = await import('./terminal/terminal-io.js')
   // A live run says first which state store holds its journal, locks and freeze.

@@ -1,5 +1,5 @@
 import type {RunResult} from '../engine/engine.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import type {ReportCard, Timeline} from './report-card.js'
 import type {DrillScales} from './scale.js'

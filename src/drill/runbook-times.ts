@@ -1,4 +1,5 @@
-import type {Runbook, Step} from '../runbook/runbook.js'
+import type {Step} from '../actions/registry.js'
+import type {Runbook} from '../loader/runbook.js'
 import {typePath} from './load-generator.js'
 
 /**

@@ -1,6 +1,6 @@
 import {metricUnits, type Clock, type MetricsPort} from '../ports/control-plane.js'
 import type {RunControls} from '../ports/controls.js'
-import {describeGate, type Gate} from '../runbook/runbook.js'
+import {describeGate, type Gate} from '../runbook/gate.js'
 import type {GateResult, GateVerdict} from '../ports/io.js'
 import {formatMetric} from '../format.js'
 

@@ -1,7 +1,7 @@
 import type {LiveView} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import type {PlannedStep} from '../ports/io.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 
 /**
  * The plan a person sees before anything runs: one entry per step from `fromStep` (a resume shows
@@ -14,7 +14,7 @@ export function planRunbook(runbook: Runbook, live?: LiveView, fromStep = 0): Pl
   const plan: PlannedStep[] = []
   for (const step of runbook.steps.slice(fromStep)) {
     const action = actionOf(step)
-    plan.push({index: step.index, action: step.action, title: step.title, details: action.plan(step, {runbook, live: now})})
+    plan.push({index: step.index, action: step.action, title: step.title, details: action.plan(step, {targets: runbook.targets, live: now})})
     if (now && action.project) now = action.project(step, now)
   }
   return plan

@@ -1,6 +1,6 @@
 import type {IamStatement} from '../ports/backend.js'
 import {actionOf} from '../actions/registry.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import {backendOf} from '../runbook/targets.js'
 
 /**

@@ -1,10 +1,10 @@
 import type {LiveView} from '../actions/action.js'
-import {describeWeights} from '../actions/ramp.js'
+import {describeWeights} from '../actions/ramp/ramp.js'
 import {planRunbook} from '../engine/plan.js'
 import {FailedError} from '../errors.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import type {PlannedStep} from '../ports/io.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import {backendOf} from '../runbook/targets.js'
 
 /**

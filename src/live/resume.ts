@@ -1,5 +1,5 @@
 import type {AwsOptions} from '../aws/clients.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import {firstUnfinishedStep, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
 import {journalLock, type StateStore} from '../ports/state-store.js'
 import type {ResumeSettings} from './live-run.js'

@@ -1,6 +1,6 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {FreezeRecord, Restriction, WeightMap} from '../ports/control-plane.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import type {Drift} from '../actions/action.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import {mutations, runStart} from '../state/journal.js'

@@ -2,11 +2,13 @@ import {InputError} from '../errors.js'
 import {flagSite, type Path, type Problem, type ProblemSite} from '../input/problems.js'
 import {schemaProblems} from '../input/schema-problems.js'
 import {describeIssue, readInputText, specificIssue, YamlSource} from '../input/yaml-source.js'
-import {runbookSchema, type GateData, type RunbookInput, type RunbookData, type StepData} from '../runbook/schema.js'
-import type {ActionDefinition} from '../actions/action.js'
-import {actionNamed, actionOf} from '../actions/registry.js'
+import {actionNamed, actionOf, metricsRead, resolveStep, type Step} from '../actions/registry.js'
+import {runbookSchema, type RunbookInput, type RunbookData} from './runbook-schema.js'
+import type {GateData} from '../runbook/schema.js'
 import {limits, maxSecondsText} from '../runbook/limits.js'
-import {gateDefaults, type Gate, type Runbook, type Step, type StepCommon} from '../runbook/runbook.js'
+import type {Runbook} from './runbook.js'
+import {gateDefaults, type Gate} from '../runbook/gate.js'
+import type {StepCommon} from '../runbook/step-common.js'
 import {backendOf} from '../runbook/targets.js'
 
 export function loadRunbookFile(file: string): Runbook {
@@ -106,16 +108,10 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
       onFailure: raw.onFailure ?? actionNamed(raw.action).defaultOnFailure,
       ...(raw.timeout === undefined ? {} : {timeout: raw.timeout}),
     }
-    return resolveStep(raw, common, path)
+    return resolveStep(raw, {common, path, fail, gate: resolveGate, backend, targets, defaults: data.defaults})
   })
   if (problems.length > 0) throw site.error(problems)
   for (const step of steps) step.title = data.steps[step.index].name ?? actionOf(step).title(step)
-
-  function resolveStep(raw: StepData, common: StepCommon, path: Path): Step {
-    const action = actionNamed(raw.action) as unknown as ActionDefinition
-    const context = {common, path, fail, gate: resolveGate, backend, targets, defaults: data.defaults}
-    return action.resolve ? action.resolve(raw, context) : ({...raw, ...common} as Step)
-  }
 
   return {file, name: data.name, description: data.description, targets, rehearsal: data.rehearsal, steps, locate: (path) => site.locate(path)}
 }
@@ -162,8 +158,3 @@ function checkMetricsSource(data: RunbookData, fail: (path: Path, message: strin
 }
 
 type MetricKind = keyof NonNullable<NonNullable<RunbookData['targets']['metrics']>['queries']>
-
-/** The metrics a step reads: its gate's, the headroom guard's demand, and what an approval shows. */
-function metricsRead(step: StepData): MetricKind[] {
-  return (actionNamed(step.action) as unknown as ActionDefinition).metricsRead?.(step) ?? []
-}

@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 import {builtinNames, resolveBuiltinOrFile, type Builtins} from '../input/builtin.js'
 import {packageRoot} from '../package-root.js'
-import {type Runbook} from '../runbook/runbook.js'
+import type {Runbook} from './runbook.js'
 import {loadRunbookFile} from './load-runbook.js'
 
 /** The runbooks that ship with sluice, in `runbooks/` at the package root, so an installed sluice can run them by name. */

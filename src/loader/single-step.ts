@@ -1,7 +1,7 @@
 import {formatPath, type Path} from '../input/problems.js'
-import {type Runbook} from '../runbook/runbook.js'
+import type {Runbook} from './runbook.js'
 import {runbookFromFlags} from './load-runbook.js'
-import type {RunbookInput} from '../runbook/schema.js'
+import type {RunbookInput} from './runbook-schema.js'
 
 /**
  * A one-step runbook for the single-action commands (`sluice ramp`, `sluice cycle`, ...): against

@@ -1,6 +1,6 @@
 import {z} from 'zod'
 import {limits} from './limits.js'
-import {countOrPercent, duration} from './units.js'
+import {duration} from './units.js'
 
 /** Whether a URL carries a user name or password (`https://user:pass@host`). */
 function hasCredentials(url: string): boolean {
@@ -14,7 +14,7 @@ function hasCredentials(url: string): boolean {
 
 // Every field carries a description: `sluice schema` exports them, and an editor shows them on hover.
 
-const name = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes')
+export const name = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes')
 
 export const gateSchema = z.strictObject({
   metric: z
@@ -47,25 +47,9 @@ export const gateSchema = z.strictObject({
 /** A HAProxy backend or map file as haproxy.cfg names it: one word, as the Runtime API takes it. */
 const haproxyName = z.string().regex(/^\S+$/, 'expected a name with no spaces, as haproxy.cfg gives it')
 
-const hookSchema = z.strictObject({
-  command: z
-    .array(z.string().min(1))
-    .min(1)
-    .describe(
-      'The argv to run, with no shell: {id}, {ip} and {port} are replaced per target, and SLUICE_TARGET_ID, SLUICE_TARGET_IP and SLUICE_TARGET_PORT are set.',
-    ),
-  timeout: duration.default(300).describe('Seconds the command may take before the batch fails.'),
-  env: z
-    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'))
-    .default([])
-    .describe(
-      "Names of environment variables passed on to the command. By default it gets only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and the SLUICE_TARGET_* variables: never sluice's own AWS credentials.",
-    ),
-})
+export const onFailure = z.enum(['rollback', 'hold', 'abort'])
 
-const onFailure = z.enum(['rollback', 'hold', 'abort'])
-
-const common = {
+export const common = {
   name: z.string().min(1).optional().describe('A title for the step in the plan, progress and report (default: one sluice writes from the step).'),
   timeout: duration.optional().describe('Seconds the whole step may take before it fails.'),
   onFailure: onFailure
@@ -75,128 +59,15 @@ const common = {
     ),
 }
 
-const action = <const V extends string>(value: V, what: string) => z.literal(value).describe(what)
-const gateField = (what: string) => gateSchema.optional().describe(what)
-const bakeField = duration.optional().describe("Seconds to wait after each change before it is judged (default: defaults.bake, else the gate's window).")
+export const action = <const V extends string>(value: V, what: string) => z.literal(value).describe(what)
+export const gateField = (what: string) => gateSchema.optional().describe(what)
+export const bakeField = duration.optional().describe("Seconds to wait after each change before it is judged (default: defaults.bake, else the gate's window).")
 
-const scheduleSchema = z
-  .union([
-    z.array(z.number()).min(1).max(limits.maxScheduleSteps).describe('The weights in %, in order, e.g. [1, 5, 25, 50, 100].'),
-    z
-      .strictObject({
-        linear: z
-          .strictObject({
-            from: z.number().describe('The first weight in %.'),
-            to: z.number().describe('The last weight in %.'),
-            steps: z.number().int().min(2).max(limits.maxScheduleSteps).describe('How many weights, evenly spaced, from and to included.'),
-          })
-          .describe('Evenly spaced weights.'),
-      })
-      .describe('Evenly spaced weights.'),
-    z
-      .strictObject({
-        exponential: z
-          .strictObject({
-            from: z.number().describe('The first weight in %, above 0.'),
-            factor: z.number().gt(1).describe('Each weight is the one before times this, until `to`.'),
-            to: z.number().describe('The last weight in %.'),
-          })
-          .describe('Weights that grow by a factor.'),
-      })
-      .describe('Weights that grow by a factor.'),
-  ])
-  .describe('The weights in % the ramped set steps through: a list, or linear or exponential steps.')
-
-export const stepSchema = z.discriminatedUnion('action', [
-  z.strictObject({
-    action: action('freeze', 'Freeze changes: deploy pipelines that run `sluice freeze check` are refused.'),
-    ...common,
-    reason: z.string().min(1).describe('Why changes are frozen, shown to whoever is refused.'),
-    expires: duration.optional().describe('Seconds after which the freeze lapses on its own (default: never).'),
-  }),
-  z.strictObject({
-    action: action('unfreeze', 'Lift the change freeze this run set.'),
-    ...common,
-    force: z.boolean().default(false).describe("Lift a freeze this run did not set (someone else's, or a damaged record); the override is journalled."),
-  }),
-  z.strictObject({
-    action: action('restrict', 'Turn a traffic type away with a fast 503 at the listener.'),
-    ...common,
-    type: name.describe('The traffic type to turn away; a rule of its own, tagged with it.'),
-    paths: z
-      .array(z.string().startsWith('/', 'expected a path pattern starting with /'))
-      .default([])
-      .describe('Request paths that identify the traffic type, e.g. /sync/*.'),
-    headers: z.record(z.string(), z.array(z.string()).min(1)).default({}).describe('Header name → values that identify the traffic type.'),
-    retryAfter: duration.default(120).describe('Seconds clients are told to wait before retrying (Retry-After).'),
-  }),
-  z.strictObject({
-    action: action('lift', 'Let a restricted traffic type back.'),
-    ...common,
-    type: name.describe('The traffic type whose restriction is lifted.'),
-  }),
-  z.strictObject({
-    action: action('cycle', 'Drain, restart, remediate and return a pool a batch at a time.'),
-    ...common,
-    pool: name.describe('The pool to cycle; targets.targetGroups names its target group, or targets.haproxy.backends its backend.'),
-    batch: countOrPercent.describe('Targets taken out at once: a count (3) or a share of the group (25%).'),
-    budget: countOrPercent.optional().describe('Never more than this out of rotation at once, counting targets that are already unhealthy.'),
-    headroom: z.number().min(0).max(100).optional().describe('Refuse a batch unless the servers left can carry current demand with this much spare, in %.'),
-    capacityPerTarget: z.number().positive().optional().describe('Requests per second one target can serve; the headroom guard needs it.'),
-    restart: hookSchema.optional().describe('The command that restarts each drained target.'),
-    remediate: hookSchema.optional().describe('The command that repairs each target after its restart, before it returns.'),
-    slowStart: duration
-      .refine(
-        (s) => s === 0 || (s >= limits.slowStart.min && s <= limits.slowStart.max),
-        `expected 0 (off) or ${limits.slowStart.min}–${limits.slowStart.max} s, the slow start an ALB takes`,
-      )
-      .optional()
-      .describe("Seconds over which a returning target's share of traffic grows (0, or 30–900 on an ALB)."),
-    failoverPercent: z
-      .number()
-      .int()
-      .min(1)
-      .max(100)
-      .optional()
-      .describe(
-        "Set the group's routing failover first: below this % of healthy targets, route to all (ALB minimum healthy targets; the simulator's panic threshold).",
-      ),
-    drainTimeout: duration.default(300).describe('Seconds to wait for a batch to drain.'),
-    healthyTimeout: duration.default(300).describe('Seconds to wait for a returned batch to pass its health checks.'),
-    bake: bakeField,
-    gate: gateField('The gate judged after each batch returns.'),
-  }),
-  z.strictObject({
-    action: action('ramp', 'Move traffic to a weighted DNS set, step by step, behind a gate.'),
-    ...common,
-    set: z.string().min(1).describe('The weighted set identifier that gains traffic; on HAProxy, the backend (a key of the ramp map).'),
-    schedule: scheduleSchema,
-    bake: bakeField,
-    allowShortBake: z
-      .boolean()
-      .default(false)
-      .describe("Allow a bake shorter than the record's TTL (clients will not all have seen a step before it is judged)."),
-    gate: gateField('The gate judged after each step of the schedule.'),
-  }),
-  z.strictObject({
-    action: action('approve', 'Ask a person before going on; without a terminal, --yes answers.'),
-    ...common,
-    message: z.string().min(1).describe('The question put to the operator.'),
-  }),
-  z.strictObject({
-    action: action('wait', 'Wait a fixed time.'),
-    ...common,
-    for: duration.describe('Seconds to wait, or a duration such as 5m.'),
-  }),
-  z.strictObject({
-    action: action('check', 'Judge a gate without changing anything.'),
-    ...common,
-    gate: gateSchema.describe('The gate to judge.'),
-    bake: duration.optional().describe("Seconds to wait before the first verdict (default: the gate's window)."),
-  }),
-])
-
-export const runbookSchema = z.strictObject({
+/**
+ * Every field of a runbook but its steps. The steps are the actions' (each action's folder holds
+ * its piece), so the whole runbook schema is put together above them (src/loader/runbook-schema.ts).
+ */
+export const runbookFields = {
   name: name.describe("The runbook's name: lower-case letters, digits and dashes."),
   description: z.string().default('').describe('What the runbook does, in a sentence, for `sluice runbooks` and the plan.'),
   targets: z
@@ -296,12 +167,11 @@ export const runbookSchema = z.strictObject({
     })
     .optional()
     .describe('What `sluice run --dry-run` rehearses against.'),
-  steps: z.array(stepSchema).min(1).describe('The steps, run in order.'),
-})
+}
 
-export type RunbookInput = z.input<typeof runbookSchema>
-export type RunbookData = z.output<typeof runbookSchema>
-export type StepData = z.output<typeof stepSchema>
+type Fields = typeof runbookFields
+export type TargetsData = z.output<Fields['targets']>
+export type DefaultsData = z.output<Fields['defaults']>
+export type RehearsalData = z.output<Fields['rehearsal']>
 export type GateData = z.output<typeof gateSchema>
-export type ScheduleData = z.output<typeof scheduleSchema>
 export type OnFailure = z.output<typeof onFailure>

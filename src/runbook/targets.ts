@@ -1,14 +1,14 @@
 import {awsBackend} from '../aws/backend.js'
 import {haproxyBackend} from '../haproxy/backend.js'
 import type {Backend} from '../ports/backend.js'
-import type {RunbookData} from './schema.js'
+import type {TargetsData} from './schema.js'
 
 // What a runbook's targets block means, read one way by the loader, the actions' plans, locks and
 // IAM, preflight, the live wiring and the rehearsal: its backend, AWS (dns, targetGroups,
 // listener) or one HAProxy (targets.haproxy), each providing weights, pools and restrictions
 // under its own names.
 
-export type Targets = RunbookData['targets']
+export type Targets = TargetsData
 export type HaproxyTargetsData = NonNullable<Targets['haproxy']>
 
 const backends = new WeakMap<Targets, Backend>()

@@ -1,4 +1,5 @@
-import type {RampStep, Runbook} from '../runbook/runbook.js'
+import type {RampStep} from '../actions/ramp/schema.js'
+import type {Runbook} from '../loader/runbook.js'
 
 // What tune may change, and how: each ramp step's schedule and bake, as a few numbers per ramp
 // (how many steps, the curve they follow, the bake, and where an intermediate climb ends), from

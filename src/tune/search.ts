@@ -1,4 +1,4 @@
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import {choicesFor, costOf, scaffoldChoice, schedulesOf, shippedChoice, withRamps, type RampChoice, type RampSite} from './ramps.js'
 import {runTrial, type Ground, type Trial, type Variant} from './trial.js'
 

@@ -3,7 +3,7 @@ import {stepName, verdictText} from '../format.js'
 import type {WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateVerdict} from '../ports/io.js'
 import {rehearse} from '../wiring/rehearsal.js'
-import type {Runbook} from '../runbook/runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import type {Scenario} from '../sim/scenario/schema.js'
 
 // One rehearsal of a candidate, in process, with nobody watching: the same `rehearse` that

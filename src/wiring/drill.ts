@@ -23,7 +23,7 @@ import {sampleRotation, serversUp} from '../drill/rotation.js'
 import {cutAt, failuresOf, realTimeline, simTimeline} from '../drill/timeline.js'
 import type {DrillReport, DrillTarget} from '../drill/report.js'
 import {drillRestrictions} from '../drill/runbook-times.js'
-import {scaleRunbookTimes} from '../actions/scale-times.js'
+import {scaleRunbookTimes} from '../loader/scale-times.js'
 import {chooseScales, drillFleetConfig, drillLoadConfig, drillQueueSeconds, queuedAsDrilled, type DrillScales} from '../drill/scale.js'
 
 /**

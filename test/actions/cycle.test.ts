@@ -65,7 +65,7 @@ ${extra}`
   it('a deregistration whose outcome was never recorded is settled as applied while its targets drain', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2'])
     group.keepDraining = true
-    const {cycle} = await import('../../src/actions/cycle.js')
+    const {cycle} = await import('../../src/actions/cycle/cycle.js')
     const c = control({pools: new Map([['blue', group]])})
     const m = {step: 0, phase: 'intent' as const, kind: 'deregister' as const, resource: group.label, before: ['b0', 'b1'], after: null, seq: 3, at: ''}
     expect(await cycle.mutations.deregister!.settle(m, c)).toBe('not applied')

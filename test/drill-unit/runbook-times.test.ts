@@ -1,9 +1,9 @@
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {drillRestrictions} from '../../src/drill/runbook-times.js'
-import {scaleRunbookTimes} from '../../src/actions/scale-times.js'
+import {scaleRunbookTimes} from '../../src/loader/scale-times.js'
 import {loadRunbookFile, parseRunbook} from '../../src/loader/load-runbook.js'
-import type {Step} from '../../src/runbook/runbook.js'
+import type {Step} from '../../src/actions/registry.js'
 
 const shipped = fileURLToPath(new URL('../../runbooks/outlook-staged-return-haproxy.yaml', import.meta.url))
 

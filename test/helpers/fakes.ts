@@ -15,7 +15,7 @@ import type {
 } from '../../src/ports/control-plane.js'
 import {RefusedError} from '../../src/errors.js'
 import {type EngineIO, type RunEvent} from '../../src/ports/io.js'
-import {type Runbook} from '../../src/runbook/runbook.js'
+import type {Runbook} from '../../src/loader/runbook.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
 
 /** Virtual time that moves only when the code under test sleeps. */

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {rehearse as rehearseReport} from '../../src/wiring/rehearsal.js'
 import {loadRunbookFile} from '../../src/loader/load-runbook.js'
-import type {Runbook} from '../../src/runbook/runbook.js'
+import type {Runbook} from '../../src/loader/runbook.js'
 import type {RunInputs} from '../../src/ports/run.js'
 import {RecordingIO} from '../helpers/fakes.js'
 

@@ -4,8 +4,8 @@ import {fileURLToPath} from 'node:url'
 import {Ajv2020} from 'ajv/dist/2020.js'
 import {describe, expect, it} from 'vitest'
 import {parse} from 'yaml'
-import {runbookJsonSchema} from '../../src/runbook/json-schema.js'
-import {runbookSchema} from '../../src/runbook/schema.js'
+import {runbookJsonSchema} from '../../src/loader/json-schema.js'
+import {runbookSchema} from '../../src/loader/runbook-schema.js'
 import {sluice} from '../helpers/cli.js'
 
 const runbooksDir = fileURLToPath(new URL('../../runbooks', import.meta.url))

@@ -49,7 +49,7 @@ describe('a runbook on HAProxy (targets.haproxy)', () => {
       'haproxy:/run/haproxy/admin.sock/backend/be_blue',
       'haproxy:/run/haproxy/admin.sock/map//etc/haproxy/ramp.map',
     ])
-    const plan = runbook.steps.map((s) => actionOf(s).plan(s, {runbook}).join(' | '))
+    const plan = runbook.steps.map((s) => actionOf(s).plan(s, {targets: runbook.targets}).join(' | '))
     expect(plan[0]).toContain('on haproxy map /etc/haproxy/restricted.map (/run/haproxy/admin.sock)')
     expect(plan[1]).toContain('blue, haproxy backend be_blue (/run/haproxy/admin.sock), in batches of 1')
     expect(plan[2]).toContain('be_green 10% → 100% of haproxy map /etc/haproxy/ramp.map (/run/haproxy/admin.sock) (the rest to be_blue)')

@@ -1,7 +1,9 @@
 import {readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import {InputError} from '../../src/errors.js'
-import {gateDefaults, type RampStep, type Runbook} from '../../src/runbook/runbook.js'
+import type {RampStep} from '../../src/actions/ramp/schema.js'
+import type {Runbook} from '../../src/loader/runbook.js'
+import {gateDefaults} from '../../src/runbook/gate.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {at, cases, twoRegionsDns} from '../helpers/bad-runbooks.js'
 

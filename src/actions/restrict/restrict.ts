@@ -1,19 +1,20 @@
-import type {Restriction} from '../ports/control-plane.js'
-import type {RestrictStep} from '../runbook/runbook.js'
-import {sameState, type ActionDefinition} from './action.js'
+import type {Restriction} from '../../ports/control-plane.js'
+import {restrictSchema, type RestrictStep} from './schema.js'
+import {sameState, type ActionDefinition} from '../action.js'
 import {describeTypes, resolveRestriction, restrictedType, restrictionSubject} from './restriction.js'
-import {backendOf} from '../runbook/targets.js'
+import {backendOf} from '../../runbook/targets.js'
 
 /** Turns a traffic type away at the load balancer with a fast 503 and Retry-After. */
-export const restrict: ActionDefinition<RestrictStep> = {
+export const restrict: ActionDefinition<RestrictStep, typeof restrictSchema> = {
   action: 'restrict',
+  schema: restrictSchema,
   defaultOnFailure: 'abort',
   title: (step) => `Restrict ${step.type} traffic`,
-  plan(step, {runbook, live}) {
+  plan(step, {targets, live}) {
     const match = [...step.paths.map((p) => `path ${p}`), ...Object.entries(step.headers).map(([h, v]) => `header ${h}: ${v.join('|')}`)]
     const lines = [
       `answer ${step.type} requests${match.length ? ` (${match.join(', ')})` : ''} with 503, Retry-After: ${step.retryAfter}`,
-      `on ${live?.rulesLabel ?? backendOf(runbook.targets).restrictionsLabel}`,
+      `on ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`,
     ]
     if (live?.restricted) lines.push(`restricted: ${describeTypes(live.restricted)} → ${describeTypes([...new Set([...live.restricted, step.type])])}`)
     return lines

@@ -1,11 +1,12 @@
-import type {WeightMap} from '../ports/control-plane.js'
-import type {GateVerdict} from '../ports/io.js'
-import type {Path} from '../input/problems.js'
-import {limits} from '../runbook/limits.js'
-import {defaultBake, type RampStep} from '../runbook/runbook.js'
-import type {ScheduleData} from '../runbook/schema.js'
-import {backendOf} from '../runbook/targets.js'
-import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinition, type StepOutcome} from './action.js'
+import type {WeightMap} from '../../ports/control-plane.js'
+import type {GateVerdict} from '../../ports/io.js'
+import type {Path} from '../../input/problems.js'
+import {limits} from '../../runbook/limits.js'
+import {rampSchema, type RampStep} from './schema.js'
+import {defaultBake} from '../../runbook/step-common.js'
+import type {ScheduleData} from './schema.js'
+import {backendOf} from '../../runbook/targets.js'
+import {gateFailure, gatePlan, sameState, type ActionContext, type ActionDefinition, type StepOutcome} from '../action.js'
 
 /**
  * Weights for one ramp step: the ramped set gets `percent`, the other sets share the rest in
@@ -188,15 +189,14 @@ function expandSchedule(schedule: ScheduleData, path: Path, fail: (p: Path, m: s
   return steps
 }
 
-export const ramp: ActionDefinition<RampStep> = {
+export const ramp: ActionDefinition<RampStep, typeof rampSchema> = {
   action: 'ramp',
+  schema: rampSchema,
   defaultOnFailure: 'rollback',
   title: (step) => `Ramp ${step.set}: ${step.schedule.map((p) => `${p}%`).join(' → ')}`,
-  plan(step, {runbook, live}) {
-    const others = Object.keys(backendOf(runbook.targets).weightedSets ?? {}).filter((s) => s !== step.set)
-    const lines = [
-      `${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${backendOf(runbook.targets).weightsLabel} (the rest to ${others.join(', ')})`,
-    ]
+  plan(step, {targets, live}) {
+    const others = Object.keys(backendOf(targets).weightedSets ?? {}).filter((s) => s !== step.set)
+    const lines = [`${step.set} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${backendOf(targets).weightsLabel} (the rest to ${others.join(', ')})`]
     if (live?.weights) {
       const path = step.schedule.map((p) => describeWeights(weightsAt(p, step.set, live.weights!)))
       lines.push(`weights ${describeWeights(live.weights)} → ${path.join(' → ')}, one change per step`)

@@ -1,9 +1,9 @@
-import type {ControlPlane, Target, PoolPort} from '../ports/control-plane.js'
-import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../ports/io.js'
-import type {CycleStep} from '../runbook/runbook.js'
-import {batchBeyondPool, describeCount, resolveCount, type CountOrPercent} from '../runbook/units.js'
-import {backendOf} from '../runbook/targets.js'
-import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from './action.js'
+import type {ControlPlane, Target, PoolPort} from '../../ports/control-plane.js'
+import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../../ports/io.js'
+import {cycleSchema, type CycleStep} from './schema.js'
+import {batchBeyondPool, describeCount, resolveCount, type CountOrPercent} from '../../runbook/units.js'
+import {backendOf} from '../../runbook/targets.js'
+import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from '../action.js'
 
 /** Seconds between looks at the group while waiting for room in the disruption budget. */
 const budgetPoll = 10
@@ -369,15 +369,16 @@ function exceeds(batch: CountOrPercent, budget: CountOrPercent): boolean {
   return false // mixed units: checked against the group's size when the step runs
 }
 
-export const cycle: ActionDefinition<CycleStep> = {
+export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
   action: 'cycle',
+  schema: cycleSchema,
   defaultOnFailure: 'hold',
   title: (step) => `Cycle ${step.pool} in batches of ${describeCount(step.batch)}`,
-  plan(step, {runbook, live}) {
+  plan(step, {targets, live}) {
     const size = live?.groupSizes.get(step.pool)
-    const group = backendOf(runbook.targets).poolLabel(step.pool)
+    const group = backendOf(targets).poolLabel(step.pool)
     return [
-      `${backendOf(runbook.targets).family === 'haproxy' ? `${step.pool}, ${group},` : `${step.pool} (${group})`} in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
+      `${backendOf(targets).family === 'haproxy' ? `${step.pool}, ${group},` : `${step.pool} (${group})`} in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
       ...(size === undefined ? [] : [`all ${size} targets now in the group, ${resolveCount(step.batch, size)} per batch`]),
       ...(step.headroom === undefined ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
       ...(step.failoverPercent === undefined ? [] : [`set routing failover: below ${step.failoverPercent}% healthy, route to every target`]),

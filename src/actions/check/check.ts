@@ -1,9 +1,10 @@
-import type {CheckStep} from '../runbook/runbook.js'
-import {gateFailedStatus, gatePlan, type ActionDefinition} from './action.js'
+import {checkSchema, type CheckStep} from './schema.js'
+import {gateFailedStatus, gatePlan, type ActionDefinition} from '../action.js'
 
 /** A gate on its own: watches a metric for the bake and passes or fails. */
-export const check: ActionDefinition<CheckStep> = {
+export const check: ActionDefinition<CheckStep, typeof checkSchema> = {
   action: 'check',
+  schema: checkSchema,
   defaultOnFailure: 'abort',
   title: (step) => `Check ${step.gate.metric}`,
   plan: (step) => [`watch for ${step.bake} s`, ...gatePlan(step)],

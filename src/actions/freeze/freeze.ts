@@ -1,10 +1,11 @@
-import type {FreezeRecord} from '../ports/control-plane.js'
-import type {FreezeStep} from '../runbook/runbook.js'
-import {sameState, type ActionDefinition} from './action.js'
+import type {FreezeRecord} from '../../ports/control-plane.js'
+import {freezeSchema, type FreezeStep} from './schema.js'
+import {sameState, type ActionDefinition} from '../action.js'
 
 /** Freezes deployments and configuration changes; pipelines ask `sluice freeze check` before they deploy. */
-export const freeze: ActionDefinition<FreezeStep> = {
+export const freeze: ActionDefinition<FreezeStep, typeof freezeSchema> = {
   action: 'freeze',
+  schema: freezeSchema,
   defaultOnFailure: 'abort',
   title: (step) => `Freeze changes: ${step.reason}`,
   plan: (step) => [`record a change freeze: ${step.reason}${step.expires ? ` (expires after ${step.expires} s)` : ''}`],

@@ -1,7 +1,7 @@
-import type {FreezeRecord} from '../ports/control-plane.js'
-import type {UnfreezeStep} from '../runbook/runbook.js'
-import {sameState, type ActionDefinition} from './action.js'
-import {describeFreeze} from './freeze.js'
+import type {FreezeRecord} from '../../ports/control-plane.js'
+import {unfreezeSchema, type UnfreezeStep} from './schema.js'
+import {sameState, type ActionDefinition} from '../action.js'
+import {describeFreeze} from '../freeze/freeze.js'
 
 /**
  * Lifts the change freeze this run set. A freeze is its owner's: the run that set it, or the
@@ -10,8 +10,9 @@ import {describeFreeze} from './freeze.js'
  * lift (its freeze step found that freeze already there). Lifting another's freeze takes `force`,
  * and the override is journalled with whose freeze it was.
  */
-export const unfreeze: ActionDefinition<UnfreezeStep> = {
+export const unfreeze: ActionDefinition<UnfreezeStep, typeof unfreezeSchema> = {
   action: 'unfreeze',
+  schema: unfreezeSchema,
   defaultOnFailure: 'abort',
   title: () => 'Lift the change freeze',
   plan: (step) => [step.force ? 'clear the change freeze, whoever set it' : 'clear the change freeze this run set'],

@@ -1,5 +1,5 @@
 import {z} from 'zod'
-import {runbookSchema} from './schema.js'
+import {runbookSchema} from './runbook-schema.js'
 
 export const runbookSchemaId = 'https://sluice.dev/schemas/runbook.json'
 

@@ -1,8 +1,9 @@
-import type {Restriction} from '../ports/control-plane.js'
-import type {Mutation} from '../ports/io.js'
-import type {LiftStep, RestrictStep} from '../runbook/runbook.js'
-import type {StepData} from '../runbook/schema.js'
-import type {ResolveContext} from './action.js'
+import type {Restriction} from '../../ports/control-plane.js'
+import type {Mutation} from '../../ports/io.js'
+import type {z} from 'zod'
+import type {liftSchema, LiftStep} from '../lift/schema.js'
+import type {restrictSchema, RestrictStep} from './schema.js'
+import type {ResolveContext} from '../action.js'
 
 // restrict and lift change the same thing: the one restriction rule of a traffic type on a listener.
 
@@ -16,7 +17,7 @@ export const describeTypes = (types: string[]): string => (types.length === 0 ? 
 
 /** restrict and lift need somewhere for restrictions to go, and what the backend can match. */
 export function resolveRestriction(
-  raw: Extract<StepData, {action: 'restrict' | 'lift'}>,
+  raw: z.output<typeof restrictSchema> | z.output<typeof liftSchema>,
   {common, path, fail, backend}: ResolveContext,
 ): RestrictStep | LiftStep {
   if (backend.restrictionsLabel === undefined)

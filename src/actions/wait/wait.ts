@@ -1,9 +1,10 @@
-import type {WaitStep} from '../runbook/runbook.js'
-import type {ActionDefinition} from './action.js'
+import {waitSchema, type WaitStep} from './schema.js'
+import type {ActionDefinition} from '../action.js'
 
 /** Waits, for the system to settle or for a person to look. */
-export const wait: ActionDefinition<WaitStep> = {
+export const wait: ActionDefinition<WaitStep, typeof waitSchema> = {
   action: 'wait',
+  schema: waitSchema,
   defaultOnFailure: 'abort',
   title: (step) => `Wait ${step.for} s`,
   plan: (step) => [`wait ${step.for} s`],

@@ -1,7 +1,6 @@
-import {InputError} from '../errors.js'
-import type {ApproveStep, Runbook} from '../runbook/runbook.js'
-import {formatMetric} from '../format.js'
-import type {ActionContext, ActionDefinition, StepOutcome} from './action.js'
+import {approveSchema, type ApproveStep} from './schema.js'
+import {formatMetric} from '../../format.js'
+import type {ActionContext, ActionDefinition, StepOutcome} from '../action.js'
 
 /**
  * How long a live approval waits for an answer when its step gives no timeout: long enough for a
@@ -18,8 +17,9 @@ export const defaultApprovalTimeout = 3600
  * answer within the step's timeout the run holds there, resumable (refused, exit 4). A rehearsal
  * changes nothing, so there --yes answers it as it answers the plan's confirmation.
  */
-export const approve: ActionDefinition<ApproveStep> = {
+export const approve: ActionDefinition<ApproveStep, typeof approveSchema> = {
   action: 'approve',
+  schema: approveSchema,
   defaultOnFailure: 'abort',
   title: (step) => `Approval: ${step.message}`,
   plan: (step) => [`ask: ${step.message}`],
@@ -85,25 +85,4 @@ async function awaitApproval(step: ApproveStep, ctx: ActionContext, context: str
     settled.abort()
     ctx.signal.removeEventListener('abort', onStop)
   }
-}
-
-/**
- * The steps `--approve STEP` names, by their number in the plan (1-based) or their name (the
- * step's `name`, or its title): each must be an approve step, else bad input naming the flag.
- */
-export function approvedSteps(runbook: Runbook, values: string[] = []): number[] {
-  const approvals = runbook.steps.filter((s): s is ApproveStep => s.action === 'approve')
-  const list = approvals.length > 0 ? approvals.map((s) => `${s.index + 1} (${s.title})`).join(', ') : 'none'
-  return values.map((value) => {
-    const step = /^\d+$/.test(value) ? runbook.steps[Number(value) - 1] : runbook.steps.find((s) => s.title === value || ('name' in s && s.name === value))
-    if (!step)
-      throw new InputError(
-        `--approve ${value}: ${runbook.name} has no step ${/^\d+$/.test(value) ? 'numbered' : 'named'} ${value}; its approve steps are ${list}`,
-      )
-    if (step.action !== 'approve')
-      throw new InputError(
-        `--approve ${value}: step ${step.index + 1} (${step.title}) is a ${step.action} step, not an approve step; the approve steps are ${list}`,
-      )
-    return step.index
-  })
 }

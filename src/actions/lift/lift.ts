@@ -1,16 +1,17 @@
-import type {Restriction} from '../ports/control-plane.js'
-import type {LiftStep} from '../runbook/runbook.js'
-import type {ActionDefinition} from './action.js'
-import {describeTypes, resolveRestriction, restrictedType, restrictionSubject} from './restriction.js'
-import {backendOf} from '../runbook/targets.js'
+import type {Restriction} from '../../ports/control-plane.js'
+import {liftSchema, type LiftStep} from './schema.js'
+import type {ActionDefinition} from '../action.js'
+import {describeTypes, resolveRestriction, restrictedType, restrictionSubject} from '../restrict/restriction.js'
+import {backendOf} from '../../runbook/targets.js'
 
 /** Lets a restricted traffic type through again. */
-export const lift: ActionDefinition<LiftStep> = {
+export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
   action: 'lift',
+  schema: liftSchema,
   defaultOnFailure: 'abort',
   title: (step) => `Lift the restriction on ${step.type} traffic`,
-  plan: (step, {runbook, live}) => [
-    `remove the restriction on ${step.type} from ${live?.rulesLabel ?? backendOf(runbook.targets).restrictionsLabel}`,
+  plan: (step, {targets, live}) => [
+    `remove the restriction on ${step.type} from ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`,
     ...(live?.restricted ? [`restricted: ${describeTypes(live.restricted)} → ${describeTypes(live.restricted.filter((t) => t !== step.type))}`] : []),
   ],
   project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),

@@ -1,5 +1,7 @@
-import type {Gate, Runbook, Step} from '../runbook/runbook.js'
-import {actionOf} from './registry.js'
+import type {Step} from '../actions/registry.js'
+import type {Runbook} from './runbook.js'
+import type {Gate} from '../runbook/gate.js'
+import {actionOf} from '../actions/registry.js'
 
 /**
  * A runbook on a drill's clock: every duration it gives (bakes, gate windows and intervals,
