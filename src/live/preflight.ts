@@ -1,5 +1,5 @@
 import type {LiveView} from '../actions/action.js'
-import {describeWeights} from '../actions/ramp/ramp.js'
+import {describeWeights} from '../actions/weights-ramp.js'
 import {planRunbook} from '../engine/plan.js'
 import {FailedError} from '../errors.js'
 import type {ControlPlane} from '../ports/control-plane.js'

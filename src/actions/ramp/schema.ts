@@ -1,35 +1,7 @@
 import {z} from 'zod'
-import {limits} from '../../runbook/limits.js'
+import {scheduleSchema} from '../../runbook/schedule.js'
 import type {Resolved, StepCommon} from '../../runbook/step-common.js'
 import {action, common, gateField, bakeField} from '../../runbook/schema.js'
-
-const scheduleSchema = z
-  .union([
-    z.array(z.number()).min(1).max(limits.maxScheduleSteps).describe('The weights in %, in order, e.g. [1, 5, 25, 50, 100].'),
-    z
-      .strictObject({
-        linear: z
-          .strictObject({
-            from: z.number().describe('The first weight in %.'),
-            to: z.number().describe('The last weight in %.'),
-            steps: z.number().int().min(2).max(limits.maxScheduleSteps).describe('How many weights, evenly spaced, from and to included.'),
-          })
-          .describe('Evenly spaced weights.'),
-      })
-      .describe('Evenly spaced weights.'),
-    z
-      .strictObject({
-        exponential: z
-          .strictObject({
-            from: z.number().describe('The first weight in %, above 0.'),
-            factor: z.number().gt(1).describe('Each weight is the one before times this, until `to`.'),
-            to: z.number().describe('The last weight in %.'),
-          })
-          .describe('Weights that grow by a factor.'),
-      })
-      .describe('Weights that grow by a factor.'),
-  ])
-  .describe('The weights in % the ramped set steps through: a list, or linear or exponential steps.')
 
 /** A ramp step as a runbook writes it. */
 export const rampSchema = z.strictObject({
@@ -46,4 +18,3 @@ export const rampSchema = z.strictObject({
 })
 
 export type RampStep = Omit<Resolved<z.output<typeof rampSchema>>, 'schedule'> & StepCommon & {schedule: number[]; bake: number}
-export type ScheduleData = z.output<typeof scheduleSchema>

@@ -1,0 +1,206 @@
+import type {ControlPlane, WeightMap, WeightsPort} from '../ports/control-plane.js'
+import type {GateVerdict, MutationKind} from '../ports/io.js'
+import type {Gate} from '../runbook/gate.js'
+import type {StepCommon} from '../runbook/step-common.js'
+import {gateFailure, sameState, type ActionContext, type MutationRules, type StepOutcome} from './action.js'
+
+// A ramp of weights, whoever keeps them: a weighted DNS record (ramp), a load balancer rule's
+// split between target groups (weighted-target-groups), HAProxy's ramp map.
+
+/**
+ * Weights for one ramp step: the ramped set gets `percent`, the other sets share the rest in
+ * proportion to their weights before the ramp (equally if those were all 0).
+ */
+export function weightsAt(percent: number, set: string, start: WeightMap): WeightMap {
+  const others = Object.keys(start)
+    .filter((s) => s !== set)
+    .sort()
+  const rest = 100 - percent
+  const total = others.reduce((sum, s) => sum + start[s], 0)
+  const weights: WeightMap = {[set]: percent}
+  let given = 0
+  others.forEach((s, k) => {
+    const w = k === others.length - 1 ? rest - given : Math.round(rest * (total > 0 ? start[s] / total : 1 / others.length))
+    weights[s] = w
+    given += w
+  })
+  return weights
+}
+
+export function describeWeights(weights: WeightMap): string {
+  return Object.entries(weights)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([s, w]) => `${s}=${w}`)
+    .join(' ')
+}
+
+export const sameWeights = (a: WeightMap, b: WeightMap): boolean => Object.keys({...a, ...b}).every((k) => a[k] === b[k])
+
+/** What a weights ramp steps through: the key that gains traffic, its schedule in %, the bake and gate per step. */
+export interface WeightsRampStep extends StepCommon {
+  set: string
+  schedule: number[]
+  bake: number
+  allowShortBake: boolean
+  gate?: Gate
+}
+
+/**
+ * Ramps traffic onto one key of a weights port step by step (a DNS record's set, a load balancer
+ * rule's target group). Each step is one change, baked for at least the port's TTL and admitted
+ * only if its gate passes. A failed gate, a gate that cannot read its metrics, a failed change, or
+ * an interruption puts the weights back to the last step that passed: a ramp never stays on
+ * weights its gate did not pass. Changes are recorded as `kind`.
+ */
+export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, dns: WeightsPort, kind: MutationKind): Promise<StepOutcome> {
+  const ttl = await dns.ttl(ctx.signal)
+  if (step.bake < ttl) {
+    if (!step.allowShortBake)
+      return {
+        status: 'failed',
+        message: `the bake of ${step.bake} s is shorter than the TTL of ${dns.label} (${ttl} s); not every client would see a step before it is judged`,
+      }
+    ctx.warn(`bake of ${step.bake} s is shorter than the TTL of ${ttl} s (allowShortBake is set)`)
+  }
+  const now = await dns.readWeights(ctx.signal)
+  if (!(step.set in now)) return {status: 'error', message: `${dns.label} has no weighted set "${step.set}"; it has ${Object.keys(now).join(', ')}`}
+  // A resumed ramp keeps the split it started from, and goes on from where the weights are now:
+  // steps below the set's current share are done, and the current one is judged again.
+  const first = ctx.resumed?.find((m) => m.kind === kind && m.phase === 'intent')
+  const start = (first?.before as WeightMap | undefined) ?? now
+  let from = 0
+  if (ctx.resumed) {
+    const total = Object.values(now).reduce((a, b) => a + b, 0)
+    const share = total > 0 ? (now[step.set] / total) * 100 : 0
+    from = step.schedule.findIndex((p) => p >= share - 0.5)
+    if (from < 0) from = step.schedule.length
+    if (from > 0)
+      ctx.progress(
+        `resuming at ${step.set} ${Math.round(share)}%: ${step.schedule
+          .slice(0, from)
+          .map((p) => `${p}%`)
+          .join(', ')} done before`,
+      )
+  }
+
+  let current = now
+  let lastGood = from > 0 ? weightsAt(step.schedule[from - 1], step.set, start) : start
+  let lastGoodLabel = from > 0 ? `${step.set} ${step.schedule[from - 1]}% (${describeWeights(lastGood)})` : `the starting weights (${describeWeights(start)})`
+  const verdicts: GateVerdict[] = []
+  // Puts the weights back to the last step that passed, and says so (or why it could not). It
+  // runs after an interruption too, so it gets a deadline of its own rather than the run's signal.
+  const revert = async (): Promise<{ok: boolean; text: string}> => {
+    if (sameWeights(current, lastGood)) return {ok: true, text: `weights back to ${lastGoodLabel}`}
+    const deadline = AbortSignal.timeout(revertDeadline * 1000)
+    try {
+      await ctx.change(kind, dns.label, current, lastGood, () => dns.applyWeights(lastGood, deadline))
+    } catch (error) {
+      return {
+        ok: false,
+        text: `could not put the weights back to ${lastGoodLabel}${deadline.aborted ? ` within ${revertDeadline} s` : ''}: ${(error as Error).message}`,
+      }
+    }
+    current = lastGood
+    return {
+      ok: true,
+      text: `weights back to ${lastGoodLabel}${deadline.aborted ? ` (the change is made; it had not reached every name server within ${revertDeadline} s)` : ''}`,
+    }
+  }
+  const interrupted = async (at: string): Promise<StepOutcome> => ({status: 'interrupted', message: `interrupted at ${at}; ${(await revert()).text}`, verdicts})
+
+  for (const [k, percent] of step.schedule.slice(from).entries()) {
+    // A pause (`sluice pause`) holds here, between steps, on weights whose gate passed.
+    if (k > 0) await ctx.checkpoint(`before ${step.set} ${percent}%, at ${lastGoodLabel}`)
+    if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${step.set} ${percent}%; holding at ${lastGoodLabel}`, verdicts}
+    const weights = weightsAt(percent, step.set, start)
+    const at = `${step.set} ${percent}%`
+    if (!sameWeights(weights, current)) {
+      const before = current
+      // From here the weights may be the new ones, whether or not the change reports back.
+      current = weights
+      try {
+        await ctx.change(kind, dns.label, before, weights, () => dns.applyWeights(weights, ctx.signal))
+      } catch (error) {
+        if (ctx.signal.aborted) return interrupted(at)
+        // A change that failed or timed out may still have landed: go back to what passed.
+        return {status: 'error', message: `${(error as Error).message}; ${(await revert()).text}`, verdicts}
+      }
+    }
+    ctx.progress(`${step.set} at ${percent}% (${describeWeights(weights)}), baking ${step.bake} s`)
+    if (step.gate) {
+      const result = await ctx.watch(step.gate, step.bake, at)
+      verdicts.push(...result.verdicts)
+      if (result.outcome === 'interrupted') return interrupted(at)
+      if (result.outcome === 'fail') {
+        // A gate that failed, or whose source could not be read: either way not a pass.
+        const back = await revert()
+        const outcome = gateFailure(step, result, back.text)
+        return {...outcome, status: back.ok ? outcome.status : 'error', verdicts}
+      }
+    } else {
+      if ((await ctx.hold(step.bake, `in the bake at ${step.set} ${percent}%`)) === 'interrupted') return interrupted(at)
+    }
+    lastGood = weights
+    lastGoodLabel = `${step.set} ${percent}% (${describeWeights(weights)})`
+  }
+  return {status: 'done', message: `${step.set} at ${step.schedule.at(-1)}%`, verdicts}
+}
+
+/**
+ * Seconds a ramp's step back may take. A step back is a read and one change, each answering in
+ * well under a second: 20 s leaves room for one hung attempt (10 s) and its retry. It is not
+ * the run's signal, because it has to run after an interruption.
+ */
+const revertDeadline = 20
+
+/**
+ * How a weights change is settled, undone and checked for drift, whichever port it went through:
+ * `portOf` finds that port again from the control plane and the change's resource.
+ */
+export function weightsRules(kind: MutationKind, portOf: (control: ControlPlane, resource: string) => WeightsPort): MutationRules {
+  return {
+    subject: (m) => `${m.resource}#${kind}`,
+    async settle(m, control) {
+      const now = await portOf(control, m.resource).readWeights()
+      const pick = (w: WeightMap) => Object.fromEntries(Object.keys(w).map((k) => [k, now[k]]))
+      if (sameState(pick(m.after as WeightMap), m.after)) return 'applied'
+      if (sameState(pick(m.before as WeightMap), m.before)) return 'not applied'
+      return null
+    },
+    async undo(changes, control) {
+      const original = changes[0].before as WeightMap
+      const last = changes.at(-1)!
+      if (sameState(original, last.after)) return `the weights of ${last.resource} are back where the run found them`
+      return {
+        kind,
+        resource: last.resource,
+        before: last.after,
+        after: original,
+        describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`,
+        apply: () => portOf(control, last.resource).applyWeights(original),
+      }
+    },
+    async drift(changes, control) {
+      const last = changes.at(-1)!
+      const left = last.after as WeightMap
+      const all = await portOf(control, last.resource).readWeights()
+      const now = Object.fromEntries(Object.keys(left).map((k) => [k, all[k]]))
+      if (sameState(now, left)) return null
+      return {
+        subject: `the weights of ${last.resource}`,
+        left: describeWeights(left),
+        now: describeWeights(now),
+        reapply: [
+          {
+            kind,
+            resource: last.resource,
+            before: now,
+            after: left,
+            describe: `set the weights of ${last.resource} back to ${describeWeights(left)}`,
+            apply: () => portOf(control, last.resource).applyWeights(left),
+          },
+        ],
+      }
+    },
+  }
+}
