@@ -11,9 +11,10 @@ import {ramp} from './ramp/ramp.js'
 import {restrict} from './restrict/restrict.js'
 import {unfreeze} from './unfreeze/unfreeze.js'
 import {wait} from './wait/wait.js'
+import {weightedTargetGroups} from './weighted-target-groups/weighted-target-groups.js'
 
 /** Every step kind a runbook can use. Adding one: its folder (its schema piece and definition) and a line here. */
-const definitions = {freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check}
+const definitions = {freeze, unfreeze, restrict, lift, cycle, ramp, 'weighted-target-groups': weightedTargetGroups, approve, wait, check}
 
 type Definitions = typeof definitions
 type StepOf<D> = D extends {run(step: infer S, ctx: never): unknown} ? S : never

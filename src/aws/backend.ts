@@ -1,4 +1,4 @@
-import type {Backend, BackendProblem, BackendStep, IamStatement} from '../ports/backend.js'
+import type {Backend, BackendProblem, BackendStep, IamStatement, PoolSplit} from '../ports/backend.js'
 
 /** What a runbook's targets say of AWS: the fields this family reads. */
 export interface AwsTargets {
@@ -21,6 +21,43 @@ const findRules: IamStatement = {
   Resource: ['*'],
 }
 
+/** What an ARN names for a weighted forward: a listener rule's actions, or a listener's default actions. */
+export function forwardOwner(arn: string): 'rule' | 'listener' | undefined {
+  if (/^arn:aws[\w-]*:elasticloadbalancing:[^:]*:\d*:listener-rule\/app\/[^/]+\/[^/]+\/[^/]+\/[^/]+$/.test(arn)) return 'rule'
+  if (/^arn:aws[\w-]*:elasticloadbalancing:[^:]*:\d*:listener\/app\/[^/]+\/[^/]+\/[^/]+$/.test(arn)) return 'listener'
+  return undefined
+}
+
+/** An ALB listener rule's (or listener's default) forward action, weighted between target groups. */
+function forwardSplit(
+  rule: string | undefined,
+  path: ReadonlyArray<PropertyKey>,
+  targetGroups: Record<string, string>,
+): PoolSplit | {problems: BackendProblem[]} {
+  const owner = rule === undefined ? undefined : forwardOwner(rule)
+  if (rule === undefined || !owner)
+    return {
+      problems: [
+        {
+          path: rule === undefined ? path : [...path, 'rule'],
+          message: `expected rule: the ARN of the ALB listener rule whose forward action splits traffic between target groups (arn:aws:elasticloadbalancing:REGION:ACCOUNT:listener-rule/app/…), or of the listener, for its default action${rule === undefined ? '' : `; got ${rule}`}`,
+        },
+      ],
+    }
+  const [describe, modify] = owner === 'rule' ? ['DescribeRules', 'ModifyRule'] : ['DescribeListeners', 'ModifyListener']
+  return {
+    at: rule,
+    label: owner === 'rule' ? `listener rule ${rule}` : `the default action of listener ${rule}`,
+    pools: Object.keys(targetGroups),
+    locks: [`elbv2:${rule}`],
+    iam: [
+      // Describe calls take no resource-level permissions.
+      {Sid: 'ReadWeightedForward', Effect: 'Allow', Action: [`elasticloadbalancing:${describe}`], Resource: ['*']},
+      {Sid: 'ChangeWeightedForward', Effect: 'Allow', Action: [`elasticloadbalancing:${modify}`], Resource: [rule]},
+    ],
+  }
+}
+
 /** AWS as a backend: weights on a weighted Route 53 record, pools as ELBv2 target groups, restrictions as a listener's rules. */
 export function awsBackend(targets: AwsTargets): Backend {
   const {dns, targetGroups = {}, listener} = targets
@@ -33,6 +70,7 @@ export function awsBackend(targets: AwsTargets): Backend {
     sets: {noun: 'weighted set', plural: 'weighted sets', at: 'targets.dns.sets'},
     weightsLabel: dns?.record,
     restrictionsLabel: listener,
+    poolSplit: (rule, path) => forwardSplit(rule, path, targetGroups),
     poolLabel: (pool) => targetGroups[pool],
     poolPath: (pool) => ['targets', 'targetGroups', pool],
     locks: {

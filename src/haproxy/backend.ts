@@ -43,6 +43,21 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
     sets: {noun: 'backend', plural: 'backends', at: 'targets.haproxy.backends'},
     weightsLabel: h.rampMap ? onSocket(`haproxy map ${h.rampMap}`) : undefined,
     restrictionsLabel: h.restrictMap ? onSocket(`haproxy map ${h.restrictMap}`) : undefined,
+    poolSplit(rule, path) {
+      // HAProxy's backends have no runtime weight of their own: the split between them is the ramp map.
+      if (rule !== undefined)
+        return {
+          problems: [
+            {
+              path: [...path, 'rule'],
+              message: 'names an ALB listener rule, but on HAProxy the split between backends is the ramp map (targets.haproxy.rampMap): leave rule out',
+            },
+          ],
+        }
+      if (!h.rampMap)
+        return {problems: [{path, message: 'on HAProxy a weighted-target-groups step moves traffic through the ramp map: targets.haproxy.rampMap names it'}]}
+      return {at: h.rampMap, label: onSocket(`haproxy map ${h.rampMap}`), pools, locks: [lock('map', h.rampMap)], iam: []}
+    },
     poolPath: (pool) => ['targets', 'haproxy', 'backends', pool],
     poolLabel: (pool) => (h.backends[pool] ? onSocket(`haproxy backend ${h.backends[pool]}`) : undefined),
     locks: {

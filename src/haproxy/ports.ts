@@ -3,7 +3,7 @@ import {HaproxyPool} from './pool.js'
 import {HaproxyMetrics} from './metrics.js'
 import {HaproxyRules} from './rules.js'
 import {RuntimeApi} from './runtime.js'
-import {HaproxyWeights} from './weights.js'
+import {HaproxyWeights, PoolKeyedWeights} from './weights.js'
 
 /** What a runbook's `targets.haproxy` would say: one HAProxy, reached by its Runtime API. */
 export interface HaproxyTargets {
@@ -25,6 +25,8 @@ export interface HaproxyPorts {
   pools: Map<string, PoolPort>
   restrictions?: RestrictionPort
   weights?: WeightsPort
+  /** A map's split by pool (ControlPlane.poolWeights): the ramp map, as a weighted-target-groups step sees it. */
+  poolWeights: (map: string) => WeightsPort
   metrics?: MetricsPort
 }
 
@@ -36,6 +38,7 @@ export function haproxyPorts(targets: HaproxyTargets, clock: Clock): HaproxyPort
     targetGroups.set(pool, new HaproxyPool(api, clock, pool, backend, {slowStartSeconds: targets.slowStart?.[pool]}))
   return {
     pools: targetGroups,
+    poolWeights: (map) => new PoolKeyedWeights(new HaproxyWeights(api, map), targets.backends),
     ...(targets.restrictMap ? {restrictions: new HaproxyRules(api, targets.restrictMap)} : {}),
     ...(targets.rampMap ? {weights: new HaproxyWeights(api, targets.rampMap)} : {}),
     ...(targets.metrics ? {metrics: new HaproxyMetrics(api, clock, targets.backends, targetGroups)} : {}),

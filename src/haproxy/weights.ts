@@ -66,3 +66,34 @@ export class HaproxyWeights implements WeightsPort {
     )
   }
 }
+
+/**
+ * The ramp map seen by pool instead of by backend, for a step that names pools (weighted-target-
+ * groups): the same map, the same atomic commits. A backend the runbook does not name keeps its
+ * own name.
+ */
+export class PoolKeyedWeights implements WeightsPort {
+  constructor(
+    private readonly map: WeightsPort,
+    /** Pool → backend. */
+    private readonly backends: Record<string, string>,
+  ) {}
+
+  get label(): string {
+    return this.map.label
+  }
+
+  ttl(signal?: AbortSignal): Promise<number> {
+    return this.map.ttl(signal)
+  }
+
+  async readWeights(signal?: AbortSignal): Promise<WeightMap> {
+    const byBackend = await this.map.readWeights(signal)
+    const poolOf = (backend: string) => Object.entries(this.backends).find(([, b]) => b === backend)?.[0] ?? backend
+    return Object.fromEntries(Object.entries(byBackend).map(([backend, w]) => [poolOf(backend), w]))
+  }
+
+  applyWeights(weights: WeightMap, signal?: AbortSignal): Promise<void> {
+    return this.map.applyWeights(Object.fromEntries(Object.entries(weights).map(([pool, w]) => [this.backends[pool] ?? pool, w])), signal)
+  }
+}

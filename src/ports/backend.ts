@@ -33,6 +33,18 @@ export interface BackendStep {
   failoverPercent?: unknown
 }
 
+/** One place a load balancer splits traffic between pools by weight. */
+export interface PoolSplit {
+  /** What the step's changes are recorded against, and what ControlPlane.poolWeights takes: the ARN, the map. */
+  at: string
+  /** As a plan names it. */
+  label: string
+  /** The pools it can weigh. */
+  pools: string[]
+  locks: string[]
+  iam: IamStatement[]
+}
+
 export interface Backend {
   readonly family: 'aws' | 'haproxy'
   /** What a live run changes, for the question it asks first and the IAM policy: `AWS`, `HAProxy /run/haproxy/admin.sock`. */
@@ -57,6 +69,12 @@ export interface Backend {
   locks: {weights(): string[]; pool(pool: string): string[]; restrictions(): string[]}
   /** The IAM statements each kind of change needs; none where the backend is not reached through IAM. */
   iam: {weights(): IamStatement[]; pool(pool: string, changes: {attributes: boolean}): IamStatement[]; restrict(): IamStatement[]; lift(): IamStatement[]}
+  /**
+   * Where the load balancer splits traffic between pools by weight, for a weighted-target-groups
+   * step: AWS names it per step (`rule`, a listener rule's or listener's ARN), HAProxy has one
+   * (its ramp map). What a step gave, or the problems with it.
+   */
+  poolSplit(rule: string | undefined, path: ReadonlyArray<PropertyKey>): PoolSplit | {problems: BackendProblem[]}
   /** What is wrong with the targets themselves, for this family. */
   problems(): BackendProblem[]
   /** What a step asks that this family cannot do, at paths under `path`. */

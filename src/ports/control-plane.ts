@@ -141,6 +141,12 @@ export interface ControlPlane {
   clock: Clock
   /** The weights traffic is split by: a weighted DNS record's, or a HAProxy ramp map's. */
   weights?: WeightsPort
+  /**
+   * The load balancer's own split between pools, keyed by pool, where it has one: an ALB rule's
+   * forward action (by the rule's or listener's ARN), HAProxy's ramp map (by its name), the
+   * simulator's routing. Unlike DNS weights, every request follows a change at once.
+   */
+  poolWeights?: (at: string) => WeightsPort
   /** The pools a runbook names: target groups, HAProxy backends, the simulator's pools. */
   pools: Map<string, PoolPort>
   /** Where traffic types are turned away: a listener's rules, a HAProxy restriction map. */

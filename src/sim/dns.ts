@@ -37,6 +37,13 @@ export class WeightedDns {
     for (let p = 0; p < this.pools; p++) this.target[p] = total > 0 ? weights[p] / total : 1 / this.pools
   }
 
+  /** Publishes weights every client follows from the next tick: a load balancer's split, which no cache holds back. */
+  publishNow(weights: ArrayLike<number>): void {
+    this.publish(weights)
+    for (let s = 0; s < this.span; s++) for (let p = 0; p < this.pools; p++) this.history[s * this.pools + p] = this.target[p]
+    for (let p = 0; p < this.pools; p++) this.sums[p] = this.target[p] * this.span
+  }
+
   /** The published split (what every client sees once caches have expired). */
   published(): Float64Array {
     return this.target

@@ -126,6 +126,12 @@ export class Fleet {
     this.dns.publish(this.weights)
   }
 
+  /** Sets the load balancer's split between pools (an ALB rule's weighted forward): every request follows it at once. */
+  setSplit(weights: Record<string, number>): void {
+    for (const [name, w] of Object.entries(weights)) this.weights[this.poolIndex(name)] = w
+    this.dns.publishNow(this.weights)
+  }
+
   currentWeights(): Record<string, number> {
     return Object.fromEntries(this.pools.map((p, i) => [p.config.name, this.weights[i]]))
   }

@@ -54,6 +54,7 @@ export function drillControlPlane(haproxy: DrillHaproxy, dir: string, socket: st
   return {
     clock,
     weights: ports.weights,
+    poolWeights: ports.poolWeights,
     pools: ports.pools,
     restrictions: ports.restrictions,
     metrics: ports.metrics,

@@ -4,6 +4,7 @@ import {CloudWatchMetrics} from '../aws/cloudwatch.js'
 import {Elbv2TargetGroup} from '../aws/elbv2.js'
 import {PrometheusMetrics} from '../prometheus/metrics.js'
 import {Route53Dns} from '../aws/route53.js'
+import {ForwardWeights} from '../aws/forward-weights.js'
 import {ListenerRules} from '../aws/rules.js'
 import type {ControlPlane, FreezePort, MetricsPort, PoolPort} from '../ports/control-plane.js'
 import {InputError} from '../errors.js'
@@ -94,6 +95,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
     control: {
       clock,
       weights: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone, targets.dns.record, targets.dns.type) : haproxy?.weights,
+      poolWeights: haproxy ? haproxy.poolWeights : (at) => new ForwardWeights(clients, at, targets.targetGroups ?? {}),
       pools: groups,
       restrictions: targets.listener ? new ListenerRules(clients, targets.listener) : haproxy?.restrictions,
       metrics,

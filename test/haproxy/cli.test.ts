@@ -228,6 +228,24 @@ describe('sluice run on a HAProxy runbook', () => {
     for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).not.toBe('g1')
   }, 60_000)
 
+  it('k. weighted-target-groups shifts the split by pool through the same ramp map, read back with show map, and rollback puts it back', async () => {
+    const {file, state} = runbook('weighted', '  - {action: weighted-target-groups, pool: green, schedule: [30, 100], bake: 1}\n')
+    const run = await sluice(['run', file, '--yes', '--state', state])
+    expect(run.code, run.stderr).toBe(exitCodeOf('completed'))
+    expect(await weights()).toEqual({blue: 0, green: 100})
+    const {runId, entries} = onlyRun(state)
+    // Recorded by pool, against the map it changed.
+    expect(mutations(entries, 'pool-weights', 'intent').map((m) => [m.resource, m.after])).toEqual([
+      [join(haproxy.dir, 'ramp.map'), {blue: 70, green: 30}],
+      [join(haproxy.dir, 'ramp.map'), {blue: 0, green: 100}],
+    ])
+    for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).toBe('g1')
+    const rolled = await sluice(['rollback', runId, '--yes', '--state', state])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(await weights()).toEqual({blue: 100, green: 0})
+    for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).not.toBe('g1')
+  }, 60_000)
+
   it('d, h. a restriction answers 503 with Retry-After to that traffic only; status reads it, the servers and the weights back from HAProxy; lift lets it through', async () => {
     const restricted = runbook('restrict', '  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n')
     const run = await sluice(['run', restricted.file, '--yes', '--state', restricted.state])

@@ -6,6 +6,7 @@ import {MemoryFreeze} from './freeze.js'
 import {SimHooks} from './hooks.js'
 import {SimMetrics} from './metrics.js'
 import {SimRules} from './rules.js'
+import {SimSplit} from './split.js'
 import {SimTargetGroup} from './target-group.js'
 
 export interface SimTargets {
@@ -28,6 +29,7 @@ export function simulatedControlPlane(fleet: Fleet, targets: SimTargets, options
   return {
     clock,
     weights: targets.sets ? new SimDns(fleet, targets.sets, targets.record ?? 'record') : undefined,
+    poolWeights: (at) => new SimSplit(fleet, targets.targetGroups, at),
     pools: groups,
     restrictions: targets.listener ? new SimRules(fleet) : undefined,
     metrics: targets.metrics ? new SimMetrics(fleet) : undefined,

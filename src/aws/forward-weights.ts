@@ -1,0 +1,134 @@
+import type {Action, TargetGroupTuple} from '@aws-sdk/client-elastic-load-balancing-v2'
+import {FailedError} from '../errors.js'
+import type {WeightMap, WeightsPort} from '../ports/control-plane.js'
+import {forwardOwner} from './backend.js'
+import type {AwsClients} from './clients.js'
+import {awsCall} from './errors.js'
+
+/** What an ALB takes in one weighted forward (ELBv2 API reference, TargetGroupTuple). */
+export const forwardLimits = {maxWeight: 999, maxGroups: 5}
+
+/**
+ * The weights of an ALB listener rule's forward action (or a listener's default action) between
+ * target groups, keyed by the runbook's pool names; a group the runbook does not name keeps its
+ * ARN as its key. A pool whose group is not on the forward weighs 0, and is added when it gets
+ * traffic. The load balancer routes the next request by a change, so the TTL is 0.
+ *
+ * A change rewrites the whole action (ModifyRule and ModifyListener replace actions, they do not
+ * patch them), so it reads the action first and keeps everything but the weights: stickiness,
+ * order, other actions. sluice checks the weights itself, as the API does: moto, the emulator
+ * the tests run against, takes any number.
+ */
+export class ForwardWeights implements WeightsPort {
+  readonly label: string
+  private readonly owner: 'rule' | 'listener'
+
+  constructor(
+    private readonly clients: AwsClients,
+    private readonly arn: string,
+    /** Pool → target group ARN. */
+    private readonly groups: Record<string, string>,
+  ) {
+    const owner = forwardOwner(arn)
+    if (!owner) throw new FailedError(`${arn} is neither a listener rule's nor a listener's ARN`)
+    this.owner = owner
+    this.label = owner === 'rule' ? `listener rule ${arn}` : `the default action of listener ${arn}`
+  }
+
+  async ttl(): Promise<number> {
+    return 0
+  }
+
+  async readWeights(signal?: AbortSignal): Promise<WeightMap> {
+    const {forward} = await this.forward(signal)
+    const weights: WeightMap = Object.fromEntries(Object.keys(this.groups).map((pool) => [pool, 0]))
+    for (const tuple of tuplesOf(forward)) weights[this.poolOf(tuple.TargetGroupArn!)] = tuple.Weight ?? 1
+    return weights
+  }
+
+  async applyWeights(weights: WeightMap, signal?: AbortSignal): Promise<void> {
+    const {actions, forward} = await this.forward(signal)
+    const now = new Map(tuplesOf(forward).map((t) => [t.TargetGroupArn!, t.Weight ?? 1]))
+    for (const [key, weight] of Object.entries(weights)) {
+      const arn = this.groups[key] ?? (now.has(key) ? key : undefined)
+      if (!arn) throw new FailedError(`${this.label}: no target group for "${key}"; the runbook's pools are ${Object.keys(this.groups).join(', ')}`)
+      if (!Number.isInteger(weight) || weight < 0 || weight > forwardLimits.maxWeight)
+        throw new FailedError(
+          `${this.label}: a weight of ${weight} for ${key} is out of range; an ALB takes whole numbers from 0 to ${forwardLimits.maxWeight}`,
+        )
+      now.set(arn, weight)
+    }
+    // Groups at 0 that were not on the forward stay off it: adding them changes nothing but the count.
+    const tuples = [...now].filter(([arn, weight]) => weight > 0 || tuplesOf(forward).some((t) => t.TargetGroupArn === arn))
+    if (tuples.length > forwardLimits.maxGroups)
+      throw new FailedError(`${this.label}: a forward takes at most ${forwardLimits.maxGroups} target groups, and these weights name ${tuples.length}`)
+    if (!tuples.some(([, weight]) => weight > 0)) throw new FailedError(`${this.label}: every weight would be 0, which sends no request anywhere`)
+    const changed: Action = {
+      ...forward,
+      TargetGroupArn: undefined,
+      ForwardConfig: {...forward.ForwardConfig, TargetGroups: tuples.map(([arn, weight]) => ({TargetGroupArn: arn, Weight: weight}))},
+    }
+    const next = actions.map((a) => (a === forward ? changed : a))
+    const {ModifyListenerCommand, ModifyRuleCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    if (this.owner === 'rule')
+      await awsCall(
+        'ELBv2',
+        'ModifyRule',
+        this.label,
+        (abortSignal) => client.send(new ModifyRuleCommand({RuleArn: this.arn, Actions: next}), {abortSignal}),
+        signal,
+      )
+    else
+      await awsCall(
+        'ELBv2',
+        'ModifyListener',
+        this.label,
+        (abortSignal) => client.send(new ModifyListenerCommand({ListenerArn: this.arn, DefaultActions: next}), {abortSignal}),
+        signal,
+      )
+  }
+
+  /** The rule's (or listener's default) actions, and the one forward among them. */
+  private async forward(signal?: AbortSignal): Promise<{actions: Action[]; forward: Action}> {
+    const {DescribeListenersCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    let actions: Action[]
+    if (this.owner === 'rule') {
+      const out = await awsCall(
+        'ELBv2',
+        'DescribeRules',
+        this.label,
+        (abortSignal) => client.send(new DescribeRulesCommand({RuleArns: [this.arn]}), {abortSignal}),
+        signal,
+      )
+      actions = out.Rules?.[0]?.Actions ?? []
+    } else {
+      const out = await awsCall(
+        'ELBv2',
+        'DescribeListeners',
+        this.label,
+        (abortSignal) => client.send(new DescribeListenersCommand({ListenerArns: [this.arn]}), {abortSignal}),
+        signal,
+      )
+      actions = out.Listeners?.[0]?.DefaultActions ?? []
+    }
+    const forwards = actions.filter((a) => a.Type === 'forward')
+    if (forwards.length !== 1)
+      throw new FailedError(
+        `${this.label} has ${forwards.length === 0 ? 'no forward action' : `${forwards.length} forward actions`}, so there is no one split between target groups to weigh`,
+      )
+    return {actions, forward: forwards[0]}
+  }
+
+  private poolOf(arn: string): string {
+    return Object.entries(this.groups).find(([, group]) => group === arn)?.[0] ?? arn
+  }
+}
+
+/** A forward's groups and weights; a plain forward to one group (TargetGroupArn alone) is that group at weight 1. */
+function tuplesOf(forward: Action): TargetGroupTuple[] {
+  const tuples = forward.ForwardConfig?.TargetGroups ?? []
+  if (tuples.length > 0) return tuples
+  return forward.TargetGroupArn ? [{TargetGroupArn: forward.TargetGroupArn, Weight: 1}] : []
+}

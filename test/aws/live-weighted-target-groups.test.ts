@@ -1,0 +1,179 @@
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {
+  CreateRuleCommand,
+  CreateTargetGroupCommand,
+  DescribeListenersCommand,
+  DescribeRulesCommand,
+  DescribeTargetGroupsCommand,
+  ElasticLoadBalancingV2Client,
+  type Action,
+} from '@aws-sdk/client-elastic-load-balancing-v2'
+import {beforeEach, describe, expect, it} from 'vitest'
+import {sluice} from '../helpers/cli.js'
+import {cfg, seedMetrics, useLiveFixture, type Fixture} from './live-fixture.js'
+import {uniqueName} from './seed.js'
+
+// The ALB-native ramp (weighted-target-groups) through the real SDK against moto, gated by
+// CloudWatch like the DNS ramp. moto keeps a rule's weighted forward as given, so what sluice
+// sent is read back from the API; the weights each change carried are read from the proxy.
+
+let fx: Fixture
+let green: string
+let ruleArn: string
+const current = useLiveFixture()
+
+beforeEach(async () => {
+  fx = current()
+  const elb = new ElasticLoadBalancingV2Client(cfg)
+  try {
+    const [blue] = (await elb.send(new DescribeTargetGroupsCommand({TargetGroupArns: [fx.targets.targetGroupArn]}))).TargetGroups!
+    const created = await elb.send(new CreateTargetGroupCommand({Name: uniqueName('green'), Protocol: 'HTTPS', Port: 443, VpcId: blue.VpcId, TargetType: 'ip'}))
+    green = created.TargetGroups![0].TargetGroupArn!
+    const rule = await elb.send(
+      new CreateRuleCommand({
+        ListenerArn: fx.targets.listenerArn,
+        Priority: 100,
+        Conditions: [{Field: 'path-pattern', PathPatternConfig: {Values: ['/mail/*']}}],
+        Actions: [
+          {
+            Type: 'forward',
+            ForwardConfig: {
+              TargetGroups: [
+                {TargetGroupArn: fx.targets.targetGroupArn, Weight: 100},
+                {TargetGroupArn: green, Weight: 0},
+              ],
+              TargetGroupStickinessConfig: {Enabled: true, DurationSeconds: 300},
+            },
+          },
+        ],
+      }),
+    )
+    ruleArn = rule.Rules![0].RuleArn!
+  } finally {
+    elb.destroy()
+  }
+})
+
+function runbook(name: string, step: string): string {
+  const file = join(fx.dir, `${name}.yaml`)
+  writeFileSync(
+    file,
+    `name: ${name}
+targets:
+  targetGroups: {blue: ${fx.targets.targetGroupArn}, green: ${green}}
+  metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}
+steps:
+${step}`,
+  )
+  return file
+}
+
+const gated = (at: string) => `  - action: weighted-target-groups
+    ${at}
+    pool: green
+    schedule: [10, 50, 100]
+    bake: 2
+    gate: {metric: error-rate, threshold: 2, window: 60, interval: 1, successes: 2}
+`
+
+/** The forward of the rule (or the listener's default action), by target group ARN. */
+async function forwardOf(arn: string): Promise<Action> {
+  const elb = new ElasticLoadBalancingV2Client(cfg)
+  try {
+    const actions = arn.includes(':listener-rule/')
+      ? (await elb.send(new DescribeRulesCommand({RuleArns: [arn]}))).Rules![0].Actions!
+      : (await elb.send(new DescribeListenersCommand({ListenerArns: [arn]}))).Listeners![0].DefaultActions!
+    return actions.find((a) => a.Type === 'forward')!
+  } finally {
+    elb.destroy()
+  }
+}
+
+const weightsOf = (forward: Action) =>
+  Object.fromEntries(
+    (forward.ForwardConfig?.TargetGroups ?? []).map((t) => [
+      t.TargetGroupArn === green ? 'green' : t.TargetGroupArn === fx.targets.targetGroupArn ? 'blue' : t.TargetGroupArn,
+      t.Weight,
+    ]),
+  )
+
+/** The weights each successful ModifyRule or ModifyListener carried, in order, as blue/green. */
+function weightChanges(operation: 'ModifyRule' | 'ModifyListener'): Array<Record<string, number>> {
+  return fx.proxy
+    .of(operation)
+    .filter((c) => c.status === 200)
+    .map((c) => {
+      const params = new URLSearchParams(c.body)
+      const out: Record<string, number> = {}
+      for (const [key, value] of params) {
+        const m = /ForwardConfig\.TargetGroups\.member\.(\d+)\.TargetGroupArn$/.exec(key)
+        if (!m) continue
+        const weightKey = key.replace(/TargetGroupArn$/, 'Weight')
+        out[value === green ? 'green' : value === fx.targets.targetGroupArn ? 'blue' : value] = Number(params.get(weightKey))
+      }
+      return out
+    })
+}
+
+describe('weighted-target-groups against moto', () => {
+  it('shifts a rule to green step by step behind its gate, one ModifyRule per step, keeping the stickiness', async () => {
+    await seedMetrics(fx, 0)
+    const file = runbook('shift-green', gated(`rule: ${ruleArn}`))
+    const result = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(result.code, result.stderr + result.stdout).toBe(0)
+    expect(JSON.parse(result.stdout).outcome).toBe('completed')
+    expect(weightChanges('ModifyRule')).toEqual([
+      {blue: 90, green: 10},
+      {blue: 50, green: 50},
+      {blue: 0, green: 100},
+    ])
+    const forward = await forwardOf(ruleArn)
+    expect(weightsOf(forward)).toEqual({blue: 0, green: 100})
+    expect(forward.ForwardConfig?.TargetGroupStickinessConfig).toEqual({Enabled: true, DurationSeconds: 300})
+  }, 120_000)
+
+  it('a failed gate puts the rule back to the weights it started from', async () => {
+    await seedMetrics(fx, 5)
+    const file = runbook('shift-into-errors', gated(`rule: ${ruleArn}`))
+    const result = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(result.code, result.stderr).toBe(3)
+    const json = JSON.parse(result.stdout)
+    expect(json.outcome).toBe('gate-failed')
+    expect(json.message).toContain('measured 5.00%')
+    expect(weightChanges('ModifyRule')).toEqual([
+      {blue: 90, green: 10},
+      {blue: 100, green: 0},
+    ])
+    expect(weightsOf(await forwardOf(ruleArn))).toEqual({blue: 100, green: 0})
+  }, 120_000)
+
+  it("on a listener's default action (a plain forward to blue), adds green to the forward and shifts with ModifyListener", async () => {
+    await seedMetrics(fx, 0)
+    const file = runbook(
+      'shift-default',
+      `  - {action: weighted-target-groups, rule: ${fx.targets.listenerArn}, pool: green, schedule: [25, 100], bake: 1}
+`,
+    )
+    const result = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(result.code, result.stderr + result.stdout).toBe(0)
+    expect(weightChanges('ModifyListener')).toEqual([
+      {blue: 75, green: 25},
+      {blue: 0, green: 100},
+    ])
+    expect(fx.proxy.of('ModifyRule')).toEqual([])
+    expect(weightsOf(await forwardOf(fx.targets.listenerArn))).toEqual({blue: 0, green: 100})
+  }, 120_000)
+
+  it('rollback of a finished shift puts the rule back, read back from the API', async () => {
+    await seedMetrics(fx, 0)
+    const file = runbook('shift-and-back', gated(`rule: ${ruleArn}`))
+    const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(run.code, run.stderr + run.stdout).toBe(0)
+    const runId = JSON.parse(run.stdout).runId as string
+    const back = await sluice(['rollback', runId, '--yes'], {env: fx.env})
+    expect(back.code, back.stderr + back.stdout).toBe(0)
+    expect(back.stdout).toContain(`set the weights of ${ruleArn} back to blue=100 green=0`)
+    expect(weightsOf(await forwardOf(ruleArn))).toEqual({blue: 100, green: 0})
+  }, 120_000)
+})
