@@ -20,7 +20,10 @@ export const forwardLimits = {maxWeight: 999, maxGroups: 5}
  * the tests run against, takes any number.
  */
 export class ForwardWeights implements WeightsPort {
+  /** The ARN: what a change is recorded against, and what finds this port again (ControlPlane.poolWeights). */
   readonly label: string
+  /** The ARN in words, for messages. */
+  private readonly what: string
   private readonly owner: 'rule' | 'listener'
 
   constructor(
@@ -32,7 +35,8 @@ export class ForwardWeights implements WeightsPort {
     const owner = forwardOwner(arn)
     if (!owner) throw new FailedError(`${arn} is neither a listener rule's nor a listener's ARN`)
     this.owner = owner
-    this.label = owner === 'rule' ? `listener rule ${arn}` : `the default action of listener ${arn}`
+    this.label = arn
+    this.what = owner === 'rule' ? `listener rule ${arn}` : `the default action of listener ${arn}`
   }
 
   async ttl(): Promise<number> {
@@ -51,18 +55,16 @@ export class ForwardWeights implements WeightsPort {
     const now = new Map(tuplesOf(forward).map((t) => [t.TargetGroupArn!, t.Weight ?? 1]))
     for (const [key, weight] of Object.entries(weights)) {
       const arn = this.groups[key] ?? (now.has(key) ? key : undefined)
-      if (!arn) throw new FailedError(`${this.label}: no target group for "${key}"; the runbook's pools are ${Object.keys(this.groups).join(', ')}`)
+      if (!arn) throw new FailedError(`${this.what}: no target group for "${key}"; the runbook's pools are ${Object.keys(this.groups).join(', ')}`)
       if (!Number.isInteger(weight) || weight < 0 || weight > forwardLimits.maxWeight)
-        throw new FailedError(
-          `${this.label}: a weight of ${weight} for ${key} is out of range; an ALB takes whole numbers from 0 to ${forwardLimits.maxWeight}`,
-        )
+        throw new FailedError(`${this.what}: a weight of ${weight} for ${key} is out of range; an ALB takes whole numbers from 0 to ${forwardLimits.maxWeight}`)
       now.set(arn, weight)
     }
     // Groups at 0 that were not on the forward stay off it: adding them changes nothing but the count.
     const tuples = [...now].filter(([arn, weight]) => weight > 0 || tuplesOf(forward).some((t) => t.TargetGroupArn === arn))
     if (tuples.length > forwardLimits.maxGroups)
-      throw new FailedError(`${this.label}: a forward takes at most ${forwardLimits.maxGroups} target groups, and these weights name ${tuples.length}`)
-    if (!tuples.some(([, weight]) => weight > 0)) throw new FailedError(`${this.label}: every weight would be 0, which sends no request anywhere`)
+      throw new FailedError(`${this.what}: a forward takes at most ${forwardLimits.maxGroups} target groups, and these weights name ${tuples.length}`)
+    if (!tuples.some(([, weight]) => weight > 0)) throw new FailedError(`${this.what}: every weight would be 0, which sends no request anywhere`)
     const changed: Action = {
       ...forward,
       TargetGroupArn: undefined,
@@ -83,7 +85,7 @@ export class ForwardWeights implements WeightsPort {
       await awsCall(
         'ELBv2',
         'ModifyListener',
-        this.label,
+        this.what,
         (abortSignal) => client.send(new ModifyListenerCommand({ListenerArn: this.arn, DefaultActions: next}), {abortSignal}),
         signal,
       )
@@ -98,7 +100,7 @@ export class ForwardWeights implements WeightsPort {
       const out = await awsCall(
         'ELBv2',
         'DescribeRules',
-        this.label,
+        this.what,
         (abortSignal) => client.send(new DescribeRulesCommand({RuleArns: [this.arn]}), {abortSignal}),
         signal,
       )
@@ -107,7 +109,7 @@ export class ForwardWeights implements WeightsPort {
       const out = await awsCall(
         'ELBv2',
         'DescribeListeners',
-        this.label,
+        this.what,
         (abortSignal) => client.send(new DescribeListenersCommand({ListenerArns: [this.arn]}), {abortSignal}),
         signal,
       )
@@ -116,7 +118,7 @@ export class ForwardWeights implements WeightsPort {
     const forwards = actions.filter((a) => a.Type === 'forward')
     if (forwards.length !== 1)
       throw new FailedError(
-        `${this.label} has ${forwards.length === 0 ? 'no forward action' : `${forwards.length} forward actions`}, so there is no one split between target groups to weigh`,
+        `${this.what} has ${forwards.length === 0 ? 'no forward action' : `${forwards.length} forward actions`}, so there is no one split between target groups to weigh`,
       )
     return {actions, forward: forwards[0]}
   }

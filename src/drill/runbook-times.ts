@@ -10,3 +10,14 @@ import {typePath} from './load-generator.js'
 export function drillRestrictions(runbook: Runbook): Runbook {
   return {...runbook, steps: runbook.steps.map((step): Step => (step.action === 'restrict' ? {...step, paths: [typePath(step.type)], headers: {}} : step))}
 }
+
+/**
+ * A runbook on the drill's HAProxy: its socket and map files are the drill's, so the plan, the
+ * labels, the locks and the journal name what the drill changes, not the production paths the
+ * runbook was written for.
+ */
+export function onDrillHaproxy(runbook: Runbook, haproxy: {socket: string; restrictMap: string; rampMap?: string}): Runbook {
+  const written = runbook.targets.haproxy
+  if (!written) return runbook
+  return {...runbook, targets: {...runbook.targets, haproxy: {...written, ...haproxy, rampMap: haproxy.rampMap}}}
+}

@@ -25,8 +25,8 @@ export interface HaproxyPorts {
   pools: Map<string, PoolPort>
   restrictions?: RestrictionPort
   weights?: WeightsPort
-  /** A map's split by pool (ControlPlane.poolWeights): the ramp map, as a weighted-target-groups step sees it. */
-  poolWeights: (map: string) => WeightsPort
+  /** The ramp map by pool (ControlPlane.poolWeights), as a weighted-target-groups step sees it: HAProxy has that one split. */
+  poolWeights?: () => WeightsPort
   metrics?: MetricsPort
 }
 
@@ -36,11 +36,11 @@ export function haproxyPorts(targets: HaproxyTargets, clock: Clock): HaproxyPort
   const targetGroups = new Map<string, PoolPort>()
   for (const [pool, backend] of Object.entries(targets.backends))
     targetGroups.set(pool, new HaproxyPool(api, clock, pool, backend, {slowStartSeconds: targets.slowStart?.[pool]}))
+  const weights = targets.rampMap ? new HaproxyWeights(api, targets.rampMap) : undefined
   return {
     pools: targetGroups,
-    poolWeights: (map) => new PoolKeyedWeights(new HaproxyWeights(api, map), targets.backends),
     ...(targets.restrictMap ? {restrictions: new HaproxyRules(api, targets.restrictMap)} : {}),
-    ...(targets.rampMap ? {weights: new HaproxyWeights(api, targets.rampMap)} : {}),
+    ...(weights ? {weights, poolWeights: () => new PoolKeyedWeights(weights, targets.backends)} : {}),
     ...(targets.metrics ? {metrics: new HaproxyMetrics(api, clock, targets.backends, targetGroups)} : {}),
   }
 }

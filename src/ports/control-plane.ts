@@ -143,8 +143,9 @@ export interface ControlPlane {
   weights?: WeightsPort
   /**
    * The load balancer's own split between pools, keyed by pool, where it has one: an ALB rule's
-   * forward action (by the rule's or listener's ARN), HAProxy's ramp map (by its name), the
-   * simulator's routing. Unlike DNS weights, every request follows a change at once.
+   * forward action (by the rule's or listener's ARN), HAProxy's ramp map (its one split), the
+   * simulator's routing. Unlike DNS weights, every request follows a change at once. A change is
+   * recorded against the port's label, which finds the port again.
    */
   poolWeights?: (at: string) => WeightsPort
   /** The pools a runbook names: target groups, HAProxy backends, the simulator's pools. */

@@ -1,3 +1,4 @@
+import {join} from 'node:path'
 import {existsSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {InputError, InterruptedError} from '../errors.js'
@@ -16,13 +17,13 @@ import type {SimulationRecord} from '../sim/record.js'
 import {drillControlPlane} from './drill-control-plane.js'
 import {faultSteps, playFaults} from '../drill/faults.js'
 import {sendFleetCommand} from '../drill/fleet.js'
-import {drillHaproxy} from '../drill/haproxy-config.js'
+import {drillHaproxy, drillMaps} from '../drill/haproxy-config.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from '../drill/process.js'
 import {drillWindowSeconds, reportCard, type Timeline} from '../drill/report-card.js'
 import {sampleRotation, serversUp} from '../drill/rotation.js'
 import {cutAt, failuresOf, realTimeline, simTimeline} from '../drill/timeline.js'
 import type {DrillReport, DrillTarget} from '../drill/report.js'
-import {drillRestrictions} from '../drill/runbook-times.js'
+import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
 import {scaleRunbookTimes} from '../loader/scale-times.js'
 import {chooseScales, drillFleetConfig, drillLoadConfig, drillQueueSeconds, queuedAsDrilled, type DrillScales} from '../drill/scale.js'
 
@@ -144,7 +145,11 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       const startAt = predicted.startAt ?? 0
       await sleep(startAt * scales.timeScale - wallNow())
       if (!signal.aborted) {
-        const runbook = drillRestrictions(scaleRunbookTimes(target.runbook, scales.timeScale))
+        const runbook = onDrillHaproxy(drillRestrictions(scaleRunbookTimes(target.runbook, scales.timeScale)), {
+          socket: haproxy.socket,
+          restrictMap: join(haproxy.dir, drillMaps.restrict),
+          ...(config.ramp ? {rampMap: join(haproxy.dir, drillMaps.ramp)} : {}),
+        })
         const control = drillControlPlane(
           config,
           haproxy.dir,

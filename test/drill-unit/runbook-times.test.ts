@@ -1,6 +1,8 @@
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
-import {drillRestrictions} from '../../src/drill/runbook-times.js'
+import {drillRestrictions, onDrillHaproxy} from '../../src/drill/runbook-times.js'
+import {actionOf} from '../../src/actions/registry.js'
+import {lockedResources} from '../../src/wiring/live.js'
 import {scaleRunbookTimes} from '../../src/loader/scale-times.js'
 import {loadRunbookFile, parseRunbook} from '../../src/loader/load-runbook.js'
 import type {Step} from '../../src/actions/registry.js'
@@ -42,6 +44,12 @@ steps:
     schedule: [10, 50, 100]
     bake: 40
     gate: {metric: healthy-targets, threshold: 95, window: 20, interval: 5, successes: 2}
+  - action: weighted-target-groups
+    rule: arn:aws:elasticloadbalancing:us-east-1:1:listener/app/x/1/2
+    pool: green
+    schedule: [25, 100]
+    bake: 48
+    gate: {metric: error-rate, threshold: 3, window: 24, interval: 8, successes: 2}
   - action: wait
     for: 90
   - action: check
@@ -77,6 +85,9 @@ describe('scaleRunbookTimes', () => {
     const ramp = stepOf(scaled, 'ramp')
     expect(ramp.bake).toBe(10)
     expect(ramp.gate).toMatchObject({window: 5, interval: 1.25})
+    const shift = stepOf(scaled, 'weighted-target-groups')
+    expect(shift.bake).toBe(12)
+    expect(shift.gate).toMatchObject({window: 6, interval: 2})
     expect(stepOf(scaled, 'wait').for).toBe(22.5)
     const check = stepOf(scaled, 'check')
     expect(check.bake).toBe(5)
@@ -97,6 +108,8 @@ describe('scaleRunbookTimes', () => {
     expect(cycle.gate).toMatchObject({threshold: 2, successes: 3, failureLimit: 2, inconclusiveLimit: 4})
     expect(stepOf(scaled.steps, 'ramp').schedule).toEqual([10, 50, 100])
     expect(stepOf(scaled.steps, 'ramp').gate?.threshold).toBe(95)
+    expect(stepOf(scaled.steps, 'weighted-target-groups').schedule).toEqual([25, 100])
+    expect(stepOf(scaled.steps, 'weighted-target-groups').gate).toMatchObject({threshold: 3, successes: 2})
     expect(stepOf(scaled.steps, 'check').gate.threshold).toBe(250)
     expect(stepOf(scaled.steps, 'restrict').paths).toEqual(['/sync/'])
     expect(stepOf(scaled.steps, 'lift')).toEqual(stepOf(everyStep.steps, 'lift'))
@@ -167,5 +180,22 @@ describe('drillRestrictions', () => {
   it('points any restricted type at its own path', () => {
     const drilled = drillRestrictions(everyStep)
     expect(stepOf(drilled.steps, 'restrict').paths).toEqual(['/t/sync'])
+  })
+})
+
+describe('onDrillHaproxy', () => {
+  it("puts the drill's socket and maps in the runbook, so its plan and locks name what the drill changes, not production's paths", () => {
+    const runbook = loadRunbookFile(shipped)
+    const drill = {socket: '/tmp/sluice-drill/admin.sock', restrictMap: '/tmp/sluice-drill/restricted.map', rampMap: '/tmp/sluice-drill/ramp.map'}
+    const onDrill = onDrillHaproxy(runbook, drill)
+    const plan = (r: typeof runbook) => r.steps.flatMap((s) => actionOf(s).plan(s, {targets: r.targets})).join('\n')
+    expect(plan(runbook)).toContain('/etc/haproxy/sluice-ramp.map')
+    expect(plan(onDrill)).not.toContain('/etc/haproxy/')
+    expect(plan(onDrill)).toContain('haproxy map /tmp/sluice-drill/ramp.map (/tmp/sluice-drill/admin.sock)')
+    expect(plan(onDrill)).toContain('haproxy map /tmp/sluice-drill/restricted.map (/tmp/sluice-drill/admin.sock)')
+    expect(lockedResources(onDrill).every((lock) => lock.startsWith('haproxy:/tmp/sluice-drill/admin.sock/'))).toBe(true)
+    // A drill whose HAProxy has no ramp leaves none in the runbook either.
+    expect(onDrillHaproxy(runbook, {socket: drill.socket, restrictMap: drill.restrictMap}).targets.haproxy?.rampMap).toBeUndefined()
+    expect(runbook.targets.haproxy?.socket).toBe('/run/haproxy/admin.sock')
   })
 })

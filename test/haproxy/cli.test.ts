@@ -236,8 +236,8 @@ describe('sluice run on a HAProxy runbook', () => {
     const {runId, entries} = onlyRun(state)
     // Recorded by pool, against the map it changed.
     expect(mutations(entries, 'pool-weights', 'intent').map((m) => [m.resource, m.after])).toEqual([
-      [join(haproxy.dir, 'ramp.map'), {blue: 70, green: 30}],
-      [join(haproxy.dir, 'ramp.map'), {blue: 0, green: 100}],
+      [rampMap.label, {blue: 70, green: 30}],
+      [rampMap.label, {blue: 0, green: 100}],
     ])
     for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).toBe('g1')
     const rolled = await sluice(['rollback', runId, '--yes', '--state', state])

@@ -57,7 +57,7 @@ export const weightedTargetGroups: ActionDefinition<WeightedTargetGroupsStep, ty
   locks: (step, targets) => splitOf(step, targets).locks,
   iam: (step, targets) => splitOf(step, targets).iam,
   mutations: {[kind]: weightsRules(kind, (control, at) => poolWeightsAt(control, at))},
-  run: (step, ctx) => runWeightsRamp({...step, set: step.pool, allowShortBake: false}, ctx, poolWeightsAt(ctx.control, step.at), kind, step.at),
+  run: (step, ctx) => runWeightsRamp({...step, set: step.pool, allowShortBake: false}, ctx, poolWeightsAt(ctx.control, step.at), kind),
 }
 
 /** The split's weights port; every control plane that loads a runbook with this step has one. */

@@ -10,7 +10,8 @@ export class SimSplit implements WeightsPort {
     private readonly pools: string[],
     at: string,
   ) {
-    this.label = `${at} (simulated)`
+    // A change is recorded against the label, which comes back as `at` to undo it.
+    this.label = at.endsWith(' (simulated)') ? at : `${at} (simulated)`
   }
 
   async ttl(): Promise<number> {
