@@ -26,12 +26,16 @@ export function simTimeline(record: SimulationRecord, n = record.ticks): Timelin
   return {t: record.t.subarray(0, n), demand: record.demand.subarray(0, n), served: record.served.subarray(0, n), inRotation: record.inRotation.subarray(0, n)}
 }
 
-/** Failures from scenario second `from` to the end (the last, partial bucket left out as in realTimeline). */
+/**
+ * Failures from scenario second `from` to the end (the last, partial bucket left out as in
+ * realTimeline), as counts in the scenario's units: the load ran at rateScale of the scenario's
+ * rates for timeScale of its seconds, so a real count is divided by both.
+ */
 export function failuresOf(record: LoadRecord, scales: DrillScales, from: number): Failures {
   const sum = (key: 'timeouts' | 'refused' | 'errors' | 'rejected' | 'givenUp'): number => {
     let total = 0
     for (let i = 0; i < record.t.length - 1; i++) if (record.t[i] / scales.timeScale >= from) total += record.series[key][i] * record.bucketSeconds
-    return total / scales.rateScale
+    return total / scales.rateScale / scales.timeScale
   }
   return {timeouts: sum('timeouts'), refused: sum('refused'), errors: sum('errors'), rejected: sum('rejected'), givenUp: sum('givenUp')}
 }

@@ -209,7 +209,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   }
 }
 
-interface Prediction {
+export interface Prediction {
   record: SimulationRecord
   /** How long the drill runs: the simulation, or the rehearsal until its runbook ended and the fleet settled. */
   seconds: number
@@ -218,8 +218,11 @@ interface Prediction {
   runbook?: {outcome: RunResult['outcome']; message: string}
 }
 
-/** The simulator's run of the same scenario and setup: a simulation, or the runbook's rehearsal. */
-async function predict(target: DrillTarget): Promise<Prediction> {
+/**
+ * The simulator's run of the same scenario and setup: a simulation, or the runbook's rehearsal
+ * from the runbook's own start (rehearsal.startAt), which the real run then starts at too.
+ */
+export async function predict(target: DrillTarget): Promise<Prediction> {
   if (target.kind === 'scenario') {
     const {record} = simulateSetups(target.scenario, [target.setup]).setups[0]
     return {record, seconds: record.t[record.ticks - 1] + target.scenario.tick, timeline: simTimeline(record)}
@@ -231,6 +234,8 @@ async function predict(target: DrillTarget): Promise<Prediction> {
     {
       scenario: target.scenario,
       setup: target.setup.name,
+      // Handing the scenario over would otherwise start the runbook at the least history a rehearsal gives.
+      ...(target.runbook.rehearsal ? {startAt: target.runbook.rehearsal.startAt} : {}),
       pace: null,
     },
   )
