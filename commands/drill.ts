@@ -3,7 +3,7 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {decimal} from '../src/cli/flags.js'
 import {checkOutputName, writeOutput} from '../src/cli/output-file.js'
 import {runDrillCommand} from '../src/cli/drill-run.js'
-import {drillJson, drillSvg, outcomesAgree, renderDrill, type DrillJson} from '../src/report/drill.js'
+import {drillJson, drillSvg, drillAgrees, renderDrill, type DrillJson} from '../src/report/drill.js'
 
 export default class Drill extends SluiceCommand {
   static override summary =
@@ -68,7 +68,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
     if (!this.jsonEnabled()) {
       const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
       this.log(renderDrill(report.drill, {color: this.color, width}))
-      if (outcomesAgree(report.drill) === false) this.note('the drill and the simulator disagree on an outcome')
+      if (drillAgrees(report.drill) === false) this.note('the drill and the simulator disagree: see the table')
     }
     this.endWith(report.outcome)
     return drillJson(report.drill)

@@ -22,7 +22,10 @@ export interface ReportCard {
   secondsToFullServiceAfterFix: number | null
   /** Null when no count of servers in rotation was read. */
   fewestInRotation: number | null
-  /** More servers left rotation than the fault broke: load that moved onto the rest took them down too. */
+  /**
+   * More servers left rotation than the fault broke and the runbook took out on purpose (a
+   * cycle's budget): load that moved onto the rest took them down too.
+   */
   cascaded: boolean
   /** Back at full service at the end, and holding. */
   recovered: boolean
@@ -61,6 +64,8 @@ export function reportCard(
   fault: {from: number; to: number; servers: number} | null,
   servers: number,
   windowSeconds = fullServiceWindow,
+  /** The most servers the runbook holds out of rotation at once, by its own hand. */
+  heldOut = 0,
 ): ReportCard {
   const n = line.t.length
   let during = 0
@@ -86,7 +91,7 @@ export function reportCard(
     lostPercent: demand > 0 ? Math.max(0, ((demand - served) / demand) * 100) : 0,
     secondsToFullServiceAfterFix: since === null ? null : Math.max(0, since - fixAt),
     fewestInRotation,
-    cascaded: fault !== null && fewestInRotation !== null && fewestInRotation < servers - fault.servers,
+    cascaded: fault !== null && fewestInRotation !== null && fewestInRotation < servers - fault.servers - heldOut,
     recovered: since !== null,
     before,
   }

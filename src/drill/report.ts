@@ -38,7 +38,16 @@ export interface DrillReport {
   wallSeconds: number
   real: DrillSide
   predicted: DrillSide
-  /** What the generator itself reports about its run, so a run the machine shaped can be told. */
-  load: {eventLoopDelayP99Ms: number; local: number; cpuSeconds: number}
+  /** What the generator itself reports about its run, so a run the machine shaped can be told (verdict.ts). */
+  load: {
+    eventLoopDelayP99Ms: number
+    /** Requests the generator could not send for want of this machine's sockets or files. */
+    local: number
+    /** Attempts it sent (requests and retries), real ones. */
+    offered: number
+    cpuSeconds: number
+    /** The clients' timeout on the drill's clock, in ms: how late the generator may run is a share of it. */
+    clientTimeoutWallMs: number
+  }
   interrupted: boolean
 }

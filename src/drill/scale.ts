@@ -154,9 +154,36 @@ const niceScales = [1, 0.5, 0.25, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.00
 /**
  * The largest round scales that fit a drill of `seconds` scenario seconds and `peakRps` demand
  * into the budget: the least shrinking that fits, so the drill stays as close to the scenario as
- * the machine allows.
+ * the machine allows; never a time scale below `minTimeScale` (timeScaleFloor), where the drill
+ * runs longer than the budget rather than time its checks out on healthy servers.
  */
-export function chooseScales(seconds: number, peakRps: number, budget = drillBudget): DrillScales {
+export function chooseScales(seconds: number, peakRps: number, budget = drillBudget, minTimeScale = 0): DrillScales {
   const fit = (need: number, have: number) => niceScales.find((s) => need * s <= have) ?? niceScales.at(-1)!
-  return {timeScale: fit(seconds, budget.wallSeconds), rateScale: fit(peakRps, budget.wallRps)}
+  const floor = [...niceScales].reverse().find((s) => s >= minTimeScale) ?? 1
+  return {timeScale: Math.max(fit(seconds, budget.wallSeconds), floor), rateScale: fit(peakRps, budget.wallRps)}
+}
+
+/**
+ * How many times a request's service time a check's timeout (and the clients') must be, on the
+ * drill's clock. A server's service time is real (the loopback servers serve in real time), while
+ * the check's timeout shrinks with the time scale: at 0.1 a 2 s `inter` times a check out after
+ * 200 ms while a request takes 100, so a healthy server with a few requests queued fails its
+ * checks and the drill measures the scale, not the pool. Four service times leave room for the
+ * three requests a busy healthy server has ahead of a check.
+ */
+export const timeoutOverService = 4
+
+/**
+ * The least time scale at which every check's timeout (HAProxy's `inter`, as `timeout check` is
+ * not set) and the clients' timeout are `timeoutOverService` times the slowest pool's service
+ * time; and the timeout that sets it, for the message that refuses a smaller one.
+ */
+export function timeScaleFloor(scenario: Scenario, checkInterval: number): {floor: number; timeout: {what: string; seconds: number}; serviceTime: number} {
+  const serviceTime = Math.max(...scenario.pools.filter((p) => p.kind === 'servers').map((p) => p.serviceTime))
+  const timeouts = [
+    {what: `HAProxy's check (inter ${checkInterval} s)`, seconds: checkInterval},
+    {what: `the clients' timeout (${scenario.clients.timeout} s)`, seconds: scenario.clients.timeout},
+  ]
+  const timeout = timeouts.reduce((a, b) => (b.seconds < a.seconds ? b : a))
+  return {floor: (timeoutOverService * serviceTime) / timeout.seconds, timeout, serviceTime}
 }

@@ -1,5 +1,6 @@
 import type {DrillReport, DrillSide, Failures} from '../drill/report.js'
 import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
+import {verdictOf, type Bands, type Figure, type Verdict} from '../drill/verdict.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'
@@ -7,52 +8,105 @@ import {formatTable} from './table.js'
 const rps = (v: number | null): string => (v === null ? 'no fault' : `${Math.round(v)} rps`)
 const secondsText = (v: number | null): string => (v === null ? 'not back' : `${Math.round(v)} s`)
 
-/** Each figure with how the real run differs from the prediction. */
-function rows(real: ReportCard, predicted: ReportCard, interrupted: boolean): string[][] {
+/** Each figure with how the real run differs from the prediction, and whether that is within its band. */
+function rows(real: ReportCard, predicted: ReportCard, bands: Bands, interrupted: boolean): string[][] {
   const diff = (a: number | null, b: number | null, unit: string, places = 0): string => {
     if (a === null || b === null) return a === b ? 'same' : 'differs'
     const d = a - b
     const text = `${d >= 0 ? '+' : ''}${d.toFixed(places)}${unit}`
     return Math.abs(d) < 10 ** -places / 2 ? 'same' : text
   }
+  const band = (figure: Figure, unit: string, places = 0): string => {
+    const a = real[figure]
+    const b = predicted[figure]
+    const inside = a === null || b === null ? a === b : Math.abs(a - b) <= bands[figure] + 1e-9
+    return `±${bands[figure].toFixed(places)}${unit}: ${interrupted ? '–' : inside ? 'within' : 'OUTSIDE'}`
+  }
+  const outcome = (o: 'cascaded' | 'recovered'): string[] => [
+    o,
+    yesNo(real[o]),
+    yesNo(predicted[o]),
+    interrupted ? '–' : real[o] === predicted[o] ? 'agree' : 'DISAGREE',
+    '',
+  ]
   return [
-    ['served during fault', rps(real.servedDuringFault), rps(predicted.servedDuringFault), diff(real.servedDuringFault, predicted.servedDuringFault, ' rps')],
-    ['requests lost', `${real.lostPercent.toFixed(1)}%`, `${predicted.lostPercent.toFixed(1)}%`, diff(real.lostPercent, predicted.lostPercent, ' points', 1)],
+    [
+      'served during fault',
+      rps(real.servedDuringFault),
+      rps(predicted.servedDuringFault),
+      diff(real.servedDuringFault, predicted.servedDuringFault, ' rps'),
+      band('servedDuringFault', ' rps'),
+    ],
+    [
+      'requests lost',
+      `${real.lostPercent.toFixed(1)}%`,
+      `${predicted.lostPercent.toFixed(1)}%`,
+      diff(real.lostPercent, predicted.lostPercent, ' points', 1),
+      band('lostPercent', ' points', 1),
+    ],
     [
       'full service after fix',
       secondsText(real.secondsToFullServiceAfterFix),
       secondsText(predicted.secondsToFullServiceAfterFix),
       diff(real.secondsToFullServiceAfterFix, predicted.secondsToFullServiceAfterFix, ' s'),
+      band('secondsToFullServiceAfterFix', ' s'),
     ],
     [
       'fewest in rotation',
       String(real.fewestInRotation ?? 'not read'),
       String(predicted.fewestInRotation ?? 'not read'),
       diff(real.fewestInRotation, predicted.fewestInRotation, ''),
+      band('fewestInRotation', ''),
     ],
-    ['cascaded', yesNo(real.cascaded), yesNo(predicted.cascaded), interrupted ? '–' : real.cascaded === predicted.cascaded ? 'agree' : 'DISAGREE'],
-    ['recovered', yesNo(real.recovered), yesNo(predicted.recovered), interrupted ? '–' : real.recovered === predicted.recovered ? 'agree' : 'DISAGREE'],
+    outcome('cascaded'),
+    outcome('recovered'),
   ]
 }
 
 const yesNo = (b: boolean): string => (b ? 'yes' : 'no')
-const agreement = (agree: boolean | null): string =>
-  agree === null
-    ? 'The drill was interrupted: the figures compare the seconds it ran with the same seconds of the prediction; its outcomes are not compared.'
-    : agree
-      ? 'The drill and the simulator agree on every outcome.'
-      : 'The drill and the simulator DISAGREE on an outcome: see the table.'
+const figureWords: Record<Figure, string> = {
+  servedDuringFault: 'served during fault',
+  lostPercent: 'requests lost',
+  secondsToFullServiceAfterFix: 'full service after fix',
+  fewestInRotation: 'fewest in rotation',
+}
+function agreement(verdict: Verdict): string {
+  switch (verdict.kind) {
+    case 'interrupted':
+      return 'The drill was interrupted: the figures compare the seconds it ran with the same seconds of the prediction; its outcomes are not compared.'
+    case 'inconclusive':
+      return `Inconclusive, ${verdict.reason}: the real run says as much about this machine as about the pool, so it is not compared.`
+    case 'agree':
+      return 'The drill and the simulator agree: on every outcome, and on every figure within its band.'
+    case 'disagree':
+      return `The drill and the simulator DISAGREE on ${[...verdict.outcomes, ...verdict.figures.map((f) => figureWords[f])].join(', ')}: see the table.`
+  }
+}
 const pct = (share: number): string => `${(share * 100).toFixed(1)}%`
 
-/** Whether the drill and the simulator agree on each outcome: cascades or not, recovers or not. Null for an interrupted drill, whose outcomes were not reached. */
-export function outcomesAgree(report: DrillReport): boolean | null {
-  if (report.interrupted) return null
-  return report.real.card.cascaded === report.predicted.card.cascaded && report.real.card.recovered === report.predicted.card.recovered
+/** What the machine did to the real run, when the verdict does not already say it. */
+function machineLine(report: DrillReport): string[] {
+  const {limited, verdict} = verdictOf(report)
+  return limited && verdict.kind !== 'inconclusive' ? [`${limited[0].toUpperCase()}${limited.slice(1)}.`] : []
+}
+
+/**
+ * Whether the drill and the simulator agree: on both outcomes, and on each figure within its band
+ * (src/drill/verdict.ts). Null when that cannot be said: an interrupted drill, or a run the
+ * machine limited.
+ */
+export function drillAgrees(report: DrillReport): boolean | null {
+  const {verdict} = verdictOf(report)
+  return verdict.kind === 'agree' ? true : verdict.kind === 'disagree' ? false : null
 }
 
 /** The report card: real against predicted, in the scenario's units. */
 export function drillTable(report: DrillReport): string {
-  return formatTable(['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted'], rows(report.real.card, report.predicted.card, report.interrupted))
+  const {bands} = verdictOf(report)
+  return formatTable(
+    ['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted', 'band'],
+    rows(report.real.card, report.predicted.card, bands, report.interrupted),
+  )
 }
 
 /** What the real clients saw fail, for reading a difference in the table. */
@@ -135,14 +189,11 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
     '',
     drillTable(report),
     '',
-    agreement(outcomesAgree(report)),
+    agreement(verdictOf(report).verdict),
+    ...machineLine(report),
     ...(report.real.failures ? [failureLine(report.real.failures.run)] : []),
     `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${Math.round(report.fullServiceWindow)} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
   ]
-  if (report.load.eventLoopDelayP99Ms > 100 || report.load.local > 0)
-    parts.push(
-      `The load generator was short of this machine (event loop late by ${Math.round(report.load.eventLoopDelayP99Ms)} ms at p99, ${Math.round(report.load.local)} local errors): the real run says as much about this machine as about the pool.`,
-    )
   for (const panel of drillPanels(report)) parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
   return parts.join('\n')
 }
@@ -168,6 +219,13 @@ const lineJson = (l: Timeline) => ({
   inRotation: Array.from(l.inRotation, (v) => (Number.isNaN(v) ? null : round(v))),
 })
 
+const roundBands = (b: Bands): Bands => ({
+  servedDuringFault: round(b.servedDuringFault),
+  lostPercent: round(b.lostPercent),
+  secondsToFullServiceAfterFix: round(b.secondsToFullServiceAfterFix),
+  fewestInRotation: round(b.fewestInRotation),
+})
+
 /** The `--json` shape of `sluice drill`. */
 export function drillJson(report: DrillReport) {
   const counts = (f: Failures) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, Math.round(v as number)]))
@@ -189,10 +247,18 @@ export function drillJson(report: DrillReport) {
     wallSeconds: round(report.wallSeconds, 1),
     fullServiceWindowSeconds: round(report.fullServiceWindow),
     interrupted: report.interrupted,
-    agree: outcomesAgree(report),
+    agree: drillAgrees(report),
+    verdict: verdictOf(report).verdict,
+    bands: roundBands(verdictOf(report).bands),
     real: side(report.real),
     predicted: side(report.predicted),
-    load: {eventLoopDelayP99Ms: round(report.load.eventLoopDelayP99Ms), local: round(report.load.local), cpuSeconds: round(report.load.cpuSeconds)},
+    load: {
+      eventLoopDelayP99Ms: round(report.load.eventLoopDelayP99Ms),
+      local: round(report.load.local),
+      offered: Math.round(report.load.offered),
+      cpuSeconds: round(report.load.cpuSeconds),
+      clientTimeoutWallMs: round(report.load.clientTimeoutWallMs),
+    },
   }
 }
 

@@ -25,7 +25,19 @@ import {cutAt, failuresOf, realTimeline, simTimeline} from '../drill/timeline.js
 import type {DrillReport, DrillTarget} from '../drill/report.js'
 import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
 import {scaleRunbookTimes} from '../loader/scale-times.js'
-import {chooseScales, drillFleetConfig, drillLoadConfig, drillQueueSeconds, queuedAsDrilled, type DrillScales} from '../drill/scale.js'
+import type {Runbook} from '../loader/runbook.js'
+import {resolveCount} from '../runbook/units.js'
+import {
+  chooseScales,
+  drillBudget,
+  drillFleetConfig,
+  timeoutOverService,
+  timeScaleFloor,
+  drillLoadConfig,
+  drillQueueSeconds,
+  queuedAsDrilled,
+  type DrillScales,
+} from '../drill/scale.js'
 
 /**
  * The HAProxy a drill starts: the one on the PATH only, the HAProxy this shell would start;
@@ -85,7 +97,13 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   const predicted = await predict(target)
   const seconds = predicted.seconds
   const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
-  const scales = {...chooseScales(seconds, peak), ...options.scales}
+  const {floor, timeout, serviceTime} = timeScaleFloor({...scenario, clients: {...scenario.clients, ...sim.clients}}, sim.healthCheck.interval)
+  const asked = options.scales?.timeScale
+  if (asked !== undefined && asked < floor - 1e-9)
+    throw new InputError(
+      `--time-scale ${asked}: ${timeout.what} would time out after ${Math.round(timeout.seconds * asked * 1000)} ms while a request takes ${Math.round(serviceTime * 1000)} ms to serve (service time is real, timeouts shrink with the time scale); a drill needs every timeout at least ${timeoutOverService} times the service time: a time scale of at least ${Math.round(floor * 1000) / 1000}`,
+    )
+  const scales = {...chooseScales(seconds, peak, drillBudget, floor), ...options.scales}
   const queueSeconds = drillQueueSeconds(scenario)
   options.say(
     `${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s)`,
@@ -176,6 +194,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     const window = drillWindowSeconds(scales.timeScale)
     // An interrupted drill is compared with the prediction over the seconds it ran, no further.
     const prediction = signal.aborted ? cutAt(predicted.timeline, timeline.t.length > 0 ? timeline.t[timeline.t.length - 1] : 0) : predicted.timeline
+    const heldOut = target.kind === 'runbook' ? heldOutByRunbook(target.runbook, scenario) : 0
     const report: DrillReport = {
       target: {kind: target.kind, name: target.kind === 'runbook' ? target.runbook.name : scenario.name},
       scenario,
@@ -189,15 +208,21 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       fullServiceWindow: window,
       real: {
         timeline,
-        card: reportCard(timeline, fault, servers, window),
+        card: reportCard(timeline, fault, servers, window, heldOut),
         failures: {run: failuresOf(record, scales, 0), afterFix: fault ? failuresOf(record, scales, fault.to) : null},
         ...(real ? {runbook: {outcome: real.outcome, message: real.message}} : {}),
       },
-      predicted: {timeline: prediction, card: reportCard(prediction, fault, servers, window), ...(predicted.runbook ? {runbook: predicted.runbook} : {})},
+      predicted: {
+        timeline: prediction,
+        card: reportCard(prediction, fault, servers, window, heldOut),
+        ...(predicted.runbook ? {runbook: predicted.runbook} : {}),
+      },
       load: {
         eventLoopDelayP99Ms: record.loopDelay.p99,
         local: record.series.local.reduce((a, b) => a + b, 0) * record.bucketSeconds,
+        offered: record.series.offered.reduce((a, b) => a + b, 0) * record.bucketSeconds,
         cpuSeconds: record.cpuSeconds,
+        clientTimeoutWallMs: sim.clients.timeout * scales.timeScale * 1000,
       },
       interrupted: signal.aborted,
     }
@@ -207,6 +232,17 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     for (const stop of stops) await stop().catch(() => undefined)
     await Promise.allSettled([load?.stop(), haproxy?.stop(), fleet?.stop()])
   }
+}
+
+/** The most servers a runbook's cycles take out of rotation at once: each cycle's budget (or batch) of its pool. */
+function heldOutByRunbook(runbook: Runbook, scenario: Scenario): number {
+  let most = 0
+  for (const step of runbook.steps) {
+    if (step.action !== 'cycle') continue
+    const pool = scenario.pools.find((p) => p.name === step.pool)
+    most = Math.max(most, resolveCount(step.budget ?? step.batch, pool?.servers ?? 0))
+  }
+  return most
 }
 
 export interface Prediction {

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import type {DrillReport} from '../../src/drill/report.js'
 import type {ReportCard, Timeline} from '../../src/drill/report-card.js'
-import {drillJson, drillTable, outcomesAgree, renderDrill} from '../../src/report/drill.js'
+import {drillAgrees, drillJson, drillTable, renderDrill} from '../../src/report/drill.js'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 
 const {scenario} = loadScenario('drill-headroom')
@@ -50,7 +50,7 @@ function report(real: Partial<ReportCard>, predicted: Partial<ReportCard> = {}, 
       ),
       card: card(predicted),
     },
-    load: {eventLoopDelayP99Ms: 12.345, local: 0, cpuSeconds: 3.21},
+    load: {eventLoopDelayP99Ms: 12.345, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
     interrupted: false,
     ...extra,
   }
@@ -67,42 +67,48 @@ const row = (table: string, figure: string): string[] => {
 }
 
 describe('drillTable', () => {
-  it('shows each figure real against predicted, with the difference', () => {
+  it('shows each figure real against predicted, with the difference and its band', () => {
     const table = drillTable(
       report(
         {servedDuringFault: 300, lostPercent: 5.3, secondsToFullServiceAfterFix: null, fewestInRotation: 6, recovered: false},
         {secondsToFullServiceAfterFix: 4},
       ),
     )
-    expect(table.split('\n')[0]).toMatch(/real \(HAProxy\)\s+predicted \(simulator\)\s+real − predicted/)
-    expect(row(table, 'served during fault')).toEqual(['300 rps', '350 rps', '-50 rps'])
-    expect(row(table, 'requests lost')).toEqual(['5.3%', '2.0%', '+3.3 points'])
-    expect(row(table, 'full service after fix')).toEqual(['not back', '4 s', 'differs'])
-    expect(row(table, 'fewest in rotation')).toEqual(['6', '6', 'same'])
+    expect(table.split('\n')[0]).toMatch(/real \(HAProxy\)\s+predicted \(simulator\)\s+real − predicted\s+band/)
+    // Bands: a tenth of the 400 rps demanded during the fault, 2 points, the 10 s window, one server.
+    expect(row(table, 'served during fault')).toEqual(['300 rps', '350 rps', '-50 rps', '±40 rps: OUTSIDE'])
+    expect(row(table, 'requests lost')).toEqual(['5.3%', '2.0%', '+3.3 points', '±2.0 points: OUTSIDE'])
+    expect(row(table, 'full service after fix')).toEqual(['not back', '4 s', 'differs', '±10 s: OUTSIDE'])
+    expect(row(table, 'fewest in rotation')).toEqual(['6', '6', 'same', '±1: within'])
     expect(row(table, 'cascaded')).toEqual(['no', 'no', 'agree'])
     expect(row(table, 'recovered')).toEqual(['no', 'yes', 'DISAGREE'])
   })
 
   it('says same for differences that round away, and for two runs without a fault', () => {
     const table = drillTable(report({servedDuringFault: null, lostPercent: 2.04, fewestInRotation: 10}, {servedDuringFault: null, fewestInRotation: 10}))
-    expect(row(table, 'served during fault')).toEqual(['no fault', 'no fault', 'same'])
-    expect(row(table, 'requests lost')).toEqual(['2.0%', '2.0%', 'same'])
-    expect(row(table, 'full service after fix')).toEqual(['4 s', '4 s', 'same'])
+    expect(row(table, 'served during fault')).toEqual(['no fault', 'no fault', 'same', '±40 rps: within'])
+    expect(row(table, 'requests lost')).toEqual(['2.0%', '2.0%', 'same', '±2.0 points: within'])
+    expect(row(table, 'full service after fix')).toEqual(['4 s', '4 s', 'same', '±10 s: within'])
   })
 
   it('marks a cascade one run saw and the other did not', () => {
     const table = drillTable(report({cascaded: true, fewestInRotation: 2}))
     expect(row(table, 'cascaded')).toEqual(['yes', 'no', 'DISAGREE'])
-    expect(row(table, 'fewest in rotation')).toEqual(['2', '6', '-4'])
+    expect(row(table, 'fewest in rotation')).toEqual(['2', '6', '-4', '±1: OUTSIDE'])
   })
 })
 
-describe('outcomesAgree and renderDrill', () => {
-  it('agree when both runs cascade or not and recover or not, whatever the figures', () => {
-    const agreeing = report({servedDuringFault: 100, lostPercent: 30})
-    expect(outcomesAgree(agreeing)).toBe(true)
+describe('drillAgrees and renderDrill', () => {
+  it('agree only when the outcomes agree and every figure is within its band', () => {
+    const apart = report({servedDuringFault: 100, lostPercent: 30})
+    expect(drillAgrees(apart)).toBe(false)
+    expect(renderDrill(apart, {color: false, width: 60})).toContain(
+      'The drill and the simulator DISAGREE on served during fault, requests lost: see the table.',
+    )
+    const agreeing = report({servedDuringFault: 320, lostPercent: 3.5, fewestInRotation: 5})
+    expect(drillAgrees(agreeing)).toBe(true)
     const text = renderDrill(agreeing, {color: false, width: 60})
-    expect(text).toContain('The drill and the simulator agree on every outcome.')
+    expect(text).toContain('The drill and the simulator agree: on every outcome, and on every figure within its band.')
     expect(text).not.toContain('DISAGREE')
     expect(text.split('\n')[0]).toBe(
       'drill-headroom (checks-only), on HAProxy and a loopback fleet: rate scale 0.5, time scale 0.25, servers queue 2 s of work; 30 scenario s in 10 s of wall time',
@@ -115,11 +121,25 @@ describe('outcomesAgree and renderDrill', () => {
   })
 
   it('say so when they disagree on an outcome', () => {
-    for (const real of [{cascaded: true}, {recovered: false}]) {
+    for (const [real, named] of [
+      [{cascaded: true}, 'cascaded'],
+      [{recovered: false}, 'recovered'],
+    ] as const) {
       const disagreeing = report(real)
-      expect(outcomesAgree(disagreeing)).toBe(false)
-      expect(renderDrill(disagreeing, {color: false, width: 60})).toContain('The drill and the simulator DISAGREE on an outcome: see the table.')
+      expect(drillAgrees(disagreeing)).toBe(false)
+      expect(renderDrill(disagreeing, {color: false, width: 60})).toContain(`The drill and the simulator DISAGREE on ${named}: see the table.`)
     }
+  })
+
+  it('read a run the machine limited as inconclusive, not as a disagreement', () => {
+    const limited = report({cascaded: true}, {}, {load: {eventLoopDelayP99Ms: 180, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250}})
+    expect(drillAgrees(limited)).toBeNull()
+    const text = renderDrill(limited, {color: false, width: 60})
+    expect(text).toContain(
+      'Inconclusive, machine-limited: the load generator was short of this machine: its event loop ran 180 ms late at p99 (limit 100 ms): the real run says as much about this machine as about the pool, so it is not compared.',
+    )
+    expect(text).not.toContain('DISAGREE on')
+    expect(drillJson(limited)).toMatchObject({agree: null, verdict: {kind: 'inconclusive'}})
   })
 
   it("names the runbook, both runs' outcomes, an interrupt and a generator short of the machine", () => {
@@ -132,7 +152,7 @@ describe('outcomesAgree and renderDrill', () => {
           real: {...report({}).real, card: card({before: 0.957}), runbook: {outcome: 'held', message: 'a gate failed'}},
           predicted: {...report({}).predicted, runbook: {outcome: 'completed', message: 'its steps are done'}},
           interrupted: true,
-          load: {eventLoopDelayP99Ms: 250, local: 0, cpuSeconds: 1},
+          load: {eventLoopDelayP99Ms: 250, local: 0, offered: 12_000, cpuSeconds: 1, clientTimeoutWallMs: 1250},
         },
       ),
       {color: false, width: 60},
@@ -142,16 +162,16 @@ describe('outcomesAgree and renderDrill', () => {
     expect(lines[1]).toBe('real run: held: a gate failed')
     expect(lines[2]).toBe('rehearsal: completed: its steps are done')
     expect(text).toContain('real 95.7%, predicted 100.0%')
-    expect(text).toContain('event loop late by 250 ms at p99, 0 local errors')
+    expect(text).toContain('The load generator was short of this machine: its event loop ran 250 ms late at p99 (limit 100 ms).')
     // A drill cut short reached none of its outcomes: they are not compared, however the cards read.
     expect(text).toContain('The drill was interrupted')
     expect(text).not.toContain('DISAGREE')
-    expect(outcomesAgree(report({recovered: false}, {}, {interrupted: true}))).toBeNull()
+    expect(drillAgrees(report({recovered: false}, {}, {interrupted: true}))).toBeNull()
   })
 })
 
 describe('drillJson', () => {
-  it('rounds the figures, writes unread rotation as null and says whether the outcomes agree', () => {
+  it('rounds the figures, writes unread rotation as null and says whether the runs agree, with the verdict and its bands', () => {
     const json = drillJson(report({servedDuringFault: 301.23456, lostPercent: 1.23456, secondsToFullServiceAfterFix: 7.891, before: 0.976543}))
     expect(json).toMatchObject({
       target: {kind: 'scenario', name: 'drill-headroom'},
@@ -163,8 +183,10 @@ describe('drillJson', () => {
       scenarioSeconds: 30,
       wallSeconds: 9.9,
       interrupted: false,
-      agree: true,
-      load: {eventLoopDelayP99Ms: 12.35, local: 0, cpuSeconds: 3.21},
+      agree: false,
+      verdict: {kind: 'disagree', outcomes: [], figures: ['servedDuringFault']},
+      bands: {servedDuringFault: 40, lostPercent: 2, secondsToFullServiceAfterFix: 10, fewestInRotation: 1},
+      load: {eventLoopDelayP99Ms: 12.35, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
     })
     expect(json.real.card).toEqual({
       servedDuringFault: 301.23,

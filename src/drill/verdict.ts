@@ -1,0 +1,136 @@
+import type {DrillReport} from './report.js'
+import type {ReportCard, Timeline} from './report-card.js'
+
+/**
+ * Whether a drill's real run and the simulator's prediction agree: on both outcomes (cascaded,
+ * recovered) and on every figure within its band. A run this machine limited says nothing about
+ * the pool, so it is inconclusive, never a disagreement.
+ *
+ * The bands are what the drill can measure, not what makes it agree; each is the larger of an
+ * absolute floor (what one real run's noise and the card's own resolution allow) and a share of
+ * the predicted figure (a model of averages is not asked for more than a tenth):
+ * - served during the fault: a tenth of the mean demand over the fault. Ten seconds of a drill's
+ *   real traffic wobble by 2–3% with nothing failing (drillWindowSeconds), and a tenth of demand
+ *   is the least change that moves an operator's choice (a lever that sheds a tenth of it).
+ * - requests lost: 2 points of demand, or a tenth of the predicted share. Two points is the
+ *   full-service margin (fullServiceMargin): the card cannot tell less apart.
+ * - full service after the fix: one full-service window (the card reads it a window at a time),
+ *   or a tenth of the predicted seconds.
+ * - fewest in rotation: one server, or a tenth of the pool: rotation is sampled, and a server
+ *   between two checks is in or out by a sample's luck.
+ */
+export interface Bands {
+  /** rps */
+  servedDuringFault: number
+  /** points of demand */
+  lostPercent: number
+  /** scenario seconds */
+  secondsToFullServiceAfterFix: number
+  /** servers */
+  fewestInRotation: number
+}
+
+export function drillBands(predicted: ReportCard, context: {demandDuringFault: number | null; fullServiceWindow: number; servers: number}): Bands {
+  const tenth = (v: number | null) => (v === null ? 0 : Math.abs(v) / 10)
+  return {
+    servedDuringFault: (context.demandDuringFault ?? 0) / 10,
+    lostPercent: Math.max(2, tenth(predicted.lostPercent)),
+    secondsToFullServiceAfterFix: Math.max(context.fullServiceWindow, tenth(predicted.secondsToFullServiceAfterFix)),
+    fewestInRotation: Math.max(1, context.servers / 10),
+  }
+}
+
+export type Figure = keyof Bands
+
+/** Each figure's difference against its band; null where one side has no value to compare. */
+export function outOfBand(real: ReportCard, predicted: ReportCard, bands: Bands): Figure[] {
+  const figures: Figure[] = ['servedDuringFault', 'lostPercent', 'secondsToFullServiceAfterFix', 'fewestInRotation']
+  return figures.filter((f) => {
+    const a = real[f]
+    const b = predicted[f]
+    if (a === null || b === null) return a !== b
+    // A hair of rounding on the band's edge is inside it.
+    return Math.abs(a - b) > bands[f] + 1e-9
+  })
+}
+
+/** What a drill's load generator says of its own run, as the report carries it. */
+export interface LoadHealth {
+  eventLoopDelayP99Ms: number
+  /** Requests the generator could not send for want of this machine's resources (file descriptors, ports). */
+  local: number
+  /** Attempts it sent, for the share of local errors. */
+  offered: number
+  /** Mean demand it sent and the mean the scenario asks, both in scenario rps. */
+  demandSent: number
+  demandAsked: number
+  /** The clients' timeout in wall milliseconds: lateness is measured against it. */
+  clientTimeoutWallMs: number
+}
+
+/** Past these the generator, not the pool, shaped the run. */
+export const machineLimits = {
+  /** p99 event-loop delay: a tenth of the clients' timeout, and never past 100 ms. */
+  loopDelayShareOfTimeout: 0.1,
+  loopDelayMaxMs: 100,
+  /** Local errors per attempt. */
+  localShare: 0.001,
+  /** Demand sent below this share of the scenario's. */
+  demandShare: 0.97,
+}
+
+/** Why the machine limited the run, in words; null when it did not. */
+export function machineLimited(load: LoadHealth): string | null {
+  const reasons: string[] = []
+  const delayLimit = Math.min(machineLimits.loopDelayMaxMs, machineLimits.loopDelayShareOfTimeout * load.clientTimeoutWallMs)
+  if (load.eventLoopDelayP99Ms > delayLimit)
+    reasons.push(`its event loop ran ${Math.round(load.eventLoopDelayP99Ms)} ms late at p99 (limit ${Math.round(delayLimit)} ms)`)
+  if (load.offered > 0 && load.local / load.offered > machineLimits.localShare)
+    reasons.push(`${Math.round(load.local)} requests failed for want of this machine's sockets or files (limit ${machineLimits.localShare * 100}% of attempts)`)
+  if (load.demandAsked > 0 && load.demandSent < machineLimits.demandShare * load.demandAsked)
+    reasons.push(`it sent ${Math.round(load.demandSent)} of the ${Math.round(load.demandAsked)} rps asked (limit ${machineLimits.demandShare * 100}%)`)
+  return reasons.length > 0 ? `the load generator was short of this machine: ${reasons.join('; ')}` : null
+}
+
+export type Verdict =
+  | {kind: 'agree'}
+  | {kind: 'disagree'; outcomes: Array<'cascaded' | 'recovered'>; figures: Figure[]}
+  | {kind: 'inconclusive'; reason: string}
+  | {kind: 'interrupted'}
+
+export function drillVerdict(real: ReportCard, predicted: ReportCard, bands: Bands, limited: string | null, interrupted: boolean): Verdict {
+  if (interrupted) return {kind: 'interrupted'}
+  if (limited) return {kind: 'inconclusive', reason: `machine-limited: ${limited}`}
+  const outcomes = (['cascaded', 'recovered'] as const).filter((o) => real[o] !== predicted[o])
+  const figures = outOfBand(real, predicted, bands)
+  return outcomes.length === 0 && figures.length === 0 ? {kind: 'agree'} : {kind: 'disagree', outcomes, figures}
+}
+
+/** The mean of `key` over the points at or after `from` and before `to`; null with none. */
+function meanOver(line: Timeline, key: 'demand' | 'served', from: number, to: number): number | null {
+  let sum = 0
+  let n = 0
+  for (let i = 0; i < line.t.length; i++)
+    if (line.t[i] >= from && line.t[i] < to) {
+      sum += line[key][i]
+      n++
+    }
+  return n > 0 ? sum / n : null
+}
+
+/** A drill report's bands, what the machine did to its real run, and the verdict they give. */
+export function verdictOf(report: DrillReport): {bands: Bands; limited: string | null; verdict: Verdict} {
+  const {real, predicted, fault} = report
+  const bands = drillBands(predicted.card, {
+    demandDuringFault: fault ? meanOver(predicted.timeline, 'demand', fault.from, fault.to) : null,
+    fullServiceWindow: report.fullServiceWindow,
+    servers: report.servers,
+  })
+  const end = real.timeline.t.length > 0 ? real.timeline.t[real.timeline.t.length - 1] + 1 : 0
+  const limited = machineLimited({
+    ...report.load,
+    demandSent: meanOver(real.timeline, 'demand', 0, end) ?? 0,
+    demandAsked: meanOver(predicted.timeline, 'demand', 0, end) ?? 0,
+  })
+  return {bands, limited, verdict: drillVerdict(real.card, predicted.card, bands, limited, report.interrupted)}
+}

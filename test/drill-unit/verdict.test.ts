@@ -1,0 +1,103 @@
+import {describe, expect, it} from 'vitest'
+import {reportCard, type ReportCard, type Timeline} from '../../src/drill/report-card.js'
+import {chooseScales, drillBudget, timeScaleFloor} from '../../src/drill/scale.js'
+import {drillBands, drillVerdict, machineLimited, outOfBand} from '../../src/drill/verdict.js'
+import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
+
+const card = (overrides: Partial<ReportCard> = {}): ReportCard => ({
+  servedDuringFault: 500,
+  lostPercent: 20,
+  secondsToFullServiceAfterFix: 300,
+  fewestInRotation: 6,
+  cascaded: false,
+  recovered: true,
+  before: 1,
+  ...overrides,
+})
+
+const bands = drillBands(card(), {demandDuringFault: 1500, fullServiceWindow: 15, servers: 10})
+
+describe('the bands a drill is judged by', () => {
+  it('are a tenth of demand during the fault, 2 points or a tenth of the predicted loss, a window or a tenth of the seconds, a server or a tenth of the pool', () => {
+    expect(bands).toEqual({servedDuringFault: 150, lostPercent: 2, secondsToFullServiceAfterFix: 30, fewestInRotation: 1})
+    expect(drillBands(card({lostPercent: 40, secondsToFullServiceAfterFix: 50}), {demandDuringFault: null, fullServiceWindow: 75, servers: 40})).toEqual({
+      servedDuringFault: 0,
+      lostPercent: 4,
+      secondsToFullServiceAfterFix: 75,
+      fewestInRotation: 4,
+    })
+  })
+
+  it('count a figure outside its band as a disagreement, even when both outcomes agree', () => {
+    // The issue's recovery drill: 547 rps served against 32 predicted, both runs recovering.
+    const real = card({servedDuringFault: 547})
+    const predicted = card({servedDuringFault: 32})
+    expect(outOfBand(real, predicted, bands)).toEqual(['servedDuringFault'])
+    expect(drillVerdict(real, predicted, bands, null, false)).toEqual({kind: 'disagree', outcomes: [], figures: ['servedDuringFault']})
+    // Inside every band, on its edge included: agree.
+    const edge = card({servedDuringFault: 650, lostPercent: 22, secondsToFullServiceAfterFix: 270, fewestInRotation: 7})
+    expect(drillVerdict(edge, card(), bands, null, false)).toEqual({kind: 'agree'})
+    // One side back and the other not is outside, whatever the band.
+    expect(outOfBand(card({secondsToFullServiceAfterFix: null, recovered: false}), card(), bands)).toEqual(['secondsToFullServiceAfterFix'])
+    expect(drillVerdict(card({recovered: false, secondsToFullServiceAfterFix: null}), card(), bands, null, false)).toMatchObject({
+      kind: 'disagree',
+      outcomes: ['recovered'],
+    })
+  })
+
+  it('make a run the machine limited inconclusive, never a disagreement; an interrupted one is neither', () => {
+    const limited = 'the load generator was short of this machine: its event loop ran 180 ms late at p99 (limit 50 ms)'
+    expect(drillVerdict(card({cascaded: true}), card(), bands, limited, false)).toEqual({kind: 'inconclusive', reason: `machine-limited: ${limited}`})
+    expect(drillVerdict(card({cascaded: true}), card(), bands, null, true)).toEqual({kind: 'interrupted'})
+  })
+})
+
+describe('machineLimited', () => {
+  const healthy = {eventLoopDelayP99Ms: 12, local: 0, offered: 100_000, demandSent: 1500, demandAsked: 1500, clientTimeoutWallMs: 500}
+
+  it('says nothing of a generator that kept up', () => {
+    expect(machineLimited(healthy)).toBeNull()
+  })
+
+  it("names each limit passed: event-loop lateness past a tenth of the clients' timeout (at most 100 ms), local errors, demand not sent", () => {
+    expect(machineLimited({...healthy, eventLoopDelayP99Ms: 51})).toBe(
+      'the load generator was short of this machine: its event loop ran 51 ms late at p99 (limit 50 ms)',
+    )
+    expect(machineLimited({...healthy, eventLoopDelayP99Ms: 101, clientTimeoutWallMs: 5000})).toContain('(limit 100 ms)')
+    expect(machineLimited({...healthy, local: 101})).toContain("101 requests failed for want of this machine's sockets or files")
+    expect(machineLimited({...healthy, local: 100})).toBeNull()
+    expect(machineLimited({...healthy, demandSent: 1400})).toContain('it sent 1400 of the 1500 rps asked (limit 97%)')
+  })
+})
+
+describe('cascade', () => {
+  const line = (inRotation: number): Timeline => ({
+    t: Float64Array.from({length: 40}, (_, i) => i),
+    demand: new Float64Array(40).fill(100),
+    served: new Float64Array(40).fill(100),
+    inRotation: Float64Array.from({length: 40}, (_, i) => (i >= 20 && i < 30 ? inRotation : 10)),
+  })
+  const fault = {from: 10, to: 20, servers: 2}
+
+  it("is losing servers the fault did not break and the runbook did not take out: a cycle's budget is not a cascade", () => {
+    // Ten servers, two broken: eight is what the fault leaves; a cycle with a budget of two takes out two more on purpose.
+    expect(reportCard(line(6), fault, 10).cascaded).toBe(true)
+    expect(reportCard(line(6), fault, 10, 10, 2).cascaded).toBe(false)
+    expect(reportCard(line(5), fault, 10, 10, 2).cascaded).toBe(true)
+  })
+})
+
+describe('the drill time scale', () => {
+  const {scenario} = loadScenario('outlook-recovery-haproxy')
+
+  it("has a floor where a check's timeout is four service times: at 0.1 HAProxy's 2 s check times out after 200 ms while a request takes 100", () => {
+    const {floor, timeout, serviceTime} = timeScaleFloor(scenario, 2)
+    expect(serviceTime).toBe(0.1)
+    expect(timeout.what).toBe("HAProxy's check (inter 2 s)")
+    expect(floor).toBeCloseTo(0.2)
+    // The recovery drill's length alone would pick 0.1; the floor takes it to 0.2.
+    expect(chooseScales(1384, 1500).timeScale).toBe(0.1)
+    expect(chooseScales(1384, 1500, drillBudget, floor).timeScale).toBe(0.2)
+    expect(chooseScales(300, 400, drillBudget, floor).timeScale).toBe(0.5)
+  })
+})
