@@ -64,6 +64,8 @@ export interface LoadHealth {
   /** Mean demand it sent and the mean the scenario asks, both in scenario rps. */
   demandSent: number
   demandAsked: number
+  /** Real requests the scenario asks of the run: random (Poisson) arrivals fall short of their mean by chance, by more in a short run. */
+  requestsAsked: number
   /** The clients' timeout in wall milliseconds: lateness is measured against it. */
   clientTimeoutWallMs: number
 }
@@ -75,8 +77,9 @@ export const machineLimits = {
   loopDelayMaxMs: 100,
   /** Local errors per attempt. */
   localShare: 0.001,
-  /** Demand sent below this share of the scenario's. */
+  /** Demand sent below this share of the scenario's, or three standard deviations of its Poisson count below, whichever is lower. */
   demandShare: 0.97,
+  demandDeviations: 3,
 }
 
 /** Why the machine limited the run, in words; null when it did not. */
@@ -87,8 +90,10 @@ export function machineLimited(load: LoadHealth): string | null {
     reasons.push(`its event loop ran ${Math.round(load.eventLoopDelayP99Ms)} ms late at p99 (limit ${Math.round(delayLimit)} ms)`)
   if (load.offered > 0 && load.local / load.offered > machineLimits.localShare)
     reasons.push(`${Math.round(load.local)} requests failed for want of this machine's sockets or files (limit ${machineLimits.localShare * 100}% of attempts)`)
-  if (load.demandAsked > 0 && load.demandSent < machineLimits.demandShare * load.demandAsked)
-    reasons.push(`it sent ${Math.round(load.demandSent)} of the ${Math.round(load.demandAsked)} rps asked (limit ${machineLimits.demandShare * 100}%)`)
+  const chance = load.requestsAsked > 0 ? machineLimits.demandDeviations / Math.sqrt(load.requestsAsked) : 0
+  const share = Math.min(machineLimits.demandShare, 1 - chance)
+  if (load.demandAsked > 0 && load.demandSent < share * load.demandAsked)
+    reasons.push(`it sent ${Math.round(load.demandSent)} of the ${Math.round(load.demandAsked)} rps asked (limit ${(share * 100).toFixed(1)}%)`)
   return reasons.length > 0 ? `the load generator was short of this machine: ${reasons.join('; ')}` : null
 }
 
@@ -126,11 +131,16 @@ export function verdictOf(report: DrillReport): {bands: Bands; limited: string |
     fullServiceWindow: report.fullServiceWindow,
     servers: report.servers,
   })
-  const end = real.timeline.t.length > 0 ? real.timeline.t[real.timeline.t.length - 1] + 1 : 0
+  const {t} = real.timeline
+  const step = t.length > 1 ? t[1] - t[0] : 1
+  const end = t.length > 0 ? t[t.length - 1] + step : 0
+  const demandAsked = meanOver(predicted.timeline, 'demand', 0, end) ?? 0
   const limited = machineLimited({
     ...report.load,
     demandSent: meanOver(real.timeline, 'demand', 0, end) ?? 0,
-    demandAsked: meanOver(predicted.timeline, 'demand', 0, end) ?? 0,
+    demandAsked,
+    // Scenario rps × scenario seconds is scenario requests; the drill sent rateScale × timeScale of them.
+    requestsAsked: demandAsked * end * report.scales.rateScale * report.scales.timeScale,
   })
   return {bands, limited, verdict: drillVerdict(real.card, predicted.card, bands, limited, report.interrupted)}
 }

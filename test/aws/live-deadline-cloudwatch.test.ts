@@ -1,23 +1,14 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
-import {gatedRamp, runIdOf, spawnRun, when} from './spawned-run.js'
+import {runGatedRampHanging, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {runIdOf} from './spawned-run.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('CloudWatch going quiet during a bake, Route 53 fine', () => {
   it('the gate gives up at the 30 s call deadline, the ramp steps back to the last good weights, exit 1 naming the source', async () => {
-    await seedMetrics(fx, 0)
-    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
-    await run.seen(/maintenance at 50%/)
-    fx.proxy.hold('GetMetricData')
-    const hung = await when(() => fx.proxy.held.length > 0)
-    const end = await run.ended
-    const stoppedIn = (end.at - hung) / 1000
+    const {end, stoppedIn} = await runGatedRampHanging(fx, /maintenance at 50%/, 'GetMetricData')
     console.log(`GetMetricData never answering: exited ${end.code} ${stoppedIn.toFixed(1)} s after the read hung, after ${fx.proxy.held.length} attempts`)
     expect(end.code, end.stderr).toBe(1)
     expect(stoppedIn).toBeGreaterThan(29)

@@ -1,24 +1,15 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
-import {gatedRamp, runIdOf, spawnRun, when} from './spawned-run.js'
+import {runGatedRampHanging, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {runIdOf} from './spawned-run.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('a Route 53 endpoint that takes a change and never answers', () => {
   it('gives up at the 30 s call deadline, stays at the last good weights, leaves a journal that resumes', async () => {
-    await seedMetrics(fx, 0)
-    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
-    await run.seen(/maintenance at 20%/)
     // The 50% step's change is read and never answered, nor are the SDK's retries of it.
-    fx.proxy.hold('ChangeResourceRecordSets')
-    const hung = await when(() => fx.proxy.held.length > 0)
-    const end = await run.ended
-    const stoppedIn = (end.at - hung) / 1000
+    const {end, stoppedIn} = await runGatedRampHanging(fx, /maintenance at 20%/, 'ChangeResourceRecordSets')
     console.log(
       `ChangeResourceRecordSets never answering: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung, after ${fx.proxy.held.length} attempts`,
     )

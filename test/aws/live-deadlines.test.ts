@@ -1,13 +1,10 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {runGatedRampHanging, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {gatedRamp, runIdOf, spawnRun, when} from './spawned-run.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 const afterFirstStep = {mailbox: 80, maintenance: 20}
 const journalStatus = async (runId: string) => {
@@ -24,15 +21,8 @@ describe('a hung or failing API mid-ramp, through bin/run.js against moto', () =
   ] as const)(
     '%s while CloudWatch GetMetricData hangs: acts within 5 s, back at the last good weights, exit 130',
     async (_name, signal, note) => {
-      await seedMetrics(fx, 0)
-      const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
       // The 20% step's gate has passed once the 50% step is on: from then on CloudWatch goes quiet.
-      await run.seen(/maintenance at 50%/)
-      fx.proxy.hold('GetMetricData')
-      const hung = await when(() => fx.proxy.held.length > 0)
-      run.signal(signal)
-      const end = await run.ended
-      const stoppedIn = (end.at - hung) / 1000
+      const {end, stoppedIn} = await runGatedRampHanging(fx, /maintenance at 50%/, 'GetMetricData', (run) => run.signal(signal))
       console.log(`${signal} during a hung GetMetricData: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung`)
       expect(end.code, end.stderr).toBe(130)
       expect(stoppedIn).toBeLessThan(5)
@@ -47,14 +37,7 @@ describe('a hung or failing API mid-ramp, through bin/run.js against moto', () =
   )
 
   it('SIGTERM while a Route 53 change hangs: the change is aborted, the weights stay at the last good step, exit 130', async () => {
-    await seedMetrics(fx, 0)
-    const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
-    await run.seen(/maintenance at 20%/)
-    fx.proxy.hold('ChangeResourceRecordSets')
-    const hung = await when(() => fx.proxy.held.length > 0)
-    run.signal('SIGTERM')
-    const end = await run.ended
-    const stoppedIn = (end.at - hung) / 1000
+    const {end, stoppedIn} = await runGatedRampHanging(fx, /maintenance at 20%/, 'ChangeResourceRecordSets', (run) => run.signal('SIGTERM'))
     console.log(`SIGTERM during a hung ChangeResourceRecordSets: exited ${end.code} ${stoppedIn.toFixed(1)} s after the call hung`)
     expect(end.code, end.stderr).toBe(130)
     expect(stoppedIn).toBeLessThan(5)

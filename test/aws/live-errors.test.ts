@@ -1,15 +1,12 @@
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {mutating, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {dnsRunbook, mutating, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {route53Throttling} from './proxy.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('live errors change nothing', () => {
   const runbookWith = (targets: string) => {
@@ -114,11 +111,7 @@ describe('live errors change nothing', () => {
 
   it('throttling is retried with backoff and the change still lands once', async () => {
     fx.proxy.inject({operation: 'ChangeResourceRecordSets', times: 2, ...route53Throttling})
-    const file = join(fx.dir, 'shift.yaml')
-    writeFileSync(
-      file,
-      `name: shift\ntargets:\n  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}\nsteps:\n  - {action: ramp, set: maintenance, schedule: [40], bake: 1}\n`,
-    )
+    const file = dnsRunbook(fx, 'shift', `steps:\n  - {action: ramp, set: maintenance, schedule: [40], bake: 1}\n`)
     const result = await sluice(['run', file, '--yes'], {env: fx.env})
     expect(result.code, result.stderr).toBe(0)
     const attempts = fx.proxy.of('ChangeResourceRecordSets')
@@ -134,11 +127,7 @@ describe('live errors change nothing', () => {
       contentType: 'text/xml',
       body: '<?xml version="1.0"?>\n<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>User: arn:aws:iam::123456789012:user/oncall is not authorized to perform: route53:ChangeResourceRecordSets</Message></Error><RequestId>1</RequestId></ErrorResponse>',
     })
-    const file = join(fx.dir, 'denied.yaml')
-    writeFileSync(
-      file,
-      `name: denied\ntargets:\n  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}\nsteps:\n  - {action: ramp, set: maintenance, schedule: [40], bake: 1}\n`,
-    )
+    const file = dnsRunbook(fx, 'denied', `steps:\n  - {action: ramp, set: maintenance, schedule: [40], bake: 1}\n`)
     const result = await sluice(['run', file, '--yes'], {env: fx.env})
     expect(result.code).toBe(1)
     expect(result.stdout + result.stderr).toContain(
@@ -150,11 +139,7 @@ describe('live errors change nothing', () => {
   }, 120_000)
 
   it('a live run without a terminal and without --yes is refused with exit 4 and changes nothing', async () => {
-    const file = join(fx.dir, 'shift.yaml')
-    writeFileSync(
-      file,
-      `name: shift\ntargets:\n  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}\nsteps:\n  - {action: ramp, set: maintenance, schedule: [40], bake: 1}\n`,
-    )
+    const file = dnsRunbook(fx, 'shift', `steps:\n  - {action: ramp, set: maintenance, schedule: [40], bake: 1}\n`)
     const result = await sluice(['run', file], {env: fx.env})
     expect(result.code).toBe(4)
     expect(result.stderr).toContain('pass --yes')

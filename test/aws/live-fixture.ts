@@ -8,6 +8,7 @@ import {awsTestEnv, clientConfig} from './moto.js'
 import {RecordingProxy} from './proxy.js'
 import {readWeights, registeredTargets} from './readback.js'
 import {putAlbMetrics, seedLoadBalancer, seedZone, targetGroupDimension, uniqueName} from './seed.js'
+import {gatedRamp, spawnRun, when, type SpawnedRun} from './spawned-run.js'
 
 /**
  * What the live tests share, split over several files so vitest runs them in parallel workers
@@ -49,6 +50,23 @@ export async function seedMetrics(fx: Fixture, errorPercent: number): Promise<vo
   await putAlbMetrics(cfg, {loadBalancer: fx.targets.loadBalancer, targetGroup: targetGroupDimension(fx.targets.targetGroupArn), points})
 }
 
+/** Each deadline test hangs its own AWS call (`operation`) at its own step (`reached`) of the gated ramp; `meanwhile` acts on the run once it hangs. */
+export async function runGatedRampHanging(
+  fx: Fixture,
+  reached: RegExp,
+  operation: string,
+  meanwhile?: (run: SpawnedRun) => void,
+): Promise<{end: Awaited<SpawnedRun['ended']>; stoppedIn: number}> {
+  await seedMetrics(fx, 0)
+  const run = spawnRun(['run', gatedRamp(fx), '--yes'], fx.env)
+  await run.seen(reached)
+  fx.proxy.hold(operation)
+  const hung = await when(() => fx.proxy.held.length > 0)
+  meanwhile?.(run)
+  const end = await run.ended
+  return {end, stoppedIn: (end.at - hung) / 1000}
+}
+
 /** The weights each ChangeResourceRecordSets carried, in order, from the calls the proxy saw. */
 export function weightChanges(proxy: RecordingProxy): Array<Record<string, number>> {
   return proxy
@@ -60,14 +78,25 @@ export function weightChanges(proxy: RecordingProxy): Array<Record<string, numbe
     })
 }
 
+/** Most live runbooks differ only after the fixture's weighted record: `rest` is their other targets and steps. Writes NAME.yaml, returns its path. */
+export function dnsRunbook(fx: Fixture, name: string, rest: string): string {
+  const file = join(fx.dir, `${name}.yaml`)
+  writeFileSync(
+    file,
+    `name: ${name}\ntargets:\n  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}\n${rest}`,
+  )
+  return file
+}
+
 export const mutating = ['ChangeResourceRecordSets', 'RegisterTargets', 'DeregisterTargets', 'CreateRule', 'DeleteRule', 'ModifyTargetGroupAttributes']
 
 /**
  * Before each test of the calling file: a recording proxy in front of moto, a zone with a weighted
  * record (mailbox 100, maintenance 0), a load balancer with 8 targets, a directory with a hook
  * that logs its calls, and the environment for a spawned sluice. Returns the current fixture.
+ * `onEach` is handed each test's fixture, as it is set up: most files keep it in a variable of their own.
  */
-export function useLiveFixture(): () => Fixture {
+export function useLiveFixture(onEach?: (fx: Fixture) => void): () => Fixture {
   let fx: Fixture | undefined
   beforeEach(async () => {
     const proxy = new RecordingProxy(moto)
@@ -94,6 +123,7 @@ export function useLiveFixture(): () => Fixture {
       },
       env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state')},
     }
+    onEach?.(fx)
   })
   afterEach(async () => {
     await fx?.proxy.stop()

@@ -1,13 +1,10 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {seedMetrics as seedFixtureMetrics, useLiveFixture, type Fixture} from './live-fixture.js'
 import {liveCopy} from './live-runbook.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 const seedMetrics = (errorPercent: number) => seedFixtureMetrics(fx, errorPercent)
 
 describe('more shipped runbooks live, and what status and iam-policy say', () => {

@@ -1,6 +1,6 @@
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {
   groupAttributes,
@@ -15,10 +15,7 @@ import {
 import {liveCopy} from './live-runbook.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 const seedMetrics = (errorPercent: number) => seedFixtureMetrics(fx, errorPercent)
 
 describe('live runs of the shipped runbooks against moto', () => {

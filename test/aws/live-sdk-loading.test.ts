@@ -1,15 +1,12 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {useLiveFixture, type Fixture} from './live-fixture.js'
 import {liveCopy} from './live-runbook.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('what loads the AWS SDK', () => {
   const spy = (file: string) => ({NODE_OPTIONS: `--import ${join(process.cwd(), 'test/helpers/module-spy.mjs')}`, SLUICE_MODULE_SPY: file})

@@ -1,14 +1,11 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {cfg, registered, ruleCount, useLiveFixture, type Fixture} from './live-fixture.js'
 import {liveCopy} from './live-runbook.js'
 import {putAlbMetrics, seedLoadBalancer, targetGroupDimension, uniqueName} from './seed.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('more shipped runbooks live, and what status and iam-policy say', () => {
   it('thread-hold-recovery: the restriction goes on, every target is restarted in batches of 5 within the budget, and status reads it all back', async () => {

@@ -1,30 +1,19 @@
-import {writeFileSync} from 'node:fs'
-import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {dnsRunbook, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {followJournal, sleep} from './pause-scenario.js'
 import {spawnRun} from './spawned-run.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('a pause survives a crash (spawned, against moto)', () => {
   it('survives a crash: a run killed while paused resumes paused, says who paused it, and holds until promote', async () => {
     const env = {...fx.env, SLUICE_LEASE_SECONDS: '3'}
-    const file = join(fx.dir, 'paused-ramp.yaml')
-    writeFileSync(
-      file,
-      `name: paused-ramp
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-steps:
+    const steps = `steps:
   - {action: ramp, set: maintenance, schedule: [30, 100], bake: 8}
-`,
-    )
+`
+    const file = dnsRunbook(fx, 'paused-ramp', steps)
     const run = spawnRun(['run', file, '--yes'], env)
     const runId = await run.runId()
     await run.seen(/maintenance at 30%/)

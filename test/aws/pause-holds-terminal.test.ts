@@ -1,29 +1,22 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {spawnInTerminal} from '../helpers/terminal.js'
-import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
-import {everyStepKind, pauseInEveryStep, sleep} from './pause-scenario.js'
+import {useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {pauseInEveryStep, sleep, startEveryStepKind} from './pause-scenario.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('sluice pause holds a live run drawn in a terminal (spawned under a pseudo-terminal, against moto)', () => {
   it('in a wait, a bake with and without a gate, a cycle between batches and an approval: alive, holding, until promote', async () => {
-    await seedMetrics(fx, 0)
-    const env = {...fx.env, SLUICE_LEASE_SECONDS: '3'}
-    const run = spawnInTerminal(['run', everyStepKind(fx), '--yes'], env)
-    let ended = false
-    void run.ended.then(() => (ended = true))
+    const {run, env, running} = await startEveryStepKind(fx, spawnInTerminal)
     let runId: string | undefined
     for (let i = 0; i < 240 && !runId; i++) {
       runId = /run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(run.screen())?.[1]
       if (!runId) await sleep(250)
     }
     expect(runId, run.screen()).toBeDefined()
-    await pauseInEveryStep(fx, runId!, () => !ended, env)
+    await pauseInEveryStep(fx, runId!, running, env)
     const end = await run.ended
     expect(end.code, end.screen).toBe(0)
     // The paused bake stops counting on screen: the gated bake showed "paused" beside its count.

@@ -3,7 +3,7 @@ import {chmodSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {expect} from 'vitest'
 import {runJs, sluice} from '../helpers/cli.js'
-import type {Fixture} from './live-fixture.js'
+import {dnsRunbook, seedMetrics, type Fixture} from './live-fixture.js'
 
 export type WatchedEntry = {
   seq: number
@@ -64,13 +64,7 @@ export function everyStepKind(fx: Fixture): string {
   // between batches however slowly the machine runs `sluice pause`; then each takes 4 s.
   writeFileSync(slowHook, `#!/bin/sh\nwhile [ ! -e '${firstBatchGo(fx)}' ]; do sleep 0.1; done\nsleep 4\n`)
   chmodSync(slowHook, 0o755)
-  const file = join(fx.dir, 'pause-everywhere.yaml')
-  writeFileSync(
-    file,
-    `name: pause-everywhere
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-  targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
+  const targetsAndSteps = `  targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
   metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}
 steps:
   - {action: wait, for: 30}
@@ -82,9 +76,21 @@ steps:
     gate: {metric: error-rate, threshold: 1, window: 60, interval: 1, successes: 1}
   - {action: cycle, pool: mailbox, batch: 4, restart: {command: [${slowHook}], timeout: 60}}
   - {action: approve, message: Go on?}
-`,
-  )
-  return file
+`
+  return dnsRunbook(fx, 'pause-everywhere', targetsAndSteps)
+}
+
+/** Both pause tests watch this one run of everyStepKind, started by `start` with or without a terminal, on the same metrics and leases. */
+export async function startEveryStepKind<Run extends {ended: Promise<unknown>}>(
+  fx: Fixture,
+  start: (args: string[], env: Record<string, string>) => Run,
+): Promise<{run: Run; env: Record<string, string>; running: () => boolean}> {
+  await seedMetrics(fx, 0)
+  const env = {...fx.env, SLUICE_LEASE_SECONDS: '3'}
+  const run = start(['run', everyStepKind(fx), '--yes'], env)
+  let ended = false
+  void run.ended.then(() => (ended = true))
+  return {run, env, running: () => !ended}
 }
 
 /** The file whose existence lets everyStepKind's first cycle batch finish its restarts. */

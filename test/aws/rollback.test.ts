@@ -1,16 +1,13 @@
 import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {DescribeRulesCommand, ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {cfg, groupAttributes, registered, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {cfg, dnsRunbook, groupAttributes, registered, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {liveCopy} from './live-runbook.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 const failover = 'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage'
 
@@ -31,31 +28,28 @@ async function snapshot() {
 }
 
 function runbook(name: string, steps: string): string {
-  const file = join(fx.dir, `${name}.yaml`)
-  writeFileSync(
-    file,
-    `name: ${name}
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-  targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
+  const targetsAndSteps = `  targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
   listener: ${fx.targets.listenerArn}
 steps:
-${steps}`,
-  )
-  return file
+${steps}`
+  return dnsRunbook(fx, name, targetsAndSteps)
 }
 
-const runIdOf = (stdout: string): string => (JSON.parse(stdout) as {runId: string}).runId
+/** The id of a completed live run of `file`: every rollback test starts from one. */
+async function completedRun(file: string): Promise<string> {
+  const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+  expect(run.code, run.stderr).toBe(0)
+  return (JSON.parse(run.stdout) as {runId: string}).runId
+}
 
 describe("rollback undoes only a run's net effect", () => {
   it('after a completed live run of outlook-staged-return, everything reads back exactly as before the run', async () => {
     await seedMetrics(fx, 0)
     const before = await snapshot()
     const file = liveCopy('runbooks/outlook-staged-return.yaml', fx.targets, fx.dir, fx.hook)
-    const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
-    expect(run.code, run.stderr).toBe(0)
+    const runId = await completedRun(file)
     expect((await snapshot()).attributes).not.toEqual(before.attributes)
-    const rolled = await sluice(['rollback', runIdOf(run.stdout), '--yes'], {env: fx.env})
+    const rolled = await sluice(['rollback', runId, '--yes'], {env: fx.env})
     expect(rolled.code, rolled.stderr + rolled.stdout).toBe(0)
     expect(rolled.stdout).toContain('left alone: the run added the restriction on background-sync and lifted it itself')
     expect(rolled.stdout).toContain('left alone: the run set the freeze and lifted it itself')
@@ -64,9 +58,7 @@ describe("rollback undoes only a run's net effect", () => {
 
   it('after freeze then unfreeze, rollback exits 0 and changes nothing', async () => {
     const file = runbook('drill', '  - {action: freeze, reason: drill}\n  - {action: unfreeze}\n')
-    const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
-    expect(run.code, run.stderr).toBe(0)
-    const rolled = await sluice(['rollback', runIdOf(run.stdout), '--yes'], {env: fx.env})
+    const rolled = await sluice(['rollback', await completedRun(file), '--yes'], {env: fx.env})
     expect(rolled.code, rolled.stderr).toBe(0)
     expect(rolled.stdout).toContain('changed nothing that needs undoing')
     expect(rolled.stdout).toContain('left alone: the run set the freeze and lifted it itself')
@@ -74,19 +66,14 @@ describe("rollback undoes only a run's net effect", () => {
 
   it('after restrict then lift, rollback leaves no rule', async () => {
     const file = runbook('restrict-lift', '  - {action: restrict, type: sync, paths: [/sync/*]}\n  - {action: lift, type: sync}\n')
-    const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
-    expect(run.code, run.stderr).toBe(0)
-    const rolled = await sluice(['rollback', runIdOf(run.stdout), '--yes'], {env: fx.env})
+    const rolled = await sluice(['rollback', await completedRun(file), '--yes'], {env: fx.env})
     expect(rolled.code, rolled.stderr).toBe(0)
     expect((await snapshot()).rules).toEqual([])
     expect(fx.proxy.count('CreateRule')).toBe(1)
   }, 120_000)
 
   it('a change that landed but whose outcome was never recorded is settled from real state and undone', async () => {
-    const file = runbook('restrict', '  - {action: restrict, type: sync, paths: [/sync/*]}\n')
-    const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
-    expect(run.code, run.stderr).toBe(0)
-    const runId = runIdOf(run.stdout)
+    const runId = await completedRun(runbook('restrict', '  - {action: restrict, type: sync, paths: [/sync/*]}\n'))
     // What a kill between the API call and the journal's outcome leaves: the rule on the listener,
     // and a journal that ends at the change's intent.
     const path = join(fx.dir, 'state', 'runs', `${runId}.jsonl`)

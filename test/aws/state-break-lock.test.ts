@@ -1,12 +1,9 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {journalOf, killWhen, onlyRunId, ramp, runbook as runbookFor, useStateFixture, type Fixture} from './state-fixture.js'
+import {journalOf, killRampWhen, onlyRunId, runbook as runbookFor, useStateFixture, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
+useStateFixture((current) => (fx = current))
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
 interface Lock {
@@ -23,8 +20,7 @@ const locksOf = async (env: Record<string, string>) => {
 
 describe('--break-lock LOCK_ID (like terraform force-unlock)', () => {
   it("takes a lock id from `sluice locks`, asks first, and is journalled in the broken run's journal", async () => {
-    const file = runbook('ramp', ramp)
-    await killWhen(['run', file, '--yes'], /blue at 10%/, fx.env)
+    await killRampWhen(fx, /blue at 10%/)
     const runId = await onlyRunId(fx.env)
     const locks = await locksOf(fx.env)
     expect(locks.map((l) => l.runId)).toEqual(locks.map(() => runId))

@@ -1,18 +1,15 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
+import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {inTerminal} from '../helpers/terminal.js'
-import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {dnsRunbook, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {uniqueName} from './seed.js'
 import {gatedRamp, spawnRun} from './spawned-run.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 /** maintenance 20% → 50% → 100% behind a gate measured every second, each step baking `bake` s. */
 const ramp = (bake: number): string => gatedRamp(fx, bake, 'controlled-ramp')
@@ -155,18 +152,12 @@ describe('controls from another terminal, through bin/run.js against moto', () =
   }, 120_000)
 
   it('a live approve step: --yes does not answer it; sluice promote does, and --approve answers it in advance', async () => {
-    const file = join(fx.dir, 'approval.yaml')
-    writeFileSync(
-      file,
-      `name: approval
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-steps:
+    const steps = `steps:
   - {action: ramp, set: maintenance, schedule: [20], bake: 1}
   - {action: approve, message: Go on to 100%?, name: go-on}
   - {action: ramp, set: maintenance, schedule: [100], bake: 1}
-`,
-    )
+`
+    const file = dnsRunbook(fx, 'approval', steps)
     const run = spawnRun(['run', file, '--yes'], fx.env)
     const runId = await run.runId()
     await run.seen(/waiting for approval up to 3600 s/)

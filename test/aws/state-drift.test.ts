@@ -1,31 +1,20 @@
-import {join} from 'node:path'
-import {writeFileSync} from 'node:fs'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {deleteListenerRules, setWeightsByHand} from './by-hand.js'
-import {cfg, ruleCount, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {cfg, dnsRunbook, ruleCount, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {journalOf, killWhen, onlyRunId} from './state-fixture.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('resume reads the world before it acts (spawned, against moto)', () => {
   it('a restriction removed and weights moved by hand while the run was down: resume stops (exit 4) showing the drift; status --run shows it; --reapply puts it back, journalled, then finishes', async () => {
-    const file = join(fx.dir, 'drift.yaml')
-    writeFileSync(
-      file,
-      `name: drift
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-  listener: ${fx.targets.listenerArn}
+    const targetsAndSteps = `  listener: ${fx.targets.listenerArn}
 steps:
   - {action: restrict, type: background-sync, paths: ['/sync/*']}
   - {action: ramp, set: maintenance, schedule: [30, 100], bake: 2}
-`,
-    )
+`
+    const file = dnsRunbook(fx, 'drift', targetsAndSteps)
     await killWhen(['run', file, '--yes'], /maintenance at 30%/, fx.env)
     const runId = await onlyRunId(fx.env)
     const listener = fx.targets.listenerArn

@@ -1,16 +1,14 @@
 import {execFileSync, spawn} from 'node:child_process'
 import {closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, describe, expect, it} from 'vitest'
 import {runJs, sluice} from '../helpers/cli.js'
+import {runStartFields} from '../helpers/journal-entries.js'
 import {LocalStore} from '../../src/local/local-store.js'
 import {journalOf, onlyRunId, ramp, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
+useStateFixture((current) => (fx = current))
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
 /** A small tmpfs of its own, unmounted after the test. */
@@ -93,17 +91,7 @@ describe.runIf(root)('a full disk', () => {
     for (; seq < 20 && !error; seq++) {
       const size = seq === 1 ? 0 : statSync(path).size
       // A journal begins with its run-start entry; the rest are notes, each as big.
-      const first = {
-        type: 'run-start',
-        runId,
-        runbookName: 'x',
-        runbookSha256: 'abc',
-        runbookFile: '/tmp/x.yaml',
-        operator: 'alice',
-        host: 'h',
-        pid: 1,
-        resources: [],
-      }
+      const first = {type: 'run-start', ...runStartFields(runId)}
       error = await store.append(runId, {seq, at: new Date().toISOString(), ...(seq === 1 ? first : {type: 'note'}), text: big}).catch((e: unknown) => e)
       if (error) expect(statSync(path).size).toBe(size)
     }
@@ -117,20 +105,21 @@ describe.runIf(root)('a full disk', () => {
 
 describe('damaged state files are reported with file and line', () => {
   const RUN = '20261104-100000-aaaa'
-  const start = {
-    seq: 1,
-    at: '2026-11-04T10:00:00.000Z',
-    type: 'run-start',
-    runId: RUN,
-    runbookName: 'x',
-    runbookSha256: 'abc',
-    runbookFile: '/tmp/x.yaml',
-    operator: 'alice',
-    host: 'h',
-    pid: 1,
-    resources: [],
-  }
+  const start = {seq: 1, at: '2026-11-04T10:00:00.000Z', type: 'run-start', ...runStartFields(RUN)}
   const state = () => fx.env.SLUICE_STATE
+  // Every command that reads a journal must refuse a damaged one alike.
+  const readers = [
+    ['journal', RUN],
+    ['resume', RUN, '--yes'],
+    ['rollback', RUN, '--yes'],
+  ]
+  /** The tests below need a journal in a state no run leaves it in, so they write it by hand. */
+  function plantJournal(text: string): string {
+    mkdirSync(join(state(), 'runs'), {recursive: true})
+    const path = join(state(), 'runs', `${RUN}.jsonl`)
+    writeFileSync(path, text)
+    return path
+  }
 
   it.each([
     ['empty', '', "the journal is empty; a run's journal begins with its run-start entry"],
@@ -145,14 +134,8 @@ describe('damaged state files are reported with file and line', () => {
       'the journal begins with a step-start entry, not run-start',
     ],
   ])('a journal that is %s: journal, resume and rollback name FILE:1 (exit 4)', async (_what, text, problem) => {
-    mkdirSync(join(state(), 'runs'), {recursive: true})
-    const path = join(state(), 'runs', `${RUN}.jsonl`)
-    writeFileSync(path, text)
-    for (const args of [
-      ['journal', RUN],
-      ['resume', RUN, '--yes'],
-      ['rollback', RUN, '--yes'],
-    ]) {
+    const path = plantJournal(text)
+    for (const args of readers) {
       const result = await sluice(args, {env: fx.env})
       expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4)
       expect(result.stderr).toContain(`Error: ${path}:1: ${problem}`)
@@ -168,14 +151,8 @@ describe('damaged state files are reported with file and line', () => {
   ])(
     'a journal line %s: journal, resume and rollback name FILE:LINE and go no further',
     async (line, problem) => {
-      mkdirSync(join(state(), 'runs'), {recursive: true})
-      const path = join(state(), 'runs', `${RUN}.jsonl`)
-      writeFileSync(path, `${JSON.stringify(start)}\n${line}\n`)
-      for (const args of [
-        ['journal', RUN],
-        ['resume', RUN, '--yes'],
-        ['rollback', RUN, '--yes'],
-      ]) {
+      const path = plantJournal(`${JSON.stringify(start)}\n${line}\n`)
+      for (const args of readers) {
         const result = await sluice(args, {env: fx.env})
         expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4)
         // The store's line first, as every command that uses state says it; then the one error.

@@ -73,6 +73,13 @@ export async function killWhen(args: string[], when: RegExp, env: Record<string,
   return stderr
 }
 
+/** Starts a live run of the ramp and kills it once `when` shows: the unfinished run most state tests start from. Returns its runbook. */
+export async function killRampWhen(fx: Fixture, when: RegExp, env: Record<string, string> = fx.env): Promise<string> {
+  const file = runbook(fx, 'ramp', ramp)
+  await killWhen(['run', file, '--yes'], when, env)
+  return file
+}
+
 export async function onlyRunId(env: Record<string, string>): Promise<string> {
   const list = await sluice(['journal', '--json'], {env})
   const runs = JSON.parse(list.stdout).runs as Array<{runId: string; status: string}>
@@ -101,8 +108,9 @@ export const ramp = `  - {action: ramp, set: blue, schedule: [10, 30, 60, 100], 
  * Before each test of the calling file: a recording proxy in front of moto, a zone with a
  * weighted record (blue 0, green 100), a load balancer with 8 targets, a state directory, and the
  * environment for a spawned sluice. Returns the current fixture.
+ * `onEach` is handed each test's fixture, as it is set up: most files keep it in a variable of their own.
  */
-export function useStateFixture(): () => Fixture {
+export function useStateFixture(onEach?: (fx: Fixture) => void): () => Fixture {
   let fx: Fixture | undefined
   beforeEach(async () => {
     const proxy = new RecordingProxy(moto)
@@ -119,6 +127,7 @@ export function useStateFixture(): () => Fixture {
       dir,
       env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state'), SLUICE_LEASE_SECONDS: LEASE},
     }
+    onEach?.(fx)
   })
 
   afterEach(async () => {

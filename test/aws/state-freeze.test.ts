@@ -1,13 +1,10 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {uniqueName} from './seed.js'
 import {runbook, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
+useStateFixture((current) => (fx = current))
 
 describe('freeze and freeze check, in another process', () => {
   it.each([

@@ -1,21 +1,16 @@
 import {readdirSync, readFileSync, truncateSync} from 'node:fs'
 import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {journalOf, killWhen, onlyRunId, ramp, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
+import {journalOf, killRampWhen, onlyRunId, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
-const weights = () => weightsOf(fx)
+useStateFixture((current) => (fx = current))
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
 describe('journal integrity and rollback', () => {
   it('a torn last line is reported, and resume refuses to guess and says what to check', async () => {
-    const file = runbook('ramp', ramp)
-    await killWhen(['run', file, '--yes'], /blue at 30%/, fx.env)
+    await killRampWhen(fx, /blue at 30%/)
     const runId = await onlyRunId(fx.env)
     const path = join(fx.dir, 'state', 'runs', `${runId}.jsonl`)
     const size = readFileSync(path).length
@@ -27,7 +22,7 @@ describe('journal integrity and rollback', () => {
     const resumed = await sluice(['resume', runId, '--yes'], {env: fx.env})
     expect(resumed.code).toBe(4)
     expect(resumed.stderr).toMatch(/torn write at line \d+ .* It will not resume on a guess\. Check .* with `sluice status`/)
-    expect(await weights()).toEqual({blue: 30, green: 70})
+    expect(await weightsOf(fx)).toEqual({blue: 30, green: 70})
   }, 120_000)
 
   it('rollback after a completed ramp restores the original weights exactly, read back from the API', async () => {
@@ -35,14 +30,14 @@ describe('journal integrity and rollback', () => {
     const done = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
     expect(done.code, done.stderr).toBe(0)
     const runId = JSON.parse(done.stdout).runId as string
-    expect(await weights()).toEqual({blue: 100, green: 0})
+    expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
     const refused = await sluice(['rollback', runId], {env: fx.env})
     expect(refused.code).toBe(4)
-    expect(await weights()).toEqual({blue: 100, green: 0})
+    expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
     const rolled = await sluice(['rollback', runId, '--yes'], {env: fx.env})
     expect(rolled.code, rolled.stderr).toBe(0)
     expect(rolled.stdout).toContain('set the weights of')
-    expect(await weights()).toEqual({blue: 0, green: 100})
+    expect(await weightsOf(fx)).toEqual({blue: 0, green: 100})
     expect((await journalOf(runId, fx.env)).status).toBe('rolled-back')
   }, 120_000)
 })

@@ -1,15 +1,12 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {elsewhere} from '../helpers/elsewhere.js'
 import {spawnRun} from './spawned-run.js'
 import {uniqueName} from './seed.js'
-import {killWhen, LEASE, onlyRunId, ramp, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
+import {killRampWhen, LEASE, onlyRunId, ramp, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
+useStateFixture((current) => (fx = current))
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
 /** Starts a run and resolves with its id once its stderr says it changed something. */
@@ -55,8 +52,7 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
   )
 
   it("after kill -9 on this host, resume takes the dead run's locks at once (its pid is gone) and finishes the run", async () => {
-    const file = runbook('ramp', ramp)
-    await killWhen(['run', file, '--yes'], /blue at 10%/, fx.env)
+    await killRampWhen(fx, /blue at 10%/)
     const runId = await onlyRunId(fx.env)
     const resumed = await sluice(['resume', runId, '--yes'], {env: fx.env})
     expect(resumed.code, resumed.stderr).toBe(0)

@@ -1,16 +1,13 @@
 import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {elsewhere} from '../helpers/elsewhere.js'
 import {spawnRun} from './spawned-run.js'
 import {killWhen, LEASE, onlyRunId, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
+useStateFixture((current) => (fx = current))
 
 /** Rewrites every lock's heartbeat, as a damaged or hand-edited store might hold it. */
 function heartbeatsAt(iso: string): void {

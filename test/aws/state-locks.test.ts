@@ -1,13 +1,10 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice, type CliResult} from '../helpers/cli.js'
 import {uniqueName} from './seed.js'
 import {runbook as runbookFor, useStateFixture, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
+useStateFixture((current) => (fx = current))
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
 describe('locks', () => {

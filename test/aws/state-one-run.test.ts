@@ -1,18 +1,14 @@
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {spawnRun} from './spawned-run.js'
-import {journalOf, killWhen, onlyRunId, ramp, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
+import {journalOf, killRampWhen, onlyRunId, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
+useStateFixture((current) => (fx = current))
 
 describe('one run per runbook at a time', () => {
   it('after kill -9, a fresh run is refused at once (exit 4) naming the dead run and its operator, changes nothing; --new-run starts afresh and says so', async () => {
-    const file = runbookFor(fx, 'ramp', ramp)
-    await killWhen(['run', file, '--yes'], /blue at 30%/, {...fx.env, SLUICE_OPERATOR: 'frank'})
+    const file = await killRampWhen(fx, /blue at 30%/, {...fx.env, SLUICE_OPERATOR: 'frank'})
     const runId = await onlyRunId(fx.env)
     const changes = fx.proxy.count('ChangeResourceRecordSets')
     const started = Date.now()

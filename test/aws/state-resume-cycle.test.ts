@@ -1,18 +1,14 @@
 import {chmodSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {ElasticLoadBalancingV2Client, ModifyTargetGroupAttributesCommand} from '@aws-sdk/client-elastic-load-balancing-v2'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {targetsOf} from './proxy.js'
 import {spawnRun, when} from './spawned-run.js'
 import {cfg, journalOf, killWhen, onlyRunId, registeredOf, runbook as runbookFor, useStateFixture, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
-const current = useStateFixture()
-beforeEach(() => {
-  fx = current()
-})
-const registered = () => registeredOf(fx)
+useStateFixture((current) => (fx = current))
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
 describe('kill -9 and resume', () => {
@@ -22,15 +18,15 @@ describe('kill -9 and resume', () => {
     writeFileSync(hook, `#!/bin/sh\necho "$SLUICE_TARGET_ID" >> '${log}'\nsleep 1\n`)
     chmodSync(hook, 0o755)
     const file = runbook('cycle', `  - {action: cycle, pool: blue, batch: 2, restart: {command: [${hook}]}}\n`)
-    const before = await registered()
+    const before = await registeredOf(fx)
     await killWhen(['run', file, '--yes'], /batch 2 of 4 \([^)]*\): restart/, fx.env)
     // The killed run left batch 2 out of rotation.
-    expect((await registered()).length).toBe(6)
+    expect((await registeredOf(fx)).length).toBe(6)
     const runId = await onlyRunId(fx.env)
 
     const resumed = await sluice(['resume', runId, '--yes'], {env: fx.env})
     expect(resumed.code, resumed.stderr).toBe(0)
-    expect(await registered()).toEqual(before)
+    expect(await registeredOf(fx)).toEqual(before)
     // Hooks get the bare target (the IP here), not id:port.
     const restarted = readFileSync(log, 'utf8').trim().split('\n')
     expect(new Set(restarted)).toEqual(new Set(before.map((t) => t.split(':')[0])))
@@ -67,7 +63,7 @@ describe('kill -9 and resume', () => {
       writeFileSync(hook, `#!/bin/sh\necho "$SLUICE_TARGET_ID $(date +%s%3N)" >> '${log}'\n`)
       chmodSync(hook, 0o755)
       const file = runbook('drain', `  - {action: cycle, pool: blue, batch: 4, restart: {command: [${hook}]}}\n`)
-      const before = await registered()
+      const before = await registeredOf(fx)
 
       // Killed as the second batch's DeregisterTargets arrives (it still lands), or once it is journaled.
       const run = spawnRun(['run', file, '--yes'], fx.env)
@@ -89,7 +85,7 @@ describe('kill -9 and resume', () => {
       const resumed = await sluice(['resume', runId, '--yes'], {env: fx.env})
       expect(resumed.code, resumed.stderr).toBe(0)
       // Every target is back.
-      expect(await registered()).toEqual(before)
+      expect(await registeredOf(fx)).toEqual(before)
       // No target was deregistered twice without a register in between (from the calls AWS saw).
       const membership = new Map<string, string[]>()
       for (const call of fx.proxy.calls.filter((c) => c.operation === 'DeregisterTargets' || c.operation === 'RegisterTargets'))

@@ -1,70 +1,45 @@
-import {writeFileSync} from 'node:fs'
-import {join} from 'node:path'
-import {beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {inTerminal} from '../helpers/terminal.js'
-import {seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {expectInOrder, inTerminal} from '../helpers/terminal.js'
+import {dnsRunbook, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 
 let fx: Fixture
-const current = useLiveFixture()
-beforeEach(() => {
-  fx = current()
-})
+useLiveFixture((current) => (fx = current))
 
 describe('a live run in a terminal shows its plan before it asks', () => {
   it('the plan, chained before → after across steps, and what is true now, come before the question', async () => {
     await seedMetrics(fx, 0)
-    const file = join(fx.dir, 'two-ramps.yaml')
-    writeFileSync(
-      file,
-      `name: two-ramps
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-  listener: ${fx.targets.listenerArn}
+    const targetsAndSteps = `  listener: ${fx.targets.listenerArn}
 steps:
   - {action: ramp, set: maintenance, schedule: [10, 50], bake: 1}
   - {action: restrict, type: sync, paths: [/sync/*]}
   - {action: ramp, set: mailbox, schedule: [75, 100], bake: 1}
   - {action: lift, type: sync}
-`,
-    )
+`
+    const file = dnsRunbook(fx, 'two-ramps', targetsAndSteps)
     const {code, screen} = await inTerminal(['run', file], fx.env, 'n\r')
     expect(code, screen).toBe(4)
-    const at = (text: string) => {
-      const i = screen.indexOf(text)
-      expect(i, `${text} in:\n${screen}`).toBeGreaterThanOrEqual(0)
-      return i
-    }
     // The run id comes with the plan, so a second operator can watch it.
     expect(screen).toMatch(/plan: 4 steps, live run \d{8}-\d{6}-[0-9a-f]{4}/)
-    const first = at('weights mailbox=100 maintenance=0 → mailbox=90 maintenance=10 → mailbox=50 maintenance=50, one change per step')
-    // The second ramp starts where the first one ends, not where the record is now.
-    const second = at('weights mailbox=50 maintenance=50 → mailbox=75 maintenance=25 → mailbox=100 maintenance=0, one change per step')
-    const restricted = at('restricted: none → sync')
-    const lifted = at('restricted: sync → none')
-    const now = at('Now:')
-    // The question names the region the run acts in (here from AWS_REGION; else the runbook's ARNs).
-    const question = at('Apply two-ramps on AWS (us-east-1)?')
-    expect(first).toBeLessThan(restricted)
-    expect(restricted).toBeLessThan(second)
-    expect(second).toBeLessThan(lifted)
-    expect(lifted).toBeLessThan(now)
-    expect(now).toBeLessThan(question)
+    expectInOrder(screen, [
+      'weights mailbox=100 maintenance=0 → mailbox=90 maintenance=10 → mailbox=50 maintenance=50, one change per step',
+      'restricted: none → sync',
+      // The second ramp starts where the first one ends, not where the record is now.
+      'weights mailbox=50 maintenance=50 → mailbox=75 maintenance=25 → mailbox=100 maintenance=0, one change per step',
+      'restricted: sync → none',
+      'Now:',
+      // The question names the region the run acts in (here from AWS_REGION; else the runbook's ARNs).
+      'Apply two-ramps on AWS (us-east-1)?',
+    ])
     expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(0)
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
   }, 120_000)
 
   it('rollback shows what it will undo before it asks, in a terminal too', async () => {
-    const file = join(fx.dir, 'ramp.yaml')
-    writeFileSync(
-      file,
-      `name: ramp
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-steps:
+    const steps = `steps:
   - {action: ramp, set: maintenance, schedule: [10, 50], bake: 1}
-`,
-    )
+`
+    const file = dnsRunbook(fx, 'ramp', steps)
     const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
     expect(run.code, run.stderr).toBe(0)
     const runId = (JSON.parse(run.stdout) as {runId: string}).runId
@@ -76,19 +51,13 @@ steps:
   }, 120_000)
 
   it('resume shows only the steps left, chained from where the run stopped, before it asks; n changes nothing', async () => {
-    const file = join(fx.dir, 'two-stage.yaml')
-    writeFileSync(
-      file,
-      `name: two-stage
-targets:
-  dns: {zone: ${fx.targets.zoneId}, record: ${fx.targets.record}, ttl: 1, sets: {mailbox: mailbox, maintenance: maintenance}}
-steps:
+    const steps = `steps:
   - {action: ramp, set: maintenance, schedule: [10], bake: 1}
   - {action: approve, message: Go on to half?, timeout: 1}
   - {action: ramp, set: maintenance, schedule: [30, 50], bake: 1}
   - {action: ramp, set: mailbox, schedule: [100], bake: 1}
-`,
-    )
+`
+    const file = dnsRunbook(fx, 'two-stage', steps)
     // Nobody answers the approval within its 1 s, so the run holds there (exit 4), resumable at step 2.
     const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
     expect(run.code, run.stderr).toBe(4)
@@ -100,29 +69,20 @@ steps:
 
     const {code, screen} = await inTerminal(['resume', held.runId], fx.env, 'n\r')
     expect(code, screen).toBe(4)
-    const at = (text: string) => {
-      const i = screen.indexOf(text)
-      expect(i, `${text} in:\n${screen}`).toBeGreaterThanOrEqual(0)
-      return i
-    }
     expect(screen).toContain(`plan: 3 steps, live run ${held.runId}`)
     // The finished ramp is not planned again; the plan keeps the runbook's step numbers.
     expect(screen).not.toMatch(/^\s*1\. /m)
     expect(screen).not.toMatch(/^\s*\d+\. Ramp maintenance: 10%/m)
-    const approval = at('2. Approval: Go on to half?')
-    // The next ramp starts from the weights the finished one left, and the last from where that one ends.
-    const next = at('3. Ramp maintenance: 30% → 50%')
-    const chained = at('weights mailbox=90 maintenance=10 → mailbox=70 maintenance=30 → mailbox=50 maintenance=50, one change per step')
-    const last = at('4. Ramp mailbox: 100%')
-    const after = at('weights mailbox=50 maintenance=50 → mailbox=100 maintenance=0, one change per step')
-    const now = at('Now:')
-    const question = at('Resume two-stage on AWS (us-east-1)?')
-    expect(approval).toBeLessThan(next)
-    expect(next).toBeLessThan(chained)
-    expect(chained).toBeLessThan(last)
-    expect(last).toBeLessThan(after)
-    expect(after).toBeLessThan(now)
-    expect(now).toBeLessThan(question)
+    expectInOrder(screen, [
+      '2. Approval: Go on to half?',
+      // The next ramp starts from the weights the finished one left, and the last from where that one ends.
+      '3. Ramp maintenance: 30% → 50%',
+      'weights mailbox=90 maintenance=10 → mailbox=70 maintenance=30 → mailbox=50 maintenance=50, one change per step',
+      '4. Ramp mailbox: 100%',
+      'weights mailbox=50 maintenance=50 → mailbox=100 maintenance=0, one change per step',
+      'Now:',
+      'Resume two-stage on AWS (us-east-1)?',
+    ])
     expect(screen).toContain('two-stage: not confirmed; nothing was changed')
     // Answering n changed nothing: no weight change after the question, the weights where the run left them.
     expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(changes)

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {expectBadInput, expectCompleted} from '../helpers/expect-cli.js'
 import {isolatedSluice} from '../helpers/cli.js'
-import {commands} from '../helpers/single-action-cases.js'
+import {commands, gateThresholdWithoutMetric} from '../helpers/single-action-cases.js'
 import type {RunJson} from '../../src/cli/run-runbook.js'
 
 /** Every spawn runs without AWS and with its own state directory. */
@@ -50,21 +50,7 @@ describe.concurrent('bad flags, spawned: exit 2 and one line naming the flag', (
   })
 
   it('--gate-threshold without --gate-metric, under --json: the error as JSON on stdout, exit 2', async () => {
-    const result = await sluice([
-      'ramp',
-      '--set',
-      'west',
-      '--schedule',
-      '1,5,50',
-      '--bake',
-      '60',
-      '--gate-threshold',
-      '1',
-      '--scenario',
-      'two-regions',
-      '--dry-run',
-      '--json',
-    ])
+    const result = await sluice([...gateThresholdWithoutMetric, '--json'])
     expect(result.code).toBe(2)
     const json = JSON.parse(result.stdout) as {error: {message: string; exit: number}}
     expect(json.error.exit).toBe(2)

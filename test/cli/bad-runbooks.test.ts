@@ -89,6 +89,16 @@ ${twoRegionsDns}steps:
   })
 })
 
+/** The one line a rehearsal of a bad runbook prints (exit 2, nothing on stdout): where each test checks it points. */
+async function refusedRehearsalLine(file: string): Promise<string> {
+  const {code, stdout, stderr} = await sluice(['run', file, '--dry-run'])
+  expect(code, stderr).toBe(2)
+  expect(stdout).toBe('')
+  const lines = stderr.trimEnd().split('\n')
+  expect(lines).toHaveLength(1)
+  return lines[0]
+}
+
 describe.concurrent('a runbook whose rehearsal scenario lacks a pool it names', () => {
   it('run --dry-run exits 2 pointing at the weighted set in targets.dns', async () => {
     const text = `name: wrong-region
@@ -108,12 +118,8 @@ steps:
     reason: rehearsal
 `
     const file = write('wrong-region.yaml', text)
-    const {code, stdout, stderr} = await sluice(['run', file, '--dry-run'])
-    expect(code, stderr).toBe(2)
-    expect(stdout).toBe('')
-    const lines = stderr.trimEnd().split('\n')
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toBe(
+    const refused = await refusedRehearsalLine(file)
+    expect(refused).toBe(
       `Error: ${file}:${at(text, 'north', 'api-north: north')}: the rehearsal scenario two-regions has no pool "north"; its pools are east, west`,
     )
   })
@@ -131,15 +137,11 @@ steps:
     batch: 1
 `
     const file = write('wrong-group.yaml', text)
-    const {code, stdout, stderr} = await sluice(['run', file, '--dry-run'])
-    expect(code, stderr).toBe(2)
-    expect(stdout).toBe('')
-    const lines = stderr.trimEnd().split('\n')
-    expect(lines).toHaveLength(1)
+    const refused = await refusedRehearsalLine(file)
     // The entry `cafe: arn:...` on line 4: either its key or its value is a fair place to point.
     const [line, keyColumn] = at(text, 'cafe: arn').split(':')
     const valueColumn = at(text, 'arn', 'cafe: arn').split(':')[1]
-    expect(lines[0]).toMatch(
+    expect(refused).toMatch(
       new RegExp(
         `^Error: ${escape(file)}:${line}:(${keyColumn}|${valueColumn}): the rehearsal scenario two-regions has no pool "cafe"; its pools are east, west$`,
       ),

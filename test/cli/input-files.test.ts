@@ -3,6 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {describe, expect, it} from 'vitest'
+import {aliasBomb} from '../helpers/bad-runbooks.js'
 import {isolatedSluice} from '../helpers/cli.js'
 
 // Files that are not runbooks at all, through the real CLI: refused as bad input on one line
@@ -12,23 +13,13 @@ import {isolatedSluice} from '../helpers/cli.js'
 const sluice = isolatedSluice('input-files')
 const dir = mkdtempSync(join(tmpdir(), 'sluice-input-files-'))
 
-function aliasBomb(): string {
-  const letters = 'abcdefghij'
-  let text = 'name: bomb\nlol: &a [x, x, x, x, x, x, x, x, x]\n'
-  for (let i = 1; i < letters.length; i++)
-    text += `l${i}: &${letters[i]} [${Array(9)
-      .fill(`*${letters[i - 1]}`)
-      .join(', ')}]\n`
-  return `${text}steps: []\n`
-}
-
 const cases: Array<{name: string; content: () => string | Buffer; message: RegExp}> = [
   {
     name: 'a 50 MB file',
     content: () => `name: big\n# ${'x'.repeat(50 * 1024 * 1024)}\nsteps: []\n`,
     message: /:1:1: the file is \d+ bytes; expected at most 1048576 bytes \(1 MiB\)$/,
   },
-  {name: 'an alias bomb', content: aliasBomb, message: /:3:9: aliases expand to too many values \(more than 100 per alias\)/},
+  {name: 'an alias bomb', content: () => aliasBomb('bomb'), message: /:3:9: aliases expand to too many values \(more than 100 per alias\)/},
   {name: 'a NUL byte', content: () => 'name: nul\nsteps:\n  - {action: freeze, reason: "a\0b"}\n', message: /:3:32: a NUL character; expected text$/},
   {
     name: 'invalid UTF-8',

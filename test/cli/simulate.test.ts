@@ -1,16 +1,9 @@
 import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
+import {expectBadInput as expectBadResult} from '../helpers/expect-cli.js'
 
-/** Bad input: exit 2, one line on stderr naming the problem, nothing on stdout, no stack trace. */
-async function expectBadInput(args: string[], message: string | RegExp) {
-  const result = await sluice(args)
-  expect(result.code, result.stderr).toBe(2)
-  expect(result.stdout).toBe('')
-  const lines = result.stderr.trimEnd().split('\n')
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(typeof message === 'string' ? new RegExp(`^Error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : message)
-  expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/)
-}
+// Both simulate tiers refuse bad input as the single-action commands do.
+const expectBadInput = async (args: string[], message: string | RegExp) => expectBadResult(await sluice(args), message)
 
 describe.concurrent('sluice simulate --scenario outlook-2026 --compare', () => {
   it('prints the four setups, the figures for each and a chart per setup', async () => {

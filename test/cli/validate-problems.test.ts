@@ -2,19 +2,13 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {twoRegionsTargets} from '../helpers/bad-runbooks.js'
 import {isolatedSluice} from '../helpers/cli.js'
 
 const sluice = isolatedSluice('validate-problems')
 
 const text = `name: Three-Problems
-targets:
-  dns:
-    zone: Z2FDTNDATAQYW2
-    record: api.example.com.
-    ttl: 60
-    sets: {api-east: east, api-west: west}
-  metrics: {source: cloudwatch, loadBalancer: app/test/1}
-steps:
+${twoRegionsTargets}steps:
   - action: ramp
     set: api-west
     schedul: [5, 25, 50]

@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import type {CliResult} from '../helpers/cli.js'
 import {sluiceInProcess} from '../helpers/command.js'
+import {expectBadInput as expectBadResult} from '../helpers/expect-cli.js'
 
 /** simulate in this process, its exit code where a spawned one has its process's. */
 async function sluice(args: string[]): Promise<CliResult> {
@@ -13,16 +14,8 @@ async function sluice(args: string[]): Promise<CliResult> {
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-simulate-'))
 
-/** Bad input: exit 2, one line on stderr naming the problem, nothing on stdout, no stack trace. */
-async function expectBadInput(args: string[], message: string | RegExp) {
-  const result = await sluice(args)
-  expect(result.code, result.stderr).toBe(2)
-  expect(result.stdout).toBe('')
-  const lines = result.stderr.trimEnd().split('\n')
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(typeof message === 'string' ? new RegExp(`^Error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : message)
-  expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/)
-}
+// Both simulate tiers refuse bad input as the single-action commands do.
+const expectBadInput = async (args: string[], message: string | RegExp) => expectBadResult(await sluice(args), message)
 
 describe('sluice simulate (in process)', () => {
   it('--svg saves the chart', async () => {

@@ -1,7 +1,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {RunJson} from '../../src/cli/run-runbook.js'
 import {isolatedEnv, type CliResult} from '../helpers/cli.js'
-import {commands, cycle, ramp} from '../helpers/single-action-cases.js'
+import {commands, cycle, gateThresholdWithoutMetric, ramp} from '../helpers/single-action-cases.js'
 import {sluiceInProcess} from '../helpers/command.js'
 import {expectBadInput, expectCompleted} from '../helpers/expect-cli.js'
 
@@ -23,6 +23,13 @@ afterAll(() => {
 async function sluice(args: string[]): Promise<CliResult> {
   const {exit, stdout, stderr} = await sluiceInProcess(args)
   return {code: exit, stdout, stderr}
+}
+
+/** The run's --json report, once it exits 0: the tests below judge the report, not the exit. */
+async function completedJson(args: string[]): Promise<RunJson> {
+  const result = await sluice(args)
+  expect(result.code, result.stderr).toBe(0)
+  return JSON.parse(result.stdout) as RunJson
 }
 
 describe('the single-action commands (in process)', () => {
@@ -67,9 +74,7 @@ describe('the single-action commands (in process)', () => {
   })
 
   it('cycle --json: every batch went round and the step is done', async () => {
-    const result = await sluice([...cycle, '--dry-run', '--json'])
-    expect(result.code, result.stderr).toBe(0)
-    const run = JSON.parse(result.stdout) as RunJson
+    const run = await completedJson([...cycle, '--dry-run', '--json'])
     expect(run.outcome).toBe('completed')
     expect(run.exitCode).toBe(0)
     expect(run.steps[0].action).toBe('cycle')
@@ -80,17 +85,13 @@ describe('the single-action commands (in process)', () => {
   it("restrict reports the share of demand turned away: no more than the restricted type's share", async () => {
     // outlook-recovery: background-sync is 20% of demand (types: interactive 0.8, background-sync 0.2),
     // and clients try twice. Every background-sync request is turned away: 20% of demand, not more.
-    const json = await sluice(['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery', '--dry-run', '--json'])
-    expect(json.code, json.stderr).toBe(0)
-    const run = JSON.parse(json.stdout) as RunJson
+    const run = await completedJson(['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery', '--dry-run', '--json'])
     expect(run.report!.restrictedAtEnd).toEqual(['background-sync'])
     expect(run.report!.restrictedPercentAtEnd).toBeCloseTo(20, 0)
   })
 
   it("restrict on a scenario whose clients try once reports the type's share (cafe-2024: 10%)", async () => {
-    const result = await sluice(['restrict', '--type', 'decommissioned-lookup', '--path', '/lookup/*', '--scenario', 'cafe-2024', '--dry-run', '--json'])
-    expect(result.code, result.stderr).toBe(0)
-    const run = JSON.parse(result.stdout) as RunJson
+    const run = await completedJson(['restrict', '--type', 'decommissioned-lookup', '--path', '/lookup/*', '--scenario', 'cafe-2024', '--dry-run', '--json'])
     expect(run.report!.restrictedAtEnd).toEqual(['decommissioned-lookup'])
     expect(run.report!.restrictedPercentAtEnd).toBeCloseTo(10, 0)
   })
@@ -109,38 +110,13 @@ describe('bad flags: exit 2 and one line naming the flag (in process)', () => {
   })
 
   it('--bake under the TTL is accepted with --allow-short-bake', async () => {
-    const result = await sluice([
-      'ramp',
-      '--set',
-      'west',
-      '--schedule',
-      '1,5,50',
-      '--bake',
-      '30',
-      '--allow-short-bake',
-      '--scenario',
-      'two-regions',
-      '--dry-run',
-    ])
-    expect(result.code, result.stderr).toBe(0)
-    expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] warning bake of 30 s is shorter than the TTL of 60 s/m)
+    const ok = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,50', '--bake', '30', '--allow-short-bake', '--scenario', 'two-regions', '--dry-run'])
+    expect(ok.code, ok.stderr).toBe(0)
+    expect(ok.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] warning bake of 30 s is shorter than the TTL of 60 s/m)
   })
 
   it('--gate-threshold without --gate-metric', async () => {
-    const result = await sluice([
-      'ramp',
-      '--set',
-      'west',
-      '--schedule',
-      '1,5,50',
-      '--bake',
-      '60',
-      '--gate-threshold',
-      '1',
-      '--scenario',
-      'two-regions',
-      '--dry-run',
-    ])
+    const result = await sluice(gateThresholdWithoutMetric)
     expectBadInput(result, /^Error: --gate-threshold: .*--gate-metric/)
   })
 

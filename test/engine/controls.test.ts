@@ -42,6 +42,21 @@ function metricsWith(onRead: (n: number) => void) {
   return {label: 'm', read: async () => (onRead(++n), 0.1)}
 }
 
+/** A bake of `bake` s on a fake clock: only the controls and what the metrics read differ between these tests. */
+function bakeWith(controls: RunControls, metrics: ReturnType<typeof metricsWith>, bake: number) {
+  return watchGate({
+    gate,
+    bake,
+    step: 0,
+    context: 'x',
+    signal: new AbortController().signal,
+    clock: new FakeClock(),
+    metrics,
+    onVerdict: () => undefined,
+    controls,
+  })
+}
+
 describe('controls inside a bake', () => {
   it('a pause stops counting the bake, and the gate is still measured meanwhile', async () => {
     const controls = new HandControls()
@@ -49,17 +64,7 @@ describe('controls inside a bake', () => {
       if (n === 2) controls.pausedBy = {operator: 'alice', host: 'laptop', pid: 7}
       if (n === 6) controls.pausedBy = null
     })
-    const result = await watchGate({
-      gate,
-      bake: 60,
-      step: 0,
-      context: 'x',
-      signal: new AbortController().signal,
-      clock: new FakeClock(),
-      metrics,
-      onVerdict: () => undefined,
-      controls,
-    })
+    const result = await bakeWith(controls, metrics, 60)
     expect(result.outcome).toBe('pass')
     // 60 s of bake at 10 s a verdict is 6 verdicts; reads 2 to 5 were paused (4 intervals uncounted).
     expect(result.verdicts).toHaveLength(10)
@@ -70,17 +75,7 @@ describe('controls inside a bake', () => {
     const metrics = metricsWith((n) => {
       if (n === 1) controls.promote()
     })
-    const result = await watchGate({
-      gate,
-      bake: 300,
-      step: 0,
-      context: 'x',
-      signal: new AbortController().signal,
-      clock: new FakeClock(),
-      metrics,
-      onVerdict: () => undefined,
-      controls,
-    })
+    const result = await bakeWith(controls, metrics, 300)
     expect(result.outcome).toBe('pass')
     expect(result.verdicts).toHaveLength(2)
   })

@@ -18,16 +18,30 @@ export function at(text: string, needle: string, within = needle): string {
   return `${line}:${column}`
 }
 
+/** A YAML "billion laughs", ten levels of nine aliases: both the loader and the CLI must refuse it before it expands. */
+export function aliasBomb(name: string): string {
+  const letters = 'abcdefghij'
+  let text = `name: ${name}\nlol: &a [x, x, x, x, x, x, x, x, x]\n`
+  for (let i = 1; i < letters.length; i++)
+    text += `l${i}: &${letters[i]} [${Array(9)
+      .fill(`*${letters[i - 1]}`)
+      .join(', ')}]\n`
+  return `${text}steps: []\n`
+}
+
 export const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
-export const twoRegionsDns = `targets:
+/** A weighted record with sets for east and west, gated by CloudWatch: the targets most bad runbooks share. */
+export const twoRegionsTargets = `targets:
   dns:
     zone: Z2FDTNDATAQYW2
     record: api.example.com.
     ttl: 60
     sets: {api-east: east, api-west: west}
   metrics: {source: cloudwatch, loadBalancer: app/test/1}
-rehearsal:
+`
+
+export const twoRegionsDns = `${twoRegionsTargets}rehearsal:
   scenario: two-regions
 `
 
@@ -51,7 +65,8 @@ ${twoRegionsDns}steps:
     pool: east
 `,
     where: (t) => at(t, 'frobnicate'),
-    message: /^steps\[1\]\.action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, approve, wait, check, got "frobnicate"$/,
+    message:
+      /^steps\[1\]\.action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, weighted-target-groups, approve, wait, check, got "frobnicate"$/,
   },
   {
     name: 'a weight over 100% in a ramp schedule',

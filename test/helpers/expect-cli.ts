@@ -1,16 +1,16 @@
 import {expect} from 'vitest'
 import type {CliResult} from './cli.js'
 
-// What the single-action commands' tests expect of a run, in process and spawned alike.
+// What the single-action commands' and simulate's tests expect of a run, in process and spawned alike.
 
-/** Bad input: exit 2, nothing on stdout, exactly one `Error: ` line on stderr, no stack trace. */
-export function expectBadInput(result: CliResult, message: RegExp): void {
+/** Bad input: exit 2, nothing on stdout, one `Error: ` line on stderr, no stack trace; a string message is that whole line after `Error: `. */
+export function expectBadInput(result: CliResult, message: string | RegExp): void {
   expect(result.code, result.stderr).toBe(2)
   expect(result.stdout).toBe('')
   const lines = result.stderr.trimEnd().split('\n')
   expect(lines, result.stderr).toHaveLength(1)
   expect(lines[0]).toMatch(/^Error: /)
-  expect(lines[0]).toMatch(message)
+  expect(lines[0]).toMatch(typeof message === 'string' ? new RegExp(`^Error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : message)
   expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/)
 }
 

@@ -13,6 +13,15 @@ export function scenarioWriter(prefix: string): (name: string, text: string) => 
   }
 }
 
+/** One pool of four servers and its demand: most scenario tests vary only what comes after them. */
+export const tinyFleet = `pools:
+  - name: web
+    servers: 4
+    capacity: 50
+demand:
+  rps: 100
+`
+
 /** The InputError `fn` throws; anything else thrown, or nothing, fails the test. */
 export function inputErrorOf(fn: () => unknown): InputError {
   try {

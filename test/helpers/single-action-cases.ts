@@ -21,6 +21,8 @@ export const ramp = [
   '--scenario',
   'two-regions',
 ]
+// Refused the same way by both tiers (under --json too): a gate threshold names no metric to judge.
+export const gateThresholdWithoutMetric = 'ramp --set west --schedule 1,5,50 --bake 60 --gate-threshold 1 --scenario two-regions --dry-run'.split(' ')
 export const cycle = ['cycle', '--pool', 'east', '--batch', '2', '--budget', '10%', '--restart', '/usr/local/bin/restart-api {id}', '--scenario', 'two-regions']
 
 /** Every single-action command, as a user would type it for a rehearsal (less --dry-run). */

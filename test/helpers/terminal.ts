@@ -1,4 +1,5 @@
 import {spawn} from 'node:child_process'
+import {expect} from 'vitest'
 import {runJs} from './cli.js'
 
 /**
@@ -22,6 +23,16 @@ export function inTerminal(args: string[], env: Record<string, string>, answer?:
     }
   })
   return new Promise((resolve) => child.on('close', (code) => resolve({code, screen: plainScreen(screen)})))
+}
+
+/** What a terminal shows must come in order (the plan, then what is true now, then the question): each text on the screen, after the one before. */
+export function expectInOrder(screen: string, texts: string[]): void {
+  const at = texts.map((text) => {
+    const i = screen.indexOf(text)
+    expect(i, `${text} in:\n${screen}`).toBeGreaterThanOrEqual(0)
+    return i
+  })
+  for (let k = 1; k < at.length; k++) expect(at[k - 1], `${texts[k - 1]} before ${texts[k]}`).toBeLessThan(at[k])
 }
 
 /** A terminal's output without escape codes and carriage returns. */

@@ -3,11 +3,12 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {beforeAll, describe, expect, it} from 'vitest'
-import {InputError} from '../../src/errors.js'
 import {checkRehearsalScenario} from '../../src/wiring/rehearsal.js'
 import {loadRunbookFile, parseRunbook} from '../../src/loader/load-runbook.js'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
+import {aliasBomb} from '../helpers/bad-runbooks.js'
 import {sluiceInProcess} from '../helpers/command.js'
+import {inputErrorOf} from '../helpers/scenario-files.js'
 
 // A corpus of malformed runbooks, scenarios and flag sets: every number out of its bound, every
 // rule a live run would otherwise find after taking its locks, and files that are not inputs at
@@ -377,7 +378,7 @@ const runbookCases: FileCase[] = [
   {name: 'a local tag', text: 'name: !shell corpus\nsteps: []\n', message: /:1:7: unknown tag: !shell; expected plain YAML values$/},
   {
     name: 'an alias bomb',
-    text: aliasBomb(),
+    text: aliasBomb('corpus'),
     message: /:\d+:\d+: aliases expand to too many values \(more than 100 per alias\); expected plain values or a few aliases$/,
   },
   {name: 'an alias to nothing', text: 'name: *nothing\nsteps: []\n', message: /:1:7: malformed YAML: Unresolved alias/},
@@ -415,16 +416,6 @@ const runbookCases: FileCase[] = [
   {name: 'UTF-16', text: bytes([0xff, 0xfe], 'n\0a\0'), message: /:1:1: invalid UTF-8 at byte 0; expected a UTF-8 text file$/},
   {name: 'a duplicate key', text: 'name: a\nname: b\nsteps: []\n', message: /:2:1: malformed YAML: Map keys must be unique$/},
 ]
-
-function aliasBomb(): string {
-  const letters = 'abcdefghij'
-  let text = 'name: corpus\nlol: &a [x, x, x, x, x, x, x, x, x]\n'
-  for (let i = 1; i < letters.length; i++)
-    text += `l${i}: &${letters[i]} [${Array(9)
-      .fill(`*${letters[i - 1]}`)
-      .join(', ')}]\n`
-  return `${text}steps: []\n`
-}
 
 function bytes(...parts: Array<string | number[]>): Uint8Array {
   return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))))
@@ -491,7 +482,7 @@ const scenarioCases: FileCase[] = [
     text: scenario('').replace('name: corpus', 'name: !!js/function corpus'),
     message: /:1:7: unknown tag: tag:yaml\.org,2002:js\/function/,
   },
-  {name: 'a scenario alias bomb', text: aliasBomb(), message: /aliases expand to too many values/},
+  {name: 'a scenario alias bomb', text: aliasBomb('corpus'), message: /aliases expand to too many values/},
   {name: 'a scenario in Latin-1', text: bytes('name: caf', [0xe9], '\n'), message: /:1:10: invalid UTF-8 at byte 9; expected a UTF-8 text file$/},
 ]
 
@@ -574,16 +565,6 @@ const flagCases: FlagCase[] = [
 ]
 
 // ── the checks ──────────────────────────────────────────────────────────────────────────────
-
-function inputErrorOf(run: () => void): InputError {
-  try {
-    run()
-  } catch (error) {
-    if (error instanceof InputError) return error
-    throw error
-  }
-  throw new Error('expected an InputError, and nothing was thrown')
-}
 
 function expectPromptFileRefusal(file: string, message: RegExp, check: () => void): void {
   const started = performance.now()

@@ -1,31 +1,12 @@
 import {describe, expect, it} from 'vitest'
-import {InputError} from '../../src/errors.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
-
-/** The error a call throws; fails the test when it throws none or something other than an InputError. */
-function inputErrorOf(call: () => unknown): InputError {
-  try {
-    call()
-  } catch (error) {
-    if (error instanceof InputError) return error
-    throw error
-  }
-  throw new Error('expected an InputError, and nothing was thrown')
-}
-
-const dns = `targets:
-  dns:
-    zone: Z2FDTNDATAQYW2
-    record: api.example.com.
-    ttl: 60
-    sets: {api-east: east, api-west: west}
-  metrics: {source: cloudwatch, loadBalancer: app/test/1}
-`
+import {twoRegionsTargets} from '../helpers/bad-runbooks.js'
+import {inputErrorOf} from '../helpers/scenario-files.js'
 
 describe('the runbook loader reports every problem in a file, in file order', () => {
   it('three schema problems, one a misspelt key: three lines, each at its own place', () => {
     const text = `name: Three-Problems
-${dns}steps:
+${twoRegionsTargets}steps:
   - action: freeze
     reason: moving west back
   - action: ramp
@@ -63,7 +44,7 @@ steps:
 
   it('an unknown key with no near match is named without a guess', () => {
     const text = `name: far
-${dns}steps:
+${twoRegionsTargets}steps:
   - action: unfreeze
     colour: blue
 `
@@ -72,7 +53,7 @@ ${dns}steps:
 
   it('once the schema passes, every check beyond it, in file order', () => {
     const text = `name: semantic
-${dns}steps:
+${twoRegionsTargets}steps:
   - action: restrict
     type: background-sync
     paths: [/sync/*]

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {inputErrorOf, scenarioWriter} from '../helpers/scenario-files.js'
+import {inputErrorOf, scenarioWriter, tinyFleet} from '../helpers/scenario-files.js'
 import {fleetConfig, loadScenario, parsePolicy, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 
 const write = scenarioWriter('sluice-haproxy-scenario-')
@@ -13,13 +13,7 @@ function load(text: string) {
 const errorOf = (fn: () => unknown): string => inputErrorOf(fn).message
 
 const base = (healthCheck: string, setups: string) => `name: tiny
-pools:
-  - name: web
-    servers: 4
-    capacity: 50
-demand:
-  rps: 100
-healthCheck: ${healthCheck}
+${tinyFleet}healthCheck: ${healthCheck}
 setups:
 ${setups}
 `

@@ -1,18 +1,12 @@
 import {describe, expect, it} from 'vitest'
-import {inputErrorOf, scenarioWriter} from '../helpers/scenario-files.js'
+import {inputErrorOf, scenarioWriter, tinyFleet} from '../helpers/scenario-files.js'
 import {builtinScenarioNames, loadScenario, parsePolicy, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 
 const write = scenarioWriter('sluice-scenario-')
 const errorOf = inputErrorOf
 
 const valid = `name: tiny
-pools:
-  - name: web
-    servers: 4
-    capacity: 50
-demand:
-  rps: 100
-faults:
+${tinyFleet}faults:
   - kind: broken
     servers: 1
     from: 10

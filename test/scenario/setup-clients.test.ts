@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {inputErrorOf, scenarioWriter} from '../helpers/scenario-files.js'
+import {inputErrorOf, scenarioWriter, tinyFleet} from '../helpers/scenario-files.js'
 import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {scenarioLimits} from '../../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson} from '../../src/sim/simulate.js'
@@ -9,13 +9,7 @@ const errorOf = inputErrorOf
 
 const scenario = (setups: string, duration = 600) => `name: tiny
 duration: ${duration}
-pools:
-  - name: web
-    servers: 4
-    capacity: 50
-demand:
-  rps: 100
-clients:
+${tinyFleet}clients:
   attempts: 3
   retryBudget: 0.2
 faults:

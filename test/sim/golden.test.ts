@@ -33,25 +33,24 @@ function hashSeries(values: Float64Array, ticks: number, into: ReturnType<typeof
   into.update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
 }
 
+/** The record and each of its pools hold their series as Float64Array fields: hashed alike, in key order, inRotation apart. */
+function hashEverySeries(holder: object, ticks: number, rotation: ReturnType<typeof createHash>, rest: ReturnType<typeof createHash>): void {
+  const fields = holder as Record<string, unknown>
+  for (const key of Object.keys(fields).sort()) {
+    const value = fields[key]
+    if (!(value instanceof Float64Array)) continue
+    hashSeries(value, ticks, key === 'inRotation' ? rotation : rest)
+    rest.update(key)
+  }
+}
+
 function digest(record: SimulationRecord, window: ReturnType<typeof faultWindow>): {inRotation: string; rest: string} {
   const rotation = createHash('sha256')
   const rest = createHash('sha256')
-  const top = record as unknown as Record<string, unknown>
-  for (const key of Object.keys(top).sort()) {
-    const value = top[key]
-    if (!(value instanceof Float64Array)) continue
-    hashSeries(value, record.ticks, key === 'inRotation' ? rotation : rest)
-    rest.update(key)
-  }
+  hashEverySeries(record, record.ticks, rotation, rest)
   for (const pool of record.pools) {
     rest.update(pool.name)
-    const series = pool as unknown as Record<string, unknown>
-    for (const key of Object.keys(series).sort()) {
-      const value = series[key]
-      if (!(value instanceof Float64Array)) continue
-      hashSeries(value, record.ticks, key === 'inRotation' ? rotation : rest)
-      rest.update(key)
-    }
+    hashEverySeries(pool, record.ticks, rotation, rest)
   }
   const {minInRotation, ...summary} = summarize(record, window)
   rotation.update(String(minInRotation))

@@ -6,6 +6,7 @@ import {InputError, RefusedError} from '../../src/errors.js'
 import {LocalStore} from '../../src/local/local-store.js'
 import {LockedError, type JournalEntry, type LockRecord} from '../../src/ports/state-store.js'
 import {DamagedStateError} from '../../src/state/records.js'
+import {runStartFields} from '../helpers/journal-entries.js'
 
 // Leases of one second, so a dead holder's lock runs out within a test.
 let savedLease: string | undefined
@@ -26,20 +27,18 @@ const entry = (seq: number, type: string, extra: Record<string, unknown> = {}): 
 const holder = (runId: string) => ({runId, operator: 'alice', host: 'laptop', since: '2026-11-04T10:00:00.000Z'})
 const journalFile = (store: LocalStore, runId = RUN) => join(store.dir, 'runs', `${runId}.jsonl`)
 
+/** Another run's lock on route53:Z1 as its process left it (pid 999999 is gone): what a taker finds. */
+async function leaveLockBehind(store: LocalStore, heartbeat: string, leaseSeconds: number): Promise<void> {
+  const record: LockRecord = {resource: 'route53:Z1', ...holder(RUN), pid: 999999, heartbeat, leaseSeconds, lockId: '0123456789abcdef', version: 'v1'}
+  await store.acquire(['x'], holder(RUN2)) // makes the locks directory
+  writeFileSync(join(store.dir, 'locks', 'route53_Z1.json'), JSON.stringify(record))
+}
+
 describe('the local state store: journals', () => {
   it('appends entries as JSON lines, one per entry, and reads them back in order', async () => {
     const store = fresh()
     // A journal begins with its run-start entry (a store reads one that does not as damaged).
-    const start = entry(1, 'run-start', {
-      runId: RUN,
-      runbookName: 'x',
-      runbookSha256: 'abc',
-      runbookFile: '/tmp/x.yaml',
-      operator: 'alice',
-      host: 'h',
-      pid: 1,
-      resources: [],
-    })
+    const start = entry(1, 'run-start', runStartFields(RUN))
     await store.append(RUN, start)
     await store.append(RUN, entry(2, 'step-start', {step: 0, title: 'ramp'}))
     const text = readFileSync(journalFile(store), 'utf8')
@@ -66,19 +65,7 @@ describe('the local state store: journals', () => {
 
   it('a torn last line is reported with its line and size, and the entries before it are kept', async () => {
     const store = fresh()
-    await store.append(
-      RUN,
-      entry(1, 'run-start', {
-        runId: RUN,
-        runbookName: 'x',
-        runbookSha256: 'abc',
-        runbookFile: '/tmp/x.yaml',
-        operator: 'alice',
-        host: 'h',
-        pid: 1,
-        resources: [],
-      }),
-    )
+    await store.append(RUN, entry(1, 'run-start', runStartFields(RUN)))
     await store.append(RUN, entry(2, 'note'))
     await store.release([], RUN)
     appendFileSync(journalFile(store), '{"seq":3,"at":"2026-11-04T10:0')
@@ -166,17 +153,7 @@ describe('the local state store: locks are leases', () => {
 
   it("a lock nobody renews is taken once a whole lease passes, by the taker's clock", async () => {
     const store = fresh()
-    const dead: LockRecord = {
-      resource: 'route53:Z1',
-      ...holder(RUN),
-      pid: 999999,
-      heartbeat: '2026-11-04T10:00:00.000Z',
-      leaseSeconds: 1,
-      lockId: '0123456789abcdef',
-      version: 'v1',
-    }
-    await store.acquire(['x'], holder(RUN2)) // makes the locks directory
-    writeFileSync(join(store.dir, 'locks', 'route53_Z1.json'), JSON.stringify(dead))
+    await leaveLockBehind(store, '2026-11-04T10:00:00.000Z', 1)
     const started = performance.now()
     const waits: string[] = []
     await store.acquire(['route53:Z1'], holder(RUN), {notify: (m) => waits.push(m)})
@@ -189,17 +166,7 @@ describe('the local state store: locks are leases', () => {
 
   it("a lock record claiming a lease past what sluice writes (1e12 s) is damaged: said so, and judged by the taker's own lease", async () => {
     const store = fresh()
-    const damaged: LockRecord = {
-      resource: 'route53:Z1',
-      ...holder(RUN),
-      pid: 999999,
-      heartbeat: '2099-01-01T00:00:00.000Z',
-      leaseSeconds: 1e12,
-      lockId: '0123456789abcdef',
-      version: 'v1',
-    }
-    await store.acquire(['x'], holder(RUN2)) // makes the locks directory
-    writeFileSync(join(store.dir, 'locks', 'route53_Z1.json'), JSON.stringify(damaged))
+    await leaveLockBehind(store, '2099-01-01T00:00:00.000Z', 1e12)
     expect((await store.locks()).find((l) => l.resource === 'route53:Z1')).toMatchObject({
       leaseSeconds: 1,
       damaged: 'a lease of 1000000000000 s, past the 3600 s at most that sluice writes; judged by a 1 s lease',
