@@ -50,16 +50,10 @@ export interface WeightsRampStep extends StepCommon {
  * rule's target group). Each step is one change, baked for at least the port's TTL and admitted
  * only if its gate passes. A failed gate, a gate that cannot read its metrics, a failed change, or
  * an interruption puts the weights back to the last step that passed: a ramp never stays on
- * weights its gate did not pass. Changes are recorded as `kind` changes to `resource`, which
- * weightsRules' `portOf` finds the port again by (the port's label unless given).
+ * weights its gate did not pass. Changes are recorded as `kind` changes to the port's label,
+ * which weightsRules' `portOf` finds the port again by.
  */
-export async function runWeightsRamp(
-  step: WeightsRampStep,
-  ctx: ActionContext,
-  dns: WeightsPort,
-  kind: MutationKind,
-  resource = dns.label,
-): Promise<StepOutcome> {
+export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, dns: WeightsPort, kind: MutationKind): Promise<StepOutcome> {
   const ttl = await dns.ttl(ctx.signal)
   if (step.bake < ttl) {
     if (!step.allowShortBake)
@@ -100,7 +94,7 @@ export async function runWeightsRamp(
     if (sameWeights(current, lastGood)) return {ok: true, text: `weights back to ${lastGoodLabel}`}
     const deadline = AbortSignal.timeout(revertDeadline * 1000)
     try {
-      await ctx.change(kind, resource, current, lastGood, () => dns.applyWeights(lastGood, deadline))
+      await ctx.change(kind, dns.label, current, lastGood, () => dns.applyWeights(lastGood, deadline))
     } catch (error) {
       return {
         ok: false,
@@ -126,7 +120,7 @@ export async function runWeightsRamp(
       // From here the weights may be the new ones, whether or not the change reports back.
       current = weights
       try {
-        await ctx.change(kind, resource, before, weights, () => dns.applyWeights(weights, ctx.signal))
+        await ctx.change(kind, dns.label, before, weights, () => dns.applyWeights(weights, ctx.signal))
       } catch (error) {
         if (ctx.signal.aborted) return interrupted(at)
         // A change that failed or timed out may still have landed: go back to what passed.

@@ -1,4 +1,4 @@
-import type {Action, TargetGroupTuple} from '@aws-sdk/client-elastic-load-balancing-v2'
+import type {Action, ElasticLoadBalancingV2Client, TargetGroupTuple} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {FailedError} from '../errors.js'
 import type {WeightMap, WeightsPort} from '../ports/control-plane.js'
 import {forwardOwner} from './backend.js'
@@ -72,21 +72,12 @@ export class ForwardWeights implements WeightsPort {
     }
     const next = actions.map((a) => (a === forward ? changed : a))
     const {ModifyListenerCommand, ModifyRuleCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     if (this.owner === 'rule')
-      await awsCall(
-        'ELBv2',
-        'ModifyRule',
-        this.label,
-        (abortSignal) => client.send(new ModifyRuleCommand({RuleArn: this.arn, Actions: next}), {abortSignal}),
-        signal,
-      )
+      await this.call('ModifyRule', (client, abortSignal) => client.send(new ModifyRuleCommand({RuleArn: this.arn, Actions: next}), {abortSignal}), signal)
     else
-      await awsCall(
-        'ELBv2',
+      await this.call(
         'ModifyListener',
-        this.what,
-        (abortSignal) => client.send(new ModifyListenerCommand({ListenerArn: this.arn, DefaultActions: next}), {abortSignal}),
+        (client, abortSignal) => client.send(new ModifyListenerCommand({ListenerArn: this.arn, DefaultActions: next}), {abortSignal}),
         signal,
       )
   }
@@ -94,33 +85,33 @@ export class ForwardWeights implements WeightsPort {
   /** The rule's (or listener's default) actions, and the one forward among them. */
   private async forward(signal?: AbortSignal): Promise<{actions: Action[]; forward: Action}> {
     const {DescribeListenersCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
-    let actions: Action[]
-    if (this.owner === 'rule') {
-      const out = await awsCall(
-        'ELBv2',
-        'DescribeRules',
-        this.what,
-        (abortSignal) => client.send(new DescribeRulesCommand({RuleArns: [this.arn]}), {abortSignal}),
-        signal,
-      )
-      actions = out.Rules?.[0]?.Actions ?? []
-    } else {
-      const out = await awsCall(
-        'ELBv2',
-        'DescribeListeners',
-        this.what,
-        (abortSignal) => client.send(new DescribeListenersCommand({ListenerArns: [this.arn]}), {abortSignal}),
-        signal,
-      )
-      actions = out.Listeners?.[0]?.DefaultActions ?? []
-    }
+    const actions =
+      this.owner === 'rule'
+        ? ((await this.call('DescribeRules', (client, abortSignal) => client.send(new DescribeRulesCommand({RuleArns: [this.arn]}), {abortSignal}), signal))
+            .Rules?.[0]?.Actions ?? [])
+        : ((
+            await this.call(
+              'DescribeListeners',
+              (client, abortSignal) => client.send(new DescribeListenersCommand({ListenerArns: [this.arn]}), {abortSignal}),
+              signal,
+            )
+          ).Listeners?.[0]?.DefaultActions ?? [])
     const forwards = actions.filter((a) => a.Type === 'forward')
     if (forwards.length !== 1)
       throw new FailedError(
         `${this.what} has ${forwards.length === 0 ? 'no forward action' : `${forwards.length} forward actions`}, so there is no one split between target groups to weigh`,
       )
     return {actions, forward: forwards[0]}
+  }
+
+  /** One ELBv2 call on this rule or listener, its failures naming the call and the rule. */
+  private async call<T>(
+    operation: string,
+    send: (client: ElasticLoadBalancingV2Client, abortSignal: AbortSignal) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const client = await this.clients.elbv2()
+    return awsCall('ELBv2', operation, this.what, (abortSignal) => send(client, abortSignal), signal)
   }
 
   private poolOf(arn: string): string {
