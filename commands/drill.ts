@@ -3,7 +3,8 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {decimal} from '../src/cli/flags.js'
 import {checkOutputName, writeOutput} from '../src/cli/output-file.js'
 import {runDrillCommand} from '../src/cli/drill-run.js'
-import {drillJson, drillSvg, drillAgrees, renderDrill, type DrillJson} from '../src/report/drill.js'
+import {drillAgrees, drillJson, drillRepeatsJson, drillSvg, renderDrill, renderRepeats, type DrillJson, type DrillRepeatsJson} from '../src/report/drill.js'
+import {summarizeRepeats} from '../src/drill/repeats.js'
 
 export default class Drill extends SluiceCommand {
   static override summary =
@@ -45,32 +46,45 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       max: 600,
       helpValue: 'SECONDS',
     }),
-    svg: Flags.string({description: 'Also save the chart as an SVG file.', helpValue: 'FILE'}),
+    repeat: Flags.integer({
+      description:
+        "Run the real side this many times, each from a clean start, and judge the median of the runs against the prediction, with each figure's range.",
+      min: 1,
+      max: 10,
+      default: 1,
+      helpValue: 'N',
+    }),
+    svg: Flags.string({description: "Also save the chart as an SVG file (with --repeat, the median run's).", helpValue: 'FILE'}),
   }
 
-  async run(): Promise<DrillJson> {
+  async run(): Promise<DrillJson | DrillRepeatsJson> {
     const {args, flags} = await this.parse(Drill)
     checkOutputName('--svg', flags.svg)
-    const report = await runDrillCommand(args.target, {
+    const {drills, outcome} = await runDrillCommand(args.target, {
       setup: flags.setup,
       scales: {
         ...(flags['rate-scale'] === undefined ? {} : {rateScale: flags['rate-scale']}),
         ...(flags['time-scale'] === undefined ? {} : {timeScale: flags['time-scale']}),
       },
       ...(flags['queue-seconds'] === undefined ? {} : {queueSeconds: flags['queue-seconds']}),
+      repeat: flags.repeat,
       json: this.jsonEnabled(),
       note: (text) => this.note(text),
     })
+    const repeated = flags.repeat > 1
+    const summary = repeated ? summarizeRepeats(drills) : null
+    const charted = drills[summary?.representative ?? 0]
     if (flags.svg) {
-      writeOutput('--svg', flags.svg, drillSvg(report.drill))
+      writeOutput('--svg', flags.svg, drillSvg(charted))
       this.note(`chart saved to ${flags.svg}`)
     }
     if (!this.jsonEnabled()) {
       const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
-      this.log(renderDrill(report.drill, {color: this.color, width}))
-      if (drillAgrees(report.drill) === false) this.note('the drill and the simulator disagree: see the table')
+      this.log(summary ? renderRepeats(drills, {color: this.color, width}) : renderDrill(charted, {color: this.color, width}))
+      const disagree = summary ? summary.verdict.kind === 'disagree' : drillAgrees(charted) === false
+      if (disagree) this.note('the drill and the simulator disagree: see the table')
     }
-    this.endWith(report.outcome)
-    return drillJson(report.drill)
+    this.endWith(outcome)
+    return repeated ? drillRepeatsJson(drills) : drillJson(charted)
   }
 }

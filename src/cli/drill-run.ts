@@ -12,8 +12,8 @@ import {StatusLine} from './terminal/status-line.js'
  */
 export async function runDrillCommand(
   ref: string,
-  options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; json: boolean; note: (text: string) => void},
-): Promise<{drill: DrillReport; outcome: Outcome}> {
+  options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; repeat: number; json: boolean; note: (text: string) => void},
+): Promise<{drills: DrillReport[]; outcome: Outcome}> {
   const [{loadDrillTarget}, {drillHaproxyBinary, runDrill}, {TerminalIO, chooseMode}] = await Promise.all([
     import('../wiring/drill-target.js'),
     import('../wiring/drill.js'),
@@ -26,22 +26,34 @@ export async function runDrillCommand(
   // The runbook's steps as lines: a redrawn task list would fight the drill's own progress line.
   const io = new TerminalIO({mode: mode === 'silent' ? 'silent' : 'lines', yes: true, interactive: false, clock: 'wall'})
   const stop = onStopSignals(options.note, 'stopping the drill and every process it started')
-  let drill: DrillReport
+  const drills: DrillReport[] = []
   try {
-    drill = await runDrill(target, {
-      haproxy,
-      scales: options.scales,
-      ...(options.queueSeconds === undefined ? {} : {queueSeconds: options.queueSeconds}),
-      signal: stop.signal,
-      progress: (message) => status?.show(`drill: ${message}`),
-      say: (line) => (status ? status.keep(line) : undefined),
-      io,
-    })
+    // Each repeat is a drill of its own from a clean start; the scales the first one chose hold for the rest.
+    let scales = options.scales
+    for (let i = 0; i < options.repeat && !stop.signal.aborted; i++) {
+      const run = options.repeat > 1 ? `run ${i + 1} of ${options.repeat}: ` : ''
+      const drill = await runDrill(target, {
+        haproxy,
+        scales,
+        ...(options.queueSeconds === undefined ? {} : {queueSeconds: options.queueSeconds}),
+        signal: stop.signal,
+        progress: (message) => status?.show(`drill: ${run}${message}`),
+        say: (line) => (status && i === 0 ? status.keep(line) : undefined),
+        io,
+      })
+      drills.push(drill)
+      scales = drill.scales
+    }
   } finally {
     stop.release()
     status?.end()
     await io.close()
   }
-  const outcome: Outcome = drill.interrupted ? 'interrupted' : drill.real.runbook ? drill.real.runbook.outcome : 'completed'
-  return {drill, outcome}
+  return {drills, outcome: outcomeOf(drills)}
+}
+
+/** A runbook's real runs decide the exit, as `sluice run` does: the first that did not complete; an interrupt above all. */
+function outcomeOf(drills: DrillReport[]): Outcome {
+  if (drills.some((d) => d.interrupted)) return 'interrupted'
+  return drills.map((d) => d.real.runbook?.outcome ?? 'completed').find((o) => o !== 'completed') ?? 'completed'
 }

@@ -1,5 +1,6 @@
 import type {DrillReport, DrillSide, Failures} from '../drill/report.js'
 import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
+import {summarizeRepeats} from '../drill/repeats.js'
 import {verdictOf, type Bands, type Figure, type Verdict} from '../drill/verdict.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
@@ -263,3 +264,84 @@ export function drillJson(report: DrillReport) {
 }
 
 export type DrillJson = ReturnType<typeof drillJson>
+
+/** A figure's median over the runs, with its range when the runs differ. */
+function spreadText(s: {min: number | null; median: number | null; max: number | null}, show: (v: number | null) => string): string {
+  if (s.min === null || s.max === null || s.min === s.max) return show(s.median)
+  return `${show(s.median)} (${show(s.min)}–${show(s.max)})`
+}
+
+/** What `sluice drill --repeat N` prints: each run's verdict, the median card against the prediction, and the chart of the median run. */
+export function renderRepeats(reports: DrillReport[], options: {color: boolean; width: number}): string {
+  const summary = summarizeRepeats(reports)
+  const first = reports[0]
+  const {figures: f, predicted, bands} = summary
+  const lost = (v: number | null) => (v === null ? '–' : `${v.toFixed(1)}%`)
+  const servers = (v: number | null) => (v === null ? 'not read' : String(v))
+  const count = (o: 'cascaded' | 'recovered') => `${reports.filter((r) => r.real.card[o]).length} of ${reports.length}`
+  const band = (figure: Figure, unit: string, places = 0) => {
+    const a = summary.median[figure]
+    const b = predicted[figure]
+    const inside = a === null || b === null ? a === b : Math.abs(a - b) <= bands[figure] + 1e-9
+    return `±${bands[figure].toFixed(places)}${unit}: ${inside ? 'within' : 'OUTSIDE'}`
+  }
+  const table = formatTable(
+    ['', `real, median of ${reports.length} (range)`, 'predicted', 'band'],
+    [
+      ['served during fault', spreadText(f.servedDuringFault, rps), rps(predicted.servedDuringFault), band('servedDuringFault', ' rps')],
+      ['requests lost', spreadText(f.lostPercent, lost), lost(predicted.lostPercent), band('lostPercent', ' points', 1)],
+      [
+        'full service after fix',
+        spreadText(f.secondsToFullServiceAfterFix, secondsText),
+        secondsText(predicted.secondsToFullServiceAfterFix),
+        band('secondsToFullServiceAfterFix', ' s'),
+      ],
+      ['fewest in rotation', spreadText(f.fewestInRotation, servers), servers(predicted.fewestInRotation), band('fewestInRotation', '')],
+      ['cascaded', `yes in ${count('cascaded')}`, yesNo(predicted.cascaded), summary.median.cascaded === predicted.cascaded ? 'agree' : 'DISAGREE'],
+      ['recovered', `yes in ${count('recovered')}`, yesNo(predicted.recovered), summary.median.recovered === predicted.recovered ? 'agree' : 'DISAGREE'],
+    ],
+  )
+  const runLine = (v: Verdict, i: number) =>
+    `run ${i + 1}: ${v.kind === 'inconclusive' ? `inconclusive, ${v.reason}` : v.kind === 'disagree' ? `disagree (${[...v.outcomes, ...v.figures.map((x) => figureWords[x])].join(', ')})` : v.kind}`
+  const parts = [
+    `${first.target.kind === 'runbook' ? `runbook ${first.target.name} against ` : ''}${first.scenario.name} (${first.setup}), ${reports.length} runs on HAProxy and a loopback fleet: rate scale ${first.scales.rateScale}, time scale ${first.scales.timeScale}, servers queue ${first.queueSeconds} s of work`,
+    ...summary.verdicts.map(runLine),
+    '',
+    table,
+    '',
+    `Over the median of ${reports.length} runs: ${agreement(summary.verdict)}`,
+  ]
+  for (const panel of drillPanels(reports[summary.representative]))
+    parts.push(
+      '',
+      renderTerminalChart(
+        {...panel, title: `${panel.title} (run ${summary.representative + 1}, the median's)`},
+        {color: options.color, width: options.width, height: 8},
+      ),
+    )
+  return parts.join('\n')
+}
+
+/** The `--json` shape of `sluice drill --repeat N`: every run, and the summary. */
+export function drillRepeatsJson(reports: DrillReport[]) {
+  const summary = summarizeRepeats(reports)
+  const roundOrNull = (v: number | null) => (v === null ? null : round(v))
+  return {
+    runs: reports.map(drillJson),
+    summary: {
+      runs: summary.runs,
+      figures: Object.fromEntries(
+        Object.entries(summary.figures).map(([k, s]) => [k, {min: roundOrNull(s.min), median: roundOrNull(s.median), max: roundOrNull(s.max)}]),
+      ),
+      median: roundCard(summary.median),
+      predicted: roundCard(summary.predicted),
+      bands: roundBands(summary.bands),
+      verdicts: summary.verdicts,
+      verdict: summary.verdict,
+      representative: summary.representative,
+    },
+    agree: summary.verdict.kind === 'agree' ? true : summary.verdict.kind === 'disagree' ? false : null,
+  }
+}
+
+export type DrillRepeatsJson = ReturnType<typeof drillRepeatsJson>

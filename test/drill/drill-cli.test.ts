@@ -308,6 +308,24 @@ describe('a real drill', () => {
     expect(watch.alive()).toEqual([])
   }, 90_000)
 
+  it('--repeat 2 runs the real side twice from clean starts and judges the median of the two against one prediction', async () => {
+    const file = smallScenario('repeat-drill', 40)
+    const {json, watch} = await cleanDrill([file, '--json', '--repeat', '2', '--time-scale', '0.25', '--rate-scale', '0.2'])
+    expect(json.runs).toHaveLength(2)
+    expect(json.runs.map((r: {scales: unknown}) => r.scales)).toEqual([
+      {rateScale: 0.2, timeScale: 0.25},
+      {rateScale: 0.2, timeScale: 0.25},
+    ])
+    // One prediction for both.
+    expect(json.runs[0].predicted.card).toEqual(json.runs[1].predicted.card)
+    const lost = json.runs.map((r: {real: {card: {lostPercent: number}}}) => r.real.card.lostPercent)
+    expect(json.summary.figures.lostPercent.min).toBeCloseTo(Math.min(...lost), 2)
+    expect(json.summary.figures.lostPercent.max).toBeCloseTo(Math.max(...lost), 2)
+    expect(json.summary.verdicts.map((v: {kind: string}) => v.kind)).toEqual(json.runs.map((r: {verdict: {kind: string}}) => r.verdict.kind))
+    expect(json.agree).toBe(json.summary.verdict.kind === 'agree' ? true : json.summary.verdict.kind === 'disagree' ? false : null)
+    expect(watch.alive()).toEqual([])
+  }, 120_000)
+
   it('stops at Ctrl-C with exit 130, reports what ran, and leaves no process behind', async () => {
     // The fix is due long after the interrupt: a drill that waited for its faults would overrun.
     const {run, watch} = longDrill('long-drill')
