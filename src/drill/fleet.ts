@@ -1,4 +1,5 @@
 import http from 'node:http'
+import {LoopLag} from './loop-lag.js'
 import {LoopbackServer, type FaultMode, type ServerConfig, type ServerState} from './server.js'
 
 /**
@@ -9,6 +10,7 @@ import {LoopbackServer, type FaultMode, type ServerConfig, type ServerState} fro
  *   POST /command {"op":"hold","pool":"web","type":"search","holdSeconds":2}  ("type": null lifts it)
  *   POST /command {"op":"restart","pool":"web","servers":[3]}
  *   GET  /state   every server's port, fault and queue
+ *   GET  /loop    how late this process's event loop ran since it started, in ms (p99, worst)
  *
  * A command names its servers by index within the pool; `servers` left out means all of them.
  * A bad command is answered 400 with a one-line reason and changes nothing.
@@ -68,8 +70,13 @@ export async function startFleet(config: FleetConfig): Promise<RunningFleet> {
   const all = [...pools.values()].flat()
   let admin: http.Server | null = null
   let stopping: Promise<void> | null = null
+  // Every server shares this one loop: when it runs late, service, checks and answers all do, and
+  // the drill measured the machine rather than the pool.
+  const lag = new LoopLag()
+  const loop = (): LoopDelay => lag.read()
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      lag.stop()
       await Promise.all(all.map((s) => s.stop()))
       if (admin) {
         admin.closeAllConnections()
@@ -118,7 +125,7 @@ export async function startFleet(config: FleetConfig): Promise<RunningFleet> {
 
   try {
     await Promise.all(all.map((s) => s.start()))
-    admin = http.createServer((req, res) => void serveAdmin(req, res, command, state))
+    admin = http.createServer((req, res) => void serveAdmin(req, res, command, state, loop))
     await new Promise<void>((resolve, reject) => {
       admin!.once('error', reject)
       admin!.listen(config.adminPort ?? 0, '127.0.0.1', () => resolve())
@@ -141,6 +148,7 @@ async function serveAdmin(
   res: http.ServerResponse,
   command: (c: FleetCommand) => Promise<void>,
   state: () => unknown,
+  loop: () => LoopDelay,
 ): Promise<void> {
   const reply = (status: number, body: unknown) => {
     const text = JSON.stringify(body)
@@ -148,7 +156,8 @@ async function serveAdmin(
     res.end(text)
   }
   if (req.method === 'GET' && req.url === '/state') return reply(200, state())
-  if (req.method !== 'POST' || req.url !== '/command') return reply(404, {error: 'expected POST /command or GET /state'})
+  if (req.method === 'GET' && req.url === '/loop') return reply(200, loop())
+  if (req.method !== 'POST' || req.url !== '/command') return reply(404, {error: 'expected POST /command, GET /state or GET /loop'})
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
   let parsed: FleetCommand
@@ -163,6 +172,19 @@ async function serveAdmin(
   } catch (error) {
     reply(error instanceof FleetCommandError ? 400 : 500, {error: (error as Error).message})
   }
+}
+
+/** Milliseconds an event loop ran late: its 99th percentile and its worst. */
+export interface LoopDelay {
+  p99: number
+  max: number
+}
+
+/** How late the fleet's event loop has run, read from its admin port. */
+export async function fleetLoopDelay(adminPort: number): Promise<LoopDelay> {
+  const response = await fetch(`http://127.0.0.1:${adminPort}/loop`, {signal: AbortSignal.timeout(5000)})
+  if (!response.ok) throw new Error(`the fleet's admin port answered ${response.status} to GET /loop`)
+  return (await response.json()) as LoopDelay
 }
 
 /** Sends one command to a fleet's admin port; a refused command throws its one-line reason. */

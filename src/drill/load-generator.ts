@@ -1,8 +1,8 @@
 import http from 'node:http'
-import {monitorEventLoopDelay} from 'node:perf_hooks'
 import type {ClientConfig} from '../sim/config.js'
 import {rateAt} from '../sim/curve.js'
 import {typeHeader} from './server.js'
+import {LoopLag} from './loop-lag.js'
 
 /**
  * The drill's load generator: open-loop arrivals at the demand curve, per traffic type, with the
@@ -192,8 +192,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
   const retryTimers = new Set<NodeJS.Timeout>()
   const start = performance.now()
   const cpuStart = process.cpuUsage()
-  const loopDelay = monitorEventLoopDelay({resolution: 10})
-  loopDelay.enable()
+  const loopDelay = new LoopLag()
   let cpuSeconds = 0
   let wallSeconds = 0
   let lastTick = 0
@@ -300,7 +299,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
       cpuSeconds: stopped ? cpuSeconds : cpuOf(process.cpuUsage(cpuStart)),
       wallSeconds: stopped ? wallSeconds : now(),
       inFlightAtStop: open.size,
-      loopDelay: {p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6},
+      loopDelay: loopDelay.read(),
     }
   }
 
@@ -310,7 +309,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
     cpuSeconds = cpuOf(process.cpuUsage(cpuStart))
     wallSeconds = now()
     clearInterval(interval)
-    loopDelay.disable()
+    loopDelay.stop()
     for (const timer of retryTimers) clearTimeout(timer)
     retryTimers.clear()
     for (const req of open) req.destroy()

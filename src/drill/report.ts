@@ -41,6 +41,8 @@ export interface DrillReport {
   /** What the generator itself reports about its run, so a run the machine shaped can be told (verdict.ts). */
   load: {
     eventLoopDelayP99Ms: number
+    /** The fleet's own event loop (every server shares it), p99 ms late; null when it could not be read. */
+    fleetLoopDelayP99Ms: number | null
     /** Requests the generator could not send for want of this machine's sockets or files. */
     local: number
     /** Attempts it sent (requests and retries), real ones. */

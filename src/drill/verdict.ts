@@ -57,6 +57,8 @@ export function outOfBand(real: ReportCard, predicted: ReportCard, bands: Bands)
 /** What a drill's load generator says of its own run, as the report carries it. */
 export interface LoadHealth {
   eventLoopDelayP99Ms: number
+  /** The fleet's event loop, which every server shares: late, and service, checks and answers are late with it. */
+  fleetLoopDelayP99Ms: number | null
   /** Requests the generator could not send for want of this machine's resources (file descriptors, ports). */
   local: number
   /** Attempts it sent, for the share of local errors. */
@@ -87,14 +89,16 @@ export function machineLimited(load: LoadHealth): string | null {
   const reasons: string[] = []
   const delayLimit = Math.min(machineLimits.loopDelayMaxMs, machineLimits.loopDelayShareOfTimeout * load.clientTimeoutWallMs)
   if (load.eventLoopDelayP99Ms > delayLimit)
-    reasons.push(`its event loop ran ${Math.round(load.eventLoopDelayP99Ms)} ms late at p99 (limit ${Math.round(delayLimit)} ms)`)
+    reasons.push(`the load generator's event loop ran ${Math.round(load.eventLoopDelayP99Ms)} ms late at p99 (limit ${Math.round(delayLimit)} ms)`)
+  if (load.fleetLoopDelayP99Ms !== null && load.fleetLoopDelayP99Ms > delayLimit)
+    reasons.push(`the fleet's event loop ran ${Math.round(load.fleetLoopDelayP99Ms)} ms late at p99 (limit ${Math.round(delayLimit)} ms)`)
   if (load.offered > 0 && load.local / load.offered > machineLimits.localShare)
     reasons.push(`${Math.round(load.local)} requests failed for want of this machine's sockets or files (limit ${machineLimits.localShare * 100}% of attempts)`)
   const chance = load.requestsAsked > 0 ? machineLimits.demandDeviations / Math.sqrt(load.requestsAsked) : 0
   const share = Math.min(machineLimits.demandShare, 1 - chance)
   if (load.demandAsked > 0 && load.demandSent < share * load.demandAsked)
-    reasons.push(`it sent ${Math.round(load.demandSent)} of the ${Math.round(load.demandAsked)} rps asked (limit ${(share * 100).toFixed(1)}%)`)
-  return reasons.length > 0 ? `the load generator was short of this machine: ${reasons.join('; ')}` : null
+    reasons.push(`the load generator sent ${Math.round(load.demandSent)} of the ${Math.round(load.demandAsked)} rps asked (limit ${(share * 100).toFixed(1)}%)`)
+  return reasons.length > 0 ? `the drill was short of this machine: ${reasons.join('; ')}` : null
 }
 
 export type Verdict =

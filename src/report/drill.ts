@@ -255,6 +255,7 @@ export function drillJson(report: DrillReport) {
     predicted: side(report.predicted),
     load: {
       eventLoopDelayP99Ms: round(report.load.eventLoopDelayP99Ms),
+      fleetLoopDelayP99Ms: report.load.fleetLoopDelayP99Ms === null ? null : round(report.load.fleetLoopDelayP99Ms),
       local: round(report.load.local),
       offered: Math.round(report.load.offered),
       cpuSeconds: round(report.load.cpuSeconds),

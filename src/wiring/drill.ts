@@ -16,7 +16,7 @@ import {faultWindow} from '../sim/fault-window.js'
 import type {SimulationRecord} from '../sim/record.js'
 import {drillControlPlane} from './drill-control-plane.js'
 import {faultSteps, playFaults} from '../drill/faults.js'
-import {sendFleetCommand} from '../drill/fleet.js'
+import {fleetLoopDelay, sendFleetCommand} from '../drill/fleet.js'
 import {drillHaproxy, drillMaps} from '../drill/haproxy-config.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from '../drill/process.js'
 import {drillWindowSeconds, reportCard, type Timeline} from '../drill/report-card.js'
@@ -188,6 +188,8 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     })
     clearInterval(ticker)
     progress('collecting the record')
+    // Read before anything stops: the fleet's loop over the whole run.
+    const fleetLoop = await fleetLoopDelay(fleet.admin).catch(() => null)
     const record = await load.stop()
     const samples = await rotation.stop()
     const timeline = realTimeline(record, samples, scales)
@@ -219,6 +221,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       },
       load: {
         eventLoopDelayP99Ms: record.loopDelay.p99,
+        fleetLoopDelayP99Ms: fleetLoop?.p99 ?? null,
         local: record.series.local.reduce((a, b) => a + b, 0) * record.bucketSeconds,
         offered: record.series.offered.reduce((a, b) => a + b, 0) * record.bucketSeconds,
         cpuSeconds: record.cpuSeconds,

@@ -22,7 +22,7 @@ const card = (overrides: Partial<ReportCard> = {}): ReportCard => ({
   before: 1,
   ...overrides,
 })
-const quiet = {eventLoopDelayP99Ms: 12, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250}
+const quiet = {eventLoopDelayP99Ms: 12, fleetLoopDelayP99Ms: 10, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250}
 
 function run(real: Partial<ReportCard>, load = quiet): DrillReport {
   return {

@@ -46,34 +46,48 @@ describe('the bands a drill is judged by', () => {
   })
 
   it('make a run the machine limited inconclusive, never a disagreement; an interrupted one is neither', () => {
-    const limited = 'the load generator was short of this machine: its event loop ran 180 ms late at p99 (limit 50 ms)'
+    const limited = "the drill was short of this machine: the load generator's event loop ran 180 ms late at p99 (limit 50 ms)"
     expect(drillVerdict(card({cascaded: true}), card(), bands, limited, false)).toEqual({kind: 'inconclusive', reason: `machine-limited: ${limited}`})
     expect(drillVerdict(card({cascaded: true}), card(), bands, null, true)).toEqual({kind: 'interrupted'})
   })
 })
 
 describe('machineLimited', () => {
-  const healthy = {eventLoopDelayP99Ms: 12, local: 0, offered: 100_000, demandSent: 1500, demandAsked: 1500, requestsAsked: 100_000, clientTimeoutWallMs: 500}
+  const healthy = {
+    eventLoopDelayP99Ms: 12,
+    fleetLoopDelayP99Ms: 9,
+    local: 0,
+    offered: 100_000,
+    demandSent: 1500,
+    demandAsked: 1500,
+    requestsAsked: 100_000,
+    clientTimeoutWallMs: 500,
+  }
 
   it('says nothing of a generator that kept up', () => {
     expect(machineLimited(healthy)).toBeNull()
   })
 
-  it("names each limit passed: event-loop lateness past a tenth of the clients' timeout (at most 100 ms), local errors, demand not sent", () => {
+  it("names each limit passed: the generator's or the fleet's event loop late past a tenth of the clients' timeout (at most 100 ms), local errors, demand not sent", () => {
     expect(machineLimited({...healthy, eventLoopDelayP99Ms: 51})).toBe(
-      'the load generator was short of this machine: its event loop ran 51 ms late at p99 (limit 50 ms)',
+      "the drill was short of this machine: the load generator's event loop ran 51 ms late at p99 (limit 50 ms)",
     )
     expect(machineLimited({...healthy, eventLoopDelayP99Ms: 101, clientTimeoutWallMs: 5000})).toContain('(limit 100 ms)')
     expect(machineLimited({...healthy, local: 101})).toContain("101 requests failed for want of this machine's sockets or files")
     expect(machineLimited({...healthy, local: 100})).toBeNull()
-    expect(machineLimited({...healthy, demandSent: 1400})).toContain('it sent 1400 of the 1500 rps asked (limit 97.0%)')
+    // The fleet's servers share one event loop: late, and every check and answer is late with it.
+    expect(machineLimited({...healthy, fleetLoopDelayP99Ms: 60})).toBe(
+      "the drill was short of this machine: the fleet's event loop ran 60 ms late at p99 (limit 50 ms)",
+    )
+    expect(machineLimited({...healthy, fleetLoopDelayP99Ms: null})).toBeNull()
+    expect(machineLimited({...healthy, demandSent: 1400})).toContain('the load generator sent 1400 of the 1500 rps asked (limit 97.0%)')
   })
 
   it('allows a short run the shortfall random arrivals make by chance: three standard deviations of its count', () => {
     // 600 requests: a standard deviation of 24.5, 4.1%; three of them allow sending down to 87.8%.
     const short = {...healthy, requestsAsked: 600}
     expect(machineLimited({...short, demandSent: 1395})).toBeNull()
-    expect(machineLimited({...short, demandSent: 1300})).toContain('it sent 1300 of the 1500 rps asked (limit 87.8%)')
+    expect(machineLimited({...short, demandSent: 1300})).toContain('the load generator sent 1300 of the 1500 rps asked (limit 87.8%)')
   })
 })
 

@@ -1,5 +1,5 @@
 import {afterEach, describe, expect, it} from 'vitest'
-import {sendFleetCommand, startFleet, type FleetPoolConfig, type RunningFleet} from '../../src/drill/fleet.js'
+import {fleetLoopDelay, sendFleetCommand, startFleet, type FleetPoolConfig, type RunningFleet} from '../../src/drill/fleet.js'
 import {startLoad} from '../../src/drill/load-generator.js'
 import {accepts, get, median, sleep} from './http.js'
 
@@ -155,6 +155,20 @@ describe('the loopback fleet', () => {
     expect((await get(p2, '/t/a', 1000)).status).toBe(200)
     const state = (await (await fetch(`http://127.0.0.1:${fleet.admin}/state`)).json()) as Record<string, Array<{fault: string}>>
     expect(state.web.map((s) => s.fault)).toEqual(['none', 'broken', 'none'])
+  })
+
+  it('reports how late its event loop ran, which a busy loop in it shows', async () => {
+    fleet = await startFleet({pools: [{...base, servers: 1}]})
+    const before = await fleetLoopDelay(fleet.admin)
+    // The fleet runs in this process here: hold its loop for 150 ms, as a starved machine would.
+    await sleep(50)
+    const until = performance.now() + 150
+    while (performance.now() < until);
+    await sleep(30)
+    const after = await fleetLoopDelay(fleet.admin)
+    expect(before.max).toBeLessThan(150)
+    expect(after.max).toBeGreaterThanOrEqual(140)
+    expect(after.p99).toBeGreaterThanOrEqual(0)
   })
 
   it('stop leaves no listener: every server port and the admin port refuse', async () => {

@@ -50,7 +50,7 @@ function report(real: Partial<ReportCard>, predicted: Partial<ReportCard> = {}, 
       ),
       card: card(predicted),
     },
-    load: {eventLoopDelayP99Ms: 12.345, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
+    load: {eventLoopDelayP99Ms: 12.345, fleetLoopDelayP99Ms: 11, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
     interrupted: false,
     ...extra,
   }
@@ -132,11 +132,15 @@ describe('drillAgrees and renderDrill', () => {
   })
 
   it('read a run the machine limited as inconclusive, not as a disagreement', () => {
-    const limited = report({cascaded: true}, {}, {load: {eventLoopDelayP99Ms: 180, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250}})
+    const limited = report(
+      {cascaded: true},
+      {},
+      {load: {eventLoopDelayP99Ms: 180, fleetLoopDelayP99Ms: 11, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250}},
+    )
     expect(drillAgrees(limited)).toBeNull()
     const text = renderDrill(limited, {color: false, width: 60})
     expect(text).toContain(
-      'Inconclusive, machine-limited: the load generator was short of this machine: its event loop ran 180 ms late at p99 (limit 100 ms): the real run says as much about this machine as about the pool, so it is not compared.',
+      "Inconclusive, machine-limited: the drill was short of this machine: the load generator's event loop ran 180 ms late at p99 (limit 100 ms): the real run says as much about this machine as about the pool, so it is not compared.",
     )
     expect(text).not.toContain('DISAGREE on')
     expect(drillJson(limited)).toMatchObject({agree: null, verdict: {kind: 'inconclusive'}})
@@ -152,7 +156,7 @@ describe('drillAgrees and renderDrill', () => {
           real: {...report({}).real, card: card({before: 0.957}), runbook: {outcome: 'held', message: 'a gate failed'}},
           predicted: {...report({}).predicted, runbook: {outcome: 'completed', message: 'its steps are done'}},
           interrupted: true,
-          load: {eventLoopDelayP99Ms: 250, local: 0, offered: 12_000, cpuSeconds: 1, clientTimeoutWallMs: 1250},
+          load: {eventLoopDelayP99Ms: 250, fleetLoopDelayP99Ms: null, local: 0, offered: 12_000, cpuSeconds: 1, clientTimeoutWallMs: 1250},
         },
       ),
       {color: false, width: 60},
@@ -162,7 +166,7 @@ describe('drillAgrees and renderDrill', () => {
     expect(lines[1]).toBe('real run: held: a gate failed')
     expect(lines[2]).toBe('rehearsal: completed: its steps are done')
     expect(text).toContain('real 95.7%, predicted 100.0%')
-    expect(text).toContain('The load generator was short of this machine: its event loop ran 250 ms late at p99 (limit 100 ms).')
+    expect(text).toContain("The drill was short of this machine: the load generator's event loop ran 250 ms late at p99 (limit 100 ms).")
     // A drill cut short reached none of its outcomes: they are not compared, however the cards read.
     expect(text).toContain('The drill was interrupted')
     expect(text).not.toContain('DISAGREE')
@@ -186,7 +190,7 @@ describe('drillJson', () => {
       agree: false,
       verdict: {kind: 'disagree', outcomes: [], figures: ['servedDuringFault']},
       bands: {servedDuringFault: 40, lostPercent: 2, secondsToFullServiceAfterFix: 10, fewestInRotation: 1},
-      load: {eventLoopDelayP99Ms: 12.35, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
+      load: {eventLoopDelayP99Ms: 12.35, fleetLoopDelayP99Ms: 11, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
     })
     expect(json.real.card).toEqual({
       servedDuringFault: 301.23,
