@@ -33,7 +33,20 @@ const servers = 20
 const serviceTime = 0.01
 
 const fleet = await spawnFleet({
-  pools: [{name: 'web', servers, capacity: 2000, serviceTime, threads: 1000, queueLimit: 10_000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1}],
+  pools: [
+    {
+      name: 'web',
+      servers,
+      capacity: 2000,
+      serviceTime,
+      threads: 1000,
+      queueLimit: 10_000,
+      coldFactor: 1,
+      warmupSeconds: 0,
+      restartSeconds: 1,
+      handshakeCost: 1,
+    },
+  ],
 })
 const stop = () => void fleet.stop().then(() => process.exit(130))
 process.on('SIGINT', stop)

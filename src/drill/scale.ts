@@ -85,6 +85,7 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales): Fleet
         coldFactor: p.coldFactor,
         warmupSeconds: p.warmupSeconds * timeScale,
         restartSeconds: p.restartSeconds * timeScale,
+        handshakeCost: p.handshakeCost,
       }
     })
   return {pools}

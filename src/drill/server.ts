@@ -8,7 +8,8 @@ import type {Socket} from 'node:net'
  * - Capacity (requests per second, wall clock) is realised as `workers` concurrent slots, each
  *   request holding one for workers / capacity seconds: about the scenario's service time, rounded
  *   so that the throughput is the capacity exactly. A cold server serves each request slower by
- *   coldFactor, warming to full over warmupSeconds of taking traffic.
+ *   coldFactor, warming to full over warmupSeconds of taking traffic. The first request on a
+ *   connection costs handshakeCost service times, as the scenario's handshake does.
  * - Threads bound everything open at once (requests in service and requests held by a dependency),
  *   as in the 2024 CAFE incident: a held request keeps a thread for holdSeconds, then fails.
  * - Requests wait in one FIFO queue. Past `queueLimit` a request is parked: never read, never
@@ -35,6 +36,12 @@ export interface ServerConfig {
   warmupSeconds: number
   /** Seconds a restart keeps the server down (refusing connections). */
   restartSeconds: number
+  /**
+   * Service times the first request on a connection costs (the TLS handshake the scenario's
+   * handshakeCost stands for); 1 means no more than one on an open connection. The connections a
+   * server sees are the load balancer's to it: after a restart or a timeout they are new.
+   */
+  handshakeCost: number
 }
 
 /** A dependency that holds threads: requests of `type` each keep a thread for holdSeconds, then fail. */
@@ -68,6 +75,8 @@ interface Pending {
   req: http.IncomingMessage
   res: http.ServerResponse
   kind: 'health' | 'work' | 'held'
+  /** The first request on its connection. */
+  fresh: boolean
 }
 
 export function workersFor(config: Pick<ServerConfig, 'capacity' | 'serviceTime'>): number {
@@ -85,6 +94,8 @@ export class LoopbackServer {
   readonly workers: number
   private readonly http: http.Server
   private readonly sockets = new Set<Socket>()
+  /** Connections that have carried a request: the next one on them is no handshake. */
+  private readonly used = new WeakSet<Socket>()
   private queue: Pending[] = []
   /** Requests past the queue limit, left unanswered until their clients give up. */
   private readonly parked = new Set<http.ServerResponse>()
@@ -260,7 +271,9 @@ export class LoopbackServer {
       res.on('close', () => this.parked.delete(res))
       return
     }
-    this.queue.push({req, res, kind})
+    const fresh = !this.used.has(req.socket)
+    this.used.add(req.socket)
+    this.queue.push({req, res, kind, fresh})
     this.dispatch()
   }
 
@@ -294,14 +307,17 @@ export class LoopbackServer {
       this.queue.shift()
       this.inService++
       const gen = this.generation
-      setTimeout(() => {
-        if (gen !== this.generation) return
-        this.inService--
-        this.served++
-        this.warm()
-        answer(head.res, 200, 'ok')
-        this.dispatch()
-      }, this.serviceSeconds() * 1000)
+      setTimeout(
+        () => {
+          if (gen !== this.generation) return
+          this.inService--
+          this.served++
+          this.warm()
+          answer(head.res, 200, 'ok')
+          this.dispatch()
+        },
+        this.serviceSeconds() * (head.fresh ? this.config.handshakeCost : 1) * 1000,
+      )
     }
   }
 

@@ -87,6 +87,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     throw new InputError(
       `${scenario.name} checks its servers as Envoy does; a drill runs HAProxy, so its scenario needs healthCheck kind haproxy (see scenarios/outlook-2026-haproxy.yaml)`,
     )
+  for (const problem of notEnacted(scenario)) throw new InputError(problem)
   const {unsupported} = faultSteps(scenario, {rateScale: 1, timeScale: 1})
   if (unsupported.length > 0)
     throw new InputError(
@@ -235,6 +236,28 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     for (const stop of stops) await stop().catch(() => undefined)
     await Promise.allSettled([load?.stop(), haproxy?.stop(), fleet?.stop()])
   }
+}
+
+/**
+ * Pool settings the prediction models and the loopback fleet does not enact, named so a drill is
+ * refused rather than compared with a model it does not run: a churn of client connections (the
+ * servers see HAProxy's connections, which it keeps open), and a collapse other than 1 (the real
+ * servers waste what they really waste, answering requests whose clients have gone).
+ */
+export function notEnacted(scenario: Scenario): string[] {
+  const problems: string[] = []
+  scenario.pools.forEach((p, i) => {
+    if (p.kind !== 'servers') return
+    if (p.connectionChurn !== 0)
+      problems.push(
+        `${scenario.name}: pools[${i}].connectionChurn is ${p.connectionChurn}, which the drill's fleet does not enact: its servers see HAProxy's connections, which HAProxy keeps open; drill it with connectionChurn 0`,
+      )
+    if (p.collapse !== 1)
+      problems.push(
+        `${scenario.name}: pools[${i}].collapse is ${p.collapse}, which the drill's fleet does not enact: its servers waste what they really waste, answering queued requests whose clients have gone; drill it with the default collapse 1`,
+      )
+  })
+  return problems
 }
 
 /** The most servers a runbook's cycles take out of rotation at once: each cycle's budget (or batch) of its pool. */

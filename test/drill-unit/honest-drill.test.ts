@@ -2,7 +2,8 @@ import {describe, expect, it} from 'vitest'
 import {failuresOf} from '../../src/drill/timeline.js'
 import type {LoadRecord} from '../../src/drill/load-generator.js'
 import {loadDrillTarget} from '../../src/wiring/drill-target.js'
-import {predict} from '../../src/wiring/drill.js'
+import {notEnacted, predict} from '../../src/wiring/drill.js'
+import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 
 // What a drill compares has to be what both sides did: the same start, the same units.
 
@@ -34,5 +35,17 @@ describe('failuresOf', () => {
     expect(failuresOf(record, scales, 0).timeouts).toBeCloseTo(3200)
     // From scenario second 8 (wall second 2): the last two whole buckets.
     expect(failuresOf(record, scales, 8).timeouts).toBeCloseTo(1600)
+  })
+})
+
+describe('settings the fleet does not enact', () => {
+  it('are refused by name: a churn of client connections, a collapse other than 1; the shipped drills set neither', () => {
+    for (const name of ['drill-headroom', 'outlook-2026-haproxy', 'outlook-recovery-haproxy']) expect(notEnacted(loadScenario(name).scenario)).toEqual([])
+    const {scenario} = loadScenario('drill-headroom')
+    const churning = {...scenario, pools: scenario.pools.map((p) => ({...p, connectionChurn: 0.2, collapse: 0.5}))}
+    expect(notEnacted(churning)).toEqual([
+      "drill-headroom: pools[0].connectionChurn is 0.2, which the drill's fleet does not enact: its servers see HAProxy's connections, which HAProxy keeps open; drill it with connectionChurn 0",
+      "drill-headroom: pools[0].collapse is 0.5, which the drill's fleet does not enact: its servers waste what they really waste, answering queued requests whose clients have gone; drill it with the default collapse 1",
+    ])
   })
 })

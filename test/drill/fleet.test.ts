@@ -1,3 +1,4 @@
+import http from 'node:http'
 import {afterEach, describe, expect, it} from 'vitest'
 import {fleetLoopDelay, sendFleetCommand, startFleet, type FleetPoolConfig, type RunningFleet} from '../../src/drill/fleet.js'
 import {startLoad} from '../../src/drill/load-generator.js'
@@ -14,6 +15,7 @@ const base: FleetPoolConfig = {
   coldFactor: 1,
   warmupSeconds: 0,
   restartSeconds: 0.3,
+  handshakeCost: 1,
 }
 
 let fleet: RunningFleet | null = null
@@ -155,6 +157,28 @@ describe('the loopback fleet', () => {
     expect((await get(p2, '/t/a', 1000)).status).toBe(200)
     const state = (await (await fetch(`http://127.0.0.1:${fleet.admin}/state`)).json()) as Record<string, Array<{fault: string}>>
     expect(state.web.map((s) => s.fault)).toEqual(['none', 'broken', 'none'])
+  })
+
+  it('the first request on a connection costs handshakeCost service times; the next on the same connection one', async () => {
+    const port = await one({handshakeCost: 4})
+    const agent = new http.Agent({keepAlive: true, maxSockets: 1})
+    const timed = () =>
+      new Promise<number>((resolve, reject) => {
+        const started = performance.now()
+        http
+          .get({host: '127.0.0.1', port, path: '/t/a', agent}, (res) => {
+            res.resume()
+            res.on('end', () => resolve(performance.now() - started))
+          })
+          .on('error', reject)
+      })
+    // 50 ms a request: the handshake makes the first 200 ms.
+    const first = await timed()
+    const second = await timed()
+    agent.destroy()
+    expect(first).toBeGreaterThanOrEqual(190)
+    expect(second).toBeLessThan(150)
+    expect(second).toBeGreaterThanOrEqual(45)
   })
 
   it('reports how late its event loop ran, which a busy loop in it shows', async () => {
