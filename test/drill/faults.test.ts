@@ -37,7 +37,20 @@ describe("a scenario's faults on the drill's clock", () => {
 
   it('plays them on a real fleet: the broken servers refuse during the window only', async () => {
     fleet = await startFleet({
-      pools: [{name: 'web', servers: 4, capacity: 50, serviceTime: 0.02, threads: 10, queueLimit: 50, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1, handshakeCost: 1}],
+      pools: [
+        {
+          name: 'web',
+          servers: 4,
+          capacity: 50,
+          serviceTime: 0.02,
+          threads: 10,
+          queueLimit: 50,
+          coldFactor: 1,
+          warmupSeconds: 0,
+          restartSeconds: 1,
+          handshakeCost: 1,
+        },
+      ],
     })
     const [p0, , p2] = fleet.pools[0].ports
     const {steps} = faultSteps(scenario, {rateScale: 1, timeScale: 0.05})

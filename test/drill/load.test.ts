@@ -52,7 +52,18 @@ describe('the open-loop load generator', () => {
   it('serves the demand from a healthy server and records it per bucket under the simulator names', async () => {
     fleet = await startFleet({
       pools: [
-        {name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1, handshakeCost: 1},
+        {
+          name: 'web',
+          servers: 1,
+          capacity: 1000,
+          serviceTime: 0.005,
+          threads: 100,
+          queueLimit: 1000,
+          coldFactor: 1,
+          warmupSeconds: 0,
+          restartSeconds: 1,
+          handshakeCost: 1,
+        },
       ],
     })
     const record = await startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 200]], duration: 1})).done
@@ -68,7 +79,18 @@ describe('the open-loop load generator', () => {
   it('keeps its arrival rate when the server stalls: arrivals do not wait for answers', async () => {
     fleet = await startFleet({
       pools: [
-        {name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1, handshakeCost: 1},
+        {
+          name: 'web',
+          servers: 1,
+          capacity: 1000,
+          serviceTime: 0.005,
+          threads: 100,
+          queueLimit: 1000,
+          coldFactor: 1,
+          warmupSeconds: 0,
+          restartSeconds: 1,
+          handshakeCost: 1,
+        },
       ],
     })
     await fleet.command({op: 'fault', pool: 'web', mode: 'hang'})
@@ -93,7 +115,18 @@ describe('the open-loop load generator', () => {
   it('stop ends arrivals and retries and closes every connection it opened', async () => {
     fleet = await startFleet({
       pools: [
-        {name: 'web', servers: 1, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1, handshakeCost: 1},
+        {
+          name: 'web',
+          servers: 1,
+          capacity: 1000,
+          serviceTime: 0.005,
+          threads: 100,
+          queueLimit: 1000,
+          coldFactor: 1,
+          warmupSeconds: 0,
+          restartSeconds: 1,
+          handshakeCost: 1,
+        },
       ],
     })
     await fleet.command({op: 'fault', pool: 'web', mode: 'hang'})
@@ -183,7 +216,18 @@ describe('the open-loop load generator', () => {
   it('counts refused connections and timeouts as failures of their own', async () => {
     fleet = await startFleet({
       pools: [
-        {name: 'web', servers: 2, capacity: 1000, serviceTime: 0.005, threads: 100, queueLimit: 1000, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1, handshakeCost: 1},
+        {
+          name: 'web',
+          servers: 2,
+          capacity: 1000,
+          serviceTime: 0.005,
+          threads: 100,
+          queueLimit: 1000,
+          coldFactor: 1,
+          warmupSeconds: 0,
+          restartSeconds: 1,
+          handshakeCost: 1,
+        },
       ],
     })
     await fleet.command({op: 'fault', pool: 'web', servers: [0], mode: 'refuse'})

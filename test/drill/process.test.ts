@@ -15,7 +15,20 @@ const main = resolve('dist/src/drill/fleet-main.js')
 const processModule = resolve('dist/src/drill/process.js')
 const loadMain = resolve('dist/src/drill/load-generator-main.js')
 const config: FleetConfig = {
-  pools: [{name: 'web', servers: 3, capacity: 50, serviceTime: 0.02, threads: 10, queueLimit: 50, coldFactor: 1, warmupSeconds: 0, restartSeconds: 1, handshakeCost: 1}],
+  pools: [
+    {
+      name: 'web',
+      servers: 3,
+      capacity: 50,
+      serviceTime: 0.02,
+      threads: 10,
+      queueLimit: 50,
+      coldFactor: 1,
+      warmupSeconds: 0,
+      restartSeconds: 1,
+      handshakeCost: 1,
+    },
+  ],
 }
 
 function alive(pid: number): boolean {
