@@ -1,47 +1,12 @@
 import {describe, expect, it} from 'vitest'
 import {summarizeRepeats} from '../../src/drill/repeats.js'
 import type {DrillReport} from '../../src/drill/report.js'
-import type {ReportCard, Timeline} from '../../src/drill/report-card.js'
+import type {ReportCard} from '../../src/drill/report-card.js'
 import {drillRepeatsJson, renderRepeats} from '../../src/report/drill.js'
-import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
+import {report} from '../helpers/drill-reports.js'
 
-const {scenario} = loadScenario('drill-headroom')
-const line: Timeline = {
-  t: Float64Array.from({length: 30}, (_, t) => t),
-  demand: new Float64Array(30).fill(400),
-  served: new Float64Array(30).fill(390),
-  inRotation: new Float64Array(30).fill(10),
-}
-const card = (overrides: Partial<ReportCard> = {}): ReportCard => ({
-  servedDuringFault: 350,
-  lostPercent: 2,
-  secondsToFullServiceAfterFix: 4,
-  fewestInRotation: 6,
-  cascaded: false,
-  recovered: true,
-  before: 1,
-  ...overrides,
-})
-const quiet = {eventLoopDelayP99Ms: 12, fleetLoopDelayP99Ms: 10, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250}
-
-function run(real: Partial<ReportCard>, load = quiet): DrillReport {
-  return {
-    target: {kind: 'scenario', name: 'drill-headroom'},
-    scenario,
-    setup: 'checks-only',
-    scales: {rateScale: 0.5, timeScale: 0.25},
-    queueSeconds: 2,
-    fault: {from: 10, to: 20, servers: 4},
-    servers: 10,
-    seconds: 30,
-    fullServiceWindow: 10,
-    wallSeconds: 10,
-    real: {timeline: line, card: card(real)},
-    predicted: {timeline: {...line, served: new Float64Array(30).fill(400)}, card: card()},
-    load,
-    interrupted: false,
-  }
-}
+const late = {...report({}).load, eventLoopDelayP99Ms: 400}
+const run = (real: Partial<ReportCard>, load = report({}).load): DrillReport => report(real, {}, {load})
 
 describe('a drill run several times', () => {
   it("is judged by the median of its runs, each figure's range beside it, each run's verdict kept", () => {
@@ -80,7 +45,6 @@ describe('a drill run several times', () => {
   })
 
   it('is inconclusive when most runs were machine-limited, and judges only the conclusive ones otherwise', () => {
-    const late = {...quiet, eventLoopDelayP99Ms: 400}
     const mostlyLate = [run({cascaded: true}, late), run({cascaded: true}, late), run({})]
     expect(summarizeRepeats(mostlyLate).verdict).toEqual({kind: 'inconclusive', reason: '2 of 3 runs machine-limited'})
     expect(drillRepeatsJson(mostlyLate).agree).toBeNull()

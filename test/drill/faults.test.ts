@@ -3,6 +3,7 @@ import {faultSteps, playFaults} from '../../src/drill/faults.js'
 import {startFleet, type FleetCommand, type RunningFleet} from '../../src/drill/fleet.js'
 import {scenarioSchema} from '../../src/sim/scenario/schema.js'
 import {get, sleep} from './http.js'
+import {fleetPool} from './pools.js'
 
 const scenario = scenarioSchema.parse({
   name: 'faults',
@@ -37,20 +38,7 @@ describe("a scenario's faults on the drill's clock", () => {
 
   it('plays them on a real fleet: the broken servers refuse during the window only', async () => {
     fleet = await startFleet({
-      pools: [
-        {
-          name: 'web',
-          servers: 4,
-          capacity: 50,
-          serviceTime: 0.02,
-          threads: 10,
-          queueLimit: 50,
-          coldFactor: 1,
-          warmupSeconds: 0,
-          restartSeconds: 1,
-          handshakeCost: 1,
-        },
-      ],
+      pools: [fleetPool({servers: 4, capacity: 50, serviceTime: 0.02, threads: 10, queueLimit: 50})],
     })
     const [p0, , p2] = fleet.pools[0].ports
     const {steps} = faultSteps(scenario, {rateScale: 1, timeScale: 0.05})

@@ -3,6 +3,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {startFleet, type RunningFleet} from '../../src/drill/fleet.js'
 import {RetryBudget, backoffSeconds, errorOutcome, retryAfterSeconds, startLoad, type LoadClients, type LoadConfig} from '../../src/drill/load-generator.js'
 import {rateAt} from '../../src/sim/curve.js'
+import {fleetPool} from './pools.js'
 
 const clients: LoadClients = {attempts: 1, timeout: 2, backoffBase: 0, backoffMax: 0, retryBudget: null, budgetWindow: 10, honourRetryAfter: true}
 
@@ -51,20 +52,7 @@ async function stubServer(status: number, headers: Record<string, string> = {}):
 describe('the open-loop load generator', () => {
   it('serves the demand from a healthy server and records it per bucket under the simulator names', async () => {
     fleet = await startFleet({
-      pools: [
-        {
-          name: 'web',
-          servers: 1,
-          capacity: 1000,
-          serviceTime: 0.005,
-          threads: 100,
-          queueLimit: 1000,
-          coldFactor: 1,
-          warmupSeconds: 0,
-          restartSeconds: 1,
-          handshakeCost: 1,
-        },
-      ],
+      pools: [fleetPool()],
     })
     const record = await startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 200]], duration: 1})).done
     const demand = sum(record.series.demand, record.bucketSeconds)
@@ -78,20 +66,7 @@ describe('the open-loop load generator', () => {
 
   it('keeps its arrival rate when the server stalls: arrivals do not wait for answers', async () => {
     fleet = await startFleet({
-      pools: [
-        {
-          name: 'web',
-          servers: 1,
-          capacity: 1000,
-          serviceTime: 0.005,
-          threads: 100,
-          queueLimit: 1000,
-          coldFactor: 1,
-          warmupSeconds: 0,
-          restartSeconds: 1,
-          handshakeCost: 1,
-        },
-      ],
+      pools: [fleetPool()],
     })
     await fleet.command({op: 'fault', pool: 'web', mode: 'hang'})
     const load = startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 200]], duration: 1.5, clients: {...clients, timeout: 10}, arrivals: 'poisson'}))
@@ -114,20 +89,7 @@ describe('the open-loop load generator', () => {
 
   it('stop ends arrivals and retries and closes every connection it opened', async () => {
     fleet = await startFleet({
-      pools: [
-        {
-          name: 'web',
-          servers: 1,
-          capacity: 1000,
-          serviceTime: 0.005,
-          threads: 100,
-          queueLimit: 1000,
-          coldFactor: 1,
-          warmupSeconds: 0,
-          restartSeconds: 1,
-          handshakeCost: 1,
-        },
-      ],
+      pools: [fleetPool()],
     })
     await fleet.command({op: 'fault', pool: 'web', mode: 'hang'})
     const load = startLoad(config(fleet.pools[0].ports[0], {curve: [[0, 100]], duration: 10, clients: {...clients, timeout: 10, attempts: 3}}))

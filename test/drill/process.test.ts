@@ -8,6 +8,7 @@ import type {FleetConfig} from '../../src/drill/fleet.js'
 import {spawnFleet, spawnLoad} from '../../src/drill/process.js'
 import {startFleet} from '../../src/drill/fleet.js'
 import type {LoadConfig} from '../../src/drill/load-generator.js'
+import {fleetPool} from './pools.js'
 import {accepts, get, sleep} from './http.js'
 
 /** The fleet runs compiled, as sluice ships it: `npm run build` first. */
@@ -15,20 +16,7 @@ const main = resolve('dist/src/drill/fleet-main.js')
 const processModule = resolve('dist/src/drill/process.js')
 const loadMain = resolve('dist/src/drill/load-generator-main.js')
 const config: FleetConfig = {
-  pools: [
-    {
-      name: 'web',
-      servers: 3,
-      capacity: 50,
-      serviceTime: 0.02,
-      threads: 10,
-      queueLimit: 50,
-      coldFactor: 1,
-      warmupSeconds: 0,
-      restartSeconds: 1,
-      handshakeCost: 1,
-    },
-  ],
+  pools: [fleetPool({servers: 3, capacity: 50, serviceTime: 0.02, threads: 10, queueLimit: 50})],
 }
 
 function alive(pid: number): boolean {
