@@ -177,20 +177,7 @@ describe('the open-loop load generator', () => {
 
   it('counts refused connections and timeouts as failures of their own', async () => {
     fleet = await startFleet({
-      pools: [
-        {
-          name: 'web',
-          servers: 2,
-          capacity: 1000,
-          serviceTime: 0.005,
-          threads: 100,
-          queueLimit: 1000,
-          coldFactor: 1,
-          warmupSeconds: 0,
-          restartSeconds: 1,
-          handshakeCost: 1,
-        },
-      ],
+      pools: [fleetPool({servers: 2})],
     })
     await fleet.command({op: 'fault', pool: 'web', servers: [0], mode: 'refuse'})
     await fleet.command({op: 'fault', pool: 'web', servers: [1], mode: 'hang'})
