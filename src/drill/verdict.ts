@@ -42,16 +42,19 @@ export function drillBands(predicted: ReportCard, context: {demandDuringFault: n
 
 export type Figure = keyof Bands
 
-/** Each figure's difference against its band; null where one side has no value to compare. */
+/** Whether a figure of two cards is within its band; where one side has no value (no fault, not back), only if neither has. */
+export function withinBand(real: ReportCard, predicted: ReportCard, bands: Bands, figure: Figure): boolean {
+  const a = real[figure]
+  const b = predicted[figure]
+  if (a === null || b === null) return a === b
+  // A hair of rounding on the band's edge is inside it.
+  return Math.abs(a - b) <= bands[figure] + 1e-9
+}
+
+/** The figures outside their bands. */
 export function outOfBand(real: ReportCard, predicted: ReportCard, bands: Bands): Figure[] {
   const figures: Figure[] = ['servedDuringFault', 'lostPercent', 'secondsToFullServiceAfterFix', 'fewestInRotation']
-  return figures.filter((f) => {
-    const a = real[f]
-    const b = predicted[f]
-    if (a === null || b === null) return a !== b
-    // A hair of rounding on the band's edge is inside it.
-    return Math.abs(a - b) > bands[f] + 1e-9
-  })
+  return figures.filter((f) => !withinBand(real, predicted, bands, f))
 }
 
 /** What a drill's load generator says of its own run, as the report carries it. */

@@ -1,7 +1,7 @@
 import type {DrillReport, DrillSide, Failures} from '../drill/report.js'
 import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {summarizeRepeats} from '../drill/repeats.js'
-import {verdictOf, type Bands, type Figure, type Verdict} from '../drill/verdict.js'
+import {verdictOf, withinBand, type Bands, type Figure, type Verdict} from '../drill/verdict.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'
@@ -17,12 +17,8 @@ function rows(real: ReportCard, predicted: ReportCard, bands: Bands, interrupted
     const text = `${d >= 0 ? '+' : ''}${d.toFixed(places)}${unit}`
     return Math.abs(d) < 10 ** -places / 2 ? 'same' : text
   }
-  const band = (figure: Figure, unit: string, places = 0): string => {
-    const a = real[figure]
-    const b = predicted[figure]
-    const inside = a === null || b === null ? a === b : Math.abs(a - b) <= bands[figure] + 1e-9
-    return `±${bands[figure].toFixed(places)}${unit}: ${interrupted ? '–' : inside ? 'within' : 'OUTSIDE'}`
-  }
+  const band = (figure: Figure, unit: string, places = 0): string =>
+    `±${bands[figure].toFixed(places)}${unit}: ${interrupted ? '–' : withinBand(real, predicted, bands, figure) ? 'within' : 'OUTSIDE'}`
   const outcome = (o: 'cascaded' | 'recovered'): string[] => [
     o,
     yesNo(real[o]),
@@ -280,12 +276,8 @@ export function renderRepeats(reports: DrillReport[], options: {color: boolean; 
   const lost = (v: number | null) => (v === null ? '–' : `${v.toFixed(1)}%`)
   const servers = (v: number | null) => (v === null ? 'not read' : String(v))
   const count = (o: 'cascaded' | 'recovered') => `${reports.filter((r) => r.real.card[o]).length} of ${reports.length}`
-  const band = (figure: Figure, unit: string, places = 0) => {
-    const a = summary.median[figure]
-    const b = predicted[figure]
-    const inside = a === null || b === null ? a === b : Math.abs(a - b) <= bands[figure] + 1e-9
-    return `±${bands[figure].toFixed(places)}${unit}: ${inside ? 'within' : 'OUTSIDE'}`
-  }
+  const band = (figure: Figure, unit: string, places = 0) =>
+    `±${bands[figure].toFixed(places)}${unit}: ${withinBand(summary.median, predicted, bands, figure) ? 'within' : 'OUTSIDE'}`
   const table = formatTable(
     ['', `real, median of ${reports.length} (range)`, 'predicted', 'band'],
     [
