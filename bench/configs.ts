@@ -21,6 +21,7 @@ export function everythingOn(scale = 1): FleetConfig {
     queueSeconds: null,
   }
   return {
+    model: 'queueing',
     duration: 3600,
     tick: 1,
     seed: 42,

@@ -1,5 +1,15 @@
 import type {ClientConfig} from './config.js'
 
+/** How each traffic type's attempts failed this tick, as shares of them (see ClientPopulation.settle). */
+export interface TypeFailures {
+  readonly fast: Float64Array
+  readonly told: Float64Array
+  readonly turnedAway: Float64Array
+  /** Seconds a restriction's Retry-After asks, by type. */
+  readonly turnedAwayWait: Float64Array
+  readonly slow: Float64Array
+}
+
 /**
  * The client population: each request gets up to `attempts` tries, with exponential backoff and
  * full jitter between them, inside an optional retry budget (retries allowed while they stay under
@@ -11,8 +21,8 @@ import type {ClientConfig} from './config.js'
  */
 export class ClientPopulation {
   readonly attempts: number
-  private readonly ring: Float64Array
-  private readonly slots: number
+  private ring: Float64Array
+  private slots: number
   private readonly budgetRequests: Float64Array
   private readonly budgetRetries: Float64Array
   private readonly budgetSlots: number
@@ -61,18 +71,22 @@ export class ClientPopulation {
   }
 
   /**
-   * Schedules retries for this tick's failures. `fast[j]` and `slow[j]` are the shares of type j's
-   * attempts that failed with a quick answer or by timing out.
+   * Schedules retries for this tick's failures, given as shares of type j's attempts: `f.fast[j]`
+   * failed with a quick answer that asks no wait, `f.told[j]` with a maintenance 503 whose Retry-After
+   * is the clients' retryAfter, `f.turnedAway[j]` with a restriction's 503 whose Retry-After is
+   * `f.turnedAwayWait[j]`, and `f.slow[j]` by timing out.
    */
-  settle(tick: number, arrived: Float64Array, fast: ArrayLike<number>, slow: ArrayLike<number>): void {
+  settle(tick: number, arrived: Float64Array, f: TypeFailures): void {
     const a = this.attempts
     const {config, dt} = this
+    const {fast, told, turnedAway, slow} = f
     let wanted = 0
     for (let j = 0; j < this.types; j++) {
-      for (let k = 0; k < a - 1; k++) wanted += arrived[j * a + k] * (fast[j] + slow[j])
+      const failed = fast[j] + told[j] + turnedAway[j] + slow[j]
+      for (let k = 0; k < a - 1; k++) wanted += arrived[j * a + k] * failed
     }
     let givenUp = 0
-    for (let j = 0; j < this.types; j++) givenUp += arrived[j * a + a - 1] * (fast[j] + slow[j])
+    for (let j = 0; j < this.types; j++) givenUp += arrived[j * a + a - 1] * (fast[j] + told[j] + turnedAway[j] + slow[j])
 
     let scale = 1
     if (config.retryBudget !== null && wanted > 0) {
@@ -86,16 +100,36 @@ export class ClientPopulation {
     this.budgetRetries[tick % this.budgetSlots] += wanted * scale * dt
     if (wanted === 0 || scale === 0) return
 
-    const fastWait = config.honourRetryAfter ? config.retryAfter : 0
+    const honour = config.honourRetryAfter
+    const toldWait = honour ? config.retryAfter : 0
     for (let k = 0; k < a - 1; k++) {
       const backoff = Math.min(config.backoffMax, config.backoffBase * 2 ** k)
       for (let j = 0; j < this.types; j++) {
         const failed = arrived[j * a + k] * scale
         if (failed === 0) continue
-        if (fast[j] > 0) this.schedule(tick, j, k + 1, failed * fast[j], fastWait, backoff)
+        if (fast[j] > 0) this.schedule(tick, j, k + 1, failed * fast[j], 0, backoff)
+        if (told[j] > 0) this.schedule(tick, j, k + 1, failed * told[j], toldWait, backoff)
+        if (turnedAway[j] > 0) this.schedule(tick, j, k + 1, failed * turnedAway[j], honour ? f.turnedAwayWait[j] : 0, backoff)
         if (slow[j] > 0) this.schedule(tick, j, k + 1, failed * slow[j], config.timeout, backoff)
       }
     }
+  }
+
+  /**
+   * Makes room for retries that wait up to `seconds` (a restriction's Retry-After, known only when a
+   * step sets it): the ring grows, each scheduled tick keeping its place.
+   */
+  reach(seconds: number, tick: number): void {
+    const slots = Math.ceil((seconds + this.config.backoffMax) / this.dt) + 2
+    if (slots <= this.slots) return
+    const stride = this.types * this.attempts
+    const ring = new Float64Array(slots * stride)
+    for (let ahead = 0; ahead < this.slots; ahead++) {
+      const from = ((tick + ahead) % this.slots) * stride
+      ring.set(this.ring.subarray(from, from + stride), ((tick + ahead) % slots) * stride)
+    }
+    this.ring = ring
+    this.slots = slots
   }
 
   /** Spreads `rps` retries evenly over delays in [wait, wait + backoff] seconds from now. */

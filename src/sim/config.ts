@@ -95,7 +95,7 @@ export interface ClientConfig {
   budgetWindow: number
   /** Clients wait for Retry-After on a 503 instead of their own backoff. */
   honourRetryAfter: boolean
-  /** Seconds the Retry-After header of a fast 503 asks for. */
+  /** Seconds the Retry-After header of a maintenance pool's 503 asks for (in the seed model, of every fast 503). */
   retryAfter: number
 }
 
@@ -122,7 +122,20 @@ export type Fault =
   | {kind: 'thread-hold'; pool: string; type: string; holdSeconds: number; from: number; to: number}
   | {kind: 'metadata-outage'; pool: string; from: number; to: number; lookupCapacity: number | null}
 
+/**
+ * Which rules the simulator follows where the seed's model and the real software differ:
+ * - `queueing` (the default): the rules the drills check against HAProxy and a real fleet. Only a
+ *   503 that carries Retry-After makes clients wait for it: the maintenance pool's (clients'
+ *   retryAfter) and a restriction's (the step's retryAfter); the load balancer's own "no server" 503
+ *   and a shedding server's carry none. A held thread is held for exactly holdSeconds.
+ * - `seed`: the model the seed's table was computed with, kept so that table stays reproducible:
+ *   every fast failure waits the clients' retryAfter, and held threads are released at random
+ *   with a mean of holdSeconds.
+ */
+export type SimulationModel = 'queueing' | 'seed'
+
 export interface FleetConfig {
+  model: SimulationModel
   /** Seconds simulated. */
   duration: number
   /** Seconds per tick. */

@@ -1,4 +1,4 @@
-import {ClientPopulation} from './clients.js'
+import {ClientPopulation, type TypeFailures} from './clients.js'
 import {rateAt} from './curve.js'
 import type {FleetConfig} from './config.js'
 import {WeightedDns} from './dns.js'
@@ -36,8 +36,12 @@ export class Fleet {
   private readonly fresh: Float64Array
   private readonly arrived: Float64Array
   private readonly poolArrivals: Float64Array
-  private readonly typeFast: Float64Array
-  private readonly typeSlow: Float64Array
+  /** How each type's attempts failed this tick, for the clients' retries. */
+  private readonly failures: TypeFailures
+  /** Seconds of Retry-After each type's restriction sends. */
+  private readonly restrictionWait: Float64Array
+  /** The seed's rule: every fast failure carries the clients' retryAfter. */
+  private readonly everyFastFailureTold: boolean
   private readonly tickOut: PoolTick = {
     offered: 0,
     served: 0,
@@ -84,8 +88,15 @@ export class Fleet {
     this.fresh = new Float64Array(types)
     this.arrived = new Float64Array(types * config.clients.attempts)
     this.poolArrivals = new Float64Array(types)
-    this.typeFast = new Float64Array(types)
-    this.typeSlow = new Float64Array(types)
+    this.failures = {
+      fast: new Float64Array(types),
+      told: new Float64Array(types),
+      turnedAway: new Float64Array(types),
+      turnedAwayWait: new Float64Array(types),
+      slow: new Float64Array(types),
+    }
+    this.restrictionWait = this.failures.turnedAwayWait
+    this.everyFastFailureTold = config.model === 'seed'
     this.record = new SimulationRecord(
       this.ticks,
       this.dt,
@@ -136,9 +147,15 @@ export class Fleet {
     return Object.fromEntries(this.pools.map((p, i) => [p.config.name, this.weights[i]]))
   }
 
-  /** Turns a traffic type away at every load balancer with a fast 503, or lets it back in. */
-  setRestricted(type: string, restricted: boolean): void {
-    this.restricted[this.typeIndex(type)] = restricted ? 1 : 0
+  /**
+   * Turns a traffic type away at every load balancer with a fast 503 that asks clients to wait
+   * `retryAfter` seconds, or lets it back in.
+   */
+  setRestricted(type: string, restricted: boolean, retryAfter = 0): void {
+    const j = this.typeIndex(type)
+    this.restricted[j] = restricted ? 1 : 0
+    this.restrictionWait[j] = restricted ? retryAfter : 0
+    if (restricted) this.clients.reach(retryAfter, this.tick)
   }
 
   isRestricted(type: string): boolean {
@@ -193,9 +210,13 @@ export class Fleet {
     this.clients.arrivals(t, this.fresh, this.arrived)
 
     const share = this.dns.advance()
+    const {fast: typeFast, told: typeTold, turnedAway: typeAway, slow: typeSlow} = this.failures
+    const seedRule = this.everyFastFailureTold
     for (let j = 0; j < types; j++) {
-      this.typeFast[j] = 0
-      this.typeSlow[j] = 0
+      typeFast[j] = 0
+      typeTold[j] = 0
+      typeAway[j] = 0
+      typeSlow[j] = 0
     }
     let offered = 0,
       served = 0,
@@ -233,15 +254,20 @@ export class Fleet {
         pool.step(t, this.poolArrivals, this.restricted, this.holds[p], out)
       }
       // Each type's outcome at this pool, weighted by the share of the type's attempts it received.
+      // Which fast answers carry Retry-After: the maintenance pool's and a restriction's (in the
+      // seed's model, every one, with the clients' retryAfter).
       const hold = this.holds[p]
+      const sorry = pool.config.kind === 'sorry'
+      const fastTold = seedRule || sorry ? typeTold : typeFast
       for (let j = 0; j < types; j++) {
-        if (pool.config.kind !== 'sorry' && this.restricted[j]) {
-          this.typeFast[j] += s
+        if (!sorry && this.restricted[j]) {
+          if (seedRule) typeTold[j] += s
+          else typeAway[j] += s
         } else if (hold && hold.active && hold.type === j) {
-          this.typeSlow[j] += s
+          typeSlow[j] += s
         } else {
-          this.typeFast[j] += s * out.fastFraction
-          this.typeSlow[j] += s * Math.max(0, 1 - out.servedFraction - out.fastFraction)
+          fastTold[j] += s * out.fastFraction
+          typeSlow[j] += s * Math.max(0, 1 - out.servedFraction - out.fastFraction)
         }
       }
       const ps = this.poolValues
@@ -262,7 +288,7 @@ export class Fleet {
       ejected += out.ejected
       if (out.panic) panic++
     }
-    this.clients.settle(t, this.arrived, this.typeFast, this.typeSlow)
+    this.clients.settle(t, this.arrived, this.failures)
 
     const tv = this.tickValues
     tv.t = seconds

@@ -13,7 +13,7 @@ export class SimRules implements RestrictionPort {
   }
 
   async add(restriction: Restriction): Promise<void> {
-    this.fleet.setRestricted(restriction.type, true)
+    this.fleet.setRestricted(restriction.type, true, restriction.retryAfterSeconds)
     this.rules.set(restriction.type, restriction)
   }
 

@@ -177,6 +177,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
   const servingPools = scenario.pools.filter((p) => p.kind === 'servers')
   const clientConfig = {...scenario.clients, ...clients}
   return {
+    model: scenario.model,
     duration: scenario.duration,
     tick: scenario.tick,
     seed: scenario.seed,

@@ -246,6 +246,12 @@ export const scenarioSchema = z
     duration: positive.max(scenarioLimits.maxSeconds, `expected at most ${scenarioLimits.maxSeconds} s (1,000 h)`).default(600),
     tick: z.number().min(scenarioLimits.minTick).max(scenarioLimits.maxTick).default(1),
     seed: z.number().int().nonnegative().default(1),
+    model: z
+      .enum(['queueing', 'seed'])
+      .default('queueing')
+      .describe(
+        "The simulator's rules: queueing (what the drills check against real software) or seed (the rules the seed's table was computed with: every fast 503 makes clients wait retryAfter; held threads are released at random).",
+      ),
     pools: z.array(poolSchema).min(1),
     demand: z
       .strictObject({
