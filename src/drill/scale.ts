@@ -1,7 +1,7 @@
 import {fleetConfig} from '../sim/scenario/load-scenario.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import type {FleetConfig, FleetPoolConfig} from './fleet.js'
-import {loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load-generator.js'
+import {clientConnections, loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load-generator.js'
 
 /**
  * How a drill shrinks a scenario to fit a small machine, with two numbers it prints:
@@ -144,6 +144,9 @@ export function drillLoadConfig(scenario: Scenario, scales: DrillScales, target:
     bucketSeconds: scenario.tick * scales.timeScale,
     arrivals: 'poisson',
     seed: scenario.seed,
+    clientConnections: scenario.pools.some((p) => p.kind === 'servers' && p.handshakeCost > 1)
+      ? clientConnections(Math.max(...drillCurve(scenario, scales).map(([, rps]) => rps)), scenario.tick * scales.timeScale)
+      : 0,
   }
 }
 

@@ -8,10 +8,12 @@ import type {Socket} from 'node:net'
  * - Capacity (requests per second, wall clock) is realised as `workers` concurrent slots, each
  *   request holding one for workers / capacity seconds: about the scenario's service time, rounded
  *   so that the throughput is the capacity exactly. A cold server serves each request slower by
- *   coldFactor, warming to full over warmupSeconds of taking traffic. The first request on a
+ *   coldFactor, warming to full over warmupSeconds of taking traffic. A request on a client's new
  *   connection costs handshakeCost service times, as the scenario's handshake does.
  * - Threads bound everything open at once (requests in service and requests held by a dependency),
- *   as in the 2024 CAFE incident: a held request keeps a thread for holdSeconds, then fails.
+ *   as in the 2024 CAFE incident: a held request keeps a thread for exactly holdSeconds, then fails.
+ *   When held requests take every thread the server stalls: it answers nothing, its checks
+ *   included, until it is restarted (the simulator's rule, in the schema's words).
  * - Requests wait in one FIFO queue. Past `queueLimit` a request is parked: never read, never
  *   answered, as a full accept backlog would leave it; its client times out. A queued request
  *   whose client has gone is still served, as most servers do: that wasted work is the collapse.
@@ -37,9 +39,10 @@ export interface ServerConfig {
   /** Seconds a restart keeps the server down (refusing connections). */
   restartSeconds: number
   /**
-   * Service times the first request on a connection costs (the TLS handshake the scenario's
-   * handshakeCost stands for); 1 means no more than one on an open connection. The connections a
-   * server sees are the load balancer's to it: after a restart or a timeout they are new.
+   * Service times a request on a client's new connection costs (the TLS handshake the scenario's
+   * handshakeCost stands for); 1 means no more than one on an open connection. The connections
+   * are the clients', as in the scenario: the load generator marks a request sent on a new one
+   * (newConnectionHeader); HAProxy's own connections to the server cost nothing extra.
    */
   handshakeCost: number
 }
@@ -56,6 +59,8 @@ export interface ServerState {
   hold: Hold | null
   /** Down for a restart. */
   restarting: boolean
+  /** Held requests took every thread: nothing is answered until a restart. */
+  stalled: boolean
   /** 0 = cold, 1 = warm. */
   warmth: number
   workers: number
@@ -71,11 +76,14 @@ export interface ServerState {
 /** The header that names a request's traffic type; `/t/<type>` in the path says the same. */
 export const typeHeader = 'x-sluice-type'
 
+/** The header that marks a request sent on a client's new connection (the load generator sets it). */
+export const newConnectionHeader = 'x-sluice-new-connection'
+
 interface Pending {
   req: http.IncomingMessage
   res: http.ServerResponse
   kind: 'health' | 'work' | 'held'
-  /** The first request on its connection. */
+  /** Sent on a client's new connection: it pays the handshake. */
   fresh: boolean
 }
 
@@ -94,8 +102,6 @@ export class LoopbackServer {
   readonly workers: number
   private readonly http: http.Server
   private readonly sockets = new Set<Socket>()
-  /** Connections that have carried a request: the next one on them is no handshake. */
-  private readonly used = new WeakSet<Socket>()
   private queue: Pending[] = []
   /** Requests past the queue limit, left unanswered until their clients give up. */
   private readonly parked = new Set<http.ServerResponse>()
@@ -105,6 +111,7 @@ export class LoopbackServer {
   private fault: FaultMode = 'none'
   private hold: Hold | null = null
   private restarting = false
+  private stalled = false
   private restartTimer: NodeJS.Timeout | null = null
   private warmth = 1
   private lastServedAt = 0
@@ -146,6 +153,7 @@ export class LoopbackServer {
       fault: this.fault,
       hold: this.hold,
       restarting: this.restarting,
+      stalled: this.stalled,
       warmth: this.warmth,
       workers: this.workers,
       inService: this.inService,
@@ -192,6 +200,7 @@ export class LoopbackServer {
       this.dropQueue()
       this.inService = 0
       this.heldNow = 0
+      this.stalled = false
       if (this.restartTimer) clearTimeout(this.restartTimer)
       this.restartTimer = setTimeout(() => {
         this.restartTimer = null
@@ -262,7 +271,7 @@ export class LoopbackServer {
     // The body, if any, is not needed; reading it lets keep-alive reuse the connection.
     req.resume()
     if (this.fault === 'broken') return answer(res, 500, 'broken')
-    if (this.fault === 'hang' || this.restarting) return
+    if (this.fault === 'hang' || this.restarting || this.stalled) return
     const path = req.url ?? '/'
     const type = trafficType(req)
     const kind: Pending['kind'] = path === '/health' || path.startsWith('/health?') ? 'health' : this.hold && type === this.hold.type ? 'held' : 'work'
@@ -271,15 +280,14 @@ export class LoopbackServer {
       res.on('close', () => this.parked.delete(res))
       return
     }
-    const fresh = !this.used.has(req.socket)
-    this.used.add(req.socket)
+    const fresh = req.headers[newConnectionHeader] !== undefined
     this.queue.push({req, res, kind, fresh})
     this.dispatch()
   }
 
   /** Starts what the free workers and threads allow, in arrival order. */
   private dispatch(): void {
-    if (this.fault !== 'none' || this.restarting) return
+    if (this.fault !== 'none' || this.restarting || this.stalled) return
     const {threads} = this.config
     while (this.queue.length > 0) {
       const head = this.queue[0]
@@ -298,9 +306,15 @@ export class LoopbackServer {
         setTimeout(() => {
           if (gen !== this.generation) return
           this.heldNow--
+          // A stalled server answers nothing, the end of a held call included.
+          if (this.stalled) return
           answer(head.res, 500, 'dependency timed out')
           this.dispatch()
         }, this.hold!.holdSeconds * 1000)
+        if (this.heldNow >= threads) {
+          this.stalled = true
+          return
+        }
         continue
       }
       if (this.inService >= this.workers) return

@@ -34,6 +34,12 @@ export interface ServerArrays {
   readonly threads: Float64Array
   readonly stalled: Uint8Array
   readonly refuses: Uint8Array
+  /**
+   * Threads taken by held requests, by the tick they were taken (slot-major: slot × servers +
+   * server), released exactly holdSeconds later; empty in the seed model, which releases them at
+   * random (holdDecay).
+   */
+  readonly heldRing: Float64Array
 }
 
 /**
@@ -58,6 +64,8 @@ export class TickSums {
   cold = fraction
   holdShare = fraction
   holdDecay = fraction
+  /** This tick's slot of heldRing. */
+  holdSlot = 0
   dt = fraction
   serviceTime = fraction
   // outputs
@@ -242,6 +250,9 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
   const {heldThreads: held, threads, stalled, capacity, warmth} = s
   const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
   const {holdShare, holdDecay, dt, serviceTime} = k
+  const ring = s.heldRing
+  const exact = ring.length !== 0
+  const base = k.holdSlot * n
   let served = 0,
     fast = 0,
     slow = 0,
@@ -253,7 +264,14 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
     stalledNow = 0
   for (let i = 0; i < n; i++) {
     const l = perWeight * weight[i]
-    held[i] *= holdDecay
+    if (exact) {
+      // What was taken holdSeconds ago is released now; the residue of the subtractions is not a thread.
+      const left = held[i] - ring[base + i]
+      held[i] = left < 1e-9 ? 0 : left
+      ring[base + i] = 0
+    } else {
+      held[i] *= holdDecay
+    }
     const d = down[i]
     if (d !== 0) {
       open[i] = 0
@@ -263,12 +281,14 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
       continue
     }
     // Requests of a thread-holding type never succeed and keep a thread each for holdSeconds.
-    // Threads limit throughput only near exhaustion (threads left / service time); when none
-    // are left the server stalls, and stays stalled until it is restarted.
+    // Threads limit throughput only near exhaustion (threads left / service time); when held
+    // requests take them all the server stalls, and stays stalled until it is restarted.
     const heldLoad = l * holdShare
     let cap = effCap[i]
     if (heldLoad > 0 || held[i] > 0) {
-      held[i] += heldLoad * dt
+      const taken = heldLoad * dt
+      held[i] += taken
+      if (exact) ring[base + i] = taken
       const free = threads[i] - held[i]
       if (free <= 0) {
         stalled[i] = 1

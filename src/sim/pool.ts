@@ -87,6 +87,9 @@ export class ServerPool implements ServerArrays, CheckedPool {
   readonly heldThreads: Float64Array
   /** 1 when this tick the server would fail a health check. */
   readonly failing: Uint8Array
+  /** See ServerArrays.heldRing: sized when a thread-holding fault first acts here, in the queueing model. */
+  heldRing = new Float64Array(0)
+  private holdTicks = 0
   private readonly weight: Float64Array
   /** 1 per registered server: the weights of panic routing, which ignores health and slow start. */
   private readonly registeredWeight: Float64Array
@@ -123,6 +126,8 @@ export class ServerPool implements ServerArrays, CheckedPool {
     health: HealthCheckConfig,
     readonly dt: number,
     random: Random,
+    /** Held threads are released exactly holdSeconds after they were taken (the queueing model), not at random (the seed's). */
+    private readonly exactHolds = true,
   ) {
     this.policy = {...policy}
     const n = config.kind === 'servers' ? config.servers : 0
@@ -195,7 +200,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
     const routed = offered - restrictedLoad
     const holdLoad = hold && hold.active && !restricted[hold.type] ? arriving[hold.type] : 0
     const holdShare = routed > 0 ? holdLoad / routed : 0
-    if (hold && hold.active) this.holding = true
+    if (hold && hold.active && !this.holding) this.startHolding(hold)
 
     if (!this.weightsValid || t >= this.nextTimer) this.refreshWeights(t)
     else if (this.slowCount > 0) this.advanceSlowStart(t)
@@ -212,12 +217,12 @@ export class ServerPool implements ServerArrays, CheckedPool {
     if (totalWeight === 0) {
       // No host to send to: the load balancer answers 503 at once ("no healthy upstream").
       k.fast = routed
-      const {openConnections: open, heldThreads: held, down, failing} = this
+      const {openConnections: open, down, failing} = this
       for (let i = 0; i < n; i++) {
         open[i] = 0
         failing[i] = down[i] !== 0 ? 1 : 0
       }
-      if (this.holding) for (let i = 0; i < n; i++) held[i] *= holdDecay
+      if (this.holding) this.releaseHeld(t, holdDecay)
     } else {
       k.perWeight = routed / totalWeight
       k.keep = 1 - Math.min(1, config.connectionChurn * dt)
@@ -230,6 +235,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
       if (this.holding) {
         k.holdShare = holdShare
         k.holdDecay = holdDecay
+        k.holdSlot = this.holdTicks === 0 ? 0 : t % this.holdTicks
         k.dt = dt
         k.serviceTime = config.serviceTime
         serveHolding(this, weight, k, n)
@@ -262,6 +268,28 @@ export class ServerPool implements ServerArrays, CheckedPool {
     out.ejected = this.ejectedCount
     out.panic = panic
     out.utilization = k.capUp > 0 ? k.loadUp / k.capUp : 0
+  }
+
+  private startHolding(hold: ThreadHold): void {
+    this.holding = true
+    if (!this.exactHolds) return
+    this.holdTicks = Math.max(1, Math.round(hold.holdSeconds / this.dt))
+    this.heldRing = new Float64Array(this.holdTicks * this.size)
+  }
+
+  /** A tick no server takes traffic: threads held holdSeconds ago are released all the same. */
+  private releaseHeld(t: number, holdDecay: number): void {
+    const {heldThreads: held, heldRing: ring, size: n} = this
+    if (ring.length === 0) {
+      for (let i = 0; i < n; i++) held[i] *= holdDecay
+      return
+    }
+    const base = (t % this.holdTicks) * n
+    for (let i = 0; i < n; i++) {
+      const left = held[i] - ring[base + i]
+      held[i] = left < 1e-9 ? 0 : left
+      ring[base + i] = 0
+    }
   }
 
   /**
@@ -436,6 +464,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
       const i = ids[k]
       this.stalled[i] = 0
       this.heldThreads[i] = 0
+      for (let at = i; at < this.heldRing.length; at += this.size) this.heldRing[at] = 0
       this.openConnections[i] = 0
       if (this.warmth[i] === 1) this.warming++
       this.warmth[i] = 0

@@ -1,3 +1,6 @@
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {Fleet} from '../../src/sim/fleet.js'
 import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import type {Scenario} from '../../src/sim/scenario/schema.js'
@@ -5,6 +8,13 @@ import type {FleetConfig} from '../../src/sim/config.js'
 
 export function builtin(name: string): Scenario {
   return loadScenario(name).scenario
+}
+
+/** A scenario from YAML text, read through the loader as a file would be. */
+export function scenarioFrom(yaml: string): Scenario {
+  const file = join(mkdtempSync(join(tmpdir(), 'sluice-scenario-')), 'scenario.yaml')
+  writeFileSync(file, yaml)
+  return loadScenario(file).scenario
 }
 
 /** A fleet for one of a scenario's setups, with an optional tweak to its config. */

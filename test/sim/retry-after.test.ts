@@ -1,10 +1,8 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import type {SimulationModel} from '../../src/sim/config.js'
 import {Fleet} from '../../src/sim/fleet.js'
-import {fleetConfig, loadScenario} from '../../src/sim/scenario/load-scenario.js'
+import {fleetConfig} from '../../src/sim/scenario/load-scenario.js'
+import {scenarioFrom} from '../helpers/sim.js'
 
 // Clients retry once at once (no backoff), and honour Retry-After: 30. Every server refuses
 // connections from 10 s to 100 s, so the load balancer answers each attempt with a fast 503 of its
@@ -27,9 +25,7 @@ setups:
 `
 
 function fleet(model: SimulationModel, faulty = true): Fleet {
-  const file = join(mkdtempSync(join(tmpdir(), 'sluice-retry-after-')), 'retry-after.yaml')
-  writeFileSync(file, scenarioText(model, faulty))
-  const {scenario} = loadScenario(file)
+  const scenario = scenarioFrom(scenarioText(model, faulty))
   return new Fleet(fleetConfig(scenario, scenario.setups.plain))
 }
 

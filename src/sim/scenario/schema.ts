@@ -219,6 +219,12 @@ const faultSchema = z.discriminatedUnion('kind', [
     to: time,
     mode: z.enum(['hang', 'refuse']).default('hang'),
   }),
+  /**
+   * A dependency that holds threads: from `from` to `to`, each request of `type` keeps a thread for
+   * exactly holdSeconds, then fails. A server whose threads are all held stalls: it answers
+   * nothing, its health checks included, until it is restarted. The simulator (model: queueing)
+   * and the drill's fleet follow this one rule; the seed model releases held threads at random.
+   */
   z.strictObject({
     kind: z.literal('thread-hold'),
     pool: z.string().optional(),
