@@ -1,7 +1,7 @@
 import http from 'node:http'
 import type {ClientConfig} from '../sim/config.js'
 import {rateAt} from '../sim/curve.js'
-import {newConnectionHeader, typeHeader} from './server.js'
+import {typeHeader} from './server.js'
 import {LoopLag} from './loop-lag.js'
 
 /**
@@ -46,23 +46,6 @@ export interface LoadConfig {
   bucketSeconds: number
   arrivals: 'poisson' | 'even'
   seed: number
-  /**
-   * Clients whose connections the generator keeps track of, for a scenario whose servers pay for a
-   * new connection (handshakeCost); 0 when none does. See `clientConnections`.
-   */
-  clientConnections?: number
-}
-
-/**
- * How many clients a drill's generator plays so that connections follow the simulator's rule:
- * a request rides an open connection when its client's last request succeeded, and a failure
- * (a timeout, a refusal, any error answer) leaves the client to connect again. With one request a
- * client every scenario tick, the memory is the simulator's: what last tick completed carries on.
- * The connections are the clients', as in the scenario; HAProxy's own connections to the servers
- * cost nothing, as an L4 balancer's would not exist.
- */
-export function clientConnections(peakWallRps: number, tickWallSeconds: number): number {
-  return Math.max(1, Math.round(peakWallRps * tickWallSeconds))
 }
 
 /**
@@ -205,11 +188,6 @@ export function startLoad(config: LoadConfig): RunningLoad {
   const counts = Object.fromEntries(loadSeries.map((k) => [k, new Array<number>(buckets).fill(0)])) as Record<LoadSeriesKey, number[]>
   const latencies: number[][] = Array.from({length: buckets}, () => [])
   const shares = cumulative(config.types)
-  const clientCount = config.clientConnections ?? 0
-  // The run starts in steady state, as the simulator's does: every client connected.
-  const connected = new Uint8Array(clientCount).fill(1)
-  // Its own stream, so the arrivals and jitter of a drill do not move with it.
-  const pickClient = seededRandom(config.seed ^ 0x5bd1e995)
   const open = new Set<http.ClientRequest>()
   const retryTimers = new Set<NodeJS.Timeout>()
   const start = performance.now()
@@ -236,15 +214,13 @@ export function startLoad(config: LoadConfig): RunningLoad {
     return shares[shares.length - 1][0]
   }
 
-  const attempt = (type: string, k: number, client: number): void => {
+  const attempt = (type: string, k: number): void => {
     if (stopped) return
     const sentAt = now()
     count('offered', sentAt)
     if (k > 1) count('retries', sentAt)
     let settled = false
-    const headers: http.OutgoingHttpHeaders = {[typeHeader]: type}
-    if (client >= 0 && connected[client] === 0) headers[newConnectionHeader] = '1'
-    const req = http.request({agent, host: config.target.host, port: config.target.port, path: typePath(type), method: 'GET', headers})
+    const req = http.request({agent, host: config.target.host, port: config.target.port, path: typePath(type), method: 'GET', headers: {[typeHeader]: type}})
     open.add(req)
     const timer = setTimeout(() => finish('timeout', null), clients.timeout * 1000)
     const finish = (outcome: Outcome, retryAfter: number | null) => {
@@ -255,13 +231,12 @@ export function startLoad(config: LoadConfig): RunningLoad {
       if (outcome === 'timeout') req.destroy()
       const at = now()
       if (outcome !== 'timeout' && outcome !== 'refused' && outcome !== 'local') latencies[bucketOf(at)].push((at - sentAt) * 1000)
-      if (client >= 0) connected[client] = outcome === 'served' ? 1 : 0
       if (outcome === 'served') {
         count('served', at)
       } else {
         count('failed', at)
         count(causeSeries[outcome], at)
-        retry(type, k, outcome === 'rejected' && clients.honourRetryAfter ? retryAfter : null, at, client)
+        retry(type, k, outcome === 'rejected' && clients.honourRetryAfter ? retryAfter : null, at)
       }
       maybeDone()
     }
@@ -279,7 +254,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
     req.end()
   }
 
-  const retry = (type: string, k: number, retryAfter: number | null, at: number, client: number): void => {
+  const retry = (type: string, k: number, retryAfter: number | null, at: number): void => {
     if (stopped) return
     if (k >= clients.attempts || !budget.tryRetry(at)) {
       count('givenUp', at)
@@ -288,7 +263,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
     const wait = (retryAfter ?? 0) + backoffSeconds(clients, k, random)
     const timer = setTimeout(() => {
       retryTimers.delete(timer)
-      attempt(type, k + 1, client)
+      attempt(type, k + 1)
     }, wait * 1000)
     retryTimers.add(timer)
   }
@@ -304,7 +279,7 @@ export function startLoad(config: LoadConfig): RunningLoad {
       nextArrival += config.arrivals === 'poisson' ? exponential(random) : 1
       count('demand', t)
       budget.request(t)
-      attempt(pickType(), 1, clientCount > 0 ? Math.floor(pickClient() * clientCount) : -1)
+      attempt(pickType(), 1)
     }
     if (t >= config.duration) {
       ended = true

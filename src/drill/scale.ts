@@ -1,7 +1,7 @@
 import {fleetConfig} from '../sim/scenario/load-scenario.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import type {FleetConfig, FleetPoolConfig} from './fleet.js'
-import {clientConnections, loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load-generator.js'
+import {loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load-generator.js'
 
 /**
  * How a drill shrinks a scenario to fit a small machine, with two numbers it prints:
@@ -86,6 +86,7 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales): Fleet
         warmupSeconds: p.warmupSeconds * timeScale,
         restartSeconds: p.restartSeconds * timeScale,
         handshakeCost: p.handshakeCost,
+        connectionWindow: scenario.tick * timeScale,
       }
     })
   return {pools}
@@ -144,9 +145,6 @@ export function drillLoadConfig(scenario: Scenario, scales: DrillScales, target:
     bucketSeconds: scenario.tick * scales.timeScale,
     arrivals: 'poisson',
     seed: scenario.seed,
-    clientConnections: scenario.pools.some((p) => p.kind === 'servers' && p.handshakeCost > 1)
-      ? clientConnections(Math.max(...drillCurve(scenario, scales).map(([, rps]) => rps)), scenario.tick * scales.timeScale)
-      : 0,
   }
 }
 

@@ -9,7 +9,8 @@ import type {Socket} from 'node:net'
  *   request holding one for workers / capacity seconds: about the scenario's service time, rounded
  *   so that the throughput is the capacity exactly. A cold server serves each request slower by
  *   coldFactor, warming to full over warmupSeconds of taking traffic. A request on a client's new
- *   connection costs handshakeCost service times, as the scenario's handshake does.
+ *   connection costs handshakeCost service times, as the scenario's handshake does, with
+ *   connections counted by the scenario's rule (ServerConfig.connectionWindow).
  * - Threads bound everything open at once (requests in service and requests held by a dependency),
  *   as in the 2024 CAFE incident: a held request keeps a thread for exactly holdSeconds, then fails.
  *   When held requests take every thread the server stalls: it answers nothing, its checks
@@ -41,10 +42,18 @@ export interface ServerConfig {
   /**
    * Service times a request on a client's new connection costs (the TLS handshake the scenario's
    * handshakeCost stands for); 1 means no more than one on an open connection. The connections
-   * are the clients', as in the scenario: the load generator marks a request sent on a new one
-   * (newConnectionHeader); HAProxy's own connections to the server cost nothing extra.
+   * are the scenario's clients', counted by its rule (see connectionWindow); HAProxy's own
+   * connections to the server cost nothing extra, as an L4 balancer's would not exist.
    */
   handshakeCost: number
+  /**
+   * Wall seconds of the scenario's tick: the scenario's clients keep a connection to a server
+   * that answered them, so each window as many requests ride open connections as the server
+   * answered in the window before (to clients still waiting), and the rest are new. The run
+   * starts in steady state, every client connected, as the simulator's does; a restart closes
+   * them all. Needed only when handshakeCost is above 1.
+   */
+  connectionWindow?: number
 }
 
 /** A dependency that holds threads: requests of `type` each keep a thread for holdSeconds, then fail. */
@@ -76,14 +85,11 @@ export interface ServerState {
 /** The header that names a request's traffic type; `/t/<type>` in the path says the same. */
 export const typeHeader = 'x-sluice-type'
 
-/** The header that marks a request sent on a client's new connection (the load generator sets it). */
-export const newConnectionHeader = 'x-sluice-new-connection'
-
 interface Pending {
   req: http.IncomingMessage
   res: http.ServerResponse
   kind: 'health' | 'work' | 'held'
-  /** Sent on a client's new connection: it pays the handshake. */
+  /** On a client's new connection: it pays the handshake. */
   fresh: boolean
 }
 
@@ -115,6 +121,8 @@ export class LoopbackServer {
   private restartTimer: NodeJS.Timeout | null = null
   private warmth = 1
   private lastServedAt = 0
+  /** The scenario's client connections: requests that may still ride open ones this window, and answers so far. */
+  private readonly connections = new OpenConnections()
   /** Bumped on each restart and stop: work started before it no longer touches the counters. */
   private generation = 0
   private listening = false
@@ -201,6 +209,7 @@ export class LoopbackServer {
       this.inService = 0
       this.heldNow = 0
       this.stalled = false
+      this.connections.closeAll()
       if (this.restartTimer) clearTimeout(this.restartTimer)
       this.restartTimer = setTimeout(() => {
         this.restartTimer = null
@@ -280,7 +289,7 @@ export class LoopbackServer {
       res.on('close', () => this.parked.delete(res))
       return
     }
-    const fresh = req.headers[newConnectionHeader] !== undefined
+    const fresh = kind !== 'health' && this.config.handshakeCost > 1 && !this.connections.ride(performance.now() / 1000, this.config.connectionWindow ?? 1)
     this.queue.push({req, res, kind, fresh})
     this.dispatch()
   }
@@ -327,6 +336,7 @@ export class LoopbackServer {
           this.inService--
           this.served++
           this.warm()
+          if (!head.res.destroyed) this.connections.answered()
           answer(head.res, 200, 'ok')
           this.dispatch()
         },
@@ -350,6 +360,41 @@ export class LoopbackServer {
     this.lastServedAt = now
     const warmup = this.config.warmupSeconds
     this.warmth = warmup <= 0 ? 1 : Math.min(1, this.warmth + step / warmup)
+  }
+}
+
+/**
+ * The simulator's connection rule at one server: each window, up to as many requests as it
+ * answered in the window before ride connections already open; the rest are new.
+ */
+export class OpenConnections {
+  private windowStart = -1
+  /** Left to ride open connections in this window; the first window is the steady state's, all open. */
+  private open = Infinity
+  private answeredNow = 0
+
+  /** A request arrives at `now` (seconds): true if it rides an open connection. */
+  ride(now: number, window: number): boolean {
+    if (this.windowStart < 0) this.windowStart = now
+    if (now >= this.windowStart + window) {
+      const elapsed = Math.floor((now - this.windowStart) / window)
+      // A window with nothing answered before this one leaves nothing open.
+      this.open = elapsed === 1 ? this.answeredNow : 0
+      this.answeredNow = 0
+      this.windowStart += elapsed * window
+    }
+    if (this.open <= 0) return false
+    this.open--
+    return true
+  }
+
+  answered(): void {
+    this.answeredNow++
+  }
+
+  closeAll(): void {
+    this.open = 0
+    this.answeredNow = 0
   }
 }
 

@@ -1,7 +1,7 @@
 import {afterEach, describe, expect, it} from 'vitest'
 import {fleetLoopDelay, sendFleetCommand, startFleet, type FleetPoolConfig, type RunningFleet} from '../../src/drill/fleet.js'
 import {startLoad} from '../../src/drill/load-generator.js'
-import {newConnectionHeader} from '../../src/drill/server.js'
+import {OpenConnections} from '../../src/drill/server.js'
 import {accepts, get, median, sleep} from './http.js'
 
 /** One worker serving 20 requests a second: 50 ms a request, so a queue shows in a few hundred ms. */
@@ -28,6 +28,24 @@ async function one(overrides: Partial<FleetPoolConfig> = {}) {
   fleet = await startFleet({pools: [{...base, ...overrides}]})
   return fleet.pools[0].ports[0]
 }
+
+describe("the scenario's connection rule at a server", () => {
+  it('lets as many requests ride open connections in a window as were answered in the one before', () => {
+    const c = new OpenConnections()
+    // Steady state first: everything rides.
+    expect([0, 0.1, 0.2].map((t) => c.ride(t, 1))).toEqual([true, true, true])
+    c.answered()
+    c.answered()
+    // Window 2: two answered in window 1, so two ride and the third is new.
+    expect([1.0, 1.1, 1.2].map((t) => c.ride(t, 1))).toEqual([true, true, false])
+    // Nothing answered in window 2, and window 4 follows an empty window 3: all new.
+    expect(c.ride(2.5, 1)).toBe(false)
+    c.answered()
+    expect(c.ride(4.1, 1)).toBe(false)
+    c.closeAll()
+    expect(c.ride(4.2, 1)).toBe(false)
+  })
+})
 
 describe('the loopback fleet', () => {
   it('queues past its capacity: answers come later and later, then clients time out', async () => {
@@ -173,14 +191,20 @@ describe('the loopback fleet', () => {
   })
 
   it("a request on a client's new connection costs handshakeCost service times; one on an open connection costs one", async () => {
-    const port = await one({handshakeCost: 4})
-    // 50 ms a request: the handshake makes it 200 ms. The load generator marks a new connection.
-    const fresh = await get(port, '/t/a', 2000, {[newConnectionHeader]: '1'})
+    // One window of 300 ms: what the server answered in one window rides open connections in the next.
+    const port = await one({handshakeCost: 4, connectionWindow: 0.3})
+    // The first window is the steady state's: every client connected. 50 ms a request.
     const open = await get(port, '/t/a', 2000)
+    expect(open.ms).toBeLessThan(150)
+    // A window with nothing answered before it: the next request is on a new connection, 200 ms.
+    await sleep(700)
+    const fresh = await get(port, '/t/a', 2000)
     expect(fresh.status).toBe(200)
     expect(fresh.ms).toBeGreaterThanOrEqual(190)
-    expect(open.ms).toBeLessThan(150)
-    expect(open.ms).toBeGreaterThanOrEqual(45)
+    // A restart closes every connection.
+    await fleet!.command({op: 'restart', pool: 'web'})
+    await sleep(400)
+    expect((await get(port, '/t/a', 2000)).ms).toBeGreaterThanOrEqual(190)
   })
 
   it('reports how late its event loop ran, which a busy loop in it shows', async () => {

@@ -3,7 +3,6 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {startFleet, type RunningFleet} from '../../src/drill/fleet.js'
 import {RetryBudget, backoffSeconds, errorOutcome, retryAfterSeconds, startLoad, type LoadClients, type LoadConfig} from '../../src/drill/load-generator.js'
 import {rateAt} from '../../src/sim/curve.js'
-import {newConnectionHeader} from '../../src/drill/server.js'
 import {fleetPool} from './pools.js'
 
 const clients: LoadClients = {attempts: 1, timeout: 2, backoffBase: 0, backoffMax: 0, retryBudget: null, budgetWindow: 10, honourRetryAfter: true}
@@ -51,29 +50,6 @@ async function stubServer(status: number, headers: Record<string, string> = {}):
 }
 
 describe('the open-loop load generator', () => {
-  it("marks a request sent on a client's new connection: none while every request succeeds, then each client's after a failure, until its next success", async () => {
-    const marks: Array<{at: number; fresh: boolean}> = []
-    const started = performance.now()
-    stub = http.createServer((req, res) => {
-      const at = performance.now() - started
-      marks.push({at, fresh: req.headers[newConnectionHeader] !== undefined})
-      // Fails from 300 ms to 500 ms, then serves again.
-      res.writeHead(at >= 300 && at < 500 ? 500 : 200)
-      res.end()
-    })
-    await new Promise<void>((resolve) => stub!.listen(0, '127.0.0.1', resolve))
-    const port = (stub.address() as {port: number}).port
-    await startLoad(config(port, {curve: [[0, 200]], duration: 1, clientConnections: 10})).done
-    const within = (from: number, to: number) => marks.filter((m) => m.at >= from && m.at < to)
-    expect(within(0, 290).length).toBeGreaterThan(40)
-    expect(within(0, 290).filter((m) => m.fresh)).toHaveLength(0)
-    // 10 clients, 40 requests in the failing window: nearly every one after the first few is a new connection.
-    expect(within(350, 500).filter((m) => m.fresh).length).toBeGreaterThan(0.7 * within(350, 500).length)
-    // Each client's first success reconnects it: at most the 10 clients' first requests are new.
-    expect(within(500, 1000).filter((m) => m.fresh).length).toBeLessThanOrEqual(10)
-    expect(within(700, 1000).filter((m) => m.fresh)).toHaveLength(0)
-  })
-
   it('serves the demand from a healthy server and records it per bucket under the simulator names', async () => {
     fleet = await startFleet({
       pools: [fleetPool()],
