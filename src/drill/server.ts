@@ -364,37 +364,63 @@ export class LoopbackServer {
 }
 
 /**
- * The simulator's connection rule at one server: each window, up to as many requests as it
- * answered in the window before ride connections already open; the rest are new.
+ * The simulator's connection rule at one server: requests beyond the rate it answered waiting
+ * clients at are on new connections. The simulator's rule is on rates (last tick's completions
+ * ride open connections), and a drill's server sees a request or two a window, so both rates are
+ * smoothed over `smoothing` windows: counted window by window, the chance alone that a window
+ * brings one more request than the last answered would make a third of a steady pool's requests
+ * new. What is new is chosen evenly among arrivals (an accumulator), not at random.
  */
 export class OpenConnections {
   private windowStart = -1
-  /** Left to ride open connections in this window; the first window is the steady state's, all open. */
-  private open = Infinity
+  private arrivalsNow = 0
   private answeredNow = 0
+  /** Smoothed per window; null until the first window has ended (the steady state's, all connected). */
+  private arrivalRate: number | null = null
+  private answerRate = 0
+  private owed = 0
+
+  constructor(private readonly smoothing = 10) {}
 
   /** A request arrives at `now` (seconds): true if it rides an open connection. */
   ride(now: number, window: number): boolean {
     if (this.windowStart < 0) this.windowStart = now
     if (now >= this.windowStart + window) {
       const elapsed = Math.floor((now - this.windowStart) / window)
-      // A window with nothing answered before this one leaves nothing open.
-      this.open = elapsed === 1 ? this.answeredNow : 0
+      const a = 1 / this.smoothing
+      if (this.arrivalRate === null) {
+        // The run starts in steady state: every client connected, answered as it asks.
+        this.arrivalRate = this.arrivalsNow
+        this.answerRate = this.arrivalsNow
+      } else {
+        this.arrivalRate += a * (this.arrivalsNow - this.arrivalRate)
+        this.answerRate += a * (this.answeredNow - this.answerRate)
+      }
+      // Windows with nothing in them.
+      const idle = (1 - a) ** (elapsed - 1)
+      this.arrivalRate *= idle
+      this.answerRate *= idle
+      this.arrivalsNow = 0
       this.answeredNow = 0
       this.windowStart += elapsed * window
     }
-    if (this.open <= 0) return false
-    this.open--
-    return true
+    this.arrivalsNow++
+    if (this.arrivalRate === null || this.answerRate >= this.arrivalRate) return true
+    this.owed += 1 - this.answerRate / this.arrivalRate
+    if (this.owed < 1) return true
+    this.owed -= 1
+    return false
   }
 
   answered(): void {
     this.answeredNow++
   }
 
+  /** A restart: no connection is left open. */
   closeAll(): void {
-    this.open = 0
+    this.answerRate = 0
     this.answeredNow = 0
+    this.arrivalRate ??= 0
   }
 }
 

@@ -30,20 +30,40 @@ async function one(overrides: Partial<FleetPoolConfig> = {}) {
 }
 
 describe("the scenario's connection rule at a server", () => {
-  it('lets as many requests ride open connections in a window as were answered in the one before', () => {
+  /** Requests arriving `perWindow` a window for `windows` windows of 1 s, `answered` of each answered; how many were new. */
+  const play = (c: OpenConnections, from: number, windows: number, perWindow: number, answered: number): number => {
+    let fresh = 0
+    for (let w = 0; w < windows; w++)
+      for (let k = 0; k < perWindow; k++) {
+        if (!c.ride(from + w + k / perWindow / 2, 1)) fresh++
+        if (k < answered) c.answered()
+      }
+    return fresh
+  }
+
+  it('starts connected and, with every request answered, makes none new', () => {
     const c = new OpenConnections()
-    // Steady state first: everything rides.
-    expect([0, 0.1, 0.2].map((t) => c.ride(t, 1))).toEqual([true, true, true])
-    c.answered()
-    c.answered()
-    // Window 2: two answered in window 1, so two ride and the third is new.
-    expect([1.0, 1.1, 1.2].map((t) => c.ride(t, 1))).toEqual([true, true, false])
-    // Nothing answered in window 2, and window 4 follows an empty window 3: all new.
-    expect(c.ride(2.5, 1)).toBe(false)
-    c.answered()
-    expect(c.ride(4.1, 1)).toBe(false)
+    expect(play(c, 0, 50, 4, 4)).toBe(0)
+  })
+
+  it('makes the share beyond the answer rate new: about half when half are answered, once the rates have settled', () => {
+    const c = new OpenConnections()
+    play(c, 0, 5, 4, 4)
+    play(c, 5, 60, 4, 2)
+    const fresh = play(c, 65, 20, 4, 2)
+    expect(fresh).toBeGreaterThanOrEqual(0.45 * 80)
+    expect(fresh).toBeLessThanOrEqual(0.55 * 80)
+  })
+
+  it('after a restart nothing is open: the first requests are all new, and fewer as answers return', () => {
+    const c = new OpenConnections()
+    play(c, 0, 10, 4, 4)
     c.closeAll()
-    expect(c.ride(4.2, 1)).toBe(false)
+    const first = play(c, 10, 2, 4, 4)
+    play(c, 12, 40, 4, 4)
+    const later = play(c, 52, 10, 4, 4)
+    expect(first).toBeGreaterThanOrEqual(6)
+    expect(later).toBe(0)
   })
 })
 
@@ -191,20 +211,17 @@ describe('the loopback fleet', () => {
   })
 
   it("a request on a client's new connection costs handshakeCost service times; one on an open connection costs one", async () => {
-    // One window of 300 ms: what the server answered in one window rides open connections in the next.
     const port = await one({handshakeCost: 4, connectionWindow: 0.3})
-    // The first window is the steady state's: every client connected. 50 ms a request.
+    // The run starts connected: 50 ms a request.
     const open = await get(port, '/t/a', 2000)
+    expect(open.status).toBe(200)
     expect(open.ms).toBeLessThan(150)
-    // A window with nothing answered before it: the next request is on a new connection, 200 ms.
-    await sleep(700)
+    // A restart closes every connection: the next request pays the handshake, 200 ms.
+    await fleet!.command({op: 'restart', pool: 'web'})
+    await sleep(400)
     const fresh = await get(port, '/t/a', 2000)
     expect(fresh.status).toBe(200)
     expect(fresh.ms).toBeGreaterThanOrEqual(190)
-    // A restart closes every connection.
-    await fleet!.command({op: 'restart', pool: 'web'})
-    await sleep(400)
-    expect((await get(port, '/t/a', 2000)).ms).toBeGreaterThanOrEqual(190)
   })
 
   it('reports how late its event loop ran, which a busy loop in it shows', async () => {
