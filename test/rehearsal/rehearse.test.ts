@@ -17,6 +17,7 @@ const expected: Record<string, {exit: number; recovered: boolean}> = {
   'outlook-staged-return-haproxy.yaml': {exit: 0, recovered: true},
   'regional-dns-ramp.yaml': {exit: 0, recovered: true},
   'thread-hold-recovery.yaml': {exit: 0, recovered: true},
+  'drill-thread-hold-recovery.yaml': {exit: 0, recovered: true},
   'naive-full-return.yaml': {exit: 3, recovered: false},
 }
 

@@ -47,12 +47,12 @@ describe('tune: one rehearsal of a candidate', () => {
     expect(trial.startWeights.get(4)).toEqual({mailbox: 0, maintenance: 100})
   })
 
-  it('shows the shipped ramps fail with demand 10% up, and stops at the first verdict that does not pass when asked', async () => {
+  it('shows the shipped runbook fail with demand 30% up, and stops at the first verdict that does not pass when asked', async () => {
     const {ground} = await groundOf(outlook)
-    const whole = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.1}, {stopEarly: false})
+    const whole = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3}, {stopEarly: false})
     expect(whole).toMatchObject({outcome: 'gate-failed', passed: false, secondsToFullTraffic: null})
     expect(whole.reason).toMatch(/^step 7: gate error-rate ≤ 2% over 30 s \(mailbox\): [\d.]+% fail/)
-    const early = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.1}, {stopEarly: true})
+    const early = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3}, {stopEarly: true})
     expect(early).toMatchObject({outcome: 'interrupted', passed: false, reason: whole.reason})
     expect(early.verdicts[early.verdicts.length - 1].outcome).toBe('fail')
     expect(early.verdicts.filter((v) => v.outcome === 'fail')).toHaveLength(1)

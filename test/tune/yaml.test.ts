@@ -26,7 +26,7 @@ describe('tune: the tuned runbook as text', () => {
     expect(changed).toEqual([
       ['schedule: [1, 5, 25, 50]', 'schedule: [10, 30]'],
       ['bake: 90', 'bake: 45'],
-      ['schedule: [75, 100]', 'schedule: [60, 80, 100]'],
+      ['schedule: [60, 70, 80, 90, 100]', 'schedule: [60, 80, 100]'],
       ['bake: 90', 'bake: 35'],
     ])
     const loaded = parseRunbook(file, tuned)
@@ -38,7 +38,7 @@ describe('tune: the tuned runbook as text', () => {
   })
 
   it('adds a bake the step took from the defaults, and replaces a linear schedule with the list', () => {
-    const source = text.replace('    schedule: [75, 100]\n    bake: 90\n', '    schedule: {linear: {from: 60, to: 100, steps: 5}}\n')
+    const source = text.replace('    schedule: [60, 70, 80, 90, 100]\n    bake: 90\n', '    schedule: {linear: {from: 60, to: 100, steps: 5}}\n')
     expect(parseRunbook(file, source).steps[7]).toMatchObject({schedule: [60, 70, 80, 90, 100], bake: 60})
     const {text: tuned} = editRamps(source, [{index: 7, schedule: [70, 100], bake: 40}])
     expect(parseRunbook(file, tuned).steps[7]).toMatchObject({schedule: [70, 100], bake: 40})
