@@ -10,6 +10,8 @@ export function everythingOn(scale = 1): FleetConfig {
     kind: 'servers' as const,
     capacity: 100,
     capacitySpread: 0.2,
+    slowMinority: null,
+    balance: 'round-robin' as const,
     collapse: 1,
     handshakeCost: 3,
     connectionChurn: 0.01,

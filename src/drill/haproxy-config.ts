@@ -7,6 +7,9 @@ import type {FleetInfo} from './fleet.js'
 import type {DrillScales} from './scale.js'
 
 /** The files a drill's HAProxy reads, beside its config, as the runbook's targets.haproxy names them. */
+/** The scenario's balance, in HAProxy's words. */
+const haproxyBalance = {'round-robin': 'roundrobin', random: 'random', 'least-connections': 'leastconn'} as const
+
 export const drillMaps = {restrict: 'restricted.map', ramp: 'ramp.map'} as const
 
 export interface DrillHaproxy {
@@ -102,7 +105,7 @@ export function drillHaproxy(
         lines.push(`  http-request return status 503 content-type text/plain string "maintenance" hdr Retry-After ${retryAfter}`)
         continue
       }
-      lines.push('  option httpchk GET /health', `  default-server ${serverLine}`)
+      lines.push(`  balance ${haproxyBalance[pool.balance]}`, '  option httpchk GET /health', `  default-server ${serverLine}`)
       ports.get(pool.name)!.forEach((p, i) => lines.push(`  server ${pool.name}-${i} 127.0.0.1:${p}`))
     }
     return lines.join('\n') + '\n'

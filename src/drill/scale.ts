@@ -78,7 +78,14 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales): Fleet
         servers,
         capacity,
         // Spread evenly over capacity × (1 ± spread), where the simulator draws uniformly: the same range, no seed needed.
-        capacities: Array.from({length: servers}, (_, i) => capacity * (1 + p.capacitySpread * (servers === 1 ? 0 : (2 * i) / (servers - 1) - 1))),
+        // A slow minority is the last servers of the pool, where the simulator draws them: HAProxy treats every server alike.
+        capacities: Array.from(
+          {length: servers},
+          (_, i) =>
+            capacity *
+            (1 + p.capacitySpread * (servers === 1 ? 0 : (2 * i) / (servers - 1) - 1)) *
+            (p.slowMinority && i >= servers - Math.round(p.slowMinority.share * servers) ? p.slowMinority.factor : 1),
+        ),
         serviceTime: p.serviceTime,
         threads,
         queueLimit: Math.max(workers, Math.ceil(capacity * p.queueSeconds! * timeScale)),

@@ -13,6 +13,10 @@ export interface PoolConfig {
   capacity: number
   /** Per-server capacity is drawn uniformly from capacity × (1 ± spread). */
   capacitySpread: number
+  /** A share of the servers, drawn by seed, at `factor` of the capacity; null: none. */
+  slowMinority: {share: number; factor: number} | null
+  /** How the load balancer spreads requests over the servers in rotation. */
+  balance: 'round-robin' | 'random' | 'least-connections'
   /**
    * Work wasted per unit of overload: past capacity a server completes capacity × (1 − collapse ×
    * (asked/capacity − 1)). The waste is answering requests whose clients have gone, so a queue

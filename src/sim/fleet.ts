@@ -78,7 +78,9 @@ export class Fleet {
     const random = new Random(config.seed)
     this.typeNames = config.demand.types.map((t) => t.name)
     const types = this.typeNames.length
-    this.pools = config.pools.map((p) => new ServerPool(p, config.policy, config.healthCheck, this.dt, random, config.model !== 'seed'))
+    this.pools = config.pools.map(
+      (p) => new ServerPool(p, config.policy, config.healthCheck, this.dt, random, config.model === 'seed' ? null : {clientTimeout: config.clients.timeout}),
+    )
     this.weights = Float64Array.from(config.pools, (p) => config.dns.weights[p.name] ?? 0)
     this.dns = new WeightedDns(this.pools.length, config.dns.ttl / this.dt, this.weights)
     this.clients = new ClientPopulation(config.clients, types, this.dt)

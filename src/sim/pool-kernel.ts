@@ -40,7 +40,18 @@ export interface ServerArrays {
    * random (holdDecay).
    */
   readonly heldRing: Float64Array
+  /** Work queued at each server, in requests' work (the queueing model; always 0 in the seed's). */
+  readonly backlog: Float64Array
+  /** Share of the work a full queue turned away this tick. */
+  readonly parked: Float64Array
 }
+
+/**
+ * What `failing` says about a server in the queueing model: whether a health check it takes
+ * now fails. Any value but 0 fails Envoy's outlier detection, which watches live requests; for
+ * HAProxy's checks only `checkLate`, and `turnedAway` with the parked share as its chance.
+ */
+export const queueState = {ok: 0, checkLate: 1, turnedAway: 2, requestsLate: 3} as const
 
 /**
  * V8 gives an object's field the representation of the first value stored in it. A field that
@@ -66,6 +77,12 @@ export class TickSums {
   holdDecay = fraction
   /** This tick's slot of heldRing. */
   holdSlot = 0
+  /** Servers carry their queue from tick to tick (the queueing model) instead of collapsing goodput. */
+  backlogOn = false
+  /** Seconds of work a server queues (Infinity: unbounded), the clients' timeout and the check's. */
+  queueSeconds = fraction
+  timeout = fraction
+  checkTimeout = fraction
   dt = fraction
   serviceTime = fraction
   // outputs
@@ -93,6 +110,40 @@ export class TickSums {
   }
 }
 
+/**
+ * One tick of an overloaded or still-queueing server in the queueing model. `requests` rps ask for
+ * `work` units a second of a server that does `cap`. Its FIFO queue takes what fits (queueSeconds
+ * of its capacity, plus what it serves this tick); the rest is parked unanswered, as a full accept
+ * backlog leaves it, and its clients time out. What the queue takes waits behind what is already
+ * queued: the part that starts within the clients' timeout is answered in time, and the rest is
+ * still served, late, after its client has gone (the wasted work that was `collapse`). A server
+ * out of rotation drains its queue, so it comes back with room. Returns the requests answered in
+ * time and sets the server's queue, parked share and failing state.
+ */
+export function queueTick(s: ServerArrays, i: number, requests: number, work: number, cap: number, k: TickSums): number {
+  const dt = k.dt
+  const queued = s.backlog[i]
+  const arriving = work * dt
+  const room = k.queueSeconds * cap + cap * dt - queued
+  const taken = arriving < room ? arriving : room > 0 ? room : 0
+  const inTime = (k.timeout - k.serviceTime) * cap - queued
+  const good = inTime <= 0 ? 0 : inTime >= taken ? taken : inTime
+  const left = queued + taken - cap * dt
+  const after = left > 0 ? left : 0
+  s.backlog[i] = after
+  const parked = arriving > 0 ? (arriving - taken) / arriving : 0
+  s.parked[i] = parked
+  s.failing[i] =
+    cap <= 0 || after / cap + k.serviceTime > k.checkTimeout
+      ? queueState.checkLate
+      : parked > 0
+        ? queueState.turnedAway
+        : good < taken
+          ? queueState.requestsLate
+          : queueState.ok
+  return arriving > 0 ? requests * (good / arriving) : 0
+}
+
 /*
  * Why the three loops below are separate copies of the same arithmetic rather than one loop: merging
  * them was measured on 2026-11-30 and it cost too much. Figures are CPU time from the bench's core and
@@ -112,7 +163,8 @@ export class TickSums {
  * copy and not the others fails these checks, wherever those runs reach the edited code.
  */
 export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
-  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
+  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap, backlog: queue} = s
+  const backlogOn = k.backlogOn
   const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
   const {capacity, warmth} = s
   const refusedShare = 1 - admission
@@ -129,6 +181,7 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
     const d = down[i]
     if (d !== 0) {
       open[i] = 0
+      queue[i] = 0
       failingOf[i] = 1
       if (d === 2) fast += l
       else slow += l
@@ -149,13 +202,17 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
     capUp += cap
     let done: number
     let late = 0
-    if (work <= cap) {
+    if (work <= cap && queue[i] === 0) {
       done = onOpen + fresh
     } else if (shedding) {
       done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
       const rejected = onOpen + fresh - done
       shed += rejected
       fast += rejected
+    } else if (backlogOn) {
+      done = queueTick(s, i, onOpen + fresh, work, cap, k)
+      slow += onOpen + fresh - done
+      late = failingOf[i]
     } else {
       const goodput = cap * Math.max(0, 1 - collapse * (work / cap - 1))
       done = (onOpen + fresh) * (goodput / work)
@@ -188,7 +245,8 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
  * ticks of most scenarios): a multiplication by 1 and the checks for what is off are left out.
  */
 export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
-  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
+  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap, backlog: queue} = s
+  const backlogOn = k.backlogOn
   const {perWeight, shed: shedding, collapse} = k
   let served = 0,
     fast = 0,
@@ -202,6 +260,7 @@ export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n
     const d = down[i]
     if (d !== 0) {
       open[i] = 0
+      queue[i] = 0
       failingOf[i] = 1
       if (d === 2) fast += l
       else slow += l
@@ -218,12 +277,16 @@ export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n
     let done = work
     let late = 0
     // Written as the other loops test it (work <= cap serves all), so a NaN would go the same way.
-    if (!(work <= cap)) {
+    if (!(work <= cap && queue[i] === 0)) {
       if (shedding) {
         done = onOpen >= cap ? cap : onOpen + (cap - onOpen)
         const rejected = work - done
         shed += rejected
         fast += rejected
+      } else if (backlogOn) {
+        done = queueTick(s, i, work, work, cap, k)
+        slow += work - done
+        late = failingOf[i]
       } else {
         const goodput = cap * Math.max(0, 1 - collapse * (work / cap - 1))
         done = work * (goodput / work)
@@ -246,7 +309,8 @@ export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n
 }
 
 export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
-  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap} = s
+  const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap, backlog: queue} = s
+  const backlogOn = k.backlogOn
   const {heldThreads: held, threads, stalled, capacity, warmth} = s
   const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
   const {holdShare, holdDecay, dt, serviceTime} = k
@@ -275,6 +339,7 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
     const d = down[i]
     if (d !== 0) {
       open[i] = 0
+      queue[i] = 0
       failingOf[i] = 1
       if (d === 2) fast += l
       else slow += l
@@ -318,13 +383,17 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
     capUp += cap
     let done: number
     let late = 0
-    if (work <= cap) {
+    if (work <= cap && queue[i] === 0) {
       done = onOpen + fresh
     } else if (shedding) {
       done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
       const rejected = onOpen + fresh - done
       shed += rejected
       fast += rejected
+    } else if (backlogOn) {
+      done = queueTick(s, i, onOpen + fresh, work, cap, k)
+      slow += onOpen + fresh - done
+      late = failingOf[i]
     } else {
       const goodput = cap * Math.max(0, 1 - collapse * (work / cap - 1))
       done = (onOpen + fresh) * (goodput / work)

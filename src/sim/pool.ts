@@ -89,6 +89,8 @@ export class ServerPool implements ServerArrays, CheckedPool {
   readonly failing: Uint8Array
   /** See ServerArrays.heldRing: sized when a thread-holding fault first acts here, in the queueing model. */
   heldRing = new Float64Array(0)
+  readonly backlog: Float64Array
+  readonly parked: Float64Array
   private holdTicks = 0
   private readonly weight: Float64Array
   /** 1 per registered server: the weights of panic routing, which ignores health and slow start. */
@@ -119,6 +121,15 @@ export class ServerPool implements ServerArrays, CheckedPool {
   private readonly sums = new TickSums()
   /** Who decides which servers are in rotation: Envoy's ejection or HAProxy's checks. */
   readonly checks: PoolChecks
+  /**
+   * Each server's share of picks relative to the others: 1 for round-robin and random; for
+   * least-connections its capacity over the mean, since a faster server finishes sooner and so
+   * holds fewer connections.
+   */
+  private readonly pick: Float64Array
+  /** For random picks: the draw, and this tick's weights with the wobble of independent picks. */
+  private readonly random: Random | null
+  private readonly noisy: Float64Array
 
   constructor(
     readonly config: PoolConfig,
@@ -126,15 +137,19 @@ export class ServerPool implements ServerArrays, CheckedPool {
     health: HealthCheckConfig,
     readonly dt: number,
     random: Random,
-    /** Held threads are released exactly holdSeconds after they were taken (the queueing model), not at random (the seed's). */
-    private readonly exactHolds = true,
+    /**
+     * The queueing model's rules (src/sim/config.ts, SimulationModel): servers carry their queue
+     * from tick to tick, and held threads are released exactly holdSeconds after they were taken.
+     * Without them, the seed's: goodput collapses by `collapse`, held threads go at random.
+     */
+    private readonly queueing: {clientTimeout: number} | null = {clientTimeout: 5},
   ) {
     this.policy = {...policy}
     const n = config.kind === 'servers' ? config.servers : 0
     this.size = n
     // Every per-server array is a view on one buffer: a sweep builds thousands of small pools, and
     // one allocation costs less than twenty.
-    const slab = new Slab(n, 8, 5, 7)
+    const slab = new Slab(n, 10, 5, 7)
     this.capacity = slab.float64()
     this.threads = slab.float64()
     this.warmth = slab.float64().fill(1)
@@ -143,6 +158,8 @@ export class ServerPool implements ServerArrays, CheckedPool {
     this.heldThreads = slab.float64()
     this.weight = slab.float64()
     this.registeredWeight = slab.float64().fill(1)
+    this.backlog = slab.float64()
+    this.parked = slab.float64()
     this.ejectedUntil = slab.int32()
     this.timesEjected = slab.int32()
     this.slowStartSince = slab.int32().fill(-1)
@@ -160,12 +177,38 @@ export class ServerPool implements ServerArrays, CheckedPool {
       const spread = config.capacitySpread === 0 ? 0 : config.capacitySpread * (2 * random.next() - 1)
       this.capacity[i] = config.capacity * (1 + spread)
       this.threads[i] = config.threads * (1 + spread)
-      this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
     }
+    if (config.slowMinority !== null) {
+      // Which servers are the slow ones is a seeded draw.
+      const order = Int32Array.from({length: n}, (_, i) => i)
+      random.shuffle(order, n)
+      const slow = Math.round(config.slowMinority.share * n)
+      for (let k = 0; k < slow; k++) this.capacity[order[k]] *= config.slowMinority.factor
+    }
+    for (let i = 0; i < n; i++) this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
+    this.pick = new Float64Array(n).fill(1)
+    if (config.balance === 'least-connections' && n > 0) {
+      let total = 0
+      for (let i = 0; i < n; i++) total += this.capacity[i]
+      for (let i = 0; i < n; i++) this.pick[i] = (this.capacity[i] * n) / total
+    }
+    this.random = config.balance === 'random' ? random : null
+    this.noisy = this.random === null ? this.weight : new Float64Array(n)
     // HAProxy times a check out at `inter` when `timeout check` is not set; the check waits for the
     // queue, then for its own service.
     const busyAnswersInTime = config.queueSeconds !== null && config.queueSeconds + config.serviceTime < health.interval
-    this.checks = health.haproxy ? new HaproxyChecks(this, health.haproxy, health.interval, busyAnswersInTime, random) : new EnvoyEjection(this, health, random)
+    this.checks = health.haproxy
+      ? new HaproxyChecks(this, health.haproxy, health.interval, queueing !== null ? 'queued' : busyAnswersInTime ? 'busy-in-time' : 'busy-late', random)
+      : new EnvoyEjection(this, health, random)
+    if (queueing !== null) {
+      const k = this.sums
+      k.backlogOn = true
+      k.queueSeconds = config.queueSeconds ?? Infinity
+      k.timeout = queueing.clientTimeout
+      k.checkTimeout = health.interval
+      k.dt = dt
+      k.serviceTime = config.serviceTime
+    }
     serveBasic(this, this.weight, this.sums, 0)
     serveLean(this, this.weight, this.sums, 0)
     serveHolding(this, this.weight, this.sums, 0)
@@ -208,8 +251,12 @@ export class ServerPool implements ServerArrays, CheckedPool {
     const inRotation = this.inRotationCount
     const panic = policy.panicThreshold > 0 && registeredCount > 0 && (inRotation * 100) / registeredCount < policy.panicThreshold
     // Panic routing ignores health and slow start: every registered host gets an equal share.
-    const weight = panic ? this.registeredWeight : this.weight
-    const totalWeight = panic ? registeredCount : this.totalWeight
+    let weight = panic ? this.registeredWeight : this.weight
+    let totalWeight = panic ? registeredCount : this.totalWeight
+    if (this.random !== null && totalWeight > 0) {
+      totalWeight = this.wobble(weight, totalWeight, routed * dt)
+      weight = this.noisy
+    }
 
     const k = this.sums
     k.reset()
@@ -217,10 +264,12 @@ export class ServerPool implements ServerArrays, CheckedPool {
     if (totalWeight === 0) {
       // No host to send to: the load balancer answers 503 at once ("no healthy upstream").
       k.fast = routed
-      const {openConnections: open, down, failing} = this
+      const {openConnections: open, down, failing, backlog, effectiveCapacity} = this
       for (let i = 0; i < n; i++) {
         open[i] = 0
         failing[i] = down[i] !== 0 ? 1 : 0
+        // A queue with nothing arriving drains.
+        if (backlog[i] !== 0) backlog[i] = Math.max(0, backlog[i] - effectiveCapacity[i] * dt)
       }
       if (this.holding) this.releaseHeld(t, holdDecay)
     } else {
@@ -270,9 +319,33 @@ export class ServerPool implements ServerArrays, CheckedPool {
     out.utilization = k.capUp > 0 ? k.loadUp / k.capUp : 0
   }
 
+  /**
+   * Random picks: of `requests` this tick, a server of weight w gets Binomial(requests, w / total),
+   * drawn from its normal approximation (mean and variance the binomial's, at least 0). Writes the
+   * weights into `noisy` and returns their total.
+   */
+  private wobble(weight: Float64Array, total: number, requests: number): number {
+    const {noisy, size: n} = this
+    const random = this.random!
+    let sum = 0
+    for (let i = 0; i < n; i++) {
+      const p = weight[i] / total
+      if (p === 0 || requests <= 0) {
+        noisy[i] = weight[i]
+      } else {
+        // Box–Muller: one standard normal from two uniforms.
+        const z = Math.sqrt(-2 * Math.log(1 - random.next())) * Math.cos(2 * Math.PI * random.next())
+        const got = requests * p + z * Math.sqrt(requests * p * (1 - p))
+        noisy[i] = got > 0 ? (got / requests) * total : 0
+      }
+      sum += noisy[i]
+    }
+    return sum
+  }
+
   private startHolding(hold: ThreadHold): void {
     this.holding = true
-    if (!this.exactHolds) return
+    if (this.queueing === null) return
     this.holdTicks = Math.max(1, Math.round(hold.holdSeconds / this.dt))
     this.heldRing = new Float64Array(this.holdTicks * this.size)
   }
@@ -329,9 +402,9 @@ export class ServerPool implements ServerArrays, CheckedPool {
         registeredCount++
         if (ejectedArr[i] === 0) {
           inRotation++
-          w = 1
+          w = this.pick[i]
           if (slowStart[i] >= 0) {
-            w = this.slowStartWeight(i, t, slowTicks, minWeight)
+            w = this.pick[i] * this.slowStartWeight(i, t, slowTicks, minWeight)
             if (slowStart[i] >= 0) slowList[slowCount++] = i
           }
         }
@@ -358,7 +431,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
     let kept = 0
     for (let k = 0; k < this.slowCount; k++) {
       const i = slowList[k]
-      weight[i] = this.slowStartWeight(i, t, slowTicks, minWeight)
+      weight[i] = this.pick[i] * this.slowStartWeight(i, t, slowTicks, minWeight)
       if (slowStart[i] >= 0) slowList[kept++] = i
     }
     this.slowCount = kept
@@ -464,6 +537,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
       const i = ids[k]
       this.stalled[i] = 0
       this.heldThreads[i] = 0
+      this.backlog[i] = 0
       for (let at = i; at < this.heldRing.length; at += this.size) this.heldRing[at] = 0
       this.openConnections[i] = 0
       if (this.warmth[i] === 1) this.warming++

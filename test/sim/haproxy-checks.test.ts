@@ -12,6 +12,8 @@ const poolConfig = (servers: number): PoolConfig => ({
   servers,
   capacity: 100,
   capacitySpread: 0,
+  slowMinority: null,
+  balance: 'round-robin',
   collapse: 1,
   handshakeCost: 1,
   connectionChurn: 0,
@@ -23,7 +25,14 @@ const poolConfig = (servers: number): PoolConfig => ({
   queueSeconds: null,
 })
 
-function makePool(servers: number, rules: Partial<HaproxyCheck> & {inter?: number} = {}, slowStart = 0, queueSeconds: number | null = null): ServerPool {
+/** A pool under the seed model's rules (an overloaded server is late at once), or with `queueing` the queueing model's (it carries its queue). */
+function makePool(
+  servers: number,
+  rules: Partial<HaproxyCheck> & {inter?: number} = {},
+  slowStart = 0,
+  queueSeconds: number | null = null,
+  queueing: {clientTimeout: number} | null = null,
+): ServerPool {
   const {inter = 1, ...rest} = rules
   const haproxy: HaproxyCheck = {fastinter: inter, downinter: inter, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter', ...rest}
   return new ServerPool(
@@ -32,6 +41,7 @@ function makePool(servers: number, rules: Partial<HaproxyCheck> & {inter?: numbe
     {interval: inter, baseEjection: 30, maxEjection: 300, haproxy},
     1,
     new Random(1),
+    queueing,
   )
 }
 
@@ -128,6 +138,52 @@ describe('HAProxy checks: fall and rise', () => {
     const pool = makePool(2, {fall: 3})
     // 150 rps each on 100 rps servers: both answer late.
     expect(ticksUntil(pool, 0, 300, () => pool.countInRotation() === 0)).toBe(3)
+  })
+
+  it('in the queueing model, an overloaded server fails its checks once its queue holds more than the check timeout', () => {
+    // 150 rps each on 100 rps servers: each queues 50 requests' work a second, and a check waits
+    // behind the queue; with inter 2 s it is late once the queue holds 2 s less a service time, at
+    // 4 s, and down after fall = 3 checks, at 6 s.
+    const pool = makePool(2, {fall: 3, inter: 1}, 0, null, {clientTimeout: 5})
+    expect(ticksUntil(pool, 0, 300, () => pool.countInRotation() === 0)).toBeLessThanOrEqual(4)
+    const slower = makePool(2, {fall: 3, inter: 2}, 0, null, {clientTimeout: 5})
+    const down = ticksUntil(slower, 0, 300, () => slower.countInRotation() === 0)
+    expect(down).toBeGreaterThanOrEqual(6)
+    expect(down).toBeLessThanOrEqual(9)
+  })
+
+  it('in the queueing model, a bounded queue that empties within the check timeout fails only the checks its full queue turns away', () => {
+    // Queue 0.5 s + service 0.1 s < inter 2 s: the check waits at most 0.6 s. At 105 rps each of
+    // 100 the full queue turns away 1 in 21: some checks fail, never 3 in a row.
+    const mild = makePool(2, {inter: 2, fall: 3}, 0, 0.5, {clientTimeout: 5})
+    let failed = 0
+    const checks = mild.checks as HaproxyChecks
+    for (let t = 0; t < 400; t++) {
+      const before = [...checks.health]
+      run(mild, t, t + 1, 210)
+      checks.health.forEach((h, i) => (failed += h < before[i] ? 1 : 0))
+      expect(mild.countInRotation()).toBe(2)
+    }
+    expect(failed).toBeGreaterThan(0)
+    expect(failed).toBeLessThan(0.15 * 400)
+    // It serves its capacity, all in time (0.6 s under the clients' 5 s), and queues no more than its 0.5 s.
+    const o = run(mild, 400, 401, 210)
+    expect(o.served).toBeCloseTo(200, 6)
+    expect(mild.backlog[0]).toBeCloseTo(50, 6)
+  })
+
+  it('in the queueing model, a queue deeper than the clients timeout serves its capacity, none of it in time', () => {
+    // Unbounded, at 150% each: the queue passes 5 s of work at 10 s; from then on every request
+    // taken waits past the clients' timeout and is answered after its client has gone. (What is
+    // answered in time counts as served when the queue takes it, so early ticks count all 300.)
+    const pool = makePool(2, {inter: 100, fall: 3}, 0, null, {clientTimeout: 5})
+    expect(run(pool, 0, 3, 300).served).toBeCloseTo(300, 6)
+    expect(run(pool, 3, 12, 300).served).toBe(0)
+    expect(pool.backlog[0]).toBeGreaterThan(5 * 100)
+    // Once nothing is asked, the queue drains at capacity and the server answers in time again.
+    run(pool, 12, 40, 0)
+    expect(pool.backlog[0]).toBe(0)
+    expect(run(pool, 40, 41, 100).served).toBeCloseTo(100, 6)
   })
 
   it('with a bounded queue that empties within the check timeout, a busy server fails only the checks it turns away', () => {

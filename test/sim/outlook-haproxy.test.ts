@@ -41,13 +41,16 @@ describe('outlook-2026-haproxy', () => {
     expect(Object.keys(scenario.setups)).toEqual(['no-guard', 'observe-layer7'])
   })
 
-  it('no-guard cascades: the broken servers go down after fall checks, then the overloaded survivors do, and the pool is empty', () => {
-    // fall checks for the broken servers, fall more for the survivors they overload, up to one
-    // inter before a server's first check, and the record shows it from the next second.
-    expect(firstEmpty('no-guard') - faultAt).toBeLessThanOrEqual(2 * fall * inter + inter + scenario.tick)
+  it('no-guard cascades once the survivors queues fill: the broken servers go down after fall checks, the survivors half a minute later, and the pool is empty', () => {
+    // At 107% each survivor queues 7 rps of work; a check waits behind the queue and times out at
+    // inter once the queue holds 2 s of work, about 28 s in, then fall checks take it down. The
+    // collapse drill (sluice drill outlook-2026-haproxy) empties its pool 37–40 s after the fault.
+    const empty = firstEmpty('no-guard') - faultAt
+    expect(empty).toBeGreaterThanOrEqual(25)
+    expect(empty).toBeLessThanOrEqual(45)
     expect(setup('no-guard').summary.minInRotation).toBe(0)
     // Well under what the survivors could serve had they stayed in.
-    expect(setup('no-guard').summary.meanServedDuringFault!).toBeLessThan(0.6 * survivors * 100)
+    expect(setup('no-guard').summary.meanServedDuringFault!).toBeLessThan(0.75 * survivors * 100)
   })
 
   it('no-guard flaps rather than stays empty: with no growing ejection the survivors rise again and are overloaded again', () => {
@@ -55,11 +58,9 @@ describe('outlook-2026-haproxy', () => {
     expect(setup('no-guard').summary.meanServedDuringFault!).toBeGreaterThan(0)
   })
 
-  it('observe-layer7 cascades sooner and serves far less: servers that come back take the whole load and are marked down within a second', () => {
+  it('observe-layer7 empties the pool sooner: requests that time out in a queue mark a server down before its checks do', () => {
     expect(firstEmpty('observe-layer7')).toBeLessThan(firstEmpty('no-guard'))
     expect(setup('observe-layer7').summary.minInRotation).toBe(0)
-    expect(setup('observe-layer7').summary.meanServedDuringFault!).toBeLessThan(setup('no-guard').summary.meanServedDuringFault! / 5)
-    expect(mostBackDuringFault('observe-layer7')).toBeLessThan(survivors)
   })
 
   it('both recover once the fault is fixed, within rise checks and one interval to the first', () => {

@@ -51,7 +51,7 @@ describe('tune: one rehearsal of a candidate', () => {
     const {ground} = await groundOf(outlook)
     const whole = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3}, {stopEarly: false})
     expect(whole).toMatchObject({outcome: 'gate-failed', passed: false, secondsToFullTraffic: null})
-    expect(whole.reason).toMatch(/^step 7: gate error-rate ≤ 2% over 30 s \(mailbox\): [\d.]+% fail/)
+    expect(whole.reason).toMatch(/^step \d+: gate error-rate ≤ 2% over 30 s \(mailbox\): [\d.]+% fail/)
     const early = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3}, {stopEarly: true})
     expect(early).toMatchObject({outcome: 'interrupted', passed: false, reason: whole.reason})
     expect(early.verdicts[early.verdicts.length - 1].outcome).toBe('fail')

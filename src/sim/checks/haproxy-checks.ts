@@ -1,4 +1,5 @@
 import type {HaproxyCheck} from '../config.js'
+import {queueState} from '../pool-kernel.js'
 import type {Random} from '../random.js'
 import {noTimer, type CheckedPool, type PoolChecks} from './pool-checks.js'
 
@@ -43,14 +44,15 @@ export class HaproxyChecks implements PoolChecks {
   private nextDue = 0
 
   /**
-   * `busyAnswersInTime`: the servers' queues are bounded and a full one empties before a check
-   * times out, so an overloaded server still answers the checks it takes.
+   * `busy` says how a busy server answers checks: in the queueing model (`queued`) by the queue it
+   * carries (failing tells); in the seed's, `busy-in-time` when its queue is bounded and a full one
+   * empties before a check times out (so it answers the checks it takes), else `busy-late`.
    */
   constructor(
     private readonly pool: CheckedPool,
     readonly rules: HaproxyCheck,
     interval: number,
-    private readonly busyAnswersInTime: boolean,
+    private readonly busy: 'queued' | 'busy-in-time' | 'busy-late',
     private readonly random: Random,
   ) {
     const n = pool.size
@@ -96,7 +98,7 @@ export class HaproxyChecks implements PoolChecks {
    * with that share as its chance.
    */
   private check(t: number, weight: Float64Array, perWeight: number): void {
-    const {registered, failing, down, openConnections: done, size} = this.pool
+    const {registered, failing, down, openConnections: done, parked, size} = this.pool
     const next = this.nextCheck
     let due = noTimer
     for (let i = 0; i < size; i++) {
@@ -104,7 +106,10 @@ export class HaproxyChecks implements PoolChecks {
       if (next[i] <= t) {
         // A server late only because it is busy, whose full queue still answers within the check's
         // timeout, fails the check only when the queue turns it away like the requests it had no room for.
-        const late = failing[i] !== 0 && (down[i] !== 0 || !this.busyAnswersInTime || this.random.next() < turnedAway(perWeight * weight[i], done[i]))
+        const late =
+          this.busy === 'queued'
+            ? down[i] !== 0 || failing[i] === queueState.checkLate || (failing[i] === queueState.turnedAway && this.random.next() < parked[i])
+            : failing[i] !== 0 && (down[i] !== 0 || this.busy === 'busy-late' || this.random.next() < turnedAway(perWeight * weight[i], done[i]))
         if (late) this.failCheck(i)
         else this.passCheck(i, t)
         next[i] = t + this.ticksAfterCheck(i)

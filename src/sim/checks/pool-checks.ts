@@ -13,8 +13,10 @@ export interface CheckedPool {
   readonly policy: Policy
   readonly registered: Uint8Array
   readonly ejected: Uint8Array
-  /** 1 when this tick the server would fail a health check. */
+  /** Non-zero when this tick the server would fail a health check (queueState, in the queueing model). */
   readonly failing: Uint8Array
+  /** Share of a server's work its full queue turned away this tick (the queueing model). */
+  readonly parked: Float64Array
   /** 0 up, 1 hangs, 2 answers fast. */
   readonly down: Uint8Array
   /** What each server completed in the last tick, per second. */

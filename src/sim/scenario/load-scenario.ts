@@ -187,6 +187,8 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
       servers: p.servers ?? 0,
       capacity: p.capacity ?? 0,
       capacitySpread: p.capacitySpread,
+      slowMinority: p.slowMinority ?? null,
+      balance: p.balance,
       // A queue that empties before the clients give up answers every request it took while its client
       // still waits: none of the overload is wasted work, and what it did not take fails slow.
       collapse: p.queueSeconds !== undefined && p.queueSeconds < clientConfig.timeout ? 0 : p.collapse,

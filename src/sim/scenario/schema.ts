@@ -188,6 +188,16 @@ const poolSchema = z
     servers: z.number().int().min(1).max(scenarioLimits.maxServers).optional(),
     capacity: positive.max(scenarioLimits.maxRps, 'expected at most 1000000000 rps (a billion a second)').optional(),
     capacitySpread: z.number().min(0).lt(1).default(0),
+    /** A share of the servers (a seeded draw) that complete only `factor` of the capacity: an older instance type, a noisy neighbour. */
+    slowMinority: z.strictObject({share: z.number().gt(0).lt(1), factor: z.number().gt(0).lt(1)}).optional(),
+    /**
+     * How the load balancer picks a server for each request: round-robin (an equal share each,
+     * HAProxy's and Envoy's default), random (each request on its own, so shares wobble from tick
+     * to tick, a seeded draw), least-connections (a faster server finishes sooner and gets more,
+     * in proportion to its capacity).
+     */
+    balance: z.enum(['round-robin', 'random', 'least-connections']).default('round-robin'),
+    /** Work wasted per unit of overload, in the seed model only: the queueing model's servers carry their queue instead. */
     collapse: z.number().nonnegative().default(1),
     handshakeCost: z.number().min(1).default(1),
     connectionChurn: z.number().min(0).max(1).default(0),
