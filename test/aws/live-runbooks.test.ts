@@ -44,7 +44,10 @@ describe('live runs of the shipped runbooks against moto', () => {
       [5, 95],
       [25, 75],
       [50, 50],
-      [75, 25],
+      [60, 40],
+      [70, 30],
+      [80, 20],
+      [90, 10],
       [100, 0],
     ]
     const expected = steps.map(([mailbox, maintenance]) => JSON.stringify({mailbox, maintenance}))

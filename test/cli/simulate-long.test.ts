@@ -96,7 +96,7 @@ describe.concurrent('sluice simulate --scenario retry-storm --compare', () => {
     expect(code, stderr).toBe(0)
     const setups = JSON.parse(stdout).setups as Array<{name: string; policy: {clients?: unknown}; loadAmplificationDuringFault: number}>
     expect(setups.map((s) => [s.name, s.policy.clients, s.loadAmplificationDuringFault])).toEqual([
-      ['no-budget', {retryBudget: null}, 2.989],
+      ['no-budget', {retryBudget: null}, 2.994],
       ['budget-10', {retryBudget: 0.1}, 1.1],
     ])
   })

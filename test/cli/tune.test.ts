@@ -54,8 +54,8 @@ describe('sluice tune (spawned)', () => {
     expect(result.robustness).toMatchObject({seeds: [1, 2, 3, 4, 5], demandPercents: [90, 100, 110]})
     expect(result.robustness.tuned.map((t) => t.passed)).toEqual(Array(15).fill(true))
     expect(result.gates.every((g) => g.margin !== null && g.margin >= 0)).toBe(true)
-    // The shipped ramps' worst verdict after the lift is a failure: a negative margin.
-    expect(result.shippedGates.find((g) => g.index === 6)!.margin!).toBeLessThan(0)
+    // The shipped runbook, re-planned on the queueing model, passes everywhere too: tune finds a sooner one.
+    expect(result.robustness.shipped.every((s) => s.passed)).toBe(true)
     for (const step of result.steps) expect(step.bake).toBeGreaterThanOrEqual(30)
 
     // The file holds the tuned ramps and otherwise the runbook as shipped, comments and all.
@@ -109,9 +109,11 @@ describe('sluice tune (spawned)', () => {
         )
         expect({seed, demand, exit: exitCodeOf(run.outcome)}, run.message).toEqual({seed, demand, exit: 0})
       }
-    // The shipped ramps are not that robust: with demand 10% up they fail a gate (exit 3).
+    // The shipped ramps, re-planned on the queueing model, hold with demand 10% up too; 30% up they fail a gate (exit 3).
     const shipped = await sluice(['run', variantRunbook(dir, shippedText, 1, 1.1), '--dry-run', '--json'], inRoot)
-    expect(shipped.code).toBe(3)
+    expect(shipped.code, shipped.stderr).toBe(0)
+    const over = await sluice(['run', variantRunbook(dir, shippedText, 1, 1.3), '--dry-run', '--json'], inRoot)
+    expect(over.code, over.stderr).toBe(3)
   })
 
   it("prints the times, the ramps, the gates' margins and the YAML to paste, with progress on stderr", async () => {

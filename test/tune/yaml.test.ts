@@ -63,7 +63,8 @@ describe('tune: the tuned runbook as text', () => {
   it('edits through a gate shared by anchor and alias, and pastes the step with the alias written out', () => {
     const lines = text.split('\n')
     const gateAt = lines.findIndex((l, n) => n > 67 && /^ {4}gate:$/.test(l))
-    const secondGate = lines.findIndex((l, n) => n > gateAt + 1 && /^ {4}gate:$/.test(l) && lines[n - 4].includes('Bring the rest'))
+    const rest = lines.findIndex((l) => l.includes('name: Bring the rest'))
+    const secondGate = lines.findIndex((l, n) => n > rest && /^ {4}gate:$/.test(l))
     expect(gateAt).toBeGreaterThan(0)
     expect(secondGate).toBeGreaterThan(gateAt)
     lines[gateAt] = '    gate: &errgate'
