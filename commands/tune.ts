@@ -29,7 +29,13 @@ Prints the time to full traffic before → after, each gate's worst value and ma
   }
 
   static override flags = {
-    seeds: Flags.integer({description: "How many seeds every candidate must pass: the scenario's own and the ones after it.", default: 5, min: 1, max: 100}),
+    seeds: Flags.integer({
+      description:
+        "How many seeds every candidate must pass: the scenario's own as written, and the ones after it, each drawing the servers' capacities from ±10% where a pool declares no spread of its own.",
+      default: 5,
+      min: 1,
+      max: 100,
+    }),
     'demand-margin': decimal({
       description: 'Demand off by this many percent each way, which every candidate must also pass (default 10; 0: demand as given only).',
       min: 0,

@@ -41,7 +41,17 @@ export interface Trial {
   startWeights: Map<number, WeightMap>
 }
 
-/** The scenario with the variant's seed and its demand scaled, a constant rate and a curve alike. */
+/**
+ * Servers' capacities drawn from ±10% on every seed but the scenario's own, for a pool that
+ * declares no spread: so each seed of tune's robustness set is a different fleet (the weakest
+ * server overloads first, as a real one's does), not the same run again.
+ */
+export const tuneCapacitySpread = 0.1
+
+/**
+ * The scenario with the variant's seed and its demand scaled, a constant rate and a curve alike;
+ * on a seed other than the scenario's own, servers that all have one capacity get a spread.
+ */
 export function variantScenario(scenario: Scenario, variant: Variant): Scenario {
   const f = variant.demandFactor
   const demand = {
@@ -49,7 +59,11 @@ export function variantScenario(scenario: Scenario, variant: Variant): Scenario 
     ...(scenario.demand.rps === undefined ? {} : {rps: scenario.demand.rps * f}),
     ...(scenario.demand.curve === undefined ? {} : {curve: scenario.demand.curve.map(([t, rps]): [number, number] => [t, rps * f])}),
   }
-  return {...scenario, seed: variant.seed, demand}
+  const pools =
+    variant.seed === scenario.seed
+      ? scenario.pools
+      : scenario.pools.map((p) => (p.kind === 'servers' && p.capacitySpread === 0 ? {...p, capacitySpread: tuneCapacitySpread} : p))
+  return {...scenario, seed: variant.seed, demand, pools}
 }
 
 /** The step index of the runbook's last ramp: its last weight is full traffic. */

@@ -54,8 +54,9 @@ describe('sluice tune (spawned)', () => {
     expect(result.robustness).toMatchObject({seeds: [1, 2, 3, 4, 5], demandPercents: [90, 100, 110]})
     expect(result.robustness.tuned.map((t) => t.passed)).toEqual(Array(15).fill(true))
     expect(result.gates.every((g) => g.margin !== null && g.margin >= 0)).toBe(true)
-    // The shipped runbook, re-planned on the queueing model, passes everywhere too: tune finds a sooner one.
-    expect(result.robustness.shipped.every((s) => s.passed)).toBe(true)
+    // The shipped runbook passes on the scenario's own seed; on others, whose servers differ by ±10%, it misses somewhere.
+    expect(result.robustness.shipped.filter((s) => s.seed === 1).every((s) => s.passed)).toBe(true)
+    expect(result.robustness.shipped.some((s) => !s.passed)).toBe(true)
     for (const step of result.steps) expect(step.bake).toBeGreaterThanOrEqual(30)
 
     // The file holds the tuned ramps and otherwise the runbook as shipped, comments and all.

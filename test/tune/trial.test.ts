@@ -3,19 +3,25 @@ import type {GateVerdict} from '../../src/ports/io.js'
 import {rehearse} from '../../src/wiring/rehearsal.js'
 import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
-import {groundOf, runTrial, variantScenario, type Trial} from '../../src/tune/trial.js'
+import {groundOf, runTrial, tuneCapacitySpread, variantScenario, type Trial} from '../../src/tune/trial.js'
 import {gateMargins} from '../../src/tune/tune.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
 const outlook = loadRunbookFile('runbooks/outlook-staged-return.yaml')
 
 describe('tune: one rehearsal of a candidate', () => {
-  it('varies the seed and scales demand, a constant rate and a curve alike, and nothing else', () => {
+  it('varies the seed and scales demand, a constant rate and a curve alike; off the scenario own seed, servers that do not differ get a spread', () => {
     const flat = loadScenario('outlook-recovery').scenario
     const varied = variantScenario(flat, {seed: 7, demandFactor: 1.1})
     expect(varied.seed).toBe(7)
     expect(varied.demand.rps).toBeCloseTo(1650)
-    expect({...varied, seed: flat.seed, demand: flat.demand}).toEqual(flat)
+    expect(varied.pools.map((p) => p.capacitySpread)).toEqual([tuneCapacitySpread, 0])
+    expect({...varied, seed: flat.seed, demand: flat.demand, pools: flat.pools}).toEqual(flat)
+    // The scenario's own seed is the scenario as written.
+    expect(variantScenario(flat, {seed: flat.seed, demandFactor: 1})).toEqual(flat)
+    // A pool with a spread of its own keeps it.
+    const cafe = loadScenario('cafe-2024').scenario
+    expect(variantScenario(cafe, {seed: 9, demandFactor: 1}).pools[0].capacitySpread).toBe(0.2)
     const curved = {
       ...flat,
       demand: {
