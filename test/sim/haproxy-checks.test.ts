@@ -76,6 +76,19 @@ function ticksUntil(pool: ServerPool, from: number, rps: number, done: () => boo
   throw new Error('never happened')
 }
 
+/** Steps the pool `ticks` ticks at `rps`, checking every server stays in, and counts the checks that failed. */
+function failedChecksStayingIn(pool: ServerPool, ticks: number, rps: number): number {
+  let failed = 0
+  const checks = pool.checks as HaproxyChecks
+  for (let t = 0; t < ticks; t++) {
+    const before = [...checks.health]
+    run(pool, t, t + 1, rps)
+    checks.health.forEach((h, i) => (failed += h < before[i] ? 1 : 0))
+    expect(pool.countInRotation()).toBe(pool.size)
+  }
+  return failed
+}
+
 describe('HAProxy checks: fall and rise', () => {
   for (const [fall, rise] of [
     [3, 2],
@@ -156,14 +169,7 @@ describe('HAProxy checks: fall and rise', () => {
     // Queue 0.5 s + service 0.1 s < inter 2 s: the check waits at most 0.6 s. At 105 rps each of
     // 100 the full queue turns away 1 in 21: some checks fail, never 3 in a row.
     const mild = makePool(2, {inter: 2, fall: 3}, 0, 0.5, {clientTimeout: 5})
-    let failed = 0
-    const checks = mild.checks as HaproxyChecks
-    for (let t = 0; t < 400; t++) {
-      const before = [...checks.health]
-      run(mild, t, t + 1, 210)
-      checks.health.forEach((h, i) => (failed += h < before[i] ? 1 : 0))
-      expect(mild.countInRotation()).toBe(2)
-    }
+    const failed = failedChecksStayingIn(mild, 400, 210)
     expect(failed).toBeGreaterThan(0)
     expect(failed).toBeLessThan(0.15 * 400)
     // It serves its capacity, all in time (0.6 s under the clients' 5 s), and queues no more than its 0.5 s.
@@ -190,14 +196,7 @@ describe('HAProxy checks: fall and rise', () => {
     // Queue 0.5 s + service 0.1 s < inter 2 s. At 105 rps each of 100 a server turns away 1 in 21:
     // over 200 checks each, some fail, never 3 in a row.
     const mild = makePool(2, {inter: 2, fall: 3}, 0, 0.5)
-    let failed = 0
-    const checks = mild.checks as HaproxyChecks
-    for (let t = 0; t < 400; t++) {
-      const before = [...checks.health]
-      run(mild, t, t + 1, 210)
-      checks.health.forEach((h, i) => (failed += h < before[i] ? 1 : 0))
-      expect(mild.countInRotation()).toBe(2)
-    }
+    const failed = failedChecksStayingIn(mild, 400, 210)
     expect(failed).toBeGreaterThan(0)
     expect(failed).toBeLessThan(0.15 * 400)
     // At 300 rps each it turns away two in three: down within a few checks, and back once the pool
