@@ -142,7 +142,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
      * from tick to tick, and held threads are released exactly holdSeconds after they were taken.
      * Without them, the seed's: goodput collapses by `collapse`, held threads go at random.
      */
-    private readonly queueing: {clientTimeout: number} | null = {clientTimeout: 5},
+    private readonly queueing: {clientTimeout: number} | null,
   ) {
     this.policy = {...policy}
     const n = config.kind === 'servers' ? config.servers : 0
