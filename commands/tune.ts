@@ -12,7 +12,7 @@ import {fullTrafficDefinition, tuneRunbook, type TuneResult} from '../src/tune/t
 export default class Tune extends SluiceCommand {
   static override summary = 'Find the ramp schedules and bakes that reach full traffic soonest in rehearsal with every gate passing.'
 
-  static override description = `Searches the runbook's ramp steps (how many steps, which percentages, the bake) in rehearsal against its own scenario and setup (or --scenario and --setup, as \`run --dry-run\` takes them), for the ramps that reach full traffic soonest while the whole rehearsal completes and every gate verdict passes, on every seed of --seeds and with demand --demand-margin percent below and above the scenario's. A bake is never under the record's TTL (targets.dns.ttl, or the scenario's): a weight change reaches every client only after one TTL. Everything but the ramps' schedule and bake stays as written; a ramp that a later ramp on the same set continues (the climb stops for a lift, say) may end at another weight, and the last ramp still ends where it did.
+  static override description = `Searches the runbook's ramp steps (how many steps, which percentages, the bake) in rehearsal against its own scenario and setup (or --scenario and --setup, as \`run --dry-run\` takes them), for the ramps that reach full traffic soonest while the whole rehearsal completes and every gate verdict passes, on every seed of --seeds, with demand --demand-margin percent below and above the scenario's, and with a slow tenth of the servers (--slow-minority). A bake is never under the record's TTL (targets.dns.ttl, or the scenario's): a weight change reaches every client only after one TTL. Everything but the ramps' schedule and bake stays as written; a ramp that a later ramp on the same set continues (the climb stops for a lift, say) may end at another weight, and the last ramp still ends where it did.
 
 Time to full traffic: ${fullTrafficDefinition}.
 
@@ -42,6 +42,12 @@ Prints the time to full traffic before → after, each gate's worst value and ma
       max: 90,
       helpValue: 'PERCENT',
     }),
+    'slow-minority': Flags.boolean({
+      description:
+        "Rehearse every candidate once more, on the scenario's own seed and demand, with one server in ten at 80% of its capacity in every pool of ten servers or more that declares no slow minority of its own (--no-slow-minority: not).",
+      default: true,
+      allowNo: true,
+    }),
     scenario: rehearsalFlags.scenario,
     setup: rehearsalFlags.setup,
     write: Flags.string({description: 'Save the whole tuned runbook to this file (the rest of it as written, comments included).', helpValue: 'FILE'}),
@@ -56,7 +62,13 @@ Prints the time to full traffic before → after, each gate's worst value and ma
     try {
       result = await tuneRunbook(
         runbook,
-        {seeds: flags.seeds, demandMarginPercent: flags['demand-margin'] ?? 10, scenario: flags.scenario, setup: flags.setup},
+        {
+          seeds: flags.seeds,
+          demandMarginPercent: flags['demand-margin'] ?? 10,
+          slowMinority: flags['slow-minority'],
+          scenario: flags.scenario,
+          setup: flags.setup,
+        },
         progress.onEvent,
       )
     } finally {

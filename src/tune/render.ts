@@ -4,10 +4,14 @@ import type {TuneResult, VariantOutcome} from './tune.js'
 
 /** What `sluice tune` prints: the times before and after, the ramps, each gate's margin, and the YAML to paste. */
 export function renderTune(result: TuneResult): string {
-  const {seeds, demandPercents} = result.robustness
+  const {seeds, demandPercents, slowMinority} = result.robustness
   const variants = result.robustness.shipped.length
+  const slow =
+    slowMinority === null
+      ? ''
+      : `, and seed ${seeds[0]} at demand 100% with ${Math.round(slowMinority.share * 100)}% of the servers at ${Math.round(slowMinority.factor * 100)}% of their capacity`
   const lines = [
-    `Tuned ${result.runbook} against ${result.scenario} (setup ${result.setup}): each candidate rehearsed ${variants === 1 ? 'once' : `${variants} times`}, seeds ${range(seeds)} × demand ${demandPercents.map((p) => `${p}%`).join(', ')}`,
+    `Tuned ${result.runbook} against ${result.scenario} (setup ${result.setup}): each candidate rehearsed ${variants === 1 ? 'once' : `${variants} times`}, seeds ${range(seeds)} × demand ${demandPercents.map((p) => `${p}%`).join(', ')}${slow}`,
     `Time to full traffic: ${seconds(result.secondsToFullTraffic.before)} → ${seconds(result.secondsToFullTraffic.after)}${result.soonerPercent === null ? '' : ` (${result.soonerPercent}% sooner)`}`,
     `  (${result.definition})`,
     '',
@@ -50,7 +54,7 @@ export function renderTune(result: TuneResult): string {
             formatMetric(g.worst, g.unit),
             g.margin === null ? 'no data' : margin(g.margin, g.unit),
             before?.margin == null ? '' : `${formatMetric(before.worst, before.unit)} (${margin(before.margin, before.unit)})`,
-            g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%, ${g.at.context}` : '',
+            g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%${g.at.slowMinority ? ', slow servers' : ''}, ${g.at.context}` : '',
           ]
         }),
       ),
@@ -69,16 +73,19 @@ function shippedLine(shipped: VariantOutcome[], before: number | null): string {
   if (failed.length === 0) return `The shipped ramps pass ${shipped.length === 1 ? 'the rehearsal' : `all ${shipped.length} rehearsals`}.`
   // Variants that fail the same way are one line: usually the same demand on every seed.
   const byReason = new Map<string, VariantOutcome[]>()
-  for (const t of failed) byReason.set(t.reason ?? t.outcome, [...(byReason.get(t.reason ?? t.outcome) ?? []), t])
+  for (const t of failed) {
+    const key = `${t.slowMinority ? 'slow ' : ''}${t.reason ?? t.outcome}`
+    byReason.set(key, [...(byReason.get(key) ?? []), t])
+  }
   const first = before === null ? ' (and the nominal rehearsal does not complete, so there is no time to compare with)' : ''
   return [
     `The shipped ramps pass ${shipped.length - failed.length} of ${count(shipped.length, 'rehearsal')}${first}:`,
-    ...[...byReason].map(
-      ([reason, ts]) =>
+    ...[...byReason.values()].map(
+      (ts) =>
         `  fail at demand ${[...new Set(ts.map((t) => t.demandPercent))]
           .sort((a, b) => a - b)
           .map((p) => `${p}%`)
-          .join(', ')} (seeds ${range(ts.map((t) => t.seed))}): ${reason}`,
+          .join(', ')} (seeds ${range(ts.map((t) => t.seed))}${ts[0].slowMinority ? ', slow servers' : ''}): ${ts[0].reason ?? ts[0].outcome}`,
     ),
   ].join('\n')
 }

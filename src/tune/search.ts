@@ -1,6 +1,6 @@
 import type {Runbook} from '../loader/runbook.js'
 import {choicesFor, costOf, scaffoldChoice, schedulesOf, shippedChoice, withRamps, type RampChoice, type RampSite} from './ramps.js'
-import {runTrial, type Ground, type Trial, type Variant} from './trial.js'
+import {runTrial, type Ground, type SlowMinority, type Trial, type Variant} from './trial.js'
 
 // The search: coordinate descent over the ramps, one ramp at a time with the others held, each
 // ramp's choices tried cheapest first. A choice is rehearsed once on the nominal case; only one
@@ -12,16 +12,23 @@ import {runTrial, type Ground, type Trial, type Variant} from './trial.js'
 export interface Robustness {
   seeds: number[]
   demandFactors: number[]
+  /** Rehearsed on the first seed at the scenario's demand, where it has a pool to make slow; null: not. */
+  slowMinority: SlowMinority | null
 }
 
-/** The variants a candidate must pass: the nominal case first, then demand off each way, then the other seeds. */
+/**
+ * The variants a candidate must pass: the nominal case first, then demand off each way, then the
+ * slow minority, then the other seeds.
+ */
 export function robustnessVariants(r: Robustness): Variant[] {
   const [first, ...others] = r.seeds
   const off = r.demandFactors.filter((f) => f !== 1)
+  const slow = r.slowMinority
   return [
-    {seed: first, demandFactor: 1},
-    ...off.map((f) => ({seed: first, demandFactor: f})),
-    ...others.flatMap((seed) => [...off, 1].map((demandFactor) => ({seed, demandFactor}))),
+    {seed: first, demandFactor: 1, slowMinority: null},
+    ...off.map((f) => ({seed: first, demandFactor: f, slowMinority: null})),
+    ...(slow === null ? [] : [{seed: first, demandFactor: 1, slowMinority: slow}]),
+    ...others.flatMap((seed) => [...off, 1].map((demandFactor) => ({seed, demandFactor, slowMinority: null}))),
   ]
 }
 

@@ -14,6 +14,13 @@ export interface Variant {
   seed: number
   /** Demand as a share of the scenario's: 1.1 is demand 10% above it. */
   demandFactor: number
+  /** Servers made slow in every pool that has no slow minority of its own; null: none. */
+  slowMinority: SlowMinority | null
+}
+
+export interface SlowMinority {
+  share: number
+  factor: number
 }
 
 /** Where every rehearsal of a tune starts: the scenario, setup and start the shipped runbook rehearsed with. */
@@ -49,8 +56,28 @@ export interface Trial {
 export const tuneCapacitySpread = 0.1
 
 /**
+ * One server in ten at 80% of its capacity: an older instance type left in the group, a host with
+ * a noisy neighbour. A round-robin balancer gives it a full share, so it overloads first; a ramp
+ * that passes only when every server is as good as the average does not pass in a real fleet.
+ * Rehearsed at the scenario's demand only: with demand up as well, a slow server that is over
+ * its capacity at full traffic fails whatever the ramp, which is the pool's size to fix, not a ramp.
+ */
+export const tuneSlowMinority: SlowMinority = {share: 0.1, factor: 0.8}
+
+/** A pool of servers large enough that a tenth is at least one server, with no slow minority of its own. */
+function takesSlowMinority(pool: Scenario['pools'][number]): boolean {
+  return pool.kind === 'servers' && pool.slowMinority === undefined && (pool.servers ?? 0) >= 10
+}
+
+/** Whether tune can rehearse a slow minority on this scenario: some pool of it takes one. */
+export function allowsSlowMinority(scenario: Scenario): boolean {
+  return scenario.pools.some(takesSlowMinority)
+}
+
+/**
  * The scenario with the variant's seed and its demand scaled, a constant rate and a curve alike;
- * on a seed other than the scenario's own, servers that all have one capacity get a spread.
+ * on a seed other than the scenario's own, servers that all have one capacity get a spread; with
+ * the variant's slow minority, every pool that takes one gets it.
  */
 export function variantScenario(scenario: Scenario, variant: Variant): Scenario {
   const f = variant.demandFactor
@@ -59,10 +86,13 @@ export function variantScenario(scenario: Scenario, variant: Variant): Scenario 
     ...(scenario.demand.rps === undefined ? {} : {rps: scenario.demand.rps * f}),
     ...(scenario.demand.curve === undefined ? {} : {curve: scenario.demand.curve.map(([t, rps]): [number, number] => [t, rps * f])}),
   }
-  const pools =
-    variant.seed === scenario.seed
-      ? scenario.pools
-      : scenario.pools.map((p) => (p.kind === 'servers' && p.capacitySpread === 0 ? {...p, capacitySpread: tuneCapacitySpread} : p))
+  const slow = variant.slowMinority
+  const pools = scenario.pools.map((p) => {
+    if (p.kind !== 'servers') return p
+    const spread = variant.seed !== scenario.seed && p.capacitySpread === 0 ? {capacitySpread: tuneCapacitySpread} : {}
+    const minority = slow !== null && takesSlowMinority(p) ? {slowMinority: slow} : {}
+    return {...p, ...spread, ...minority}
+  })
   return {...scenario, seed: variant.seed, demand, pools}
 }
 

@@ -6,7 +6,7 @@ import {parseRunbook} from '../loader/load-runbook.js'
 import type {Runbook} from '../loader/runbook.js'
 import {rampSites, type RampSite} from './ramps.js'
 import {Evaluator, robustnessVariants, searchRamps, type Robustness, type SearchEvent, type Standing} from './search.js'
-import {groundOf, runTrial, type Ground, type Trial, type Variant} from './trial.js'
+import {allowsSlowMinority, groundOf, runTrial, tuneSlowMinority, type Ground, type SlowMinority, type Trial, type Variant} from './trial.js'
 import {aliasProblems, editRamps} from './yaml.js'
 
 /** What "time to full traffic" means, said once for --help, the report and --json alike. */
@@ -18,6 +18,8 @@ export interface TuneSettings {
   seeds: number
   /** Demand off by this many percent each way, as well as as given. */
   demandMarginPercent: number
+  /** Rehearse with a slow tenth of the servers too, where the scenario has a pool of ten or more. */
+  slowMinority: boolean
   /** A scenario and setup to rehearse against instead of the runbook's own, as `run --dry-run` takes them. */
   scenario?: string
   setup?: string
@@ -47,13 +49,15 @@ export interface GateMargin {
   /** How far the worst value is inside the threshold, in the gate's unit. */
   margin: number | null
   /** Where the worst value was measured. */
-  at: {seed: number; demandPercent: number; context: string} | null
+  at: {seed: number; demandPercent: number; slowMinority: boolean; context: string} | null
   verdicts: number
 }
 
 export interface VariantOutcome {
   seed: number
   demandPercent: number
+  /** Rehearsed with tune's slow minority. */
+  slowMinority: boolean
   passed: boolean
   outcome: string
   secondsToFullTraffic: number | null
@@ -81,6 +85,8 @@ export interface TuneResult {
   robustness: {
     seeds: number[]
     demandPercents: number[]
+    /** The slow minority rehearsed on the first seed at each demand; null where the scenario has no pool of ten servers or more, or --no-slow-minority. */
+    slowMinority: SlowMinority | null
     /** The shipped runbook across the same variants. */
     shipped: VariantOutcome[]
     /** The tuned runbook across them, rehearsed from its text as --write saves it. */
@@ -111,6 +117,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const robustness: Robustness = {
     seeds: Array.from({length: settings.seeds}, (_, i) => ground.scenario.seed + i),
     demandFactors: settings.demandMarginPercent === 0 ? [1] : [1 - settings.demandMarginPercent / 100, 1, 1 + settings.demandMarginPercent / 100],
+    slowMinority: settings.slowMinority && allowsSlowMinority(ground.scenario) ? tuneSlowMinority : null,
   }
   const variants = robustnessVariants(robustness)
   onEvent({type: 'phase', message: `rehearsing ${runbook.name} as shipped, ${variants.length === 1 ? 'once' : `${variants.length} times`}`})
@@ -155,7 +162,13 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
       shippedGates: gateMargins(runbook, shippedTrials),
       yaml: null,
       text: null,
-      robustness: {seeds: robustness.seeds, demandPercents: robustness.demandFactors.map(demandPercent), shipped: shippedOutcomes, tuned: []},
+      robustness: {
+        seeds: robustness.seeds,
+        demandPercents: robustness.demandFactors.map(demandPercent),
+        slowMinority: robustness.slowMinority,
+        shipped: shippedOutcomes,
+        tuned: [],
+      },
       search: {...base.search, seconds: (performance.now() - started) / 1000},
     }
   }
@@ -185,6 +198,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
     robustness: {
       seeds: robustness.seeds,
       demandPercents: robustness.demandFactors.map(demandPercent),
+      slowMinority: robustness.slowMinority,
       shipped: shippedOutcomes,
       tuned: tunedTrials.map(outcomeOf),
     },
@@ -203,6 +217,7 @@ function outcomeOf(trial: Trial): VariantOutcome {
   return {
     seed: trial.variant.seed,
     demandPercent: demandPercent(trial.variant.demandFactor),
+    slowMinority: trial.variant.slowMinority !== null,
     passed: trial.passed,
     outcome: trial.outcome,
     secondsToFullTraffic: trial.secondsToFullTraffic,
@@ -239,7 +254,14 @@ export function gateMargins(runbook: Runbook, trials: Trial[]): GateMargin[] {
       unit: metricUnits[gate.metric],
       worst: worst?.value ?? null,
       margin: worst ? (atLeast ? worst.value - gate.threshold : gate.threshold - worst.value) : null,
-      at: worst ? {seed: worst.trial.variant.seed, demandPercent: demandPercent(worst.trial.variant.demandFactor), context: worst.verdict.context} : null,
+      at: worst
+        ? {
+            seed: worst.trial.variant.seed,
+            demandPercent: demandPercent(worst.trial.variant.demandFactor),
+            slowMinority: worst.trial.variant.slowMinority !== null,
+            context: worst.verdict.context,
+          }
+        : null,
       verdicts: count,
     })
   }

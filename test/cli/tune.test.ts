@@ -24,21 +24,23 @@ const outlook = 'runbooks/outlook-staged-return.yaml'
  * each variant is a copy of the scenario with its seed and demand changed, which a copy of the
  * tuned runbook names as its rehearsal scenario.
  */
-function variantRunbook(dir: string, tunedText: string, seed: number, demandFactor: number): string {
+function variantRunbook(dir: string, tunedText: string, seed: number, demandFactor: number, slowMinority?: {share: number; factor: number}): string {
   const scenario = parseDocument(readFileSync(join(root, 'scenarios/outlook-recovery.yaml'), 'utf8'))
   scenario.set('seed', seed)
   scenario.setIn(['demand', 'rps'], (scenario.getIn(['demand', 'rps']) as number) * demandFactor)
-  const scenarioFile = join(dir, `outlook-recovery-seed${seed}-demand${Math.round(demandFactor * 100)}.yaml`)
+  // The mailbox pool is the scenario's first.
+  if (slowMinority) scenario.setIn(['pools', 0, 'slowMinority'], slowMinority)
+  const scenarioFile = join(dir, `outlook-recovery-seed${seed}-demand${Math.round(demandFactor * 100)}${slowMinority ? '-slow' : ''}.yaml`)
   writeFileSync(scenarioFile, scenario.toString())
   const runbook = parseDocument(tunedText)
   runbook.setIn(['rehearsal', 'scenario'], scenarioFile)
-  const file = join(dir, `tuned-seed${seed}-demand${Math.round(demandFactor * 100)}.yaml`)
+  const file = join(dir, `tuned-seed${seed}-demand${Math.round(demandFactor * 100)}${slowMinority ? '-slow' : ''}.yaml`)
   writeFileSync(file, runbook.toString())
   return file
 }
 
 describe('sluice tune (spawned)', () => {
-  it('tunes the Outlook runbook to full traffic at least 25% sooner, and the file it writes rehearses with exit 0 on 5 seeds × demand ±10%', async () => {
+  it('tunes the Outlook runbook to full traffic at least 25% sooner, and the file it writes rehearses with exit 0 on 5 seeds × demand ±10% and with a slow tenth', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-tune-'))
     const tunedFile = join(dir, 'tuned.yaml')
     const tune = await sluice(['tune', outlook, '--write', tunedFile, '--json'], inRoot)
@@ -51,8 +53,9 @@ describe('sluice tune (spawned)', () => {
     expect(after).not.toBeNull()
     expect(after!).toBeLessThanOrEqual(0.75 * before!)
     expect(result.written).toBe(tunedFile)
-    expect(result.robustness).toMatchObject({seeds: [1, 2, 3, 4, 5], demandPercents: [90, 100, 110]})
-    expect(result.robustness.tuned.map((t) => t.passed)).toEqual(Array(15).fill(true))
+    expect(result.robustness).toMatchObject({seeds: [1, 2, 3, 4, 5], demandPercents: [90, 100, 110], slowMinority: {share: 0.1, factor: 0.8}})
+    expect(result.robustness.tuned.map((t) => t.passed)).toEqual(Array(16).fill(true))
+    expect(result.robustness.tuned.filter((t) => t.slowMinority)).toMatchObject([{seed: 1, demandPercent: 100}])
     expect(result.gates.every((g) => g.margin !== null && g.margin >= 0)).toBe(true)
     // The shipped runbook passes on the scenario's own seed; on others, whose servers differ by ±10%, it misses somewhere.
     expect(result.robustness.shipped.filter((s) => s.seed === 1).every((s) => s.passed)).toBe(true)
@@ -80,13 +83,18 @@ describe('sluice tune (spawned)', () => {
     expect(Number(full![1]) * 60 + Number(full![2]) - startAt).toBe(after)
 
     // And on every seed and demand tune held it to. Spawned, through `sluice run --dry-run`: seed 1
-    // with demand 10% down and up (two more processes, each CPU-bound on this two-core machine).
+    // with demand 10% down and up, and with a tenth of the mailbox servers at 80% of their
+    // capacity (three more processes, each CPU-bound on this two-core machine).
+    const slowTenth = {share: 0.1, factor: 0.8}
     const spawned = [
-      {seed: 1, demand: 0.9},
-      {seed: 1, demand: 1.1},
+      {seed: 1, demand: 0.9, slow: false},
+      {seed: 1, demand: 1.1, slow: false},
+      {seed: 1, demand: 1, slow: true},
     ]
     const runs: CliResult[] = await Promise.all(
-      spawned.map(({seed, demand}) => sluice(['run', variantRunbook(dir, tunedText, seed, demand), '--dry-run', '--json'], inRoot)),
+      spawned.map(({seed, demand, slow}) =>
+        sluice(['run', variantRunbook(dir, tunedText, seed, demand, slow ? slowTenth : undefined), '--dry-run', '--json'], inRoot),
+      ),
     )
     for (const [i, run] of runs.entries()) {
       expect(run.stdout, run.stderr).not.toBe('')
@@ -121,7 +129,9 @@ describe('sluice tune (spawned)', () => {
     const r = await sluice(['tune', outlook, '--seeds', '1', '--demand-margin', '0'], inRoot)
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^Time to full traffic: \d+ s → \d+ s \([\d.]+% sooner\)$/m)
-    expect(r.stdout).toContain('each candidate rehearsed once, seeds 1 × demand 100%')
+    expect(r.stdout).toContain(
+      'each candidate rehearsed 2 times, seeds 1 × demand 100%, and seed 1 at demand 100% with 10% of the servers at 80% of their capacity',
+    )
     expect(r.stdout).toMatch(/^ {2}step 9 +error-rate ≤ 1% over 60 s \(mailbox\) +[\d.]+% +[\d.]+ points/m)
     expect(r.stdout).toMatch(/^ {2}# steps\[7\]\n {2}- action: ramp\n {4}name: Bring the rest of the traffic back\n/m)
     expect(r.stderr).toMatch(/^pass 1 · Bring half the traffic back to the mailbox pool: \d+ tried/m)

@@ -40,8 +40,8 @@ describe('sluice tune (in process)', () => {
     expect(JSON.parse(r.stdout).error.message).toBe(`--write: cannot write ${missing}: ENOENT`)
   })
 
-  it('rehearses against another setup with --setup, as run --dry-run does, and names a wrong one', async () => {
-    const r = await sluiceInProcess<{setup: string; scenario: string; robustness: {tuned: Array<{passed: boolean}>}}>([
+  it('rehearses against another setup with --setup, as run --dry-run does, and names a wrong one; --no-slow-minority leaves the slow tenth out', async () => {
+    const r = await sluiceInProcess<{setup: string; scenario: string; robustness: {slowMinority: null; tuned: Array<{passed: boolean}>}}>([
       'tune',
       outlook,
       '--setup',
@@ -50,10 +50,11 @@ describe('sluice tune (in process)', () => {
       '1',
       '--demand-margin',
       '0',
+      '--no-slow-minority',
       '--json',
     ])
     expect(r.exit, r.stderr).toBe(0)
-    expect(r.result).toMatchObject({scenario: 'outlook-recovery', setup: 'cap-shed-slow-start', robustness: {tuned: [{passed: true}]}})
+    expect(r.result).toMatchObject({scenario: 'outlook-recovery', setup: 'cap-shed-slow-start', robustness: {slowMinority: null, tuned: [{passed: true}]}})
     await expectBadInput([outlook, '--setup', 'nope'], '--setup: unknown setup "nope" in scenario outlook-recovery')
   })
 
@@ -74,7 +75,11 @@ describe('sluice tune (in process)', () => {
     expect(r.exit, r.stderr).toBe(3)
     expect(r.stdout).toContain('Time to full traffic: none → none')
     expect(r.stdout).toMatch(/^ {2}fail at demand 100%, 110% \(seeds 1–5\): step 3: gate error-rate ≤ 0% over 30 s \(mailbox\): 100\.00% fail \(Impossible\)$/m)
-    expect(r.stdout).toContain('No schedule tune tried passes every gate in all 15 rehearsals; the ramps are left as they are.')
+    // The slow tenth fails the same way, and says so on a line of its own.
+    expect(r.stdout).toMatch(
+      /^ {2}fail at demand 100% \(seeds 1, slow servers\): step 3: gate error-rate ≤ 0% over 30 s \(mailbox\): 100\.00% fail \(Impossible\)$/m,
+    )
+    expect(r.stdout).toContain('No schedule tune tried passes every gate in all 16 rehearsals; the ramps are left as they are.')
     expect(r.stderr).toContain(`nothing saved to ${out}: no tuned runbook`)
     expect(existsSync(out)).toBe(false)
   })

@@ -118,15 +118,17 @@ describe('tune: the search', () => {
     expect(result).toMatchObject({choices: null, schedules: null, score: null})
   })
 
-  it('rehearses the nominal case first, then demand off each way, then the other seeds', () => {
-    expect(robustnessVariants({seeds: [4, 5], demandFactors: [0.9, 1, 1.1]})).toEqual([
-      {seed: 4, demandFactor: 1},
-      {seed: 4, demandFactor: 0.9},
-      {seed: 4, demandFactor: 1.1},
-      {seed: 5, demandFactor: 0.9},
-      {seed: 5, demandFactor: 1.1},
-      {seed: 5, demandFactor: 1},
+  it('rehearses the nominal case first, then demand off each way, then the slow minority, then the other seeds', () => {
+    const slow = {share: 0.1, factor: 0.8}
+    expect(robustnessVariants({seeds: [4, 5], demandFactors: [0.9, 1, 1.1], slowMinority: slow})).toEqual([
+      {seed: 4, demandFactor: 1, slowMinority: null},
+      {seed: 4, demandFactor: 0.9, slowMinority: null},
+      {seed: 4, demandFactor: 1.1, slowMinority: null},
+      {seed: 4, demandFactor: 1, slowMinority: slow},
+      {seed: 5, demandFactor: 0.9, slowMinority: null},
+      {seed: 5, demandFactor: 1.1, slowMinority: null},
+      {seed: 5, demandFactor: 1, slowMinority: null},
     ])
-    expect(robustnessVariants({seeds: [1], demandFactors: [1]})).toEqual([{seed: 1, demandFactor: 1}])
+    expect(robustnessVariants({seeds: [1], demandFactors: [1], slowMinority: null})).toEqual([{seed: 1, demandFactor: 1, slowMinority: null}])
   })
 })

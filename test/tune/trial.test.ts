@@ -3,7 +3,7 @@ import type {GateVerdict} from '../../src/ports/io.js'
 import {rehearse} from '../../src/wiring/rehearsal.js'
 import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
-import {groundOf, runTrial, tuneCapacitySpread, variantScenario, type Trial} from '../../src/tune/trial.js'
+import {allowsSlowMinority, groundOf, runTrial, tuneCapacitySpread, tuneSlowMinority, variantScenario, type Trial} from '../../src/tune/trial.js'
 import {gateMargins} from '../../src/tune/tune.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
@@ -12,16 +12,16 @@ const outlook = loadRunbookFile('runbooks/outlook-staged-return.yaml')
 describe('tune: one rehearsal of a candidate', () => {
   it('varies the seed and scales demand, a constant rate and a curve alike; off the scenario own seed, servers that do not differ get a spread', () => {
     const flat = loadScenario('outlook-recovery').scenario
-    const varied = variantScenario(flat, {seed: 7, demandFactor: 1.1})
+    const varied = variantScenario(flat, {seed: 7, demandFactor: 1.1, slowMinority: null})
     expect(varied.seed).toBe(7)
     expect(varied.demand.rps).toBeCloseTo(1650)
     expect(varied.pools.map((p) => p.capacitySpread)).toEqual([tuneCapacitySpread, 0])
     expect({...varied, seed: flat.seed, demand: flat.demand, pools: flat.pools}).toEqual(flat)
     // The scenario's own seed is the scenario as written.
-    expect(variantScenario(flat, {seed: flat.seed, demandFactor: 1})).toEqual(flat)
+    expect(variantScenario(flat, {seed: flat.seed, demandFactor: 1, slowMinority: null})).toEqual(flat)
     // A pool with a spread of its own keeps it.
     const cafe = loadScenario('cafe-2024').scenario
-    expect(variantScenario(cafe, {seed: 9, demandFactor: 1}).pools[0].capacitySpread).toBe(0.2)
+    expect(variantScenario(cafe, {seed: 9, demandFactor: 1, slowMinority: null}).pools[0].capacitySpread).toBe(0.2)
     const curved = {
       ...flat,
       demand: {
@@ -33,16 +33,35 @@ describe('tune: one rehearsal of a candidate', () => {
         ] as Array<[number, number]>,
       },
     }
-    expect(variantScenario(curved, {seed: 1, demandFactor: 0.9}).demand.curve).toEqual([
+    expect(variantScenario(curved, {seed: 1, demandFactor: 0.9, slowMinority: null}).demand.curve).toEqual([
       [0, 900],
       [300, 1350],
     ])
   })
 
+  it('makes a tenth of the servers slow in each pool of ten or more that has no slow minority of its own, and only there', () => {
+    const flat = loadScenario('outlook-recovery').scenario
+    expect(allowsSlowMinority(flat)).toBe(true)
+    const slow = variantScenario(flat, {seed: flat.seed, demandFactor: 1, slowMinority: tuneSlowMinority})
+    expect(slow.pools.map((p) => [p.name, p.slowMinority])).toEqual([
+      ['mailbox', tuneSlowMinority],
+      ['maintenance', undefined],
+    ])
+    // Nothing else changes on the scenario's own seed.
+    expect({...slow, pools: flat.pools}).toEqual(flat)
+    const own = {share: 0.3, factor: 0.5}
+    const declared = {...flat, pools: flat.pools.map((p) => (p.name === 'mailbox' ? {...p, slowMinority: own} : p))}
+    expect(allowsSlowMinority(declared)).toBe(false)
+    expect(variantScenario(declared, {seed: 1, demandFactor: 1, slowMinority: tuneSlowMinority}).pools[0].slowMinority).toEqual(own)
+    const small = {...flat, pools: flat.pools.map((p) => ({...p, servers: p.kind === 'servers' ? 9 : p.servers}))}
+    expect(allowsSlowMinority(small)).toBe(false)
+    expect(variantScenario(small, {seed: 1, demandFactor: 1, slowMinority: tuneSlowMinority}).pools[0].slowMinority).toBeUndefined()
+  })
+
   it("times full traffic as the rehearsal records the last ramp's last weight change, from the runbook's start", async () => {
     const {ground} = await groundOf(outlook)
     expect(ground).toMatchObject({setup: 'no-guard', startAt: 300})
-    const trial = await runTrial(outlook, ground, {seed: ground.scenario.seed, demandFactor: 1}, {stopEarly: true})
+    const trial = await runTrial(outlook, ground, {seed: ground.scenario.seed, demandFactor: 1, slowMinority: null}, {stopEarly: true})
     expect(trial).toMatchObject({outcome: 'completed', passed: true, reason: null})
     const {rehearsal} = await rehearse(outlook, {io: new RecordingIO('no-tty'), signal: new AbortController().signal, operator: 'test'}, {pace: null})
     const last = rehearsal.weights[rehearsal.weights.length - 1]
@@ -55,10 +74,10 @@ describe('tune: one rehearsal of a candidate', () => {
 
   it('shows the shipped runbook fail with demand 30% up, and stops at the first verdict that does not pass when asked', async () => {
     const {ground} = await groundOf(outlook)
-    const whole = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3}, {stopEarly: false})
+    const whole = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3, slowMinority: null}, {stopEarly: false})
     expect(whole).toMatchObject({outcome: 'gate-failed', passed: false, secondsToFullTraffic: null})
     expect(whole.reason).toMatch(/^step \d+: gate error-rate ≤ 2% over 30 s \(mailbox\): [\d.]+% fail/)
-    const early = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3}, {stopEarly: true})
+    const early = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3, slowMinority: null}, {stopEarly: true})
     expect(early).toMatchObject({outcome: 'interrupted', passed: false, reason: whole.reason})
     expect(early.verdicts[early.verdicts.length - 1].outcome).toBe('fail')
     expect(early.verdicts.filter((v) => v.outcome === 'fail')).toHaveLength(1)
@@ -78,7 +97,8 @@ describe('tune: gate margins', () => {
     at: 0,
     context,
   })
-  const trial = (seed: number, demandFactor: number, verdicts: GateVerdict[]) => ({variant: {seed, demandFactor}, verdicts}) as unknown as Trial
+  const trial = (seed: number, demandFactor: number, verdicts: GateVerdict[]) =>
+    ({variant: {seed, demandFactor, slowMinority: null}, verdicts}) as unknown as Trial
 
   it("takes the value nearest each gate's threshold across every trial: the lowest healthy share, the highest error rate", () => {
     const margins = gateMargins(outlook, [
@@ -90,14 +110,14 @@ describe('tune: gate margins', () => {
       gate: 'healthy-targets ≥ 95% over 30 s (mailbox)',
       worst: 97,
       margin: 2,
-      at: {seed: 2, demandPercent: 110, context: 'batch 2 of 4'},
+      at: {seed: 2, demandPercent: 110, slowMinority: false, context: 'batch 2 of 4'},
       verdicts: 2,
     })
     expect(margins[1]).toMatchObject({
       gate: 'error-rate ≤ 2% over 30 s (mailbox)',
       worst: 1.25,
       margin: 0.75,
-      at: {seed: 2, demandPercent: 110, context: 'mailbox 5%'},
+      at: {seed: 2, demandPercent: 110, slowMinority: false, context: 'mailbox 5%'},
       verdicts: 3,
     })
     // No data is never a value: a gate with only that has no margin to show.
