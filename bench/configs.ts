@@ -47,6 +47,7 @@ export function everythingOn(scale = 1): FleetConfig {
         {name: 'sync', share: 0.25},
         {name: 'lookup', share: 0.05},
       ],
+      arrivals: 'mean',
     },
     faults: [
       {kind: 'broken', pool: 'east', servers: Math.round(1800 * scale), from: 600, to: 1500, mode: 'hang'},

@@ -112,6 +112,11 @@ export interface DemandConfig {
   /** Piecewise-linear curve of user requests per second: [seconds, rps], ascending. One point means constant. */
   curve: Array<[number, number]>
   types: TrafficType[]
+  /**
+   * How many requests arrive in a tick: `mean`, the curve's rate exactly; `poisson`, a seeded draw
+   * around it, as independent users arrive (what a drill's load generator sends).
+   */
+  arrivals: 'mean' | 'poisson'
 }
 
 export interface DnsConfig {

@@ -33,6 +33,8 @@ export class Fleet {
   private readonly faults: ScheduledFault[] = []
   private readonly holds: Array<ThreadHold | null>
   private readonly outages: Array<{from: number; to: number; lookupCapacity: number | null} | null>
+  /** Draws each tick's arrivals when demand arrives as a Poisson process; null: the mean. */
+  private readonly arrivalDraw: Random | null
   private readonly fresh: Float64Array
   private readonly arrived: Float64Array
   private readonly poolArrivals: Float64Array
@@ -76,6 +78,8 @@ export class Fleet {
     this.dt = config.tick
     this.ticks = Math.round(config.duration / config.tick)
     const random = new Random(config.seed)
+    // A stream of its own, so that drawing arrivals leaves every other draw of the seed as it was.
+    this.arrivalDraw = config.demand.arrivals === 'poisson' ? new Random(config.seed ^ 0x5a17a1) : null
     this.typeNames = config.demand.types.map((t) => t.name)
     const types = this.typeNames.length
     this.pools = config.pools.map(
@@ -204,9 +208,11 @@ export class Fleet {
     }
 
     const demand = this.demandAt(seconds)
+    const draw = this.arrivalDraw
     let restrictedDemand = 0
     for (let j = 0; j < types; j++) {
-      this.fresh[j] = demand * this.config.demand.types[j].share
+      const mean = demand * this.config.demand.types[j].share
+      this.fresh[j] = draw === null ? mean : draw.poisson(mean * dt) / dt
       if (this.restricted[j]) restrictedDemand += this.fresh[j]
     }
     this.clients.arrivals(t, this.fresh, this.arrived)

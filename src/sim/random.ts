@@ -50,4 +50,26 @@ export class Random {
       items[j] = tmp
     }
   }
+
+  /**
+   * A count drawn from a Poisson distribution of this mean: Knuth's product of uniforms below a
+   * mean of 30, above it the normal approximation (mean and variance both the mean, never below 0),
+   * where the two differ by less than a count's rounding.
+   */
+  poisson(mean: number): number {
+    if (mean <= 0) return 0
+    if (mean < 30) {
+      const limit = Math.exp(-mean)
+      let k = 0
+      let product = this.next()
+      while (product > limit) {
+        k++
+        product *= this.next()
+      }
+      return k
+    }
+    // Box–Muller: 1 − next() is in (0, 1], so the logarithm is finite.
+    const z = Math.sqrt(-2 * Math.log(1 - this.next())) * Math.cos(2 * Math.PI * this.next())
+    return Math.max(0, Math.round(mean + Math.sqrt(mean) * z))
+  }
 }

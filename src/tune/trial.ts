@@ -50,8 +50,10 @@ export interface Trial {
 
 /**
  * Servers' capacities drawn from ±10% on every seed but the scenario's own, for a pool that
- * declares no spread: so each seed of tune's robustness set is a different fleet (the weakest
- * server overloads first, as a real one's does), not the same run again.
+ * declares no spread, and requests arriving as a Poisson process where the scenario has them at
+ * the mean: so each seed of tune's robustness set is a different fleet with its own arrivals (the
+ * weakest server overloads first, a busy second comes when it comes, as in a real one), not the
+ * same run again.
  */
 export const tuneCapacitySpread = 0.1
 
@@ -76,20 +78,23 @@ export function allowsSlowMinority(scenario: Scenario): boolean {
 
 /**
  * The scenario with the variant's seed and its demand scaled, a constant rate and a curve alike;
- * on a seed other than the scenario's own, servers that all have one capacity get a spread; with
- * the variant's slow minority, every pool that takes one gets it.
+ * on a seed other than the scenario's own, servers that all have one capacity get a spread and
+ * requests arrive as a Poisson process; with the variant's slow minority, every pool that takes
+ * one gets it.
  */
 export function variantScenario(scenario: Scenario, variant: Variant): Scenario {
   const f = variant.demandFactor
+  const own = variant.seed === scenario.seed
   const demand = {
     ...scenario.demand,
+    ...(own ? {} : {arrivals: 'poisson' as const}),
     ...(scenario.demand.rps === undefined ? {} : {rps: scenario.demand.rps * f}),
     ...(scenario.demand.curve === undefined ? {} : {curve: scenario.demand.curve.map(([t, rps]): [number, number] => [t, rps * f])}),
   }
   const slow = variant.slowMinority
   const pools = scenario.pools.map((p) => {
     if (p.kind !== 'servers') return p
-    const spread = variant.seed !== scenario.seed && p.capacitySpread === 0 ? {capacitySpread: tuneCapacitySpread} : {}
+    const spread = !own && p.capacitySpread === 0 ? {capacitySpread: tuneCapacitySpread} : {}
     const minority = slow !== null && takesSlowMinority(p) ? {slowMinority: slow} : {}
     return {...p, ...spread, ...minority}
   })

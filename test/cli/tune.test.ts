@@ -19,21 +19,33 @@ const inRoot = {cwd: root}
 const outlook = 'runbooks/outlook-staged-return.yaml'
 
 /**
- * The tuned runbook rehearsed by `sluice run --dry-run` against its scenario with another seed
- * and demand. `run` has no flag for either (and --scenario would drop the runbook's start), so
- * each variant is a copy of the scenario with its seed and demand changed, which a copy of the
- * tuned runbook names as its rehearsal scenario.
+ * The scenario tune rehearses a variant on, written out by hand as a user would: the seed and
+ * demand changed; off the scenario's own seed, the mailbox servers' capacities spread ±10% and
+ * requests arriving as a Poisson process; with `slowMinority`, a slow share of the mailbox servers.
  */
-function variantRunbook(dir: string, tunedText: string, seed: number, demandFactor: number, slowMinority?: {share: number; factor: number}): string {
+function variantScenarioFile(dir: string, seed: number, demandFactor: number, slowMinority?: {share: number; factor: number}): string {
   const scenario = parseDocument(readFileSync(join(root, 'scenarios/outlook-recovery.yaml'), 'utf8'))
   scenario.set('seed', seed)
   scenario.setIn(['demand', 'rps'], (scenario.getIn(['demand', 'rps']) as number) * demandFactor)
   // The mailbox pool is the scenario's first.
+  if (seed !== 1) {
+    scenario.setIn(['pools', 0, 'capacitySpread'], 0.1)
+    scenario.setIn(['demand', 'arrivals'], 'poisson')
+  }
   if (slowMinority) scenario.setIn(['pools', 0, 'slowMinority'], slowMinority)
-  const scenarioFile = join(dir, `outlook-recovery-seed${seed}-demand${Math.round(demandFactor * 100)}${slowMinority ? '-slow' : ''}.yaml`)
-  writeFileSync(scenarioFile, scenario.toString())
+  const file = join(dir, `outlook-recovery-seed${seed}-demand${Math.round(demandFactor * 100)}${slowMinority ? '-slow' : ''}.yaml`)
+  writeFileSync(file, scenario.toString())
+  return file
+}
+
+/**
+ * The tuned runbook rehearsed by `sluice run --dry-run` against a variant's scenario. `run` has no
+ * flag for the variant (and --scenario would drop the runbook's start), so a copy of the tuned
+ * runbook names the variant's scenario file as its rehearsal scenario.
+ */
+function variantRunbook(dir: string, tunedText: string, seed: number, demandFactor: number, slowMinority?: {share: number; factor: number}): string {
   const runbook = parseDocument(tunedText)
-  runbook.setIn(['rehearsal', 'scenario'], scenarioFile)
+  runbook.setIn(['rehearsal', 'scenario'], variantScenarioFile(dir, seed, demandFactor, slowMinority))
   const file = join(dir, `tuned-seed${seed}-demand${Math.round(demandFactor * 100)}${slowMinority ? '-slow' : ''}.yaml`)
   writeFileSync(file, runbook.toString())
   return file
@@ -105,12 +117,12 @@ describe('sluice tune (spawned)', () => {
         outcome: 'completed',
       })
     }
-    // All fifteen in this process, through the API `run --dry-run` calls, on the scenario loaded
-    // with the seed and demand overrides `simulate --seed --demand` uses: nothing of tune's own.
+    // All fifteen in this process, through the API `run --dry-run` calls, on each variant's
+    // scenario file loaded as `run` loads one: nothing of tune's own.
     const runbook = loadRunbookFile(tunedFile)
     for (const seed of [1, 2, 3, 4, 5])
-      for (const demand of [1350, 1500, 1650]) {
-        const {scenario} = loadScenario('outlook-recovery', {seed, demand})
+      for (const demand of [0.9, 1, 1.1]) {
+        const {scenario} = loadScenario(variantScenarioFile(dir, seed, demand))
         const {run} = await rehearse(
           runbook,
           {io: new RecordingIO('no-tty'), signal: new AbortController().signal, operator: 'test'},

@@ -10,12 +10,13 @@ import {RecordingIO} from '../helpers/fakes.js'
 const outlook = loadRunbookFile('runbooks/outlook-staged-return.yaml')
 
 describe('tune: one rehearsal of a candidate', () => {
-  it('varies the seed and scales demand, a constant rate and a curve alike; off the scenario own seed, servers that do not differ get a spread', () => {
+  it('varies the seed and scales demand, a constant rate and a curve alike; off the scenario own seed, servers that do not differ get a spread and requests arrive as a Poisson process', () => {
     const flat = loadScenario('outlook-recovery').scenario
     const varied = variantScenario(flat, {seed: 7, demandFactor: 1.1, slowMinority: null})
     expect(varied.seed).toBe(7)
     expect(varied.demand.rps).toBeCloseTo(1650)
     expect(varied.pools.map((p) => p.capacitySpread)).toEqual([tuneCapacitySpread, 0])
+    expect([flat.demand.arrivals, varied.demand.arrivals]).toEqual(['mean', 'poisson'])
     expect({...varied, seed: flat.seed, demand: flat.demand, pools: flat.pools}).toEqual(flat)
     // The scenario's own seed is the scenario as written.
     expect(variantScenario(flat, {seed: flat.seed, demandFactor: 1, slowMinority: null})).toEqual(flat)

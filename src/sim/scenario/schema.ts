@@ -274,6 +274,8 @@ export const scenarioSchema = z
         rps: rate.optional(),
         curve: z.array(curvePoint).min(1).optional(),
         types: z.record(z.string(), z.number().min(0).max(1)).default({all: 1}),
+        /** `mean`: the rate exactly, every tick; `poisson`: each tick's requests a seeded draw around it, as independent users arrive. */
+        arrivals: z.enum(['mean', 'poisson']).default('mean'),
       })
       .superRefine((demand, ctx) => {
         if ((demand.rps === undefined) === (demand.curve === undefined))

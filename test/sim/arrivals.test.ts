@@ -1,0 +1,70 @@
+import {describe, expect, it} from 'vitest'
+import {Fleet} from '../../src/sim/fleet.js'
+import {Random} from '../../src/sim/random.js'
+import {fleetConfig} from '../../src/sim/scenario/load-scenario.js'
+import {scenarioFrom} from '../helpers/sim.js'
+
+/** Sample mean and variance of n draws. */
+function moments(draw: () => number, n: number): {mean: number; variance: number} {
+  let sum = 0
+  let squares = 0
+  for (let i = 0; i < n; i++) {
+    const x = draw()
+    sum += x
+    squares += x * x
+  }
+  const mean = sum / n
+  return {mean, variance: squares / n - mean * mean}
+}
+
+// Ten servers of 100 rps at half load, so that nothing fails and every arrival is offered once.
+const fleet = (arrivals: string, seed: number) => {
+  const s = scenarioFrom(`
+name: arrivals
+duration: 600
+seed: ${seed}
+pools:
+  - {name: web, servers: 10, capacity: 100, queueSeconds: 1}
+demand: {rps: 500, arrivals: ${arrivals}}
+healthCheck: {kind: haproxy, inter: 2, fall: 3, rise: 2}
+setups:
+  plain: {}
+`)
+  return new Fleet(fleetConfig(s, s.setups.plain))
+}
+
+describe('arrivals', () => {
+  it('a Poisson draw has its mean as mean and as variance, for a few requests a tick and for many', () => {
+    for (const mean of [0.5, 4, 29, 31, 1500]) {
+      const random = new Random(7)
+      const n = 40_000
+      const m = moments(() => random.poisson(mean), n)
+      // Five standard errors of the mean; the variance within 5%.
+      expect(Math.abs(m.mean - mean), `mean ${mean}`).toBeLessThan(5 * Math.sqrt(mean / n))
+      expect(m.variance / mean, `mean ${mean}`).toBeGreaterThan(0.95)
+      expect(m.variance / mean, `mean ${mean}`).toBeLessThan(1.05)
+    }
+    expect(new Random(1).poisson(0)).toBe(0)
+  })
+
+  it('poisson: each tick offers a seeded draw around the rate, its spread the square root of the mean; mean: the rate exactly, whatever the seed', () => {
+    const offered = (arrivals: string, seed: number) => [...fleet(arrivals, seed).run().offered]
+    const steady = offered('mean', 1)
+    expect(steady.every((x) => x === 500)).toBe(true)
+    expect(offered('mean', 2)).toEqual(steady)
+
+    const drawn = offered('poisson', 1)
+    const m = moments(
+      (() => {
+        let i = 0
+        return () => drawn[i++]
+      })(),
+      drawn.length,
+    )
+    expect(Math.abs(m.mean - 500)).toBeLessThan(5 * Math.sqrt(500 / drawn.length))
+    expect(Math.sqrt(m.variance)).toBeGreaterThan(0.9 * Math.sqrt(500))
+    expect(Math.sqrt(m.variance)).toBeLessThan(1.1 * Math.sqrt(500))
+    expect(offered('poisson', 1)).toEqual(drawn)
+    expect(offered('poisson', 2)).not.toEqual(drawn)
+  })
+})
