@@ -1,6 +1,6 @@
 import type {ReportCard} from './report-card.js'
 import type {DrillReport} from './report.js'
-import {drillVerdict, verdictOf, type Bands, type Figure, type Verdict} from './verdict.js'
+import {drillVerdict, finerTickVerdict, verdictOf, type Bands, type Figure, type FinerTickVerdict, type Verdict} from './verdict.js'
 
 /**
  * A drill run several times (`--repeat N`): one real run is one sample of a random process
@@ -21,6 +21,8 @@ export interface RepeatSummary {
   verdict: Verdict
   /** The run whose requests lost is nearest the median, for the chart. */
   representative: number
+  /** The prediction at a finer tick against the median card (null without one); inconclusive with the verdict. */
+  finerTick: FinerTickVerdict | null
 }
 
 const figures: Figure[] = ['servedDuringFault', 'lostPercent', 'secondsToFullServiceAfterFix', 'fewestInRotation']
@@ -69,5 +71,7 @@ export function summarizeRepeats(reports: DrillReport[]): RepeatSummary {
   reports.forEach((r, i) => {
     if (Math.abs(r.real.card.lostPercent - lost) < Math.abs(reports[representative].real.card.lostPercent - lost)) representative = i
   })
-  return {runs: reports.length, figures: spread, median: medianCard, predicted: predicted.card, bands, verdicts, verdict, representative}
+  const finer = finerTickVerdict(reports[0], medianCard, null)
+  const finerTick = finer && (verdict.kind === 'inconclusive' || verdict.kind === 'interrupted') ? {...finer, verdict} : finer
+  return {runs: reports.length, figures: spread, median: medianCard, predicted: predicted.card, bands, verdicts, verdict, representative, finerTick}
 }

@@ -38,6 +38,12 @@ export interface DrillReport {
   wallSeconds: number
   real: DrillSide
   predicted: DrillSide
+  /**
+   * The same prediction at a tenth of the scenario's tick (a check that the model's figures do
+   * not hang on its time step), read a point a second as the real run is; null when the tick is
+   * already the finest a scenario takes.
+   */
+  finerTick: {tick: number; card: ReportCard; timeline: Timeline} | null
   /** What the generator itself reports about its run, so a run the machine shaped can be told (verdict.ts). */
   load: {
     eventLoopDelayP99Ms: number

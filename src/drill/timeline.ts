@@ -40,6 +40,39 @@ export function failuresOf(record: LoadRecord, scales: DrillScales, from: number
   return {timeouts: sum('timeouts'), refused: sum('refused'), errors: sum('errors'), rejected: sum('rejected'), givenUp: sum('givenUp')}
 }
 
+/**
+ * A timeline one point a scenario second, as the real one is: demand and served the mean of each
+ * second's points, servers in rotation as at its last point (the real side reads HAProxy once a
+ * second). A timeline already a point a second or coarser is returned as it is.
+ */
+export function perSecond(line: Timeline): Timeline {
+  if (line.t.length < 2 || line.t[1] - line.t[0] >= 1 - 1e-9) return line
+  const t: number[] = []
+  const demand: number[] = []
+  const served: number[] = []
+  const inRotation: number[] = []
+  const n = line.t.length
+  let i = 0
+  while (i < n) {
+    const second = Math.floor(line.t[i] + 1e-9)
+    let d = 0
+    let c = 0
+    let count = 0
+    let last = i
+    for (; i < n && Math.floor(line.t[i] + 1e-9) === second; i++) {
+      d += line.demand[i]
+      c += line.served[i]
+      count++
+      last = i
+    }
+    t.push(second)
+    demand.push(d / count)
+    served.push(c / count)
+    inRotation.push(line.inRotation[last])
+  }
+  return {t: Float64Array.from(t), demand: Float64Array.from(demand), served: Float64Array.from(served), inRotation: Float64Array.from(inRotation)}
+}
+
 /** The timeline up to and including second `end`. */
 export function cutAt(line: Timeline, end: number): Timeline {
   let n = 0

@@ -151,3 +151,34 @@ export function verdictOf(report: DrillReport): {bands: Bands; limited: string |
   })
   return {bands, limited, verdict: drillVerdict(real.card, predicted.card, bands, limited, report.interrupted)}
 }
+
+/**
+ * The prediction at a finer tick, judged as the prediction is: its verdict against the real run
+ * (with its own bands), and what in it moved past those bands from the prediction at the
+ * scenario's tick. Nothing moved: the model's figures do not hang on its time step.
+ */
+export interface FinerTickVerdict {
+  tick: number
+  card: ReportCard
+  bands: Bands
+  verdict: Verdict
+  moved: Array<'cascaded' | 'recovered' | Figure>
+}
+
+export function finerTickVerdict(
+  report: DrillReport,
+  real: ReportCard = report.real.card,
+  limited: string | null = verdictOf(report).limited,
+): FinerTickVerdict | null {
+  const finer = report.finerTick
+  if (finer === null) return null
+  const {fault} = report
+  const bands = drillBands(finer.card, {
+    demandDuringFault: fault ? meanOver(finer.timeline, 'demand', fault.from, fault.to) : null,
+    fullServiceWindow: report.fullServiceWindow,
+    servers: report.servers,
+  })
+  const coarse = report.predicted.card
+  const moved = [...(['cascaded', 'recovered'] as const).filter((o) => coarse[o] !== finer.card[o]), ...outOfBand(coarse, finer.card, bands)]
+  return {tick: finer.tick, card: finer.card, bands, verdict: drillVerdict(real, finer.card, bands, limited, report.interrupted), moved}
+}

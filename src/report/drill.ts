@@ -1,7 +1,7 @@
 import type {DrillReport, DrillSide, Failures} from '../drill/report.js'
 import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {summarizeRepeats} from '../drill/repeats.js'
-import {verdictOf, withinBand, type Bands, type Figure, type Verdict} from '../drill/verdict.js'
+import {finerTickVerdict, verdictOf, withinBand, type Bands, type FinerTickVerdict, type Figure, type Verdict} from '../drill/verdict.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'
@@ -80,6 +80,35 @@ function agreement(verdict: Verdict): string {
   }
 }
 const pct = (share: number): string => `${(share * 100).toFixed(1)}%`
+
+/** A verdict in a few words, for a line that says more around it. */
+function verdictWords(verdict: Verdict): string {
+  switch (verdict.kind) {
+    case 'interrupted':
+      return 'not compared (interrupted)'
+    case 'inconclusive':
+      return 'inconclusive'
+    case 'agree':
+      return 'agree'
+    case 'disagree':
+      return `disagree on ${[...verdict.outcomes, ...verdict.figures.map((f) => figureWords[f])].join(', ')}`
+  }
+}
+
+/**
+ * The model checked against itself: the same prediction at a tenth of the tick. A figure that
+ * moves past its band there hangs on the model's time step, and so does any verdict on it.
+ */
+function finerTickLine(finer: FinerTickVerdict | null, against: string): string[] {
+  if (finer === null) return []
+  const c = finer.card
+  const figures = `served ${rps(c.servedDuringFault)}, lost ${c.lostPercent.toFixed(1)}%, full service after fix ${secondsText(c.secondsToFullServiceAfterFix)}, fewest in rotation ${c.fewestInRotation ?? 'not read'}`
+  const steady =
+    finer.moved.length === 0
+      ? "within the bands of the prediction at the scenario's tick"
+      : `MOVED past its band on ${finer.moved.map((m) => (m === 'cascaded' || m === 'recovered' ? m : figureWords[m])).join(', ')}: the model's figures hang on its time step`
+  return [`At a tenth of the tick (${finer.tick} s) the simulator predicts ${figures}: ${steady}; against ${against} it would ${verdictWords(finer.verdict)}.`]
+}
 
 /** What the machine did to the real run, when the verdict does not already say it. */
 function machineLine(report: DrillReport): string[] {
@@ -187,6 +216,7 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
     drillTable(report),
     '',
     agreement(verdictOf(report).verdict),
+    ...finerTickLine(finerTickVerdict(report), 'the real run'),
     ...machineLine(report),
     ...(report.real.failures ? [failureLine(report.real.failures.run)] : []),
     `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${Math.round(report.fullServiceWindow)} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
@@ -223,6 +253,9 @@ const roundBands = (b: Bands): Bands => ({
   fewestInRotation: round(b.fewestInRotation),
 })
 
+const finerTickJson = (f: FinerTickVerdict | null) =>
+  f === null ? null : {tick: f.tick, card: roundCard(f.card), bands: roundBands(f.bands), verdict: f.verdict, moved: f.moved}
+
 /** The `--json` shape of `sluice drill`. */
 export function drillJson(report: DrillReport) {
   const counts = (f: Failures) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, Math.round(v as number)]))
@@ -249,6 +282,7 @@ export function drillJson(report: DrillReport) {
     bands: roundBands(verdictOf(report).bands),
     real: side(report.real),
     predicted: side(report.predicted),
+    finerTick: finerTickJson(finerTickVerdict(report)),
     load: {
       eventLoopDelayP99Ms: round(report.load.eventLoopDelayP99Ms),
       fleetLoopDelayP99Ms: report.load.fleetLoopDelayP99Ms === null ? null : round(report.load.fleetLoopDelayP99Ms),
@@ -303,6 +337,7 @@ export function renderRepeats(reports: DrillReport[], options: {color: boolean; 
     table,
     '',
     `Over the median of ${reports.length} runs: ${agreement(summary.verdict)}`,
+    ...finerTickLine(summary.finerTick, `the median of ${reports.length} runs`),
   ]
   for (const panel of drillPanels(reports[summary.representative]))
     parts.push(
@@ -332,6 +367,7 @@ export function drillRepeatsJson(reports: DrillReport[]) {
       verdicts: summary.verdicts,
       verdict: summary.verdict,
       representative: summary.representative,
+      finerTick: finerTickJson(summary.finerTick),
     },
     agree: summary.verdict.kind === 'agree' ? true : summary.verdict.kind === 'disagree' ? false : null,
   }

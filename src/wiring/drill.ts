@@ -10,7 +10,7 @@ import {findHaproxy, installHaproxy, startHaproxy, type RunningHaproxy} from '..
 import type {EngineIO} from '../ports/io.js'
 import {rehearse, settleSeconds} from './rehearsal.js'
 import {fleetConfig} from '../sim/scenario/load-scenario.js'
-import type {Scenario} from '../sim/scenario/schema.js'
+import {scenarioLimits, type Scenario} from '../sim/scenario/schema.js'
 import {simulateSetups} from '../sim/simulate.js'
 import {faultWindow} from '../sim/fault-window.js'
 import type {SimulationRecord} from '../sim/record.js'
@@ -19,9 +19,9 @@ import {faultSteps, playFaults} from '../drill/faults.js'
 import {fleetLoopDelay, sendFleetCommand} from '../drill/fleet.js'
 import {drillHaproxy, drillMaps} from '../drill/haproxy-config.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from '../drill/process.js'
-import {drillWindowSeconds, reportCard, type Timeline} from '../drill/report-card.js'
+import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {sampleRotation, serversUp} from '../drill/rotation.js'
-import {cutAt, failuresOf, realTimeline, simTimeline} from '../drill/timeline.js'
+import {cutAt, failuresOf, perSecond, realTimeline, simTimeline} from '../drill/timeline.js'
 import type {DrillReport, DrillTarget} from '../drill/report.js'
 import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
 import {scaleRunbookTimes} from '../loader/scale-times.js'
@@ -97,6 +97,8 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   progress('predicting with the simulator')
   const predicted = await predict(target)
   const seconds = predicted.seconds
+  const finerTick = finerTickOf(scenario.tick)
+  const finer = finerTick === null ? null : await predict({...target, scenario: {...scenario, tick: finerTick}})
   const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
   const {floor, timeout, serviceTime} = timeScaleFloor({...scenario, clients: {...scenario.clients, ...sim.clients}}, sim.healthCheck.interval)
   const asked = options.scales?.timeScale
@@ -220,6 +222,8 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
         card: reportCard(prediction, fault, servers, window, heldOut),
         ...(predicted.runbook ? {runbook: predicted.runbook} : {}),
       },
+      finerTick:
+        finer && finerTick !== null ? finerCard(finer, finerTick, timeline, signal.aborted, (line) => reportCard(line, fault, servers, window, heldOut)) : null,
       load: {
         eventLoopDelayP99Ms: record.loopDelay.p99,
         fleetLoopDelayP99Ms: fleetLoop?.p99 ?? null,
@@ -313,6 +317,25 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
     startAt: rehearsal.startAt,
     runbook: {outcome: run.outcome, message: run.message},
   }
+}
+
+/** A tenth of the tick, if a scenario may take it (scenarioLimits.minTick); null when it is already the finest. */
+function finerTickOf(tick: number): number | null {
+  const finer = tick / 10
+  return finer >= scenarioLimits.minTick - 1e-12 ? finer : tick > scenarioLimits.minTick + 1e-12 ? scenarioLimits.minTick : null
+}
+
+/** The finer prediction's card, a point a second as the real run is read, cut where an interrupted run stopped. */
+function finerCard(
+  finer: Prediction,
+  tick: number,
+  real: Timeline,
+  interrupted: boolean,
+  card: (line: Timeline) => ReportCard,
+): {tick: number; card: ReportCard; timeline: Timeline} {
+  const whole = perSecond(finer.timeline)
+  const line = interrupted ? cutAt(whole, real.t.length > 0 ? real.t[real.t.length - 1] : 0) : whole
+  return {tick, card: card(line), timeline: line}
 }
 
 /** Waits until HAProxy shows every server UP (its checks passed), for at most 30 s. */

@@ -289,6 +289,11 @@ describe('a real drill', () => {
       expect(served).toHaveLength(t.length)
       expect(inRotation).toHaveLength(t.length)
     }
+    // The model checked against itself: the same prediction at a tenth of the tick, a point a second.
+    expect(json.finerTick.tick).toBeCloseTo(0.1)
+    expect(Object.keys(json.finerTick.card).sort()).toEqual(Object.keys(json.predicted.card).sort())
+    expect(json.finerTick.verdict.kind).toBe(json.verdict.kind === 'inconclusive' ? 'inconclusive' : json.finerTick.verdict.kind)
+    expect(['agree', 'disagree', 'inconclusive']).toContain(json.finerTick.verdict.kind)
     // One point a scenario second on both sides, in the scenario's units.
     expect(json.predicted.timeline.t).toHaveLength(60)
     expect(Math.abs(json.real.timeline.t.length - 60)).toBeLessThanOrEqual(3)

@@ -53,6 +53,7 @@ export function report(real: Partial<ReportCard>, predicted: Partial<ReportCard>
     },
     load: {eventLoopDelayP99Ms: 12.345, fleetLoopDelayP99Ms: 11, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
     interrupted: false,
+    finerTick: null,
     ...extra,
   }
 }
