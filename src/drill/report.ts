@@ -56,6 +56,8 @@ export interface DrillReport {
     cpuSeconds: number
     /** The clients' timeout on the drill's clock, in ms: how late the generator may run is a share of it. */
     clientTimeoutWallMs: number
+    /** The servers' service time in ms, the shortest of the pools': real, as the fleet serves. */
+    serviceTimeMs: number
   }
   interrupted: boolean
 }

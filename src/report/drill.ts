@@ -290,6 +290,7 @@ export function drillJson(report: DrillReport) {
       offered: Math.round(report.load.offered),
       cpuSeconds: round(report.load.cpuSeconds),
       clientTimeoutWallMs: round(report.load.clientTimeoutWallMs),
+      serviceTimeMs: round(report.load.serviceTimeMs),
     },
   }
 }

@@ -231,6 +231,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
         offered: record.series.offered.reduce((a, b) => a + b, 0) * record.bucketSeconds,
         cpuSeconds: record.cpuSeconds,
         clientTimeoutWallMs: sim.clients.timeout * scales.timeScale * 1000,
+        serviceTimeMs: Math.min(...scenario.pools.filter((p) => p.kind === 'servers').map((p) => p.serviceTime)) * 1000,
       },
       interrupted: signal.aborted,
     }

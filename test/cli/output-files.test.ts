@@ -11,7 +11,7 @@ import {runJs, sluice} from '../helpers/cli.js'
 const dir = mkdtempSync(join(tmpdir(), 'sluice-output-'))
 const shipped = join(runJs, '..', '..', 'runbooks', 'outlook-staged-return.yaml')
 const tune = (file: string, write: string, env: Record<string, string> = {}) =>
-  sluice(['tune', file, '--seeds', '1', '--demand-margin', '0', '--write', write], {env})
+  sluice(['tune', file, '--seeds', '1', '--demand-margin', '0', '--no-slow-minority', '--write', write], {env})
 
 /** A small file system of its own, mounted for the disk-full case (needs root; said and skipped otherwise). */
 const small = join(dir, 'small')
@@ -106,7 +106,7 @@ describe('tune --write F replaces F whole or not at all (spawned)', () => {
     const fresh = join(dir, 'fresh-tuned.yaml')
     execFileSync('sh', [
       '-c',
-      `umask 000; exec "${process.execPath}" "${runJs}" tune "${shipped}" --seeds 1 --demand-margin 0 --write "${fresh}" >/dev/null 2>&1`,
+      `umask 000; exec "${process.execPath}" "${runJs}" tune "${shipped}" --seeds 1 --demand-margin 0 --no-slow-minority --write "${fresh}" >/dev/null 2>&1`,
     ])
     expect(existsSync(fresh)).toBe(true)
     expect((statSync(fresh).mode & 0o777).toString(8)).toBe('644')

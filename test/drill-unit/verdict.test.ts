@@ -62,17 +62,23 @@ describe('machineLimited', () => {
     demandAsked: 1500,
     requestsAsked: 100_000,
     clientTimeoutWallMs: 500,
+    serviceTimeMs: 1000,
   }
 
   it('says nothing of a generator that kept up', () => {
     expect(machineLimited(healthy)).toBeNull()
   })
 
-  it("names each limit passed: the generator's or the fleet's event loop late past a tenth of the clients' timeout (at most 100 ms), local errors, demand not sent", () => {
+  it("names each limit passed: the generator's or the fleet's event loop late past a tenth of the clients' timeout or of the service time (at most 100 ms), local errors, demand not sent", () => {
     expect(machineLimited({...healthy, eventLoopDelayP99Ms: 51})).toBe(
       "the drill was short of this machine: the load generator's event loop ran 51 ms late at p99 (limit 50 ms)",
     )
     expect(machineLimited({...healthy, eventLoopDelayP99Ms: 101, clientTimeoutWallMs: 5000})).toContain('(limit 100 ms)')
+    // A tenth of the service time: the fleet times each request's service on its loop.
+    expect(machineLimited({...healthy, serviceTimeMs: 100})).toBe(
+      "the drill was short of this machine: the load generator's event loop ran 12 ms late at p99 (limit 10 ms)",
+    )
+    expect(machineLimited({...healthy, serviceTimeMs: 100, eventLoopDelayP99Ms: 4, fleetLoopDelayP99Ms: 10})).toBeNull()
     expect(machineLimited({...healthy, local: 101})).toContain("101 requests failed for want of this machine's sockets or files")
     expect(machineLimited({...healthy, local: 100})).toBeNull()
     // The fleet's servers share one event loop: late, and every check and answer is late with it.

@@ -51,7 +51,7 @@ export function report(real: Partial<ReportCard>, predicted: Partial<ReportCard>
       ),
       card: card(predicted),
     },
-    load: {eventLoopDelayP99Ms: 12.345, fleetLoopDelayP99Ms: 11, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
+    load: {eventLoopDelayP99Ms: 2.346, fleetLoopDelayP99Ms: 3, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250, serviceTimeMs: 100},
     interrupted: false,
     finerTick: null,
     ...extra,

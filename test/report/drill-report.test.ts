@@ -81,12 +81,12 @@ describe('drillAgrees and renderDrill', () => {
     const limited = report(
       {cascaded: true},
       {},
-      {load: {eventLoopDelayP99Ms: 180, fleetLoopDelayP99Ms: 11, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250}},
+      {load: {eventLoopDelayP99Ms: 180, fleetLoopDelayP99Ms: 3, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250, serviceTimeMs: 100}},
     )
     expect(drillAgrees(limited)).toBeNull()
     const text = renderDrill(limited, {color: false, width: 60})
     expect(text).toContain(
-      "Inconclusive, machine-limited: the drill was short of this machine: the load generator's event loop ran 180 ms late at p99 (limit 100 ms): the real run says as much about this machine as about the pool, so it is not compared.",
+      "Inconclusive, machine-limited: the drill was short of this machine: the load generator's event loop ran 180 ms late at p99 (limit 10 ms): the real run says as much about this machine as about the pool, so it is not compared.",
     )
     expect(text).not.toContain('DISAGREE on')
     expect(drillJson(limited)).toMatchObject({agree: null, verdict: {kind: 'inconclusive'}})
@@ -102,7 +102,7 @@ describe('drillAgrees and renderDrill', () => {
           real: {...report({}).real, card: card({before: 0.957}), runbook: {outcome: 'held', message: 'a gate failed'}},
           predicted: {...report({}).predicted, runbook: {outcome: 'completed', message: 'its steps are done'}},
           interrupted: true,
-          load: {eventLoopDelayP99Ms: 250, fleetLoopDelayP99Ms: null, local: 0, offered: 12_000, cpuSeconds: 1, clientTimeoutWallMs: 1250},
+          load: {eventLoopDelayP99Ms: 250, fleetLoopDelayP99Ms: null, local: 0, offered: 12_000, cpuSeconds: 1, clientTimeoutWallMs: 1250, serviceTimeMs: 2000},
         },
       ),
       {color: false, width: 60},
@@ -136,7 +136,7 @@ describe('drillJson', () => {
       agree: false,
       verdict: {kind: 'disagree', outcomes: [], figures: ['servedDuringFault']},
       bands: {servedDuringFault: 40, lostPercent: 2, secondsToFullServiceAfterFix: 10, fewestInRotation: 1},
-      load: {eventLoopDelayP99Ms: 12.35, fleetLoopDelayP99Ms: 11, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250},
+      load: {eventLoopDelayP99Ms: 2.35, fleetLoopDelayP99Ms: 3, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250, serviceTimeMs: 100},
     })
     expect(json.real.card).toEqual({
       servedDuringFault: 301.23,

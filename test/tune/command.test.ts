@@ -76,7 +76,9 @@ describe('sluice tune (in process)', () => {
     expect(r.exit, r.stderr).toBe(3)
     expect(r.stdout).toContain('Time to full traffic: none → none')
     expect(r.stdout).toContain('The shipped ramps pass 1 of 16 rehearsals')
-    expect(r.stdout).toMatch(/^ {2}fail at demand 90%, 100%, 110% \(seeds 1–5\): step 3: gate error-rate ≤ 0% over 30 s \(mailbox\): 100\.00% fail \(Impossible\)$/m)
+    expect(r.stdout).toMatch(
+      /^ {2}fail at demand 90%, 100%, 110% \(seeds 1–5\): step 3: gate error-rate ≤ 0% over 30 s \(mailbox\): 100\.00% fail \(Impossible\)$/m,
+    )
     // The slow tenth fails the same way, and says so on a line of its own.
     expect(r.stdout).toMatch(
       /^ {2}fail at demand 100% \(seeds 1, slow servers\): step 3: gate error-rate ≤ 0% over 30 s \(mailbox\): 100\.00% fail \(Impossible\)$/m,
