@@ -325,7 +325,11 @@ describe('a real drill', () => {
     ])
     // One prediction for both.
     expect(json.runs[0].predicted.card).toEqual(json.runs[1].predicted.card)
-    const lost = json.runs.map((r: {real: {card: {lostPercent: number}}}) => r.real.card.lostPercent)
+    // The figures are read over the conclusive runs (a run the machine limited says nothing of the
+    // pool), or over every run when none is; a busy test machine often limits one.
+    type Run = {real: {card: {lostPercent: number}}; verdict: {kind: string}}
+    const conclusive = (json.runs as Run[]).filter((r) => r.verdict.kind === 'agree' || r.verdict.kind === 'disagree')
+    const lost = (conclusive.length > 0 ? conclusive : (json.runs as Run[])).map((r) => r.real.card.lostPercent)
     expect(json.summary.figures.lostPercent.min).toBeCloseTo(Math.min(...lost), 2)
     expect(json.summary.figures.lostPercent.max).toBeCloseTo(Math.max(...lost), 2)
     expect(json.summary.verdicts.map((v: {kind: string}) => v.kind)).toEqual(json.runs.map((r: {verdict: {kind: string}}) => r.verdict.kind))
