@@ -31,7 +31,7 @@ Prints the time to full traffic before → after, each gate's worst value and ma
   static override flags = {
     seeds: Flags.integer({
       description:
-        "How many seeds every candidate must pass: the scenario's own as written, and the ones after it, each drawing the servers' capacities from ±10% where a pool declares no spread of its own.",
+        "How many seeds every candidate must pass: the scenario's own as written, and the ones after it, each drawing the servers' capacities from ±10% where a pool declares no spread of its own, and its requests as a Poisson process where the scenario sends them at the mean.",
       default: 5,
       min: 1,
       max: 100,
