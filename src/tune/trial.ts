@@ -18,10 +18,8 @@ export interface Variant {
   slowMinority: SlowMinority | null
 }
 
-export interface SlowMinority {
-  share: number
-  factor: number
-}
+/** A share of a pool's servers at a factor of their capacity, as a scenario declares one. */
+export type SlowMinority = NonNullable<Scenario['pools'][number]['slowMinority']>
 
 /** Where every rehearsal of a tune starts: the scenario, setup and start the shipped runbook rehearsed with. */
 export interface Ground {
