@@ -34,7 +34,17 @@ export function everythingOn(scale = 1): FleetConfig {
     ],
     dns: {ttl: 60, weights: {east: 60, west: 40, sorry: 0}},
     healthCheck: {interval: 10, baseEjection: 30, maxEjection: 300},
-    clients: {attempts: 3, timeout: 5, backoffBase: 0.5, backoffMax: 20, retryBudget: 0.1, budgetWindow: 10, honourRetryAfter: true, retryAfter: 5},
+    clients: {
+      attempts: 3,
+      timeout: 5,
+      backoffBase: 0.5,
+      backoffMax: 20,
+      retryBudget: 0.1,
+      budgetWindow: 10,
+      honourRetryAfter: true,
+      retryAfter: 5,
+      thinkTime: 1,
+    },
     demand: {
       curve: [
         [0, 600_000 * scale],

@@ -27,7 +27,7 @@ import {LoopLag} from './loop-lag.js'
 export const typePath = (type: string): string => `/t/${encodeURIComponent(type)}`
 
 /** The scenario's client policy (src/sim/config.ts), its times in wall seconds; Retry-After comes from the servers' answers. */
-export type LoadClients = Omit<ClientConfig, 'retryAfter'>
+export type LoadClients = Omit<ClientConfig, 'retryAfter' | 'thinkTime'>
 
 export interface LoadTarget {
   host: string

@@ -93,10 +93,20 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales): Fleet
         warmupSeconds: p.warmupSeconds * timeScale,
         restartSeconds: p.restartSeconds * timeScale,
         handshakeCost: p.handshakeCost,
-        connectionWindow: scenario.tick * timeScale,
+        connectionWindow: scenario.clients.thinkTime * timeScale,
       }
     })
   return {pools}
+}
+
+/**
+ * Scenario seconds between two readings of a drill's real run (its load's buckets, HAProxy's
+ * rotation): one second, or the tick where a scenario's is coarser. The prediction is read the
+ * same way (src/drill/timeline.ts, perSecond): a tick finer than a second resolves the model's
+ * checks, not anything a second of real requests can show.
+ */
+export function readingSeconds(scenario: Pick<Scenario, 'tick'>): number {
+  return Math.max(1, scenario.tick)
 }
 
 export function drillClients(scenario: Scenario, scales: DrillScales): LoadClients {
@@ -148,8 +158,7 @@ export function drillLoadConfig(scenario: Scenario, scales: DrillScales, target:
     types: Object.entries(scenario.demand.types).map(([name, share]) => ({name, share})),
     clients: drillClients(scenario, scales),
     duration: scenario.duration * scales.timeScale,
-    // One scenario second a bucket, the simulator's tick when it is the default one.
-    bucketSeconds: scenario.tick * scales.timeScale,
+    bucketSeconds: readingSeconds(scenario) * scales.timeScale,
     arrivals: 'poisson',
     seed: scenario.seed,
   }

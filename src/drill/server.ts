@@ -47,9 +47,9 @@ export interface ServerConfig {
    */
   handshakeCost: number
   /**
-   * Wall seconds of the scenario's tick: the scenario's clients keep a connection to a server
-   * that answered them, so each window as many requests ride open connections as the server
-   * answered in the window before (to clients still waiting), and the rest are new. The run
+   * Wall seconds of the scenario's clients' think time: a client keeps its connection to a server
+   * that answered it and asks again a think time later, so each window as many requests ride
+   * open connections as the server answered in the window before, and the rest are new. The run
    * starts in steady state, every client connected, as the simulator's does; a restart closes
    * them all. Needed only when handshakeCost is above 1.
    */

@@ -101,6 +101,11 @@ export interface ClientConfig {
   honourRetryAfter: boolean
   /** Seconds the Retry-After header of a maintenance pool's 503 asks for (in the seed model, of every fast 503). */
   retryAfter: number
+  /**
+   * Seconds from an answer to the client's next request on the same connection: a request finds an
+   * open connection to a server that answered that long before, and the rest open new ones.
+   */
+  thinkTime: number
 }
 
 export interface TrafficType {

@@ -83,7 +83,16 @@ export class Fleet {
     this.typeNames = config.demand.types.map((t) => t.name)
     const types = this.typeNames.length
     this.pools = config.pools.map(
-      (p) => new ServerPool(p, config.policy, config.healthCheck, this.dt, random, config.model === 'seed' ? null : {clientTimeout: config.clients.timeout}),
+      (p) =>
+        new ServerPool(
+          p,
+          config.policy,
+          config.healthCheck,
+          this.dt,
+          random,
+          config.clients.thinkTime,
+          config.model === 'seed' ? null : {clientTimeout: config.clients.timeout},
+        ),
     )
     this.weights = Float64Array.from(config.pools, (p) => config.dns.weights[p.name] ?? 0)
     this.dns = new WeightedDns(this.pools.length, config.dns.ttl / this.dt, this.weights)

@@ -80,10 +80,14 @@ export class ServerPool implements ServerArrays, CheckedPool {
   /** capacity × (coldFactor + (1 − coldFactor) × warmth), kept up to date as warmth changes. */
   readonly effectiveCapacity: Float64Array
   /**
-   * Requests per second the server carries on connections that are already open: what it
-   * completed in the last tick.
+   * Requests per second the server can carry this tick on connections that are already open: what
+   * it answered one think time ago (a client answered then asks again now, on the same
+   * connection). The kernels write this tick's answers into it, read again a think time later.
+   * It is this tick's slot of `answeredRing`, or the ring itself when the think time is one tick.
    */
-  readonly openConnections: Float64Array
+  openConnections: Float64Array
+  /** Each tick's answers for one think time of ticks (slot-major), one view per slot. */
+  private readonly answeredSlots: Float64Array[]
   readonly heldThreads: Float64Array
   /** 1 when this tick the server would fail a health check. */
   readonly failing: Uint8Array
@@ -92,6 +96,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
   readonly backlog: Float64Array
   readonly parked: Float64Array
   private holdTicks = 0
+  private readonly thinkTicks: number
   private readonly weight: Float64Array
   /** 1 per registered server: the weights of panic routing, which ignores health and slow start. */
   private readonly registeredWeight: Float64Array
@@ -137,6 +142,8 @@ export class ServerPool implements ServerArrays, CheckedPool {
     health: HealthCheckConfig,
     readonly dt: number,
     random: Random,
+    /** Seconds from an answer to its client's next request on that connection (the scenario's clients.thinkTime). */
+    thinkTime: number,
     /**
      * The queueing model's rules (src/sim/config.ts, SimulationModel): servers carry their queue
      * from tick to tick, and held threads are released exactly holdSeconds after they were taken.
@@ -155,6 +162,16 @@ export class ServerPool implements ServerArrays, CheckedPool {
     this.warmth = slab.float64().fill(1)
     this.effectiveCapacity = slab.float64()
     this.openConnections = slab.float64()
+    // The think time in whole ticks, at least one: one tick is the rule of the 1 s tick before
+    // think time was a setting, so those scenarios' figures are what they were.
+    const thinkTicks = Math.max(1, Math.round(thinkTime / dt))
+    this.thinkTicks = thinkTicks
+    if (thinkTicks === 1 || n === 0) this.answeredSlots = [this.openConnections]
+    else {
+      const ring = new Float64Array(thinkTicks * n)
+      this.answeredSlots = Array.from({length: thinkTicks}, (_, slot) => ring.subarray(slot * n, slot * n + n))
+      this.openConnections = this.answeredSlots[0]
+    }
     this.heldThreads = slab.float64()
     this.weight = slab.float64()
     this.registeredWeight = slab.float64().fill(1)
@@ -224,7 +241,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
     let registered = 0
     for (let i = 0; i < this.size; i++) registered += this.registered[i]
     if (registered === 0) return
-    for (let i = 0; i < this.size; i++) this.openConnections[i] = this.registered[i] ? rps / registered : 0
+    for (const slot of this.answeredSlots) for (let i = 0; i < this.size; i++) slot[i] = this.registered[i] ? rps / registered : 0
   }
 
   /**
@@ -245,6 +262,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
     const holdShare = routed > 0 ? holdLoad / routed : 0
     if (hold && hold.active && !this.holding) this.startHolding(hold)
 
+    if (this.thinkTicks > 1) this.openConnections = this.answeredSlots[t % this.thinkTicks]
     if (!this.weightsValid || t >= this.nextTimer) this.refreshWeights(t)
     else if (this.slowCount > 0) this.advanceSlowStart(t)
     const registeredCount = this.registeredCount
@@ -274,7 +292,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
       if (this.holding) this.releaseHeld(t, holdDecay)
     } else {
       k.perWeight = routed / totalWeight
-      k.keep = 1 - Math.min(1, config.connectionChurn * dt)
+      k.keep = 1 - Math.min(1, config.connectionChurn * dt * this.thinkTicks)
       k.handshake = config.handshakeCost
       k.admission = this.newConnectionAdmission
       k.shed = policy.shed
@@ -539,7 +557,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
       this.heldThreads[i] = 0
       this.backlog[i] = 0
       for (let at = i; at < this.heldRing.length; at += this.size) this.heldRing[at] = 0
-      this.openConnections[i] = 0
+      for (const slot of this.answeredSlots) slot[i] = 0
       if (this.warmth[i] === 1) this.warming++
       this.warmth[i] = 0
       const cold = this.config.coldFactor

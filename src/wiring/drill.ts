@@ -35,6 +35,7 @@ import {
   timeScaleFloor,
   drillLoadConfig,
   drillQueueSeconds,
+  readingSeconds,
   queuedAsDrilled,
   type DrillScales,
 } from '../drill/scale.js'
@@ -142,7 +143,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     await untilAllUp(api, serverPools, servers, signal)
     notYet('waiting for the servers to pass their checks')
 
-    const bucket = scenario.tick * scales.timeScale
+    const bucket = readingSeconds(scenario) * scales.timeScale
     // A runbook's real run may take longer than predicted: the load runs on until it is stopped.
     const loadSeconds = seconds * scales.timeScale * (target.kind === 'runbook' ? 3 : 1)
     load = await spawnLoad({...drillLoadConfig(scaled, scales, {host: '127.0.0.1', port}), duration: loadSeconds}, options.programs?.load)
@@ -292,7 +293,7 @@ export interface Prediction {
 export async function predict(target: DrillTarget): Promise<Prediction> {
   if (target.kind === 'scenario') {
     const {record} = simulateSetups(target.scenario, [target.setup]).setups[0]
-    return {record, seconds: record.t[record.ticks - 1] + target.scenario.tick, timeline: simTimeline(record)}
+    return {record, seconds: record.t[record.ticks - 1] + target.scenario.tick, timeline: perSecond(simTimeline(record))}
   }
   const quiet: EngineIO = {notify: () => undefined, confirm: async () => true}
   const report = await rehearse(
@@ -314,7 +315,7 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
   return {
     record: rehearsal.record,
     seconds,
-    timeline: simTimeline(rehearsal.record, ticks),
+    timeline: perSecond(simTimeline(rehearsal.record, ticks)),
     startAt: rehearsal.startAt,
     runbook: {outcome: run.outcome, message: run.message},
   }
@@ -326,7 +327,7 @@ function finerTickOf(tick: number): number | null {
   return finer >= scenarioLimits.minTick - 1e-12 ? finer : tick > scenarioLimits.minTick + 1e-12 ? scenarioLimits.minTick : null
 }
 
-/** The finer prediction's card, a point a second as the real run is read, cut where an interrupted run stopped. */
+/** The finer prediction's card, cut where an interrupted run stopped. */
 function finerCard(
   finer: Prediction,
   tick: number,
@@ -334,8 +335,7 @@ function finerCard(
   interrupted: boolean,
   card: (line: Timeline) => ReportCard,
 ): {tick: number; card: ReportCard; timeline: Timeline} {
-  const whole = perSecond(finer.timeline)
-  const line = interrupted ? cutAt(whole, real.t.length > 0 ? real.t[real.t.length - 1] : 0) : whole
+  const line = interrupted ? cutAt(finer.timeline, real.t.length > 0 ? real.t[real.t.length - 1] : 0) : finer.timeline
   return {tick, card: card(line), timeline: line}
 }
 

@@ -6,6 +6,12 @@ import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load
 import type {Scenario} from '../../src/sim/scenario/schema.js'
 import type {FleetConfig} from '../../src/sim/config.js'
 
+/** The index of a record's point at `seconds` of simulated time (the first at or after it), whatever the tick. */
+export function pointAt(record: {t: ArrayLike<number>; ticks: number}, seconds: number): number {
+  for (let i = 0; i < record.ticks; i++) if (record.t[i] >= seconds - 1e-9) return i
+  throw new Error(`the record ends before ${seconds} s`)
+}
+
 export function builtin(name: string): Scenario {
   return loadScenario(name).scenario
 }

@@ -49,6 +49,11 @@ describe('arrivals', () => {
 
   it('poisson: each tick offers a seeded draw around the rate, its spread the square root of the mean; mean: the rate exactly, whatever the seed', () => {
     const offered = (arrivals: string, seed: number) => [...fleet(arrivals, seed).run().offered]
+    // The scenario's tick (a twentieth of inter): a tick draws rate × dt requests, so the rate it
+    // offers spreads by √(rate × dt) / dt.
+    const dt = fleet('mean', 1).dt
+    expect(dt).toBe(0.1)
+    const spread = Math.sqrt(500 * dt) / dt
     const steady = offered('mean', 1)
     expect(steady.every((x) => x === 500)).toBe(true)
     expect(offered('mean', 2)).toEqual(steady)
@@ -61,9 +66,9 @@ describe('arrivals', () => {
       })(),
       drawn.length,
     )
-    expect(Math.abs(m.mean - 500)).toBeLessThan(5 * Math.sqrt(500 / drawn.length))
-    expect(Math.sqrt(m.variance)).toBeGreaterThan(0.9 * Math.sqrt(500))
-    expect(Math.sqrt(m.variance)).toBeLessThan(1.1 * Math.sqrt(500))
+    expect(Math.abs(m.mean - 500)).toBeLessThan((5 * spread) / Math.sqrt(drawn.length))
+    expect(Math.sqrt(m.variance)).toBeGreaterThan(0.9 * spread)
+    expect(Math.sqrt(m.variance)).toBeLessThan(1.1 * spread)
     expect(offered('poisson', 1)).toEqual(drawn)
     expect(offered('poisson', 2)).not.toEqual(drawn)
   })

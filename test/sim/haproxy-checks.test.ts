@@ -41,6 +41,7 @@ function makePool(
     {interval: inter, baseEjection: 30, maxEjection: 300, haproxy},
     1,
     new Random(1),
+    1,
     queueing,
   )
 }
@@ -259,28 +260,34 @@ describe('HAProxy checks: fall and rise', () => {
 
 describe('HAProxy checks: observe layer7, error-limit and on-error', () => {
   // Checks far apart (inter and fastinter 100 s) so that only the observed errors act; server 1's
-  // first check is at tick 50, well after these runs. 40 rps: 20 requests a tick per server, all
+  // first check is at tick 50, well after these runs. 20 rps: 10 requests a tick per server, all
   // failing on a broken server, so the error limit of 10 is reached once a tick.
-  const observed = (onError: HaproxyCheck['onError']) => {
+  const observed = (onError: HaproxyCheck['onError'], rps = 20) => {
     const pool = makePool(2, {inter: 100, fall: 3, rise: 2, observe: 'layer7', errorLimit: 10, onError})
-    run(pool, 0, 1, 40)
+    run(pool, 0, 1, rps)
     pool.breakServers([1], true, false)
     return pool
   }
 
   it('mark-down: down at once', () => {
     const pool = observed('mark-down')
-    expect(ticksUntil(pool, 1, 40, () => pool.ejected[1] === 1)).toBe(1)
+    expect(ticksUntil(pool, 1, 20, () => pool.ejected[1] === 1)).toBe(1)
   })
 
   it('sudden-death: the first time leaves the server one failed check from down; the second takes it down', () => {
     const pool = observed('sudden-death')
-    expect(ticksUntil(pool, 1, 40, () => pool.ejected[1] === 1)).toBe(2)
+    expect(ticksUntil(pool, 1, 20, () => pool.ejected[1] === 1)).toBe(2)
   })
 
   it('fail-check: each time counts as one failed check, so fall (3) times take it down', () => {
     const pool = observed('fail-check')
-    expect(ticksUntil(pool, 1, 40, () => pool.ejected[1] === 1)).toBe(3)
+    expect(ticksUntil(pool, 1, 20, () => pool.ejected[1] === 1)).toBe(3)
+  })
+
+  it('runs are counted in requests, not ticks: 20 failed requests in one tick are two runs of 10', () => {
+    // 40 rps: 20 failed requests a tick, so the third run of 10 (fall) comes in the second tick.
+    const pool = observed('fail-check', 40)
+    expect(ticksUntil(pool, 1, 40, () => pool.ejected[1] === 1)).toBe(2)
   })
 
   it('fastinter: errors alone never take the server down; they bring its next check forward to fastinter', () => {

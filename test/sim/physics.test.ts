@@ -3,7 +3,7 @@ import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load
 import {simulateSetups, simulationJson} from '../../src/sim/simulate.js'
 import {Fleet} from '../../src/sim/fleet.js'
 import {fullServiceSince} from '../../src/sim/summary.js'
-import {builtin, fleetFor, mean} from '../helpers/sim.js'
+import {builtin, fleetFor, mean, pointAt} from '../helpers/sim.js'
 
 describe('the model is not hard-wired to collapse', () => {
   it('with 40% of servers broken at 50% utilisation, no setup cascades', () => {
@@ -84,7 +84,7 @@ describe('healthy until traffic reaches them', () => {
     const fleet = collapseThenRestart('no-guard', () => {})
     fleet.runUntil(420)
     const r = fleet.record
-    expect(r.served[419]).toBeLessThan(0.99 * r.demand[419])
+    expect(r.served[pointAt(r, 419)]).toBeLessThan(0.99 * r.demand[pointAt(r, 419)])
     expect(fleet.pools[0].countInRotation()).toBeLessThan(20)
     fleet.run()
     expect(fullServiceSince(r)).toBeNull()
@@ -103,7 +103,7 @@ describe('healthy until traffic reaches them', () => {
       false,
     )
     fleet.runUntil(420)
-    expect(fleet.record.served[419]).toBeGreaterThanOrEqual(0.99 * fleet.record.demand[419])
+    expect(fleet.record.served[pointAt(fleet.record, 419)]).toBeGreaterThanOrEqual(0.99 * fleet.record.demand[pointAt(fleet.record, 419)])
   })
 
   it('a staged DNS ramp of the same pool stays up', () => {
@@ -117,13 +117,13 @@ describe('healthy until traffic reaches them', () => {
     }
     fleet.runUntil(t + 120)
     const r = fleet.record
-    expect(r.served[t + 119]).toBeGreaterThanOrEqual(0.99 * r.demand[t + 119])
+    expect(r.served[pointAt(r, t + 119)]).toBeGreaterThanOrEqual(0.99 * r.demand[pointAt(r, t + 119)])
     fleet.run()
     const since = fullServiceSince(r)
     expect(since).not.toBeNull()
     expect(since!).toBeLessThanOrEqual(t + 120)
     // It never fell back: every server stayed in rotation from the return to the end.
-    expect(Math.min(...r.inRotation.slice(300))).toBe(20)
+    expect(Math.min(...r.inRotation.slice(pointAt(r, 300), r.ticks))).toBe(20)
   })
 })
 
@@ -165,7 +165,7 @@ describe('thread-holding dependency (2024 CAFE)', () => {
 describe('shared metadata outage (2022 SQL)', () => {
   it('open connections keep working while new ones fail, so service drains away, then returns paced', () => {
     const record = fleetFor(builtin('sql-2022'), 'no-guard').run()
-    const at = (s: number) => record.served[s]
+    const at = (s: number) => record.served[pointAt(record, s)]
     expect(at(59)).toBeCloseTo(3000, 3)
     // A minute in, most connections are still open and working.
     expect(at(120)).toBeGreaterThan(0.4 * 3000)

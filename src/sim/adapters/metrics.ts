@@ -43,7 +43,8 @@ export class SimMetrics implements MetricsPort {
     // No requests in the window is no data, not zero errors.
     if (offered <= 0) return null
     if (kind === 'error-rate') return (failed / offered) * 100
-    if (kind === 'request-rate') return offered / ((end - start) * fleet.dt)
+    // The record holds each tick's rate (per second), so the window's is their mean.
+    if (kind === 'request-rate') return offered / (end - start)
     return latencyWeight > 0 ? latencySum / latencyWeight : null
   }
 }

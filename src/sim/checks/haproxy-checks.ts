@@ -34,8 +34,11 @@ export class HaproxyChecks implements PoolChecks {
   readonly health: Int32Array
   /** Tick of each server's next check. */
   readonly nextCheck: Int32Array
-  /** Consecutive failed live requests per server (layer-7 observation), as a population expectation. */
-  readonly errorRun: Float64Array
+  /**
+   * Per server, the runs of errorLimit consecutive failed live requests (layer-7 observation)
+   * counted so far towards the next one: a fraction, an expectation over the tick's requests.
+   */
+  readonly errorRuns: Float64Array
   private readonly top: number
   private readonly interTicks: number
   private readonly fastTicks: number
@@ -64,7 +67,7 @@ export class HaproxyChecks implements PoolChecks {
     this.health = new Int32Array(n).fill(this.top)
     // HAProxy spreads a backend's first checks evenly over one interval rather than checking every server at once.
     this.nextCheck = Int32Array.from({length: n}, (_, i) => Math.floor((i * this.interTicks) / n))
-    this.errorRun = new Float64Array(n)
+    this.errorRuns = new Float64Array(n)
   }
 
   afterTick(t: number, weight: Float64Array, perWeight: number, routed: boolean): void {
@@ -79,7 +82,7 @@ export class HaproxyChecks implements PoolChecks {
   /** As HAProxy does when a server leaves maintenance: up, but down at the first failed check. */
   registered(i: number, t: number): void {
     this.health[i] = this.rules.rise
-    this.errorRun[i] = 0
+    this.errorRuns[i] = 0
     this.nextCheck[i] = t
     this.nextDue = Math.min(this.nextDue, t)
   }
@@ -136,24 +139,27 @@ export class HaproxyChecks implements PoolChecks {
       if (h[i] >= this.rules.rise) h[i] = this.top
     }
     if (h[i] >= this.rules.rise && this.pool.ejected[i] !== 0) {
-      this.errorRun[i] = 0
+      this.errorRuns[i] = 0
       this.pool.putBack(i, t)
     }
   }
 
   /**
-   * `observe layer7`: the tick's failed requests on each server in rotation (timeouts, 5xx, shed
-   * 503s) count as consecutive errors. Servers are a population of requests here, not a sequence:
-   * a server whose every request failed adds them all to its run; one that failed a share q of
-   * them has, as its longest run, the expectation log(N(1 − q)) / log(1/q) for N requests, and
-   * ends the tick on a run of about q / (1 − q). At `errorLimit`, `onError` acts, as HAProxy's
+   * `observe layer7`: failed live requests on each server in rotation (timeouts, 5xx, shed 503s)
+   * count as consecutive errors, request by request, as HAProxy counts them. A tick is a
+   * population of requests here, not a sequence: a server that fails a share q of them reaches
+   * `errorLimit` (L) in a row once every (1 − q^L) / ((1 − q) q^L) requests on average (once
+   * every L when every request fails), the mean time for a run of L to come up when the count
+   * starts again from 0 each time it acts. So the runs due are counted in requests, not ticks,
+   * and a finer tick counts the same (a run of failing ticks would count faster the finer they
+   * were). A tick with no failure ends every run. Each run at the limit acts as HAProxy's
    * health_adjust does: fastinter checks sooner; fail-check counts a failed check; sudden-death
-   * leaves the server one failed check from DOWN and fails one; mark-down takes it DOWN at once.
-   * Each then resets the run and brings the next check forward to fastinter.
+   * leaves the server one failed check from DOWN and fails one; mark-down takes it DOWN at once;
+   * and each brings the next check forward to fastinter.
    */
   private observe(t: number, weight: Float64Array, perWeight: number): void {
     const {registered, ejected, openConnections: done, size, dt} = this.pool
-    const run = this.errorRun
+    const runs = this.errorRuns
     const limit = this.rules.errorLimit
     for (let i = 0; i < size; i++) {
       if (registered[i] === 0 || ejected[i] !== 0) continue
@@ -161,32 +167,22 @@ export class HaproxyChecks implements PoolChecks {
       if (asked <= 0) continue
       const q = turnedAway(asked, done[i] * dt)
       if (q === 0) {
-        run[i] = 0
+        runs[i] = 0
         continue
       }
-      let longest: number
-      let after: number
-      if (q === 1) {
-        longest = run[i] + asked
-        after = longest
-      } else {
-        const tail = q / (1 - q)
-        const within = asked * (1 - q) > 1 ? Math.log(asked * (1 - q)) / -Math.log(q) : 0
-        longest = Math.max(run[i] + tail, within)
-        after = tail
+      const qL = q ** limit
+      let due = runs[i] + asked * (q === 1 ? 1 / limit : ((1 - q) * qL) / (1 - qL))
+      while (due >= 1 && ejected[i] === 0) {
+        due -= 1
+        const mode = this.rules.onError
+        if (mode === 'sudden-death' && this.health[i] > this.rules.rise) this.health[i] = this.rules.rise + 1
+        else if (mode === 'mark-down') this.health[i] = this.rules.rise
+        if (mode !== 'fastinter') this.failCheck(i)
+        const soon = t + this.fastTicks
+        if (soon < this.nextCheck[i]) this.nextCheck[i] = soon
+        if (soon < this.nextDue) this.nextDue = soon
       }
-      if (longest < limit) {
-        run[i] = after
-        continue
-      }
-      run[i] = 0
-      const mode = this.rules.onError
-      if (mode === 'sudden-death' && this.health[i] > this.rules.rise) this.health[i] = this.rules.rise + 1
-      else if (mode === 'mark-down') this.health[i] = this.rules.rise
-      if (mode !== 'fastinter') this.failCheck(i)
-      const soon = t + this.fastTicks
-      if (soon < this.nextCheck[i]) this.nextCheck[i] = soon
-      if (soon < this.nextDue) this.nextDue = soon
+      runs[i] = ejected[i] === 0 ? due : 0
     }
   }
 }
