@@ -28,7 +28,7 @@ export function simulationTable(report: SimulationReport): string {
       name,
       during === null ? 'no fault' : `${Math.round(during)} rps${share}`,
       `${summary.lostPercent.toFixed(1)}%`,
-      recovered === null ? 'not recovered' : `${recovered} s`,
+      recovered === null ? 'not recovered' : `${Number(recovered.toFixed(1))} s`,
       String(summary.minInRotation),
       amplification === null ? '–' : `${amplification.toFixed(2)}×`,
     ]

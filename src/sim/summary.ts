@@ -33,7 +33,8 @@ export function summarize(record: SimulationRecord, window: FaultWindow | null):
   return {
     meanServedDuringFault: window && f.ticksDuringFault > 0 ? f.servedDuringFault / f.ticksDuringFault : null,
     lostPercent: f.demand > 0 ? Math.max(0, ((f.demand - f.served) / f.demand) * 100) : 0,
-    recoveredSecondsAfterFix: since === null ? null : Math.max(0, since - fixAt),
+    // A tick's start is a multiple of a fraction (0.1 s), so the difference carries float noise: to the microsecond.
+    recoveredSecondsAfterFix: since === null ? null : Math.round(Math.max(0, since - fixAt) * 1e6) / 1e6,
     minInRotation: record.ticksRecorded > 0 ? f.minInRotation : 0,
     peakErrorRatePercent: f.peakErrorRate * 100,
   }

@@ -77,7 +77,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'drill-survivors-115.yaml:checks-only': {inRotation: '764e4b7b67e501d0', rest: 'bc9d97c9b07e587f'},
   'drill-survivors-90.yaml:checks-only': {inRotation: '1869410a0eab6a9f', rest: '62e474bd523f4c66'},
   'drill-thread-hold.yaml:checks-only': {inRotation: '5382190f2c863f5f', rest: '82276f8f1209ed8b'},
-  'outlook-2026-haproxy.yaml:no-guard': {inRotation: '917df57064fb293c', rest: '2377a94e0346c569'},
+  'outlook-2026-haproxy.yaml:no-guard': {inRotation: '917df57064fb293c', rest: '893bc3172eb5f1d9'},
   'outlook-2026-haproxy.yaml:observe-layer7': {inRotation: '515b45d67dedfe7f', rest: 'fc6e412b72a22125'},
   'outlook-2026.yaml:no-guard': {inRotation: 'b06fd4aec96fe5b3', rest: 'afd1b0a765d15b88'},
   'outlook-2026.yaml:cap-third': {inRotation: '1e414c784bb35ed6', rest: '54ab47799cd47ad2'},
