@@ -57,6 +57,18 @@ export function queuedAsDrilled<T extends {scenario: Scenario; setup: {policy: S
   return {...target, scenario: withDrillQueues(target.scenario, unboundedQueueSeconds(clients.timeout, healthCheck.interval), queueSeconds)}
 }
 
+/**
+ * A drill's target with each server pool's service time as the drill's servers give it. They
+ * serve in real time while every timeout shrinks with the time scale, so a request of
+ * serviceTime wall seconds takes serviceTime / timeScale of the scenario's: at a half, 0.1 s is
+ * 0.2 s, a tenth more of a 2 s timeout gone to service. The prediction is of the fleet that runs
+ * (timeScaleFloor keeps the difference within a quarter of every timeout).
+ */
+export function servedAsDrilled<T extends {scenario: Scenario}>(target: T, timeScale: number): T {
+  const pools = target.scenario.pools.map((p) => (p.kind === 'servers' ? {...p, serviceTime: p.serviceTime / timeScale} : p))
+  return {...target, scenario: {...target.scenario, pools}}
+}
+
 /** The drill's queue, as its report says it: the first server pool's (withDrillQueues has set them all). */
 export function drillQueueSeconds(scenario: Scenario): number {
   return scenario.pools.find((p) => p.kind === 'servers')!.queueSeconds!

@@ -36,6 +36,7 @@ import {
   drillLoadConfig,
   drillQueueSeconds,
   readingSeconds,
+  servedAsDrilled,
   queuedAsDrilled,
   type DrillScales,
 } from '../drill/scale.js'
@@ -96,10 +97,9 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     )
 
   progress('predicting with the simulator')
-  const predicted = await predict(target)
-  const seconds = predicted.seconds
-  const finerTick = finerTickOf(scenario.tick)
-  const finer = finerTick === null ? null : await predict({...target, scenario: {...scenario, tick: finerTick}})
+  // A first prediction says how long the drill runs, which sets its time scale; the one it is
+  // judged by is of the fleet at that scale.
+  const sizing = await predict(target)
   const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
   const {floor, timeout, serviceTime} = timeScaleFloor({...scenario, clients: {...scenario.clients, ...sim.clients}}, sim.healthCheck.interval)
   const asked = options.scales?.timeScale
@@ -107,10 +107,15 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     throw new InputError(
       `--time-scale ${asked}: ${timeout.what} would time out after ${Math.round(timeout.seconds * asked * 1000)} ms while a request takes ${Math.round(serviceTime * 1000)} ms to serve (service time is real, timeouts shrink with the time scale); a drill needs every timeout at least ${timeoutOverService} times the service time: a time scale of at least ${Math.round(floor * 1000) / 1000}`,
     )
-  const scales = {...chooseScales(seconds, peak, drillBudget, floor), ...options.scales}
+  const scales = {...chooseScales(sizing.seconds, peak, drillBudget, floor), ...options.scales}
+  const drilled = servedAsDrilled(target, scales.timeScale)
+  const predicted = await predict(drilled)
+  const seconds = predicted.seconds
+  const finerTick = finerTickOf(scenario.tick)
+  const finer = finerTick === null ? null : await predict({...drilled, scenario: {...drilled.scenario, tick: finerTick}})
   const queueSeconds = drillQueueSeconds(scenario)
   options.say(
-    `${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s)`,
+    `${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s); a request's ${Math.round(serviceTime * 1000)} ms of service is real, ${formatScenarioSeconds(serviceTime / scales.timeScale)} of the scenario's at this scale, as predicted`,
   )
   const window = faultWindow(scenario.faults)
   const broken = scenario.faults.find((f) => f.kind === 'broken')
@@ -293,7 +298,7 @@ export interface Prediction {
 export async function predict(target: DrillTarget): Promise<Prediction> {
   if (target.kind === 'scenario') {
     const {record} = simulateSetups(target.scenario, [target.setup]).setups[0]
-    return {record, seconds: record.t[record.ticks - 1] + target.scenario.tick, timeline: perSecond(simTimeline(record))}
+    return {record, seconds: endOf(record.t[record.ticks - 1], target.scenario.tick), timeline: perSecond(simTimeline(record))}
   }
   const quiet: EngineIO = {notify: () => undefined, confirm: async () => true}
   const report = await rehearse(
@@ -311,7 +316,7 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
   // The simulated clock may have run past the end (a wait beyond the scenario extends it); the
   // drill runs what the rehearsal settles in, as `run --dry-run` reports it.
   const ticks = Math.min(rehearsal.record.ticks, Math.ceil((rehearsal.endAt + settleSeconds) / target.scenario.tick))
-  const seconds = rehearsal.record.t[ticks - 1] + target.scenario.tick
+  const seconds = endOf(rehearsal.record.t[ticks - 1], target.scenario.tick)
   return {
     record: rehearsal.record,
     seconds,
@@ -319,6 +324,20 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
     startAt: rehearsal.startAt,
     runbook: {outcome: run.outcome, message: run.message},
   }
+}
+
+/**
+ * The end of a record whose last tick starts at `last`: to the microsecond, since ticks of a
+ * fraction of a second add up with float noise, and 300.00000000000006 s would not fit a drill's
+ * budget of 300 s at a time scale of a half.
+ */
+function endOf(last: number, tick: number): number {
+  return Math.round((last + tick) * 1e6) / 1e6
+}
+
+/** A scenario's seconds as a drill's line says them: whole seconds, or to a hundredth below ten. */
+function formatScenarioSeconds(s: number): string {
+  return `${s >= 10 ? Math.round(s) : Math.round(s * 100) / 100} s`
 }
 
 /** A tenth of the tick, if a scenario may take it (scenarioLimits.minTick); null when it is already the finest. */
