@@ -83,7 +83,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
    * Requests per second the server can carry this tick on connections that are already open: what
    * it answered one think time ago (a client answered then asks again now, on the same
    * connection). The kernels write this tick's answers into it, read again a think time later.
-   * It is this tick's slot of `answeredRing`, or the ring itself when the think time is one tick.
+   * It is this tick's slot of `answeredSlots`, a ring of one think time, or the only slot when that is one tick.
    */
   openConnections: Float64Array
   /** Each tick's answers for one think time of ticks (slot-major), one view per slot. */
