@@ -1,5 +1,6 @@
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import {existsSync, rmSync} from 'node:fs'
+import {createConnection} from 'node:net'
 import {delimiter, join} from 'node:path'
 import {scratchDir, writeScratchFile} from '../platform/scratch-dir.js'
 
@@ -82,7 +83,9 @@ export async function startHaproxy(binary: string, config: (dir: string) => stri
       rmSync(dir, {recursive: true, force: true})
     })())
   const deadline = Date.now() + 10_000
-  while (!existsSync(socket)) {
+  // HAProxy creates the socket's file when it binds and accepts on it only once it listens: a
+  // connection in between is refused, so wait for one that is taken.
+  while (!existsSync(socket) || !(await accepts(socket))) {
     if (spawnError || child.exitCode !== null || Date.now() > deadline) {
       await stop()
       const said =
@@ -97,4 +100,16 @@ export async function startHaproxy(binary: string, config: (dir: string) => stri
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return {dir, socket, child, stop}
+}
+
+/** Whether a Unix socket takes a connection now. */
+function accepts(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createConnection(path)
+    probe.once('connect', () => {
+      probe.destroy()
+      resolve(true)
+    })
+    probe.once('error', () => resolve(false))
+  })
 }
