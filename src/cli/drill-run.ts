@@ -37,6 +37,7 @@ export async function runDrillCommand(
         scales,
         ...(options.queueSeconds === undefined ? {} : {queueSeconds: options.queueSeconds}),
         signal: stop.signal,
+        run: i,
         progress: (message) => status?.show(`drill: ${run}${message}`),
         say: (line) => (status && i === 0 ? status.keep(line) : undefined),
         io,

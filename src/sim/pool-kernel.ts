@@ -134,7 +134,7 @@ export function queueTick(s: ServerArrays, i: number, requests: number, work: nu
   const parked = arriving > 0 ? (arriving - taken) / arriving : 0
   s.parked[i] = parked
   s.failing[i] =
-    cap <= 0 || after / cap + k.serviceTime > k.checkTimeout
+    cap <= 0 || after / cap > k.checkTimeout
       ? queueState.checkLate
       : parked > 0
         ? queueState.turnedAway

@@ -211,8 +211,9 @@ export class ServerPool implements ServerArrays, CheckedPool {
     }
     this.random = config.balance === 'random' ? random : null
     this.noisy = this.random === null ? this.weight : new Float64Array(n)
-    // HAProxy times a check out at `inter` when `timeout check` is not set; the check waits for the
-    // queue, then for its own service.
+    // HAProxy times a check out at `inter` when `timeout check` is not set. The seed model's check
+    // waits for the queue, then for its own service; the queueing model's costs no service time
+    // (haproxy-checks.ts), as the drill's servers answer it.
     const busyAnswersInTime = config.queueSeconds !== null && config.queueSeconds + config.serviceTime < health.interval
     this.checks = health.haproxy
       ? new HaproxyChecks(this, health.haproxy, health.interval, queueing !== null ? 'queued' : busyAnswersInTime ? 'busy-in-time' : 'busy-late', random)

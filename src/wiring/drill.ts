@@ -67,6 +67,8 @@ export interface DrillOptions {
   io: EngineIO
   /** Where the fleet and load programs are, when not beside this module (tests run from source). */
   programs?: {fleet?: string; load?: string}
+  /** Which repeat this is, from 0: each draws its own arrivals (drillLoadConfig). */
+  run?: number
 }
 
 /** Seconds (scenario) the pool keeps running after a runbook ends in the real run, as a rehearsal settles. */
@@ -151,7 +153,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     const bucket = readingSeconds(scenario) * scales.timeScale
     // A runbook's real run may take longer than predicted: the load runs on until it is stopped.
     const loadSeconds = seconds * scales.timeScale * (target.kind === 'runbook' ? 3 : 1)
-    load = await spawnLoad({...drillLoadConfig(scaled, scales, {host: '127.0.0.1', port}), duration: loadSeconds}, options.programs?.load)
+    load = await spawnLoad({...drillLoadConfig(scaled, scales, {host: '127.0.0.1', port}, options.run ?? 0), duration: loadSeconds}, options.programs?.load)
     const loadStarted = performance.now()
     const rotation = sampleRotation(api, serverPools, bucket)
     stops.push(() => rotation.stop())

@@ -45,6 +45,10 @@ describe('a scenario scaled for a drill', () => {
     // Back in the scenario's terms.
     expect(toScenarioTime(load.duration, scales)).toBeCloseTo(scenario.duration)
     expect(toScenarioRate(load.curve[0][1], scales)).toBeCloseTo(demand[0][1])
+    // Each repeat of a drill draws its own arrivals; the first draws the scenario's seed's.
+    const seeds = [0, 1, 2].map((run) => drillLoadConfig(scenario, scales, {host: '127.0.0.1', port: 8080}, run).seed)
+    expect(seeds[0]).toBe(scenario.seed)
+    expect(new Set(seeds).size).toBe(3)
   })
 
   it("queues as the drill says, else as the scenario's pool does, else deep enough to stand for the model's unbounded queue", () => {

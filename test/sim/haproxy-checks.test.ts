@@ -155,15 +155,42 @@ describe('HAProxy checks: fall and rise', () => {
   })
 
   it('in the queueing model, an overloaded server fails its checks once its queue holds more than the check timeout', () => {
-    // 150 rps each on 100 rps servers: each queues 50 requests' work a second, and a check waits
-    // behind the queue; with inter 2 s it is late once the queue holds 2 s less a service time, at
-    // 4 s, and down after fall = 3 checks, at 6 s.
+    // 150 rps each on 100 rps servers: each queues 0.5 s of work a second, and a check waits behind
+    // the queue (it costs no service time itself). With inter 1 s the queue is deeper than the
+    // timeout after the third tick (1.5 s); that check times out a tick later, the next starts one
+    // fastinter after it ends, and the third failure takes both down 7 ticks in (1.5 + 2 + 2 + 1 of
+    // waiting: the first check of the pool counts its tick too).
     const pool = makePool(2, {fall: 3, inter: 1}, 0, null, {clientTimeout: 5})
-    expect(ticksUntil(pool, 0, 300, () => pool.countInRotation() === 0)).toBeLessThanOrEqual(4)
+    expect(ticksUntil(pool, 0, 300, () => pool.countInRotation() === 0)).toBe(8)
+    // With inter 2 s the queue passes it after the fifth tick (2.5 s); each of fall = 3 failing
+    // checks takes 2 s to time out and the next starts 2 s after it ends: down about 5 + 3 × 2 +
+    // 2 × 2 = 15 s in, and up to 2 s more for the last check that passed, which waited 2 s in the
+    // queue before its successor could start. Instant checks every 2 s would have taken it down
+    // about 9 s in.
     const slower = makePool(2, {fall: 3, inter: 2}, 0, null, {clientTimeout: 5})
     const down = ticksUntil(slower, 0, 300, () => slower.countInRotation() === 0)
-    expect(down).toBeGreaterThanOrEqual(6)
-    expect(down).toBeLessThanOrEqual(9)
+    expect(down).toBeGreaterThanOrEqual(14)
+    expect(down).toBeLessThanOrEqual(19)
+  })
+
+  it('in the queueing model, a check of a hung server fails only when it times out, and the next starts an interval after it ends', () => {
+    // HAProxy's check.c schedules a check's successor inter (fastinter, downinter) after the
+    // check completes. A hung server answers nothing: each failed check costs its timeout
+    // (inter, 2 s) and the interval after it, so fall = 3 failures take 2 + 2 + 2 + 2 + 2 = 10 s
+    // from the first check after the fault; the server's check phase adds up to one interval.
+    const pool = makePool(1, {fall: 3, inter: 2}, 0, null, {clientTimeout: 5})
+    run(pool, 0, 10, 50)
+    pool.breakServers([0], true, false)
+    const down = ticksUntil(pool, 10, 50, () => pool.countInRotation() === 0)
+    expect(down).toBeGreaterThanOrEqual(10)
+    expect(down).toBeLessThanOrEqual(12)
+    // A server that refuses its connections fails each check at once: down after fall checks an interval apart.
+    const refusing = makePool(1, {fall: 3, inter: 2}, 0, null, {clientTimeout: 5})
+    run(refusing, 0, 10, 50)
+    refusing.breakServers([0], true, true)
+    const refused = ticksUntil(refusing, 10, 50, () => refusing.countInRotation() === 0)
+    expect(refused).toBeGreaterThanOrEqual(4)
+    expect(refused).toBeLessThanOrEqual(6)
   })
 
   it('in the queueing model, a bounded queue that empties within the check timeout fails only the checks its full queue turns away', () => {

@@ -3,6 +3,9 @@ import {queueState} from '../pool-kernel.js'
 import type {Random} from '../random.js'
 import {noTimer, type CheckedPool, type PoolChecks} from './pool-checks.js'
 
+/** What a check under way will report when it ends. */
+const checkResult = {passes: 1, fails: 2} as const
+
 /** The share of `asked` requests a server did not answer while completing `done` (both per second, or both per tick). */
 function turnedAway(asked: number, done: number): number {
   return asked > 0 ? Math.min(1, Math.max(0, 1 - done / asked)) : 0
@@ -39,6 +42,11 @@ export class HaproxyChecks implements PoolChecks {
    * counted so far towards the next one: a fraction, an expectation over the tick's requests.
    */
   readonly errorRuns: Float64Array
+  /**
+   * A check under way (the queueing model): 0 none, else its result, `passes` or `fails`, due at
+   * nextCheck, when the server answers it or it times out.
+   */
+  readonly pending: Uint8Array
   private readonly top: number
   private readonly interTicks: number
   private readonly fastTicks: number
@@ -54,7 +62,8 @@ export class HaproxyChecks implements PoolChecks {
   constructor(
     private readonly pool: CheckedPool,
     readonly rules: HaproxyCheck,
-    interval: number,
+    /** `inter`, which is also the check's timeout: HAProxy's rule when `timeout check` is not set. */
+    private readonly interval: number,
     private readonly busy: 'queued' | 'busy-in-time' | 'busy-late',
     private readonly random: Random,
   ) {
@@ -68,6 +77,7 @@ export class HaproxyChecks implements PoolChecks {
     // HAProxy spreads a backend's first checks evenly over one interval rather than checking every server at once.
     this.nextCheck = Int32Array.from({length: n}, (_, i) => Math.floor((i * this.interTicks) / n))
     this.errorRuns = new Float64Array(n)
+    this.pending = new Uint8Array(n)
   }
 
   afterTick(t: number, weight: Float64Array, perWeight: number, routed: boolean): void {
@@ -83,6 +93,7 @@ export class HaproxyChecks implements PoolChecks {
   registered(i: number, t: number): void {
     this.health[i] = this.rules.rise
     this.errorRuns[i] = 0
+    this.pending[i] = 0
     this.nextCheck[i] = t
     this.nextDue = Math.min(this.nextDue, t)
   }
@@ -94,28 +105,52 @@ export class HaproxyChecks implements PoolChecks {
   }
 
   /**
-   * An overloaded server with an unbounded queue answers every check late. One whose queue is
-   * bounded (queueSeconds) waits that long on a check it takes: a queue that empties within the
-   * check's timeout (HAProxy's `inter` when `timeout check` is not set) answers it in time, and the
-   * check then fails only when it is among the requests the full queue turned away, a seeded draw
-   * with that share as its chance.
+   * In the queueing model a check takes time, as HAProxy's does: it waits in the server's queue
+   * behind the work there (backlog ÷ capacity; the check itself costs no service time) and passes
+   * when it is answered; it fails when it times out, after `inter` (HAProxy's timeout when `timeout
+   * check` is not set), because the server hangs, its queue is deeper than that, or its full
+   * queue turned the check away like the requests it had no room for (a seeded draw with the
+   * parked share as its chance); a server that refuses connections fails it at once. HAProxy
+   * schedules the next check inter, fastinter or downinter after this one ends (check.c), so a
+   * hung server goes DOWN only after `fall` timeouts and the intervals between them.
+   *
+   * The seed model's checks are instant: they fail when the server is down, or busy (`busy-late`,
+   * or `busy-in-time` with the turned-away share as their chance).
    */
   private check(t: number, weight: Float64Array, perWeight: number): void {
-    const {registered, failing, down, openConnections: done, parked, size} = this.pool
+    const {registered, failing, down, openConnections: done, parked, backlog, effectiveCapacity, size, dt} = this.pool
     const next = this.nextCheck
+    const pending = this.pending
+    const queued = this.busy === 'queued'
     let due = noTimer
     for (let i = 0; i < size; i++) {
       if (registered[i] === 0) continue
       if (next[i] <= t) {
-        // A server late only because it is busy, whose full queue still answers within the check's
-        // timeout, fails the check only when the queue turns it away like the requests it had no room for.
-        const late =
-          this.busy === 'queued'
-            ? down[i] !== 0 || failing[i] === queueState.checkLate || (failing[i] === queueState.turnedAway && this.random.next() < parked[i])
-            : failing[i] !== 0 && (down[i] !== 0 || this.busy === 'busy-late' || this.random.next() < turnedAway(perWeight * weight[i], done[i]))
-        if (late) this.failCheck(i)
-        else this.passCheck(i, t)
-        next[i] = t + this.ticksAfterCheck(i)
+        let result = pending[i]
+        let wait = 0
+        if (result !== 0) pending[i] = 0
+        else if (queued) {
+          // The queue is read here too: with no server in rotation the pool serves nothing and sets no state.
+          const queue = backlog[i] / effectiveCapacity[i]
+          const timesOut =
+            down[i] === 1 ||
+            failing[i] === queueState.checkLate ||
+            queue > this.interval ||
+            (failing[i] === queueState.turnedAway && this.random.next() < parked[i])
+          result = down[i] === 2 || timesOut ? checkResult.fails : checkResult.passes
+          wait = down[i] === 2 ? 0 : timesOut ? this.interTicks : Math.round(queue / dt)
+        } else {
+          const late = failing[i] !== 0 && (down[i] !== 0 || this.busy === 'busy-late' || this.random.next() < turnedAway(perWeight * weight[i], done[i]))
+          result = late ? checkResult.fails : checkResult.passes
+        }
+        if (wait > 0) {
+          pending[i] = result
+          next[i] = t + wait
+        } else {
+          if (result === checkResult.fails) this.failCheck(i)
+          else this.passCheck(i, t)
+          next[i] = t + this.ticksAfterCheck(i)
+        }
       }
       if (next[i] < due) due = next[i]
     }
@@ -178,8 +213,9 @@ export class HaproxyChecks implements PoolChecks {
         if (mode === 'sudden-death' && this.health[i] > this.rules.rise) this.health[i] = this.rules.rise + 1
         else if (mode === 'mark-down') this.health[i] = this.rules.rise
         if (mode !== 'fastinter') this.failCheck(i)
+        // A check under way keeps its own end.
         const soon = t + this.fastTicks
-        if (soon < this.nextCheck[i]) this.nextCheck[i] = soon
+        if (this.pending[i] === 0 && soon < this.nextCheck[i]) this.nextCheck[i] = soon
         if (soon < this.nextDue) this.nextDue = soon
       }
       runs[i] = ejected[i] === 0 ? due : 0

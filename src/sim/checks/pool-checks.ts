@@ -21,6 +21,9 @@ export interface CheckedPool {
   readonly down: Uint8Array
   /** What each server completed in the last tick, per second. */
   readonly openConnections: Float64Array
+  /** Work queued at each server (the queueing model), and what it completes a second: a check waits backlog ÷ capacity. */
+  readonly backlog: Float64Array
+  readonly effectiveCapacity: Float64Array
   readonly timesEjected: Int32Array
   readonly ejectedCount: number
   readonly maxEjected: number
