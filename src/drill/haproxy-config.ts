@@ -25,9 +25,6 @@ export interface DrillHaproxy {
   slowStart: Record<string, number>
 }
 
-/** Scenario seconds: the `timeout server` of HAProxy's own example configuration. */
-export const serverTimeout = 50
-
 const ms = (seconds: number): string => `${Math.max(1, Math.round(seconds * 1000))}ms`
 
 /**
@@ -88,11 +85,12 @@ export function drillHaproxy(
       'defaults',
       '  mode http',
       '  timeout connect 1s',
-      // The server timeout is on the drill's clock like every other duration: a session its client
-      // gave up on holds its server until then, and a drain waits for it. The client side is left
+      // The server timeout is the scenario's (healthCheck.timeoutServer), on the drill's clock like
+      // every other duration: a session its client gave up on holds its server until then, and a
+      // drain waits for it, as the simulator's does. The client side is left
       // long, so an idle keep-alive connection is never closed under a request the generator sends.
       '  timeout client 60s',
-      `  timeout server ${ms(serverTimeout * timeScale)}`,
+      `  timeout server ${ms(check.timeoutServer * timeScale)}`,
       '  timeout http-keep-alive 30s',
       'frontend drill',
       `  bind 127.0.0.1:${port}`,

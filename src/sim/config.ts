@@ -84,6 +84,8 @@ export interface HaproxyCheck {
   observe: 'none' | 'layer7'
   errorLimit: number
   onError: HaproxyOnError
+  /** HAProxy's `timeout server`: a session to a server that does not answer stays open this long (seconds). */
+  timeoutServer: number
 }
 
 export interface ClientConfig {

@@ -209,7 +209,7 @@ targets:
     socket: /run/haproxy/admin.sock
     backends: {${pool}: be_mailbox}
   metrics: {source: haproxy}
-rehearsal: {scenario: outlook-2026-haproxy, startAt: 250}
+rehearsal: {scenario: outlook-2026-haproxy, startAt: 320}
 steps:
   - {action: cycle, pool: ${pool}, batch: 5, budget: 5, gate: {metric: healthy-targets, threshold: 70, window: 20, interval: 10, successes: 1}}
 `

@@ -19,11 +19,20 @@ ${setups}
 `
 
 describe('scenario healthCheck kind haproxy', () => {
-  it("defaults to HAProxy's own: inter 2 s, fall 3, rise 2, no observe; fastinter and downinter follow inter; error-limit 10 and on-error fastinter", () => {
+  it("defaults to HAProxy's own: inter 2 s, fall 3, rise 2, no observe; fastinter and downinter follow inter; error-limit 10 and on-error fastinter; timeout server 50 s, its example configuration's", () => {
     const scenario = load(base('{kind: haproxy}', '  plain: {}')).scenario()
     expect(scenario.healthCheck.interval).toBe(2)
     const config = fleetConfig(scenario, pickSetups(scenario, ['plain'])[0].policy)
-    expect(config.healthCheck.haproxy).toEqual({fastinter: 2, downinter: 2, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter'})
+    expect(config.healthCheck.haproxy).toEqual({
+      fastinter: 2,
+      downinter: 2,
+      fall: 3,
+      rise: 2,
+      observe: 'none',
+      errorLimit: 10,
+      onError: 'fastinter',
+      timeoutServer: 50,
+    })
     expect(config.policy.slowStart).toBe(0)
   })
 

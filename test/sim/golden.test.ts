@@ -98,7 +98,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'bench:everythingOn/10': {inRotation: '4ccbe74d7b7535b5', rest: '6601090939998891'},
   'bench:everythingOn/10:collapse-refuse': {inRotation: '94a6f74b0562d184', rest: '5112ece65e059b2b'},
   'bench:everythingOn/10:drain-restart-return': {inRotation: 'ae9ccbc239b253e1', rest: '5192159f23519a45'},
-  'rehearsal:drill-thread-hold-recovery.yaml': {inRotation: '77a48f9ba306299e', rest: 'c1c64a46f157d08a'},
+  'rehearsal:drill-thread-hold-recovery.yaml': {inRotation: '21d34f24a24dc5c6', rest: '248bc3a8a9346af7'},
   'rehearsal:naive-full-return.yaml': {inRotation: '205ad17551b64397', rest: 'be14084f015440c4'},
   'rehearsal:outlook-staged-return-haproxy.yaml': {inRotation: 'ecc80a3c0dc5ad69', rest: 'c90780b3a2f3fb97'},
   'rehearsal:outlook-staged-return.yaml': {inRotation: '6992cf18d932a4b3', rest: 'e294ad7e1f50441e'},

@@ -34,7 +34,17 @@ function makePool(
   queueing: {clientTimeout: number} | null = null,
 ): ServerPool {
   const {inter = 1, ...rest} = rules
-  const haproxy: HaproxyCheck = {fastinter: inter, downinter: inter, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter', ...rest}
+  const haproxy: HaproxyCheck = {
+    fastinter: inter,
+    downinter: inter,
+    fall: 3,
+    rise: 2,
+    observe: 'none',
+    errorLimit: 10,
+    onError: 'fastinter',
+    timeoutServer: 50,
+    ...rest,
+  }
   return new ServerPool(
     {...poolConfig(servers), queueSeconds},
     {...noGuard, slowStart},

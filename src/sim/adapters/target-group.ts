@@ -8,6 +8,8 @@ import {indexOf, targetId} from './target-ids.js'
 /** A pool's servers as a target group: health read from the pool, registration changed on it. */
 export class SimTargetGroup implements PoolPort {
   readonly label: string
+  /** When each deregistered server's last session ends, on the clock. */
+  private readonly drainedAt = new Map<number, number>()
   constructor(
     readonly name: string,
     private readonly pool: ServerPool,
@@ -35,12 +37,17 @@ export class SimTargetGroup implements PoolPort {
   }
 
   async deregister(ids: string[]): Promise<void> {
-    this.pool.deregister(ids.map((id) => indexOf(this.pool, id)))
+    const indexes = ids.map((id) => indexOf(this.pool, id))
+    for (const i of indexes) this.drainedAt.set(i, this.clock.now() + this.pool.checks.drainSeconds(i, this.fleet.tick))
+    this.pool.deregister(indexes)
   }
 
-  async waitDrained(): Promise<boolean> {
-    // The simulated balancer stops sending new requests at once and requests last under a tick.
-    return true
+  /** Waits until the balancer has no session open on any of `ids` (PoolChecks.drainSeconds), for at most `timeoutSeconds`. */
+  async waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
+    const until = Math.max(this.clock.now(), ...ids.map((id) => this.drainedAt.get(indexOf(this.pool, id)) ?? 0))
+    const wait = Math.min(until, this.clock.now() + timeoutSeconds) - this.clock.now()
+    if (wait > 0) await this.clock.sleep(wait, signal)
+    return this.clock.now() >= until
   }
 
   async register(ids: string[]): Promise<void> {

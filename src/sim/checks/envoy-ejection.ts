@@ -34,6 +34,11 @@ export class EnvoyEjection implements PoolChecks {
 
   registered(): void {}
 
+  /** The simulated Envoy stops sending new requests at once, and what it sent lasts under a tick. */
+  drainSeconds(): number {
+    return 0
+  }
+
   /**
    * When the cap on ejections binds, which failing servers go is a seeded draw, since a real
    * balancer sees them in no particular order.

@@ -47,6 +47,8 @@ export class HaproxyChecks implements PoolChecks {
    * nextCheck, when the server answers it or it times out.
    */
   readonly pending: Uint8Array
+  /** Tick each server went DOWN, while it is DOWN. */
+  readonly downSince: Int32Array
   private readonly top: number
   private readonly interTicks: number
   private readonly fastTicks: number
@@ -78,6 +80,7 @@ export class HaproxyChecks implements PoolChecks {
     this.nextCheck = Int32Array.from({length: n}, (_, i) => Math.floor((i * this.interTicks) / n))
     this.errorRuns = new Float64Array(n)
     this.pending = new Uint8Array(n)
+    this.downSince = new Int32Array(n)
   }
 
   afterTick(t: number, weight: Float64Array, perWeight: number, routed: boolean): void {
@@ -96,6 +99,24 @@ export class HaproxyChecks implements PoolChecks {
     this.pending[i] = 0
     this.nextCheck[i] = t
     this.nextDue = Math.min(this.nextDue, t)
+  }
+
+  /**
+   * HAProxy drains a server (`set server … state drain`, `show stat` scur) until no session is
+   * open on it. A queued request ends when the server answers it; one the server will never answer
+   * (it hangs, it has stalled, its full queue parked the request) ends at `timeout server`, since
+   * without `option abortonclose` a client that gives up does not end its session. A server DOWN
+   * has had no request since it went DOWN; one that refuses connections has none open.
+   */
+  drainSeconds(i: number, t: number): number {
+    const {down, parked, backlog, effectiveCapacity, ejected, dt} = this.pool
+    const timeout = this.rules.timeoutServer
+    if (down[i] === 2) return 0
+    if (down[i] === 1 || parked[i] > 0) {
+      const lastSent = ejected[i] !== 0 ? this.downSince[i] : t
+      return Math.max(0, timeout - (t - lastSent) * dt)
+    }
+    return effectiveCapacity[i] > 0 ? Math.min(timeout, backlog[i] / effectiveCapacity[i]) : 0
   }
 
   /** HAProxy's choice of interval: `inter` when fully up, `downinter` when fully down, `fastinter` in between. */
@@ -147,7 +168,7 @@ export class HaproxyChecks implements PoolChecks {
           pending[i] = result
           next[i] = t + wait
         } else {
-          if (result === checkResult.fails) this.failCheck(i)
+          if (result === checkResult.fails) this.failCheck(i, t)
           else this.passCheck(i, t)
           next[i] = t + this.ticksAfterCheck(i)
         }
@@ -157,14 +178,17 @@ export class HaproxyChecks implements PoolChecks {
     this.nextDue = due
   }
 
-  private failCheck(i: number): void {
+  private failCheck(i: number, t: number): void {
     const h = this.health
     if (h[i] > 0) {
       h[i]--
       if (h[i] < this.rules.rise) h[i] = 0
     }
     // DOWN until checks bring it back, however long that takes.
-    if (h[i] < this.rules.rise && this.pool.ejected[i] === 0) this.pool.takeOut(i, noTimer)
+    if (h[i] < this.rules.rise && this.pool.ejected[i] === 0) {
+      this.pool.takeOut(i, noTimer)
+      this.downSince[i] = t
+    }
   }
 
   private passCheck(i: number, t: number): void {
@@ -212,7 +236,7 @@ export class HaproxyChecks implements PoolChecks {
         const mode = this.rules.onError
         if (mode === 'sudden-death' && this.health[i] > this.rules.rise) this.health[i] = this.rules.rise + 1
         else if (mode === 'mark-down') this.health[i] = this.rules.rise
-        if (mode !== 'fastinter') this.failCheck(i)
+        if (mode !== 'fastinter') this.failCheck(i, t)
         // A check under way keeps its own end.
         const soon = t + this.fastTicks
         if (this.pending[i] === 0 && soon < this.nextCheck[i]) this.nextCheck[i] = soon

@@ -47,6 +47,11 @@ export interface PoolChecks {
   slowStartWeight(elapsed: number, window: number, minWeight: number): number
   /** The operator put server `i` back (registered it again) at tick `t`. */
   registered(i: number, t: number): void
+  /**
+   * Seconds from tick `t` until the balancer has no session open on server `i`, which it stops
+   * sending new requests now: how long a drain of it takes.
+   */
+  drainSeconds(i: number, t: number): number
   /** Which balancer's rules: HAProxy takes slow start and failover from its config file only, Envoy can change both at runtime. */
   readonly family: 'envoy' | 'haproxy'
 }

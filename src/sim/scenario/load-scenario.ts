@@ -168,6 +168,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
         observe: o.observe,
         errorLimit: o.errorLimit ?? haproxyDefaults.errorLimit,
         onError: o.onError ?? haproxyDefaults.onError,
+        timeoutServer: o.timeoutServer,
       },
     }
     // HAProxy's slowstart is the pool's slow start, which a runbook step may change like Envoy's.

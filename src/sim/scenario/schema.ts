@@ -75,7 +75,8 @@ const clientDefaults = {
 
 /**
  * HAProxy's server check settings, named as in its configuration (`inter`, `fall`, `rise`,
- * `observe`, `error-limit`, `on-error`, `slowstart`), in seconds. `fastinter` and `downinter`
+ * `observe`, `error-limit`, `on-error`, `slowstart`, and the backend's `timeout server` as
+ * `timeoutServer`), in seconds. `fastinter` and `downinter`
  * default to `inter`, and `errorLimit` and `onError` to HAProxy's 10 and fastinter, when the
  * simulator's config is built (src/sim/scenario/load-scenario.ts), so a setup that changes `inter` moves them too.
  */
@@ -89,8 +90,14 @@ const haproxyFields = {
   errorLimit: z.number().int().min(1).max(1_000_000),
   onError: z.enum(['fastinter', 'fail-check', 'sudden-death', 'mark-down']),
   slowstart: seconds,
+  /**
+   * How long HAProxy waits for a server's answer. Without `option abortonclose` (HAProxy's default)
+   * a client that gives up does not end its session, so a session to a server that does not answer
+   * stays open this long, and a drain waits for it. Default: 50 s, HAProxy's example configuration.
+   */
+  timeoutServer: span,
 }
-export const haproxyDefaults = {inter: 2, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter', slowstart: 0} as const
+export const haproxyDefaults = {inter: 2, fall: 3, rise: 2, observe: 'none', errorLimit: 10, onError: 'fastinter', slowstart: 0, timeoutServer: 50} as const
 
 const envoyCheckDefaults = {interval: 10, baseEjection: 30, maxEjection: 300}
 
@@ -120,6 +127,7 @@ const healthCheckSchema = z.preprocess(
         errorLimit: haproxyFields.errorLimit.optional(),
         onError: haproxyFields.onError.optional(),
         slowstart: haproxyFields.slowstart.default(haproxyDefaults.slowstart),
+        timeoutServer: haproxyFields.timeoutServer.default(haproxyDefaults.timeoutServer),
       }),
     ])
     .transform((check): {interval: number; baseEjection: number; maxEjection: number; haproxy?: HaproxySettings} => {
@@ -140,6 +148,7 @@ export interface HaproxySettings {
   errorLimit?: number
   onError?: 'fastinter' | 'fail-check' | 'sudden-death' | 'mark-down'
   slowstart: number
+  timeoutServer: number
 }
 
 /**
