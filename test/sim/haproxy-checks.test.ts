@@ -188,17 +188,17 @@ describe('HAProxy checks: fall and rise', () => {
     // check completes. A hung server answers nothing: each failed check costs its timeout
     // (inter, 2 s) and the interval after it, so fall = 3 failures take 2 + 2 + 2 + 2 + 2 = 10 s
     // from the first check after the fault; the server's check phase adds up to one interval.
-    const pool = makePool(1, {fall: 3, inter: 2}, 0, null, {clientTimeout: 5})
-    run(pool, 0, 10, 50)
-    pool.breakServers([0], true, false)
-    const down = ticksUntil(pool, 10, 50, () => pool.countInRotation() === 0)
+    const downAfterBreak = (refuse: boolean) => {
+      const pool = makePool(1, {fall: 3, inter: 2}, 0, null, {clientTimeout: 5})
+      run(pool, 0, 10, 50)
+      pool.breakServers([0], true, refuse)
+      return ticksUntil(pool, 10, 50, () => pool.countInRotation() === 0)
+    }
+    const down = downAfterBreak(false)
     expect(down).toBeGreaterThanOrEqual(10)
     expect(down).toBeLessThanOrEqual(12)
     // A server that refuses its connections fails each check at once: down after fall checks an interval apart.
-    const refusing = makePool(1, {fall: 3, inter: 2}, 0, null, {clientTimeout: 5})
-    run(refusing, 0, 10, 50)
-    refusing.breakServers([0], true, true)
-    const refused = ticksUntil(refusing, 10, 50, () => refusing.countInRotation() === 0)
+    const refused = downAfterBreak(true)
     expect(refused).toBeGreaterThanOrEqual(4)
     expect(refused).toBeLessThanOrEqual(6)
   })
