@@ -87,8 +87,8 @@ export function drillHaproxy(
       '  timeout connect 1s',
       // The server timeout is the scenario's (healthCheck.timeoutServer), on the drill's clock like
       // every other duration: a session its client gave up on holds its server until then, and a
-      // drain waits for it, as the simulator's does. The client side is left
-      // long, so an idle keep-alive connection is never closed under a request the generator sends.
+      // drain waits for it, as the simulator's does. The client side is left long, so an idle
+      // keep-alive connection is never closed under a request the generator sends.
       '  timeout client 60s',
       `  timeout server ${ms(check.timeoutServer * timeScale)}`,
       '  timeout http-keep-alive 30s',

@@ -152,7 +152,7 @@ export class HaproxyChecks implements PoolChecks {
         if (result !== 0) pending[i] = 0
         else if (queued) {
           // The queue is read here too: with no server in rotation the pool serves nothing and sets no state.
-          const queue = backlog[i] / effectiveCapacity[i]
+          const queue = effectiveCapacity[i] > 0 ? backlog[i] / effectiveCapacity[i] : Infinity
           const timesOut =
             down[i] === 1 ||
             failing[i] === queueState.checkLate ||
