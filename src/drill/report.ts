@@ -17,8 +17,22 @@ export interface DrillSide {
   card: ReportCard
   /** The real side only: failures over the run, and from the fix on. */
   failures?: {run: Failures; afterFix: Failures | null}
-  /** A runbook's outcome on this side. */
-  runbook?: {outcome: RunResult['outcome']; message: string}
+  /** A runbook's outcome on this side, and when each of its steps ran. */
+  runbook?: {outcome: RunResult['outcome']; message: string; steps: StepTimes[]}
+}
+
+/** When a runbook's step began and ended, in scenario seconds on the side's own timeline; null where it never did. */
+export interface StepTimes {
+  index: number
+  title: string
+  startedAt: number | null
+  endedAt: number | null
+}
+
+/** A run's step times on a timeline: `toScenario` turns the run's clock into scenario seconds. */
+export function stepTimes(run: Pick<RunResult, 'steps'>, toScenario: (at: number) => number): StepTimes[] {
+  const on = (at: number | null) => (at === null ? null : toScenario(at))
+  return run.steps.map((s) => ({index: s.index, title: s.title, startedAt: on(s.startedAt), endedAt: on(s.endedAt)}))
 }
 
 export interface DrillReport {

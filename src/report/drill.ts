@@ -1,4 +1,4 @@
-import type {DrillReport, DrillSide, Failures} from '../drill/report.js'
+import type {DrillReport, DrillSide, Failures, StepTimes} from '../drill/report.js'
 import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {summarizeRepeats} from '../drill/repeats.js'
 import {finerTickVerdict, verdictOf, withinBand, type Bands, type FinerTickVerdict, type Figure, type Verdict} from '../drill/verdict.js'
@@ -155,6 +155,32 @@ function runbookLine(label: string, side: DrillSide): string | null {
   return side.runbook ? `${label}: ${side.runbook.outcome}: ${side.runbook.message}` : null
 }
 
+/**
+ * When each runbook step ran on both sides, in scenario seconds: where a real run falls behind
+ * its rehearsal (a gate that waited longer, a drain, a restart), which the figures alone do not say.
+ */
+function stepsTable(report: DrillReport): string | null {
+  const real = report.real.runbook?.steps
+  const rehearsed = report.predicted.runbook?.steps
+  if (!real || !rehearsed) return null
+  const span = (s: StepTimes | undefined) =>
+    s?.startedAt == null ? 'not run' : `${Math.round(s.startedAt)}–${s.endedAt === null ? '…' : Math.round(s.endedAt)} s`
+  const late = (a: StepTimes | undefined, b: StepTimes | undefined) =>
+    a?.endedAt == null || b?.endedAt == null ? '' : `${a.endedAt >= b.endedAt ? '+' : ''}${Math.round(a.endedAt - b.endedAt)} s`
+  return formatTable(
+    ['step', 'real', 'rehearsal', 'real ends'],
+    rehearsed.map((b) => {
+      const a = real.find((s) => s.index === b.index)
+      return [`${b.index} ${b.title}`, span(a), span(b), late(a, b)]
+    }),
+  )
+}
+
+function stepsLines(report: DrillReport, which = ''): string[] {
+  const table = stepsTable(report)
+  return table === null ? [] : ['', `Runbook steps${which}, in scenario seconds from the start of the run:`, table]
+}
+
 /** Two panels, each with both lines: completed requests (and demand), and servers in rotation. */
 export function drillPanels(report: DrillReport): ChartPanel[] {
   const {real, predicted} = report
@@ -214,6 +240,7 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
     ...[runbookLine('real run', report.real), runbookLine('rehearsal', report.predicted)].filter((l): l is string => l !== null),
     '',
     drillTable(report),
+    ...stepsLines(report),
     '',
     agreement(verdictOf(report).verdict),
     ...finerTickLine(finerTickVerdict(report), 'the real run'),
@@ -261,7 +288,18 @@ export function drillJson(report: DrillReport) {
   const counts = (f: Failures) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, Math.round(v as number)]))
   const side = (s: DrillSide) => ({
     card: roundCard(s.card),
-    ...(s.runbook ? {runbook: s.runbook} : {}),
+    ...(s.runbook
+      ? {
+          runbook: {
+            ...s.runbook,
+            steps: s.runbook.steps.map((st) => ({
+              ...st,
+              startedAt: st.startedAt === null ? null : round(st.startedAt),
+              endedAt: st.endedAt === null ? null : round(st.endedAt),
+            })),
+          },
+        }
+      : {}),
     ...(s.failures ? {failures: {run: counts(s.failures.run), afterFix: s.failures.afterFix && counts(s.failures.afterFix)}} : {}),
     timeline: lineJson(s.timeline),
   })
@@ -339,6 +377,7 @@ export function renderRepeats(reports: DrillReport[], options: {color: boolean; 
     '',
     `Over the median of ${reports.length} runs: ${agreement(summary.verdict)}`,
     ...finerTickLine(summary.finerTick, `the median of ${reports.length} runs`),
+    ...stepsLines(reports[summary.representative], ` (run ${summary.representative + 1}, the median's)`),
   ]
   for (const panel of drillPanels(reports[summary.representative]))
     parts.push(

@@ -22,7 +22,7 @@ import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from '../dri
 import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {sampleRotation, serversUp} from '../drill/rotation.js'
 import {cutAt, failuresOf, perSecond, realTimeline, simTimeline} from '../drill/timeline.js'
-import type {DrillReport, DrillTarget} from '../drill/report.js'
+import {stepTimes, type DrillReport, type DrillTarget, type StepTimes} from '../drill/report.js'
 import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
 import {scaleRunbookTimes} from '../loader/scale-times.js'
 import type {Runbook} from '../loader/runbook.js'
@@ -38,6 +38,7 @@ import {
   readingSeconds,
   servedAsDrilled,
   queuedAsDrilled,
+  toScenarioTime,
   type DrillScales,
 } from '../drill/scale.js'
 
@@ -155,6 +156,8 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     const loadSeconds = seconds * scales.timeScale * (target.kind === 'runbook' ? 3 : 1)
     load = await spawnLoad({...drillLoadConfig(scaled, scales, {host: '127.0.0.1', port}, options.run ?? 0), duration: loadSeconds}, options.programs?.load)
     const loadStarted = performance.now()
+    // The engine's clock is the epoch (WallClock): its step times, from here on, in scenario seconds.
+    const loadStartedEpoch = Date.now() / 1000
     const rotation = sampleRotation(api, serverPools, bucket)
     stops.push(() => rotation.stop())
     const faults = playFaults(faultSteps(scenario, scales).steps, (command) => sendFleetCommand(fleet!.admin, command))
@@ -223,7 +226,9 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
         timeline,
         card: reportCard(timeline, fault, servers, window, heldOut),
         failures: {run: failuresOf(record, scales, 0), afterFix: fault ? failuresOf(record, scales, fault.to) : null},
-        ...(real ? {runbook: {outcome: real.outcome, message: real.message}} : {}),
+        ...(real
+          ? {runbook: {outcome: real.outcome, message: real.message, steps: stepTimes(real, (at) => toScenarioTime(at - loadStartedEpoch, scales))}}
+          : {}),
       },
       predicted: {
         timeline: prediction,
@@ -290,7 +295,7 @@ export interface Prediction {
   seconds: number
   timeline: Timeline
   startAt?: number
-  runbook?: {outcome: RunResult['outcome']; message: string}
+  runbook?: {outcome: RunResult['outcome']; message: string; steps: StepTimes[]}
 }
 
 /**
@@ -324,7 +329,8 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
     seconds,
     timeline: perSecond(simTimeline(rehearsal.record, ticks)),
     startAt: rehearsal.startAt,
-    runbook: {outcome: run.outcome, message: run.message},
+    // The rehearsal's clock is the scenario's.
+    runbook: {outcome: run.outcome, message: run.message, steps: stepTimes(run, (at) => at)},
   }
 }
 

@@ -444,6 +444,13 @@ steps:
     expect(json.real.runbook.outcome).toBe('completed')
     expect(json.predicted.runbook.outcome).toBe('completed')
     expect(json.real.runbook.message).toContain('small-cycle')
+    // Each side says when its one step ran, in scenario seconds: the real run starts where the rehearsal does.
+    const [real] = json.real.runbook.steps
+    const [rehearsed] = json.predicted.runbook.steps
+    expect(rehearsed).toMatchObject({index: 1, startedAt: 60})
+    expect(real.index).toBe(1)
+    expect(Math.abs(real.startedAt - rehearsed.startedAt)).toBeLessThan(10)
+    expect(real.endedAt).toBeGreaterThan(real.startedAt)
     const started = kinds(watch.seen())
     expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
     expect(watch.alive()).toEqual([])

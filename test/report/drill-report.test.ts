@@ -99,8 +99,31 @@ describe('drillAgrees and renderDrill', () => {
         {},
         {
           target: {kind: 'runbook', name: 'small-cycle'},
-          real: {...report({}).real, card: card({before: 0.957}), runbook: {outcome: 'held', message: 'a gate failed'}},
-          predicted: {...report({}).predicted, runbook: {outcome: 'completed', message: 'its steps are done'}},
+          real: {
+            ...report({}).real,
+            card: card({before: 0.957}),
+            runbook: {
+              outcome: 'held',
+              message: 'a gate failed',
+              steps: [
+                {index: 1, title: 'Freeze deploys', startedAt: 60.2, endedAt: 61.4},
+                {index: 2, title: 'Ramp the pool back', startedAt: 61.4, endedAt: 212.6},
+                {index: 3, title: 'Unfreeze', startedAt: null, endedAt: null},
+              ],
+            },
+          },
+          predicted: {
+            ...report({}).predicted,
+            runbook: {
+              outcome: 'completed',
+              message: 'its steps are done',
+              steps: [
+                {index: 1, title: 'Freeze deploys', startedAt: 60, endedAt: 60},
+                {index: 2, title: 'Ramp the pool back', startedAt: 60, endedAt: 180},
+                {index: 3, title: 'Unfreeze', startedAt: 180, endedAt: 180},
+              ],
+            },
+          },
           interrupted: true,
           load: {eventLoopDelayP99Ms: 250, fleetLoopDelayP99Ms: null, local: 0, offered: 12_000, cpuSeconds: 1, clientTimeoutWallMs: 1250, serviceTimeMs: 2000},
         },
@@ -111,6 +134,16 @@ describe('drillAgrees and renderDrill', () => {
     expect(lines[0]).toMatch(/^runbook small-cycle against drill-headroom \(checks-only\), .* \(interrupted: the figures cover what ran\)$/)
     expect(lines[1]).toBe('real run: held: a gate failed')
     expect(lines[2]).toBe('rehearsal: completed: its steps are done')
+    // When each step ran on each side, and how much later the real one ended.
+    const steps = lines.indexOf('Runbook steps, in scenario seconds from the start of the run:')
+    expect(steps).toBeGreaterThan(2)
+    expect(lines.slice(steps + 1, steps + 6).map((l) => l.trimEnd())).toEqual([
+      'step                  real      rehearsal  real ends',
+      '────────────────────  ────────  ─────────  ─────────',
+      '1 Freeze deploys      60–61 s   60–60 s    +1 s',
+      '2 Ramp the pool back  61–213 s  60–180 s   +33 s',
+      '3 Unfreeze            not run   180–180 s',
+    ])
     expect(text).toContain('real 95.7%, predicted 100.0%')
     expect(text).toContain("The drill was short of this machine: the load generator's event loop ran 250 ms late at p99 (limit 100 ms).")
     // A drill cut short reached none of its outcomes: they are not compared, however the cards read.
@@ -159,11 +192,14 @@ describe('drillJson', () => {
 
   it('keeps a null figure null, and the runbook outcomes', () => {
     const base = report({secondsToFullServiceAfterFix: null, servedDuringFault: null, recovered: false})
-    const json = drillJson({...base, real: {...base.real, runbook: {outcome: 'completed', message: 'done'}}})
+    const json = drillJson({
+      ...base,
+      real: {...base.real, runbook: {outcome: 'completed', message: 'done', steps: [{index: 1, title: 'Freeze', startedAt: 60.123, endedAt: null}]}},
+    })
     expect(json.real.card.secondsToFullServiceAfterFix).toBeNull()
     expect(json.real.card.servedDuringFault).toBeNull()
     expect(json.agree).toBe(false)
-    expect(json.real.runbook).toEqual({outcome: 'completed', message: 'done'})
+    expect(json.real.runbook).toEqual({outcome: 'completed', message: 'done', steps: [{index: 1, title: 'Freeze', startedAt: 60.12, endedAt: null}]})
   })
 })
 
