@@ -2,6 +2,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {programFile} from '../program-file.js'
 import {scratchDir, writeScratchFile} from '../platform/scratch-dir.js'
 import type {FleetConfig, FleetInfo} from './fleet.js'
 import type {LoadConfig, LoadRecord} from './load-generator.js'
@@ -87,7 +88,7 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
   clearTimeout(killer)
 }
 
-const beside = (file: string) => fileURLToPath(new URL(file, import.meta.url))
+const beside = (file: string) => fileURLToPath(programFile(`drill/${file}`))
 
 /** A fleet in a child process: its ports, its pid, and the one way to end it. */
 export interface FleetProcess extends FleetInfo {

@@ -1,5 +1,6 @@
 import {availableParallelism} from 'node:os'
 import {Worker} from 'node:worker_threads'
+import {programFile} from '../program-file.js'
 import {packResult, resultWidth, runCell, unpackResult, type CellQuery, type CellResult, type SweepJob} from './classify.js'
 
 /**
@@ -32,11 +33,10 @@ const inFlight = 2
 
 /**
  * `workers` threads in all: this one, which already has the simulator loaded and warm, and
- * `workers - 1` worker threads, each sent the job once when it starts. The worker module is found
- * next to this one, so it resolves in dist/ after a build as well as wherever the package is installed.
+ * `workers - 1` worker threads, each sent the job once when it starts (the worker module: programFile).
  */
 export function cellRunner(job: SweepJob, workers: number): CellRunner {
-  const url = new URL('./sweep-worker.js', import.meta.url)
+  const url = programFile('sweep/sweep-worker.js')
   const threads = Array.from({length: Math.max(0, workers - 1)}, () => new Worker(url, {workerData: job}))
   return {
     run(cells, progress) {
