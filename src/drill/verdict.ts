@@ -81,8 +81,10 @@ export interface LoadHealth {
 export const machineLimits = {
   /**
    * p99 event-loop delay: a tenth of the servers' service time, a tenth of the clients' timeout,
-   * and never past 100 ms. The fleet times each request's service on its event loop, so a loop late
-   * by a tenth of the service time stretches service by as much, the size of a band. Measured
+   * and never past 100 ms. Set when the fleet timed each request's service on its event loop, so a
+   * loop late by a tenth of the service time stretched service by as much, the size of a band. Its
+   * servers now keep their capacity however late their timers fire (server.ts), but answers, checks,
+   * arrivals and client timeouts are still as late as the loops; kept, on the side of inconclusive. Measured
    * (2026-12-01): 21 quiet runs stayed under 4 ms; with the unit tests in a loop and two busy
    * loops beside the drill, 14–15 ms, and the collapse drill lost 17.1% against a quiet 15.9–16.4%;
    * pinned to one core with eight busy loops, 30–50 ms, and survivors at 115% lost 10.7% against a
