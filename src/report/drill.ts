@@ -171,7 +171,8 @@ function stepsTable(report: DrillReport): string | null {
     ['step', 'real', 'rehearsal', 'real ends'],
     rehearsed.map((b) => {
       const a = real.find((s) => s.index === b.index)
-      return [`${b.index} ${b.title}`, span(a), span(b), late(a, b)]
+      // Numbered from 1, as the plan and the run's messages number them.
+      return [`${b.index + 1} ${b.title}`, span(a), span(b), late(a, b)]
     }),
   )
 }

@@ -447,8 +447,8 @@ steps:
     // Each side says when its one step ran, in scenario seconds: the real run starts where the rehearsal does.
     const [real] = json.real.runbook.steps
     const [rehearsed] = json.predicted.runbook.steps
-    expect(rehearsed).toMatchObject({index: 1, startedAt: 60})
-    expect(real.index).toBe(1)
+    expect(rehearsed).toMatchObject({index: 0, startedAt: 60})
+    expect(real.index).toBe(0)
     expect(Math.abs(real.startedAt - rehearsed.startedAt)).toBeLessThan(10)
     expect(real.endedAt).toBeGreaterThan(real.startedAt)
     const started = kinds(watch.seen())
