@@ -1,6 +1,7 @@
 import type {RunResult} from '../engine/engine.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
+import type {CpuWait} from './cpu-wait.js'
 import type {ReportCard, Timeline} from './report-card.js'
 import type {DrillScales} from './scale.js'
 import type {Failures} from './timeline.js'
@@ -63,6 +64,8 @@ export interface DrillReport {
     eventLoopDelayP99Ms: number
     /** The fleet's own event loop (every server shares it), p99 ms late; null when it could not be read. */
     fleetLoopDelayP99Ms: number | null
+    /** How long the run's processes (this one, the fleet, the load, HAProxy) waited for a CPU; null where not measured. */
+    cpuWait: CpuWait | null
     /** Requests the generator could not send for want of this machine's sockets or files. */
     local: number
     /** Attempts it sent (requests and retries), real ones. */

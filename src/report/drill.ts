@@ -325,6 +325,13 @@ export function drillJson(report: DrillReport) {
     load: {
       eventLoopDelayP99Ms: round(report.load.eventLoopDelayP99Ms),
       fleetLoopDelayP99Ms: report.load.fleetLoopDelayP99Ms === null ? null : round(report.load.fleetLoopDelayP99Ms),
+      cpuWait: report.load.cpuWait && {
+        runSeconds: round(report.load.cpuWait.runSeconds),
+        waitSeconds: round(report.load.cpuWait.waitSeconds),
+        share: round(report.load.cpuWait.share, 3),
+        slices: report.load.cpuWait.slices,
+        meanWaitMs: round(report.load.cpuWait.meanWaitMs, 3),
+      },
       local: round(report.load.local),
       offered: Math.round(report.load.offered),
       cpuSeconds: round(report.load.cpuSeconds),

@@ -16,6 +16,7 @@ import {faultWindow} from '../sim/fault-window.js'
 import type {SimulationRecord} from '../sim/record.js'
 import {drillControlPlane} from './drill-control-plane.js'
 import {faultSteps, playFaults} from '../drill/faults.js'
+import {CpuWaitWatch} from '../drill/cpu-wait.js'
 import {fleetLoopDelay, sendFleetCommand} from '../drill/fleet.js'
 import {drillHaproxy, drillMaps} from '../drill/haproxy-config.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from '../drill/process.js'
@@ -156,6 +157,8 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     const loadSeconds = seconds * scales.timeScale * (target.kind === 'runbook' ? 3 : 1)
     load = await spawnLoad({...drillLoadConfig(scaled, scales, {host: '127.0.0.1', port}, options.run ?? 0), duration: loadSeconds}, options.programs?.load)
     const loadStarted = performance.now()
+    // Every process of the run, this one included (it runs the runbook and reads HAProxy).
+    const cpuWait = new CpuWaitWatch([process.pid, fleet.pid, load.pid, ...(haproxy.child.pid ? [haproxy.child.pid] : [])])
     // The engine's clock is the epoch (WallClock): its step times, from here on, in scenario seconds.
     const loadStartedEpoch = Date.now() / 1000
     const rotation = sampleRotation(api, serverPools, bucket)
@@ -204,6 +207,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     progress('collecting the record')
     // Read before anything stops: the fleet's loop over the whole run.
     const fleetLoop = await fleetLoopDelay(fleet.admin).catch(() => null)
+    const waited = cpuWait.stop()
     const record = await load.stop()
     const samples = await rotation.stop()
     const timeline = realTimeline(record, samples, scales)
@@ -240,6 +244,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       load: {
         eventLoopDelayP99Ms: record.loopDelay.p99,
         fleetLoopDelayP99Ms: fleetLoop?.p99 ?? null,
+        cpuWait: waited,
         local: record.series.local.reduce((a, b) => a + b, 0) * record.bucketSeconds,
         offered: record.series.offered.reduce((a, b) => a + b, 0) * record.bucketSeconds,
         cpuSeconds: record.cpuSeconds,

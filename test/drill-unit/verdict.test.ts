@@ -56,6 +56,7 @@ describe('machineLimited', () => {
   const healthy = {
     eventLoopDelayP99Ms: 12,
     fleetLoopDelayP99Ms: 9,
+    cpuWait: {meanWaitMs: 0.1},
     local: 0,
     offered: 100_000,
     demandSent: 1500,
@@ -87,6 +88,19 @@ describe('machineLimited', () => {
     )
     expect(machineLimited({...healthy, fleetLoopDelayP99Ms: null})).toBeNull()
     expect(machineLimited({...healthy, demandSent: 1400})).toContain('the load generator sent 1400 of the 1500 rps asked (limit 97.0%)')
+  })
+
+  it("names the run's processes waiting for a CPU at a wake-up, on average, past a hundredth of the service time, which no event loop's timer need show", () => {
+    // Service 1000 ms: the limit is 10 ms a wake-up.
+    expect(machineLimited({...healthy, cpuWait: {meanWaitMs: 10}})).toBeNull()
+    expect(machineLimited({...healthy, cpuWait: {meanWaitMs: 12.345}})).toBe(
+      "the drill was short of this machine: the drill's processes waited 12.35 ms for a CPU each time they were ready to run, on average (limit 10.00 ms, a hundredth of the service time)",
+    )
+    expect(machineLimited({...healthy, serviceTimeMs: 100, eventLoopDelayP99Ms: 4, fleetLoopDelayP99Ms: 4, cpuWait: {meanWaitMs: 1.2}})).toContain(
+      '(limit 1.00 ms',
+    )
+    // Not measured (no /proc schedstat): nothing said.
+    expect(machineLimited({...healthy, cpuWait: null})).toBeNull()
   })
 
   it('allows a short run the shortfall random arrivals make by chance: three standard deviations of its count', () => {

@@ -312,6 +312,10 @@ describe('a real drill', () => {
     expect(json.load.serviceTimeMs).toBe(100)
     expect(json.load.local).toBeGreaterThanOrEqual(0)
     expect(json.load.cpuSeconds).toBeGreaterThan(0)
+    // The kernel's account of every process of the run (Linux): they ran, and were woken many times.
+    expect(json.load.cpuWait?.runSeconds).toBeGreaterThan(0)
+    expect(json.load.cpuWait?.slices).toBeGreaterThan(1000)
+    expect(json.load.cpuWait?.meanWaitMs).toBeGreaterThanOrEqual(0)
 
     expectEveryKindStarted(watch)
     expect(watch.alive()).toEqual([])
@@ -400,7 +404,8 @@ describe('a real drill', () => {
       await until('the next drill starting its fleet', () => scratch().some((name) => name.startsWith('sluice-fleet-') && !leftBehind.includes(name)), 60)
       expect(scratch().filter((name) => leftBehind.includes(name))).toEqual([])
       next.run.child.kill('SIGINT')
-      expect((await next.run.result).code).toBe(exitCodeOf('interrupted'))
+      const stopped = await next.run.result
+      expect(stopped.code, stopped.stderr).toBe(exitCodeOf('interrupted'))
     } finally {
       next.watch.stop()
       if (next.run.child.exitCode === null && next.run.child.signalCode === null) next.run.child.kill('SIGKILL')

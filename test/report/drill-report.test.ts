@@ -81,7 +81,18 @@ describe('drillAgrees and renderDrill', () => {
     const limited = report(
       {cascaded: true},
       {},
-      {load: {eventLoopDelayP99Ms: 180, fleetLoopDelayP99Ms: 3, local: 0, offered: 12_000, cpuSeconds: 3, clientTimeoutWallMs: 1250, serviceTimeMs: 100}},
+      {
+        load: {
+          eventLoopDelayP99Ms: 180,
+          fleetLoopDelayP99Ms: 3,
+          cpuWait: {runSeconds: 12, waitSeconds: 4, share: 0.25, slices: 100_000, meanWaitMs: 0.04},
+          local: 0,
+          offered: 12_000,
+          cpuSeconds: 3,
+          clientTimeoutWallMs: 1250,
+          serviceTimeMs: 100,
+        },
+      },
     )
     expect(drillAgrees(limited)).toBeNull()
     const text = renderDrill(limited, {color: false, width: 60})
@@ -125,7 +136,16 @@ describe('drillAgrees and renderDrill', () => {
             },
           },
           interrupted: true,
-          load: {eventLoopDelayP99Ms: 250, fleetLoopDelayP99Ms: null, local: 0, offered: 12_000, cpuSeconds: 1, clientTimeoutWallMs: 1250, serviceTimeMs: 2000},
+          load: {
+            eventLoopDelayP99Ms: 250,
+            fleetLoopDelayP99Ms: null,
+            cpuWait: {runSeconds: 12, waitSeconds: 4, share: 0.25, slices: 100_000, meanWaitMs: 0.04},
+            local: 0,
+            offered: 12_000,
+            cpuSeconds: 1,
+            clientTimeoutWallMs: 1250,
+            serviceTimeMs: 2000,
+          },
         },
       ),
       {color: false, width: 60},
@@ -169,7 +189,16 @@ describe('drillJson', () => {
       agree: false,
       verdict: {kind: 'disagree', outcomes: [], figures: ['servedDuringFault']},
       bands: {servedDuringFault: 40, lostPercent: 2, secondsToFullServiceAfterFix: 10, fewestInRotation: 1},
-      load: {eventLoopDelayP99Ms: 2.35, fleetLoopDelayP99Ms: 3, local: 0, offered: 12_000, cpuSeconds: 3.21, clientTimeoutWallMs: 1250, serviceTimeMs: 100},
+      load: {
+        eventLoopDelayP99Ms: 2.35,
+        fleetLoopDelayP99Ms: 3,
+        cpuWait: {runSeconds: 12, waitSeconds: 4, share: 0.25, slices: 100_000, meanWaitMs: 0.04},
+        local: 0,
+        offered: 12_000,
+        cpuSeconds: 3.21,
+        clientTimeoutWallMs: 1250,
+        serviceTimeMs: 100,
+      },
     })
     expect(json.real.card).toEqual({
       servedDuringFault: 301.23,
