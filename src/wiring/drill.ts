@@ -159,6 +159,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     const loadStarted = performance.now()
     // Every process of the run, this one included (it runs the runbook and reads HAProxy).
     const cpuWait = new CpuWaitWatch([process.pid, fleet.pid, load.pid, ...(haproxy.child.pid ? [haproxy.child.pid] : [])])
+    stops.push(async () => cpuWait.stop())
     // The engine's clock is the epoch (WallClock): its step times, from here on, in scenario seconds.
     const loadStartedEpoch = Date.now() / 1000
     const rotation = sampleRotation(api, serverPools, bucket)
