@@ -5,6 +5,7 @@ import {checkOutputName, writeOutput} from '../src/cli/output-file.js'
 import {runDrillCommand} from '../src/cli/drill-run.js'
 import {drillAgrees, drillJson, drillRepeatsJson, drillSvg, renderDrill, renderRepeats, type DrillJson, type DrillRepeatsJson} from '../src/report/drill.js'
 import {summarizeRepeats} from '../src/drill/repeats.js'
+import {spreadSeeds} from '../src/drill/verdict.js'
 
 export default class Drill extends SluiceCommand {
   static override summary =
@@ -54,6 +55,14 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       default: 1,
       helpValue: 'N',
     }),
+    seeds: Flags.integer({
+      description:
+        "Also predict over this many seeds, each drawing arrivals as the drill does: an outcome is judged by how often the seeds give what the real run showed, a figure against the range they give (0: the scenario's own prediction alone).",
+      min: 0,
+      max: 100,
+      default: spreadSeeds,
+      helpValue: 'N',
+    }),
     svg: Flags.string({description: "Also save the chart as an SVG file (with --repeat, the median run's).", helpValue: 'FILE'}),
   }
 
@@ -68,6 +77,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       },
       ...(flags['queue-seconds'] === undefined ? {} : {queueSeconds: flags['queue-seconds']}),
       repeat: flags.repeat,
+      seeds: flags.seeds,
       json: this.jsonEnabled(),
       note: (text) => this.note(text),
     })

@@ -12,7 +12,7 @@ import {StatusLine} from './terminal/status-line.js'
  */
 export async function runDrillCommand(
   ref: string,
-  options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; repeat: number; json: boolean; note: (text: string) => void},
+  options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; repeat: number; seeds?: number; json: boolean; note: (text: string) => void},
 ): Promise<{drills: DrillReport[]; outcome: Outcome}> {
   const [{loadDrillTarget}, {drillHaproxyBinary, runDrill}, {TerminalIO, chooseMode}] = await Promise.all([
     import('../wiring/drill-target.js'),
@@ -38,6 +38,7 @@ export async function runDrillCommand(
         ...(options.queueSeconds === undefined ? {} : {queueSeconds: options.queueSeconds}),
         signal: stop.signal,
         run: i,
+        ...(options.seeds === undefined ? {} : {seeds: options.seeds}),
         progress: (message) => status?.show(`drill: ${run}${message}`),
         say: (line) => (status && i === 0 ? status.keep(line) : undefined),
         io,

@@ -1,11 +1,12 @@
 import type {ReportCard} from './report-card.js'
 import type {DrillReport} from './report.js'
-import {drillVerdict, finerTickVerdict, verdictOf, type Bands, type Figure, type FinerTickVerdict, type Verdict} from './verdict.js'
+import {drillVerdict, finerTickVerdict, observedOf, verdictOf, type Bands, type Figure, type FinerTickVerdict, type Verdict, type Observed} from './verdict.js'
 
 /**
  * A drill run several times (`--repeat N`): one real run is one sample of a random process
  * (arrivals, the order checks land in, the machine), so the report card is read from the median
- * of the runs, each figure's spread beside it. The prediction is the same every time.
+ * of the runs, each figure's spread beside it, and each outcome by how often it came up. The
+ * prediction, and its seeds, are the same every time.
  */
 export interface RepeatSummary {
   runs: number
@@ -15,6 +16,8 @@ export interface RepeatSummary {
   median: ReportCard
   predicted: ReportCard
   bands: Bands
+  /** How often each outcome came up over the conclusive runs. */
+  observed: Observed
   /** Each run's own verdict, in order. */
   verdicts: Verdict[]
   /** The median card judged against the prediction; inconclusive when most runs were machine-limited. */
@@ -59,13 +62,14 @@ export function summarizeRepeats(reports: DrillReport[]): RepeatSummary {
     before: median(cards.map((c) => c.before)) ?? 1,
   }
   const {predicted} = reports[0]
+  const observed = observedOf(cards)
   const {bands} = judged[0]
   const limited = verdicts.filter((v) => v.kind === 'inconclusive')
   const interrupted = reports.some((r) => r.interrupted)
   const verdict =
     !interrupted && limited.length * 2 > reports.length
       ? ({kind: 'inconclusive', reason: `${limited.length} of ${reports.length} runs machine-limited`} as const)
-      : drillVerdict(medianCard, predicted.card, bands, null, interrupted)
+      : drillVerdict(medianCard, predicted.card, bands, null, interrupted, reports[0].spread?.cards, observed)
   const lost = spread.lostPercent.median ?? 0
   let representative = 0
   reports.forEach((r, i) => {
@@ -73,5 +77,5 @@ export function summarizeRepeats(reports: DrillReport[]): RepeatSummary {
   })
   const finer = finerTickVerdict(reports[0], medianCard, null)
   const finerTick = finer && (verdict.kind === 'inconclusive' || verdict.kind === 'interrupted') ? {...finer, verdict} : finer
-  return {runs: reports.length, figures: spread, median: medianCard, predicted: predicted.card, bands, verdicts, verdict, representative, finerTick}
+  return {runs: reports.length, figures: spread, median: medianCard, predicted: predicted.card, bands, observed, verdicts, verdict, representative, finerTick}
 }

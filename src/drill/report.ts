@@ -36,6 +36,13 @@ export function stepTimes(run: Pick<RunResult, 'steps'>, toScenario: (at: number
   return run.steps.map((s) => ({index: s.index, title: s.title, startedAt: on(s.startedAt), endedAt: on(s.endedAt)}))
 }
 
+export interface PredictionSpread {
+  seeds: number
+  /** The share of the scenario's requests the arrivals were drawn at. */
+  sampleScale: number
+  cards: ReportCard[]
+}
+
 export interface DrillReport {
   target: {kind: DrillTarget['kind']; name: string}
   scenario: Scenario
@@ -59,6 +66,11 @@ export interface DrillReport {
    * already the finest a scenario takes.
    */
   finerTick: {tick: number; card: ReportCard; timeline: Timeline} | null
+  /**
+   * The prediction over seeds, each drawing arrivals as the drill's load does (drawnAsDrilled):
+   * what the model says may happen, for the verdict to read the real run against; null without.
+   */
+  spread: PredictionSpread | null
   /** What the generator itself reports about its run, so a run the machine shaped can be told (verdict.ts). */
   load: {
     eventLoopDelayP99Ms: number

@@ -69,6 +69,24 @@ export function servedAsDrilled<T extends {scenario: Scenario}>(target: T, timeS
   return {...target, scenario: {...target.scenario, pools}}
 }
 
+/**
+ * The scenario as the drill's load draws it, once for each of `seeds` seeds: Poisson arrivals at
+ * the drill's count of requests (rate scale × time scale of the scenario's), which burst by
+ * 1 / √(rate × time scale) more than the scenario's own. The seeds follow the repeats' (the
+ * scenario's seed plus the run), from the scenario's seed on.
+ */
+export function drawnAsDrilled<T extends {scenario: Scenario}>(target: T, scales: DrillScales, seeds: number): T[] {
+  const {scenario} = target
+  return Array.from({length: seeds}, (_, k) => ({
+    ...target,
+    scenario: {
+      ...scenario,
+      seed: scenario.seed + k,
+      demand: {...scenario.demand, arrivals: 'poisson' as const, sampleScale: scales.rateScale * scales.timeScale},
+    },
+  }))
+}
+
 /** The drill's queue, as its report says it: the first server pool's (withDrillQueues has set them all). */
 export function drillQueueSeconds(scenario: Scenario): number {
   return scenario.pools.find((p) => p.kind === 'servers')!.queueSeconds!

@@ -42,19 +42,93 @@ export function drillBands(predicted: ReportCard, context: {demandDuringFault: n
 
 export type Figure = keyof Bands
 
-/** Whether a figure of two cards is within its band; where one side has no value (no fault, not back), only if neither has. */
-export function withinBand(real: ReportCard, predicted: ReportCard, bands: Bands, figure: Figure): boolean {
+/**
+ * Whether a real figure is within its band of the prediction: of the scenario's own prediction, or
+ * of anywhere between the least and the most the seeds predict (`spread`), since the model says
+ * the figure lands anywhere there. Where the real run has no value (no fault, not back), only if
+ * some prediction has none; where it has one, only if some prediction has one.
+ */
+export function withinBand(real: ReportCard, predicted: ReportCard, bands: Bands, figure: Figure, spread: ReportCard[] = []): boolean {
   const a = real[figure]
-  const b = predicted[figure]
-  if (a === null || b === null) return a === b
+  const values = [predicted, ...spread].map((c) => c[figure])
+  if (a === null) return values.includes(null)
+  const numbers = values.filter((v): v is number => v !== null)
+  if (numbers.length === 0) return false
+  const off = Math.max(0, Math.min(...numbers) - a, a - Math.max(...numbers))
   // A hair of rounding on the band's edge is inside it.
-  return Math.abs(a - b) <= bands[figure] + 1e-9
+  return off <= bands[figure] + 1e-9
 }
 
+const figureNames: Figure[] = ['servedDuringFault', 'lostPercent', 'secondsToFullServiceAfterFix', 'fewestInRotation']
+
 /** The figures outside their bands. */
-export function outOfBand(real: ReportCard, predicted: ReportCard, bands: Bands): Figure[] {
-  const figures: Figure[] = ['servedDuringFault', 'lostPercent', 'secondsToFullServiceAfterFix', 'fewestInRotation']
-  return figures.filter((f) => !withinBand(real, predicted, bands, f))
+export function outOfBand(real: ReportCard, predicted: ReportCard, bands: Bands, spread: ReportCard[] = []): Figure[] {
+  return figureNames.filter((f) => !withinBand(real, predicted, bands, f, spread))
+}
+
+/**
+ * How many seeds the prediction is drawn over. The real run is one sample of a random process,
+ * and so is a prediction whose draws (arrivals, the checks a full queue turns away) are random:
+ * one of each cannot tell a chance outcome from a wrong one. Ten seeds tell an outcome the model
+ * gives a one-in-three chance from one it never gives (survivors at 115% cascaded on 7 of 30).
+ */
+export const spreadSeeds = 10
+
+export type Outcome = 'cascaded' | 'recovered'
+
+/** How often an outcome came up in the real runs. */
+export type Observed = Record<Outcome, {yes: number; runs: number}>
+
+export function observedOf(cards: ReportCard[]): Observed {
+  const count = (o: Outcome) => ({yes: cards.filter((c) => c[o]).length, runs: cards.length})
+  return {cascaded: count('cascaded'), recovered: count('recovered')}
+}
+
+/**
+ * Below this, the chance the model gives of what the real runs showed is a disagreement: the
+ * usual 5%, so that an outcome the model gives a one-in-four chance is not called wrong for coming
+ * up once, and one it never gave in ten seeds is.
+ */
+export const outcomeSignificance = 0.05
+
+/**
+ * The model's chance of an outcome over its seeds, (yes + ½) / (seeds + 1): ten seeds that never
+ * cascade say "under one in ten", not "never", so a finite sample never rules an outcome out.
+ */
+export function chanceOf(spread: ReportCard[], outcome: Outcome): number {
+  return (spread.filter((c) => c[outcome]).length + 0.5) / (spread.length + 1)
+}
+
+/**
+ * The chance, if each real run had the outcome with chance p, of a count at least as far from
+ * the expected as the `yes` of `runs` seen, on the side it fell: P(X ≥ yes) above it, P(X ≤ yes)
+ * at or below.
+ */
+export function tailChance(yes: number, runs: number, p: number): number {
+  const term = (k: number) => binomial(runs, k) * p ** k * (1 - p) ** (runs - k)
+  let sum = 0
+  if (yes > runs * p) for (let k = yes; k <= runs; k++) sum += term(k)
+  else for (let k = 0; k <= yes; k++) sum += term(k)
+  return Math.min(1, sum)
+}
+
+function binomial(n: number, k: number): number {
+  let c = 1
+  for (let i = 1; i <= k; i++) c = (c * (n - k + i)) / i
+  return c
+}
+
+/**
+ * The outcomes the real runs and the prediction part on: without seeds, where the real majority
+ * differs from the scenario's own prediction; with them, where the model's chance of what the
+ * real runs showed is under outcomeSignificance.
+ */
+export function outcomesApart(observed: Observed, predicted: ReportCard, spread: ReportCard[]): Outcome[] {
+  return (['cascaded', 'recovered'] as const).filter((o) => {
+    const {yes, runs} = observed[o]
+    if (spread.length === 0) return yes * 2 >= runs !== predicted[o]
+    return tailChance(yes, runs, chanceOf(spread, o)) < outcomeSignificance
+  })
 }
 
 /** What a drill's load generator says of its own run, as the report carries it. */
@@ -146,11 +220,23 @@ export type Verdict =
   | {kind: 'inconclusive'; reason: string}
   | {kind: 'interrupted'}
 
-export function drillVerdict(real: ReportCard, predicted: ReportCard, bands: Bands, limited: string | null, interrupted: boolean): Verdict {
+/**
+ * The verdict on a real card (one run's, or the median of repeats with `observed` counting each
+ * outcome over them) against the prediction and, where drawn, its seeds.
+ */
+export function drillVerdict(
+  real: ReportCard,
+  predicted: ReportCard,
+  bands: Bands,
+  limited: string | null,
+  interrupted: boolean,
+  spread: ReportCard[] = [],
+  observed: Observed = observedOf([real]),
+): Verdict {
   if (interrupted) return {kind: 'interrupted'}
   if (limited) return {kind: 'inconclusive', reason: `machine-limited: ${limited}`}
-  const outcomes = (['cascaded', 'recovered'] as const).filter((o) => real[o] !== predicted[o])
-  const figures = outOfBand(real, predicted, bands)
+  const outcomes = outcomesApart(observed, predicted, spread)
+  const figures = outOfBand(real, predicted, bands, spread)
   return outcomes.length === 0 && figures.length === 0 ? {kind: 'agree'} : {kind: 'disagree', outcomes, figures}
 }
 
@@ -185,7 +271,7 @@ export function verdictOf(report: DrillReport): {bands: Bands; limited: string |
     // Scenario rps × scenario seconds is scenario requests; the drill sent rateScale × timeScale of them.
     requestsAsked: demandAsked * end * report.scales.rateScale * report.scales.timeScale,
   })
-  return {bands, limited, verdict: drillVerdict(real.card, predicted.card, bands, limited, report.interrupted)}
+  return {bands, limited, verdict: drillVerdict(real.card, predicted.card, bands, limited, report.interrupted, report.spread?.cards)}
 }
 
 /**

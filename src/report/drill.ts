@@ -1,7 +1,19 @@
 import type {DrillReport, DrillSide, Failures, StepTimes} from '../drill/report.js'
 import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {summarizeRepeats} from '../drill/repeats.js'
-import {finerTickVerdict, verdictOf, withinBand, type Bands, type FinerTickVerdict, type Figure, type Verdict} from '../drill/verdict.js'
+import {
+  chanceOf,
+  finerTickVerdict,
+  observedOf,
+  outcomesApart,
+  verdictOf,
+  withinBand,
+  type Bands,
+  type Outcome,
+  type FinerTickVerdict,
+  type Figure,
+  type Verdict,
+} from '../drill/verdict.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'
@@ -9,8 +21,26 @@ import {formatTable} from './table.js'
 const rps = (v: number | null): string => (v === null ? 'no fault' : `${Math.round(v)} rps`)
 const secondsText = (v: number | null): string => (v === null ? 'not back' : `${Math.round(v)} s`)
 
+/** A predicted figure, with the least and most its seeds give when they differ from it. */
+function predictedFigure(predicted: ReportCard, spread: ReportCard[], figure: Figure, show: (v: number | null) => string): string {
+  const values = [predicted, ...spread].map((c) => c[figure])
+  const numbers = values.filter((v): v is number => v !== null)
+  const text = show(predicted[figure])
+  if (spread.length === 0 || numbers.length === 0) return text
+  const lo = Math.min(...numbers)
+  const hi = Math.max(...numbers)
+  const none = values.includes(null) ? `, ${show(null)} in ${spread.filter((c) => c[figure] === null).length}` : ''
+  return show(lo) === show(hi) && !none ? text : `${text} (${show(lo)}–${show(hi)}${none} over ${spread.length} seeds)`
+}
+
+/** A predicted outcome, with how often its seeds gave it. */
+function predictedOutcome(predicted: ReportCard, spread: ReportCard[], o: Outcome): string {
+  const text = yesNo(predicted[o])
+  return spread.length === 0 ? text : `${text}; yes in ${spread.filter((c) => c[o]).length} of ${spread.length} seeds`
+}
+
 /** Each figure with how the real run differs from the prediction, and whether that is within its band. */
-function rows(real: ReportCard, predicted: ReportCard, bands: Bands, interrupted: boolean): string[][] {
+function rows(real: ReportCard, predicted: ReportCard, bands: Bands, interrupted: boolean, spread: ReportCard[]): string[][] {
   const diff = (a: number | null, b: number | null, unit: string, places = 0): string => {
     if (a === null || b === null) return a === b ? 'same' : 'differs'
     const d = a - b
@@ -18,40 +48,43 @@ function rows(real: ReportCard, predicted: ReportCard, bands: Bands, interrupted
     return Math.abs(d) < 10 ** -places / 2 ? 'same' : text
   }
   const band = (figure: Figure, unit: string, places = 0): string =>
-    `±${bands[figure].toFixed(places)}${unit}: ${interrupted ? '–' : withinBand(real, predicted, bands, figure) ? 'within' : 'OUTSIDE'}`
-  const outcome = (o: 'cascaded' | 'recovered'): string[] => [
+    `±${bands[figure].toFixed(places)}${unit}: ${interrupted ? '–' : withinBand(real, predicted, bands, figure, spread) ? 'within' : 'OUTSIDE'}`
+  const apart = outcomesApart(observedOf([real]), predicted, spread)
+  const outcome = (o: Outcome): string[] => [
     o,
     yesNo(real[o]),
-    yesNo(predicted[o]),
-    interrupted ? '–' : real[o] === predicted[o] ? 'agree' : 'DISAGREE',
+    predictedOutcome(predicted, spread, o),
+    interrupted ? '–' : apart.includes(o) ? 'DISAGREE' : 'agree',
     '',
   ]
+  const lost = (v: number | null) => (v === null ? '–' : `${v.toFixed(1)}%`)
+  const servers = (v: number | null) => (v === null ? 'not read' : String(v))
   return [
     [
       'served during fault',
       rps(real.servedDuringFault),
-      rps(predicted.servedDuringFault),
+      predictedFigure(predicted, spread, 'servedDuringFault', rps),
       diff(real.servedDuringFault, predicted.servedDuringFault, ' rps'),
       band('servedDuringFault', ' rps'),
     ],
     [
       'requests lost',
       `${real.lostPercent.toFixed(1)}%`,
-      `${predicted.lostPercent.toFixed(1)}%`,
+      predictedFigure(predicted, spread, 'lostPercent', lost),
       diff(real.lostPercent, predicted.lostPercent, ' points', 1),
       band('lostPercent', ' points', 1),
     ],
     [
       'full service after fix',
       secondsText(real.secondsToFullServiceAfterFix),
-      secondsText(predicted.secondsToFullServiceAfterFix),
+      predictedFigure(predicted, spread, 'secondsToFullServiceAfterFix', secondsText),
       diff(real.secondsToFullServiceAfterFix, predicted.secondsToFullServiceAfterFix, ' s'),
       band('secondsToFullServiceAfterFix', ' s'),
     ],
     [
       'fewest in rotation',
-      String(real.fewestInRotation ?? 'not read'),
-      String(predicted.fewestInRotation ?? 'not read'),
+      servers(real.fewestInRotation),
+      predictedFigure(predicted, spread, 'fewestInRotation', servers),
       diff(real.fewestInRotation, predicted.fewestInRotation, ''),
       band('fewestInRotation', ''),
     ],
@@ -131,7 +164,7 @@ export function drillTable(report: DrillReport): string {
   const {bands} = verdictOf(report)
   return formatTable(
     ['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted', 'band'],
-    rows(report.real.card, report.predicted.card, bands, report.interrupted),
+    rows(report.real.card, report.predicted.card, bands, report.interrupted, report.spread?.cards ?? []),
   )
 }
 
@@ -322,6 +355,14 @@ export function drillJson(report: DrillReport) {
     real: side(report.real),
     predicted: side(report.predicted),
     finerTick: finerTickJson(finerTickVerdict(report)),
+    spread: report.spread
+      ? {
+          seeds: report.spread.seeds,
+          sampleScale: round(report.spread.sampleScale, 4),
+          cards: report.spread.cards.map(roundCard),
+          chance: {cascaded: round(chanceOf(report.spread.cards, 'cascaded'), 3), recovered: round(chanceOf(report.spread.cards, 'recovered'), 3)},
+        }
+      : null,
     load: {
       eventLoopDelayP99Ms: round(report.load.eventLoopDelayP99Ms),
       fleetLoopDelayP99Ms: report.load.fleetLoopDelayP99Ms === null ? null : round(report.load.fleetLoopDelayP99Ms),
@@ -356,23 +397,36 @@ export function renderRepeats(reports: DrillReport[], options: {color: boolean; 
   const {figures: f, predicted, bands} = summary
   const lost = (v: number | null) => (v === null ? '–' : `${v.toFixed(1)}%`)
   const servers = (v: number | null) => (v === null ? 'not read' : String(v))
-  const count = (o: 'cascaded' | 'recovered') => `${reports.filter((r) => r.real.card[o]).length} of ${reports.length}`
+  const count = (o: Outcome) => `${summary.observed[o].yes} of ${summary.observed[o].runs}`
+  const spread = first.spread?.cards ?? []
   const band = (figure: Figure, unit: string, places = 0) =>
-    `±${bands[figure].toFixed(places)}${unit}: ${withinBand(summary.median, predicted, bands, figure) ? 'within' : 'OUTSIDE'}`
+    `±${bands[figure].toFixed(places)}${unit}: ${withinBand(summary.median, predicted, bands, figure, spread) ? 'within' : 'OUTSIDE'}`
+  const apart = outcomesApart(summary.observed, predicted, spread)
+  const outcome = (o: Outcome) => [o, `yes in ${count(o)}`, predictedOutcome(predicted, spread, o), apart.includes(o) ? 'DISAGREE' : 'agree']
   const table = formatTable(
     ['', `real, median of ${reports.length} (range)`, 'predicted', 'band'],
     [
-      ['served during fault', spreadText(f.servedDuringFault, rps), rps(predicted.servedDuringFault), band('servedDuringFault', ' rps')],
-      ['requests lost', spreadText(f.lostPercent, lost), lost(predicted.lostPercent), band('lostPercent', ' points', 1)],
+      [
+        'served during fault',
+        spreadText(f.servedDuringFault, rps),
+        predictedFigure(predicted, spread, 'servedDuringFault', rps),
+        band('servedDuringFault', ' rps'),
+      ],
+      ['requests lost', spreadText(f.lostPercent, lost), predictedFigure(predicted, spread, 'lostPercent', lost), band('lostPercent', ' points', 1)],
       [
         'full service after fix',
         spreadText(f.secondsToFullServiceAfterFix, secondsText),
-        secondsText(predicted.secondsToFullServiceAfterFix),
+        predictedFigure(predicted, spread, 'secondsToFullServiceAfterFix', secondsText),
         band('secondsToFullServiceAfterFix', ' s'),
       ],
-      ['fewest in rotation', spreadText(f.fewestInRotation, servers), servers(predicted.fewestInRotation), band('fewestInRotation', '')],
-      ['cascaded', `yes in ${count('cascaded')}`, yesNo(predicted.cascaded), summary.median.cascaded === predicted.cascaded ? 'agree' : 'DISAGREE'],
-      ['recovered', `yes in ${count('recovered')}`, yesNo(predicted.recovered), summary.median.recovered === predicted.recovered ? 'agree' : 'DISAGREE'],
+      [
+        'fewest in rotation',
+        spreadText(f.fewestInRotation, servers),
+        predictedFigure(predicted, spread, 'fewestInRotation', servers),
+        band('fewestInRotation', ''),
+      ],
+      outcome('cascaded'),
+      outcome('recovered'),
     ],
   )
   const runLine = (v: Verdict, i: number) =>
@@ -416,6 +470,7 @@ export function drillRepeatsJson(reports: DrillReport[]) {
       verdict: summary.verdict,
       representative: summary.representative,
       finerTick: finerTickJson(summary.finerTick),
+      observed: summary.observed,
     },
     agree: summary.verdict.kind === 'agree' ? true : summary.verdict.kind === 'disagree' ? false : null,
   }

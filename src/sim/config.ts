@@ -124,6 +124,8 @@ export interface DemandConfig {
    * around it, as independent users arrive (what a drill's load generator sends).
    */
   arrivals: 'mean' | 'poisson'
+  /** The share of the requests the Poisson draws are made at (a drill's rate × time scale): fewer requests burst by more. */
+  sampleScale?: number
 }
 
 export interface DnsConfig {

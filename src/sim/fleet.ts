@@ -218,10 +218,15 @@ export class Fleet {
 
     const demand = this.demandAt(seconds)
     const draw = this.arrivalDraw
+    const drawn = dt * (this.config.demand.sampleScale ?? 1)
     let restrictedDemand = 0
+    // With drawn arrivals the demand is what arrived, as a drill's is what its load sent: served
+    // against the curve's mean would read a burst's lucky second as loss and a lull's as none.
+    let arrived = 0
     for (let j = 0; j < types; j++) {
       const mean = demand * this.config.demand.types[j].share
-      this.fresh[j] = draw === null ? mean : draw.poisson(mean * dt) / dt
+      this.fresh[j] = draw === null ? mean : draw.poisson(mean * drawn) / drawn
+      arrived += this.fresh[j]
       if (this.restricted[j]) restrictedDemand += this.fresh[j]
     }
     this.clients.arrivals(t, this.fresh, this.arrived)
@@ -309,7 +314,7 @@ export class Fleet {
 
     const tv = this.tickValues
     tv.t = seconds
-    tv.demand = demand
+    tv.demand = draw === null ? demand : arrived
     tv.offered = offered
     tv.served = served
     tv.failed = failed

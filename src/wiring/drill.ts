@@ -17,6 +17,7 @@ import type {SimulationRecord} from '../sim/record.js'
 import {drillControlPlane} from './drill-control-plane.js'
 import {faultSteps, playFaults} from '../drill/faults.js'
 import {CpuWaitWatch} from '../drill/cpu-wait.js'
+import {spreadSeeds} from '../drill/verdict.js'
 import {fleetLoopDelay, sendFleetCommand} from '../drill/fleet.js'
 import {drillHaproxy, drillMaps} from '../drill/haproxy-config.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from '../drill/process.js'
@@ -36,6 +37,7 @@ import {
   timeScaleFloor,
   drillLoadConfig,
   drillQueueSeconds,
+  drawnAsDrilled,
   readingSeconds,
   servedAsDrilled,
   queuedAsDrilled,
@@ -71,6 +73,8 @@ export interface DrillOptions {
   programs?: {fleet?: string; load?: string}
   /** Which repeat this is, from 0: each draws its own arrivals (drillLoadConfig). */
   run?: number
+  /** Predictions over this many seeds beside the scenario's own (spreadSeeds); 0 for none. */
+  seeds?: number
 }
 
 /** Seconds (scenario) the pool keeps running after a runbook ends in the real run, as a rehearsal settles. */
@@ -117,6 +121,13 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   const seconds = predicted.seconds
   const finerTick = finerTickOf(scenario.tick)
   const finer = finerTick === null ? null : await predict({...drilled, scenario: {...drilled.scenario, tick: finerTick}})
+  const seeds = options.seeds ?? spreadSeeds
+  if (seeds > 0) progress(`predicting over ${seeds} seeds, arrivals drawn as the drill draws them`)
+  const spread: Prediction[] = []
+  for (const drawn of drawnAsDrilled(drilled, scales, seeds)) {
+    if (signal.aborted) break
+    spread.push(await predict(drawn))
+  }
   const queueSeconds = drillQueueSeconds(scenario)
   options.say(
     `${scenario.name} (${setup.name}) scaled to fit: rate scale ${scales.rateScale} (${Math.round(peak)} rps → ${Math.round(peak * scales.rateScale * 10) / 10} rps), time scale ${scales.timeScale} (${Math.round(seconds)} s → ${Math.round(seconds * scales.timeScale)} s); a request's ${Math.round(serviceTime * 1000)} ms of service is real, ${formatScenarioSeconds(serviceTime / scales.timeScale)} of the scenario's at this scale, as predicted`,
@@ -242,6 +253,22 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       },
       finerTick:
         finer && finerTick !== null ? finerCard(finer, finerTick, timeline, signal.aborted, (line) => reportCard(line, fault, servers, window, heldOut)) : null,
+      spread:
+        spread.length > 0
+          ? {
+              seeds: spread.length,
+              sampleScale: scales.rateScale * scales.timeScale,
+              cards: spread.map((p) =>
+                reportCard(
+                  signal.aborted ? cutAt(p.timeline, timeline.t.length > 0 ? timeline.t[timeline.t.length - 1] : 0) : p.timeline,
+                  fault,
+                  servers,
+                  window,
+                  heldOut,
+                ),
+              ),
+            }
+          : null,
       load: {
         eventLoopDelayP99Ms: record.loopDelay.p99,
         fleetLoopDelayP99Ms: fleetLoop?.p99 ?? null,

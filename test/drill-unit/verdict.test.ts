@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {reportCard, type ReportCard, type Timeline} from '../../src/drill/report-card.js'
 import {chooseScales, drillBudget, timeScaleFloor} from '../../src/drill/scale.js'
-import {drillBands, drillVerdict, machineLimited, outOfBand} from '../../src/drill/verdict.js'
+import {chanceOf, drillBands, drillVerdict, machineLimited, observedOf, outOfBand, tailChance} from '../../src/drill/verdict.js'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 
 const card = (overrides: Partial<ReportCard> = {}): ReportCard => ({
@@ -49,6 +49,57 @@ describe('the bands a drill is judged by', () => {
     const limited = "the drill was short of this machine: the load generator's event loop ran 180 ms late at p99 (limit 50 ms)"
     expect(drillVerdict(card({cascaded: true}), card(), bands, limited, false)).toEqual({kind: 'inconclusive', reason: `machine-limited: ${limited}`})
     expect(drillVerdict(card({cascaded: true}), card(), bands, null, true)).toEqual({kind: 'interrupted'})
+  })
+})
+
+describe('the prediction over seeds', () => {
+  // Ten seeds, three of which cascade with a survivor out: the model gives the cascade a chance.
+  const seeds = (cascading: number) =>
+    Array.from({length: 10}, (_, i) => (i < cascading ? card({cascaded: true, fewestInRotation: 5, lostPercent: 21}) : card({lostPercent: 19 + i * 0.1})))
+
+  it("gives an outcome's chance as (yes + ½) / (seeds + 1), so ten seeds that never give it say under one in ten, not never", () => {
+    expect(chanceOf(seeds(3), 'cascaded')).toBeCloseTo(3.5 / 11, 12)
+    expect(chanceOf(seeds(0), 'cascaded')).toBeCloseTo(0.5 / 11, 12)
+    expect(chanceOf(seeds(0), 'recovered')).toBeCloseTo(10.5 / 11, 12)
+  })
+
+  it('takes the binomial tail on the side the real count fell: P(X ≥ k) above the expected count, P(X ≤ k) at or below it', () => {
+    expect(tailChance(1, 1, 0.3)).toBeCloseTo(0.3, 12)
+    expect(tailChance(0, 1, 0.3)).toBeCloseTo(0.7, 12)
+    expect(tailChance(3, 3, 0.3)).toBeCloseTo(0.027, 12)
+    // 2 of 3 at p = 0.3: P(X ≥ 2) = 3 × 0.09 × 0.7 + 0.027.
+    expect(tailChance(2, 3, 0.3)).toBeCloseTo(0.216, 12)
+    expect(tailChance(0, 3, 0.9)).toBeCloseTo(0.001, 12)
+  })
+
+  it('calls a real cascade a chance the model gives, not a disagreement; one it never gave in ten seeds, or three of three it gives a third, a disagreement', () => {
+    const real = card({cascaded: true, fewestInRotation: 5, lostPercent: 21})
+    // Judged against the scenario's own prediction alone, which did not cascade: disagree.
+    expect(drillVerdict(real, card(), bands, null, false)).toEqual({kind: 'disagree', outcomes: ['cascaded'], figures: []})
+    expect(drillVerdict(real, card(), bands, null, false, seeds(3))).toEqual({kind: 'agree'})
+    expect(drillVerdict(real, card(), bands, null, false, seeds(0))).toEqual({kind: 'disagree', outcomes: ['cascaded'], figures: []})
+    expect(drillVerdict(real, card(), bands, null, false, seeds(3), observedOf([real, real, real]))).toEqual({
+      kind: 'disagree',
+      outcomes: ['cascaded'],
+      figures: [],
+    })
+    // One of three: what a one-in-three chance gives.
+    expect(drillVerdict(real, card(), bands, null, false, seeds(3), observedOf([real, card(), card()]))).toEqual({kind: 'agree'})
+  })
+
+  it('reads a figure against anywhere between the least and the most the seeds give, with the band beside it; no further', () => {
+    const spread = seeds(3)
+    // The seeds lose 19.3–21%; the scenario's own prediction 20%: 23% is 2 points past the most, on the band's edge.
+    expect(outOfBand(card({lostPercent: 23}), card(), bands, spread)).toEqual([])
+    expect(outOfBand(card({lostPercent: 23.1}), card(), bands, spread)).toEqual(['lostPercent'])
+    expect(outOfBand(card({lostPercent: 17.2}), card(), bands, spread)).toEqual(['lostPercent'])
+    // Fewest in rotation: 5 in three seeds, so 4 is within a server of them.
+    expect(outOfBand(card({fewestInRotation: 4}), card(), bands, spread)).toEqual([])
+    expect(outOfBand(card({fewestInRotation: 3}), card(), bands, spread)).toEqual(['fewestInRotation'])
+    // Not back: within only if some seed was not back either.
+    const notBack = card({secondsToFullServiceAfterFix: null, recovered: false})
+    expect(outOfBand(notBack, card(), bands, spread)).toEqual(['secondsToFullServiceAfterFix'])
+    expect(outOfBand(notBack, card(), bands, [...spread, notBack])).toEqual([])
   })
 })
 

@@ -63,6 +63,7 @@ export function report(real: Partial<ReportCard>, predicted: Partial<ReportCard>
     },
     interrupted: false,
     finerTick: null,
+    spread: null,
     ...extra,
   }
 }

@@ -18,14 +18,14 @@ function moments(draw: () => number, n: number): {mean: number; variance: number
 }
 
 // Ten servers of 100 rps at half load, so that nothing fails and every arrival is offered once.
-const fleet = (arrivals: string, seed: number) => {
+const fleet = (arrivals: string, seed: number, sampleScale = 1) => {
   const s = scenarioFrom(`
 name: arrivals
 duration: 600
 seed: ${seed}
 pools:
   - {name: web, servers: 10, capacity: 100, queueSeconds: 1}
-demand: {rps: 500, arrivals: ${arrivals}}
+demand: {rps: 500, arrivals: ${arrivals}, sampleScale: ${sampleScale}}
 healthCheck: {kind: haproxy, inter: 2, fall: 3, rise: 2}
 setups:
   plain: {}
@@ -71,5 +71,28 @@ describe('arrivals', () => {
     expect(Math.sqrt(m.variance)).toBeLessThan(1.1 * spread)
     expect(offered('poisson', 1)).toEqual(drawn)
     expect(offered('poisson', 2)).not.toEqual(drawn)
+  })
+
+  it('sampleScale draws at a share of the requests, as a drill sends them: the rate spreads by √(rate × dt × scale) / (dt × scale), the mean kept', () => {
+    const scale = 0.125
+    const record = fleet('poisson', 1, scale).run()
+    const drawn = [...record.offered]
+    // Demand is what arrived, as a drill's is what its load sent (nothing here fails or retries).
+    expect([...record.demand]).toEqual(drawn)
+    expect([...fleet('mean', 1, scale).run().demand].every((x) => x === 500)).toBe(true)
+    const dt = 0.1
+    const spread = Math.sqrt(500 * dt * scale) / (dt * scale)
+    const m = moments(
+      (() => {
+        let i = 0
+        return () => drawn[i++]
+      })(),
+      drawn.length,
+    )
+    expect(Math.abs(m.mean - 500)).toBeLessThan((5 * spread) / Math.sqrt(drawn.length))
+    expect(Math.sqrt(m.variance)).toBeGreaterThan(0.9 * spread)
+    expect(Math.sqrt(m.variance)).toBeLessThan(1.1 * spread)
+    // Each draw is a whole count of the drill's requests.
+    expect(drawn.every((x) => Number.isInteger(Math.round(x * dt * scale * 1e6) / 1e6))).toBe(true)
   })
 })

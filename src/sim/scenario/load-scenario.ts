@@ -213,6 +213,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
       curve: scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]],
       types: Object.entries(scenario.demand.types).map(([name, share]) => ({name, share})),
       arrivals: scenario.demand.arrivals,
+      sampleScale: scenario.demand.sampleScale,
     },
     faults: scenario.faults.map((f) => ({...f, pool: f.pool ?? firstPool})),
     policy,

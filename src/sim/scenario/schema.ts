@@ -322,6 +322,11 @@ export const scenarioSchema = z
         types: z.record(z.string(), z.number().min(0).max(1)).default({all: 1}),
         /** `mean`: the rate exactly, every tick; `poisson`: each tick's requests a seeded draw around it, as independent users arrive. */
         arrivals: z.enum(['mean', 'poisson']).default('mean'),
+        /**
+         * The share of the scenario's requests the Poisson draws are made at: a drill at rate scale r
+         * and time scale s sends r × s of them, and a smaller count bursts by more (1 / √(r s)).
+         */
+        sampleScale: z.number().gt(0).max(1).default(1),
       })
       .superRefine((demand, ctx) => {
         if ((demand.rps === undefined) === (demand.curve === undefined))
