@@ -42,6 +42,22 @@ describe('drillTable', () => {
     expect(row(table, 'cascaded')).toEqual(['yes', 'no', 'DISAGREE'])
     expect(row(table, 'fewest in rotation')).toEqual(['2', '6', '-4', '±1: OUTSIDE'])
   })
+
+  it("prints each predicted figure's range over the seeds and each outcome's count, and judges by them", () => {
+    const seeds = [
+      ...Array.from({length: 3}, () => card({cascaded: true, fewestInRotation: 5, lostPercent: 4.5})),
+      ...Array.from({length: 7}, () => card({lostPercent: 2.5})),
+    ]
+    const real = {cascaded: true, fewestInRotation: 4, lostPercent: 6.1}
+    const table = drillTable(report(real, {}, {spread: {seeds: 10, sampleScale: 0.125, cards: seeds}}))
+    expect(row(table, 'requests lost')).toEqual(['6.1%', '2.0% (2.0%–4.5% over 10 seeds)', '+4.1 points', '±2.0 points: within'])
+    expect(row(table, 'fewest in rotation')).toEqual(['4', '6 (5–6 over 10 seeds)', '-2', '±1: within'])
+    expect(row(table, 'served during fault')).toEqual(['350 rps', '350 rps', 'same', '±40 rps: within'])
+    expect(row(table, 'cascaded')).toEqual(['yes', 'no; yes in 3 of 10 seeds', 'agree'])
+    // Seeds that never cascade: a real cascade is a disagreement.
+    const never = drillTable(report(real, {}, {spread: {seeds: 10, sampleScale: 0.125, cards: Array.from({length: 10}, () => card())}}))
+    expect(row(never, 'cascaded')).toEqual(['yes', 'no; yes in 0 of 10 seeds', 'DISAGREE'])
+  })
 })
 
 describe('drillAgrees and renderDrill', () => {
