@@ -21,16 +21,17 @@ import {formatTable} from './table.js'
 const rps = (v: number | null): string => (v === null ? 'no fault' : `${Math.round(v)} rps`)
 const secondsText = (v: number | null): string => (v === null ? 'not back' : `${Math.round(v)} s`)
 
-/** A predicted figure, with the least and most its seeds give when they differ from it. */
+/** A predicted figure, with the least and most its seeds give (which the verdict reads it against). */
 function predictedFigure(predicted: ReportCard, spread: ReportCard[], figure: Figure, show: (v: number | null) => string): string {
-  const values = [predicted, ...spread].map((c) => c[figure])
+  const values = spread.map((c) => c[figure])
   const numbers = values.filter((v): v is number => v !== null)
   const text = show(predicted[figure])
-  if (spread.length === 0 || numbers.length === 0) return text
+  if (spread.length === 0) return text
+  if (numbers.length === 0) return `${text} (${show(null)} in all ${spread.length} seeds)`
   const lo = Math.min(...numbers)
   const hi = Math.max(...numbers)
   const none = values.includes(null) ? `, ${show(null)} in ${spread.filter((c) => c[figure] === null).length}` : ''
-  return show(lo) === show(hi) && !none ? text : `${text} (${show(lo)}–${show(hi)}${none} over ${spread.length} seeds)`
+  return `${text} (${show(lo) === show(hi) ? show(lo) : `${show(lo)}–${show(hi)}`}${none} over ${spread.length} seeds)`
 }
 
 /** A predicted outcome, with how often its seeds gave it. */

@@ -50,9 +50,23 @@ describe('drillTable', () => {
     ]
     const real = {cascaded: true, fewestInRotation: 4, lostPercent: 6.1}
     const table = drillTable(report(real, {}, {spread: {seeds: 10, sampleScale: 0.125, cards: seeds}}))
-    expect(row(table, 'requests lost')).toEqual(['6.1%', '2.0% (2.0%–4.5% over 10 seeds)', '+4.1 points', '±2.0 points: within'])
+    expect(row(table, 'requests lost')).toEqual(['6.1%', '2.0% (2.5%–4.5% over 10 seeds)', '+4.1 points', '±2.0 points: within'])
     expect(row(table, 'fewest in rotation')).toEqual(['4', '6 (5–6 over 10 seeds)', '-2', '±1: within'])
-    expect(row(table, 'served during fault')).toEqual(['350 rps', '350 rps', 'same', '±40 rps: within'])
+    expect(row(table, 'served during fault')).toEqual(['350 rps', '350 rps (350 rps over 10 seeds)', 'same', '±40 rps: within'])
+    // Judged against the seeds' range, not the scenario's own prediction: 2.0% is out of 2.5–4.5% by 0.5 points, within 2.
+    expect(row(drillTable(report({lostPercent: 7}, {}, {spread: {seeds: 10, sampleScale: 0.125, cards: seeds}})), 'requests lost')).toEqual([
+      '7.0%',
+      '2.0% (2.5%–4.5% over 10 seeds)',
+      '+5.0 points',
+      '±2.0 points: OUTSIDE',
+    ])
+    const notBack = card({secondsToFullServiceAfterFix: null, recovered: false})
+    expect(row(drillTable(report(notBack, {}, {spread: {seeds: 2, sampleScale: 0.125, cards: [notBack, notBack]}})), 'full service after fix')).toEqual([
+      'not back',
+      '4 s (not back in all 2 seeds)',
+      'differs',
+      '±10 s: within',
+    ])
     expect(row(table, 'cascaded')).toEqual(['yes', 'no; yes in 3 of 10 seeds', 'agree'])
     // Seeds that never cascade: a real cascade is a disagreement.
     const never = drillTable(report(real, {}, {spread: {seeds: 10, sampleScale: 0.125, cards: Array.from({length: 10}, () => card())}}))
