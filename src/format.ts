@@ -34,7 +34,24 @@ export function statusWord(status: StepStatus): string {
 
 /** `gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%)`; a verdict taken outside any phase has no parentheses. */
 export function verdictText(v: GateVerdict): string {
-  return `gate ${v.gate}: ${formatMetric(v.value, v.unit)} ${v.outcome}${v.context ? ` (${v.context})` : ''}`
+  const why = v.why && v.why !== noDataWhy ? `, ${v.why}` : ''
+  return `gate ${v.gate}: ${verdictMeasure(v)} ${v.outcome}${why}${v.context ? ` (${v.context})` : ''}`
+}
+
+/** Why a verdict without a value is inconclusive: the plain case, which `no data` already says. */
+export const noDataWhy = 'no data in the window'
+
+/**
+ * What a verdict measured, on how many requests, and a relative gate's bound and baseline:
+ * `3.10% of 1,204 requests`, `31.00% of 5,000 requests, bound 32.00% from pool blue 30.00% of 90,000 requests`.
+ */
+export function verdictMeasure(v: GateVerdict): string {
+  const of = (requests: number | null | undefined) =>
+    requests === null || requests === undefined ? '' : ` of ${Math.round(requests).toLocaleString('en-US')} requests`
+  const value = `${formatMetric(v.value, v.unit)}${of(v.requests)}`
+  if (!v.baseline) return value
+  const bound = v.bound === null || v.bound === undefined ? '' : `bound ${formatMetric(v.bound, v.unit)} `
+  return `${value}, ${bound}from ${v.baseline.of} ${formatMetric(v.baseline.value, v.unit)}${of(v.baseline.requests)}`
 }
 
 const verdictMarks: Record<GateVerdict['outcome'], string> = {pass: '✓', fail: '✗', inconclusive: '?'}

@@ -1,5 +1,5 @@
 import type {MetricDataQuery} from '@aws-sdk/client-cloudwatch'
-import type {Clock, MetricKind, MetricsPort, PoolPort} from '../ports/control-plane.js'
+import type {Clock, MetricKind, MetricsPort, PoolPort, Reading} from '../ports/control-plane.js'
 import {healthyShare} from '../ports/target-groups.js'
 import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
@@ -41,8 +41,8 @@ export class CloudWatchMetrics implements MetricsPort {
     this.label = `CloudWatch AWS/ApplicationELB ${scope.loadBalancer}`
   }
 
-  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
-    if (kind === 'healthy-targets') return healthyShare(this.scope.groups, pool, signal)
+  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<Reading> {
+    if (kind === 'healthy-targets') return {value: await healthyShare(this.scope.groups, pool, signal), requests: null}
     const loadBalancer = (pool && this.scope.loadBalancers[pool]) || this.scope.loadBalancer
     const targetGroup = pool && this.scope.targetGroups[pool] ? targetGroupDimension(this.scope.targetGroups[pool]) : undefined
     const dimensions = [{Name: 'LoadBalancer', Value: loadBalancer}, ...(targetGroup ? [{Name: 'TargetGroup', Value: targetGroup}] : [])]
@@ -79,10 +79,10 @@ export class CloudWatchMetrics implements MetricsPort {
 
     const sum = (id: string) => (values[id] ?? []).reduce((a, b) => a + b, 0)
     const requests = sum('requests')
-    if (requests <= 0) return null
-    if (kind === 'request-rate') return requests / window
-    if (kind === 'error-rate') return ((sum('target5xx') + sum('elb5xx')) / requests) * 100
+    if (requests <= 0) return {value: null, requests: 0}
+    if (kind === 'request-rate') return {value: requests / window, requests}
+    if (kind === 'error-rate') return {value: ((sum('target5xx') + sum('elb5xx')) / requests) * 100, requests}
     const p99 = values.p99 ?? []
-    return p99.length === 0 ? null : Math.max(...p99) * 1000
+    return {value: p99.length === 0 ? null : Math.max(...p99) * 1000, requests}
   }
 }

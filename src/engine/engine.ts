@@ -1,7 +1,8 @@
 import {setMaxListeners} from 'node:events'
 import type {ActionContext, ResumedMutation, StepOutcome} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
-import type {ControlPlane} from '../ports/control-plane.js'
+import type {ControlPlane, Reading} from '../ports/control-plane.js'
+import type {Gate} from '../runbook/gate.js'
 import type {RunControls} from '../ports/controls.js'
 import {InputError, RefusedError} from '../errors.js'
 import type {Step} from '../actions/registry.js'
@@ -234,6 +235,14 @@ function actionContext(
     if (part === undefined) throw new Error(`step ${step.index + 1} needs ${what}, and this run has none`)
     return part
   }
+  // A gate relative to `before` is judged against the window before the step's change: read at the
+  // first change since the last watch, or as the watch starts when nothing changed (a check).
+  const stepGate = 'gate' in step ? step.gate : undefined
+  let baseline: Reading | undefined
+  const readBaseline = async (gate: Gate): Promise<Reading> => {
+    out.emit({type: 'progress', step: step.index, message: `measuring the baseline: ${gate.metric} over the ${gate.window} s before the change`, at: at()})
+    return need(control.metrics, 'metrics (targets.metrics)').read(gate.metric, gate.window, gate.pool, signal)
+  }
   return {
     control,
     io,
@@ -282,6 +291,7 @@ function actionContext(
     warn: (message) => out.emit({type: 'warning', step: step.index, message}),
     verdict: (verdict) => out.emit({type: 'verdict', verdict}),
     async change(kind, resource, before, after, apply) {
+      if (stepGate?.baseline === 'before' && baseline === undefined) baseline = await readBaseline(stepGate)
       out.emit({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'intent', kind, resource, before, after}})
       // Nothing changes before its intent is on record: that is what makes a resume possible.
       await out.flush()
@@ -302,7 +312,10 @@ function actionContext(
     },
     watch: (gate, bake, context) => {
       if (bake > 0) out.emit({type: 'bake', step: step.index, seconds: bake, at: at()})
+      const before = baseline
+      baseline = undefined
       return watchGate({
+        ...(gate.baseline === 'before' ? {before: () => (before ? Promise.resolve(before) : readBaseline(gate))} : {}),
         gate,
         bake,
         context,

@@ -1,12 +1,36 @@
-import {metricUnits, type Clock, type MetricsPort} from '../ports/control-plane.js'
+import {metricUnits, type Clock, type MetricsPort, type Reading} from '../ports/control-plane.js'
 import type {RunControls} from '../ports/controls.js'
-import {describeGate, type Gate} from '../runbook/gate.js'
+import {describeBaseline, describeGate, type Gate} from '../runbook/gate.js'
 import type {GateResult, GateVerdict} from '../ports/io.js'
-import {formatMetric} from '../format.js'
+import {formatMetric, noDataWhy, verdictMeasure} from '../format.js'
 
-function judge(gate: Gate, value: number | null): GateVerdict['outcome'] {
-  if (value === null) return 'inconclusive'
-  return gate.metric === 'healthy-targets' ? (value >= gate.threshold ? 'pass' : 'fail') : value <= gate.threshold ? 'pass' : 'fail'
+type Judged = Pick<GateVerdict, 'outcome' | 'bound' | 'why'>
+
+/**
+ * A verdict from a reading and, for a relative gate, its baseline's. Too few requests, in the
+ * window or in the baseline's, is inconclusive rather than a pass or a fail: one failure in three
+ * requests is not a 33% error rate of anything.
+ */
+export function judge(gate: Gate, reading: Reading, baseline?: Reading): Judged {
+  const {value, requests} = reading
+  if (value === null) return {outcome: 'inconclusive', bound: null, why: noDataWhy}
+  const least = gate.minRequests
+  if (least !== undefined && (requests ?? 0) < least)
+    return {outcome: 'inconclusive', bound: null, why: `${Math.round(requests ?? 0)} requests in the window, fewer than minRequests ${least}`}
+  if (gate.metric === 'healthy-targets') return {outcome: value >= gate.threshold ? 'pass' : 'fail', bound: gate.threshold}
+  let bound = gate.threshold
+  if (gate.baseline) {
+    const of = describeBaseline(gate.baseline)
+    if (!baseline || baseline.value === null) return {outcome: 'inconclusive', bound: null, why: `the baseline (${of}) had no data`}
+    if (least !== undefined && (baseline.requests ?? 0) < least)
+      return {
+        outcome: 'inconclusive',
+        bound: null,
+        why: `the baseline (${of}) had ${Math.round(baseline.requests ?? 0)} requests, fewer than minRequests ${least}`,
+      }
+    bound = gate.compare === 'ratio' ? baseline.value * gate.threshold : baseline.value + gate.threshold
+  }
+  return {outcome: value <= bound ? 'pass' : 'fail', bound}
 }
 
 export interface GateWatch {
@@ -21,6 +45,8 @@ export interface GateWatch {
   onVerdict: (verdict: GateVerdict) => void
   /** A live run's controls: a pause stops counting the bake; a promote ends it early. */
   controls?: RunControls
+  /** A gate relative to `before`: the reading over the window before the step's change, read once. */
+  before?: () => Promise<Reading>
 }
 
 /**
@@ -46,20 +72,28 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
   let failures = 0
   let inconclusive = 0
   let streak = 0
+  let before: Reading | undefined
   for (;;) {
     await clock.sleep(gate.interval, w.signal)
     if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
     const woke = clock.now()
     if (!w.controls?.pausedBy) counted += woke - last
     last = woke
-    let value: number | null
+    let reading: Reading
+    let baseline: Reading | undefined
     try {
-      value = await w.metrics.read(gate.metric, gate.window, gate.pool, w.signal)
+      const other = gate.baseline && gate.baseline !== 'before' ? gate.baseline.pool : undefined
+      ;[reading, baseline] = await Promise.all([
+        w.metrics.read(gate.metric, gate.window, gate.pool, w.signal),
+        other === undefined ? (before ??= await w.before?.()) : w.metrics.read(gate.metric, gate.window, other, w.signal),
+      ])
     } catch (error) {
       if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
       const sourceError = (error as Error).message
       return {outcome: 'fail', verdicts, sourceError, reason: `gate ${describeGate(gate)} could not read its metrics at ${w.context}: ${sourceError}`}
     }
+    const {value} = reading
+    const judged = judge(gate, reading, baseline)
     const verdict: GateVerdict = {
       step: w.step,
       gate: describeGate(gate),
@@ -67,9 +101,13 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
       value,
       threshold: gate.threshold,
       unit: metricUnits[gate.metric],
-      outcome: judge(gate, value),
+      outcome: judged.outcome,
       at: clock.now(),
       context: w.context,
+      requests: reading.requests,
+      bound: judged.bound,
+      ...(gate.baseline ? {baseline: {of: describeBaseline(gate.baseline), value: baseline?.value ?? null, requests: baseline?.requests ?? null}} : {}),
+      ...(judged.why === undefined ? {} : {why: judged.why}),
     }
     verdicts.push(verdict)
     w.onVerdict(verdict)
@@ -80,7 +118,7 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
         outcome: 'fail',
         verdicts,
         failing: verdict,
-        reason: `gate ${verdict.gate} failed at ${w.context}: measured ${formatMetric(value, verdict.unit)}, threshold ${formatMetric(gate.threshold, verdict.unit)}`,
+        reason: `gate ${verdict.gate} failed at ${w.context}: measured ${verdictMeasure(verdict)}${verdict.baseline ? '' : `, threshold ${formatMetric(gate.threshold, verdict.unit)}`}`,
       }
     }
     if (verdict.outcome === 'inconclusive' && ++inconclusive >= gate.inconclusiveLimit) {
@@ -88,7 +126,10 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
         outcome: 'fail',
         verdicts,
         failing: verdict,
-        reason: `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`,
+        reason:
+          verdict.why === noDataWhy
+            ? `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`
+            : `gate ${verdict.gate} was inconclusive ${inconclusive} times at ${w.context} (last: ${verdict.why}); missing data is never a pass`,
       }
     }
     const promoted = (w.controls?.promotions ?? 0) > promotions

@@ -1,4 +1,4 @@
-import type {Clock, MetricKind, MetricsPort, PoolPort} from '../ports/control-plane.js'
+import type {Clock, MetricKind, MetricsPort, PoolPort, Reading} from '../ports/control-plane.js'
 import {healthyShare} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
 import type {RuntimeApi} from './runtime.js'
@@ -50,10 +50,10 @@ export class HaproxyMetrics implements MetricsPort {
     this.label = `haproxy stats (${api.label})`
   }
 
-  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
+  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<Reading> {
     if (pool !== undefined && !(pool in this.backends))
       throw new FailedError(`${this.label}: no backend for pool ${pool}; the runbook names ${Object.keys(this.backends).join(', ')}`)
-    if (kind === 'healthy-targets') return healthyShare(this.groups, pool, signal)
+    if (kind === 'healthy-targets') return {value: await healthyShare(this.groups, pool, signal), requests: null}
     if (kind === 'latency-p99')
       throw new FailedError(
         `${this.label}: HAProxy's stats have no latency percentiles (only an average of the last 1024 requests), so latency-p99 cannot be read from them; gate on a Prometheus source with a latency histogram, or on error-rate`,
@@ -107,10 +107,11 @@ function closest(samples: Sample[], start: number, windowSeconds: number): Sampl
 }
 
 /** No requests in the window is no data; counters that went down mean HAProxy restarted, so the window is unknown. */
-function rate(kind: MetricKind, then: Sample, now: Sample): number | null {
+function rate(kind: MetricKind, then: Sample, now: Sample): Reading {
   const requests = now.requests - then.requests
   const errors = now.errors - then.errors
   const seconds = now.at - then.at
-  if (requests <= 0 || errors < 0 || seconds <= 0) return null
-  return kind === 'request-rate' ? requests / seconds : (errors / requests) * 100
+  if (requests < 0 || errors < 0 || seconds <= 0) return {value: null, requests: null}
+  if (requests === 0) return {value: null, requests: 0}
+  return {value: kind === 'request-rate' ? requests / seconds : (errors / requests) * 100, requests}
 }

@@ -7,7 +7,7 @@ import {runbookSchema, type RunbookInput, type RunbookData} from './runbook-sche
 import type {GateData} from '../runbook/schema.js'
 import {limits, maxSecondsText} from '../runbook/limits.js'
 import type {Runbook} from './runbook.js'
-import {gateDefaults, type Gate} from '../runbook/gate.js'
+import {gateDefaults, type Baseline, type Gate} from '../runbook/gate.js'
 import type {StepCommon} from '../runbook/step-common.js'
 import {backendOf} from '../runbook/targets.js'
 
@@ -61,6 +61,27 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
   const backend = backendOf(targets)
   const pools = backend.pools
 
+  /** The baseline a relative gate names: `stable` is the one other pool, so the runbook must have exactly two. */
+  const resolveBaseline = (relativeTo: NonNullable<GateData['relativeTo']>, pool: string | undefined, path: Path): Baseline | undefined => {
+    if (relativeTo === 'before') return 'before'
+    if (pool === undefined) {
+      fail(path, 'a gate relative to another pool compares its own pool with that one: give the gate a pool')
+      return undefined
+    }
+    if (relativeTo === 'stable') {
+      const others = [...pools].filter((p) => p !== pool)
+      if (others.length === 1) return {pool: others[0]}
+      fail(
+        path,
+        `relativeTo: stable is the one pool besides ${pool}, and the runbook has ${others.length === 0 ? 'none' : `${others.length} (${others.join(', ')})`}: name it, relativeTo: {pool: NAME}`,
+      )
+      return undefined
+    }
+    if (!pools.has(relativeTo.pool)) fail([...path, 'pool'], `no pool named "${relativeTo.pool}" in targets; pools are ${[...pools].join(', ') || 'none'}`)
+    else if (relativeTo.pool === pool) fail([...path, 'pool'], `the baseline is the gate's own pool (${pool}): name the pool it is compared with`)
+    return {pool: relativeTo.pool}
+  }
+
   const resolveGate = (gate: GateData, path: Path): Gate => {
     const d = data.defaults.gate ?? {}
     const threshold = gate.threshold ?? d.threshold
@@ -68,7 +89,20 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
     if (!targets.metrics) fail(path, 'a gate needs targets.metrics to say where its metric comes from')
     const pool = gate.pool ?? d.pool
     if (pool !== undefined && !pools.has(pool)) fail([...path, 'pool'], `no pool named "${pool}" in targets; pools are ${[...pools].join(', ') || 'none'}`)
-    if (gate.metric === 'error-rate' && threshold !== undefined && threshold > 100)
+    const minRequests = gate.minRequests ?? d.minRequests
+    const relativeTo = gate.relativeTo ?? d.relativeTo
+    const compare = gate.compare ?? d.compare
+    const baseline = relativeTo === undefined ? undefined : resolveBaseline(relativeTo, pool, [...path, 'relativeTo'])
+    if (gate.metric === 'healthy-targets') {
+      // A share of targets healthy is a count of capacity, not a sample of requests.
+      if (minRequests !== undefined)
+        fail([...path, 'minRequests'], 'minRequests counts requests, and healthy-targets measures targets: gate on error-rate or latency-p99')
+      if (relativeTo !== undefined)
+        fail([...path, 'relativeTo'], 'relativeTo compares request metrics, and healthy-targets measures targets: give it an absolute threshold')
+    }
+    if (compare !== undefined && relativeTo === undefined)
+      fail([...path, 'compare'], 'compare says how a relative threshold is read, and the gate has no relativeTo')
+    if (gate.metric === 'error-rate' && threshold !== undefined && threshold > 100 && compare !== 'ratio')
       fail([...path, 'threshold'], `expected an error rate in % (0–100), got ${threshold}`)
     if (gate.metric === 'healthy-targets' && threshold !== undefined && threshold > 100)
       fail([...path, 'threshold'], `expected a share of healthy targets in % (0–100), got ${threshold}`)
@@ -81,6 +115,8 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
       inconclusiveLimit: gate.inconclusiveLimit ?? d.inconclusiveLimit ?? gateDefaults.inconclusiveLimit,
       successes: gate.successes ?? d.successes ?? gateDefaults.successes,
       ...(pool === undefined ? {} : {pool}),
+      ...(minRequests === undefined ? {} : {minRequests}),
+      ...(baseline === undefined ? {} : {baseline, compare: compare ?? 'points'}),
     }
     // A window shorter than the interval leaves seconds no verdict ever looks at.
     if (resolved.window < resolved.interval)
@@ -153,6 +189,10 @@ function checkMetricsSource(data: RunbookData, fail: (path: Path, message: strin
   const missing = new Map<MetricKind, number>()
   data.steps.forEach((step, index) => {
     for (const kind of metricsRead(step)) if (!queries[kind] && !missing.has(kind)) missing.set(kind, index)
+    // Prometheus counts a window's requests only as its request rate times the window.
+    const gate = 'gate' in step ? step.gate : undefined
+    if (gate && (gate.minRequests ?? data.defaults.gate?.minRequests) !== undefined && !queries['request-rate'] && !missing.has('request-rate'))
+      missing.set('request-rate', index)
   })
   for (const [kind, index] of missing) fail([...at, 'queries'], `expected a query for ${kind}: steps[${index}] reads it`)
 }

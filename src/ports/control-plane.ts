@@ -95,14 +95,25 @@ export const metricUnits: Record<MetricKind, string> = {
   'request-rate': 'rps',
 }
 
+/** A metric over a window, with how many requests it was measured on. */
+export interface Reading {
+  /** null when there is no data, which a gate must treat as inconclusive, never as a pass. */
+  value: number | null
+  /**
+   * The requests in the window, where the source counts them: a gate with `minRequests` needs it,
+   * since 1 failure in 3 requests is not 33% of anything. null for healthy-targets and where the
+   * source cannot count (a Prometheus source without a request-rate query).
+   */
+  requests: number | null
+}
+
 export interface MetricsPort {
   readonly label: string
   /**
-   * The metric over the last `windowSeconds`, scoped to one pool or to everything; null when there
-   * is no data, which a gate must treat as inconclusive, never as a pass. Throws when the source
-   * cannot be read (an error, a timeout, `signal` aborted): that is not a verdict either.
+   * The metric over the last `windowSeconds`, scoped to one pool or to everything. Throws when the
+   * source cannot be read (an error, a timeout, `signal` aborted): that is not a verdict either.
    */
-  read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null>
+  read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<Reading>
 }
 
 export interface FreezeRecord {

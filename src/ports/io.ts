@@ -11,9 +11,18 @@ export interface GateVerdict {
   metric: MetricKind
   /** null: no data in the window, which is inconclusive and never a pass. */
   value: number | null
+  /** The gate's threshold as written: an absolute value, or a relative gate's points or ratio. */
   threshold: number
   unit: string
   outcome: 'pass' | 'fail' | 'inconclusive'
+  /** Requests in the window, where the source counts them (journals before minRequests have none). */
+  requests?: number | null
+  /** What the value was compared with: the threshold, or a relative gate's baseline moved by it; null when nothing was. */
+  bound?: number | null
+  /** A relative gate's baseline: what it is (`before the step`, `pool legacy`), its value and its requests. */
+  baseline?: {of: string; value: number | null; requests: number | null}
+  /** Why a verdict is inconclusive: no data, too few requests, no baseline. */
+  why?: string
   /** Clock seconds at which it was taken. */
   at: number
   /** What the step was doing: "ramp 25%", "batch 2 of 5". */

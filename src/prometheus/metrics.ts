@@ -1,4 +1,4 @@
-import type {Clock, MetricKind, MetricsPort} from '../ports/control-plane.js'
+import type {Clock, MetricKind, MetricsPort, Reading} from '../ports/control-plane.js'
 
 /**
  * One query, connection and answer together, in milliseconds: the same per-request limit as an
@@ -10,7 +10,8 @@ export const prometheusTimeoutMs = 10_000
 /**
  * Gate metrics from a Prometheus HTTP API: one instant query per metric kind, written by the
  * runbook's author. `$window` in a query becomes the window (`60s`) and `$pool` the pool.
- * An empty result is no data.
+ * An empty result is no data. The requests a reading was measured on are the request-rate query's
+ * answer times the window, where the runbook gives that query: PromQL's rate() is per second.
  */
 export class PrometheusMetrics implements MetricsPort {
   readonly label: string
@@ -25,7 +26,17 @@ export class PrometheusMetrics implements MetricsPort {
     this.label = `Prometheus ${url}`
   }
 
-  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
+  async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<Reading> {
+    const counted = kind !== 'healthy-targets' && this.queries['request-rate'] !== undefined
+    const [value, rate] = await Promise.all([
+      this.query(kind, windowSeconds, pool, signal),
+      counted && kind !== 'request-rate' ? this.query('request-rate', windowSeconds, pool, signal) : null,
+    ])
+    const perSecond = kind === 'request-rate' ? value : rate
+    return {value, requests: counted ? (perSecond ?? 0) * Math.max(1, Math.round(windowSeconds)) : null}
+  }
+
+  private async query(kind: MetricKind, windowSeconds: number, pool: string | undefined, signal: AbortSignal | undefined): Promise<number | null> {
     const template = this.queries[kind]
     if (!template) throw new Error(`${this.label}: no query for ${kind} in targets.metrics.queries`)
     const query = template.replaceAll('$window', `${Math.max(1, Math.round(windowSeconds))}s`).replaceAll('$pool', pool ?? '')

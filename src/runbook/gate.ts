@@ -11,13 +11,33 @@ export interface Gate {
   inconclusiveLimit: number
   successes: number
   pool?: string
+  /** Requests a window must hold for its verdict to count. */
+  minRequests?: number
+  /** What a relative threshold is measured from: the window before the step's change, or a pool's same window. */
+  baseline?: Baseline
+  /** How a relative threshold is read (with baseline only). */
+  compare?: 'points' | 'ratio'
 }
 
-/** `error-rate ≤ 1% over 60 s (mailbox)` */
+export type Baseline = 'before' | {pool: string}
+
+/** `before the step`, `pool legacy` */
+export function describeBaseline(baseline: Baseline): string {
+  return baseline === 'before' ? 'before the step' : `pool ${baseline.pool}`
+}
+
+/** `error-rate ≤ 1% over 60 s (mailbox)`, `error-rate ≤ pool legacy + 2 points over 60 s (canary), 200+ requests` */
 export function describeGate(gate: Gate): string {
   const unit = metricUnits[gate.metric]
   const op = gate.metric === 'healthy-targets' ? '≥' : '≤'
-  return `${gate.metric} ${op} ${gate.threshold}${unit === '%' ? '%' : ` ${unit}`} over ${gate.window} s${gate.pool ? ` (${gate.pool})` : ''}`
+  const amount = `${gate.threshold}${unit === '%' ? '%' : ` ${unit}`}`
+  const bound = !gate.baseline
+    ? amount
+    : gate.compare === 'ratio'
+      ? `${gate.threshold} × ${describeBaseline(gate.baseline)}`
+      : `${describeBaseline(gate.baseline)} + ${gate.threshold}${unit === '%' ? ` point${gate.threshold === 1 ? '' : 's'}` : ` ${unit}`}`
+  const least = gate.minRequests === undefined ? '' : `, ${gate.minRequests}+ requests`
+  return `${gate.metric} ${op} ${bound} over ${gate.window} s${gate.pool ? ` (${gate.pool})` : ''}${least}`
 }
 
 export const gateDefaults = {window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3}

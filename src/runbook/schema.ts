@@ -42,6 +42,26 @@ export const gateSchema = z.strictObject({
     .describe('Inconclusive verdicts (no data) that fail the gate: missing data is never a pass (default 3).'),
   successes: z.number().int().min(1).max(limits.maxVerdicts).optional().describe('Consecutive passing verdicts the gate needs (default 3).'),
   pool: name.optional().describe('The pool the metric is scoped to (default: everything the runbook targets).'),
+  minRequests: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      'Requests a window must hold for its verdict to count: with fewer, the verdict is inconclusive and says how many it saw, since at 1% of traffic a window may hold a handful (default: no minimum). error-rate and latency-p99.',
+    ),
+  relativeTo: z
+    .union([z.enum(['before', 'stable']), z.strictObject({pool: name.describe('The pool whose same window is the baseline.')})])
+    .optional()
+    .describe(
+      "Judge against a baseline rather than an absolute value, for an outage where every absolute threshold is already red. before: the same metric over the window just before the step's change; stable: the other pool of the runbook over the same window (the runbook names two); {pool: NAME}: that pool. The threshold is then how far above the baseline a verdict may be (compare). error-rate and latency-p99.",
+    ),
+  compare: z
+    .enum(['points', 'ratio'])
+    .optional()
+    .describe(
+      "How a relative threshold is read: points, the baseline plus the threshold in the metric's unit (error-rate 2 = two points above); ratio, the baseline times the threshold (default points).",
+    ),
 })
 
 /** A HAProxy backend or map file as haproxy.cfg names it: one word, as the Runtime API takes it. */

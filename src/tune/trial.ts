@@ -149,7 +149,9 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
     variant,
     outcome: run.outcome,
     passed,
-    reason: passed ? null : miss ? `${stepName(miss.step)}: ${verdictText(miss)}` : run.message,
+    // Without the sample size, which differs with every seed and demand: trials that failed on the
+    // same value fold into one line of the report.
+    reason: passed ? null : miss ? `${stepName(miss.step)}: ${verdictText({...miss, requests: null})}` : run.message,
     failedStep: passed ? null : (miss?.step ?? run.stoppedAt?.step ?? null),
     secondsToFullTraffic: completed && fullAt !== null ? fullAt - rehearsal.startAt : null,
     seconds: rehearsal.endAt - rehearsal.startAt,

@@ -236,14 +236,17 @@ export function gateMargins(runbook: Runbook, trials: Trial[]): GateMargin[] {
     if (!('gate' in step) || !step.gate) continue
     const gate = step.gate
     const atLeast = gate.metric === 'healthy-targets'
-    let worst: {value: number; trial: Trial; verdict: GateVerdict} | null = null
+    // The worst verdict is the one nearest its bound: a relative gate's bound moves with its baseline.
+    let worst: {value: number; margin: number; trial: Trial; verdict: GateVerdict} | null = null
     let count = 0
     for (const trial of trials)
       for (const verdict of trial.verdicts) {
         if (verdict.step !== step.index) continue
         count++
         if (verdict.value === null) continue
-        if (!worst || (atLeast ? verdict.value < worst.value : verdict.value > worst.value)) worst = {value: verdict.value, trial, verdict}
+        const bound = verdict.bound ?? gate.threshold
+        const margin = atLeast ? verdict.value - bound : bound - verdict.value
+        if (!worst || margin < worst.margin) worst = {value: verdict.value, margin, trial, verdict}
       }
     out.push({
       index: step.index,
@@ -253,7 +256,7 @@ export function gateMargins(runbook: Runbook, trials: Trial[]): GateMargin[] {
       threshold: gate.threshold,
       unit: metricUnits[gate.metric],
       worst: worst?.value ?? null,
-      margin: worst ? (atLeast ? worst.value - gate.threshold : gate.threshold - worst.value) : null,
+      margin: worst?.margin ?? null,
       at: worst
         ? {
             seed: worst.trial.variant.seed,

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import {runRunbook} from '../../src/engine/engine.js'
-import type {MetricKind, WeightMap} from '../../src/ports/control-plane.js'
+import type {MetricKind, Reading, WeightMap} from '../../src/ports/control-plane.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {control, FakeDns, FakeGroup, FakeMetrics, RecordingIO} from '../helpers/fakes.js'
 
@@ -62,7 +62,7 @@ class UnreliableMetrics extends FakeMetrics {
   ) {
     super(() => 0.1)
   }
-  override async read(kind: MetricKind, window: number, pool?: string, signal?: AbortSignal): Promise<number | null> {
+  override async read(kind: MetricKind, window: number, pool?: string, signal?: AbortSignal): Promise<Reading> {
     if (!this.broken()) return super.read(kind, window, pool)
     if (this.how === 'hang') return hang(signal, 'GetMetricData')
     throw new Error('CloudWatch GetMetricData on app/lb/1 failed: Timeout: no answer within 30 s (requests time out after 10 s and are retried)')

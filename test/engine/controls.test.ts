@@ -39,7 +39,7 @@ const who = {operator: 'alice', host: 'laptop', pid: 7}
 
 function metricsWith(onRead: (n: number) => void) {
   let n = 0
-  return {label: 'm', read: async () => (onRead(++n), 0.1)}
+  return {label: 'm', read: async () => (onRead(++n), {value: 0.1, requests: null})}
 }
 
 /** A bake of `bake` s on a fake clock: only the controls and what the metrics read differ between these tests. */

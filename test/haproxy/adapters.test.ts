@@ -276,24 +276,25 @@ describe("metrics from HAProxy's counters", () => {
     }
     // The first read has no earlier sample: it samples, waits out the window, and samples again.
     burstWhileWaiting = once(() => burst(20, 5))
-    expect(await metrics.read('request-rate', 10, 'web')).toBe(2.5)
+    expect((await metrics.read('request-rate', 10, 'web')).value).toBe(2.5)
     burstWhileWaiting = async () => {}
     // A gate's next verdict, an interval later, is answered from the samples taken on the way: no second wait.
     const before = manual.t
     manual.t += 1
-    expect(await metrics.read('request-rate', 10, 'web')).not.toBeNull()
+    expect((await metrics.read('request-rate', 10, 'web')).value).not.toBeNull()
     expect(manual.t).toBe(before + 1)
     // Later reads use the sample a window back. A window with no requests is no data, never a zero error rate.
     manual.t += 10
-    expect(await metrics.read('error-rate', 10, 'web')).toBeNull()
+    expect((await metrics.read('error-rate', 10, 'web')).value).toBeNull()
     await burst(5, 5)
     manual.t += 10
-    expect(await metrics.read('error-rate', 10, 'web')).toBe(50)
+    // The reading says how many requests it was measured on: a gate's minRequests reads it.
+    expect(await metrics.read('error-rate', 10, 'web')).toEqual({value: 50, requests: 10})
     // A sample far older than the window is not used: it would mix in traffic from before it.
     await burst(0, 4)
     manual.t += 100
     burstWhileWaiting = once(() => burst(4, 0))
-    expect(await metrics.read('error-rate', 10, 'web')).toBe(0)
+    expect((await metrics.read('error-rate', 10, 'web')).value).toBe(0)
     burstWhileWaiting = async () => {}
     // The 503s of sluice's own restriction are answered in the frontend: not the backend's errors.
     const rules = new HaproxyRules(api, join(haproxy.dir, 'restricted.map'))
@@ -302,9 +303,9 @@ describe("metrics from HAProxy's counters", () => {
     for (let i = 0; i < 3; i++) expect((await get(port, '/sync/a')).status).toBe(503)
     await rules.remove('sync')
     manual.t += 10
-    expect(await metrics.read('error-rate', 10, 'web')).toBe(0)
+    expect((await metrics.read('error-rate', 10, 'web')).value).toBe(0)
 
-    expect(await metrics.read('healthy-targets', 60, 'web')).toBe(100)
+    expect((await metrics.read('healthy-targets', 60, 'web')).value).toBe(100)
     await expect(metrics.read('latency-p99', 60, 'web')).rejects.toThrow(/no latency percentiles/)
     await expect(metrics.read('error-rate', 60, 'nope')).rejects.toThrow(/no backend for pool nope; the runbook names web, canary/)
   })

@@ -6,6 +6,7 @@ import type {
   FreezeRecord,
   HookPort,
   MetricKind,
+  Reading,
   MetricsPort,
   Restriction,
   Target,
@@ -53,10 +54,12 @@ export class FakeDns implements WeightsPort {
 export class FakeMetrics implements MetricsPort {
   readonly label = 'fake metrics'
   reads: Array<{kind: MetricKind; pool?: string}> = []
-  constructor(private readonly value: (kind: MetricKind, pool?: string) => number | null) {}
-  async read(kind: MetricKind, _window: number, pool?: string): Promise<number | null> {
+  /** `value` gives a bare number (a source that does not count requests) or a whole reading. */
+  constructor(private readonly value: (kind: MetricKind, pool?: string) => number | null | Reading) {}
+  async read(kind: MetricKind, _window: number, pool?: string): Promise<Reading> {
     this.reads.push({kind, pool})
-    return this.value(kind, pool)
+    const value = this.value(kind, pool)
+    return typeof value === 'number' || value === null ? {value, requests: null} : value
   }
 }
 

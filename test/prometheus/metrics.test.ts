@@ -26,16 +26,26 @@ describe('Prometheus gate metrics', () => {
     const metrics = new PrometheusMetrics(url, {'error-rate': 'errors{pool="$pool"}[$window]', 'latency-p99': 'p99[$window]'}, new FakeClock())
     answers['errors{pool="west"}[60s]'] = {status: 'success', data: {resultType: 'vector', result: [{value: [0, '1.75']}]}}
     answers['p99[30s]'] = {status: 'success', data: {resultType: 'vector', result: []}}
-    expect(await metrics.read('error-rate', 60, 'west')).toBe(1.75)
-    expect(await metrics.read('latency-p99', 30)).toBeNull()
+    expect((await metrics.read('error-rate', 60, 'west')).value).toBe(1.75)
+    expect((await metrics.read('latency-p99', 30)).value).toBeNull()
     expect(queries).toEqual(['errors{pool="west"}[60s]', 'p99[30s]'])
+  })
+
+  it("counts a reading's requests as the request-rate query times the window, and cannot count without one", async () => {
+    const counting = new PrometheusMetrics(url, {'error-rate': 'e[$window]', 'request-rate': 'r{pool="$pool"}[$window]'}, new FakeClock())
+    answers['e[30s]'] = {status: 'success', data: {resultType: 'vector', result: [{value: [0, '4']}]}}
+    answers['r{pool="canary"}[30s]'] = {status: 'success', data: {resultType: 'vector', result: [{value: [0, '0.5']}]}}
+    expect(await counting.read('error-rate', 30, 'canary')).toEqual({value: 4, requests: 15})
+    expect(await counting.read('request-rate', 30, 'canary')).toEqual({value: 0.5, requests: 15})
+    const blind = new PrometheusMetrics(url, {'error-rate': 'e[$window]'}, new FakeClock())
+    expect(await blind.read('error-rate', 30)).toEqual({value: 4, requests: null})
   })
 
   it('sends the Authorization header it was given (from the environment), and never names it', async () => {
     const metrics = new PrometheusMetrics(url, {'error-rate': 'authed'}, new FakeClock(), 'Bearer prom-token-marker')
     answers.authed = {status: 'success', data: {resultType: 'vector', result: [{value: [0, '0']}]}}
     authorizations.length = 0
-    expect(await metrics.read('error-rate', 60)).toBe(0)
+    expect((await metrics.read('error-rate', 60)).value).toBe(0)
     expect(authorizations).toEqual(['Bearer prom-token-marker'])
     expect(metrics.label).not.toContain('marker')
   })

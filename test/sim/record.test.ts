@@ -112,11 +112,13 @@ describe('past the bound, a run is summed up exactly and its gates read every ti
     expect(summary.minInRotation).toBe(min)
     expect(summary.peakErrorRatePercent).toBe(peak * 100)
     expect(summary.recoveredSecondsAfterFix).toBe(since === null ? null : Math.max(0, since - window.to))
-    return metrics.read('error-rate', 30).then((rate) => {
+    return metrics.read('error-rate', 30).then(({value: rate, requests}) => {
       const last = poolTicks.slice(-30)
       const offered = last.reduce((a, b) => a + b.offered, 0)
       const failed = last.reduce((a, b) => a + b.failed, 0)
       expect(rate).toBe((failed / offered) * 100)
+      // The record holds rates: the window's requests are their sum times the tick.
+      expect(requests).toBeCloseTo(offered * fleet.dt, 6)
     })
   })
 })

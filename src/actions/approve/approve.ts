@@ -36,7 +36,7 @@ export const approve: ActionDefinition<ApproveStep, typeof approveSchema> = {
     const metrics = ctx.control.metrics
     if (metrics) {
       const [errors, rate] = await Promise.all([metrics.read('error-rate', 60), metrics.read('request-rate', 60)])
-      context.push(`Now: error rate ${formatMetric(errors, '%')}, ${formatMetric(rate, 'rps')} over the last 60 s`)
+      context.push(`Now: error rate ${formatMetric(errors.value, '%')}, ${formatMetric(rate.value, 'rps')} over the last 60 s`)
     }
     if (!ctx.controls) {
       const yes = await ctx.io.confirm(step.message, context)

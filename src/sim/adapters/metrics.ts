@@ -1,4 +1,4 @@
-import type {MetricKind, MetricsPort} from '../../ports/control-plane.js'
+import type {MetricKind, MetricsPort, Reading} from '../../ports/control-plane.js'
 import type {Fleet} from '../fleet.js'
 
 /** Metrics read back from the simulation record, like CloudWatch from the load balancer. */
@@ -6,7 +6,7 @@ export class SimMetrics implements MetricsPort {
   readonly label = 'simulated load balancer metrics'
   constructor(private readonly fleet: Fleet) {}
 
-  async read(kind: MetricKind, windowSeconds: number, pool?: string): Promise<number | null> {
+  async read(kind: MetricKind, windowSeconds: number, pool?: string): Promise<Reading> {
     const {fleet} = this
     const r = fleet.record
     const end = fleet.tick
@@ -22,9 +22,9 @@ export class SimMetrics implements MetricsPort {
         size += p.size
         healthy += p.countInRotation()
       }
-      return size === 0 ? null : (healthy / size) * 100
+      return {value: size === 0 ? null : (healthy / size) * 100, requests: null}
     }
-    if (end === start) return null
+    if (end === start) return {value: null, requests: 0}
     let offered = 0
     let failed = 0
     let latencySum = 0
@@ -40,11 +40,12 @@ export class SimMetrics implements MetricsPort {
         }
       }
     }
+    // The record holds each tick's rate (per second): the window's requests are their sum times a tick.
+    const requests = offered * fleet.dt
     // No requests in the window is no data, not zero errors.
-    if (offered <= 0) return null
-    if (kind === 'error-rate') return (failed / offered) * 100
-    // The record holds each tick's rate (per second), so the window's is their mean.
-    if (kind === 'request-rate') return offered / (end - start)
-    return latencyWeight > 0 ? latencySum / latencyWeight : null
+    if (offered <= 0) return {value: null, requests: 0}
+    if (kind === 'error-rate') return {value: (failed / offered) * 100, requests}
+    if (kind === 'request-rate') return {value: offered / (end - start), requests}
+    return {value: latencyWeight > 0 ? latencySum / latencyWeight : null, requests}
   }
 }

@@ -1,0 +1,78 @@
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import type {RunJson} from '../../src/cli/run-runbook.js'
+import {isolatedSluice} from '../helpers/cli.js'
+
+const sluice = isolatedSluice('gates')
+const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'))
+const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0123456789abcdef`
+const rule = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/api/9f0d3a2b1c4e5f67/abcdef0123456789/0123456789abcdef'
+
+/** A runbook that moves traffic to west behind `gate`, rehearsed on two-regions (1,700 rps, all on east). */
+function runbookWith(name: string, gate: string): string {
+  const file = join(dir, `${name}.yaml`)
+  writeFileSync(
+    file,
+    `name: ${name}
+targets:
+  targetGroups: {east: ${tg('east')}, west: ${tg('west')}}
+  metrics: {source: cloudwatch, loadBalancer: app/api/9f0d3a2b1c4e5f67}
+rehearsal: {scenario: two-regions, setup: cap-shed-slow-start, startAt: 60}
+steps:
+  - action: weighted-target-groups
+    rule: ${rule}
+    pool: west
+    schedule: [1, 10, 50]
+    bake: 60
+    gate: ${gate}
+`,
+  )
+  return file
+}
+
+describe('gates for incidents, rehearsed through the CLI', () => {
+  it('a gate at 1% weight with too few requests stays inconclusive, says how many it saw, and never passes', async () => {
+    const file = runbookWith('few', '{metric: error-rate, threshold: 1, window: 30, interval: 10, pool: west, minRequests: 2000}')
+    const [json, text] = await Promise.all([sluice(['run', file, '--dry-run', '--json']), sluice(['run', file, '--dry-run'])])
+    expect(json.code, json.stderr).toBe(3)
+    const verdicts = (JSON.parse(json.stdout) as RunJson).steps[0].verdicts
+    expect(verdicts.map((v) => v.outcome)).toEqual(['inconclusive', 'inconclusive', 'inconclusive'])
+    // 1% of 1,700 rps is 17 rps: a verdict every 10 s, each window holding the seconds since the change, up to 30.
+    verdicts.forEach((v, i) => {
+      expect(v.requests).toBeCloseTo(17 * Math.min(30, 10 * (i + 1)), 0)
+      expect(v.why).toBe(`${Math.round(v.requests!)} requests in the window, fewer than minRequests 2000`)
+    })
+    expect(text.code).toBe(3)
+    expect(text.stdout).toMatch(
+      /was inconclusive 3 times at west 1% \(last: \d+ requests in the window, fewer than minRequests 2000\); missing data is never a pass/,
+    )
+  })
+
+  it('the same gate with enough requests judges each window, and --json gives each verdict its sample size and bound', async () => {
+    const file = runbookWith('enough', '{metric: error-rate, threshold: 1, window: 30, interval: 10, pool: west, minRequests: 300}')
+    const json = await sluice(['run', file, '--dry-run', '--json'])
+    expect(json.code, json.stderr).toBe(0)
+    const verdicts = (JSON.parse(json.stdout) as RunJson).steps[0].verdicts
+    // The first window after the change holds 10 s at 1%: 170 requests, too few to judge; the rest pass.
+    expect(verdicts[0]).toMatchObject({outcome: 'inconclusive', bound: null, requests: 170})
+    expect(verdicts.slice(1).every((v) => v.outcome === 'pass' && v.bound === 1 && v.requests! >= 300)).toBe(true)
+  })
+
+  it('a gate relative to the stable pool reads both pools over the same window and prints the baseline with each verdict', async () => {
+    const file = runbookWith('stable', '{metric: error-rate, threshold: 2, window: 30, interval: 10, pool: west, relativeTo: stable}')
+    const [json, plan] = await Promise.all([sluice(['run', file, '--dry-run', '--json']), sluice(['plan', file])])
+    expect(json.code, json.stderr).toBe(0)
+    const verdicts = (JSON.parse(json.stdout) as RunJson).steps[0].verdicts
+    expect(verdicts.length).toBeGreaterThan(0)
+    for (const v of verdicts) {
+      expect(v.baseline?.of).toBe('pool east')
+      // East carries the rest: never fewer requests than west, up to the even split.
+      expect(v.baseline?.requests).toBeGreaterThanOrEqual(v.requests!)
+      expect(v.bound).toBeCloseTo(v.baseline!.value! + 2, 9)
+    }
+    expect(plan.code, plan.stderr).toBe(0)
+    expect(plan.stdout).toContain('gate: error-rate ≤ pool east + 2 points over 30 s (west)')
+  })
+})
