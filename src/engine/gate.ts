@@ -139,7 +139,7 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
         outcome: 'fail',
         verdicts,
         failing: verdict,
-        reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${formatMetric(value, verdict.unit)})`,
+        reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${verdictMeasure(verdict)}${verdict.why && verdict.why !== noDataWhy ? `, ${verdict.why}` : ''})`,
       }
     }
   }

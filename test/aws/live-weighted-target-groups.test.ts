@@ -11,8 +11,10 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
+import {targetGroupDimension} from '../../src/aws/cloudwatch.js'
+import type {GateVerdict} from '../../src/ports/io.js'
 import {cfg, seedMetrics, useLiveFixture, type Fixture} from './live-fixture.js'
-import {uniqueName} from './seed.js'
+import {putAlbMetrics, uniqueName} from './seed.js'
 
 // The ALB-native ramp (weighted-target-groups) through the real SDK against moto, gated by
 // CloudWatch like the DNS ramp. moto keeps a rule's weighted forward as given, so what sluice
@@ -163,6 +165,68 @@ describe('weighted-target-groups against moto', () => {
     ])
     expect(fx.proxy.of('ModifyRule')).toEqual([])
     expect(weightsOf(await forwardOf(fx.targets.listenerArn))).toEqual({blue: 0, green: 100})
+  }, 120_000)
+
+  /** A minute a point around now for one target group: `requests` a minute, `errorPercent` of them 5xx. */
+  const seedGroup = (arn: string, requests: number, errorPercent: number) =>
+    putAlbMetrics(cfg, {
+      loadBalancer: fx.targets.loadBalancer,
+      targetGroup: targetGroupDimension(arn),
+      points: Array.from({length: 16}, (_, i) => ({
+        at: new Date(Date.now() + (i - 5) * 60_000),
+        requests,
+        target5xx: (requests * errorPercent) / 100,
+        elb5xx: 0,
+      })),
+    })
+
+  it('mid-outage, a gate relative to the stable group passes green at 31% errors beside blue at 30%, reading both groups from CloudWatch', async () => {
+    await Promise.all([seedGroup(fx.targets.targetGroupArn, 10_000, 30), seedGroup(green, 1000, 31)])
+    const file = runbook(
+      'relative-green',
+      `  - action: weighted-target-groups
+    rule: ${ruleArn}
+    pool: green
+    schedule: [10, 100]
+    bake: 2
+    gate: {metric: error-rate, threshold: 2, window: 60, interval: 1, successes: 2, pool: green, relativeTo: stable}
+`,
+    )
+    const result = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(result.code, result.stderr + result.stdout).toBe(0)
+    const verdicts = (JSON.parse(result.stdout) as {steps: Array<{verdicts: GateVerdict[]}>}).steps[0].verdicts
+    expect(verdicts.length).toBeGreaterThan(0)
+    for (const v of verdicts) {
+      expect(v).toMatchObject({outcome: 'pass', requests: 1000, baseline: {of: 'pool blue', requests: 10_000}})
+      expect(v.value).toBeCloseTo(31, 6)
+      expect(v.bound).toBeCloseTo(32, 6)
+    }
+    expect(weightsOf(await forwardOf(ruleArn))).toEqual({blue: 0, green: 100})
+  }, 120_000)
+
+  it('at 1% a gate with minRequests stays inconclusive on the few requests CloudWatch counts, and the rule goes back', async () => {
+    await Promise.all([seedGroup(fx.targets.targetGroupArn, 10_000, 0), seedGroup(green, 40, 0)])
+    const file = runbook(
+      'too-few',
+      `  - action: weighted-target-groups
+    rule: ${ruleArn}
+    pool: green
+    schedule: [1, 100]
+    bake: 2
+    gate: {metric: error-rate, threshold: 2, window: 60, interval: 1, successes: 2, pool: green, minRequests: 100}
+`,
+    )
+    const result = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(result.code, result.stderr + result.stdout).toBe(3)
+    const json = JSON.parse(result.stdout) as {message: string; steps: Array<{verdicts: GateVerdict[]}>}
+    expect(json.steps[0].verdicts.map((v) => [v.outcome, v.requests, v.why])).toEqual(
+      Array(3).fill(['inconclusive', 40, '40 requests in the window, fewer than minRequests 100']),
+    )
+    expect(json.message).toContain('was inconclusive 3 times at green 1%')
+    expect(weightChanges('ModifyRule')).toEqual([
+      {blue: 99, green: 1},
+      {blue: 100, green: 0},
+    ])
   }, 120_000)
 
   it('rollback of a finished shift puts the rule back, read back from the API', async () => {

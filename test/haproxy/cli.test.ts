@@ -3,6 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {exitCodeOf} from '../../src/cli/exit-codes.js'
+import type {GateVerdict} from '../../src/ports/io.js'
 import {healthOf} from '../../src/haproxy/pool.js'
 import {RuntimeMap} from '../../src/haproxy/maps.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
@@ -309,6 +310,61 @@ describe('sluice run on a HAProxy runbook', () => {
       loading = false
       await load
       servers.get('g1')!.broken = false
+      await rampMap.replace([
+        {key: 'blue', value: '100'},
+        {key: 'green', value: '0'},
+      ])
+    }
+  }, 60_000)
+
+  it("l. mid-outage a gate relative to stable passes green failing as blue does, on HAProxy's counters, where minRequests past what a window holds stays inconclusive", async () => {
+    const every = ['b1', 'b2', 'b3', 'g1'].map((n) => servers.get(n)!)
+    for (const b of every) b.broken = true
+    let loading = true
+    const load = (async () => {
+      while (loading) await get(port, '/').catch(() => undefined)
+    })()
+    const ramp = (gate: string) => `  - action: ramp
+    set: green
+    schedule: [5, 50]
+    bake: 2
+    gate: {metric: error-rate, threshold: 15, window: 2, interval: 1, successes: 1, pool: green, ${gate}}
+`
+    try {
+      const relative = runbook('relative-green', ramp('relativeTo: stable'))
+      const passed = await sluice(['run', relative.file, '--yes', '--json', '--state', relative.state])
+      expect(passed.code, passed.stderr).toBe(0)
+      const verdicts = (JSON.parse(passed.stdout) as {steps: Array<{verdicts: GateVerdict[]}>}).steps[0].verdicts
+      expect(verdicts.length).toBeGreaterThan(0)
+      // Every request fails on both sides: far over the 15% the gate would ask absolutely, and no worse than blue.
+      for (const v of verdicts) {
+        expect(v).toMatchObject({outcome: 'pass', value: 100, bound: 115, baseline: {of: 'pool blue', value: 100}})
+        expect(v.requests).toBeGreaterThan(0)
+      }
+      // The journal keeps each verdict with its sample and baseline.
+      const journaled = onlyRun(relative.state).entries.filter((e) => e.type === 'verdict')
+      expect(journaled.length).toBe(verdicts.length)
+      expect(journaled[0].verdict).toMatchObject({baseline: {of: 'pool blue', value: 100}, bound: 115})
+      await rampMap.replace([
+        {key: 'blue', value: '100'},
+        {key: 'green', value: '0'},
+      ])
+
+      const few = runbook('too-few', ramp('minRequests: 100000000'))
+      const held = await sluice(['run', few.file, '--yes', '--json', '--state', few.state])
+      expect(held.code, held.stderr).toBe(exitCodeOf('gate-failed'))
+      const json = JSON.parse(held.stdout) as {message: string; steps: Array<{verdicts: GateVerdict[]}>}
+      // The bake (2 s, a pass needed) ends before the third inconclusive verdict: never a pass either way.
+      const last = json.steps[0].verdicts.at(-1)!
+      expect(
+        json.steps[0].verdicts.every((v) => v.outcome === 'inconclusive' && v.why === `${v.requests} requests in the window, fewer than minRequests 100000000`),
+      ).toBe(true)
+      expect(json.message).toContain(`at green 5% (last: 100.00% of ${last.requests!.toLocaleString('en-US')} requests, ${last.why})`)
+      expect(await weights()).toEqual({blue: 100, green: 0})
+    } finally {
+      loading = false
+      await load
+      for (const b of every) b.broken = false
       await rampMap.replace([
         {key: 'blue', value: '100'},
         {key: 'green', value: '0'},
