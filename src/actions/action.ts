@@ -109,6 +109,8 @@ export interface Undo {
   before: unknown
   after: unknown
   apply(): Promise<void>
+  /** Sets the resource to a state between `before` and `after`: a weights undo taken in steps. */
+  applyStep?(state: unknown): Promise<void>
 }
 
 export interface MutationRules {

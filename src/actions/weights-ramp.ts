@@ -1,6 +1,7 @@
 import type {ControlPlane, WeightMap, WeightsPort} from '../ports/control-plane.js'
 import type {GateVerdict, MutationKind} from '../ports/io.js'
 import type {Gate} from '../runbook/gate.js'
+import type {TargetsData} from '../runbook/schema.js'
 import type {StepCommon} from '../runbook/step-common.js'
 import {gateFailure, sameState, type ActionContext, type MutationRules, type StepOutcome} from './action.js'
 
@@ -35,6 +36,18 @@ export function describeWeights(weights: WeightMap): string {
 }
 
 export const sameWeights = (a: WeightMap, b: WeightMap): boolean => Object.keys({...a, ...b}).every((k) => a[k] === b[k])
+
+/**
+ * The plan's line for how `sluice rollback` would take a ramp back: sized by the receiving pools'
+ * stated capacity where there is one, else back through the ramp's own weights (src/live/way-back.ts).
+ */
+export function wayBackPlan(targets: TargetsData, receiving: string[]): string {
+  const pools = receiving.map((k) => targets.dns?.sets[k] ?? k)
+  const sized = pools.filter((p) => targets.capacityPerTarget?.[p] !== undefined)
+  const how =
+    sized.length > 0 ? `in steps sized by ${sized.join(', ')}'s capacity in rotation (targets.capacityPerTarget)` : 'back through the weights it passed'
+  return `rollback: ${how}, each judged on the pool receiving the traffic; \`sluice rollback --now\` moves at once`
+}
 
 /** What a weights ramp steps through: the key that gains traffic, its schedule in %, the bake and gate per step. */
 export interface WeightsRampStep extends StepCommon {
@@ -179,6 +192,7 @@ export function weightsRules(kind: MutationKind, portOf: (control: ControlPlane,
         after: original,
         describe: `set the weights of ${last.resource} back to ${describeWeights(original)}`,
         apply: () => portOf(control, last.resource).applyWeights(original),
+        applyStep: (weights) => portOf(control, last.resource).applyWeights(weights as WeightMap),
       }
     },
     async drift(changes, control) {

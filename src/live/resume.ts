@@ -30,6 +30,7 @@ export async function planResume(
   const status = runStatus(read)
   if (status === 'completed') return {nothing: `run ${runId} completed; there is nothing to resume`}
   if (status === 'rolled-back') return {nothing: `run ${runId} was rolled back; there is nothing to resume`}
+  if (status === 'rollback-held') return {nothing: `run ${runId} is partway through its rollback; \`sluice rollback ${runId}\` goes on with it`}
   const start = runStart(read)
   const runbook = runbookOf(start)
   const recorded = mutations(read)

@@ -134,6 +134,8 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
 
   checkControlPlane(data, fail)
   checkMetricsSource(data, fail)
+  for (const pool of Object.keys(targets.capacityPerTarget ?? {}))
+    if (!pools.has(pool)) fail(['targets', 'capacityPerTarget', pool], `no pool named "${pool}" in targets; pools are ${[...pools].join(', ') || 'none'}`)
 
   const steps = data.steps.map((raw, index): Step => {
     const path = ['steps', index]

@@ -137,6 +137,12 @@ export const runbookFields = {
           "One HAProxy as the control plane, instead of AWS (dns, targetGroups, listener, CloudWatch): cycles drain its backends' servers, a ramp changes the ramp map, restrictions go in the restriction map, all over its Runtime API.",
         ),
       targetGroups: z.record(name, z.string().min(1)).optional().describe('Pool name → target group ARN.'),
+      capacityPerTarget: z
+        .record(name, z.number().positive())
+        .optional()
+        .describe(
+          'Pool name → requests per second one of its targets serves warm. A rollback sizes its steps back by it: each step sends the receiving pool at most a quarter of what its healthy targets serve.',
+        ),
       listener: z.string().min(1).optional().describe('The load balancer listener ARN where restriction rules go.'),
       metrics: z
         .strictObject({

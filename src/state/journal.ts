@@ -101,14 +101,15 @@ export function runStart(read: JournalRead): RunStart {
   return first as unknown as RunStart & JournalEntry
 }
 
-export type RunStatus = 'completed' | 'gate-failed' | 'held' | 'refused' | 'interrupted' | 'failed' | 'rolled-back' | 'unfinished'
+/** rollback-held: a rollback stopped partway (a gate on the way back, or an interrupt); another rollback goes on. */
+export type RunStatus = 'completed' | 'gate-failed' | 'held' | 'refused' | 'interrupted' | 'failed' | 'rolled-back' | 'rollback-held' | 'unfinished'
 
 /** A run's status from its journal: its last end, or unfinished when it never ended (killed, or still going). */
 export function runStatus(read: JournalRead): RunStatus {
   const ends = read.entries.filter((e) => e.type === 'run-end' || e.type === 'rollback-end')
   const last = ends.at(-1)
   if (!last) return 'unfinished'
-  if (last.type === 'rollback-end') return 'rolled-back'
+  if (last.type === 'rollback-end') return last.outcome === 'held' || last.outcome === 'interrupted' ? 'rollback-held' : 'rolled-back'
   return last.outcome as RunStatus
 }
 

@@ -79,6 +79,7 @@ describe('weighted-target-groups: loading', () => {
       `west 10% → 50% of listener rule ${rule} (the rest to east)`,
       'bake 60 s per step',
       'gate: error-rate ≤ 1% over 30 s (west), every 5 s, 2 passes in a row; on failure: rollback',
+      'rollback: back through the weights it passed, each judged on the pool receiving the traffic; `sluice rollback --now` moves at once',
     ])
     expect(lockedResources(runbook)).toEqual([`elbv2:${rule}`, `elbv2:${listener}`])
     expect(

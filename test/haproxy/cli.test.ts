@@ -222,10 +222,20 @@ describe('sluice run on a HAProxy runbook', () => {
     rampRun = {runId, state}
   }, 60_000)
 
-  it('g. sluice rollback after the ramp puts the map back', async () => {
+  it('g. sluice rollback after the ramp steps the map back through the weights the ramp passed', async () => {
     const rolled = await sluice(['rollback', rampRun.runId, '--yes', '--state', rampRun.state])
     expect(rolled.code, rolled.stderr).toBe(0)
     expect(await weights()).toEqual({blue: 100, green: 0})
+    // No capacity is stated for blue, so the steps are the ramp's own, in reverse, each held its bake.
+    expect(rolled.stdout + rolled.stderr).toContain(
+      'in 3 steps (blue 50% → 80% → 100%), each held 1 s (the step had no gate): back through the weights the run passed',
+    )
+    const back = mutations(onlyRun(rampRun.state).entries, 'weights').filter((m) => m.step === -1)
+    expect(back.map((m) => m.after)).toEqual([
+      {blue: 50, green: 50},
+      {blue: 80, green: 20},
+      {blue: 100, green: 0},
+    ])
     for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).not.toBe('g1')
   }, 60_000)
 
@@ -241,11 +251,78 @@ describe('sluice run on a HAProxy runbook', () => {
       [rampMap.label, {blue: 0, green: 100}],
     ])
     for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).toBe('g1')
-    const rolled = await sluice(['rollback', runId, '--yes', '--state', state])
+    // --now: one change, for a receiving side known to hold.
+    const rolled = await sluice(['rollback', runId, '--yes', '--now', '--state', state])
     expect(rolled.code, rolled.stderr).toBe(0)
+    expect(rolled.stdout + rolled.stderr).toContain(`set the weights of ${rampMap.label} back to blue=100 green=0 at once (--now)`)
+    expect(
+      mutations(onlyRun(state).entries, 'pool-weights')
+        .filter((m) => m.step === -1)
+        .map((m) => m.after),
+    ).toEqual([{blue: 100, green: 0}])
     expect(await weights()).toEqual({blue: 100, green: 0})
     for (let i = 0; i < 5; i++) expect((await get(port, '/')).headers['x-backend']).not.toBe('g1')
   }, 60_000)
+
+  it('m. a rollback sized by the receiving pool steps back behind the gate, holds when the gate fails on the way back, and goes on when run again', async () => {
+    let loading = true
+    const load = (async () => {
+      while (loading) await get(port, '/').catch(() => undefined)
+    })()
+    const blue = ['b1', 'b2', 'b3'].map((n) => servers.get(n)!)
+    try {
+      const {file, state} = runbook(
+        'sized',
+        `  - action: weighted-target-groups
+    pool: green
+    schedule: [100]
+    bake: 2
+    gate: {metric: error-rate, threshold: 15, window: 2, interval: 1, successes: 1}
+`,
+      )
+      // The runbook states blue's capacity low enough that a quarter of it is a fraction of the load.
+      writeFileSync(file, readFileSync(file, 'utf8').replace('  metrics: {source: haproxy}', '  metrics: {source: haproxy}\n  capacityPerTarget: {blue: 1}'))
+      const run = await sluice(['run', file, '--yes', '--state', state])
+      expect(run.code, run.stderr).toBe(exitCodeOf('completed'))
+      const {runId} = onlyRun(state)
+      // Blue fails every request on the way back: the first step's gate fails, and nothing more moves.
+      for (const b of blue) b.broken = true
+      const held = await sluice(['rollback', runId, '--yes', '--json', '--state', state])
+      expect(held.code, held.stderr).toBe(exitCodeOf('gate-failed'))
+      const result = JSON.parse(held.stdout) as {outcome: string; message: string; plan: string[]}
+      expect(result.outcome).toBe('held')
+      expect(result.plan.join('\n')).toMatch(
+        /blue has 3 healthy targets × 1 rps = 3 rps against [\d,]+ rps of demand: each step adds at most a quarter of that \(1 point\)/,
+      )
+      expect(result.message).toMatch(
+        /gate error-rate ≤ 15% over 2 s \(blue\) failed at way back: blue 1%.*; holding at blue=1 green=99. `sluice rollback \S+` goes on from here; --now moves the rest at once/,
+      )
+      expect(await weights()).toEqual({blue: 1, green: 99})
+      const {entries} = onlyRun(state)
+      expect(entries.filter((e) => e.type === 'verdict' && e.verdict.step === -1).at(-1)!.verdict).toMatchObject({outcome: 'fail', value: 100})
+      // Blue is mended; the operator moves the rest at once.
+      for (const b of blue) b.broken = false
+      const rest = await sluice(['rollback', runId, '--yes', '--now', '--state', state])
+      expect(rest.code, rest.stderr).toBe(0)
+      expect(await weights()).toEqual({blue: 100, green: 0})
+      expect(
+        mutations(onlyRun(state).entries, 'pool-weights')
+          .filter((m) => m.step === -1)
+          .map((m) => m.after),
+      ).toEqual([
+        {blue: 1, green: 99},
+        {blue: 100, green: 0},
+      ])
+    } finally {
+      loading = false
+      await load
+      for (const b of blue) b.broken = false
+      await rampMap.replace([
+        {key: 'blue', value: '100'},
+        {key: 'green', value: '0'},
+      ])
+    }
+  }, 90_000)
 
   it('d, h. a restriction answers 503 with Retry-After to that traffic only; status reads it, the servers and the weights back from HAProxy; lift lets it through', async () => {
     const restricted = runbook('restrict', '  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n')

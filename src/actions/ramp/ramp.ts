@@ -3,7 +3,7 @@ import {defaultBake} from '../../runbook/step-common.js'
 import {backendOf} from '../../runbook/targets.js'
 import {gatePlan, type ActionDefinition} from '../action.js'
 import {expandSchedule} from '../../runbook/schedule.js'
-import {describeWeights, runWeightsRamp, weightsAt, weightsRules} from '../weights-ramp.js'
+import {describeWeights, runWeightsRamp, wayBackPlan, weightsAt, weightsRules} from '../weights-ramp.js'
 
 export const ramp: ActionDefinition<RampStep, typeof rampSchema> = {
   action: 'ramp',
@@ -17,7 +17,7 @@ export const ramp: ActionDefinition<RampStep, typeof rampSchema> = {
       const path = step.schedule.map((p) => describeWeights(weightsAt(p, step.set, live.weights!)))
       lines.push(`weights ${describeWeights(live.weights)} → ${path.join(' → ')}, one change per step`)
     }
-    return [...lines, `bake ${step.bake} s per step`, ...gatePlan(step)]
+    return [...lines, `bake ${step.bake} s per step`, ...gatePlan(step), wayBackPlan(targets, others)]
   },
   project: (step, live) => (live.weights ? {...live, weights: weightsAt(step.schedule.at(-1)!, step.set, live.weights)} : live),
   changesLive: true,

@@ -5,7 +5,7 @@ import type {PoolSplit} from '../../ports/backend.js'
 import type {ControlPlane, WeightsPort} from '../../ports/control-plane.js'
 import type {TargetsData} from '../../runbook/schema.js'
 import {gatePlan, type ActionDefinition} from '../action.js'
-import {runWeightsRamp, weightsRules} from '../weights-ramp.js'
+import {runWeightsRamp, wayBackPlan, weightsRules} from '../weights-ramp.js'
 import {weightedTargetGroupsSchema, type WeightedTargetGroupsStep} from './schema.js'
 
 const kind = 'pool-weights'
@@ -34,6 +34,7 @@ export const weightedTargetGroups: ActionDefinition<WeightedTargetGroupsStep, ty
       `${step.pool} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${split.label} (the rest to ${others.join(', ')})`,
       `bake ${step.bake} s per step`,
       ...gatePlan(step),
+      wayBackPlan(targets, others),
     ]
   },
   changesLive: true,

@@ -1,0 +1,56 @@
+import {describe, expect, it} from 'vitest'
+import {receivingKey, wayBack} from '../../src/live/way-back.js'
+
+describe('the way back', () => {
+  const full = {blue: 0, green: 100}
+  const start = {blue: 100, green: 0}
+  const passed = [
+    {blue: 95, green: 5},
+    {blue: 75, green: 25},
+    {blue: 50, green: 50},
+    full,
+  ]
+
+  it('names the one key that gains traffic', () => {
+    expect(receivingKey(full, start)).toBe('blue')
+    expect(receivingKey({a: 50, b: 50, c: 0}, {a: 0, b: 50, c: 50})).toBe('c')
+    expect(receivingKey({a: 0, b: 0, c: 100}, {a: 50, b: 50, c: 0})).toBeNull()
+  })
+
+  it('without a capacity, steps back through the weights the run passed, in reverse, ending where it found them', () => {
+    const way = wayBack(full, start, passed, null)
+    expect(way.steps).toEqual([{blue: 50, green: 50}, {blue: 75, green: 25}, {blue: 95, green: 5}, start])
+    expect(way.why).toContain('back through the weights the run passed')
+  })
+
+  it('from partway back, keeps only the steps still ahead', () => {
+    expect(wayBack({blue: 75, green: 25}, start, passed, null).steps).toEqual([{blue: 95, green: 5}, start])
+  })
+
+  it('sized by capacity: each step sends the receiving pool at most a quarter of what its healthy targets serve', () => {
+    // 8 healthy × 100 rps = 800 rps against 1,600 rps: a quarter is 200 rps, 12.5% of demand: 12 points a step.
+    const way = wayBack(full, start, passed, {pool: 'blue', healthy: 8, perTarget: 100, demand: 1600})
+    const shares = way.steps.map((w) => w.blue)
+    expect(shares).toEqual([12, 24, 36, 48, 60, 72, 84, 96, 100])
+    for (const w of way.steps) expect(w.blue + w.green).toBe(100)
+    expect(way.why).toBe('blue has 8 healthy targets × 100 rps = 800 rps against 1,600 rps of demand: each step adds at most a quarter of that (12 points)')
+    // 800 rps cannot serve all 1,600: said, not hidden.
+    expect(way.shortfall).toBe("blue would get 1,600 rps at 100% of today's demand, more than its 800 rps in rotation")
+  })
+
+  it('a receiving pool that holds four times the demand goes back in one step', () => {
+    const way = wayBack(full, start, passed, {pool: 'blue', healthy: 20, perTarget: 100, demand: 500})
+    expect(way.steps).toEqual([start])
+    expect(way.shortfall).toBeUndefined()
+  })
+
+  it('with several pools losing traffic, each keeps its share of what is left', () => {
+    const way = wayBack({a: 0, b: 50, c: 50}, {a: 100, b: 0, c: 0}, [], {pool: 'a', healthy: 1, perTarget: 100, demand: 100})
+    expect(way.steps).toEqual([
+      {a: 25, b: 38, c: 37},
+      {a: 50, b: 25, c: 25},
+      {a: 75, b: 13, c: 12},
+      {a: 100, b: 0, c: 0},
+    ])
+  })
+})
