@@ -1,24 +1,46 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
-import {targetFlags} from '../src/cli/flags.js'
+import {gateFlagPaths, gateFlags, gateFromFlags, seconds, targetFlags} from '../src/cli/flags.js'
+import {InputError} from '../src/errors.js'
 import {runSingleStep, trafficCommandFlags} from '../src/cli/step-command.js'
 
 export default class Lift extends SluiceCommand {
   static override summary = 'Remove a restriction sluice put on a traffic type.'
 
-  static override description = `Removes the listener rule \`sluice restrict\` added for a traffic type. Lifting is a traffic event of its own: every client of that type comes back at once, not spread over a DNS TTL, so rehearse it.`
+  static override description = `Removes the listener rule \`sluice restrict\` added for a traffic type. Lifting is a traffic event of its own: every client of that type comes back at once, not spread over a DNS TTL, so rehearse it. With --schedule it lets the type back by degrees (HAProxy): each step turns away less of it, is baked and judged by the gate, and a failed gate puts back the last share that passed.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> --type background-sync --scenario outlook-recovery --dry-run']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --type background-sync --scenario outlook-recovery --dry-run',
+    '<%= config.bin %> <%= command.id %> --type background-sync --schedule 10,25,50,100 --bake 60 --gate-metric error-rate --gate-threshold 2 --haproxy-socket /run/haproxy/admin.sock --restrict-map /etc/haproxy/sluice-restricted.map',
+  ]
 
   static override flags = {
     ...trafficCommandFlags,
     ...targetFlags.listener,
+    ...targetFlags.haproxy,
+    ...gateFlags,
+    bake: seconds({description: 'With --schedule: how long each step is held and judged.'}),
+    schedule: Flags.string({description: 'Let the type back by degrees: the percent let through at each step, comma-separated, ending at 100: 10,25,50,100.'}),
     type: Flags.string({description: 'The traffic type whose restriction to remove.', required: true}),
   }
 
   async run(): Promise<RunJson> {
     const {flags} = await this.parse(Lift)
-    return runSingleStep({action: 'lift', type: flags.type}, flags, {'steps[0].type': '--type'}, this.jsonEnabled(), this.printer())
+    const schedule = flags.schedule?.split(',').map((p) => Number(p.trim().replace(/%$/, '')))
+    if (schedule?.some((p) => !Number.isFinite(p)))
+      throw new InputError(`--schedule: expected comma-separated percentages such as 10,25,50,100, got "${flags.schedule}"`)
+    const gate = gateFromFlags(flags)
+    if (!schedule && (gate || flags.bake !== undefined))
+      throw new InputError(`--${gate ? 'gate-metric' : 'bake'}: judges each step of a lift by degrees; give --schedule`)
+    const step = {
+      action: 'lift',
+      type: flags.type,
+      ...(schedule ? {schedule} : {}),
+      ...(flags.bake === undefined ? {} : {bake: flags.bake}),
+      ...(gate ? {gate} : {}),
+    }
+    const paths = {'steps[0].type': '--type', 'steps[0].schedule': '--schedule', 'steps[0].bake': '--bake', ...gateFlagPaths}
+    return runSingleStep(step, flags, paths, this.jsonEnabled(), this.printer())
   }
 }

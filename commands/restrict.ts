@@ -11,14 +11,22 @@ export default class Restrict extends SluiceCommand {
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --type background-sync --path "/sync/*" --retry-after 300 --scenario outlook-recovery --dry-run',
+    '<%= config.bin %> <%= command.id %> --type background-sync --path /sync/ --share 70 --haproxy-socket /run/haproxy/admin.sock --restrict-map /etc/haproxy/sluice-restricted.map',
   ]
 
   static override flags = {
     ...trafficCommandFlags,
     ...targetFlags.listener,
+    ...targetFlags.haproxy,
     header: pair({description: 'Match requests with this header value (repeatable).', helpValue: 'NAME=VALUE'})({multiple: true}),
     path: Flags.string({description: 'Match requests whose path matches this pattern (repeatable).', multiple: true}),
     'retry-after': seconds({description: 'How long the 503 tells clients to wait (default 120 s).'}),
+    share: Flags.integer({
+      description:
+        "Turn away this percent of the type's requests, drawn at random (default 100). HAProxy only: an ALB listener rule turns away all it matches.",
+      min: 1,
+      max: 100,
+    }),
     type: Flags.string({description: 'The traffic type: names the rule (and is the simulated traffic type).', required: true}),
   }
 
@@ -32,11 +40,18 @@ export default class Restrict extends SluiceCommand {
       paths: flags.path ?? [],
       headers,
       ...(flags['retry-after'] === undefined ? {} : {retryAfter: flags['retry-after']}),
+      ...(flags.share === undefined ? {} : {share: flags.share}),
     }
     return runSingleStep(
       step,
       flags,
-      {'steps[0].type': '--type', 'steps[0].paths': '--path', 'steps[0].headers': '--header', 'steps[0].retryAfter': '--retry-after'},
+      {
+        'steps[0].type': '--type',
+        'steps[0].paths': '--path',
+        'steps[0].headers': '--header',
+        'steps[0].retryAfter': '--retry-after',
+        'steps[0].share': '--share',
+      },
       this.jsonEnabled(),
       this.printer(),
     )

@@ -134,6 +134,23 @@ export function awsBackend(targets: AwsTargets): Backend {
     },
     problems: () => [],
     stepProblems(step: BackendStep, path): BackendProblem[] {
+      // A listener rule either matches a request or not: its fixed-response action cannot be
+      // weighted against a forward, so a share of a type can only be turned away elsewhere.
+      const partial = 'an ALB listener rule turns away every request it matches (a fixed response cannot be weighted against a forward)'
+      if (step.action === 'restrict' && step.share !== undefined && step.share < 100)
+        return [
+          {
+            path: [...path, 'share'],
+            message: `${partial}, so it cannot turn away ${step.share}% of ${step.type}: restrict all of it, restrict a narrower path, or put the share behind HAProxy (targets.haproxy)`,
+          },
+        ]
+      if (step.action === 'lift' && step.schedule !== undefined)
+        return [
+          {
+            path: [...path, 'schedule'],
+            message: `${partial}, so ${step.type} cannot be let back by degrees: lift it at once (no schedule), lift narrower paths one at a time, or ramp the pool that serves it with weighted-target-groups`,
+          },
+        ]
       if (step.action === 'cycle' && step.pool !== undefined && !targetGroups[step.pool])
         return [
           {

@@ -179,6 +179,19 @@ export const targetFlags = {
   listener: {
     listener: Flags.string({description: 'Live: the listener ARN restrictions go on.', helpValue: 'ARN'}),
   },
+  haproxy: {
+    'haproxy-socket': Flags.string({
+      description: "Live: a HAProxy Runtime API (socket path or host:port) whose restriction map the step changes, instead of an ALB's listener.",
+      helpValue: 'PATH',
+    }),
+    'restrict-map': Flags.string({description: "Live: the HAProxy restriction map's file, as haproxy.cfg names it.", helpValue: 'FILE'}),
+    backend: pair({
+      description: "Live: POOL=BACKEND of the HAProxy backends gates read (repeatable; default: one, named as the pool 'all').",
+      helpValue: 'POOL=NAME',
+    })({
+      multiple: true,
+    }),
+  },
   metrics: {
     'load-balancer': Flags.string({description: 'Live: the CloudWatch LoadBalancer dimension for gates (app/NAME/ID).', helpValue: 'DIMENSION'}),
   },

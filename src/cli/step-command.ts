@@ -21,7 +21,9 @@ export const trafficCommandFlags = {...runFlags, ...stepRehearsalFlags, ...repor
  */
 export const freezeCommandFlags = {'dry-run': runFlags['dry-run'], yes: runFlags.yes, ...awsFlags, ...stateFlags}
 
-type TargetValues = Partial<FlagValues<typeof targetFlags.dns & typeof targetFlags.targetGroup & typeof targetFlags.listener & typeof targetFlags.metrics>>
+type TargetValues = Partial<
+  FlagValues<typeof targetFlags.dns & typeof targetFlags.targetGroup & typeof targetFlags.listener & typeof targetFlags.metrics & typeof targetFlags.haproxy>
+>
 
 export type StepCommandValues = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
   Partial<FlagValues<typeof runFlags & typeof stepRehearsalFlags & typeof reportFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>> &
@@ -36,6 +38,15 @@ function liveTargets(flags: TargetValues): RunbookInput['targets'] {
     .filter(Boolean)
   if ((flags.zone || flags.record) && !(flags.zone && flags.record && sets.length > 0))
     throw new InputError('--zone, --record and --sets go together: the hosted zone, the weighted record and its set identifiers')
+  if (flags['haproxy-socket'] || flags['restrict-map']) {
+    if (!(flags['haproxy-socket'] && flags['restrict-map']))
+      throw new InputError("--haproxy-socket and --restrict-map go together: HAProxy's Runtime API and the restriction map its config names")
+    const backends = Object.fromEntries((flags.backend ?? []).map(({key, value}) => [key, value]))
+    return {
+      haproxy: {socket: flags['haproxy-socket'], backends: Object.keys(backends).length > 0 ? backends : {all: 'all'}, restrictMap: flags['restrict-map']},
+      metrics: {source: 'haproxy'},
+    }
+  }
   return {
     ...(flags.zone
       ? {dns: {zone: flags.zone, record: flags.record!, type: (flags['record-type'] ?? 'A') as 'A', sets: Object.fromEntries(sets.map((s) => [s, s]))}}
@@ -50,7 +61,7 @@ function liveTargets(flags: TargetValues): RunbookInput['targets'] {
 const resourceFlags: Record<NonNullable<ActionDefinition['changes']>, {flags: string; given: (f: TargetValues) => boolean}> = {
   weights: {flags: '--zone, --record and --sets', given: (f) => Boolean(f.zone && f.record && f.sets)},
   pools: {flags: '--target-group POOL=ARN', given: (f) => Boolean(f['target-group']?.length)},
-  restrictions: {flags: '--listener', given: (f) => Boolean(f.listener)},
+  restrictions: {flags: '--listener (or --haproxy-socket and --restrict-map)', given: (f) => Boolean(f.listener || f['haproxy-socket'])},
 }
 
 /** Live, a step needs what it changes named by flags; say which ones, and the alternative. */
@@ -73,6 +84,8 @@ export async function runSingleStep(
     'targets.dns': '--zone/--record/--sets',
     'targets.targetGroups': '--target-group',
     'targets.listener': '--listener',
+    'targets.haproxy': '--haproxy-socket/--restrict-map',
+    'targets.haproxy.backends': '--backend',
     'targets.metrics': '--load-balancer',
     ...flagPaths,
   }
@@ -83,7 +96,9 @@ export async function runSingleStep(
     const {loadRehearsalScenario, scenarioTargets} = await import('../wiring/rehearsal.js')
     const scenario = loadRehearsalScenario(flags.scenario ?? 'outlook-2026')
     Object.assign(mode, {scenario, startAt: flags['start-at']})
-    targets = scenarioTargets(scenario)
+    // A share turned away, or a lift by degrees, is rehearsed as HAProxy does it: an ALB cannot.
+    const partial = (step.action === 'restrict' && typeof step.share === 'number' && step.share < 100) || (step.action === 'lift' && step.schedule !== undefined)
+    targets = scenarioTargets(scenario, partial ? 'haproxy' : 'aws')
   } else {
     requireLiveFlags(step.action as Step['action'], flags)
     targets = liveTargets(flags)

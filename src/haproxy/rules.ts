@@ -5,14 +5,20 @@ import type {RuntimeApi} from './runtime.js'
 
 /**
  * The lines an SRE puts in the frontend of haproxy.cfg so that sluice can restrict traffic types
- * at runtime. The map starts empty (an empty file); sluice fills it with `path-prefix type:seconds`.
- * They go before any `use_backend`, so a restricted request never reaches a server.
+ * at runtime. The map starts empty (an empty file); sluice fills it with `path-prefix type:seconds`,
+ * or `type:seconds:keep` for a restriction of part of the type, where `keep` is the percent let
+ * through: each request draws rand(100), and is turned away when the draw is at least `keep`. An
+ * entry without `keep` keeps nothing, so a map written for an older snippet still restricts in
+ * full, and an older snippet reading a partial entry turns the whole type away: never less than
+ * asked. They go before any `use_backend`, so a restricted request never reaches a server.
  */
 export function restrictionConfig(mapFile: string): string {
   return [
-    `  # sluice restrict/lift: path prefix -> "<traffic type>:<Retry-After seconds>", changed at runtime`,
+    `  # sluice restrict/lift: path prefix -> "<traffic type>:<Retry-After seconds>[:<percent let through>]", changed at runtime`,
     `  http-request set-var(txn.sluice_restricted) path,map_beg(${mapFile})`,
-    `  http-request return status 503 content-type application/json lf-string "{\\"error\\":\\"temporarily restricted during recovery\\",\\"type\\":\\"%[var(txn.sluice_restricted),field(1,:)]\\"}" hdr Retry-After "%[var(txn.sluice_restricted),field(2,:)]" if { var(txn.sluice_restricted) -m found }`,
+    `  http-request set-var(txn.sluice_keep) int(0) if { var(txn.sluice_restricted) -m found }`,
+    `  http-request set-var(txn.sluice_keep) var(txn.sluice_restricted),field(3,:) if { var(txn.sluice_restricted),field(3,:) -m reg ^[0-9]+$ }`,
+    `  http-request return status 503 content-type application/json lf-string "{\\"error\\":\\"temporarily restricted during recovery\\",\\"type\\":\\"%[var(txn.sluice_restricted),field(1,:)]\\"}" hdr Retry-After "%[var(txn.sluice_restricted),field(2,:)]" if { var(txn.sluice_restricted) -m found } { rand(100),sub(txn.sluice_keep) ge 0 }`,
   ].join('\n')
 }
 
@@ -39,8 +45,8 @@ export class HaproxyRules implements RestrictionPort {
   async list(): Promise<Restriction[]> {
     const byType = new Map<string, Restriction>()
     for (const {key, value} of await this.map.entries()) {
-      const {type, retryAfterSeconds} = parseValue(value)
-      const r = byType.get(type) ?? {type, paths: [], headers: {}, retryAfterSeconds}
+      const {type, retryAfterSeconds, share} = parseValue(value)
+      const r = byType.get(type) ?? {type, paths: [], headers: {}, retryAfterSeconds, ...(share < 100 ? {share} : {})}
       r.paths.push(key)
       byType.set(type, r)
     }
@@ -63,7 +69,10 @@ export class HaproxyRules implements RestrictionPort {
     const current = await this.map.entries()
     const clash = current.find((e) => prefixes.includes(e.key) && parseValue(e.value).type !== type)
     if (clash) throw new FailedError(`restricting ${type} on ${this.label}: the path ${clash.key} is already restricted as ${parseValue(clash.value).type}`)
-    const value = `${type}:${retryAfterSeconds}`
+    const share = restriction.share ?? 100
+    if (!Number.isInteger(share) || share < 1 || share > 100)
+      throw new FailedError(`restricting ${type} on ${this.label}: a share of ${share}% is not a whole percent from 1 to 100`)
+    const value = share === 100 ? `${type}:${retryAfterSeconds}` : `${type}:${retryAfterSeconds}:${100 - share}`
     const next: MapEntry[] = [...current.filter((e) => parseValue(e.value).type !== type), ...[...new Set(prefixes)].map((key) => ({key, value}))]
     await this.map.replace(next)
   }
@@ -77,9 +86,11 @@ export class HaproxyRules implements RestrictionPort {
   }
 }
 
-function parseValue(value: string): {type: string; retryAfterSeconds: number} {
-  const at = value.lastIndexOf(':')
-  return at < 0 ? {type: value, retryAfterSeconds: 0} : {type: value.slice(0, at), retryAfterSeconds: Number(value.slice(at + 1)) || 0}
+/** `type:seconds` or `type:seconds:keep` (percent let through) → the type, its Retry-After and the percent turned away. */
+function parseValue(value: string): {type: string; retryAfterSeconds: number; share: number} {
+  const [type, seconds, keep] = value.split(':')
+  const kept = keep !== undefined && /^[0-9]+$/.test(keep) ? Math.min(100, Number(keep)) : 0
+  return {type, retryAfterSeconds: Number(seconds) || 0, share: 100 - kept}
 }
 
 /** `/sync/*` → `/sync/`; a pattern with a wildcard anywhere but the end cannot be a prefix. */

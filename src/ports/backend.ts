@@ -31,6 +31,10 @@ export interface BackendStep {
   paths?: string[]
   slowStart?: unknown
   failoverPercent?: unknown
+  /** A restriction's percent turned away. */
+  share?: number
+  /** A lift's steps. */
+  schedule?: unknown
 }
 
 /** One place a load balancer splits traffic between pools by weight. */

@@ -76,6 +76,8 @@ export interface Restriction {
   paths: string[]
   headers: Record<string, string[]>
   retryAfterSeconds: number
+  /** The percent of the type's requests turned away, 1–100; absent: all of them. */
+  share?: number
 }
 
 export interface RestrictionPort {

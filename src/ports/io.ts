@@ -41,7 +41,19 @@ export interface PlannedStep {
  * The kinds of change a run records. Each belongs to one action module (src/actions), which says
  * how it is settled on resume and undone on rollback; the registry refuses a kind with no owner.
  */
-export const mutationKinds = ['weights', 'pool-weights', 'deregister', 'register', 'failover', 'slow-start', 'restrict', 'lift', 'freeze', 'unfreeze'] as const
+export const mutationKinds = [
+  'weights',
+  'pool-weights',
+  'deregister',
+  'register',
+  'failover',
+  'slow-start',
+  'restrict',
+  'lift',
+  'restriction-share',
+  'freeze',
+  'unfreeze',
+] as const
 export type MutationKind = (typeof mutationKinds)[number]
 
 /** A change to the control plane, announced before (intent) and after (outcome) it is made. */

@@ -28,7 +28,8 @@ export class Fleet {
   tick = 0
   private readonly dns: WeightedDns
   private readonly clients: ClientPopulation
-  private readonly restricted: Uint8Array
+  /** The share of each type's requests turned away, 0–1: a restriction's, all or a part. */
+  private readonly restricted: Float64Array
   private readonly weights: Float64Array
   private readonly faults: ScheduledFault[] = []
   private readonly holds: Array<ThreadHold | null>
@@ -97,7 +98,7 @@ export class Fleet {
     this.weights = Float64Array.from(config.pools, (p) => config.dns.weights[p.name] ?? 0)
     this.dns = new WeightedDns(this.pools.length, config.dns.ttl / this.dt, this.weights)
     this.clients = new ClientPopulation(config.clients, types, this.dt)
-    this.restricted = new Uint8Array(types)
+    this.restricted = new Float64Array(types)
     this.holds = this.pools.map(() => null)
     this.outages = this.pools.map(() => null)
     this.fresh = new Float64Array(types)
@@ -163,18 +164,23 @@ export class Fleet {
   }
 
   /**
-   * Turns a traffic type away at every load balancer with a fast 503 that asks clients to wait
-   * `retryAfter` seconds, or lets it back in.
+   * Turns `percent` of a traffic type's requests away at every load balancer with a fast 503 that
+   * asks clients to wait `retryAfter` seconds (100: all of them); 0 lets it all back in.
    */
-  setRestricted(type: string, restricted: boolean, retryAfter = 0): void {
+  setRestricted(type: string, percent: number, retryAfter = 0): void {
     const j = this.typeIndex(type)
-    this.restricted[j] = restricted ? 1 : 0
-    this.restrictionWait[j] = restricted ? retryAfter : 0
-    if (restricted) this.clients.reach(retryAfter, this.tick)
+    this.restricted[j] = Math.min(100, Math.max(0, percent)) / 100
+    this.restrictionWait[j] = percent > 0 ? retryAfter : 0
+    if (percent > 0) this.clients.reach(retryAfter, this.tick)
   }
 
   isRestricted(type: string): boolean {
-    return this.restricted[this.typeIndex(type)] === 1
+    return this.restricted[this.typeIndex(type)] > 0
+  }
+
+  /** The percent of a type's requests a restriction turns away now. */
+  restrictedPercent(type: string): number {
+    return this.restricted[this.typeIndex(type)] * 100
   }
 
   demandAt(seconds: number): number {
@@ -227,7 +233,7 @@ export class Fleet {
       const mean = demand * this.config.demand.types[j].share
       this.fresh[j] = draw === null ? mean : draw.poisson(mean * drawn) / drawn
       arrived += this.fresh[j]
-      if (this.restricted[j]) restrictedDemand += this.fresh[j]
+      restrictedDemand += this.fresh[j] * this.restricted[j]
     }
     this.clients.arrivals(t, this.fresh, this.arrived)
 
@@ -282,14 +288,19 @@ export class Fleet {
       const sorry = pool.config.kind === 'sorry'
       const fastTold = seedRule || sorry ? typeTold : typeFast
       for (let j = 0; j < types; j++) {
-        if (!sorry && this.restricted[j]) {
-          if (seedRule) typeTold[j] += s
-          else typeAway[j] += s
-        } else if (hold && hold.active && hold.type === j) {
-          typeSlow[j] += s
+        // A restriction turns its share of the type away; the rest goes on to the servers.
+        const away = sorry ? 0 : this.restricted[j]
+        if (away > 0) {
+          if (seedRule) typeTold[j] += s * away
+          else typeAway[j] += s * away
+        }
+        const rest = s * (1 - away)
+        if (rest === 0) continue
+        if (hold && hold.active && hold.type === j) {
+          typeSlow[j] += rest
         } else {
-          fastTold[j] += s * out.fastFraction
-          typeSlow[j] += s * Math.max(0, 1 - out.servedFraction - out.fastFraction)
+          fastTold[j] += rest * out.fastFraction
+          typeSlow[j] += rest * Math.max(0, 1 - out.servedFraction - out.fastFraction)
         }
       }
       const ps = this.poolValues

@@ -246,20 +246,21 @@ export class ServerPool implements ServerArrays, CheckedPool {
   }
 
   /**
-   * Routes one tick of traffic. `arriving` is requests per second by traffic type; types flagged
-   * in `restricted` are turned away by the load balancer with a fast 503 before reaching a server.
+   * Routes one tick of traffic. `arriving` is requests per second by traffic type; the share of
+   * each type in `restricted` (0–1) is turned away by the load balancer with a fast 503 before
+   * reaching a server.
    */
-  step(t: number, arriving: Float64Array, restricted: Uint8Array, hold: ThreadHold | null, out: PoolTick): void {
+  step(t: number, arriving: Float64Array, restricted: Float64Array, hold: ThreadHold | null, out: PoolTick): void {
     const n = this.size
     const {policy, dt, config} = this
     let offered = 0
     let restrictedLoad = 0
     for (let j = 0; j < arriving.length; j++) {
       offered += arriving[j]
-      if (restricted[j]) restrictedLoad += arriving[j]
+      restrictedLoad += arriving[j] * restricted[j]
     }
     const routed = offered - restrictedLoad
-    const holdLoad = hold && hold.active && !restricted[hold.type] ? arriving[hold.type] : 0
+    const holdLoad = hold && hold.active ? arriving[hold.type] * (1 - restricted[hold.type]) : 0
     const holdShare = routed > 0 ? holdLoad / routed : 0
     if (hold && hold.active && !this.holding) this.startHolding(hold)
 

@@ -144,8 +144,18 @@ export function loadRehearsalScenario(ref: string): Scenario {
 }
 
 /** Targets for a single-action rehearsal: every scenario pool is a weighted set and a target group of the same name. */
-export function scenarioTargets(scenario: Scenario): RunbookInput['targets'] {
+export function scenarioTargets(scenario: Scenario, on: 'aws' | 'haproxy' = 'aws'): RunbookInput['targets'] {
   const pools = scenario.pools
+  // A share of a traffic type is turned away only where a live load balancer can do it: HAProxy.
+  if (on === 'haproxy')
+    return {
+      haproxy: {
+        socket: '/run/haproxy/simulated.sock',
+        backends: Object.fromEntries(pools.filter((p) => p.kind === 'servers').map((p) => [p.name, p.name])),
+        restrictMap: 'simulated-restricted.map',
+      },
+      metrics: {source: 'haproxy'},
+    }
   return {
     dns: {
       zone: 'simulated',

@@ -449,6 +449,53 @@ describe('sluice run on a HAProxy runbook', () => {
     }
   }, 60_000)
 
+  it('n. restrict --share turns away that share of a type at runtime; a lift by degrees lets it back step by step; rollback puts the share back', async () => {
+    const turnedAway = async (n: number) => {
+      let away = 0
+      for (let i = 0; i < n; i++) if ((await get(port, '/sync/x')).status === 503) away++
+      return away
+    }
+    try {
+      const restricted = runbook('share', '  - {action: restrict, type: sync, paths: [/sync/], retryAfter: 5, share: 70}\n')
+      const run = await sluice(['run', restricted.file, '--yes', '--state', restricted.state])
+      expect(run.code, run.stderr).toBe(0)
+      // What HAProxy was told: the percent let through, after the type and its Retry-After.
+      expect(await restrictMap.entries()).toEqual([{key: '/sync/', value: 'sync:5:30'}])
+      // 400 draws at 70%: the count is 280 ± 9 (one standard deviation); five of them either side.
+      const away = await turnedAway(400)
+      expect(away).toBeGreaterThan(280 - 46)
+      expect(away).toBeLessThan(280 + 46)
+      // Every other path is untouched.
+      for (let i = 0; i < 20; i++) expect((await get(port, '/')).status).toBe(200)
+
+      const lifting = runbook(
+        'degrees',
+        `  - action: lift
+    type: sync
+    schedule: [50, 100]
+    bake: 1
+`,
+      )
+      const lifted = await sluice(['run', lifting.file, '--yes', '--state', lifting.state])
+      expect(lifted.code, lifted.stderr).toBe(0)
+      expect(await restrictMap.entries()).toEqual([])
+      expect(await turnedAway(50)).toBe(0)
+      const {runId, entries} = onlyRun(lifting.state)
+      expect(
+        entries.filter((e) => e.type === 'mutation' && e.mutation.phase === 'outcome').map((e) => [e.mutation.kind, e.mutation.after?.share ?? null]),
+      ).toEqual([
+        ['restriction-share', 50],
+        ['lift', null],
+      ])
+      // Rollback of the lift puts back the restriction as the run found it: 70% turned away.
+      const back = await sluice(['rollback', runId, '--yes', '--state', lifting.state])
+      expect(back.code, back.stderr).toBe(0)
+      expect(await restrictMap.entries()).toEqual([{key: '/sync/', value: 'sync:5:30'}])
+    } finally {
+      await restrictMap.replace([])
+    }
+  }, 60_000)
+
   it('f. kill -9 mid-cycle, then sluice resume finishes the cycle and every server is back in rotation', async () => {
     const log = join(dir, 'cycle-f.log')
     const {file, state} = runbook('killed', `  - {action: cycle, pool: blue, batch: 1, restart: ${restartHook(log, 1500)}}\n`)

@@ -33,13 +33,13 @@ export const commands: Array<{name: string; args: string[]; done: RegExp; live?:
     name: 'restrict',
     args: ['restrict', '--type', 'background-sync', '--path', '/sync/*', '--scenario', 'outlook-recovery'],
     done: /^\[\+\d\d:\d\d\] \[step 1\] done background-sync traffic now gets 503 with Retry-After: \d+$/m,
-    live: '--listener',
+    live: '--listener (or --haproxy-socket and --restrict-map)',
   },
   {
     name: 'lift',
     args: ['lift', '--type', 'background-sync', '--scenario', 'outlook-recovery'],
     done: /^\[\+\d\d:\d\d\] \[step 1\] done nothing to lift: background-sync is not restricted$/m,
-    live: '--listener',
+    live: '--listener (or --haproxy-socket and --restrict-map)',
   },
   {
     name: 'ramp',

@@ -74,7 +74,7 @@ const out = (): PoolTick => ({
 /** Steps the pool through ticks from..to−1 at `rps`, returning the last tick's figures. */
 function run(pool: ServerPool, from: number, to: number, rps: number): PoolTick {
   const o = out()
-  for (let t = from; t < to; t++) pool.step(t, Float64Array.of(rps), new Uint8Array(1), null, o)
+  for (let t = from; t < to; t++) pool.step(t, Float64Array.of(rps), new Float64Array(1), null, o)
   return o
 }
 

@@ -154,11 +154,30 @@ describe('thread-holding dependency (2024 CAFE)', () => {
 
   it('restricting the offending traffic type keeps servers from stalling', () => {
     const fleet = fleetFor(scenario, 'no-guard')
-    fleet.setRestricted('decommissioned-lookup', true)
+    fleet.setRestricted('decommissioned-lookup', 100)
     fleet.run()
     const pool = fleet.pools[0]
     for (let i = 0; i < pool.size; i++) expect(pool.stalled[i]).toBe(0)
     expect(Math.min(...fleet.record.inRotation)).toBe(30)
+  })
+
+  it('a partial restriction turns away its share of the type and lets the rest through to the servers', () => {
+    const whole = fleetFor(scenario, 'no-guard')
+    const half = fleetFor(scenario, 'no-guard')
+    whole.setRestricted('decommissioned-lookup', 100)
+    half.setRestricted('decommissioned-lookup', 50)
+    expect(half.restrictedPercent('decommissioned-lookup')).toBe(50)
+    whole.runUntil(600)
+    half.runUntil(600)
+    for (let i = 0; i < half.record.ticks; i++) {
+      // Half of the type's 10% of demand turned away, every tick.
+      expect(half.record.restrictedDemand[i]).toBeCloseTo(0.5 * 0.1 * half.record.demand[i], 6)
+      expect(whole.record.restrictedDemand[i]).toBeCloseTo(0.1 * whole.record.demand[i], 6)
+    }
+    // What the load balancer turned away (retries too) is about half as much.
+    const sum = (a: Float64Array) => a.slice(0, 600).reduce((x, y) => x + y, 0)
+    expect(sum(half.record.restricted) / sum(whole.record.restricted)).toBeGreaterThan(0.4)
+    expect(sum(half.record.restricted) / sum(whole.record.restricted)).toBeLessThan(0.6)
   })
 })
 

@@ -49,7 +49,7 @@ describe("Retry-After: only the 503s that carry it make clients wait (queueing m
       ['seed', 30],
     ] as const) {
       const f = fleet(model, false)
-      f.setRestricted('sync', true, 20)
+      f.setRestricted('sync', 100, 20)
       f.run()
       const {offered} = f.record
       // Sync's first attempts are turned away from 0 s; their retries arrive `waits` seconds later.
@@ -60,7 +60,7 @@ describe("Retry-After: only the 503s that carry it make clients wait (queueing m
 
   it("a restriction's wait past the clients' longest is kept in full (the retry ring grows)", () => {
     const f = fleet('queueing', false)
-    f.setRestricted('sync', true, 95)
+    f.setRestricted('sync', 100, 95)
     f.run()
     expect(f.record.offered[93]).toBeCloseTo(500, 6)
     expect(f.record.offered[97]).toBeCloseTo(750, 6)

@@ -1,23 +1,106 @@
-import type {Restriction} from '../../ports/control-plane.js'
+import type {ControlPlane, Restriction} from '../../ports/control-plane.js'
+import type {GateVerdict, MutationKind} from '../../ports/io.js'
 import {liftSchema, type LiftStep} from './schema.js'
-import type {ActionDefinition} from '../action.js'
-import {describeTypes, resolveRestriction, restrictedType, restrictionSubject} from '../restrict/restriction.js'
+import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from '../action.js'
+import {checkRestriction, describeTypes, restrictedType, restrictionSubject} from '../restrict/restriction.js'
 import {backendOf} from '../../runbook/targets.js'
+import {expandSchedule} from '../../runbook/schedule.js'
+import {defaultBake} from '../../runbook/step-common.js'
 
-/** Lets a restricted traffic type through again. */
+/** The percent a restriction turns away; a restriction without a share turns away all. */
+export const shareOf = (r: Restriction | null | undefined): number => (r ? (r.share ?? 100) : 0)
+
+/** `sync (70% turned away)`, `sync` when all of it is. */
+const describeRestriction = (r: Restriction): string => (shareOf(r) < 100 ? `${r.type} (${shareOf(r)}% turned away)` : r.type)
+
+/** Puts the restriction back as `to` (a share of it, or whole), from `from` (a share, or lifted). */
+function restore(control: ControlPlane, resource: string, from: Restriction | null, to: Restriction, describe: string) {
+  return {
+    kind: (from === null ? 'restrict' : 'restriction-share') as MutationKind,
+    resource,
+    before: from,
+    after: to,
+    describe,
+    apply: () => control.restrictions!.add(to),
+  }
+}
+
+/** A change of the share a restriction turns away: a lift by degrees, or its undo. */
+const shareRules: MutationRules = {
+  subject: restrictionSubject,
+  async settle(m, control) {
+    const now = (await control.restrictions!.list()).find((r) => r.type === restrictedType(m))
+    if (shareOf(now) === shareOf(m.after as Restriction)) return 'applied'
+    if (shareOf(now) === shareOf(m.before as Restriction)) return 'not applied'
+    return null
+  },
+  async undo(changes, control) {
+    const found = changes[0].before as Restriction | null
+    const last = changes.at(-1)!
+    const left = last.after as Restriction
+    if (found === null) return lifted(control, last.resource, left)
+    if (shareOf(found) === shareOf(left)) return `the restriction on ${found.type} is as the run found it`
+    return restore(control, last.resource, left, found, `put the restriction on ${describeRestriction(found)} back on ${last.resource}`)
+  },
+  async drift(changes, control) {
+    const last = changes.at(-1)!
+    const left = last.after as Restriction
+    const now = (await control.restrictions!.list()).find((r) => r.type === left.type) ?? null
+    if (shareOf(now) === shareOf(left)) return null
+    return {
+      subject: `the restriction on ${left.type} on ${last.resource}`,
+      left: `${shareOf(left)}% turned away`,
+      now: now ? `${shareOf(now)}% turned away` : 'gone',
+      reapply: [restore(control, last.resource, now, left, `set the restriction on ${left.type} back to ${shareOf(left)}% turned away`)],
+    }
+  },
+}
+
+/** The undo of a restriction the run added: lifting it. */
+function lifted(control: ControlPlane, resource: string, left: Restriction) {
+  return {
+    kind: 'lift' as MutationKind,
+    resource,
+    before: left,
+    after: null,
+    describe: `lift the restriction on ${describeRestriction(left)} from ${resource}`,
+    apply: async () => void (await control.restrictions!.remove(left.type)),
+  }
+}
+
+/** Lets a restricted traffic type through again: at once, or by degrees behind a gate. */
 export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
   action: 'lift',
   schema: liftSchema,
   defaultOnFailure: 'abort',
-  title: (step) => `Lift the restriction on ${step.type} traffic`,
+  title: (step) =>
+    step.schedule ? `Lift the restriction on ${step.type}: ${step.schedule.map((p) => `${p}%`).join(' → ')}` : `Lift the restriction on ${step.type} traffic`,
   plan: (step, {targets, live}) => [
-    `remove the restriction on ${step.type} from ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`,
+    step.schedule
+      ? `let ${step.type} back by degrees, ${step.schedule.map((p) => `${p}%`).join(' → ')} of it, on ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`
+      : `remove the restriction on ${step.type} from ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`,
+    ...(step.schedule ? [`bake ${step.bake} s per step`, ...gatePlan(step)] : []),
     ...(live?.restricted ? [`restricted: ${describeTypes(live.restricted)} → ${describeTypes(live.restricted.filter((t) => t !== step.type))}`] : []),
   ],
   project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),
   changesLive: true,
   changes: 'restrictions',
-  resolve: (raw, ctx) => resolveRestriction(raw, ctx) as LiftStep,
+  resolve(raw, ctx) {
+    checkRestriction(raw, ctx)
+    const {schedule: written, gate: writtenGate, bake, ...rest} = raw
+    const step = {...rest, ...ctx.common}
+    if (written === undefined) return step
+    const schedule = expandSchedule(written, [...ctx.path, 'schedule'], ctx.fail)
+    if (schedule.at(-1) !== 100) ctx.fail([...ctx.path, 'schedule'], `expected the schedule to end at 100% (the type let back whole), got ${schedule.at(-1)}%`)
+    const gate = writtenGate ? ctx.gate(writtenGate, [...ctx.path, 'gate']) : undefined
+    return {...step, schedule, ...(gate ? {gate} : {}), bake: bake ?? ctx.defaults.bake ?? defaultBake}
+  },
+  metricsRead: (raw) => (raw.gate ? [raw.gate.metric] : []),
+  scaleTimes: (step, {seconds, gate}) => ({
+    ...step,
+    ...(step.bake === undefined ? {} : {bake: seconds(step.bake)}),
+    ...(step.gate ? {gate: gate(step.gate)} : {}),
+  }),
   locks: (_step, targets) => backendOf(targets).locks.restrictions(),
   iam: (_step, targets) => backendOf(targets).iam.lift(),
   mutations: {
@@ -31,14 +114,7 @@ export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
         const found = changes[0].before as Restriction | null
         const last = changes.at(-1)!
         if (found === null || found === undefined) return `the run added the restriction on ${restrictedType(last)} and lifted it itself`
-        return {
-          kind: 'restrict',
-          resource: last.resource,
-          before: null,
-          after: found,
-          describe: `put back the restriction on ${found.type} on ${last.resource}`,
-          apply: () => control.restrictions!.add(found),
-        }
+        return restore(control, last.resource, null, found, `put back the restriction on ${describeRestriction(found)} on ${last.resource}`)
       },
       async drift(changes, control) {
         const last = changes.at(-1)!
@@ -49,25 +125,71 @@ export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
           subject: `the restriction on ${type} on ${last.resource}`,
           left: 'lifted',
           now: 'in place again',
-          reapply: [
-            {
-              kind: 'lift',
-              resource: last.resource,
-              before: found,
-              after: null,
-              describe: `lift the restriction on ${type} from ${last.resource} again`,
-              apply: async () => void (await control.restrictions!.remove(type)),
-            },
-          ],
+          reapply: [{...lifted(control, last.resource, found), describe: `lift the restriction on ${type} from ${last.resource} again`}],
         }
       },
     },
+    'restriction-share': shareRules,
   },
   async run(step, ctx) {
     const rules = ctx.restrictions()
     const existing = (await rules.list()).find((r) => r.type === step.type)
     if (!existing) return {status: 'done', message: `nothing to lift: ${step.type} is not restricted`}
-    await ctx.change('lift', rules.label, existing, null, () => rules.remove(step.type))
-    return {status: 'done', message: `${step.type} traffic is let through again`}
+    if (!step.schedule) {
+      await ctx.change('lift', rules.label, existing, null, () => rules.remove(step.type))
+      return {status: 'done', message: `${step.type} traffic is let through again`}
+    }
+    return liftByDegrees(step as LiftStep & {schedule: number[]; bake: number}, ctx, existing)
   },
+}
+
+/**
+ * Lets a type back step by step: each step turns away less of it (the last lifts the restriction),
+ * then is baked and judged. A failed gate, a failed change or an interruption puts the restriction
+ * back to the last step that passed: a lift never stays on a share its gate did not pass.
+ */
+async function liftByDegrees(step: LiftStep & {schedule: number[]; bake: number}, ctx: ActionContext, existing: Restriction): Promise<StepOutcome> {
+  const rules = ctx.restrictions()
+  let current: Restriction | null = existing
+  let lastGood: Restriction = existing
+  const verdicts: GateVerdict[] = []
+  const revert = async (): Promise<string> => {
+    if (current !== null && shareOf(current) === shareOf(lastGood)) return `restriction back to ${describeRestriction(lastGood)}`
+    const back = restore(ctx.control, rules.label, current, lastGood, '')
+    try {
+      await ctx.change(back.kind, rules.label, current, lastGood, back.apply)
+    } catch (error) {
+      return `could not put the restriction back to ${describeRestriction(lastGood)}: ${(error as Error).message}`
+    }
+    current = lastGood
+    return `restriction back to ${describeRestriction(lastGood)}`
+  }
+  for (const [k, percent] of step.schedule.entries()) {
+    const away = 100 - percent
+    // Steps that would turn away as much as now, or more, are already behind the restriction's share.
+    if (away >= shareOf(current)) continue
+    if (k > 0) await ctx.checkpoint(`before ${step.type} ${percent}%, at ${describeRestriction(lastGood)}`)
+    if (ctx.signal.aborted)
+      return {status: 'interrupted', message: `stopped before ${step.type} ${percent}%; holding at ${describeRestriction(lastGood)}`, verdicts}
+    const at = `${step.type} ${percent}% back`
+    const before: Restriction = current!
+    const next: Restriction | null = away === 0 ? null : {...existing, share: away}
+    try {
+      if (next === null) await ctx.change('lift', rules.label, before, null, () => rules.remove(step.type))
+      else await ctx.change('restriction-share', rules.label, before, next, () => rules.add(next))
+      current = next
+    } catch (error) {
+      return {status: 'error', message: `${(error as Error).message}; ${await revert()}`, verdicts}
+    }
+    ctx.progress(`${at}${next ? ` (${next.share}% turned away)` : ' (lifted)'}, baking ${step.bake} s`)
+    if (step.gate) {
+      const result = await ctx.watch(step.gate, step.bake, at)
+      verdicts.push(...result.verdicts)
+      if (result.outcome === 'interrupted') return {status: 'interrupted', message: `interrupted at ${at}; ${await revert()}`, verdicts}
+      if (result.outcome === 'fail') return {...gateFailure(step, result, await revert()), verdicts}
+    } else if ((await ctx.hold(step.bake, `in the bake at ${at}`)) === 'interrupted')
+      return {status: 'interrupted', message: `interrupted at ${at}; ${await revert()}`, verdicts}
+    if (next !== null) lastGood = next
+  }
+  return {status: 'done', message: `${step.type} traffic is let through again, by degrees: ${step.schedule.map((p) => `${p}%`).join(' → ')}`, verdicts}
 }

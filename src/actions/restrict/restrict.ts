@@ -1,7 +1,7 @@
 import type {Restriction} from '../../ports/control-plane.js'
 import {restrictSchema, type RestrictStep} from './schema.js'
 import {sameState, type ActionDefinition} from '../action.js'
-import {describeTypes, resolveRestriction, restrictedType, restrictionSubject} from './restriction.js'
+import {checkRestriction, describeTypes, restrictedType, restrictionSubject} from './restriction.js'
 import {backendOf} from '../../runbook/targets.js'
 
 /** Turns a traffic type away at the load balancer with a fast 503 and Retry-After. */
@@ -13,7 +13,7 @@ export const restrict: ActionDefinition<RestrictStep, typeof restrictSchema> = {
   plan(step, {targets, live}) {
     const match = [...step.paths.map((p) => `path ${p}`), ...Object.entries(step.headers).map(([h, v]) => `header ${h}: ${v.join('|')}`)]
     const lines = [
-      `answer ${step.type} requests${match.length ? ` (${match.join(', ')})` : ''} with 503, Retry-After: ${step.retryAfter}`,
+      `answer ${step.share < 100 ? `${step.share}% of ` : ''}${step.type} requests${match.length ? ` (${match.join(', ')})` : ''} with 503, Retry-After: ${step.retryAfter}`,
       `on ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`,
     ]
     if (live?.restricted) lines.push(`restricted: ${describeTypes(live.restricted)} → ${describeTypes([...new Set([...live.restricted, step.type])])}`)
@@ -23,7 +23,10 @@ export const restrict: ActionDefinition<RestrictStep, typeof restrictSchema> = {
   changesLive: true,
   changes: 'restrictions',
   scaleTimes: (step, scaled) => ({...step, retryAfter: Math.max(1, Math.round(scaled.seconds(step.retryAfter)))}),
-  resolve: (raw, ctx) => resolveRestriction(raw, ctx) as RestrictStep,
+  resolve(raw, ctx) {
+    checkRestriction(raw, ctx)
+    return {...raw, ...ctx.common}
+  },
   locks: (_step, targets) => backendOf(targets).locks.restrictions(),
   iam: (_step, targets) => backendOf(targets).iam.restrict(),
   mutations: {
@@ -36,7 +39,18 @@ export const restrict: ActionDefinition<RestrictStep, typeof restrictSchema> = {
       async undo(changes, control) {
         const last = changes.at(-1)!
         const added = last.after as Restriction
-        if (sameState(changes[0].before ?? null, added)) return `the restriction on ${added.type} is as the run found it`
+        const found = (changes[0].before ?? null) as Restriction | null
+        if (sameState(found, added)) return `the restriction on ${added.type} is as the run found it`
+        // A lift by degrees that failed at its last step puts a share of the restriction back: undone, it is the one the run found.
+        if (found !== null)
+          return {
+            kind: 'restriction-share',
+            resource: last.resource,
+            before: added,
+            after: found,
+            describe: `put the restriction on ${found.type} back as the run found it on ${last.resource}`,
+            apply: () => control.restrictions!.add(found),
+          }
         return {
           kind: 'lift',
           resource: last.resource,
@@ -71,9 +85,18 @@ export const restrict: ActionDefinition<RestrictStep, typeof restrictSchema> = {
   async run(step, ctx) {
     const rules = ctx.restrictions()
     const existing = (await rules.list()).find((r) => r.type === step.type)
-    if (existing) return {status: 'done', message: `${step.type} is already restricted`}
-    const restriction: Restriction = {type: step.type, paths: step.paths, headers: step.headers, retryAfterSeconds: step.retryAfter}
+    if (existing) return {status: 'done', message: `${step.type} is already restricted${existing.share ? ` (${existing.share}% turned away)` : ''}`}
+    const restriction: Restriction = {
+      type: step.type,
+      paths: step.paths,
+      headers: step.headers,
+      retryAfterSeconds: step.retryAfter,
+      ...(step.share < 100 ? {share: step.share} : {}),
+    }
     await ctx.change('restrict', rules.label, null, restriction, () => rules.add(restriction))
-    return {status: 'done', message: `${step.type} traffic now gets 503 with Retry-After: ${step.retryAfter}`}
+    return {
+      status: 'done',
+      message: `${step.share < 100 ? `${step.share}% of ` : ''}${step.type} traffic now gets 503 with Retry-After: ${step.retryAfter}`,
+    }
   },
 }

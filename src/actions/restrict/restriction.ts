@@ -1,8 +1,8 @@
 import type {Restriction} from '../../ports/control-plane.js'
 import type {Mutation} from '../../ports/io.js'
 import type {z} from 'zod'
-import type {liftSchema, LiftStep} from '../lift/schema.js'
-import type {restrictSchema, RestrictStep} from './schema.js'
+import type {liftSchema} from '../lift/schema.js'
+import type {restrictSchema} from './schema.js'
 import type {ResolveContext} from '../action.js'
 
 // restrict and lift change the same thing: the one restriction rule of a traffic type on a listener.
@@ -16,10 +16,7 @@ export const restrictionSubject = (m: Mutation): string => `${m.resource}#${rest
 export const describeTypes = (types: string[]): string => (types.length === 0 ? 'none' : [...types].sort().join(', '))
 
 /** restrict and lift need somewhere for restrictions to go, and what the backend can match. */
-export function resolveRestriction(
-  raw: z.output<typeof restrictSchema> | z.output<typeof liftSchema>,
-  {common, path, fail, backend}: ResolveContext,
-): RestrictStep | LiftStep {
+export function checkRestriction(raw: z.output<typeof restrictSchema> | z.output<typeof liftSchema>, {path, fail, backend}: ResolveContext): void {
   if (backend.restrictionsLabel === undefined)
     fail(
       path,
@@ -30,5 +27,4 @@ export function resolveRestriction(
   // by type, but a runbook is rehearsed to be run, so it is held to what live can do.
   if (raw.action === 'restrict' && raw.paths.length === 0 && Object.keys(raw.headers).length === 0)
     fail([...path, 'paths'], `expected paths or headers that identify ${raw.type} traffic: a listener rule cannot match a traffic type by name`)
-  return {...raw, ...common}
 }

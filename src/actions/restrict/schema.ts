@@ -14,6 +14,15 @@ export const restrictSchema = z.strictObject({
     .describe('Request paths that identify the traffic type, e.g. /sync/*.'),
   headers: z.record(z.string(), z.array(z.string()).min(1)).default({}).describe('Header name → values that identify the traffic type.'),
   retryAfter: duration.default(120).describe('Seconds clients are told to wait before retrying (Retry-After).'),
+  share: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(100)
+    .describe(
+      "The percent of the type's requests turned away, each request drawn at random (default 100: all). HAProxy does it at runtime; an ALB listener rule cannot, and is refused.",
+    ),
 })
 
 export type RestrictStep = z.output<typeof restrictSchema> & StepCommon

@@ -13,13 +13,13 @@ export class SimRules implements RestrictionPort {
   }
 
   async add(restriction: Restriction): Promise<void> {
-    this.fleet.setRestricted(restriction.type, true, restriction.retryAfterSeconds)
+    this.fleet.setRestricted(restriction.type, restriction.share ?? 100, restriction.retryAfterSeconds)
     this.rules.set(restriction.type, restriction)
   }
 
   async remove(type: string): Promise<boolean> {
     if (!this.rules.has(type)) return false
-    this.fleet.setRestricted(type, false)
+    this.fleet.setRestricted(type, 0)
     this.rules.delete(type)
     return true
   }

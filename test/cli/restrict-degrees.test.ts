@@ -1,0 +1,120 @@
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {describe, expect, it} from 'vitest'
+import type {RunJson} from '../../src/cli/run-runbook.js'
+import {isolatedSluice} from '../helpers/cli.js'
+
+const sluice = isolatedSluice('restrict-degrees')
+const root = fileURLToPath(new URL('../../', import.meta.url))
+const dir = mkdtempSync(join(tmpdir(), 'sluice-degrees-'))
+
+// drill-thread-hold with its dependency never fixed: lookups (10% of 500 rps) hold a thread 20 s
+// each, so all of them need 1,000 of the pool's 600 threads, and a tenth of them 100.
+writeFileSync(
+  join(dir, 'hold-long.yaml'),
+  readFileSync(join(root, 'scenarios/drill-thread-hold.yaml'), 'utf8').replace('duration: 420', 'duration: 1200').replace('    to: 300', '    to: 1200'),
+)
+const recovery = readFileSync(join(root, 'runbooks/drill-thread-hold-recovery.yaml'), 'utf8').replace('scenario: drill-thread-hold', 'scenario: hold-long.yaml')
+
+function runbookEnding(name: string, steps: string): string {
+  const file = join(dir, `${name}.yaml`)
+  writeFileSync(file, `${recovery}${steps}`)
+  return file
+}
+
+const degrees = runbookEnding(
+  'degrees',
+  `  - action: lift
+    type: lookup
+    schedule: [10, 25, 50, 100]
+    bake: 60
+    gate: {metric: error-rate, threshold: 2, pool: cafe}
+`,
+)
+const atOnce = runbookEnding(
+  'at-once',
+  `  - action: lift
+    type: lookup
+  - action: check
+    bake: 60
+    gate: {metric: error-rate, threshold: 2, pool: cafe}
+`,
+)
+
+describe('a restriction lifted by degrees, rehearsed', () => {
+  it('while the dependency still holds threads: by degrees stops at the first share its gate fails and puts back the last that passed; at once, the pool stalls', async () => {
+    const [slow, fast] = await Promise.all([sluice(['run', degrees, '--dry-run', '--json']), sluice(['run', atOnce, '--dry-run', '--json'])])
+    expect(slow.code, slow.stderr).toBe(3)
+    expect(fast.code, fast.stderr).toBe(3)
+    const byDegrees = JSON.parse(slow.stdout) as RunJson
+    const whole = JSON.parse(fast.stdout) as RunJson
+    const lift = byDegrees.steps[3]
+    expect(lift.status).toBe('failed')
+    // Each share is judged before the next: 10% passes, a larger one fails, and the 10% share comes back.
+    const contexts = [...new Set(lift.verdicts.map((v) => v.context))]
+    expect(contexts[0]).toBe('lookup 10% back')
+    expect(lift.verdicts.filter((v) => v.context === 'lookup 10% back').every((v) => v.outcome === 'pass')).toBe(true)
+    expect(lift.verdicts.at(-1)!.outcome).toBe('fail')
+    expect(lift.message).toMatch(/restriction back to lookup \(90% turned away\)$/)
+    expect(byDegrees.report!.restrictedAtEnd).toEqual(['lookup'])
+    // 90% of the lookups' 10% of demand is still turned away at the end.
+    expect(byDegrees.report!.restrictedPercentAtEnd).toBeCloseTo(9, 0)
+    // At once, every lookup comes back and the pool stalls: most of the run's requests are lost.
+    expect(whole.report!.restrictedAtEnd).toEqual([])
+    expect(whole.report!.lostPercent).toBeGreaterThan(3 * byDegrees.report!.lostPercent)
+  })
+
+  it('restrict --share turns away that share of a type in a rehearsal from flags', async () => {
+    const r = await sluice([
+      'restrict',
+      '--type',
+      'lookup',
+      '--path',
+      '/routing/lookup/',
+      '--share',
+      '40',
+      '--scenario',
+      join(dir, 'hold-long.yaml'),
+      '--dry-run',
+      '--json',
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    const json = JSON.parse(r.stdout) as RunJson
+    expect(json.steps[0].message).toBe('40% of lookup traffic now gets 503 with Retry-After: 120')
+    expect(json.report!.restrictedPercentAtEnd).toBeCloseTo(4, 1)
+  })
+})
+
+describe('a share of a type on an ALB', () => {
+  const tg = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/cafe/0123456789abcdef'
+  const listener = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/api/9f0d3a2b1c4e5f67/abcdef0123456789'
+
+  it('is refused where the runbook says it, with why and what to do instead', async () => {
+    const file = join(dir, 'on-alb.yaml')
+    writeFileSync(
+      file,
+      `name: on-alb
+targets:
+  targetGroups: {cafe: ${tg}}
+  listener: ${listener}
+steps:
+  - {action: restrict, type: lookup, paths: [/lookup/*], share: 50}
+  - {action: lift, type: lookup, schedule: [50, 100]}
+`,
+    )
+    const r = await sluice(['validate', file])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain(
+      `on-alb.yaml:6:65: steps[0].share: an ALB listener rule turns away every request it matches (a fixed response cannot be weighted against a forward), so it cannot turn away 50% of lookup: restrict all of it, restrict a narrower path, or put the share behind HAProxy (targets.haproxy)`,
+    )
+    expect(r.stderr).toMatch(/on-alb\.yaml:7:\d+: steps\[1\]\.schedule: .*so lookup cannot be let back by degrees: lift it at once \(no schedule\)/)
+  })
+
+  it('from flags, names the flag', async () => {
+    const r = await sluice(['restrict', '--type', 'lookup', '--path', '/lookup/*', '--share', '50', '--listener', listener, '--yes'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/^Error: --share: steps\[0\]\.share: an ALB listener rule turns away every request it matches/)
+  })
+})
