@@ -64,6 +64,7 @@ export function everythingOn(scale = 1): FleetConfig {
       {kind: 'thread-hold', pool: 'west', type: 'lookup', holdSeconds: 30, from: 900, to: 2000},
       {kind: 'metadata-outage', pool: 'east', from: 2400, to: 2700, lookupCapacity: 50_000 * scale},
     ],
+    restrictions: [],
     policy: {maxEjectionPercent: 33, panicThreshold: 50, shed: true, slowStart: 60, slowStartMinWeightPercent: 10},
   }
 }

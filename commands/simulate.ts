@@ -33,7 +33,7 @@ With --sweep PARAM=FROM..TO[:STEPS] (once for a strip, twice for a map; the firs
   stuck      not at full service at the end of the run, although the fault was fixed before the end.
 Each cell also carries meanServedDuringFault (mean completed rps from the fault to the fix). Where a row changes between stuck and not stuck along the x axis, the change is narrowed by bisection (to a whole number, or 1/32 of the grid's step), and each setup's tipping point is said in words at the scenario's own value of the y axis.
 
-PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : '')).join(', ')}. broken and fault-duration change the first broken fault; servers and capacity the first pool; a setup key overrides it in every setup. STEPS defaults to every whole number up to 41 points for counts, else 21 points.`
+PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : '')).join(', ')}. broken and fault-duration change the first broken fault; servers and capacity the first pool; restricted the share of the scenario's first restriction (restrictions: [{type, share}]); a setup key overrides it in every setup. STEPS defaults to every whole number up to 41 points for counts, else 21 points.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --scenario outlook-2026 --compare',

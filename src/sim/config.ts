@@ -165,6 +165,8 @@ export interface FleetConfig {
   clients: ClientConfig
   demand: DemandConfig
   faults: Fault[]
+  /** Traffic turned away for a while: the percent of a type, from and to (null: never lifted). */
+  restrictions: Array<{type: string; share: number; retryAfter: number; from: number; to: number | null}>
   policy: Policy
 }
 

@@ -389,5 +389,13 @@ export class Fleet {
         this.outages[p] = {from, to, lookupCapacity: fault.lookupCapacity}
       }
     }
+    // A scenario's restrictions switch on and off as faults do; a runbook's restrict may change them after.
+    for (const r of this.config.restrictions)
+      this.faults.push({
+        pool: 0,
+        from: toTick(r.from),
+        to: r.to === null ? Number.POSITIVE_INFINITY : toTick(r.to),
+        apply: (active) => this.setRestricted(r.type, active ? r.share : 0, r.retryAfter),
+      })
   }
 }

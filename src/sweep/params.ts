@@ -69,6 +69,8 @@ function span(value: number): string | undefined {
   return undefined
 }
 
+const firstRestriction = (s: Scenario) => s.restrictions[0] as Scenario['restrictions'][number] | undefined
+
 const scenarioParams: SweepParam[] = [
   {
     name: 'broken',
@@ -185,6 +187,24 @@ const scenarioParams: SweepParam[] = [
     apply: (cell, v) => ({...cell, scenario: {...cell.scenario, healthCheck: {...cell.scenario.healthCheck, baseEjection: v}}}),
     above: (v) => `ejections start longer than ${formatNumber(v)} s`,
     say: (v) => `${formatNumber(v)} s base ejection`,
+  },
+  {
+    name: 'restricted',
+    unit: '%',
+    integer: true,
+    title: 'share of the restricted type turned away',
+    base: (s) => firstRestriction(s)?.share,
+    check: (v, s) => {
+      if (!firstRestriction(s)) return `${s.name} declares no restriction to vary: give it one (restrictions: [{type: NAME}])`
+      if (v < 0 || v > 100) return 'expected a share from 0 to 100%'
+      return undefined
+    },
+    apply: (cell, v) => ({
+      ...cell,
+      scenario: {...cell.scenario, restrictions: cell.scenario.restrictions.map((r, i) => (i === 0 ? {...r, share: v} : r))},
+    }),
+    above: (v, s) => `more than ${formatNumber(v)}% of ${firstRestriction(s)!.type} is turned away`,
+    say: (v, s) => `${formatNumber(v)}% of ${firstRestriction(s)!.type} turned away`,
   },
 ]
 

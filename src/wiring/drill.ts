@@ -308,6 +308,10 @@ export function notEnacted(scenario: Scenario): string[] {
         `${scenario.name}: pools[${i}].collapse is ${p.collapse}, which the drill's fleet does not enact: its servers waste what they really waste, answering queued requests whose clients have gone; drill it with the default collapse 1`,
       )
   })
+  if (scenario.restrictions.length > 0)
+    problems.push(
+      `${scenario.name}: restrictions[0] turns ${scenario.restrictions[0].type} away from the scenario's own clock, which the drill does not enact; restrict it with a runbook's restrict step, which the drill runs on its HAProxy`,
+    )
   return problems
 }
 

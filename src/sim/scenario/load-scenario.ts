@@ -216,6 +216,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
       sampleScale: scenario.demand.sampleScale,
     },
     faults: scenario.faults.map((f) => ({...f, pool: f.pool ?? firstPool})),
+    restrictions: scenario.restrictions.map((r) => ({...r, to: r.to ?? null})),
     policy,
   }
 }

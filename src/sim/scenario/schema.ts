@@ -364,6 +364,20 @@ export const scenarioSchema = z
       })
       .default(clientDefaults),
     faults: z.array(faultSchema).default([]),
+    restrictions: z
+      .array(
+        z.strictObject({
+          type: z.string().describe('The traffic type turned away.'),
+          share: z.number().min(0).max(100).default(100).describe('The percent of its requests turned away (default 100).'),
+          retryAfter: seconds.default(120).describe('Seconds the 503 asks clients to wait.'),
+          from: time.default(0).describe('When the restriction starts (default: at once).'),
+          to: time.optional().describe('When it is lifted (default: never).'),
+        }),
+      )
+      .default([])
+      .describe(
+        "Traffic turned away at the load balancer for a while, as a runbook's restrict step does: a lever to simulate, and to sweep (`--sweep restricted=0..100` varies the first one's share).",
+      ),
     setups: z
       .record(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case setup name'), setupSchema)
       .refine((s) => Object.keys(s).length > 0, 'expected at least one setup'),
@@ -443,6 +457,20 @@ export const scenarioSchema = z
           code: 'custom',
           path: ['faults', i, 'type'],
           message: `no traffic type named "${fault.type}"; types are ${Object.keys(scenario.demand.types).join(', ')}`,
+        })
+    })
+    scenario.restrictions.forEach((r, i) => {
+      if (!(r.type in scenario.demand.types))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['restrictions', i, 'type'],
+          message: `no traffic type named "${r.type}"; types are ${Object.keys(scenario.demand.types).join(', ')}`,
+        })
+      if (r.to !== undefined && r.to <= r.from)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['restrictions', i, 'to'],
+          message: `expected the lift (to: ${r.to}) after the restriction starts (from: ${r.from})`,
         })
     })
   })
