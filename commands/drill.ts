@@ -64,6 +64,11 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       helpValue: 'N',
     }),
     svg: Flags.string({description: "Also save the chart as an SVG file (with --repeat, the median run's).", helpValue: 'FILE'}),
+    rollback: Flags.string({
+      description:
+        'Once the runbook has ended, roll its run back as `sluice rollback` would, on both sides: ramped (in steps onto the receiving pool, behind the gates) or now (at once), and report what the way back cost.',
+      options: ['ramped', 'now'],
+    }),
   }
 
   async run(): Promise<DrillJson | DrillRepeatsJson> {
@@ -78,6 +83,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       ...(flags['queue-seconds'] === undefined ? {} : {queueSeconds: flags['queue-seconds']}),
       repeat: flags.repeat,
       seeds: flags.seeds,
+      ...(flags.rollback ? {rollback: flags.rollback as 'ramped' | 'now'} : {}),
       json: this.jsonEnabled(),
       note: (text) => this.note(text),
     })

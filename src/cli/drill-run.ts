@@ -1,4 +1,4 @@
-import type {Outcome} from '../errors.js'
+import {InputError, type Outcome} from '../errors.js'
 import type {DrillReport} from '../drill/report.js'
 import type {DrillScales} from '../drill/scale.js'
 import {onStopSignals} from './stop-signals.js'
@@ -12,7 +12,16 @@ import {StatusLine} from './terminal/status-line.js'
  */
 export async function runDrillCommand(
   ref: string,
-  options: {setup?: string; scales: Partial<DrillScales>; queueSeconds?: number; repeat: number; seeds?: number; json: boolean; note: (text: string) => void},
+  options: {
+    setup?: string
+    scales: Partial<DrillScales>
+    queueSeconds?: number
+    repeat: number
+    seeds?: number
+    rollback?: 'ramped' | 'now'
+    json: boolean
+    note: (text: string) => void
+  },
 ): Promise<{drills: DrillReport[]; outcome: Outcome}> {
   const [{loadDrillTarget}, {drillHaproxyBinary, runDrill}, {TerminalIO, chooseMode}] = await Promise.all([
     import('../wiring/drill-target.js'),
@@ -20,7 +29,10 @@ export async function runDrillCommand(
     import('./terminal/terminal-io.js'),
   ])
   const haproxy = drillHaproxyBinary()
-  const target = loadDrillTarget(ref, options.setup)
+  const loaded = loadDrillTarget(ref, options.setup)
+  if (options.rollback && loaded.kind !== 'runbook')
+    throw new InputError(`--rollback: rolls back what a runbook changed, and ${ref} is a scenario; drill a runbook`)
+  const target = options.rollback && loaded.kind === 'runbook' ? {...loaded, rollback: options.rollback} : loaded
   const mode = chooseMode({json: options.json})
   const status = mode === 'silent' ? undefined : new StatusLine((text) => process.stderr.write(text), mode === 'tty')
   // The runbook's steps as lines: a redrawn task list would fight the drill's own progress line.

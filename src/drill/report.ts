@@ -9,9 +9,18 @@ import type {Failures} from './timeline.js'
 /** What a drill runs: a scenario's fault alone, or a runbook against its rehearsal scenario. */
 export type DrillTarget =
   | {kind: 'scenario'; scenario: Scenario; setup: {name: string; policy: SetupPolicy}}
-  | {kind: 'runbook'; runbook: Runbook; scenario: Scenario; setup: {name: string; policy: SetupPolicy}}
+  | {
+      kind: 'runbook'
+      runbook: Runbook
+      scenario: Scenario
+      setup: {name: string; policy: SetupPolicy}
+      /** Once the runbook has ended, roll its run back as `sluice rollback` would: in steps, or at once (--now). */
+      rollback?: 'ramped' | 'now'
+    }
 
 export type {Failures}
+export type {RollbackFigures} from './rollback-figures.js'
+import type {RollbackFigures} from './rollback-figures.js'
 
 export interface DrillSide {
   timeline: Timeline
@@ -20,6 +29,8 @@ export interface DrillSide {
   failures?: {run: Failures; afterFix: Failures | null}
   /** A runbook's outcome on this side, and when each of its steps ran. */
   runbook?: {outcome: RunResult['outcome']; message: string; steps: StepTimes[]}
+  /** The rollback after the runbook, when the drill was asked for one (--rollback). */
+  rollback?: RollbackFigures
 }
 
 /** When a runbook's step began and ended, in scenario seconds on the side's own timeline; null where it never did. */

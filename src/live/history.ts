@@ -65,11 +65,16 @@ export async function findDrift(recorded: RecordedMutation[], control: ControlPl
   return drifts
 }
 
+/** Where changes outside any step are recorded: a run's journal, or a drill's memory. */
+export interface ChangeRecorder {
+  write(type: string, data: Record<string, unknown>): Promise<void>
+}
+
 /**
  * Makes one change outside any step (an undo, a drift put back), recorded as a step -1 change:
  * its intent before, its outcome after, so the journal accounts for it as for any other.
  */
-export async function applyRecorded(journal: JournalWriter, change: Undo): Promise<void> {
+export async function applyRecorded(journal: ChangeRecorder, change: Undo): Promise<void> {
   const mutation = {step: -1, kind: change.kind, resource: change.resource, before: change.before, after: change.after}
   await journal.write('mutation', {mutation: {...mutation, phase: 'intent'}})
   try {

@@ -6,8 +6,7 @@ import type {Runbook} from '../loader/runbook.js'
 import type {ControlPlane, WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, RecordedMutation} from '../ports/io.js'
 import {describeGate, type Gate} from '../runbook/gate.js'
-import type {JournalWriter} from '../state/journal.js'
-import {applyRecorded} from './history.js'
+import {applyRecorded, type ChangeRecorder} from './history.js'
 import {receivingKey, wayBack, type ReceivingCapacity, type WayBack} from './way-back.js'
 
 /** A weights undo taken as a ramp: its steps, why those, and the gate and bake of the step that made the changes. */
@@ -92,9 +91,9 @@ export type StepBackResult = {outcome: 'done'} | {outcome: 'held' | 'interrupted
  */
 export async function walkStepBack(
   s: SteppedUndo,
-  run: {control: ControlPlane; journal: JournalWriter; io: EngineIO; signal: AbortSignal},
+  run: {control: ControlPlane; record: ChangeRecorder; io: EngineIO; signal: AbortSignal},
 ): Promise<StepBackResult> {
-  const {control, journal, io, signal} = run
+  const {control, record: journal, io, signal} = run
   // Verdicts come as they are measured; their journal entries are written in order, before the next change.
   let verdicts = Promise.resolve()
   let current = s.undo.before as WeightMap

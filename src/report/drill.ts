@@ -276,6 +276,7 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
     '',
     drillTable(report),
     ...stepsLines(report),
+    ...rollbackLines(report),
     '',
     agreement(verdictOf(report).verdict),
     ...finerTickLine(finerTickVerdict(report), 'the real run'),
@@ -285,6 +286,29 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
   ]
   for (const panel of drillPanels(report)) parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
   return parts.join('\n')
+}
+
+/** The rollback after the runbook on each side: how it went back, what it cost from its start, its verdicts. */
+function rollbackLines(report: DrillReport): string[] {
+  const side = (name: string, r: DrillSide['rollback']) => {
+    if (!r) return `  ${name}: no rollback (the runbook was interrupted)`
+    const passed = r.verdicts.filter((v) => v.outcome === 'pass').length
+    const failed = r.verdicts.filter((v) => v.outcome === 'fail').length
+    const worst = r.verdicts.reduce<number | null>((w, v) => (v.value === null ? w : Math.max(w ?? 0, v.value)), null)
+    const verdicts =
+      r.verdicts.length === 0
+        ? 'no gate verdicts'
+        : `${r.verdicts.length} gate verdicts (${passed} passed, ${failed} failed, worst ${worst === null ? 'no data' : `${worst.toFixed(2)}%`})`
+    return `  ${name}: ${r.outcome === 'done' ? 'rolled back' : r.outcome}, ${Math.round(r.startedAt)}–${Math.round(r.endedAt)} s; from its start ${r.lostPercent.toFixed(1)}% of demand lost, the worst second ${r.peakLossPercent.toFixed(1)}%; ${verdicts}${r.message ? `: ${r.message}` : ''}`
+  }
+  const r = report.real.rollback ?? report.predicted.rollback
+  if (!r) return []
+  return [
+    '',
+    `Rollback after the runbook (${r.how === 'now' ? 'at once, --now' : 'in steps onto the receiving pool'}): ${r.plan.join('; ')}`,
+    side('real', report.real.rollback),
+    side('predicted', report.predicted.rollback),
+  ]
 }
 
 export function drillSvg(report: DrillReport): string {
@@ -336,6 +360,17 @@ export function drillJson(report: DrillReport) {
         }
       : {}),
     ...(s.failures ? {failures: {run: counts(s.failures.run), afterFix: s.failures.afterFix && counts(s.failures.afterFix)}} : {}),
+    ...(s.rollback
+      ? {
+          rollback: {
+            ...s.rollback,
+            startedAt: round(s.rollback.startedAt),
+            endedAt: round(s.rollback.endedAt),
+            lostPercent: round(s.rollback.lostPercent),
+            peakLossPercent: round(s.rollback.peakLossPercent),
+          },
+        }
+      : {}),
     timeline: lineJson(s.timeline),
   })
   return {

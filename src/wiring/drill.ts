@@ -7,8 +7,8 @@ import {WallClock} from '../local/wall-clock.js'
 import {pollUntil} from '../ports/target-groups.js'
 import {RuntimeApi} from '../haproxy/runtime.js'
 import {findHaproxy, installHaproxy, startHaproxy, type RunningHaproxy} from '../haproxy/process.js'
-import type {EngineIO} from '../ports/io.js'
-import {rehearse, settleSeconds} from './rehearsal.js'
+import type {EngineIO, RecordedMutation} from '../ports/io.js'
+import {rehearse, settleSeconds, tapChanges} from './rehearsal.js'
 import {fleetConfig} from '../sim/scenario/load-scenario.js'
 import {scenarioLimits, type Scenario} from '../sim/scenario/schema.js'
 import {simulateSetups} from '../sim/simulate.js'
@@ -28,6 +28,8 @@ import {stepTimes, type DrillReport, type DrillTarget, type StepTimes} from '../
 import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
 import {scaleRunbookTimes} from '../loader/scale-times.js'
 import type {Runbook} from '../loader/runbook.js'
+import {rollBackAfterRun, type RollbackAfterRun} from '../live/undo-run.js'
+import {rollbackFigures} from '../drill/rollback-figures.js'
 import {resolveCount} from '../runbook/units.js'
 import {
   chooseScales,
@@ -184,6 +186,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     stops.push(async () => clearInterval(ticker))
 
     let real: RunResult | undefined
+    let realRollback: RollbackAfterRun | undefined
     const wallNow = () => (performance.now() - loadStarted) / 1000
     const clock = new WallClock()
     const sleep = (seconds: number) => clock.sleep(seconds, signal)
@@ -205,7 +208,10 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
           Object.fromEntries(scenario.pools.map((p) => [p.name, p.restartSeconds * scales.timeScale])),
         )
         const approved = runbook.steps.filter((s) => s.action === 'approve').map((s) => s.index)
-        real = await runRunbook(runbook, {control, io: options.io, signal, approved})
+        const recorded: RecordedMutation[] = []
+        real = await runRunbook(runbook, {control, io: tapChanges(options.io, recorded), signal, approved})
+        if (target.rollback && real.outcome !== 'interrupted' && !signal.aborted)
+          realRollback = await rollBackAfterRun(runbook, control, recorded, options.io, signal, target.rollback === 'now')
         endAt = Math.max(endAt, wallNow() + settleAfterRunbook * scales.timeScale)
       }
     }
@@ -245,11 +251,17 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
         ...(real
           ? {runbook: {outcome: real.outcome, message: real.message, steps: stepTimes(real, (at) => toScenarioTime(at - loadStartedEpoch, scales))}}
           : {}),
+        ...(realRollback && target.kind === 'runbook' && target.rollback
+          ? {rollback: figuresOf(realRollback, target.rollback, timeline, (at) => toScenarioTime(at - loadStartedEpoch, scales))}
+          : {}),
       },
       predicted: {
         timeline: prediction,
         card: reportCard(prediction, fault, servers, window, heldOut),
         ...(predicted.runbook ? {runbook: predicted.runbook} : {}),
+        ...(predicted.rollback && target.kind === 'runbook' && target.rollback
+          ? {rollback: figuresOf(predicted.rollback, target.rollback, prediction, (at) => at)}
+          : {}),
       },
       finerTick:
         finer && finerTick !== null ? finerCard(finer, finerTick, timeline, signal.aborted, (line) => reportCard(line, fault, servers, window, heldOut)) : null,
@@ -333,6 +345,8 @@ export interface Prediction {
   timeline: Timeline
   startAt?: number
   runbook?: {outcome: RunResult['outcome']; message: string; steps: StepTimes[]}
+  /** The rollback after the runbook (target.rollback), in the scenario's seconds. */
+  rollback?: RollbackAfterRun
 }
 
 /**
@@ -345,15 +359,25 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
     return {record, seconds: endOf(record.t[record.ticks - 1], target.scenario.tick), timeline: perSecond(simTimeline(record))}
   }
   const quiet: EngineIO = {notify: () => undefined, confirm: async () => true}
+  const signal = new AbortController().signal
+  const how = target.rollback
+  let rollback: RollbackAfterRun | undefined
   const report = await rehearse(
     target.runbook,
-    {io: quiet, signal: new AbortController().signal, operator: 'drill', approved: target.runbook.steps.map((s) => s.index)},
+    {io: quiet, signal, operator: 'drill', approved: target.runbook.steps.map((s) => s.index)},
     {
       scenario: target.scenario,
       setup: target.setup.name,
       // Handing the scenario over would otherwise start the runbook at the least history a rehearsal gives.
       ...(target.runbook.rehearsal ? {startAt: target.runbook.rehearsal.startAt} : {}),
       pace: null,
+      ...(how
+        ? {
+            afterRun: async (control, recorded) => {
+              rollback = await rollBackAfterRun(target.runbook, control, recorded, quiet, signal, how === 'now')
+            },
+          }
+        : {}),
     },
   )
   const {rehearsal, run} = report
@@ -368,7 +392,21 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
     startAt: rehearsal.startAt,
     // The rehearsal's clock is the scenario's.
     runbook: {outcome: run.outcome, message: run.message, steps: stepTimes(run, (at) => at)},
+    ...(rollback ? {rollback} : {}),
   }
+}
+
+/** A side's rollback as the report reads it, its clock's seconds turned into the scenario's. */
+function figuresOf(r: RollbackAfterRun, how: 'ramped' | 'now', timeline: Timeline, scenarioTime: (at: number) => number) {
+  return rollbackFigures(timeline, {
+    how,
+    startedAt: scenarioTime(r.startedAt),
+    endedAt: scenarioTime(r.endedAt),
+    outcome: r.outcome,
+    message: r.message,
+    plan: r.plan,
+    verdicts: r.verdicts.map((v) => ({...v, at: scenarioTime(v.at)})),
+  })
 }
 
 /**

@@ -2,8 +2,8 @@ import {existsSync} from 'node:fs'
 import {dirname, isAbsolute, join} from 'node:path'
 import {runRunbook, type RunResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
-import type {WeightMap} from '../ports/control-plane.js'
-import type {EngineIO} from '../ports/io.js'
+import type {ControlPlane, WeightMap} from '../ports/control-plane.js'
+import type {EngineIO, RecordedMutation} from '../ports/io.js'
 import type {Runbook} from '../loader/runbook.js'
 import {batchBeyondPool} from '../runbook/units.js'
 import type {RunbookInput} from '../loader/runbook-schema.js'
@@ -35,6 +35,11 @@ export interface RehearsalSettings {
   startAt?: number
   /** Virtual seconds per wall second; null runs as fast as it can. */
   pace: number | null
+  /**
+   * Done with the simulated control plane once the runbook has ended (not when interrupted),
+   * before the fleet settles, given the changes the run made: a drill's rollback of its runbook.
+   */
+  afterRun?: (control: ControlPlane, recorded: RecordedMutation[]) => Promise<void>
 }
 
 /** A rehearsal's report: the engine's result and the rehearsal's record. */
@@ -81,6 +86,20 @@ function recordingWeights(io: EngineIO, into: WeightChange[]): EngineIO {
   return Object.assign(Object.create(io) as EngineIO, tap)
 }
 
+/** Notes each change that took effect, in order, as a journal would hold it; every event goes on to `io`. */
+export function tapChanges(io: EngineIO, into: RecordedMutation[]): EngineIO {
+  const tap: Pick<EngineIO, 'notify'> = {
+    notify(event) {
+      if (event.type === 'mutation' && event.mutation.phase === 'outcome' && event.mutation.ok) {
+        const {ok: _ok, error: _error, ...change} = event.mutation
+        into.push({...change, phase: 'intent', seq: into.length + 1, at: String(event.at), outcome: {ok: true}})
+      }
+      io.notify(event)
+    },
+  }
+  return Object.assign(Object.create(io) as EngineIO, tap)
+}
+
 /**
  * Rehearses a runbook against a simulated fleet: the same engine and actions as live, on the
  * simulator's ports. Takes what a live run takes and returns what it returns (src/runner.ts).
@@ -111,8 +130,10 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
     {pace: settings.pace, operator: inputs.operator},
   )
   const weights: WeightChange[] = []
-  const io = recordingWeights(inputs.io, weights)
+  const recorded: RecordedMutation[] = []
+  const io = tapChanges(recordingWeights(inputs.io, weights), recorded)
   const run = await runRunbook(runbook, {control, io, signal: inputs.signal, approved: inputs.approved})
+  if (settings.afterRun && run.outcome !== 'interrupted') await settings.afterRun(control, recorded)
   const endAt = fleet.time
   const {record, summary, window} = run.outcome === 'interrupted' ? fleetRun.stop() : fleetRun.finish(endAt + settleSeconds)
   const rehearsal: Rehearsal = {

@@ -18,6 +18,7 @@ const expected: Record<string, {exit: number; recovered: boolean}> = {
   'regional-dns-ramp.yaml': {exit: 0, recovered: true},
   'thread-hold-recovery.yaml': {exit: 0, recovered: true},
   'drill-thread-hold-recovery.yaml': {exit: 0, recovered: true},
+  'drill-cold-return.yaml': {exit: 0, recovered: true},
   'naive-full-return.yaml': {exit: 3, recovered: false},
 }
 

@@ -1,0 +1,37 @@
+import {describe, expect, it} from 'vitest'
+import {rollbackFigures} from '../../src/drill/rollback-figures.js'
+import {predict} from '../../src/wiring/drill.js'
+import {loadDrillTarget} from '../../src/wiring/drill-target.js'
+
+// The prediction side of `sluice drill drill-cold-return --rollback now|ramped`: the runbook moves
+// everything to green and restarts blue; the rollback puts 420 rps back onto blue's 240 rps of cold
+// capacity, at once or a quarter of its 600 rps of warm capacity at a time.
+async function predicted(how: 'now' | 'ramped') {
+  const target = {...loadDrillTarget('drill-cold-return'), rollback: how}
+  const p = await predict(target)
+  return {p, figures: rollbackFigures(p.timeline, {...p.rollback!, how})}
+}
+
+describe('a drill that rolls its runbook back, predicted', () => {
+  it('at once: one change, no gate, and the cold pool loses requests', async () => {
+    const {p, figures} = await predicted('now')
+    expect(p.rollback!.plan).toEqual([expect.stringMatching(/back to blue=100 green=0 at once \(--now\)$/)])
+    expect(p.rollback!.verdicts).toEqual([])
+    expect(p.rollback!.endedAt).toBe(p.rollback!.startedAt)
+    expect(figures.peakLossPercent).toBeGreaterThan(20)
+    expect(figures.lostPercent).toBeGreaterThan(1)
+  })
+
+  it('in steps sized by blue\u2019s capacity, each behind the gate moved to blue: no second loses what the instant one does', async () => {
+    const [now, ramped] = [await predicted('now'), await predicted('ramped')]
+    expect(ramped.p.rollback!.plan[0]).toContain(
+      'in 3 steps (blue 35% → 70% → 100%), each baked 30 s behind gate error-rate ≤ 2% over 20 s (blue): blue has 6 healthy targets × 100 rps = 600 rps against 420 rps of demand',
+    )
+    expect(new Set(ramped.p.rollback!.verdicts.map((v) => v.context))).toEqual(new Set(['way back: blue 35%', 'way back: blue 70%']))
+    expect(ramped.p.rollback!.outcome).toBe('done')
+    // The bakes on the way back: two of 30 s.
+    expect(ramped.p.rollback!.endedAt - ramped.p.rollback!.startedAt).toBeCloseTo(60, 0)
+    expect(ramped.figures.lostPercent).toBeLessThan(now.figures.lostPercent / 4)
+    expect(ramped.figures.peakLossPercent).toBeLessThan(now.figures.peakLossPercent / 4)
+  })
+})
