@@ -18,3 +18,25 @@ export function scaleRunbookTimes(runbook: Runbook, timeScale: number): Runbook 
   })
   return {...runbook, steps}
 }
+
+/**
+ * The runbook with every rate it states times `rateScale`, and every count of requests times both
+ * scales, so that live reads of a drill's scaled pool are judged on its scale: a target's stated
+ * capacity (targets.capacityPerTarget, a cycle's capacityPerTarget) and a gate's minRequests.
+ */
+export function scaleRunbookRates(runbook: Runbook, scales: {rateScale: number; timeScale: number}): Runbook {
+  const {rateScale, timeScale} = scales
+  const gate = (g: Gate): Gate => (g.minRequests === undefined ? g : {...g, minRequests: Math.max(1, Math.ceil(g.minRequests * rateScale * timeScale))})
+  const capacity = runbook.targets.capacityPerTarget
+  const targets = capacity
+    ? {...runbook.targets, capacityPerTarget: Object.fromEntries(Object.entries(capacity).map(([p, c]) => [p, c * rateScale]))}
+    : runbook.targets
+  const steps = runbook.steps.map((step): Step => {
+    let scaled: Step = step
+    if ('capacityPerTarget' in scaled && typeof scaled.capacityPerTarget === 'number')
+      scaled = {...scaled, capacityPerTarget: scaled.capacityPerTarget * rateScale}
+    if ('gate' in scaled && scaled.gate) scaled = {...scaled, gate: gate(scaled.gate)}
+    return scaled
+  })
+  return {...runbook, targets, steps}
+}

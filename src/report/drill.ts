@@ -299,7 +299,7 @@ function rollbackLines(report: DrillReport): string[] {
       r.verdicts.length === 0
         ? 'no gate verdicts'
         : `${r.verdicts.length} gate verdicts (${passed} passed, ${failed} failed, worst ${worst === null ? 'no data' : `${worst.toFixed(2)}%`})`
-    return `  ${name}: ${r.outcome === 'done' ? 'rolled back' : r.outcome}, ${Math.round(r.startedAt)}–${Math.round(r.endedAt)} s; from its start ${r.lostPercent.toFixed(1)}% of demand lost, the worst second ${r.peakLossPercent.toFixed(1)}%; ${verdicts}${r.message ? `: ${r.message}` : ''}`
+    return `  ${name}: ${r.outcome === 'done' ? 'rolled back' : r.outcome}, ${Math.round(r.startedAt)}–${Math.round(r.endedAt)} s; from its start ${r.lostPercent.toFixed(1)}% of demand lost, the worst ${r.windowSeconds} s ${r.peakLossPercent.toFixed(1)}%; ${verdicts}${r.message ? `: ${r.message}` : ''}`
   }
   const r = report.real.rollback ?? report.predicted.rollback
   if (!r) return []

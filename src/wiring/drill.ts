@@ -26,7 +26,7 @@ import {sampleRotation, serversUp} from '../drill/rotation.js'
 import {cutAt, failuresOf, perSecond, realTimeline, simTimeline} from '../drill/timeline.js'
 import {stepTimes, type DrillReport, type DrillTarget, type StepTimes} from '../drill/report.js'
 import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
-import {scaleRunbookTimes} from '../loader/scale-times.js'
+import {scaleRunbookRates, scaleRunbookTimes} from '../loader/scale-times.js'
 import type {Runbook} from '../loader/runbook.js'
 import {rollBackAfterRun, type RollbackAfterRun} from '../live/undo-run.js'
 import {rollbackFigures} from '../drill/rollback-figures.js'
@@ -195,7 +195,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       const startAt = predicted.startAt ?? 0
       await sleep(startAt * scales.timeScale - wallNow())
       if (!signal.aborted) {
-        const runbook = onDrillHaproxy(drillRestrictions(scaleRunbookTimes(target.runbook, scales.timeScale)), {
+        const runbook = onDrillHaproxy(drillRestrictions(scaleRunbookRates(scaleRunbookTimes(target.runbook, scales.timeScale), scales)), {
           socket: haproxy.socket,
           restrictMap: join(haproxy.dir, drillMaps.restrict),
           ...(config.ramp ? {rampMap: join(haproxy.dir, drillMaps.ramp)} : {}),
@@ -252,7 +252,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
           ? {runbook: {outcome: real.outcome, message: real.message, steps: stepTimes(real, (at) => toScenarioTime(at - loadStartedEpoch, scales))}}
           : {}),
         ...(realRollback && target.kind === 'runbook' && target.rollback
-          ? {rollback: figuresOf(realRollback, target.rollback, timeline, (at) => toScenarioTime(at - loadStartedEpoch, scales))}
+          ? {rollback: figuresOf(realRollback, target.rollback, timeline, window, (at) => toScenarioTime(at - loadStartedEpoch, scales))}
           : {}),
       },
       predicted: {
@@ -260,7 +260,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
         card: reportCard(prediction, fault, servers, window, heldOut),
         ...(predicted.runbook ? {runbook: predicted.runbook} : {}),
         ...(predicted.rollback && target.kind === 'runbook' && target.rollback
-          ? {rollback: figuresOf(predicted.rollback, target.rollback, prediction, (at) => at)}
+          ? {rollback: figuresOf(predicted.rollback, target.rollback, prediction, window, (at) => at)}
           : {}),
       },
       finerTick:
@@ -397,16 +397,20 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
 }
 
 /** A side's rollback as the report reads it, its clock's seconds turned into the scenario's. */
-function figuresOf(r: RollbackAfterRun, how: 'ramped' | 'now', timeline: Timeline, scenarioTime: (at: number) => number) {
-  return rollbackFigures(timeline, {
-    how,
-    startedAt: scenarioTime(r.startedAt),
-    endedAt: scenarioTime(r.endedAt),
-    outcome: r.outcome,
-    message: r.message,
-    plan: r.plan,
-    verdicts: r.verdicts.map((v) => ({...v, at: scenarioTime(v.at)})),
-  })
+function figuresOf(r: RollbackAfterRun, how: 'ramped' | 'now', timeline: Timeline, window: number, scenarioTime: (at: number) => number) {
+  return rollbackFigures(
+    timeline,
+    {
+      how,
+      startedAt: scenarioTime(r.startedAt),
+      endedAt: scenarioTime(r.endedAt),
+      outcome: r.outcome,
+      message: r.message,
+      plan: r.plan,
+      verdicts: r.verdicts.map((v) => ({...v, at: scenarioTime(v.at)})),
+    },
+    window,
+  )
 }
 
 /**

@@ -1,47 +1,18 @@
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import type {RunJson} from '../../src/cli/run-runbook.js'
 import {isolatedSluice} from '../helpers/cli.js'
 
 const sluice = isolatedSluice('restrict-degrees')
-const root = fileURLToPath(new URL('../../', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'sluice-degrees-'))
 
-// drill-thread-hold with its dependency never fixed: lookups (10% of 500 rps) hold a thread 20 s
-// each, so all of them need 1,000 of the pool's 600 threads, and a tenth of them 100.
-writeFileSync(
-  join(dir, 'hold-long.yaml'),
-  readFileSync(join(root, 'scenarios/drill-thread-hold.yaml'), 'utf8').replace('duration: 420', 'duration: 1200').replace('    to: 300', '    to: 1200'),
-)
-const recovery = readFileSync(join(root, 'runbooks/drill-thread-hold-recovery.yaml'), 'utf8').replace('scenario: drill-thread-hold', 'scenario: hold-long.yaml')
-
-function runbookEnding(name: string, steps: string): string {
-  const file = join(dir, `${name}.yaml`)
-  writeFileSync(file, `${recovery}${steps}`)
-  return file
-}
-
-const degrees = runbookEnding(
-  'degrees',
-  `  - action: lift
-    type: lookup
-    schedule: [10, 25, 50, 100]
-    bake: 60
-    gate: {metric: error-rate, threshold: 2, pool: cafe}
-`,
-)
-const atOnce = runbookEnding(
-  'at-once',
-  `  - action: lift
-    type: lookup
-  - action: check
-    bake: 60
-    gate: {metric: error-rate, threshold: 2, pool: cafe}
-`,
-)
+// The shipped lift drills' runbooks, rehearsed: drill-thread-hold-lingering's lookups (10% of 500
+// rps) hold a thread 20 s each to the end of the run, so all of them need 1,000 of the pool's 600
+// threads, and a tenth of them 100.
+const degrees = 'drill-lift-by-degrees'
+const atOnce = 'drill-lift-at-once'
 
 describe('a restriction lifted by degrees, rehearsed', () => {
   it('while the dependency still holds threads: by degrees stops at the first share its gate fails and puts back the last that passed; at once, the pool stalls', async () => {
@@ -76,7 +47,7 @@ describe('a restriction lifted by degrees, rehearsed', () => {
       '--share',
       '40',
       '--scenario',
-      join(dir, 'hold-long.yaml'),
+      'drill-thread-hold-lingering',
       '--dry-run',
       '--json',
     ])

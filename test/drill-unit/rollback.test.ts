@@ -7,9 +7,9 @@ import {loadDrillTarget} from '../../src/wiring/drill-target.js'
 // everything to green and restarts blue; the rollback puts 420 rps back onto blue's 240 rps of cold
 // capacity, at once or a quarter of its 600 rps of warm capacity at a time.
 async function predicted(how: 'now' | 'ramped') {
-  const target = {...loadDrillTarget('drill-cold-return'), rollback: how}
+  const target = {...loadDrillTarget('drill-cold-return', undefined), rollback: how}
   const p = await predict(target)
-  return {p, figures: rollbackFigures(p.timeline, {...p.rollback!, how})}
+  return {p, figures: rollbackFigures(p.timeline, {...p.rollback!, how}, 10)}
 }
 
 describe('a drill that rolls its runbook back, predicted', () => {

@@ -3,7 +3,7 @@ import {describe, expect, it} from 'vitest'
 import {drillRestrictions, onDrillHaproxy} from '../../src/drill/runbook-times.js'
 import {actionOf} from '../../src/actions/registry.js'
 import {lockedResources} from '../../src/wiring/live.js'
-import {scaleRunbookTimes} from '../../src/loader/scale-times.js'
+import {scaleRunbookRates, scaleRunbookTimes} from '../../src/loader/scale-times.js'
 import {loadRunbookFile, parseRunbook} from '../../src/loader/load-runbook.js'
 import type {Step} from '../../src/actions/registry.js'
 
@@ -197,5 +197,30 @@ describe('onDrillHaproxy', () => {
     // A drill whose HAProxy has no ramp leaves none in the runbook either.
     expect(onDrillHaproxy(runbook, {socket: drill.socket, restrictMap: drill.restrictMap}).targets.haproxy?.rampMap).toBeUndefined()
     expect(runbook.targets.haproxy?.socket).toBe('/run/haproxy/admin.sock')
+  })
+})
+
+describe('scaleRunbookRates', () => {
+  it('scales stated capacities by the rate scale and a gate minimum of requests by both scales, and nothing else', () => {
+    const runbook = parseRunbook(
+      'rates.yaml',
+      `name: rates
+targets:
+  haproxy: {socket: /run/haproxy/admin.sock, backends: {blue: blue, green: green}, rampMap: /etc/haproxy/ramp.map}
+  metrics: {source: haproxy}
+  capacityPerTarget: {blue: 100}
+steps:
+  - {action: weighted-target-groups, pool: green, schedule: [100], bake: 60, gate: {metric: error-rate, threshold: 2, pool: green, minRequests: 1000}}
+  - {action: cycle, pool: blue, batch: 1, headroom: 10, capacityPerTarget: 80, restart: {command: [x], timeout: 60}}
+`,
+    )
+    const scaled = scaleRunbookRates(runbook, {rateScale: 0.25, timeScale: 0.5})
+    expect(scaled.targets.capacityPerTarget).toEqual({blue: 25})
+    const shift = stepOf(scaled.steps, 'weighted-target-groups')
+    // 1,000 requests of the incident are a quarter of the rate over half the time.
+    expect(shift.gate).toMatchObject({minRequests: 125, threshold: 2, window: 60})
+    expect(stepOf(scaled.steps, 'cycle')).toMatchObject({capacityPerTarget: 20, headroom: 10, batch: {count: 1}})
+    // The runbook it came from is untouched.
+    expect(runbook.targets.capacityPerTarget).toEqual({blue: 100})
   })
 })

@@ -72,6 +72,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'cafe-2024.yaml:no-guard': {inRotation: 'aa138a31cd9830a2', rest: 'a359494fa771760b'},
   'cafe-2024.yaml:cap-shed-slow-start': {inRotation: '54e1d04e062b79c0', rest: '18632709cb9a5d7e'},
   'drill-cold-return.yaml:checks-only': {inRotation: '9405bf5f064ab80d', rest: '47f70deb2d15beeb'},
+  'drill-thread-hold-lingering.yaml:checks-only': {inRotation: '054c7815d1a8dc86', rest: '1fec9fe57a95cb29'},
   'drill-headroom.yaml:checks-only': {inRotation: '0b20456b8299c5e2', rest: '660542de195afde9'},
   'drill-retry-storm.yaml:no-budget': {inRotation: '0b20456b8299c5e2', rest: '9c1952c7b12f7b04'},
   'drill-retry-storm.yaml:budget-10': {inRotation: '0b20456b8299c5e2', rest: '88b7ba14a7881f2e'},
@@ -100,6 +101,8 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'bench:everythingOn/10:collapse-refuse': {inRotation: '94a6f74b0562d184', rest: '5112ece65e059b2b'},
   'bench:everythingOn/10:drain-restart-return': {inRotation: 'ae9ccbc239b253e1', rest: '5192159f23519a45'},
   'rehearsal:drill-cold-return.yaml': {inRotation: '8111533f173c3082', rest: '1aeefd7048b695bc'},
+  'rehearsal:drill-lift-at-once.yaml': {inRotation: '2dd30f0baba8cbe5', rest: '05bb9089d02c8f78'},
+  'rehearsal:drill-lift-by-degrees.yaml': {inRotation: '7383295fcf368bea', rest: '013c28fbbc577127'},
   'rehearsal:drill-thread-hold-recovery.yaml': {inRotation: '21d34f24a24dc5c6', rest: '248bc3a8a9346af7'},
   'rehearsal:naive-full-return.yaml': {inRotation: '205ad17551b64397', rest: 'be14084f015440c4'},
   'rehearsal:outlook-staged-return-haproxy.yaml': {inRotation: 'ecc80a3c0dc5ad69', rest: 'c90780b3a2f3fb97'},
@@ -114,6 +117,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
 // every `rest` hash unchanged.
 const seedModel: Record<string, {inRotation: string; rest: string}> = {
   'drill-cold-return.yaml:checks-only': {inRotation: 'b9d15b102f29ec08', rest: '379b72f6115be1ac'},
+  'drill-thread-hold-lingering.yaml:checks-only': {inRotation: 'e8c15969b9f44c29', rest: '56cd9dd5425a771d'},
   'drill-headroom.yaml:checks-only': {inRotation: '6f95f0dfa95bb8c8', rest: '0d4ca0bb82e7811c'},
   'cafe-2024.yaml:no-guard': {inRotation: '50c8c22ef9931bbe', rest: '53041ce0ad14873a'},
   'cafe-2024.yaml:cap-shed-slow-start': {inRotation: '7f396f0e70132fe9', rest: '267250d8a20366cf'},
