@@ -97,7 +97,8 @@ export async function runSingleStep(
     const scenario = loadRehearsalScenario(flags.scenario ?? 'outlook-2026')
     Object.assign(mode, {scenario, startAt: flags['start-at']})
     // A share turned away, or a lift by degrees, is rehearsed as HAProxy does it: an ALB cannot.
-    const partial = (step.action === 'restrict' && typeof step.share === 'number' && step.share < 100) || (step.action === 'lift' && step.schedule !== undefined)
+    const partial =
+      (step.action === 'restrict' && typeof step.share === 'number' && step.share < 100) || (step.action === 'lift' && step.schedule !== undefined)
     targets = scenarioTargets(scenario, partial ? 'haproxy' : 'aws')
   } else {
     requireLiveFlags(step.action as Step['action'], flags)

@@ -4,12 +4,7 @@ import {receivingKey, wayBack} from '../../src/live/way-back.js'
 describe('the way back', () => {
   const full = {blue: 0, green: 100}
   const start = {blue: 100, green: 0}
-  const passed = [
-    {blue: 95, green: 5},
-    {blue: 75, green: 25},
-    {blue: 50, green: 50},
-    full,
-  ]
+  const passed = [{blue: 95, green: 5}, {blue: 75, green: 25}, {blue: 50, green: 50}, full]
 
   it('names the one key that gains traffic', () => {
     expect(receivingKey(full, start)).toBe('blue')
