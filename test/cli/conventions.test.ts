@@ -30,6 +30,9 @@ describe.concurrent('oclif conventions', () => {
     expect(code, stderr).toBe(0)
     const {runbooks} = JSON.parse(stdout) as {runbooks: Array<{name: string; scenario: string; description: string}>}
     expect(runbooks.map((r) => [r.name, r.scenario])).toEqual([
+      ['drill-cold-return', 'drill-cold-return'],
+      ['drill-lift-at-once', 'drill-thread-hold-lingering'],
+      ['drill-lift-by-degrees', 'drill-thread-hold-lingering'],
       ['drill-thread-hold-recovery', 'drill-thread-hold'],
       ['naive-full-return', 'outlook-recovery'],
       ['outlook-staged-return', 'outlook-recovery'],
@@ -51,7 +54,7 @@ describe.concurrent('oclif conventions', () => {
     expect(code).toBe(2)
     expect(stdout).toBe('')
     expect(stderr).toBe(
-      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are drill-thread-hold-recovery, naive-full-return, outlook-staged-return, outlook-staged-return-haproxy, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
+      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are drill-cold-return, drill-lift-at-once, drill-lift-by-degrees, drill-thread-hold-recovery, naive-full-return, outlook-staged-return, outlook-staged-return-haproxy, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
     )
   })
 })
