@@ -12,7 +12,7 @@ export default class Lift extends SluiceCommand {
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --type background-sync --scenario outlook-recovery --dry-run',
-    '<%= config.bin %> <%= command.id %> --type background-sync --schedule 10,25,50,100 --bake 60 --gate-metric error-rate --gate-threshold 2 --haproxy-socket /run/haproxy/admin.sock --restrict-map /etc/haproxy/sluice-restricted.map',
+    '<%= config.bin %> <%= command.id %> --type background-sync --schedule 10,25,50,100 --bake 60 --gate-metric error-rate --gate-threshold 2 --haproxy-socket /run/haproxy/admin.sock --restrict-map /etc/haproxy/sluice-restricted.map --backend web=be_web',
   ]
 
   static override flags = {

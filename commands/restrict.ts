@@ -11,7 +11,7 @@ export default class Restrict extends SluiceCommand {
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --type background-sync --path "/sync/*" --retry-after 300 --scenario outlook-recovery --dry-run',
-    '<%= config.bin %> <%= command.id %> --type background-sync --path /sync/ --share 70 --haproxy-socket /run/haproxy/admin.sock --restrict-map /etc/haproxy/sluice-restricted.map',
+    '<%= config.bin %> <%= command.id %> --type background-sync --path /sync/ --share 70 --haproxy-socket /run/haproxy/admin.sock --restrict-map /etc/haproxy/sluice-restricted.map --backend web=be_web',
   ]
 
   static override flags = {

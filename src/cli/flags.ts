@@ -186,7 +186,7 @@ export const targetFlags = {
     }),
     'restrict-map': Flags.string({description: "Live: the HAProxy restriction map's file, as haproxy.cfg names it.", helpValue: 'FILE'}),
     backend: pair({
-      description: "Live: POOL=BACKEND of the HAProxy backends gates read (repeatable; default: one, named as the pool 'all').",
+      description: 'Live, with --haproxy-socket: POOL=NAME of the HAProxy backends gates read (repeatable, at least one).',
       helpValue: 'POOL=NAME',
     })({
       multiple: true,

@@ -42,8 +42,12 @@ function liveTargets(flags: TargetValues): RunbookInput['targets'] {
     if (!(flags['haproxy-socket'] && flags['restrict-map']))
       throw new InputError("--haproxy-socket and --restrict-map go together: HAProxy's Runtime API and the restriction map its config names")
     const backends = Object.fromEntries((flags.backend ?? []).map(({key, value}) => [key, value]))
+    if (Object.keys(backends).length === 0)
+      throw new InputError(
+        "--backend POOL=NAME: name at least one HAProxy backend with --haproxy-socket, as the runbook's targets.haproxy.backends does; a gate reads its counters",
+      )
     return {
-      haproxy: {socket: flags['haproxy-socket'], backends: Object.keys(backends).length > 0 ? backends : {all: 'all'}, restrictMap: flags['restrict-map']},
+      haproxy: {socket: flags['haproxy-socket'], backends, restrictMap: flags['restrict-map']},
       metrics: {source: 'haproxy'},
     }
   }

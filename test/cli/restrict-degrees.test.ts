@@ -88,4 +88,23 @@ steps:
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/^Error: --share: steps\[0\]\.share: an ALB listener rule turns away every request it matches/)
   })
+
+  it('on HAProxy from flags, names the backends it needs rather than inventing one', async () => {
+    const r = await sluice([
+      'restrict',
+      '--type',
+      'lookup',
+      '--path',
+      '/lookup/',
+      '--share',
+      '50',
+      '--haproxy-socket',
+      '/run/haproxy/none.sock',
+      '--restrict-map',
+      '/tmp/r.map',
+      '--yes',
+    ])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('--backend POOL=NAME: name at least one HAProxy backend with --haproxy-socket')
+  })
 })

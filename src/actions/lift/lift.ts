@@ -1,29 +1,11 @@
-import type {ControlPlane, Restriction} from '../../ports/control-plane.js'
-import type {GateVerdict, MutationKind} from '../../ports/io.js'
+import type {Restriction} from '../../ports/control-plane.js'
+import type {GateVerdict} from '../../ports/io.js'
 import {liftSchema, type LiftStep} from './schema.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from '../action.js'
-import {checkRestriction, describeTypes, restrictedType, restrictionSubject} from '../restrict/restriction.js'
+import {checkRestriction, describeRestriction, describeTypes, lifted, restore, restrictedType, restrictionSubject, shareOf} from '../restrict/restriction.js'
 import {backendOf} from '../../runbook/targets.js'
 import {expandSchedule} from '../../runbook/schedule.js'
 import {defaultBake} from '../../runbook/step-common.js'
-
-/** The percent a restriction turns away; a restriction without a share turns away all. */
-export const shareOf = (r: Restriction | null | undefined): number => (r ? (r.share ?? 100) : 0)
-
-/** `sync (70% turned away)`, `sync` when all of it is. */
-const describeRestriction = (r: Restriction): string => (shareOf(r) < 100 ? `${r.type} (${shareOf(r)}% turned away)` : r.type)
-
-/** Puts the restriction back as `to` (a share of it, or whole), from `from` (a share, or lifted). */
-function restore(control: ControlPlane, resource: string, from: Restriction | null, to: Restriction, describe: string) {
-  return {
-    kind: (from === null ? 'restrict' : 'restriction-share') as MutationKind,
-    resource,
-    before: from,
-    after: to,
-    describe,
-    apply: () => control.restrictions!.add(to),
-  }
-}
 
 /** A change of the share a restriction turns away: a lift by degrees, or its undo. */
 const shareRules: MutationRules = {
@@ -54,18 +36,6 @@ const shareRules: MutationRules = {
       reapply: [restore(control, last.resource, now, left, `set the restriction on ${left.type} back to ${shareOf(left)}% turned away`)],
     }
   },
-}
-
-/** The undo of a restriction the run added: lifting it. */
-function lifted(control: ControlPlane, resource: string, left: Restriction) {
-  return {
-    kind: 'lift' as MutationKind,
-    resource,
-    before: left,
-    after: null,
-    describe: `lift the restriction on ${describeRestriction(left)} from ${resource}`,
-    apply: async () => void (await control.restrictions!.remove(left.type)),
-  }
 }
 
 /** Lets a restricted traffic type through again: at once, or by degrees behind a gate. */

@@ -1,7 +1,7 @@
 import type {Restriction} from '../../ports/control-plane.js'
 import {restrictSchema, type RestrictStep} from './schema.js'
 import {sameState, type ActionDefinition} from '../action.js'
-import {checkRestriction, describeTypes, restrictedType, restrictionSubject} from './restriction.js'
+import {checkRestriction, describeTypes, restore, restrictedType, restrictionSubject} from './restriction.js'
 import {backendOf} from '../../runbook/targets.js'
 
 /** Turns a traffic type away at the load balancer with a fast 503 and Retry-After. */
@@ -43,14 +43,7 @@ export const restrict: ActionDefinition<RestrictStep, typeof restrictSchema> = {
         if (sameState(found, added)) return `the restriction on ${added.type} is as the run found it`
         // A lift by degrees that failed at its last step puts a share of the restriction back: undone, it is the one the run found.
         if (found !== null)
-          return {
-            kind: 'restriction-share',
-            resource: last.resource,
-            before: added,
-            after: found,
-            describe: `put the restriction on ${found.type} back as the run found it on ${last.resource}`,
-            apply: () => control.restrictions!.add(found),
-          }
+          return restore(control, last.resource, added, found, `put the restriction on ${found.type} back as the run found it on ${last.resource}`)
         return {
           kind: 'lift',
           resource: last.resource,
