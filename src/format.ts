@@ -14,7 +14,8 @@ export function formatMetric(value: number | null, unit: string): string {
 
 /** Events and verdicts carry the runbook's 0-based step index; people count from 1. */
 export function stepName(index: number): string {
-  return `step ${index + 1}`
+  // Step -1 holds what is done outside the runbook's steps: a rollback's way back, a drift put back.
+  return index < 0 ? 'rollback' : `step ${index + 1}`
 }
 
 const statusWords: Record<StepStatus, string> = {

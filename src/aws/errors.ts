@@ -79,6 +79,7 @@ export async function awsCall<T>(
     const e = error as {name?: string; Code?: string; message?: string; $metadata?: {httpStatusCode?: number}}
     const code = e.name && e.name !== 'Error' ? e.name : (e.Code ?? 'Error')
     if (code === 'TimeoutError') throw new AwsCallError(service, operation, resource, code, timeoutDetail(e.message ?? ''))
+    if (code === 'CredentialsProviderError') throw new AwsCallError(service, operation, resource, 'NoCredentials', noCredentials)
     const status = e.$metadata?.httpStatusCode
     const detail = (e.message ?? String(error)).split('\n')[0]
     // An answer that is not the service's own (a proxy's or load balancer's error page) cannot be
@@ -90,6 +91,10 @@ export async function awsCall<T>(
     abortSignal.removeEventListener('abort', onAbort)
   }
 }
+
+/** What the AWS CLI says when no credentials are found, with the ways sluice takes them. */
+const noCredentials =
+  'Unable to locate credentials. You can configure credentials by running "aws configure", name a profile with --profile or AWS_PROFILE, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (on EC2, ECS or Lambda the role\'s credentials are found by themselves)'
 
 /** The caller's signal: an interruption, or a deadline of the caller's own (AbortSignal.timeout). */
 function stoppedBy(signal: AbortSignal, service: AwsService, operation: string, resource: string): FailedError {

@@ -1,4 +1,4 @@
-import {Command, Errors} from '@oclif/core'
+import {Command, Errors, Flags} from '@oclif/core'
 import {InputError, SluiceError, type Outcome} from '../errors.js'
 import {closest} from '../input/closest.js'
 import {exitCodeOf, exitCodes} from './exit-codes.js'
@@ -9,6 +9,16 @@ import {exitCodeOf, exitCodes} from './exit-codes.js'
  */
 export abstract class SluiceCommand extends Command {
   static override enableJsonFlag = true
+
+  static override baseFlags = {
+    'no-color': Flags.boolean({description: 'No colour in the output, as NO_COLOR=1 (charts keep their line patterns).', helpGroup: 'GLOBAL', default: false}),
+  }
+
+  // Read before anything draws: a chart or a progress display picks its colours from NO_COLOR.
+  override async init(): Promise<void> {
+    if (this.argv.includes('--no-color')) process.env.NO_COLOR = '1'
+    await super.init()
+  }
 
   /** Whether human output may use colour: only on a terminal, and never when NO_COLOR is set. */
   protected get color(): boolean {

@@ -137,7 +137,18 @@ export const rehearsalFlags = {
   pace: decimal({description: 'Rehearse at this many simulated seconds per real second, to watch it unfold (default: as fast as possible).', min: 0.001}),
   scenario: Flags.string({char: 's', description: "The scenario to rehearse against (default: the runbook's rehearsal.scenario).", helpValue: 'NAME|FILE'}),
   setup: Flags.string({description: "The scenario setup to rehearse against (default: the runbook's, or the scenario's first).", helpValue: 'NAME'}),
+  rollback: Flags.option({
+    description:
+      'Once the runbook has ended, rehearse `sluice rollback` of its run: ramped (in steps onto the receiving pool, behind the gates) or now (at once, --now). The report says what the way back cost.',
+    options: ['ramped', 'now'] as const,
+  })(),
 }
+
+/** How `rollback` and `abort --rollback` move weights back: in steps behind gates, unless this. */
+export const nowFlag = Flags.boolean({
+  description: 'Move weights back in one change each, without steps or gates: for when the receiving side is known to hold.',
+  default: false,
+})
 
 /** A scenario for commands that have no runbook to name one: a built-in name or a file. */
 export const scenarioFlag = Flags.string({

@@ -25,6 +25,7 @@ export const leaveLiveStateAlone: ReadonlySet<string> = new Set([
   'drill',
   'tune',
   'autocomplete',
+  'version',
 ])
 
 /**
@@ -43,6 +44,15 @@ const commandNotFound: Hook.CommandNotFound = async function (options) {
   while (k > 1 && closest(parts.slice(0, k).join(':'), visible) === undefined) k--
   const suggestion = closest(parts.slice(0, k).join(':'), visible)
   const typed = toConfiguredId(parts.slice(0, k).join(':'), config)
+  // The command is right and what follows it is an argument it does not take (`simulate outlook-2026`).
+  let exact = parts.length - 2
+  while (exact >= 0 && !visible.includes(parts.slice(0, exact + 1).join(':'))) exact--
+  if (exact >= 0) {
+    const command = toConfiguredId(parts.slice(0, exact + 1).join(':'), config)
+    const extra = parts.slice(exact + 1).join(' ')
+    process.stderr.write(`Error: ${command} takes no argument ${JSON.stringify(extra)}; \`${config.bin} ${command} --help\` shows its flags\n`)
+    return this.exit(exitCodeOf('bad-input'))
+  }
   const hint = suggestion === undefined ? '' : ` did you mean ${toConfiguredId(suggestion, config)}?`
   const refuse = () => {
     process.stderr.write(`Error: ${typed} is not a ${config.bin} command;${hint} (${config.bin} help lists every command)\n`)

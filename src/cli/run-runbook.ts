@@ -38,11 +38,12 @@ type ModeFlags = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
   Partial<FlagValues<typeof rehearsalFlags & typeof reportFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>> & {'start-at'?: number}
 
 /** Flags that only mean something to a rehearsal: a live run given one refuses rather than ignore it. */
-const rehearsalOnly = ['pace', 'svg', 'html', 'scenario', 'setup', 'start-at'] as const
+const rehearsalOnly = ['pace', 'svg', 'html', 'scenario', 'setup', 'start-at', 'rollback'] as const
 
 /** The one place a command's flags pick between a rehearsal and a live run. */
 export function modeOf(flags: ModeFlags): Mode {
-  if (flags['dry-run']) return {kind: 'rehearsal', scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null}
+  if (flags['dry-run'])
+    return {kind: 'rehearsal', scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null, ...(flags.rollback ? {rollback: flags.rollback} : {})}
   const given = rehearsalOnly.filter((name) => flags[name] !== undefined)
   if (given.length > 0)
     throw new InputError(
@@ -105,13 +106,15 @@ export async function executeRunbook(
     const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
     out.log(rehearsal ? renderRehearsal(rehearsal, {color: out.color, width}) : renderLiveRun(run))
   }
-  process.exitCode = exitCodeOf(run.outcome)
+  // A rehearsed rollback that held on a failing gate is what `sluice rollback` would exit 3 for.
+  const exitCode = run.outcome === 'completed' && rehearsal?.rollback?.outcome === 'held' ? exitCodeOf('held') : exitCodeOf(run.outcome)
+  process.exitCode = exitCode
   return {
     runbook: run.runbook,
     mode: report.mode,
     runId,
     outcome: run.outcome,
-    exitCode: exitCodeOf(run.outcome),
+    exitCode,
     message: run.message,
     stoppedAt: run.stoppedAt,
     steps: run.steps,

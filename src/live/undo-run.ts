@@ -82,14 +82,17 @@ export interface RollbackAfterRun {
   verdicts: GateVerdict[]
 }
 
-/** Rolls back what a run changed (`recorded`, from tapChanges) as `sluice rollback` would, with `--now` if `now`, asking no one. */
+/**
+ * Rolls back what a run changed (`recorded`, from tapChanges) as `sluice rollback` would, with
+ * `--now` if `now`, asking no one; `record` sees each change as a journal would.
+ */
 export async function rollBackAfterRun(
   runbook: Runbook,
   control: ControlPlane,
   recorded: RecordedMutation[],
   io: EngineIO,
   signal: AbortSignal,
-  now: boolean,
+  options: {now: boolean; record?: ChangeRecorder},
 ): Promise<RollbackAfterRun> {
   const startedAt = control.clock.now()
   const verdicts: GateVerdict[] = []
@@ -99,8 +102,8 @@ export async function rollBackAfterRun(
       io.notify(event)
     },
   })
-  const {undos} = await planUndo(recorded, runbook, control, now)
-  const done = await carryOut(undos, {control, record: {write: async () => undefined}, io: watching, signal})
+  const {undos} = await planUndo(recorded, runbook, control, options.now)
+  const done = await carryOut(undos, {control, record: options.record ?? {write: async () => undefined}, io: watching, signal})
   return {
     startedAt,
     endedAt: control.clock.now(),

@@ -282,11 +282,39 @@ function drawBand(canvas: Canvas, band: {lo: Float64Array; hi: Float64Array}, sc
   }
 }
 
-function drawSeries(canvas: Canvas, means: Float64Array, scale: ValueScale, owner: number, dotted: boolean): void {
+/** How a series' line is drawn and shown in the legend: which of its path's dots are set. */
+interface LineStyle {
+  glyph: string
+  drawn: (k: number) => boolean
+}
+
+// Without colour (NO_COLOR, a pipe, a log) a line is told from another only by its pattern: on
+// each axis, each series gets the next pattern, solid first on the left, dotted first on the right.
+const lineStyles: Record<'left' | 'right', LineStyle[]> = {
+  left: [
+    {glyph: '━', drawn: () => true},
+    {glyph: '╍', drawn: (k) => k % 6 < 3},
+    {glyph: '┅', drawn: (k) => k % 3 === 0},
+  ],
+  right: [
+    {glyph: '┈', drawn: (k) => k % 2 === 0},
+    {glyph: '╌', drawn: (k) => k % 8 < 2},
+  ],
+}
+
+/** The style of each series of a panel, by its place among the series on its axis. */
+function seriesStyles(panel: ChartPanel): LineStyle[] {
+  const seen = {left: 0, right: 0}
+  return panel.series.map((s) => {
+    const axis = isRightAxis(s) ? 'right' : 'left'
+    const styles = lineStyles[axis]
+    return styles[seen[axis]++ % styles.length]
+  })
+}
+
+function drawSeries(canvas: Canvas, means: Float64Array, scale: ValueScale, owner: number, style: LineStyle): void {
   const path = tracePath(means, scale, canvas.height * 4)
-  // Right-axis series are dotted so they stay distinguishable without colour.
-  const stride = dotted ? 4 : 2
-  for (let i = 0; i < path.length; i += stride) setDot(canvas, path[i], path[i + 1], owner)
+  for (let i = 0; i < path.length; i += 2) if (style.drawn(i / 2)) setDot(canvas, path[i], path[i + 1], owner)
 }
 
 interface PlacedMarker {
@@ -393,7 +421,8 @@ function xAxis(ticks: number[], range: TimeRange, width: number, offset: number,
 }
 
 function legend(panel: ChartPanel, color: boolean): string {
-  return panel.series.map((s, i) => paint(`${isRightAxis(s) ? '┈' : '━'} ${legendLabel(panel, s)}`, seriesColor(i), color)).join('  ')
+  const styles = seriesStyles(panel)
+  return panel.series.map((s, i) => paint(`${styles[i].glyph} ${legendLabel(panel, s)}`, seriesColor(i), color)).join('  ')
 }
 
 export function renderTerminalChart(panel: ChartPanel, opts: TerminalChartOptions = {}): string {
@@ -408,11 +437,12 @@ export function renderTerminalChart(panel: ChartPanel, opts: TerminalChartOption
 
   // Markers first so series dots (and colours) win where they overlap.
   const markers = drawMarkers(canvas, panel.markers ?? [], range, panel.t.length > 0)
+  const styles = seriesStyles(panel)
   panel.series.forEach((s, i) => {
     const scale = isRightAxis(s) ? right : left
     if (s.low && s.high) drawBand(canvas, columnRanges(panel.t, s.low, s.high, range, width * 2), scale, OWNER_SERIES + i)
     const means = columnMeans(panel.t, s.values, range, width * 2)
-    drawSeries(canvas, means, scale, OWNER_SERIES + i, isRightAxis(s))
+    drawSeries(canvas, means, scale, OWNER_SERIES + i, styles[i])
   })
 
   const leftLabels = tickLabels(left, height)

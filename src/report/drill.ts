@@ -15,6 +15,7 @@ import {
   type Verdict,
 } from '../drill/verdict.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
+import {rollbackHow, rollbackLine} from './rollback.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'
 
@@ -290,22 +291,12 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
 
 /** The rollback after the runbook on each side: how it went back, what it cost from its start, its verdicts. */
 function rollbackLines(report: DrillReport): string[] {
-  const side = (name: string, r: DrillSide['rollback']) => {
-    if (!r) return `  ${name}: no rollback (the runbook was interrupted)`
-    const passed = r.verdicts.filter((v) => v.outcome === 'pass').length
-    const failed = r.verdicts.filter((v) => v.outcome === 'fail').length
-    const worst = r.verdicts.reduce<number | null>((w, v) => (v.value === null ? w : Math.max(w ?? 0, v.value)), null)
-    const verdicts =
-      r.verdicts.length === 0
-        ? 'no gate verdicts'
-        : `${r.verdicts.length} gate verdicts (${passed} passed, ${failed} failed, worst ${worst === null ? 'no data' : `${worst.toFixed(2)}%`})`
-    return `  ${name}: ${r.outcome === 'done' ? 'rolled back' : r.outcome}, ${Math.round(r.startedAt)}–${Math.round(r.endedAt)} s; from its start ${r.lostPercent.toFixed(1)}% of demand lost, the worst ${r.windowSeconds} s ${r.peakLossPercent.toFixed(1)}%; ${verdicts}${r.message ? `: ${r.message}` : ''}`
-  }
+  const side = (name: string, r: DrillSide['rollback']) => `  ${name}: ${r ? rollbackLine(r) : 'no rollback (the runbook was interrupted)'}`
   const r = report.real.rollback ?? report.predicted.rollback
   if (!r) return []
   return [
     '',
-    `Rollback after the runbook (${r.how === 'now' ? 'at once, --now' : 'in steps onto the receiving pool'}): ${r.plan.join('; ')}`,
+    `Rollback after the runbook (${rollbackHow(r)}): ${r.plan.join('; ')}`,
     side('real', report.real.rollback),
     side('predicted', report.predicted.rollback),
   ]

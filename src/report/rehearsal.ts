@@ -6,6 +6,10 @@ import {fullServiceSince} from '../sim/summary.js'
 import {renderTerminalChart, type ChartPanel} from './chart.js'
 import {chartSeries, inRotationLabel, resolutionNote} from './simulation.js'
 import {escapeXml, renderSvg} from './svg.js'
+import {rollbackHow, rollbackLine} from './rollback.js'
+import {rollbackFigures, type RollbackFigures} from '../drill/rollback-figures.js'
+import {perSecond, simTimeline} from '../drill/timeline.js'
+import {fullServiceWindow} from '../drill/report-card.js'
 
 export interface RehearsalFigures {
   scenario: string
@@ -23,6 +27,8 @@ export interface RehearsalFigures {
   /** Traffic types still restricted when the rehearsal ended: full service leaves them out. */
   restrictedAtEnd: string[]
   restrictedPercentAtEnd: number
+  /** The rollback after the runbook (--rollback): what the way back cost from its start. */
+  rollback: RollbackFigures | null
 }
 
 const round = (x: number, places = 3): number => Math.round(x * 10 ** places) / 10 ** places
@@ -41,7 +47,31 @@ export function rehearsalFigures(r: Rehearsal): RehearsalFigures {
     fullServiceFrom: r.recovered ? fullServiceSince(r.record) : null,
     restrictedAtEnd: r.restrictedAtEnd,
     restrictedPercentAtEnd: round(r.restrictedPercentAtEnd),
+    rollback: rollbackOf(r),
   }
+}
+
+/**
+ * The rollback's figures, read as a drill reads them (src/drill/rollback-figures.ts): a point a
+ * second, the worst full-service window from its start.
+ */
+function rollbackOf(r: Rehearsal): RollbackFigures | null {
+  if (!r.rollback) return null
+  const {how, startedAt, endedAt, outcome, message, plan, verdicts} = r.rollback
+  const figures = rollbackFigures(perSecond(simTimeline(r.record)), {how, startedAt, endedAt, outcome, message, plan, verdicts}, fullServiceWindow)
+  return {...figures, lostPercent: round(figures.lostPercent), peakLossPercent: round(figures.peakLossPercent)}
+}
+
+/** The rollback after the runbook: how it said it would go back, how it ended, what it cost, its verdicts. */
+function rollbackLines(f: RehearsalFigures): string[] {
+  const r = f.rollback
+  if (!r) return []
+  return [
+    '',
+    `Rollback after the runbook (${rollbackHow(r)}): ${rollbackLine(r)}`,
+    ...r.plan.map((line) => `  ${line}`),
+    ...groupedVerdictLines(r.verdicts).map((l) => `  ${l}`),
+  ]
 }
 
 function recoveredText(r: Rehearsal, f: RehearsalFigures): string {
@@ -91,6 +121,7 @@ export function rehearsalPanel(r: Rehearsal): ChartPanel {
       : []),
     // Each step where it started, by its number in the runbook.
     ...r.run.steps.flatMap((s) => (s.startedAt === null ? [] : [{t: s.startedAt, label: String(s.index + 1)}])),
+    ...(r.rollback ? [{t: r.rollback.startedAt, label: 'rollback'}] : []),
     {t: r.endAt, label: 'end'},
   ]
   const servers = r.scenario.pools.reduce((n, p) => n + (p.servers ?? 0), 0)
@@ -133,7 +164,7 @@ export function rampAndGatesPanel(r: Rehearsal): ChartPanel | null {
       const total = Object.values(w.weights).reduce((a, b) => a + b, 0)
       return {at: w.at, value: total > 0 ? (w.weights[set] / total) * 100 : 0}
     })
-  const verdicts = r.run.steps.flatMap((s) => s.verdicts).filter((v) => v.unit === '%' && v.value !== null)
+  const verdicts = [...r.run.steps.flatMap((s) => s.verdicts), ...(r.rollback?.verdicts ?? [])].filter((v) => v.unit === '%' && v.value !== null)
   const gates = [...new Set(verdicts.map((v) => v.metric))]
   const series = [
     ...ramped.map((set) => ({label: `${set} weight`, values: stepwise(share(set))})),
@@ -156,6 +187,7 @@ export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: n
     `Requests lost: ${f.lostPercent.toFixed(1)}%   Peak error rate: ${f.peakErrorRatePercent.toFixed(1)}%   Fewest in rotation: ${f.minInRotation}`,
     '',
     ...stepsAndVerdicts(r.run),
+    ...rollbackLines(f),
     '',
     renderTerminalChart(rehearsalPanel(r), {color: options.color, width: options.width, height: 10}),
   ]
@@ -185,6 +217,7 @@ ${rehearsalSvg(r)}
 <tr><th>Requests lost</th><td>${f.lostPercent.toFixed(1)}%</td></tr>
 <tr><th>Peak error rate</th><td>${f.peakErrorRatePercent.toFixed(1)}%</td></tr>
 <tr><th>Fewest in rotation</th><td>${f.minInRotation}</td></tr>
+${f.rollback ? `<tr><th>Rollback (${e(rollbackHow(f.rollback))})</th><td>${e(rollbackLine(f.rollback))}<br>${f.rollback.plan.map(e).join('<br>')}</td></tr>` : ''}
 </table>
 <h2>Steps</h2>
 <table><tr><th>#</th><th>Step</th><th>Status</th><th>Result</th></tr>

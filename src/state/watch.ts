@@ -74,3 +74,19 @@ export async function watchRun(
     read = await store.read(runId)
   }
 }
+
+/** How long a run that has ended is given to let go of its locks before a rollback asks for them itself. */
+const releaseSeconds = 10
+
+/**
+ * Waits for a run to stop (its run-end entry, or its process found dead) and to let go of its
+ * locks: what `abort --rollback` does between the abort and the rollback. A run that holds its
+ * locks past that is left to the rollback's own lock request, which waits out a lapsed lease.
+ */
+export async function waitUntilStopped(store: StateStore, runId: string, signal: AbortSignal, pollMs = WATCH_POLL_MS): Promise<WatchEnd> {
+  const end = await watchRun(store, runId, () => undefined, signal, pollMs)
+  const until = Date.now() + releaseSeconds * 1000
+  while (!signal.aborted && Date.now() < until && (await store.locks()).some((l) => l.runId === runId))
+    await new Promise((resolve) => setTimeout(resolve, pollMs))
+  return end
+}

@@ -1,15 +1,31 @@
+import type {LiftStep} from '../actions/lift/schema.js'
 import type {RampStep} from '../actions/ramp/schema.js'
 import type {Runbook} from '../loader/runbook.js'
 
-// What tune may change, and how: each ramp step's schedule and bake, as a few numbers per ramp
-// (how many steps, the curve they follow, the bake, and where an intermediate climb ends), from
-// which the percentages follow. Everything else in the runbook stays as written.
+// What tune may change, and how: each climb's schedule and bake, as a few numbers per climb (how
+// many steps, the curve they follow, the bake, and where an intermediate climb ends), from which
+// the percentages follow. A climb is a ramp of weight onto its set, or a lift by degrees of the
+// share of a traffic type let back. Everything else in the runbook stays as written.
 
-/** A ramp step of the runbook, as tune sees it. */
+/** A step that climbs to full traffic in steps: a ramp, or a lift with a schedule. */
+export type ClimbStep = RampStep | (LiftStep & {schedule: number[]; bake: number})
+
+/**
+ * The steps tune reshapes: every ramp, and every lift the author wrote with a schedule (a lift at
+ * once stays at once: letting a type back by degrees needs a gate per step that only the author
+ * can say).
+ */
+export function climbSteps(runbook: Runbook): ClimbStep[] {
+  return runbook.steps.filter((s): s is ClimbStep => s.action === 'ramp' || (s.action === 'lift' && s.schedule !== undefined && s.bake !== undefined))
+}
+
+/** A climb of the runbook, as tune sees it. */
 export interface RampSite {
   /** Its index in the runbook's steps. */
   index: number
+  action: 'ramp' | 'lift'
   title: string
+  /** The set a ramp moves weight onto, or the traffic type a lift lets back. */
   set: string
   shipped: {schedule: number[]; bake: number}
   /** Seconds between its gate's verdicts; null without a gate. */
@@ -21,14 +37,17 @@ export interface RampSite {
   waypoint: boolean
   /** The site before it on the same set, whose end is where this one starts; null for the first. */
   previous: number | null
-  /** The set's weight before the ramp when no earlier ramp on the set moves it (from the shipped rehearsal). */
+  /**
+   * A ramp's set's weight before it when no earlier ramp on the set moves it (from the shipped
+   * rehearsal); 0 for a lift, which skips the steps its restriction's share is already past.
+   */
   startWeight: number
-  /** The runbook's last ramp: its last step is full traffic. */
+  /** The runbook's last climb: its last step is full traffic. */
   final: boolean
 }
 
 /**
- * How one ramp is rehearsed: its bake, where it ends, and the shape of its schedule, either as
+ * How one climb is rehearsed: its bake, where it ends, and the shape of its schedule, either as
  * shipped or `steps` weights along (i/steps)^gamma from where the set stands to `end` (gamma 1 is
  * even steps; above 1, small steps first while the pool is cold; below 1, small steps last).
  */
@@ -40,28 +59,41 @@ export interface RampChoice {
 
 /** The curves tried, from small-steps-last to small-steps-first. */
 export const gammas = [0.7, 1, 1.5, 2, 3]
-/** Bakes of a ramp without a gate are tried on this grid, from the TTL up. */
+/** Bakes of a climb without a gate are tried on this grid, from the least bake up. */
 export const bakeGrid = 5
 
 export function rampSites(runbook: Runbook, startWeights: Map<number, Record<string, number>>): RampSite[] {
-  const ramps = runbook.steps.filter((s): s is RampStep => s.action === 'ramp')
-  return ramps.map((step, i) => {
-    const before = ramps
+  const climbs = climbSteps(runbook)
+  const keyOf = (step: ClimbStep) => (step.action === 'ramp' ? `ramp:${step.set}` : `lift:${step.type}`)
+  return climbs.map((step, i) => {
+    const key = keyOf(step)
+    const before = climbs
       .slice(0, i)
       .map((s, j) => ({s, j}))
-      .filter(({s}) => s.set === step.set)
+      .filter(({s}) => keyOf(s) === key)
+    const set = step.action === 'ramp' ? step.set : step.type
     return {
       index: step.index,
+      action: step.action,
       title: step.title,
-      set: step.set,
+      set,
       shipped: {schedule: step.schedule, bake: step.bake},
       interval: step.gate?.interval ?? null,
-      waypoint: ramps.slice(i + 1).some((s) => s.set === step.set),
+      // A lift always ends with its type all back: only a ramp's end may be a waypoint.
+      waypoint: step.action === 'ramp' && climbs.slice(i + 1).some((s) => keyOf(s) === key),
       previous: before.length === 0 ? null : before[before.length - 1].j,
-      startWeight: startWeights.get(step.index)?.[step.set] ?? 0,
-      final: i === ramps.length - 1,
+      startWeight: step.action === 'ramp' ? (startWeights.get(step.index)?.[step.set] ?? 0) : 0,
+      final: i === climbs.length - 1 && step.index === lastReturnIndex(runbook),
     }
   })
+}
+
+/**
+ * The step that brings the last of the traffic back: the runbook's last ramp or lift, whichever
+ * comes later (a type still turned away is not full traffic). Null when it has neither.
+ */
+export function lastReturnIndex(runbook: Runbook): number | null {
+  return runbook.steps.filter((s) => s.action === 'ramp' || s.action === 'lift').at(-1)?.index ?? null
 }
 
 export function shippedChoice(site: RampSite): RampChoice {
@@ -98,10 +130,15 @@ export function schedulesOf(sites: RampSite[], choices: RampChoice[]): number[][
   return out
 }
 
-/** The runbook with its ramps' schedules and bakes replaced; every other step as loaded. */
+/** The runbook with its climbs' schedules and bakes replaced; every other step as loaded. */
 export function withRamps(runbook: Runbook, sites: RampSite[], schedules: number[][], choices: RampChoice[]): Runbook {
   const byIndex = new Map(sites.map((site, i) => [site.index, {schedule: schedules[i], bake: choices[i].bake}]))
-  return {...runbook, steps: runbook.steps.map((step) => (step.action === 'ramp' && byIndex.has(step.index) ? {...step, ...byIndex.get(step.index)!} : step))}
+  return {
+    ...runbook,
+    steps: runbook.steps.map((step) =>
+      (step.action === 'ramp' || step.action === 'lift') && byIndex.has(step.index) ? {...step, ...byIndex.get(step.index)!} : step,
+    ),
+  }
 }
 
 /** What a ramp costs in seconds before full traffic: every bake, but the final ramp's last one comes after it. */
@@ -110,9 +147,16 @@ export function costOf(site: RampSite, schedule: number[], bake: number): {befor
   return {beforeFull: site.final ? total - bake : total, total}
 }
 
-/** The choices the search tries for one ramp: shapes and step counts, bakes from the TTL up to the shipped bake, and moved waypoints. */
-export function choicesFor(site: RampSite, minBake: number): RampChoice[] {
+/**
+ * The least bake of a climb: a ramp's is the TTL (`minBake`), since a weight reaches every client
+ * only after one; a lift's change is HAProxy's at once, so a second.
+ */
+export const leastBake = (site: RampSite, minBake: number): number => (site.action === 'lift' ? 1 : minBake)
+
+/** The choices the search tries for one climb: shapes and step counts, bakes from the least up to the shipped bake, and moved waypoints. */
+export function choicesFor(site: RampSite, ttlBake: number): RampChoice[] {
   const shippedEnd = site.shipped.schedule[site.shipped.schedule.length - 1]
+  const minBake = leastBake(site, ttlBake)
   const maxBake = Math.max(site.shipped.bake, minBake)
   // A gate judges on its interval, so a bake between two verdicts lasts until the next one: a
   // gated ramp's bakes are whole intervals, and say how long a step really holds.
@@ -136,8 +180,8 @@ export function choicesFor(site: RampSite, minBake: number): RampChoice[] {
 }
 
 /** A gentle stand-in for a ramp not yet tuned: steps of at most 10% (or as many as shipped) at the shipped bake. */
-export function scaffoldChoice(site: RampSite, floor: number, minBake: number): RampChoice {
+export function scaffoldChoice(site: RampSite, floor: number, ttlBake: number): RampChoice {
   const end = site.shipped.schedule[site.shipped.schedule.length - 1]
   const steps = Math.max(site.shipped.schedule.length, Math.ceil((end - floor) / 10))
-  return {bake: Math.max(site.shipped.bake, minBake), end, shape: {kind: 'curve', steps, gamma: 1}}
+  return {bake: Math.max(site.shipped.bake, leastBake(site, ttlBake)), end, shape: {kind: 'curve', steps, gamma: 1}}
 }

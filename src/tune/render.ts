@@ -28,14 +28,16 @@ export function renderTune(result: TuneResult): string {
   lines.push(
     `The tuned ramps pass ${tuned.filter((t) => t.passed).length} of ${count(tuned.length, 'rehearsal')}.`,
     '',
-    `Ramps (a bake is never under the TTL of ${result.minBake} s):`,
+    result.steps.some((s) => s.action === 'lift')
+      ? `Ramps and lifts by degrees (a ramp's bake is never under the TTL of ${result.minBake} s; a lift's schedule is the percent of its type let back):`
+      : `Ramps (a bake is never under the TTL of ${result.minBake} s):`,
     indent(
       formatTable(
         ['step', 'ramp', 'set', 'shipped', 'tuned'],
         result.steps.map((s) => [
           stepName(s.index),
           s.title,
-          s.set,
+          s.action === 'lift' ? `${s.set} (lift)` : s.set,
           `[${s.before.schedule.join(', ')}] bake ${s.before.bake} s`,
           `[${s.schedule.join(', ')}] bake ${s.bake} s`,
         ]),

@@ -5,6 +5,7 @@ import type {EngineIO, GateVerdict} from '../ports/io.js'
 import {rehearse} from '../wiring/rehearsal.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {Scenario} from '../sim/scenario/schema.js'
+import {lastReturnIndex} from './ramps.js'
 
 // One rehearsal of a candidate, in process, with nobody watching: the same `rehearse` that
 // `sluice run --dry-run` calls, against a scenario tune varies (its seed, its demand).
@@ -37,7 +38,7 @@ export interface Trial {
   reason: string | null
   /** The step it first missed at (a verdict that did not pass, or the step the run stopped at); null when it passed. */
   failedStep: number | null
-  /** Seconds from the runbook's start to the DNS change that applied the last ramp step; null when the run never got there. */
+  /** Seconds from the runbook's start to the change that brought the last traffic back (fullTrafficDefinition); null when the run never got there. */
   secondsToFullTraffic: number | null
   /** Seconds from the runbook's start to its end. */
   seconds: number
@@ -99,12 +100,6 @@ export function variantScenario(scenario: Scenario, variant: Variant): Scenario 
   return {...scenario, seed: variant.seed, demand, pools}
 }
 
-/** The step index of the runbook's last ramp: its last weight is full traffic. */
-export function lastRampIndex(runbook: Runbook): number | null {
-  const ramps = runbook.steps.filter((s) => s.action === 'ramp')
-  return ramps.length === 0 ? null : ramps[ramps.length - 1].index
-}
-
 /**
  * Rehearses a runbook once. With `stopEarly`, the first verdict that is not a pass ends the run
  * (as Ctrl-C would): the candidate is out, and the rest of the rehearsal would only cost time.
@@ -112,7 +107,7 @@ export function lastRampIndex(runbook: Runbook): number | null {
 export async function runTrial(runbook: Runbook, ground: Ground, variant: Variant, options: {stopEarly: boolean}): Promise<Trial> {
   const controller = new AbortController()
   const verdicts: GateVerdict[] = []
-  const last = lastRampIndex(runbook)
+  const last = lastReturnIndex(runbook)
   let fullAt: number | null = null
   let firstMiss: GateVerdict | null = null
   const startWeights = new Map<number, WeightMap>()
@@ -126,10 +121,11 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
           if (options.stopEarly) controller.abort()
         }
       }
-      if (event.type !== 'mutation' || event.mutation.kind !== 'weights') return
+      if (event.type !== 'mutation') return
       const m = event.mutation
-      if (m.phase === 'intent' && !startWeights.has(m.step)) startWeights.set(m.step, m.before as WeightMap)
+      // The last change of the step that brings the last traffic back: a ramp's final weight, or a lift's whole type let back.
       if (m.phase === 'outcome' && m.ok && m.step === last) fullAt = event.at
+      if (m.kind === 'weights' && m.phase === 'intent' && !startWeights.has(m.step)) startWeights.set(m.step, m.before as WeightMap)
     },
   }
   const {run, rehearsal} = await rehearse(

@@ -4,14 +4,14 @@ import {metricUnits} from '../ports/control-plane.js'
 import type {GateVerdict} from '../ports/io.js'
 import {parseRunbook} from '../loader/load-runbook.js'
 import type {Runbook} from '../loader/runbook.js'
-import {rampSites, type RampSite} from './ramps.js'
+import {climbSteps, rampSites, type RampSite} from './ramps.js'
 import {Evaluator, robustnessVariants, searchRamps, type Robustness, type SearchEvent, type Standing} from './search.js'
 import {allowsSlowMinority, groundOf, runTrial, tuneSlowMinority, type Ground, type SlowMinority, type Trial, type Variant} from './trial.js'
 import {aliasProblems, editRamps} from './yaml.js'
 
 /** What "time to full traffic" means, said once for --help, the report and --json alike. */
 export const fullTrafficDefinition =
-  "seconds of rehearsal time from the runbook's start to the DNS change that applies the last step of its last ramp (the final weight, full traffic); clients see it within one TTL"
+  "seconds of rehearsal time from the runbook's start to the change that brings the last traffic back: the last step of its last ramp (the final weight; clients see it within one TTL), or of its last lift (the whole type let back) where that comes later"
 
 export interface TuneSettings {
   /** How many seeds each candidate must pass: the scenario's own, and the ones after it. */
@@ -28,7 +28,9 @@ export interface TuneSettings {
 export interface TunedStep {
   /** The step's 0-based index in the runbook. */
   index: number
+  action: 'ramp' | 'lift'
   title: string
+  /** The set a ramp moves weight onto, or the type a lift lets back. */
   set: string
   schedule: number[]
   bake: number
@@ -105,10 +107,11 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const started = performance.now()
   if (runbook.source.kind !== 'file') throw new InputError(`${runbook.file}: tune edits a runbook file`)
   const text = runbook.source.text
-  if (!runbook.steps.some((s) => s.action === 'ramp')) throw new InputError(`${runbook.locate(['steps'])}: ${runbook.name} has no ramp step to tune`)
+  const climbs = climbSteps(runbook)
+  if (climbs.length === 0) throw new InputError(`${runbook.locate(['steps'])}: ${runbook.name} has no ramp step, or lift with a schedule, to tune`)
   const shared = aliasProblems(
     text,
-    runbook.steps.filter((s) => s.action === 'ramp').map((s) => s.index),
+    climbs.map((s) => s.index),
   )
   if (shared.length > 0) throw new InputError(shared.map((p) => `${runbook.locate(p.path)}: ${p.message}`))
 
@@ -226,7 +229,15 @@ function outcomeOf(trial: Trial): VariantOutcome {
 }
 
 function tunedSteps(sites: RampSite[], schedules: number[][], bakes: number[]): TunedStep[] {
-  return sites.map((site, i) => ({index: site.index, title: site.title, set: site.set, schedule: schedules[i], bake: bakes[i], before: site.shipped}))
+  return sites.map((site, i) => ({
+    index: site.index,
+    action: site.action,
+    title: site.title,
+    set: site.set,
+    schedule: schedules[i],
+    bake: bakes[i],
+    before: site.shipped,
+  }))
 }
 
 /** Each gate of the runbook, with the verdict nearest its threshold across every trial. */

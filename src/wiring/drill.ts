@@ -211,7 +211,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
         const recorded: RecordedMutation[] = []
         real = await runRunbook(runbook, {control, io: tapChanges(options.io, recorded), signal, approved})
         if (target.rollback && real.outcome !== 'interrupted' && !signal.aborted)
-          realRollback = await rollBackAfterRun(runbook, control, recorded, options.io, signal, target.rollback === 'now')
+          realRollback = await rollBackAfterRun(runbook, control, recorded, options.io, signal, {now: target.rollback === 'now'})
         endAt = Math.max(endAt, wallNow() + settleAfterRunbook * scales.timeScale)
       }
     }
@@ -360,8 +360,6 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
   }
   const quiet: EngineIO = {notify: () => undefined, confirm: async () => true}
   const signal = new AbortController().signal
-  const how = target.rollback
-  let rollback: RollbackAfterRun | undefined
   const report = await rehearse(
     target.runbook,
     {io: quiet, signal, operator: 'drill', approved: target.runbook.steps.map((s) => s.index)},
@@ -371,13 +369,7 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
       // Handing the scenario over would otherwise start the runbook at the least history a rehearsal gives.
       ...(target.runbook.rehearsal ? {startAt: target.runbook.rehearsal.startAt} : {}),
       pace: null,
-      ...(how
-        ? {
-            afterRun: async (control, recorded) => {
-              rollback = await rollBackAfterRun(target.runbook, control, recorded, quiet, signal, how === 'now')
-            },
-          }
-        : {}),
+      ...(target.rollback ? {rollback: target.rollback} : {}),
     },
   )
   const {rehearsal, run} = report
@@ -392,7 +384,7 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
     startAt: rehearsal.startAt,
     // The rehearsal's clock is the scenario's.
     runbook: {outcome: run.outcome, message: run.message, steps: stepTimes(run, (at) => at)},
-    ...(rollback ? {rollback} : {}),
+    ...(rehearsal.rollback ? {rollback: rehearsal.rollback} : {}),
   }
 }
 

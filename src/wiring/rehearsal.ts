@@ -16,6 +16,8 @@ import {loadScenario, pickSetups} from '../sim/scenario/load-scenario.js'
 import type {Scenario} from '../sim/scenario/schema.js'
 import type {RunSummary} from '../sim/summary.js'
 import type {FaultWindow} from '../sim/fault-window.js'
+import type {ChangeRecorder} from '../live/history.js'
+import {rollBackAfterRun, type RollbackAfterRun} from '../live/undo-run.js'
 
 /** Seconds of simulated history before a runbook starts, at the least. */
 export const historySeconds = 60
@@ -36,10 +38,10 @@ export interface RehearsalSettings {
   /** Virtual seconds per wall second; null runs as fast as it can. */
   pace: number | null
   /**
-   * Done with the simulated control plane once the runbook has ended (not when interrupted),
-   * before the fleet settles, given the changes the run made: a drill's rollback of its runbook.
+   * Once the runbook has ended (not when interrupted), before the fleet settles, roll its run back
+   * as `sluice rollback` would: in steps onto the receiving pool behind the gates, or at once.
    */
-  afterRun?: (control: ControlPlane, recorded: RecordedMutation[]) => Promise<void>
+  rollback?: 'ramped' | 'now'
 }
 
 /** A rehearsal's report: the engine's result and the rehearsal's record. */
@@ -65,8 +67,10 @@ export interface Rehearsal {
   restrictedAtEnd: string[]
   /** Share of demand turned away by restrictions in the last tick. */
   restrictedPercentAtEnd: number
-  /** Every weight change the runbook made, when it made it: the report draws the ramp from these. */
+  /** Every weight change the runbook made, and its rollback, when it made it: the report draws the ramp from these. */
   weights: WeightChange[]
+  /** The rollback after the runbook (settings.rollback), in scenario seconds; null when none was asked for or the run was interrupted. */
+  rollback: ({how: 'ramped' | 'now'} & RollbackAfterRun) | null
 }
 
 export interface WeightChange {
@@ -84,6 +88,16 @@ function recordingWeights(io: EngineIO, into: WeightChange[]): EngineIO {
     },
   }
   return Object.assign(Object.create(io) as EngineIO, tap)
+}
+
+/** A rollback's journal, as a rehearsal keeps it: each weights change that took effect, for the chart. */
+function weightsOf(control: ControlPlane, into: WeightChange[]): ChangeRecorder {
+  return {
+    async write(type, data) {
+      const m = data.mutation as {kind?: string; phase?: string; ok?: boolean; after?: unknown} | undefined
+      if (type === 'mutation' && m?.kind === 'weights' && m.phase === 'outcome' && m.ok) into.push({at: control.clock.now(), weights: m.after as WeightMap})
+    },
+  }
 }
 
 /** Notes each change that took effect, in order, as a journal would hold it; every event goes on to `io`. */
@@ -133,7 +147,11 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   const recorded: RecordedMutation[] = []
   const io = tapChanges(recordingWeights(inputs.io, weights), recorded)
   const run = await runRunbook(runbook, {control, io, signal: inputs.signal, approved: inputs.approved})
-  if (settings.afterRun && run.outcome !== 'interrupted') await settings.afterRun(control, recorded)
+  const how = settings.rollback
+  const rollback =
+    how && run.outcome !== 'interrupted'
+      ? {how, ...(await rollBackAfterRun(runbook, control, recorded, inputs.io, inputs.signal, {now: how === 'now', record: weightsOf(control, weights)}))}
+      : null
   const endAt = fleet.time
   const {record, summary, window} = run.outcome === 'interrupted' ? fleetRun.stop() : fleetRun.finish(endAt + settleSeconds)
   const rehearsal: Rehearsal = {
@@ -149,6 +167,7 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
     restrictedAtEnd: fleet.typeNames.filter((type) => fleet.isRestricted(type)),
     weights,
     restrictedPercentAtEnd: record.ticksRecorded > 0 && record.last.demand > 0 ? (record.last.restrictedDemand / record.last.demand) * 100 : 0,
+    rollback,
   }
   return {mode: 'rehearsal', run, runId: null, rehearsal}
 }

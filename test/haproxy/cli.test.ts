@@ -324,6 +324,42 @@ describe('sluice run on a HAProxy runbook', () => {
     }
   }, 90_000)
 
+  it('o. abort --rollback stops a ramp at its last good weights, waits for the run to end, then takes the rest back in steps', async () => {
+    const {file, state} = runbook('aborted', '  - {action: ramp, set: green, schedule: [20, 50, 100], bake: 6}\n')
+    const run = spawnRun(['run', file, '--yes', '--state', state], leaseEnv)
+    try {
+      const runId = await run.runId()
+      await run.seen(/green at 100% \(blue=0 green=100\), baking 6 s/)
+      const aborted = await sluice(['abort', runId, '--rollback', '--yes', '--json', '--state', state])
+      expect(aborted.code, aborted.stderr).toBe(0)
+      const result = JSON.parse(aborted.stdout) as {control: {kind: string}; stopped: {outcome: string}; rollback: {outcome: string; plan: string[]}}
+      expect(result.control.kind).toBe('abort')
+      expect(result.stopped.outcome).toBe('interrupted')
+      expect(result.rollback.outcome).toBe('rolled-back')
+      // The run itself went back one step, to the last weights that passed; the rollback the rest, one step at a time.
+      expect(result.rollback.plan[0]).toMatch(/back to blue=100 green=0 in 2 steps \(blue 80% → 100%\), each held 6 s/)
+      const ended = await run.ended
+      expect(ended.code, ended.stderr).toBe(exitCodeOf('interrupted'))
+      const {entries} = onlyRun(state)
+      expect(mutations(entries, 'weights').map((m) => [m.step, m.after])).toEqual([
+        [0, {blue: 80, green: 20}],
+        [0, {blue: 50, green: 50}],
+        [0, {blue: 0, green: 100}],
+        [0, {blue: 50, green: 50}],
+        [-1, {blue: 80, green: 20}],
+        [-1, {blue: 100, green: 0}],
+      ])
+      expect(entries.find((e) => e.type === 'control')).toMatchObject({kind: 'abort'})
+      expect(await weights()).toEqual({blue: 100, green: 0})
+    } finally {
+      await run.ended.catch(() => undefined)
+      await rampMap.replace([
+        {key: 'blue', value: '100'},
+        {key: 'green', value: '0'},
+      ])
+    }
+  }, 90_000)
+
   it('d, h. a restriction answers 503 with Retry-After to that traffic only; status reads it, the servers and the weights back from HAProxy; lift lets it through', async () => {
     const restricted = runbook('restrict', '  - {action: restrict, type: sync, paths: [/sync/*], retryAfter: 30}\n')
     const run = await sluice(['run', restricted.file, '--yes', '--state', restricted.state])

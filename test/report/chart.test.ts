@@ -42,6 +42,35 @@ describe('renderTerminalChart', () => {
     expect(out).not.toContain('\x1b')
   })
 
+  it('without colour, tells two lines on one axis apart by pattern: the first solid, the next dashed, each with its own legend glyph', () => {
+    const n = 200
+    const flat = (v: number) => Array.from({length: n}, () => v)
+    const chart = {
+      title: 'two lines',
+      t: range(n),
+      leftUnit: 'rps',
+      series: [
+        {label: 'completed', values: flat(10)},
+        {label: 'demand', values: flat(40)},
+      ],
+    }
+    const out = renderTerminalChart(
+      {...chart, series: [...chart.series, {label: 'in rotation', values: flat(5), axis: 'right' as const}], rightMax: 10, rightUnit: 'servers'},
+      {color: false, width: 40, height: 8},
+    )
+    const legend = out.split('\n').at(-1)!
+    expect(legend).toBe('━ completed (rps)  ╍ demand (rps)  ┈ in rotation (servers, right axis)')
+    // Each line alone on its row: the solid one has no gap, the dashed one has gaps at regular places.
+    const rows = plotRows(renderTerminalChart(chart, {color: false, width: 40, height: 8}))
+    const solid = rows.find((r) => !isBlank(r) && [...r].every((c) => c !== BLANK))
+    const dashed = rows.find((r) => !isBlank(r) && [...r].some((c) => c === BLANK))
+    expect(solid).toBeDefined()
+    expect(dashed).toBeDefined()
+    const gaps = [...dashed!].filter((c) => c === BLANK).length
+    expect(gaps).toBeGreaterThan(8)
+    expect(gaps).toBeLessThan(32)
+  })
+
   it('colours series when color is true', () => {
     const out = renderTerminalChart(panel([1, 5, 3]), {color: true})
     expect(out).toContain('\x1b[')

@@ -29,7 +29,7 @@ describe('sluice tune (in process)', () => {
   it('refuses a runbook with no ramp, at its steps, and one it cannot find', async () => {
     await expectBadInput(['runbooks/thread-hold-recovery.yaml'], 'runbooks/thread-hold-recovery.yaml:')
     const r = await sluiceInProcess(['tune', 'runbooks/thread-hold-recovery.yaml'])
-    expect(r.stderr).toMatch(/:\d+:\d+: thread-hold-recovery has no ramp step to tune\n$/)
+    expect(r.stderr).toMatch(/:\d+:\d+: thread-hold-recovery has no ramp step, or lift with a schedule, to tune\n$/)
     await expectBadInput(['no-such-runbook'], 'RUNBOOK')
   })
 
@@ -91,7 +91,7 @@ describe('sluice tune (in process)', () => {
   it('says in --help what time to full traffic means', async () => {
     const r = await sluiceInProcess(['tune', '--help'])
     expect(r.stdout.replace(/\s+/g, ' ')).toContain(
-      "Time to full traffic: seconds of rehearsal time from the runbook's start to the DNS change that applies the last step of its last ramp",
+      "Time to full traffic: seconds of rehearsal time from the runbook's start to the change that brings the last traffic back: the last step of its last ramp (the final weight; clients see it within one TTL), or of its last lift (the whole type let back) where that comes later",
     )
     expect(r.stdout).toContain('--demand-margin=PERCENT')
     expect(r.stdout).toContain('--seeds=<value>')

@@ -1,6 +1,9 @@
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {loadRunbookFile} from '../../src/loader/load-runbook.js'
-import {choicesFor, costOf, rampSites, scheduleOf, schedulesOf, shippedChoice, withRamps, type RampSite} from '../../src/tune/ramps.js'
+import {choicesFor, costOf, lastReturnIndex, rampSites, scheduleOf, schedulesOf, shippedChoice, withRamps, type RampSite} from '../../src/tune/ramps.js'
 
 const outlook = loadRunbookFile('runbooks/outlook-staged-return.yaml')
 // Where each ramp starts in the shipped rehearsal: parking moves mailbox to 0.
@@ -12,6 +15,7 @@ const startWeights = new Map([
 
 const site = (over: Partial<RampSite> = {}): RampSite => ({
   index: 0,
+  action: 'ramp',
   title: 'ramp',
   set: 'a',
   shipped: {schedule: [1, 5, 25, 50], bake: 90},
@@ -104,5 +108,44 @@ describe('tune: the ramps it may change', () => {
     const tuned = withRamps(outlook, sites, schedulesOf(sites, choices)!, choices)
     expect(tuned.steps.filter((s) => s.action === 'ramp').map((s) => s.action === 'ramp' && s.bake)).toEqual([45, 45, 45])
     expect(tuned.steps.filter((s) => s.action !== 'ramp')).toEqual(outlook.steps.filter((s) => s.action !== 'ramp'))
+  })
+
+  it('takes a lift with a schedule as a climb of its type back to 100%, and leaves a lift at once as written', () => {
+    // The HAProxy Outlook runbook with background sync let back by degrees instead of at once.
+    const shipped = readFileSync('runbooks/outlook-staged-return-haproxy.yaml', 'utf8')
+    const atOnce = '  - action: lift\n    type: background-sync\n'
+    expect(shipped).toContain(atOnce)
+    const file = join(mkdtempSync(join(tmpdir(), 'sluice-tune-lift-')), 'lift-by-degrees.yaml')
+    writeFileSync(
+      file,
+      shipped.replace(atOnce, `${atOnce}    schedule: [25, 50, 100]\n    bake: 60\n    gate: {metric: error-rate, threshold: 2, pool: mailbox}\n`),
+    )
+    const byDegrees = loadRunbookFile(file)
+    const lift = byDegrees.steps.find((s) => s.action === 'lift')!
+    const sites = rampSites(byDegrees, startWeights)
+    expect(sites.map((s) => [s.index, s.action, s.set])).toEqual([
+      [2, 'ramp', 'maintenance'],
+      [4, 'ramp', 'mailbox'],
+      [lift.index, 'lift', 'background-sync'],
+      [7, 'ramp', 'mailbox'],
+    ])
+    const climb = sites[2]
+    expect(climb).toMatchObject({shipped: {schedule: [25, 50, 100], bake: 60}, interval: 10, waypoint: false, previous: null, startWeight: 0, final: false})
+    // A lift ends with its whole type back, and its bake is not held to the DNS TTL: whole gate intervals from the first.
+    const choices = choicesFor(climb, 30)
+    expect(new Set(choices.map((c) => c.end))).toEqual(new Set([100]))
+    expect(Math.min(...choices.map((c) => c.bake))).toBe(10)
+    expect(Math.min(...choicesFor(sites[3], 30).map((c) => c.bake))).toBe(30)
+    // The last ramp still brings the last traffic back: the lift comes before it.
+    expect(lastReturnIndex(byDegrees)).toBe(7)
+    const tuned = withRamps(
+      byDegrees,
+      sites,
+      schedulesOf(sites, sites.map(shippedChoice))!,
+      sites.map((s) => ({...shippedChoice(s), bake: 20})),
+    )
+    expect(tuned.steps.find((s) => s.action === 'lift')).toMatchObject({schedule: [25, 50, 100], bake: 20})
+    // As shipped, the lift is at once: not a climb tune reshapes.
+    expect(rampSites(loadRunbookFile('runbooks/outlook-staged-return-haproxy.yaml'), startWeights).map((s) => s.action)).toEqual(['ramp', 'ramp', 'ramp'])
   })
 })

@@ -7,9 +7,21 @@ import {robustnessVariants, searchRamps, type Judge, type Score, type SearchEven
 // bake; it may pause (for a lift, step 3) at no more than 45%; the nominal case tolerates 10 points
 // more per step than the robustness set does; and parking traffic first (step 0) always holds.
 const sites: RampSite[] = [
-  {index: 0, title: 'park', set: 'sorry', shipped: {schedule: [100], bake: 60}, interval: null, waypoint: false, previous: null, startWeight: 0, final: false},
+  {
+    index: 0,
+    action: 'ramp',
+    title: 'park',
+    set: 'sorry',
+    shipped: {schedule: [100], bake: 60},
+    interval: null,
+    waypoint: false,
+    previous: null,
+    startWeight: 0,
+    final: false,
+  },
   {
     index: 2,
+    action: 'ramp',
     title: 'first half',
     set: 'web',
     shipped: {schedule: [10, 20, 50], bake: 60},
@@ -21,6 +33,7 @@ const sites: RampSite[] = [
   },
   {
     index: 4,
+    action: 'ramp',
     title: 'the rest',
     set: 'web',
     shipped: {schedule: [75, 100], bake: 60},

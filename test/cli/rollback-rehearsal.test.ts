@@ -1,0 +1,85 @@
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import type {RunJson} from '../../src/cli/run-runbook.js'
+import {isolatedSluice} from '../helpers/cli.js'
+
+const sluice = isolatedSluice('rollback-rehearsal')
+const dir = mkdtempSync(join(tmpdir(), 'sluice-rollback-rehearsal-'))
+const shipped = join(import.meta.dirname, '../../runbooks/drill-cold-return.yaml')
+const scenario = join(import.meta.dirname, '../../scenarios/drill-cold-return.yaml')
+
+/** drill-cold-return with blue's stated capacity set to `capacity`: the way back's steps are a quarter of healthy × capacity. */
+function coldReturn(capacity: number): string {
+  const file = join(dir, `cold-return-${capacity}.yaml`)
+  const text = readFileSync(shipped, 'utf8')
+  expect(text).toMatch(/capacityPerTarget:\n {4}blue: 100\n/)
+  writeFileSync(file, text.replace(/(capacityPerTarget:\n {4}blue: )100\n/, `$1${capacity}\n`).replace('scenario: drill-cold-return', `scenario: ${scenario}`))
+  return file
+}
+
+// drill-cold-return: every request to green, blue restarted with none; rolled back, 420 rps land on
+// a blue whose six servers are cold. Its stated 100 rps a target gives steps of 35 points.
+describe('sluice run --dry-run --rollback', () => {
+  it('rehearses the way back: ramped loses less than at once, each step judged on blue by the gate of the step that moved the weights', async () => {
+    const [ramped, now] = await Promise.all([
+      sluice(['run', 'drill-cold-return', '--dry-run', '--rollback', 'ramped', '--json']),
+      sluice(['run', 'drill-cold-return', '--dry-run', '--rollback', 'now', '--json']),
+    ])
+    expect(ramped.code, ramped.stderr).toBe(0)
+    expect(now.code, now.stderr).toBe(0)
+    const stepped = (JSON.parse(ramped.stdout) as RunJson).report!.rollback!
+    const atOnce = (JSON.parse(now.stdout) as RunJson).report!.rollback!
+    expect(stepped.how).toBe('ramped')
+    expect(stepped.outcome).toBe('done')
+    expect(stepped.plan[0]).toMatch(/in 3 steps \(blue 35% → 70% → 100%\), each baked 30 s behind gate error-rate ≤ 2% over 20 s \(blue\)/)
+    expect(stepped.plan[0]).toMatch(/6 healthy targets × 100 rps = 600 rps against 420 rps of demand/)
+    // Two steps before the last are baked, each behind the gate on blue; all pass.
+    expect(new Set(stepped.verdicts.map((v) => v.context))).toEqual(new Set(['way back: blue 35%', 'way back: blue 70%']))
+    expect(stepped.verdicts.every((v) => v.outcome === 'pass' && v.gate === 'error-rate ≤ 2% over 20 s (blue)' && v.requests! > 0)).toBe(true)
+    expect(atOnce.plan[0]).toMatch(/at once \(--now\)$/)
+    expect(atOnce.verdicts).toEqual([])
+    // Everything at once onto cold servers loses requests; the ramp loses fewer, and its worst window far less.
+    expect(atOnce.peakLossPercent).toBeGreaterThan(10)
+    expect(stepped.peakLossPercent).toBeLessThan(atOnce.peakLossPercent / 5)
+    expect(stepped.lostPercent).toBeLessThan(atOnce.lostPercent)
+    expect(stepped.endedAt).toBeGreaterThan(stepped.startedAt + 59)
+  })
+
+  it('in the text report: the plan, the way back, its verdicts, and a rollback mark on the chart', async () => {
+    const r = await sluice(['run', 'drill-cold-return', '--dry-run', '--rollback', 'ramped'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^Rollback after the runbook \(in steps onto the receiving pool\): rolled back, 111–171 s; from its start 0\.0% of demand lost/m)
+    expect(r.stdout).toMatch(/^ {2}1\. set the weights of .* back to blue=100 green=0 in 3 steps/m)
+    expect(r.stdout).toMatch(/^ {2}rollback · way back: blue 35% · error-rate ≤ 2% over 20 s \(blue\): 0\.00% ✓ ×\d+$/m)
+    expect(r.stdout).toMatch(/^ .*\brollback\b.*\bend\b/m)
+  })
+
+  it('a gate that fails on the way back holds there and exits 3, as `sluice rollback` would', async () => {
+    // At 250 rps a target the first step sends blue 89% of the traffic at once: more than cold servers hold.
+    const r = await sluice(['run', coldReturn(250), '--dry-run', '--rollback', 'ramped', '--json'])
+    expect(r.code, r.stderr).toBe(3)
+    const json = JSON.parse(r.stdout) as RunJson
+    expect(json.outcome).toBe('completed')
+    expect(json.exitCode).toBe(3)
+    const back = json.report!.rollback!
+    expect(back.outcome).toBe('held')
+    expect(back.plan[0]).toMatch(/in 2 steps \(blue 89% → 100%\)/)
+    expect(back.verdicts.at(-1)!.outcome).toBe('fail')
+    expect(back.message).toMatch(/failed at way back: blue 89%: measured [\d.]+% of [\d,]+ requests, threshold 2\.00%; holding at blue=89 green=11$/)
+  })
+
+  it('is refused for a live run, by name', async () => {
+    const r = await sluice(['run', 'drill-cold-return', '--rollback', 'ramped', '--yes'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/--rollback: only for a rehearsal; add --dry-run to rehearse/)
+  })
+
+  it('refuses a way back it does not know, naming the choices', async () => {
+    const r = await sluice(['run', 'drill-cold-return', '--dry-run', '--rollback', 'gently'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/--rollback/)
+    expect(r.stderr).toMatch(/ramped, now/)
+  })
+})
