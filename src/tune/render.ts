@@ -28,9 +28,7 @@ export function renderTune(result: TuneResult): string {
   lines.push(
     `The tuned ramps pass ${tuned.filter((t) => t.passed).length} of ${count(tuned.length, 'rehearsal')}.`,
     '',
-    result.steps.some((s) => s.action === 'lift')
-      ? `Ramps and lifts by degrees (a ramp's bake is never under the TTL of ${result.minBake} s; a lift's schedule is the percent of its type let back):`
-      : `Ramps (a bake is never under the TTL of ${result.minBake} s):`,
+    climbsHeading(result),
     indent(
       formatTable(
         ['step', 'ramp', 'set', 'shipped', 'tuned'],
@@ -117,4 +115,13 @@ function indent(text: string): string {
     .split('\n')
     .map((l) => `  ${l}`)
     .join('\n')
+}
+
+/** What the table of tuned climbs holds, and what bounds their bakes: a ramp's by the TTL, a lift's by its gate's interval. */
+function climbsHeading({steps, minBake}: TuneResult): string {
+  const ramps = steps.some((s) => s.action === 'ramp')
+  const lifts = steps.some((s) => s.action === 'lift')
+  const lift = "a lift's schedule is the percent of its type let back"
+  if (!lifts) return `Ramps (a bake is never under the TTL of ${minBake} s):`
+  return ramps ? `Ramps and lifts by degrees (a ramp's bake is never under the TTL of ${minBake} s; ${lift}):` : `Lifts by degrees (${lift}):`
 }

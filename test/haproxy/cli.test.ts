@@ -349,7 +349,7 @@ describe('sluice run on a HAProxy runbook', () => {
         [-1, {blue: 80, green: 20}],
         [-1, {blue: 100, green: 0}],
       ])
-      expect(entries.find((e) => e.type === 'control')).toMatchObject({kind: 'abort'})
+      expect(entries.find((e) => e.type === 'control')).toMatchObject({control: {kind: 'abort'}, effect: 'aborting'})
       expect(await weights()).toEqual({blue: 100, green: 0})
     } finally {
       await run.ended.catch(() => undefined)
