@@ -6,6 +6,7 @@ import type {RunbookInput} from '../loader/runbook-schema.js'
 import {singleStepRunbook} from '../loader/single-step.js'
 import {awsFlags, lockFlags, reportFlags, runFlags, stateFlags, stepRehearsalFlags, type FlagValues, type targetFlags} from './flags.js'
 import {executeRunbook, modeOf, type Printer, type RunJson} from './run-runbook.js'
+import type {StepNeeds} from '../wiring/step-fleet.js'
 
 /**
  * The flags of the single-action commands that change traffic (ramp, cycle, restrict, lift):
@@ -75,6 +76,18 @@ function requireLiveFlags(action: Step['action'], flags: TargetValues): void {
   if (named && !named.given(flags)) throw new InputError(`sluice ${action}: live, it needs ${named.flags} to name what it changes; or rehearse with --dry-run`)
 }
 
+/** What a step's flags name that its rehearsal fleet must have. */
+function needsOf(step: Record<string, unknown>): StepNeeds {
+  const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+  const gate = (step.gate ?? {}) as {pool?: unknown}
+  const pools = [text(step.pool), text(gate.pool)].filter((p): p is string => p !== undefined && p !== text(step.set))
+  return {
+    ...(step.action === 'ramp' && text(step.set) ? {set: text(step.set)} : {}),
+    ...(pools.length > 0 ? {pools} : {}),
+    ...(text(step.type) ? {type: text(step.type), restricted: step.action === 'lift'} : {}),
+  }
+}
+
 /** Runs one step as a runbook of its own: the same engine, gates and report as `sluice run`. */
 export async function runSingleStep(
   step: Record<string, unknown>,
@@ -97,8 +110,15 @@ export async function runSingleStep(
   let targets: RunbookInput['targets']
   if (mode.kind === 'rehearsal') {
     // Loaded once here, and handed to the rehearsal: its pools are the step's targets.
-    const {loadRehearsalScenario, scenarioTargets} = await import('../wiring/rehearsal.js')
-    const scenario = loadRehearsalScenario(flags.scenario ?? 'outlook-2026')
+    const [{loadRehearsalScenario, scenarioTargets}, {fleetForStep}] = await Promise.all([import('../wiring/rehearsal.js'), import('../wiring/step-fleet.js')])
+    let scenario = loadRehearsalScenario(flags.scenario ?? 'outlook-2026')
+    // With no scenario named, the fleet is the default one made to have what the flags name.
+    if (flags.scenario === undefined) {
+      const built = fleetForStep(scenario, needsOf(step))
+      scenario = built.scenario
+      // What was assumed is said under --json too: a figure from a fleet the user did not write needs its caveat beside it.
+      for (const line of built.made) process.stderr.write(`rehearsal fleet: ${line}\n`)
+    }
     Object.assign(mode, {scenario, startAt: flags['start-at']})
     // A share turned away, or a lift by degrees, is rehearsed as HAProxy does it: an ALB cannot.
     const partial =

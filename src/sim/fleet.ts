@@ -178,6 +178,11 @@ export class Fleet {
     return this.restricted[this.typeIndex(type)] > 0
   }
 
+  /** The seconds a restriction of the type asks its clients to wait (0 when it is not restricted). */
+  restrictionRetryAfter(type: string): number {
+    return this.restrictionWait[this.typeIndex(type)]
+  }
+
   /** The percent of a type's requests a restriction turns away now. */
   restrictedPercent(type: string): number {
     return this.restricted[this.typeIndex(type)] * 100

@@ -201,7 +201,7 @@ export function haproxyGuardProblems(policy: {
   return problems
 }
 
-const poolSchema = z
+export const poolSchema = z
   .strictObject({
     name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lower-case name of letters, digits and dashes'),
     kind: z.enum(['servers', 'sorry']).default('servers'),
