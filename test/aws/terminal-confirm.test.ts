@@ -28,8 +28,9 @@ steps:
       'weights mailbox=50 maintenance=50 → mailbox=75 maintenance=25 → mailbox=100 maintenance=0, one change per step',
       'restricted: sync → none',
       'Now:',
-      // The question names the region the run acts in (here from AWS_REGION; else the runbook's ARNs).
-      'Apply two-ramps on AWS (us-east-1)?',
+      // The question names the region the run acts in (here from AWS_REGION; else the runbook's ARNs),
+      // and the endpoint the calls go to when it is not AWS's own: here moto's, from the environment.
+      `Apply two-ramps on AWS (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and 4 more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
     ])
     expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(0)
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
@@ -81,7 +82,7 @@ steps:
       '4. Ramp mailbox: 100%',
       'weights mailbox=50 maintenance=50 → mailbox=100 maintenance=0, one change per step',
       'Now:',
-      'Resume two-stage on AWS (us-east-1)?',
+      `Resume two-stage on AWS (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and 4 more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
     ])
     expect(screen).toContain('two-stage: not confirmed; nothing was changed')
     // Answering n changed nothing: no weight change after the question, the weights where the run left them.
