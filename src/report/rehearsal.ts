@@ -27,6 +27,11 @@ export interface RehearsalFigures {
   /** Traffic types still restricted when the rehearsal ended: full service leaves them out. */
   restrictedAtEnd: string[]
   restrictedPercentAtEnd: number
+  /**
+   * The same three figures from the runbook's start to the end: what the runbook made of the
+   * outage, apart from the outage before it began (the whole scenario's figures above).
+   */
+  fromStart: {lostPercent: number; peakErrorRatePercent: number; minInRotation: number}
   /** The rollback after the runbook (--rollback): what the way back cost from its start. */
   rollback: RollbackFigures | null
 }
@@ -47,7 +52,18 @@ export function rehearsalFigures(r: Rehearsal): RehearsalFigures {
     fullServiceFrom: r.recovered ? fullServiceSince(r.record) : null,
     restrictedAtEnd: r.restrictedAtEnd,
     restrictedPercentAtEnd: round(r.restrictedPercentAtEnd),
+    fromStart: fromStartOf(r),
     rollback: rollbackOf(r),
+  }
+}
+
+function fromStartOf(r: Rehearsal): RehearsalFigures['fromStart'] {
+  const m = r.record.fromMark
+  if (!m || m.minInRotation === Infinity) return {lostPercent: 0, peakErrorRatePercent: 0, minInRotation: r.summary.minInRotation}
+  return {
+    lostPercent: round(m.demand > 0 ? Math.max(0, ((m.demand - m.served) / m.demand) * 100) : 0),
+    peakErrorRatePercent: round(m.peakErrorRate * 100),
+    minInRotation: m.minInRotation,
   }
 }
 
@@ -184,7 +200,8 @@ export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: n
     `Rehearsal of ${r.run.runbook} against ${f.scenario} (setup ${f.setup}), from ${f.startAt} s to ${round(f.endAt, 1)} s`,
     `Outcome: ${r.run.outcome} — ${r.run.message}`,
     `Recovered: ${recoveredText(r, f)}`,
-    `Requests lost: ${f.lostPercent.toFixed(1)}%   Peak error rate: ${f.peakErrorRatePercent.toFixed(1)}%   Fewest in rotation: ${f.minInRotation}`,
+    `From the runbook's start at ${f.startAt} s: requests lost ${f.fromStart.lostPercent.toFixed(1)}%   peak error rate ${f.fromStart.peakErrorRatePercent.toFixed(1)}%   fewest in rotation ${f.fromStart.minInRotation}`,
+    `Whole scenario, the outage before it included: requests lost ${f.lostPercent.toFixed(1)}%   peak error rate ${f.peakErrorRatePercent.toFixed(1)}%   fewest in rotation ${f.minInRotation}`,
     '',
     ...stepsAndVerdicts(r.run),
     ...rollbackLines(f),
@@ -214,9 +231,10 @@ export function rehearsalHtml(r: Rehearsal): string {
 ${rehearsalSvg(r)}
 <table>
 <tr><th>Recovered</th><td>${e(recoveredText(r, f))}</td></tr>
-<tr><th>Requests lost</th><td>${f.lostPercent.toFixed(1)}%</td></tr>
-<tr><th>Peak error rate</th><td>${f.peakErrorRatePercent.toFixed(1)}%</td></tr>
-<tr><th>Fewest in rotation</th><td>${f.minInRotation}</td></tr>
+<tr><th></th><th>From the runbook's start (${f.startAt} s)</th><th>Whole scenario</th></tr>
+<tr><th>Requests lost</th><td>${f.fromStart.lostPercent.toFixed(1)}%</td><td>${f.lostPercent.toFixed(1)}%</td></tr>
+<tr><th>Peak error rate</th><td>${f.fromStart.peakErrorRatePercent.toFixed(1)}%</td><td>${f.peakErrorRatePercent.toFixed(1)}%</td></tr>
+<tr><th>Fewest in rotation</th><td>${f.fromStart.minInRotation}</td><td>${f.minInRotation}</td></tr>
 ${f.rollback ? `<tr><th>Rollback (${e(rollbackHow(f.rollback))})</th><td>${e(rollbackLine(f.rollback))}<br>${f.rollback.plan.map(e).join('<br>')}</td></tr>` : ''}
 </table>
 <h2>Steps</h2>

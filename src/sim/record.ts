@@ -134,6 +134,8 @@ export class SimulationRecord {
     demandDuringFault: 0,
     fullSince: null,
   }
+  /** The same figures from a moment on (markFrom): a rehearsal's from its runbook's start, before which the outage is the scenario's. */
+  fromMark: {at: number; demand: number; served: number; minInRotation: number; peakErrorRate: number} | null = null
   /** Ticks recorded so far. */
   ticksRecorded = 0
   /** Ticks in the point being filled (the last one). */
@@ -268,7 +270,19 @@ export class SimulationRecord {
     return {low: this.envelope.low[k].subarray(0, this.ticks), high: this.envelope.high[k].subarray(0, this.ticks)}
   }
 
+  /** Starts the figures from here on (fromMark), beside the whole run's. */
+  markFrom(at: number): void {
+    this.fromMark = {at, demand: 0, served: 0, minInRotation: Infinity, peakErrorRate: 0}
+  }
+
   private follow(tick: TickValues): void {
+    const m = this.fromMark
+    if (m) {
+      m.demand += tick.demand
+      m.served += tick.served
+      if (tick.inRotation < m.minInRotation) m.minInRotation = tick.inRotation
+      if (tick.offered > 0) m.peakErrorRate = Math.max(m.peakErrorRate, tick.failed / tick.offered)
+    }
     const f = this.figures
     f.demand += tick.demand
     f.served += tick.served

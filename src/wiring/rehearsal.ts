@@ -128,6 +128,7 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   // it, so the first gate or headroom check has data to judge.
   const startAt = Math.max(historySeconds, settings.startAt ?? (settings.scenario === undefined ? (runbook.rehearsal?.startAt ?? 0) : 0))
   fleet.runUntil(startAt)
+  fleet.record.markFrom(startAt)
   const {targets} = runbook
   const backend = backendOf(targets)
   const control = simulatedControlPlane(

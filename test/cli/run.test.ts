@@ -93,9 +93,16 @@ describe.concurrent('sluice run --dry-run: the shipped runbooks that recover', (
       expect(typeof report.fullServiceFrom).toBe('number')
 
       // The text report and the JSON tell the same story.
-      expect(text.stdout).toContain(`Requests lost: ${report.lostPercent.toFixed(1)}%`)
-      expect(text.stdout).toContain(`Peak error rate: ${report.peakErrorRatePercent.toFixed(1)}%`)
-      expect(text.stdout).toContain(`Fewest in rotation: ${report.minInRotation}`)
+      const f = report.fromStart
+      expect(text.stdout).toContain(
+        `From the runbook's start at ${report.startAt} s: requests lost ${f.lostPercent.toFixed(1)}%   peak error rate ${f.peakErrorRatePercent.toFixed(1)}%   fewest in rotation ${f.minInRotation}`,
+      )
+      expect(text.stdout).toContain(
+        `Whole scenario, the outage before it included: requests lost ${report.lostPercent.toFixed(1)}%   peak error rate ${report.peakErrorRatePercent.toFixed(1)}%   fewest in rotation ${report.minInRotation}`,
+      )
+      // From the start is part of the whole: never more lost than the whole loses from its own start on.
+      expect(f.minInRotation).toBeGreaterThanOrEqual(report.minInRotation)
+      expect(f.peakErrorRatePercent).toBeLessThanOrEqual(report.peakErrorRatePercent)
 
       // Progress on stderr, each line at its scenario time: every step starts (with what it does at
       // the same second) and ends done, a gate window is one line, then the run line.

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {rehearse} from '../../src/wiring/rehearsal.js'
-import {rampAndGatesPanel, rehearsalHtml, rehearsalPanel} from '../../src/report/rehearsal.js'
+import {rampAndGatesPanel, rehearsalFigures, rehearsalHtml, rehearsalPanel} from '../../src/report/rehearsal.js'
 import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
@@ -8,6 +8,26 @@ const rehearsed = async (file: string) =>
   (await rehearse(loadRunbookFile(file), {operator: 'test', io: new RecordingIO(true), signal: new AbortController().signal}, {pace: null})).rehearsal
 
 describe('the rehearsal report', () => {
+  it("leads with the runbook's own figures, from its start, the tick series summed from there; the whole scenario's beside them", async () => {
+    const r = await rehearsed('runbooks/outlook-staged-return.yaml')
+    const f = rehearsalFigures(r)
+    // Every tick is a point at this length, so the series can be summed from the start to check the running figures.
+    expect(r.record.ticks).toBe(r.record.ticksRecorded)
+    let demand = 0
+    let served = 0
+    let fewest = Infinity
+    for (let i = 0; i < r.record.ticks; i++) {
+      if (r.record.t[i] < r.startAt) continue
+      demand += r.record.demand[i]
+      served += r.record.served[i]
+      fewest = Math.min(fewest, r.record.inRotation[i])
+    }
+    expect(f.fromStart.lostPercent).toBeCloseTo(((demand - served) / demand) * 100, 2)
+    expect(f.fromStart.minInRotation).toBe(fewest)
+    // The pool collapsed at 60 s and the runbook starts at 300 s: the four minutes before it are the scenario's loss, not the runbook's.
+    expect(f.fromStart.lostPercent).toBeLessThan(f.lostPercent - 3)
+  })
+
   it('charts from the start to shortly after the run ends, with each step marked where it started', async () => {
     const r = await rehearsed('runbooks/naive-full-return.yaml')
     const panel = rehearsalPanel(r)
