@@ -180,17 +180,35 @@ export function rampAndGatesPanel(r: Rehearsal): ChartPanel | null {
       const total = Object.values(w.weights).reduce((a, b) => a + b, 0)
       return {at: w.at, value: total > 0 ? (w.weights[set] / total) * 100 : 0}
     })
+  // A gate's measurement is read against its threshold, not against the weights' 0–100%: a 2%
+  // gate on that axis is a line on the floor. So gates get the right axis, scaled to the
+  // threshold (twice it, or the worst value if higher), with each threshold drawn as a line.
   const verdicts = [...r.run.steps.flatMap((s) => s.verdicts), ...(r.rollback?.verdicts ?? [])].filter((v) => v.unit === '%' && v.value !== null)
-  const gates = [...new Set(verdicts.map((v) => v.metric))]
-  const series = [
-    ...ramped.map((set) => ({label: `${set} weight`, values: stepwise(share(set))})),
-    ...gates.map((metric) => ({
-      label: `${metric} measured`,
-      values: stepwise(verdicts.filter((v) => v.metric === metric).map((v) => ({at: v.at, value: v.value!}))),
-    })),
-  ].slice(0, 4)
+  // One gate metric on that axis: a 2% error rate and a 95% healthy share need scales of their own.
+  const metrics = [...new Set(verdicts.map((v) => v.metric))]
+  const metric = metrics.find((m) => m !== 'healthy-targets') ?? metrics[0]
+  const gates = metric === undefined ? [] : [verdicts.filter((v) => v.metric === metric)]
+  const bound = (v: GateVerdict): number => v.bound ?? v.threshold
+  const series: ChartPanel['series'] = [
+    ...ramped.slice(0, 2).map((set) => ({label: `${set} weight`, values: stepwise(share(set))})),
+    ...gates.flatMap((of) => [
+      {label: `${of[0].metric} measured`, values: stepwise(of.map((v) => ({at: v.at, value: v.value!}))), axis: 'right' as const},
+      {label: `${of[0].metric} threshold`, values: stepwise(of.map((v) => ({at: v.at, value: bound(v)}))), axis: 'right' as const},
+    ]),
+  ]
   if (series.length === 0) return null
-  return {title: 'ramp weights and gate measurements', t, series, leftUnit: '%', leftMax: 100, markers: rehearsalPanel(r).markers}
+  const measured = gates.flat()
+  const rightMax =
+    measured.length === 0 ? undefined : metric === 'healthy-targets' ? 100 : Math.max(2 * Math.max(...measured.map(bound)), ...measured.map((v) => v.value!))
+  return {
+    title: 'ramp weights (left) and gate measurements against their thresholds (right)',
+    t,
+    series,
+    leftUnit: '%',
+    leftMax: 100,
+    ...(rightMax === undefined ? {} : {rightUnit: '%', rightMax}),
+    markers: rehearsalPanel(r).markers,
+  }
 }
 
 /** The end of a rehearsal as a person reads it: the verdict, the figures, every gate verdict, then the chart. */

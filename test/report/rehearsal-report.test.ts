@@ -54,6 +54,24 @@ describe('the rehearsal report', () => {
     expect(panel.t.length).toBe(rehearsalPanel(r).t.length)
   })
 
+  it("puts the gate on an axis of its own, scaled to its threshold, with the threshold drawn: not on the weights' 0–100%", async () => {
+    const r = await rehearsed('runbooks/regional-dns-ramp.yaml')
+    const panel = rampAndGatesPanel(r)!
+    const measured = panel.series.find((s) => s.label === 'error-rate measured')!
+    const threshold = panel.series.find((s) => s.label === 'error-rate threshold')!
+    expect(measured.axis).toBe('right')
+    expect(threshold.axis).toBe('right')
+    expect(panel.series.find((s) => s.label === 'api-west weight')!.axis).toBeUndefined()
+    // The thresholds drawn are the verdicts' own bounds, each from its verdict on.
+    const bounds = r.run.steps
+      .flatMap((s) => s.verdicts)
+      .filter((v) => v.metric === 'error-rate')
+      .map((v) => v.bound ?? v.threshold)
+    const drawn = new Set(Array.from(threshold.values).filter((v) => !Number.isNaN(v)))
+    expect(drawn).toEqual(new Set(bounds))
+    expect(panel.rightMax).toBe(2 * Math.max(...bounds))
+  })
+
   it('leads the HTML page with the chart, and folds repeated passes into one row', async () => {
     const r = await rehearsed('runbooks/regional-dns-ramp.yaml')
     const html = rehearsalHtml(r)
