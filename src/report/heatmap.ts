@@ -5,6 +5,7 @@ import type {CellOutcome, CellResult} from '../sweep/classify.js'
 import type {Axis} from '../sweep/grid.js'
 import {axisTitle, formatNumber} from '../sweep/params.js'
 import {outcomeCounts, type SetupSweep, type SweepResult} from '../sweep/sweep.js'
+import {htmlPage, inlineSvg} from './html.js'
 import {escapeXml} from './svg.js'
 
 const glyphs: Record<CellOutcome, string> = {unharmed: '·', recovered: '▒', stuck: '█'}
@@ -322,12 +323,9 @@ export function sweepHtml(result: SweepResult): string {
       return `<tr><td>${e(s.name)}</td><td>${c.unharmed}</td><td>${c.recovered}</td><td>${c.stuck}</td><td>${e(s.sentence)}</td></tr>`
     })
     .join('\n')
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${e(sweepTitle(result))}</title>
-<style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}svg{max-width:100%;height:auto}</style>
-</head><body>
-<h1>${e(sweepTitle(result))}</h1>
-${sweepSvg(result).replace(/^<svg /, '<svg role="img" ')}
+  return htmlPage(
+    sweepTitle(result),
+    `${inlineSvg(sweepSvg(result))}
 <h2>Tipping points</h2>
 <ul>
 ${result.setups.map((s) => `<li>${e(s.sentence)}</li>`).join('\n')}
@@ -339,7 +337,6 @@ ${rows}
 <ul>
 ${(['unharmed', 'recovered', 'stuck'] as const).map((o) => `<li>${e(legend[o])}</li>`).join('\n')}
 <li>Full service: completed requests within 1% of demand.</li>
-</ul>
-</body></html>
-`
+</ul>`,
+  )
 }
