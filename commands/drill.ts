@@ -3,7 +3,17 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {decimal} from '../src/cli/flags.js'
 import {checkOutputName, writeOutput} from '../src/cli/output-file.js'
 import {runDrillCommand} from '../src/cli/drill-run.js'
-import {drillAgrees, drillJson, drillRepeatsJson, drillSvg, renderDrill, renderRepeats, type DrillJson, type DrillRepeatsJson} from '../src/report/drill.js'
+import {
+  drillAgrees,
+  drillHtml,
+  drillJson,
+  drillRepeatsJson,
+  drillSvg,
+  renderDrill,
+  renderRepeats,
+  type DrillJson,
+  type DrillRepeatsJson,
+} from '../src/report/drill.js'
 import {summarizeRepeats} from '../src/drill/repeats.js'
 import {spreadSeeds} from '../src/drill/verdict.js'
 
@@ -64,6 +74,10 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       helpValue: 'N',
     }),
     svg: Flags.string({description: "Also save the chart as an SVG file (with --repeat, the median run's).", helpValue: 'FILE'}),
+    html: Flags.string({
+      description: "Also save a self-contained HTML page: the verdict, the figures and steps as tables, and the charts (with --repeat, the median run's).",
+      helpValue: 'FILE',
+    }),
     rollback: Flags.string({
       description:
         'Once the runbook has ended, roll its run back as `sluice rollback` would, on both sides: ramped (in steps onto the receiving pool, behind the gates) or now (at once), and report what the way back cost.',
@@ -74,6 +88,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
   async run(): Promise<DrillJson | DrillRepeatsJson> {
     const {args, flags} = await this.parse(Drill)
     checkOutputName('--svg', flags.svg)
+    checkOutputName('--html', flags.html)
     const {drills, outcome} = await runDrillCommand(args.target, {
       setup: flags.setup,
       scales: {
@@ -93,6 +108,10 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
     if (flags.svg) {
       writeOutput('--svg', flags.svg, drillSvg(charted))
       this.note(`chart saved to ${flags.svg}`)
+    }
+    if (flags.html) {
+      writeOutput('--html', flags.html, drillHtml(charted))
+      this.note(`page saved to ${flags.html}`)
     }
     if (!this.jsonEnabled()) {
       const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))

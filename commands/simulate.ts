@@ -4,7 +4,7 @@ import {decimal, scenarioFlag, seconds} from '../src/cli/flags.js'
 import {InputError} from '../src/errors.js'
 import {chooseMode} from '../src/cli/terminal/mode.js'
 import {renderSweep, sweepHtml, sweepSvg} from '../src/report/heatmap.js'
-import {renderSimulation, simulationSvg} from '../src/report/simulation.js'
+import {renderSimulation, simulationHtml, simulationSvg} from '../src/report/simulation.js'
 import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load-scenario.js'
 import type {Policy} from '../src/sim/config.js'
 import {scenarioLimits, type Scenario} from '../src/sim/scenario/schema.js'
@@ -52,7 +52,10 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     duration: seconds({description: 'How long to simulate.', min: scenarioLimits.minTick, max: scenarioLimits.maxSeconds}),
     'fault-at': seconds({description: 'When the first broken fault starts.', max: scenarioLimits.maxSeconds}),
     'fix-at': seconds({description: 'When the first broken fault is fixed.', max: scenarioLimits.maxSeconds}),
-    html: Flags.string({description: 'With --sweep: also save the maps, tipping points and counts as an HTML page.', helpValue: 'FILE'}),
+    html: Flags.string({
+      description: 'Also save a self-contained HTML page: the figures and charts (with --sweep, the maps, tipping points and counts).',
+      helpValue: 'FILE',
+    }),
     policy: Flags.string({
       description: 'A custom setup as key=value pairs: maxEjectionPercent, panicThreshold, shed, slowStart, slowStartMinWeightPercent.',
       helpValue: 'KEY=VALUE,...',
@@ -81,7 +84,6 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     checkOutputName('--html', flags.html)
     if (flags.compare && flags.setup) throw new InputError('--compare runs every setup; leave out --setup, or drop --compare')
     if (!flags.sweep) {
-      if (flags.html) throw new InputError('--html: saves the maps of a sweep; use it with --sweep (for one run, --svg saves the chart)')
       if (flags.workers !== undefined) throw new InputError('--workers: sets the threads of a sweep; use it with --sweep')
     } else {
       // A flag the sweep would overwrite in every cell is a contradiction, not a base value.
@@ -110,6 +112,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
 
     const report = simulateSetups(scenario, setups)
     if (flags.svg) this.save('--svg', flags.svg, simulationSvg(report), 'chart')
+    if (flags.html) this.save('--html', flags.html, simulationHtml(report), 'page')
     if (!this.jsonEnabled()) {
       const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
       this.log(renderSimulation(report, {color: this.color, width}))

@@ -25,6 +25,8 @@ export interface ChartPanel {
   leftMax?: number // fixed y max for the left axis (otherwise from data, min 0 always)
   rightMax?: number
   markers?: ChartMarker[]
+  // Said after the legend: what the reader needs to read the chart right (points clipped above the axis).
+  note?: string
 }
 
 export interface TerminalChartOptions {
@@ -140,6 +142,40 @@ export function seriesMax(values: ArrayLike<number>, n = values.length): number 
     if (Number.isFinite(v) && v > max) max = v
   }
   return max
+}
+
+/** Each step of a runbook where it started, by its number in the runbook (from 1, as the plan numbers it). */
+export function stepMarkers(steps: ReadonlyArray<{index: number; startedAt: number | null}>): ChartMarker[] {
+  return steps.flatMap((s) => (s.startedAt === null ? [] : [{t: s.startedAt, label: String(s.index + 1)}]))
+}
+
+/** The value below which a share `q` of the finite values lie (nearest rank); 0 when there are none. */
+export function quantile(values: ArrayLike<number>, q: number): number {
+  const finite = Array.from(values).filter(Number.isFinite)
+  if (finite.length === 0) return 0
+  finite.sort((a, b) => a - b)
+  return finite[Math.min(finite.length - 1, Math.max(0, Math.ceil(q * finite.length) - 1))]
+}
+
+/**
+ * A left axis that one spike cannot flatten: scaled to the larger of `envelope` (what the line is
+ * read against, such as demand) and the 95th percentile of the plotted values, times `margin`,
+ * rounded up to a nice top. Values above it are drawn at the top; how many is counted so the
+ * chart can say so.
+ */
+export function robustLeftAxis(panel: ChartPanel, envelope: number, margin = 1.5): {max: number; clipped: number} {
+  const values = panel.series.filter((s) => !isRightAxis(s)).flatMap((s) => Array.from(s.high ?? s.values))
+  const bulk = Math.max(envelope, quantile(values, 0.95))
+  const all = seriesMax(values)
+  if (!(bulk > 0) || all <= bulk * margin) return {max: valueScale(all).top, clipped: 0}
+  const max = valueScale(bulk * margin).top
+  return {max, clipped: values.filter((v) => v > max).length}
+}
+
+/** The note a clipped axis carries: "3 points above 2,500 rps clipped". */
+export function clippedNote(clipped: number, max: number, unit: string): string | undefined {
+  if (clipped === 0) return undefined
+  return `${clipped} point${clipped === 1 ? '' : 's'} above ${max.toLocaleString('en-US')}${unit ? ` ${unit}` : ''} clipped`
 }
 
 export function legendLabel(panel: ChartPanel, s: ChartSeries): string {
@@ -422,7 +458,8 @@ function xAxis(ticks: number[], range: TimeRange, width: number, offset: number,
 
 function legend(panel: ChartPanel, color: boolean): string {
   const styles = seriesStyles(panel)
-  return panel.series.map((s, i) => paint(`${styles[i].glyph} ${legendLabel(panel, s)}`, seriesColor(i), color)).join('  ')
+  const entries = panel.series.map((s, i) => paint(`${styles[i].glyph} ${legendLabel(panel, s)}`, seriesColor(i), color))
+  return [...entries, ...(panel.note ? [`(${panel.note})`] : [])].join('  ')
 }
 
 export function renderTerminalChart(panel: ChartPanel, opts: TerminalChartOptions = {}): string {

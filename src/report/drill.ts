@@ -14,8 +14,9 @@ import {
   type Figure,
   type Verdict,
 } from '../drill/verdict.js'
-import {renderTerminalChart, type ChartPanel} from './chart.js'
+import {clippedNote, renderTerminalChart, robustLeftAxis, seriesMax, stepMarkers, type ChartPanel} from './chart.js'
 import {rollbackHow, rollbackLine} from './rollback.js'
+import {htmlPage, htmlParagraphs, htmlTable, inlineSvg} from './html.js'
 import {renderSvg} from './svg.js'
 import {formatTable} from './table.js'
 
@@ -162,12 +163,12 @@ export function drillAgrees(report: DrillReport): boolean | null {
 }
 
 /** The report card: real against predicted, in the scenario's units. */
+const tableHeader = ['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted', 'band']
+const tableRows = (report: DrillReport): string[][] =>
+  rows(report.real.card, report.predicted.card, verdictOf(report).bands, report.interrupted, report.spread?.cards ?? [])
+
 export function drillTable(report: DrillReport): string {
-  const {bands} = verdictOf(report)
-  return formatTable(
-    ['', 'real (HAProxy)', 'predicted (simulator)', 'real − predicted', 'band'],
-    rows(report.real.card, report.predicted.card, bands, report.interrupted, report.spread?.cards ?? []),
-  )
+  return formatTable(tableHeader, tableRows(report))
 }
 
 /** What the real clients saw fail, for reading a difference in the table. */
@@ -195,6 +196,13 @@ function runbookLine(label: string, side: DrillSide): string | null {
  * its rehearsal (a gate that waited longer, a drain, a restart), which the figures alone do not say.
  */
 function stepsTable(report: DrillReport): string | null {
+  const rows = stepsRows(report)
+  return rows === null ? null : formatTable(stepsHeader, rows)
+}
+
+const stepsHeader = ['step', 'real', 'rehearsal', 'real ends']
+
+function stepsRows(report: DrillReport): string[][] | null {
   const real = report.real.runbook?.steps
   const rehearsed = report.predicted.runbook?.steps
   if (!real || !rehearsed) return null
@@ -202,14 +210,11 @@ function stepsTable(report: DrillReport): string | null {
     s?.startedAt == null ? 'not run' : `${Math.round(s.startedAt)}–${s.endedAt === null ? '…' : Math.round(s.endedAt)} s`
   const late = (a: StepTimes | undefined, b: StepTimes | undefined) =>
     a?.endedAt == null || b?.endedAt == null ? '' : `${a.endedAt >= b.endedAt ? '+' : ''}${Math.round(a.endedAt - b.endedAt)} s`
-  return formatTable(
-    ['step', 'real', 'rehearsal', 'real ends'],
-    rehearsed.map((b) => {
-      const a = real.find((s) => s.index === b.index)
-      // Numbered from 1, as the plan and the run's messages number them.
-      return [`${b.index + 1} ${b.title}`, span(a), span(b), late(a, b)]
-    }),
-  )
+  return rehearsed.map((b) => {
+    const a = real.find((s) => s.index === b.index)
+    // Numbered from 1, as the plan and the run's messages number them.
+    return [`${b.index + 1} ${b.title}`, span(a), span(b), late(a, b)]
+  })
 }
 
 function stepsLines(report: DrillReport, which = ''): string[] {
@@ -223,25 +228,34 @@ export function drillPanels(report: DrillReport): ChartPanel[] {
   // The prediction is drawn on the real run's seconds: one axis for both lines.
   const t = real.timeline.t
   const onReal = (line: Timeline, key: 'served' | 'demand' | 'inRotation'): Float64Array => resample(line.t, line[key], t)
-  const markers = report.fault
-    ? [
-        {t: report.fault.from, label: 'fault'},
-        {t: report.fault.to, label: 'fix'},
-      ]
-    : []
-  const title = `${report.target.name} · ${report.setup} · rate ×${report.scales.rateScale}, time ×${report.scales.timeScale}`
+  const steps = real.runbook?.steps ?? []
+  const markers = [
+    ...(report.fault
+      ? [
+          {t: report.fault.from, label: 'fault'},
+          {t: report.fault.to, label: 'fix'},
+        ]
+      : []),
+    // The real run's steps: the chart is on its seconds (the steps table has the rehearsal's).
+    ...stepMarkers(steps),
+  ]
+  const title = `${report.target.name} · ${report.setup} · rate ×${report.scales.rateScale}, time ×${report.scales.timeScale}${steps.some((s) => s.startedAt !== null) ? ' (numbers mark where each step of the real run started)' : ''}`
+  const served: ChartPanel = {
+    title: `${title}: completed requests`,
+    t,
+    series: [
+      {label: 'real (HAProxy)', values: real.timeline.served},
+      {label: 'predicted (simulator)', values: onReal(predicted.timeline, 'served')},
+      {label: 'demand', values: real.timeline.demand},
+    ],
+    leftUnit: 'rps',
+    markers,
+  }
+  // A second of catch-up (a queue drained at once, a late read) can be five times the demand:
+  // scaled to it, the line the drill is about lies flat on the floor. Read against demand instead.
+  const axis = robustLeftAxis(served, seriesMax(real.timeline.demand))
   return [
-    {
-      title: `${title}: completed requests`,
-      t,
-      series: [
-        {label: 'real (HAProxy)', values: real.timeline.served},
-        {label: 'predicted (simulator)', values: onReal(predicted.timeline, 'served')},
-        {label: 'demand', values: real.timeline.demand},
-      ],
-      leftUnit: 'rps',
-      markers,
-    },
+    axis.clipped === 0 ? served : {...served, leftMax: axis.max, note: clippedNote(axis.clipped, axis.max, 'rps')},
     {
       title: `${title}: servers in rotation`,
       t,
@@ -270,13 +284,20 @@ function resample(t: ArrayLike<number>, values: ArrayLike<number>, at: ArrayLike
 
 /** What `sluice drill` prints: what ran, the report card, the charts, and how to read them. */
 export function renderDrill(report: DrillReport, options: {color: boolean; width: number}): string {
+  const parts = drillText(report, drillTable(report), stepsTable(report))
+  for (const panel of drillPanels(report)) parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
+  return parts.join('\n')
+}
+
+/** The report's text, with its tables as given: the terminal's, or a marker where a page puts its own. */
+function drillText(report: DrillReport, table: string, steps: string | null): string[] {
   const {scales} = report
-  const parts = [
+  return [
     `${report.target.kind === 'runbook' ? `runbook ${report.target.name} against ` : ''}${report.scenario.name} (${report.setup}), on HAProxy and a loopback fleet: rate scale ${scales.rateScale}, time scale ${scales.timeScale}, servers queue ${report.queueSeconds} s of work; ${Math.round(report.seconds)} scenario s in ${Math.round(report.wallSeconds)} s of wall time${report.interrupted ? ' (interrupted: the figures cover what ran)' : ''}`,
     ...[runbookLine('real run', report.real), runbookLine('rehearsal', report.predicted)].filter((l): l is string => l !== null),
     '',
-    drillTable(report),
-    ...stepsLines(report),
+    table,
+    ...(steps === null ? [] : ['', 'Runbook steps, in scenario seconds from the start of the run:', steps]),
     ...rollbackLines(report),
     '',
     agreement(verdictOf(report).verdict),
@@ -285,8 +306,6 @@ export function renderDrill(report: DrillReport, options: {color: boolean; width
     ...(report.real.failures ? [failureLine(report.real.failures.run)] : []),
     `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${Math.round(report.fullServiceWindow)} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
   ]
-  for (const panel of drillPanels(report)) parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
-  return parts.join('\n')
 }
 
 /** The rollback after the runbook on each side: how it went back, what it cost from its start, its verdicts. */
@@ -304,6 +323,26 @@ function rollbackLines(report: DrillReport): string[] {
 
 export function drillSvg(report: DrillReport): string {
   return renderSvg(drillPanels(report), {title: `sluice drill: ${report.target.name}`})
+}
+
+/** A page to share: the verdict first, the figures and the steps as tables, the report's words, and the charts. */
+export function drillHtml(report: DrillReport): string {
+  const table = '\u0000table'
+  const steps = '\u0000steps'
+  const stepRows = stepsRows(report)
+  const body = drillText(report, table, stepRows && steps)
+    .filter((l) => l !== '' && !l.startsWith('Runbook steps'))
+    .map((l) => (l === table ? htmlTable(tableHeader, tableRows(report)) : l === steps ? htmlTable(stepsHeader, stepRows!) : htmlParagraphs([l])))
+    .join('\n')
+  return htmlPage(
+    `sluice drill: ${report.target.name}`,
+    `<h2>Verdict</h2>
+${htmlParagraphs([agreement(verdictOf(report).verdict)])}
+<h2>Report</h2>
+${body}
+<h2>Charts</h2>
+${inlineSvg(drillSvg(report))}`,
+  )
 }
 
 const round = (x: number, places = 2): number => Math.round(x * 10 ** places) / 10 ** places

@@ -5,6 +5,7 @@ import type {CellOutcome, CellResult} from '../sweep/classify.js'
 import type {Axis} from '../sweep/grid.js'
 import {axisTitle, formatNumber} from '../sweep/params.js'
 import {outcomeCounts, type SetupSweep, type SweepResult} from '../sweep/sweep.js'
+import {htmlPage, inlineSvg} from './html.js'
 import {escapeXml} from './svg.js'
 
 const glyphs: Record<CellOutcome, string> = {unharmed: '·', recovered: '▒', stuck: '█'}
@@ -173,7 +174,9 @@ export function renderSweep(result: SweepResult, options: {color: boolean; width
 // ---- SVG ------------------------------------------------------------------
 
 const fills = {unharmed: '#2e8b3e', stuck: '#c0392b'}
-const MARGIN = {left: 70, right: 24, top: 44, bottom: 62}
+// The top margin holds the setup's name, its counts, then the y axis title on a line of its own.
+const MARGIN = {left: 70, right: 24, top: 58, bottom: 62}
+const CHAR_WIDTH = 6.5
 
 /** Recovered cells shade from light (back at the fix) to dark (the slowest recovery on the page). */
 function recoveredFill(seconds: number, slowest: number): string {
@@ -203,7 +206,28 @@ function geometry(result: SweepResult): PanelGeometry {
   const ny = y ? y.values.length : 1
   const cell = Math.max(6, Math.min(28, Math.floor(360 / Math.max(x.values.length, ny))))
   const cellHeight = y ? cell : 28
-  return {cell, cellHeight, width: MARGIN.left + x.values.length * cell + MARGIN.right, height: MARGIN.top + ny * cellHeight + MARGIN.bottom}
+  // A panel is as wide as its counts line too, so it never runs into the next panel's title.
+  const counts = Math.max(...result.setups.map((s) => countsText(s.cells).length)) * CHAR_WIDTH + 16
+  const width = Math.max(MARGIN.left + x.values.length * cell + MARGIN.right, MARGIN.left + counts)
+  return {cell, cellHeight, width, height: MARGIN.top + ny * cellHeight + MARGIN.bottom}
+}
+
+/**
+ * Where the ◀ points, in rows from the bottom of the map (0.5 is the middle of the lowest row):
+ * the row the tipping points are stated at, or between two rows when the scenario's own value
+ * falls between the grid's. Null when the sentences are not stated at a value of the y axis, or
+ * it lies outside the map.
+ */
+export function tippingRow(result: SweepResult): number | null {
+  const [, y] = result.axes
+  const at = result.setups[0]?.tipping.y ?? null
+  if (!y || at === null || at < y.from || at > y.to) return null
+  const exact = y.values.indexOf(at)
+  if (exact >= 0) return exact + 0.5
+  const above = y.values.findIndex((v) => v > at)
+  if (above <= 0) return null
+  const below = above - 1
+  return below + 0.5 + (at - y.values[below]) / (y.values[above] - y.values[below])
 }
 
 function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: PanelGeometry, slowest: number): string[] {
@@ -239,11 +263,10 @@ function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: Panel
   out.push(svgText(plotLeft + (nx * g.cell) / 2, plotBottom + 36, axisTitle(x.param, result.scenario, y?.param), ' text-anchor="middle"'))
   if (y) {
     for (const i of labelled(ny, g.cellHeight, 14)) out.push(tick(plotLeft - 6, plotBottom - (i + 0.5) * g.cellHeight + 4, formatNumber(y.values[i]), 'end'))
-    out.push(svgText(plotLeft - 6, plotTop - 4, axisTitle(y.param, result.scenario, x.param), ' text-anchor="end" fill="#555"'))
-    if (setup.tipping.y !== null) {
-      const yi = y.values.indexOf(setup.tipping.y)
-      if (yi >= 0) out.push(svgText(plotLeft + nx * g.cell + 4, plotBottom - (yi + 0.5) * g.cellHeight + 4, '◀'))
-    }
+    // From the panel's left edge, not ending at the plot: ending there cut the first panel's title off at the page's edge.
+    out.push(svgText(left + 8, plotTop - 8, axisTitle(y.param, result.scenario, x.param), ' fill="#555"'))
+    const row = tippingRow(result)
+    if (row !== null) out.push(svgText(plotLeft + nx * g.cell + 3, plotBottom - row * g.cellHeight + 4, '◀', ' class="tipping-row"'))
   }
   out.push('</g>')
   return out
@@ -254,10 +277,14 @@ export function sweepSvg(result: SweepResult): string {
   const g = geometry(result)
   const slowest = Math.max(0, ...result.setups.flatMap((s) => s.cells.map((c) => (c.outcome === 'recovered' ? (c.recoveredSecondsAfterFix ?? 0) : 0))))
   const legend = outcomeLegend(result)
-  const notes = [
-    ...result.setups.map((s) => s.sentence),
-    'Black marks: where the outcome changes between stuck and not stuck, found by bisection. ◀: the row the sentences are stated at.',
-  ]
+  const [, y] = result.axes
+  const row = tippingRow(result)
+  const tipY = result.setups[0]?.tipping.y ?? null
+  const pointer =
+    row === null || !y || tipY === null
+      ? ''
+      : ` ◀ (right of each map): the ${y.param.name} the sentences are stated at, ${y.param.say(tipY, result.scenario)}${Number.isInteger(row - 0.5) ? '' : ', between two rows of the grid'}.`
+  const notes = [...result.setups.map((s) => s.sentence), `Black marks: where the outcome changes between stuck and not stuck, found by bisection.${pointer}`]
   // Wide enough for the longest line of text too (about 6.5 px a character at 11 px), so no sentence is cut off.
   const longest = Math.max(...notes.map((n) => n.length), ...Object.values(legend).map((l) => l.length + 60))
   const width = Math.max(720, result.setups.length * g.width, Math.ceil(MARGIN.left + longest * 6.5 + MARGIN.right))
@@ -296,12 +323,9 @@ export function sweepHtml(result: SweepResult): string {
       return `<tr><td>${e(s.name)}</td><td>${c.unharmed}</td><td>${c.recovered}</td><td>${c.stuck}</td><td>${e(s.sentence)}</td></tr>`
     })
     .join('\n')
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${e(sweepTitle(result))}</title>
-<style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}svg{max-width:100%;height:auto}</style>
-</head><body>
-<h1>${e(sweepTitle(result))}</h1>
-${sweepSvg(result).replace(/^<svg /, '<svg role="img" ')}
+  return htmlPage(
+    sweepTitle(result),
+    `${inlineSvg(sweepSvg(result))}
 <h2>Tipping points</h2>
 <ul>
 ${result.setups.map((s) => `<li>${e(s.sentence)}</li>`).join('\n')}
@@ -313,7 +337,6 @@ ${rows}
 <ul>
 ${(['unharmed', 'recovered', 'stuck'] as const).map((o) => `<li>${e(legend[o])}</li>`).join('\n')}
 <li>Full service: completed requests within 1% of demand.</li>
-</ul>
-</body></html>
-`
+</ul>`,
+  )
 }

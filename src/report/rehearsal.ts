@@ -3,7 +3,7 @@ import type {GateVerdict} from '../ports/io.js'
 import {formatMetric, groupedVerdictLines} from '../format.js'
 import type {Rehearsal} from '../wiring/rehearsal.js'
 import {fullServiceSince} from '../sim/summary.js'
-import {renderTerminalChart, type ChartPanel} from './chart.js'
+import {renderTerminalChart, stepMarkers, type ChartPanel} from './chart.js'
 import {chartSeries, inRotationLabel, resolutionNote} from './simulation.js'
 import {escapeXml, renderSvg} from './svg.js'
 import {rollbackHow, rollbackLine} from './rollback.js'
@@ -135,8 +135,7 @@ export function rehearsalPanel(r: Rehearsal): ChartPanel {
           {t: r.window.to, label: 'fix'},
         ]
       : []),
-    // Each step where it started, by its number in the runbook.
-    ...r.run.steps.flatMap((s) => (s.startedAt === null ? [] : [{t: s.startedAt, label: String(s.index + 1)}])),
+    ...stepMarkers(r.run.steps),
     ...(r.rollback ? [{t: r.rollback.startedAt, label: 'rollback'}] : []),
     {t: r.endAt, label: 'end'},
   ]

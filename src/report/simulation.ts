@@ -3,6 +3,7 @@ import {amplificationDuringFault} from '../sim/summary.js'
 import type {RecordSeriesKey, SimulationRecord} from '../sim/record.js'
 import {renderTerminalChart, seriesMax, type ChartPanel} from './chart.js'
 import {renderSvg} from './svg.js'
+import {htmlPage, htmlParagraphs, htmlTable, inlineSvg} from './html.js'
 import {formatTable} from './table.js'
 
 function describeScenario(report: SimulationReport): string {
@@ -16,8 +17,10 @@ function describeScenario(report: SimulationReport): string {
   return `${pools}; ${demand}${faults ? `; ${faults}` : ''}; ${s.duration} s`
 }
 
-/** The summary table: one row per setup. */
-export function simulationTable(report: SimulationReport): string {
+const tableHeader = ['setup', 'served during fault', 'lost', 'full service after fix', 'fewest in rotation', 'load during fault']
+
+/** The summary table's rows: one per setup. */
+function simulationRows(report: SimulationReport): string[][] {
   const demand = report.scenario.demand.rps
   const rows = report.setups.map(({name, summary, record}) => {
     const during = summary.meanServedDuringFault
@@ -33,8 +36,12 @@ export function simulationTable(report: SimulationReport): string {
       amplification === null ? '–' : `${amplification.toFixed(2)}×`,
     ]
   })
-  // Load during the fault: attempts (new requests and retries) reaching the pools ÷ user requests.
-  return formatTable(['setup', 'served during fault', 'lost', 'full service after fix', 'fewest in rotation', 'load during fault'], rows)
+  return rows
+}
+
+/** The summary table: one row per setup. Load during the fault: attempts (new requests and retries) reaching the pools ÷ user requests. */
+export function simulationTable(report: SimulationReport): string {
+  return formatTable(tableHeader, simulationRows(report))
 }
 
 /**
@@ -93,4 +100,17 @@ export function renderSimulation(report: SimulationReport, options: {color: bool
 
 export function simulationSvg(report: SimulationReport): string {
   return renderSvg(simulationPanels(report), {title: `sluice simulate: ${report.scenario.name}`})
+}
+
+/** A page to share: the scenario, the table of every setup's figures, and the chart of each. */
+export function simulationHtml(report: SimulationReport): string {
+  return htmlPage(
+    `sluice simulate: ${report.scenario.name}`,
+    `${htmlParagraphs([describeScenario(report)])}
+<h2>Figures</h2>
+${htmlTable(tableHeader, simulationRows(report))}
+${htmlParagraphs(['Full service: completed requests within 1% of demand from that second to the end of the run. Load during the fault: attempts (new requests and retries) reaching the pools ÷ user requests.'])}
+<h2>Charts</h2>
+${inlineSvg(simulationSvg(report))}`,
+  )
 }

@@ -199,6 +199,7 @@ function legend(panel: ChartPanel, plot: Plot): string[] {
     out.push(text(x + 22, y, label))
     x += 22 + label.length * CHAR_WIDTH + 16
   })
+  if (panel.note) out.push(text(x, y, `(${panel.note})`, ` fill="${MARKER_COLOR}"`))
   return out
 }
 

@@ -83,7 +83,6 @@ describe.concurrent('sluice simulate --sweep, spawned', () => {
         /^Error: --sweep demand=0\.\.1\.7e308:5: expected a demand of at most 1,000,000,000 rps, got 1\.7e\+308$/,
       ),
       expectBadInput(['simulate', '--broken', '3', '--sweep', 'broken=0..20'], /^Error: --broken: the sweep varies broken/),
-      expectBadInput(['simulate', '--html', join(dir, 'x.html')], /^Error: --html: saves the maps of a sweep; use it with --sweep/),
     ])
   })
 

@@ -112,6 +112,59 @@ describe('the SVG and HTML maps', () => {
     expect(xs[1]).toBeGreaterThan(xs[0])
   })
 
+  /** Each text's left and right edge, at about 6.5 px a character (the renderer's own estimate). */
+  const textBounds = (svg: string) =>
+    [...svg.matchAll(/<text x="([\d.-]+)" y="([\d.-]+)"([^>]*)>([^<]*)<\/text>/g)].map((m) => {
+      const x = Number(m[1])
+      const length = m[4].replace(/&[a-z]+;/g, '&').length * 6.5
+      const anchor = /text-anchor="(\w+)"/.exec(m[3])?.[1] ?? 'start'
+      const left = anchor === 'end' ? x - length : anchor === 'middle' ? x - length / 2 : x
+      return {text: m[4], left, right: left + length, y: Number(m[2])}
+    })
+
+  it('SVG: every text, the axis titles first among them, lies inside the viewBox', () => {
+    const svg = sweepSvg(result())
+    const [, width, height] = /viewBox="0 0 ([\d.]+) ([\d.]+)"/.exec(svg)!.map(Number)
+    const texts = textBounds(svg)
+    expect(texts.filter((t) => t.text === 'demand (rps)')).toHaveLength(2)
+    for (const t of texts) {
+      expect(t.left, t.text).toBeGreaterThanOrEqual(0)
+      expect(t.right, t.text).toBeLessThanOrEqual(width)
+      expect(t.y, t.text).toBeLessThanOrEqual(height)
+    }
+  })
+
+  it("SVG: no panel's counts run into the next panel's title", () => {
+    const texts = textBounds(sweepSvg(result()))
+    const counts = texts.find((t) => t.text.startsWith('3 stuck'))!
+    const next = texts.find((t) => t.text === 'cap-third')!
+    expect(counts.right).toBeLessThan(next.left)
+  })
+
+  it('SVG: the ◀ the notes explain is drawn, right of each map at the row the sentences are stated at', () => {
+    const svg = sweepSvg(result())
+    const pointers = [...svg.matchAll(/<text x="([\d.]+)" y="([\d.]+)" class="tipping-row">◀<\/text>/g)]
+    expect(pointers).toHaveLength(2)
+    // Tipping at 1,000 rps: the bottom row, level with its tick label.
+    const tick = textBounds(svg).find((t) => t.text === '1,000')!
+    expect(Number(pointers[0][2])).toBeCloseTo(tick.y, 0)
+    expect(svg).toContain('◀ (right of each map): the demand the sentences are stated at, 1,000 rps.')
+  })
+
+  it('SVG: between two rows, the ◀ points between them and says so; with nothing to point at, no ◀ and no word of one', () => {
+    const between = result()
+    for (const s of between.setups) s.tipping = {...s.tipping, y: 1500}
+    const svg = sweepSvg(between)
+    const ys = [...svg.matchAll(/y="([\d.]+)" class="tipping-row">◀</g)].map((m) => Number(m[1]))
+    const rowY = (label: string) => textBounds(svg).find((t) => t.text === label)!.y
+    expect(ys).toHaveLength(2)
+    expect(ys[0]).toBeCloseTo((rowY('1,000') + rowY('2,000')) / 2, 0)
+    expect(svg).toContain('1,500 rps, between two rows of the grid.')
+    const none = result()
+    for (const s of none.setups) s.tipping = {...s.tipping, y: null}
+    expect(sweepSvg(none)).not.toContain('◀')
+  })
+
   it('HTML: the maps inline, the sentences, counts and what the outcomes mean', () => {
     const html = sweepHtml(result())
     expect(html).toMatch(/^<!doctype html>/)
