@@ -1,8 +1,8 @@
 import {defineConfig} from 'vitest/config'
 
 /**
- * Four projects, run together by `npm test` (`vitest run`), or alone with `npm run test:unit`,
- * `test:cli`, `test:live` and `test:haproxy`:
+ * Five projects, run together by `npm test` (`vitest run`), or alone with `npm run test:unit`,
+ * `test:cli`, `test:live`, `test:haproxy` and `test:pack`:
  *
  * - unit: in process, no child process, no server: pure modules, the engine and each action with
  *   fake ports, the state stores on a temporary directory, the runbook loader, and each command
@@ -12,6 +12,8 @@ import {defineConfig} from 'vitest/config'
  * - live: needs moto_server, started once for this project only by test/global-setup.ts.
  * - haproxy: a real HAProxy from the system package (.ci/run installs it) in front of sluice's
  *   loopback fleet, each started and stopped by its test file.
+ * - pack: `npm pack` of the built package, installed from npm's cache into an empty folder and
+ *   run from there. One file, most of it waiting on npm, so it runs beside the others.
  */
 const processFiles = ['test/cli/**/*.test.ts', 'test/local/**/*.test.ts', 'test/prometheus/**/*.test.ts']
 // In process although it sits under test/cli: it drives the terminal adapter on PassThrough streams.
@@ -37,7 +39,15 @@ export default defineConfig({
           // importing the engine, the simulator and oclif again.
           isolate: false,
           include: ['test/**/*.test.ts'],
-          exclude: ['test/aws/**', 'test/local/**', 'test/prometheus/**', 'test/haproxy/**', 'test/drill/**', 'test/cli/**/!(terminal-io).test.ts'],
+          exclude: [
+            'test/aws/**',
+            'test/pack/**',
+            'test/local/**',
+            'test/prometheus/**',
+            'test/haproxy/**',
+            'test/drill/**',
+            'test/cli/**/!(terminal-io).test.ts',
+          ],
         },
       },
       {
@@ -68,6 +78,14 @@ export default defineConfig({
           // stopped by each test file; no moto.
           name: 'haproxy',
           include: ['test/haproxy/**/*.test.ts', 'test/drill/**/*.test.ts'],
+          testTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'pack',
+          include: ['test/pack/**/*.test.ts'],
           testTimeout: 120_000,
         },
       },
