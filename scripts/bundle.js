@@ -11,7 +11,7 @@
  * commands from TypeScript source (bin/dev.js runs the compiled ones).
  */
 import {build} from 'esbuild'
-import {readFile, readdir} from 'node:fs/promises'
+import {readFile, readdir, rm} from 'node:fs/promises'
 import {dirname, join, relative, resolve} from 'node:path'
 
 /** Every entry: the commands, oclif's help class and hook, oclif itself, and the programs sluice starts as processes or threads (src/program-file.ts). */
@@ -43,6 +43,9 @@ const commonJsPaths = {
     })
   },
 }
+
+// Chunks are named by their hash, so a rebuild leaves the old ones behind; npm pack would ship them.
+await rm('dist/bundle', {recursive: true, force: true})
 
 await build({
   entryPoints: await entryPoints(),
