@@ -137,9 +137,31 @@ export function mutationText(m: Mutation): string | undefined {
   return undefined
 }
 
+const arnPattern = /\barn:aws[a-z-]*:([a-z0-9-]+):[a-z0-9-]*:\d*:([^\s,;()]+)/g
+
+/**
+ * An ARN as the name a person knows it by: the resource part, without the region and account
+ * (which a live run's confirmation names once) and without the load balancer's and target
+ * group's generated ids, which nobody reads. A listener keeps its own id: one load balancer has
+ * several listeners. The journal and --json keep every ARN whole.
+ */
+export function shortArn(service: string, resource: string): string {
+  if (service !== 'elasticloadbalancing') return resource
+  const parts = resource.split('/')
+  if (parts[0] === 'targetgroup') return parts.slice(0, 2).join('/')
+  if (parts[0] === 'loadbalancer') return `loadbalancer/${parts[2] ?? parts[1]}`
+  if (parts[0] === 'listener' || parts[0] === 'listener-rule') return [parts[0], parts[2], ...parts.slice(4)].join('/')
+  return resource
+}
+
+/** Every ARN in a line of text, shortened (shortArn). */
+export function shortenArns(text: string): string {
+  return text.replace(arnPattern, (_arn, service: string, resource: string) => shortArn(service, resource))
+}
+
 export function planLines(steps: PlannedStep[], runId?: string): string[] {
   const head = `plan: ${steps.length} step${steps.length === 1 ? '' : 's'}${runId ? `, live run ${runId}` : ''}`
-  return [head, ...steps.map((s) => `  ${s.index + 1}. ${s.title}${s.details.length ? `: ${s.details.join('; ')}` : ''}`)]
+  return [head, ...steps.map((s) => `  ${s.index + 1}. ${s.title}${s.details.length ? `: ${shortenArns(s.details.join('; '))}` : ''}`)]
 }
 
 const label = (step: number): string => `[${stepName(step)}]`

@@ -7,6 +7,7 @@ import {
   groupedVerdictLines,
   mutationText,
   planLines,
+  shortenArns,
   statusWord,
   stepName,
   verdictText,
@@ -131,6 +132,28 @@ describe('planLines', () => {
         {index: 1, action: 'ramp', title: 'Ramp blue', details: ['blue 25% → 100%', 'bake 60 s']},
       ]),
     ).toEqual(['plan: 2 steps', '  1. Freeze changes', '  2. Ramp blue: blue 25% → 100%; bake 60 s'])
+  })
+})
+
+describe('shortenArns', () => {
+  const listener = 'arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/app/outlook-edge/50dc6c495c0c9188/f2f7dc8efc522ab2'
+  const group = 'arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/mailbox/6d0ecf831eec9f09'
+  it('names a target group, load balancer, listener and rule by name, a listener and rule keeping their own ids', () => {
+    expect(shortenArns(`mailbox (${group}) in batches`)).toBe('mailbox (targetgroup/mailbox) in batches')
+    expect(shortenArns(`on ${listener}`)).toBe('on listener/outlook-edge/f2f7dc8efc522ab2')
+    expect(shortenArns('arn:aws:elasticloadbalancing:us-east-1:1:loadbalancer/app/edge/50dc6c495c0c9188')).toBe('loadbalancer/edge')
+    expect(shortenArns(`${listener.replace('listener/', 'listener-rule/')}/9683b2d02a6cabee`)).toBe(
+      'listener-rule/outlook-edge/f2f7dc8efc522ab2/9683b2d02a6cabee',
+    )
+  })
+  it("keeps other services' resource part, and text without an ARN as it is", () => {
+    expect(shortenArns('zone arn:aws:route53:::hostedzone/Z0123; done')).toBe('zone hostedzone/Z0123; done')
+    expect(shortenArns('arn is a word; aws:elasticloadbalancing too')).toBe('arn is a word; aws:elasticloadbalancing too')
+  })
+  it('shortens the ARNs in a printed plan', () => {
+    expect(planLines([{index: 0, action: 'restrict', title: 'Restrict', details: [`on ${listener}`]}])[1]).toBe(
+      '  1. Restrict: on listener/outlook-edge/f2f7dc8efc522ab2',
+    )
   })
 })
 

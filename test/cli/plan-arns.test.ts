@@ -1,0 +1,22 @@
+import {describe, expect, it} from 'vitest'
+import {isolatedSluice} from '../helpers/cli.js'
+
+const sluice = isolatedSluice('plan-arns')
+
+describe('sluice plan names resources by name (spawned)', () => {
+  it('shortens every ARN; --wide and --json give them whole', async () => {
+    const [short, wide, json] = await Promise.all([
+      sluice(['plan', 'outlook-staged-return']),
+      sluice(['plan', 'outlook-staged-return', '--wide']),
+      sluice(['plan', 'outlook-staged-return', '--json']),
+    ])
+    for (const r of [short, wide, json]) expect(r.code, r.stderr).toBe(0)
+    expect(short.stdout).not.toContain('arn:aws')
+    expect(short.stdout).toContain('mailbox (targetgroup/mailbox) in batches of 25%')
+    expect(short.stdout).toContain('on listener/outlook-edge/f2f7dc8efc522ab2')
+    expect(wide.stdout).toContain('mailbox (arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/mailbox/6d0ecf831eec9f09) in batches')
+    expect(json.stdout).toContain('arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/app/outlook-edge/50dc6c495c0c9188/f2f7dc8efc522ab2')
+    const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.length))
+    expect(widest(short.stdout)).toBeLessThan(widest(wide.stdout))
+  })
+})
