@@ -194,7 +194,7 @@ function runbookLine(label: string, side: DrillSide): string | null {
  * When each runbook step ran on both sides, in scenario seconds: where a real run falls behind
  * its rehearsal (a gate that waited longer, a drain, a restart), which the figures alone do not say.
  */
-function stepsTable(report: DrillReport): string | null {
+function stepsTable(report: DrillReport, width?: number): string | null {
   const real = report.real.runbook?.steps
   const rehearsed = report.predicted.runbook?.steps
   if (!real || !rehearsed) return null
@@ -209,11 +209,13 @@ function stepsTable(report: DrillReport): string | null {
       // Numbered from 1, as the plan and the run's messages number them.
       return [`${b.index + 1} ${b.title}`, span(a), span(b), late(a, b)]
     }),
+    // The step's title is cut to fit, its number kept; the times are never cut.
+    {width, free: [0]},
   )
 }
 
-function stepsLines(report: DrillReport, which = ''): string[] {
-  const table = stepsTable(report)
+function stepsLines(report: DrillReport, which = '', width?: number): string[] {
+  const table = stepsTable(report, width)
   return table === null ? [] : ['', `Runbook steps${which}, in scenario seconds from the start of the run:`, table]
 }
 
@@ -268,15 +270,22 @@ function resample(t: ArrayLike<number>, values: ArrayLike<number>, at: ArrayLike
   return out
 }
 
+/** The charts' width, and the terminal's for the tables (a table cuts its free text to fit it). */
+export interface DrillRenderOptions {
+  color: boolean
+  width: number
+  tableWidth?: number
+}
+
 /** What `sluice drill` prints: what ran, the report card, the charts, and how to read them. */
-export function renderDrill(report: DrillReport, options: {color: boolean; width: number}): string {
+export function renderDrill(report: DrillReport, options: DrillRenderOptions): string {
   const {scales} = report
   const parts = [
     `${report.target.kind === 'runbook' ? `runbook ${report.target.name} against ` : ''}${report.scenario.name} (${report.setup}), on HAProxy and a loopback fleet: rate scale ${scales.rateScale}, time scale ${scales.timeScale}, servers queue ${report.queueSeconds} s of work; ${Math.round(report.seconds)} scenario s in ${Math.round(report.wallSeconds)} s of wall time${report.interrupted ? ' (interrupted: the figures cover what ran)' : ''}`,
     ...[runbookLine('real run', report.real), runbookLine('rehearsal', report.predicted)].filter((l): l is string => l !== null),
     '',
     drillTable(report),
-    ...stepsLines(report),
+    ...stepsLines(report, '', options.tableWidth),
     ...rollbackLines(report),
     '',
     agreement(verdictOf(report).verdict),
@@ -418,7 +427,7 @@ function spreadText(s: {min: number | null; median: number | null; max: number |
 }
 
 /** What `sluice drill --repeat N` prints: each run's verdict, the median card against the prediction, and the chart of the median run. */
-export function renderRepeats(reports: DrillReport[], options: {color: boolean; width: number}): string {
+export function renderRepeats(reports: DrillReport[], options: DrillRenderOptions): string {
   const summary = summarizeRepeats(reports)
   const first = reports[0]
   const {figures: f, predicted, bands} = summary
@@ -466,7 +475,7 @@ export function renderRepeats(reports: DrillReport[], options: {color: boolean; 
     '',
     `Over the median of ${reports.length} runs: ${agreement(summary.verdict)}`,
     ...finerTickLine(summary.finerTick, `the median of ${reports.length} runs`),
-    ...stepsLines(reports[summary.representative], ` (run ${summary.representative + 1}, the median's)`),
+    ...stepsLines(reports[summary.representative], ` (run ${summary.representative + 1}, the median's)`, options.tableWidth),
   ]
   for (const panel of drillPanels(reports[summary.representative]))
     parts.push(
