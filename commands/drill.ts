@@ -115,7 +115,11 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
     }
     if (!this.jsonEnabled()) {
       const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
-      this.log(summary ? renderRepeats(drills, {color: this.color, width}) : renderDrill(charted, {color: this.color, width}))
+      this.log(
+        summary
+          ? renderRepeats(drills, {color: this.color, width, tableWidth: this.width})
+          : renderDrill(charted, {color: this.color, width, tableWidth: this.width}),
+      )
       const disagree = summary ? summary.verdict.kind === 'disagree' : drillAgrees(charted) === false
       if (disagree) this.note('the drill and the simulator disagree: see the table')
     }

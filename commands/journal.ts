@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
-import {describeJournal, listRuns, type RunListing} from '../src/state/journal-view.js'
+import {describeJournal, listRuns, runsTable, type RunListing} from '../src/state/journal-view.js'
 import {openStateStore} from '../src/cli/state-store.js'
 import type {JournalEntry, TornWrite} from '../src/ports/state-store.js'
 
@@ -27,9 +27,7 @@ export default class Journal extends SluiceCommand {
     if (!args.run) {
       const runs = await listRuns(store, (m) => this.progress(m))
       if (runs.length === 0) this.log(`no runs in ${store.label}`)
-      const label = (r: RunListing) => (r.detail ? `${r.status} (${r.detail})` : r.status)
-      const width = Math.max(11, ...runs.map((r) => label(r).length))
-      for (const r of runs) this.log(`${r.runId}  ${label(r).padEnd(width)}  ${r.runbook}  by ${r.operator} on ${r.host}  started ${r.startedAt}`)
+      else this.log(runsTable(runs, this.width))
       return {runs}
     }
     const read = await store.read(args.run)

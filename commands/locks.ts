@@ -2,6 +2,7 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
 import type {LockRecord} from '../src/ports/state-store.js'
 import {openStateStore} from '../src/cli/state-store.js'
+import {locksTable} from '../src/state/locks-view.js'
 
 export default class Locks extends SluiceCommand {
   static override summary = "List the locks in the state store, with each lock's id for --break-lock."
@@ -16,11 +17,7 @@ export default class Locks extends SluiceCommand {
     const {flags} = await this.parse(Locks)
     const store = await openStateStore(flags.state, awsOptionsOf(flags))
     const locks = await store.locks()
-    if (locks.length === 0) this.log(`no locks in ${store.label}`)
-    for (const l of locks)
-      this.log(
-        `${l.resource}  run ${l.runId} of ${l.operator} on ${l.host} (pid ${l.pid})  since ${l.since}  last heartbeat ${l.heartbeat} (holder's clock)  lease ${l.leaseSeconds} s  lock id ${l.lockId}${l.damaged ? `  DAMAGED: ${l.damaged}` : ''}`,
-      )
+    this.log(locks.length === 0 ? `no locks in ${store.label}` : locksTable(locks, this.width))
     return {locks}
   }
 }

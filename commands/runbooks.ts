@@ -16,6 +16,7 @@ export default class Runbooks extends SluiceCommand {
       formatTable(
         ['runbook', 'rehearses against', 'description'],
         runbooks.map((r) => [r.name, r.scenario ?? '-', r.description]),
+        {width: this.width, free: [2], wrap: true},
       ),
     )
     return {runbooks}

@@ -83,7 +83,7 @@ Prints the time to full traffic before → after, each gate's worst value and ma
       )
       this.note(`tuned runbook saved to ${flags.write}`)
     } else if (flags.write) this.note(`nothing saved to ${flags.write}: no tuned runbook`)
-    if (!this.jsonEnabled()) this.log(renderTune(result))
+    if (!this.jsonEnabled()) this.log(renderTune(result, this.width))
     if (result.text === null) this.endWith('gate-failed')
     return {...shown, written: flags.write && text !== null ? flags.write : null}
   }

@@ -2,6 +2,7 @@ import {Command, Errors, Flags} from '@oclif/core'
 import {InputError, SluiceError, type Outcome} from '../errors.js'
 import {closest} from '../input/closest.js'
 import {exitCodeOf, exitCodes} from './exit-codes.js'
+import {outputWidth} from './output-width.js'
 
 /**
  * The base of every sluice command: `--json` on, one exit-code table, errors as one line on
@@ -23,6 +24,11 @@ export abstract class SluiceCommand extends Command {
   /** Whether human output may use colour: only on a terminal, and never when NO_COLOR is set. */
   protected get color(): boolean {
     return Boolean(process.stdout.isTTY) && !process.env.NO_COLOR && !this.jsonEnabled()
+  }
+
+  /** How wide a table on stdout may be (src/cli/output-width.ts). */
+  protected get width(): number {
+    return outputWidth()
   }
 
   /** Progress and notes go to stderr so stdout stays for results. */

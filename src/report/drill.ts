@@ -195,9 +195,10 @@ function runbookLine(label: string, side: DrillSide): string | null {
  * When each runbook step ran on both sides, in scenario seconds: where a real run falls behind
  * its rehearsal (a gate that waited longer, a drain, a restart), which the figures alone do not say.
  */
-function stepsTable(report: DrillReport): string | null {
+function stepsTable(report: DrillReport, width?: number): string | null {
   const rows = stepsRows(report)
-  return rows === null ? null : formatTable(stepsHeader, rows)
+  // The step's title is cut to fit, its number kept; the times are never cut.
+  return rows === null ? null : formatTable(stepsHeader, rows, {width, free: [0]})
 }
 
 const stepsHeader = ['step', 'real', 'rehearsal', 'real ends']
@@ -217,8 +218,8 @@ function stepsRows(report: DrillReport): string[][] | null {
   })
 }
 
-function stepsLines(report: DrillReport, which = ''): string[] {
-  const table = stepsTable(report)
+function stepsLines(report: DrillReport, which = '', width?: number): string[] {
+  const table = stepsTable(report, width)
   return table === null ? [] : ['', `Runbook steps${which}, in scenario seconds from the start of the run:`, table]
 }
 
@@ -282,9 +283,16 @@ function resample(t: ArrayLike<number>, values: ArrayLike<number>, at: ArrayLike
   return out
 }
 
+/** The charts' width, and the terminal's for the tables (a table cuts its free text to fit it). */
+export interface DrillRenderOptions {
+  color: boolean
+  width: number
+  tableWidth?: number
+}
+
 /** What `sluice drill` prints: what ran, the report card, the charts, and how to read them. */
-export function renderDrill(report: DrillReport, options: {color: boolean; width: number}): string {
-  const parts = drillText(report, drillTable(report), stepsTable(report))
+export function renderDrill(report: DrillReport, options: DrillRenderOptions): string {
+  const parts = drillText(report, drillTable(report), stepsTable(report, options.tableWidth))
   for (const panel of drillPanels(report)) parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
   return parts.join('\n')
 }
@@ -457,7 +465,7 @@ function spreadText(s: {min: number | null; median: number | null; max: number |
 }
 
 /** What `sluice drill --repeat N` prints: each run's verdict, the median card against the prediction, and the chart of the median run. */
-export function renderRepeats(reports: DrillReport[], options: {color: boolean; width: number}): string {
+export function renderRepeats(reports: DrillReport[], options: DrillRenderOptions): string {
   const summary = summarizeRepeats(reports)
   const first = reports[0]
   const {figures: f, predicted, bands} = summary
@@ -505,7 +513,7 @@ export function renderRepeats(reports: DrillReport[], options: {color: boolean; 
     '',
     `Over the median of ${reports.length} runs: ${agreement(summary.verdict)}`,
     ...finerTickLine(summary.finerTick, `the median of ${reports.length} runs`),
-    ...stepsLines(reports[summary.representative], ` (run ${summary.representative + 1}, the median's)`),
+    ...stepsLines(reports[summary.representative], ` (run ${summary.representative + 1}, the median's)`, options.tableWidth),
   ]
   for (const panel of drillPanels(reports[summary.representative]))
     parts.push(

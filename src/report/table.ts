@@ -1,10 +1,81 @@
-/** A plain-text table with a header rule; columns are as wide as their widest cell. */
-export function formatTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)))
+/** How a table is fitted to the terminal; without a width it is as wide as its cells. */
+export interface TableFit {
+  /** The width to fit in, in characters (src/cli/output-width.ts). */
+  width?: number
+  /**
+   * The columns of free text (a description, a host) that may be cut, with an ellipsis, to fit:
+   * the widest first. Every other column (ids a person copies, times, figures) is never cut, so
+   * a table whose other columns alone are too wide is wider than asked.
+   */
+  free?: number[]
+  /**
+   * Wrap a free cell that does not fit onto lines of its own under it, at spaces, instead of
+   * cutting it: for text a person reads to choose (a runbook's description); a list grepped a row
+   * at a time (the journal's runs) is cut, one line a row.
+   */
+  wrap?: boolean
+}
+
+/** A free column is not cut below this (or its header, or its widest cell if that is narrower). */
+const narrowest = 8
+const gap = '  '
+
+/**
+ * A plain-text table with a header rule: each column as wide as its widest cell, the columns
+ * aligned, free-text columns cut to fit a width when one is given. Widths count code points: the
+ * tables hold no wide (East Asian) or combining characters.
+ */
+export function formatTable(header: string[], rows: string[][], fit: TableFit = {}): string {
+  const length = (s: string): number => [...s].length
+  const widths = header.map((h, c) => Math.max(length(h), ...rows.map((r) => length(r[c] ?? ''))))
+  if (fit.width !== undefined) shrink(widths, header, fit.width, fit.free ?? [])
   const line = (cells: string[]): string =>
-    cells
-      .map((cell, c) => (c === cells.length - 1 ? cell : cell.padEnd(widths[c])))
-      .join('  ')
+    header
+      .map((_, c) => (c === header.length - 1 ? cells[c] : cells[c] + ' '.repeat(widths[c] - length(cells[c]))))
+      .join(gap)
       .trimEnd()
-  return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
+  const lines = (cells: string[]): string[] => {
+    const parts = header.map((_, c) => (fit.wrap ? wrapText(cells[c] ?? '', widths[c]) : [cut(cells[c] ?? '', widths[c])]))
+    return Array.from({length: Math.max(...parts.map((p) => p.length))}, (_, i) => line(parts.map((p) => p[i] ?? '')))
+  }
+  return [...lines(header), widths.map((w) => '─'.repeat(w)).join(gap), ...rows.flatMap(lines)].join('\n')
+}
+
+/** Narrows the widest free column, one character at a time, until the table fits or none can give more. */
+function shrink(widths: number[], header: string[], width: number, free: number[]): void {
+  const floor = (c: number): number => Math.min(widths[c], Math.max(narrowest, [...header[c]].length))
+  const floors = new Map(free.map((c) => [c, floor(c)]))
+  const total = (): number => widths.reduce((a, b) => a + b, 0) + gap.length * (widths.length - 1)
+  while (total() > width) {
+    const widest = free.filter((c) => widths[c] > floors.get(c)!).sort((a, b) => widths[b] - widths[a])[0]
+    if (widest === undefined) return
+    widths[widest]--
+  }
+}
+
+/** The cell as it fits its column: whole, or its start and an ellipsis. */
+function cut(cell: string, width: number): string {
+  const chars = [...cell]
+  return chars.length <= width ? cell : `${chars.slice(0, width - 1).join('')}…`
+}
+
+/** The cell in lines of at most `width`, broken at spaces, a word longer than that broken where it must. */
+function wrapText(cell: string, width: number): string[] {
+  const out: string[] = []
+  let current = ''
+  for (const word of cell.split(' ')) {
+    let rest = [...word]
+    const joined = current === '' ? word : `${current} ${word}`
+    if ([...joined].length <= width) {
+      current = joined
+      continue
+    }
+    if (current !== '') out.push(current)
+    while (rest.length > width) {
+      out.push(rest.slice(0, width).join(''))
+      rest = rest.slice(width)
+    }
+    current = rest.join('')
+  }
+  return [...out, current]
 }

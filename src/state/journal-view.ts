@@ -1,5 +1,6 @@
 import type {GateVerdict, Mutation} from '../ports/io.js'
 import {mutationText, stepName, verdictText} from '../format.js'
+import {formatTable} from '../report/table.js'
 import {runStatus, type RunStart} from './journal.js'
 import {LeaseObserver} from './liveness.js'
 import {judgeRun, lifeAt, lifeStatus} from './run-life.js'
@@ -16,6 +17,20 @@ export interface RunListing {
   operator: string
   host: string
   startedAt: string
+}
+
+/**
+ * `sluice journal`'s list, fitted to `width`: the run id whole (it is what every other command
+ * takes, and it is the run's start, in UTC, to the second) and the status whole (`dead (pid N
+ * gone)` is what tells an operator to resume or roll back); the runbook and who ran it where are
+ * cut when the terminal is narrow. --json has every field whole.
+ */
+export function runsTable(runs: RunListing[], width: number): string {
+  return formatTable(
+    ['run (UTC start)', 'status', 'runbook', 'by'],
+    runs.map((r) => [r.runId, r.detail ? `${r.status} (${r.detail})` : r.status, r.runbook, `${r.operator}@${r.host}`]),
+    {width, free: [2, 3]},
+  )
 }
 
 /**

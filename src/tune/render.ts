@@ -2,8 +2,14 @@ import {formatMetric, stepName} from '../format.js'
 import {formatTable} from '../report/table.js'
 import type {TuneResult, VariantOutcome} from './tune.js'
 
-/** What `sluice tune` prints: the times before and after, the ramps, each gate's margin, and the YAML to paste. */
-export function renderTune(result: TuneResult): string {
+/**
+ * What `sluice tune` prints: the times before and after, the ramps, each gate's margin, and the
+ * YAML to paste; its tables fitted to `width` by cutting the ramps' titles and where a gate came
+ * nearest its threshold.
+ */
+export function renderTune(result: TuneResult, width?: number): string {
+  // The tables are indented by two.
+  const fit = (free: number[]) => ({width: width === undefined ? undefined : width - 2, free})
   const {seeds, demandPercents, slowMinority} = result.robustness
   const variants = result.robustness.shipped.length
   const slow =
@@ -39,6 +45,7 @@ export function renderTune(result: TuneResult): string {
           `[${s.before.schedule.join(', ')}] bake ${s.before.bake} s`,
           `[${s.schedule.join(', ')}] bake ${s.bake} s`,
         ]),
+        fit([1]),
       ),
     ),
     '',
@@ -57,6 +64,7 @@ export function renderTune(result: TuneResult): string {
             g.at ? `seed ${g.at.seed}, demand ${g.at.demandPercent}%${g.at.slowMinority ? ', slow servers' : ''}, ${g.at.context}` : '',
           ]
         }),
+        fit([5]),
       ),
     ),
     '',

@@ -43,7 +43,7 @@ describe("controls judge liveness by pid on this host or by the lease moving, ne
       expect(Date.now() - started).toBeLessThan((lease / 2) * 1000)
     }
     const listed = await sluice(['journal'], {env: fx.env})
-    expect(listed.stdout).toMatch(new RegExp(`^${runId}  dead \\(pid \\d+ gone\\)  killed`, 'm'))
+    expect(listed.stdout).toMatch(new RegExp(`^${runId}  dead \\(pid \\d+ gone\\)\\s+killed`, 'm'))
     expect(JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs[0]).toMatchObject({
       runId,
       status: 'dead',

@@ -28,7 +28,7 @@ describe('what sluice reads from outside cannot drive the terminal or fill the h
     )
     const listed = await sluice(['locks'], {env: {SLUICE_STATE: state}})
     expect(listed.code, listed.stderr).toBe(0)
-    expect(listed.stdout).toContain('of \\x1b[2J\\x1b[31mroot\\x1b]0;owned\\x07 on h\\x1b[1Aost')
+    expect(listed.stdout).toContain('\\x1b[2J\\x1b[31mroot\\x1b]0;owned\\x07@h\\x1b[1Aost pid 1')
     expect(listed.stdout + listed.stderr).not.toMatch(/[\u001b\u0007]/)
   }, 30_000)
 
