@@ -240,7 +240,9 @@ export function drillPanels(report: DrillReport): ChartPanel[] {
     // The real run's steps: the chart is on its seconds (the steps table has the rehearsal's).
     ...stepMarkers(steps),
   ]
-  const title = `${report.target.name} · ${report.setup} · rate ×${report.scales.rateScale}, time ×${report.scales.timeScale}${steps.some((s) => s.startedAt !== null) ? ' (numbers mark where each step of the real run started)' : ''}`
+  const title = `${report.target.name} · ${report.setup} · rate ×${report.scales.rateScale}, time ×${report.scales.timeScale}`
+  // Said after the second chart's legend, which is short: in the title it ran off a 960-pixel page.
+  const stepsNote = steps.some((s) => s.startedAt !== null) ? "numbers: the real run's steps, where each began" : undefined
   const served: ChartPanel = {
     title: `${title}: completed requests`,
     t,
@@ -267,6 +269,7 @@ export function drillPanels(report: DrillReport): ChartPanel[] {
       leftUnit: 'servers',
       leftMax: report.servers,
       markers,
+      note: stepsNote,
     },
   ]
 }
@@ -292,23 +295,32 @@ export interface DrillRenderOptions {
 
 /** What `sluice drill` prints: what ran, the report card, the charts, and how to read them. */
 export function renderDrill(report: DrillReport, options: DrillRenderOptions): string {
-  const parts = drillText(report, drillTable(report), stepsTable(report, options.tableWidth))
+  const parts = drillParts(report).map((p) =>
+    typeof p === 'string' ? p : 'verdict' in p ? p.verdict : formatTable(p.header, p.rows, {width: options.tableWidth, free: p.free}),
+  )
   for (const panel of drillPanels(report)) parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
   return parts.join('\n')
 }
 
-/** The report's text, with its tables as given: the terminal's, or a marker where a page puts its own. */
-function drillText(report: DrillReport, table: string, steps: string | null): string[] {
+/**
+ * One piece of the report: its words (a blank one spaces the terminal's), a table, or the verdict,
+ * which a page puts first. The terminal and the page lay out the one list.
+ */
+type ReportPart = string | {header: string[]; rows: string[][]; free?: number[]} | {verdict: string}
+
+function drillParts(report: DrillReport): ReportPart[] {
   const {scales} = report
+  const steps = stepsRows(report)
   return [
     `${report.target.kind === 'runbook' ? `runbook ${report.target.name} against ` : ''}${report.scenario.name} (${report.setup}), on HAProxy and a loopback fleet: rate scale ${scales.rateScale}, time scale ${scales.timeScale}, servers queue ${report.queueSeconds} s of work; ${Math.round(report.seconds)} scenario s in ${Math.round(report.wallSeconds)} s of wall time${report.interrupted ? ' (interrupted: the figures cover what ran)' : ''}`,
     ...[runbookLine('real run', report.real), runbookLine('rehearsal', report.predicted)].filter((l): l is string => l !== null),
     '',
-    table,
-    ...(steps === null ? [] : ['', 'Runbook steps, in scenario seconds from the start of the run:', steps]),
+    {header: tableHeader, rows: tableRows(report)},
+    // The step's title is cut to fit, its number kept; the times are never cut.
+    ...(steps === null ? [] : ['', 'Runbook steps, in scenario seconds from the start of the run:', {header: stepsHeader, rows: steps, free: [0]}]),
     ...rollbackLines(report),
     '',
-    agreement(verdictOf(report).verdict),
+    {verdict: agreement(verdictOf(report).verdict)},
     ...finerTickLine(finerTickVerdict(report), 'the real run'),
     ...machineLine(report),
     ...(report.real.failures ? [failureLine(report.real.failures.run)] : []),
@@ -333,19 +345,18 @@ export function drillSvg(report: DrillReport): string {
   return renderSvg(drillPanels(report), {title: `sluice drill: ${report.target.name}`})
 }
 
-/** A page to share: the verdict first, the figures and the steps as tables, the report's words, and the charts. */
+/** A page to share: the verdict first, then the figures and the steps as tables, the report's words, and the charts. */
 export function drillHtml(report: DrillReport): string {
-  const table = '\u0000table'
-  const steps = '\u0000steps'
-  const stepRows = stepsRows(report)
-  const body = drillText(report, table, stepRows && steps)
-    .filter((l) => l !== '' && !l.startsWith('Runbook steps'))
-    .map((l) => (l === table ? htmlTable(tableHeader, tableRows(report)) : l === steps ? htmlTable(stepsHeader, stepRows!) : htmlParagraphs([l])))
+  const parts = drillParts(report)
+  const verdict = parts.find((p): p is {verdict: string} => typeof p === 'object' && 'verdict' in p)!
+  const body = parts
+    .filter((p) => p !== '' && p !== verdict)
+    .map((p) => (typeof p === 'string' ? htmlParagraphs([p]) : 'header' in p ? htmlTable(p.header, p.rows) : ''))
     .join('\n')
   return htmlPage(
     `sluice drill: ${report.target.name}`,
     `<h2>Verdict</h2>
-${htmlParagraphs([agreement(verdictOf(report).verdict)])}
+${htmlParagraphs([verdict.verdict])}
 <h2>Report</h2>
 ${body}
 <h2>Charts</h2>

@@ -79,7 +79,8 @@ describe('the drill chart', () => {
           {t: 15, label: '2'},
         ]),
       )
-    expect(panels[0].title).toContain('numbers mark where each step of the real run started')
+    expect(panels.map((p) => p.title).join()).not.toContain('numbers')
+    expect(panels[1].note).toBe("numbers: the real run's steps, where each began")
     const text = renderDrill(spiky(), {color: false, width: 60})
     // The marker labels sit on the line above the plot, beside the fault and fix.
     expect(text).toMatch(/^ +fault +2 +fix$/m)
@@ -87,6 +88,17 @@ describe('the drill chart', () => {
     const svg = drillSvg(spiky())
     expect(svg.match(/font-size="10" fill="#777">1<\/text>/g)).toHaveLength(2)
     expect(svg.match(/font-size="10" fill="#777">2<\/text>/g)).toHaveLength(2)
+  })
+
+  it('keeps every word of the SVG inside its page: titles, legends and notes (at 6.5 px a character of 11 px type)', () => {
+    const svg = drillSvg(report({}, {}, {...spiky(), target: {kind: 'runbook', name: 'outlook-staged-return-with-lifts'}, setup: 'outlook-2026-minority'}))
+    const width = Number(/<svg [^>]*width="(\d+)"/.exec(svg)![1])
+    const texts = [...svg.matchAll(/<text x="([\d.]+)"[^>]*?(?:font-size="(\d+)")?[^>]*>([^<]*)<\/text>/g)]
+    expect(texts.length).toBeGreaterThan(10)
+    for (const [, x, size, words] of texts) {
+      const right = Number(x) + [...words.replace(/&[a-z]+;/g, '&')].length * 6.5 * (Number(size ?? 11) / 11)
+      expect(right, words).toBeLessThanOrEqual(width)
+    }
   })
 })
 
@@ -102,5 +114,8 @@ describe('the drill page (--html)', () => {
     expect(html).toContain('<p>real run: completed: all steps done</p>')
     expect(html.match(/<svg role="img" /g)).toHaveLength(1)
     expect(html).not.toContain('\u0000')
+    // The verdict once, at the top: not again among the report's words.
+    expect(html.match(/The drill and the simulator agree/g)).toHaveLength(1)
+    expect(html).toContain('<p>Runbook steps, in scenario seconds from the start of the run:</p>')
   })
 })
