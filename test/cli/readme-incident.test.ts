@@ -1,7 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
-import {isolatedEnv, runJs, type CliResult} from '../helpers/cli.js'
+import {isolatedEnv, runJs, spawnCollected, type CliResult} from '../helpers/cli.js'
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 const manifest = JSON.parse(readFileSync(new URL('../../oclif.manifest.json', import.meta.url), 'utf8')) as {commands: Record<string, unknown>}
@@ -26,16 +25,8 @@ function shCommands(section: string): {line: string; exit: number}[] {
 
 /** Runs a README line in bash as a user pastes it, with `sluice` the built CLI. */
 function pasted(line: string, env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const script = `sluice() { "${process.execPath}" "${runJs}" "$@"; }\n${line}`
-    const child = spawn('bash', ['-c', script], {env: {...process.env, NO_COLOR: '1', ...env}, stdio: ['ignore', 'pipe', 'pipe']})
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({code, stdout, stderr}))
-  })
+  const script = `sluice() { "${process.execPath}" "${runJs}" "$@"; }\n${line}`
+  return spawnCollected('bash', ['-c', script], {env: {NO_COLOR: '1', ...env}})
 }
 
 describe("the README's incident section", () => {

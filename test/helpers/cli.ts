@@ -13,25 +13,30 @@ export interface CliResult {
 }
 
 /**
- * Runs the built CLI as a user would: a separate process, no TTY, its own environment. A variable
- * given as undefined is taken out of the environment the test itself runs in.
+ * Runs a program to its end and collects what it wrote and its exit code. A variable given as
+ * undefined is taken out of the environment; a program killed at its timeout says so on stderr.
  */
-export function sluice(args: string[], options: {env?: Record<string, string | undefined>; cwd?: string} = {}): Promise<CliResult> {
+export function spawnCollected(
+  command: string,
+  args: string[],
+  options: {env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number} = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = {...process.env, NO_COLOR: '1', ...options.env}
+    const env: Record<string, string | undefined> = {...process.env, ...options.env}
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k]
-    const child = spawn(process.execPath, [runJs, ...args], {
-      cwd: options.cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(command, args, {cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: options.timeoutMs})
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => (stderr += d))
     child.on('error', reject)
-    child.on('close', (code) => resolve({code, stdout, stderr}))
+    child.on('close', (code, signal) => resolve({code, stdout, stderr: signal ? `${stderr}\nkilled by ${signal} after ${options.timeoutMs} ms` : stderr}))
   })
+}
+
+/** Runs the built CLI as a user would: a separate process, no TTY, no colour, its own environment. */
+export function sluice(args: string[], options: {env?: Record<string, string | undefined>; cwd?: string} = {}): Promise<CliResult> {
+  return spawnCollected(process.execPath, [runJs, ...args], {cwd: options.cwd, env: {NO_COLOR: '1', ...options.env}})
 }
 
 /** An environment with no AWS credentials, config files or instance metadata, and a state directory of its own. */

@@ -1,10 +1,9 @@
-import {spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {isolatedEnv, type CliResult} from '../helpers/cli.js'
+import {isolatedEnv, spawnCollected} from '../helpers/cli.js'
 
 // The published package as a user gets it: `npm pack` of the built repository, installed from the
 // tarball into an empty folder, run from there. What the repository's own tests cannot see: a file
@@ -15,18 +14,6 @@ const repo = fileURLToPath(new URL('../..', import.meta.url))
 const folder = mkdtempSync(join(tmpdir(), 'sluice-pack-'))
 const installed = join(folder, 'node_modules', '.bin', 'sluice')
 
-function run(command: string, args: string[], options: {cwd: string; env?: Record<string, string | undefined>; timeoutMs: number}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: options.timeoutMs})
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('error', reject)
-    child.on('close', (code, signal) => resolve({code, stdout, stderr: signal ? `${stderr}\nkilled by ${signal} after ${options.timeoutMs} ms` : stderr}))
-  })
-}
-
 interface PackedFile {
   path: string
   size: number
@@ -34,18 +21,21 @@ interface PackedFile {
 let packed: {filename: string; size: number; unpackedSize: number; entryCount: number; files: PackedFile[]}
 
 const env = {...isolatedEnv('pack'), NO_COLOR: '1'}
-const installedSluice = (args: string[]) => run(installed, args, {cwd: folder, env: {...process.env, ...env}, timeoutMs: 60_000})
+const installedSluice = (args: string[]) => spawnCollected(installed, args, {cwd: folder, env, timeoutMs: 60_000})
 
 beforeAll(async () => {
   // The package as built by `npm run build` (npm test's pretest): --ignore-scripts, or `prepare` would build it again.
   expect(existsSync(join(repo, 'dist', 'bundle', 'src', 'cli', 'oclif.js')), 'run npm run build first').toBe(true)
-  const pack = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', folder], {cwd: repo, timeoutMs: 60_000})
+  const pack = await spawnCollected('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', folder], {cwd: repo, timeoutMs: 60_000})
   expect(pack.code, pack.stderr).toBe(0)
   packed = JSON.parse(pack.stdout)[0]
   // A folder of its own, so npm installs here and not into a package.json above it.
   writeFileSync(join(folder, 'package.json'), JSON.stringify({name: 'sluice-pack-test', private: true}))
   // CI has run `npm ci` first, so npm's cache holds every dependency: no network needed, and none waited for.
-  const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(folder, packed.filename)], {cwd: folder, timeoutMs: 120_000})
+  const install = await spawnCollected('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(folder, packed.filename)], {
+    cwd: folder,
+    timeoutMs: 120_000,
+  })
   expect(install.code, install.stderr).toBe(0)
 }, 200_000)
 
