@@ -36,7 +36,7 @@ function card(scenario: Scenario, setup: string, tick: number): {card: ReportCar
 /**
  * Envoy-checked scenarios keep the 1 s tick (src/sim/scenario/schema.ts, defaultTick), and these
  * two still move at a finer one: both sit on their tipping point after the fix, and a tick moves
- * them across it (README, "Where the model hangs on its tick"). Listed so that the day they stop
+ * them across it (docs/model.md, "Where the model hangs on its tick"). Listed so that the day they stop
  * moving, this test says so.
  */
 const knownToMove = new Set(['outlook-recovery.yaml:no-guard', 'relapse.yaml:no-guard'])
@@ -56,7 +56,7 @@ describe('the queueing model does not hang on its tick', () => {
         const moved = outOfBand(coarse.card, fine.card, bands).filter((f) => f !== 'fewestInRotation')
         const outcomes = coarse.card.recovered === fine.card.recovered && coarse.card.cascaded === fine.card.cascaded
         if (knownToMove.has(key)) {
-          expect(moved.length > 0 || !outcomes, `${key} no longer moves with its tick: take it off knownToMove and out of the README`).toBe(true)
+          expect(moved.length > 0 || !outcomes, `${key} no longer moves with its tick: take it off knownToMove and out of docs/model.md`).toBe(true)
           return
         }
         expect(moved, JSON.stringify({coarse: coarse.card, fine: fine.card})).toEqual([])

@@ -282,8 +282,8 @@ const curvePoint = z.tuple([time, rate])
  * a second at the shipped scenarios' rates. At 1 s HAProxy's usual `inter 2s` has two phases, so
  * every server is checked in one of two instants, and a pool on its tipping point lands on
  * either side by the tick alone; the shipped HAProxy scenarios' figures stop moving at these
- * ticks (README, "Where the model hangs on its tick"). Envoy's scenarios keep
- * 1 s: two of them (outlook-recovery, relapse) still move with a finer tick, which the README
+ * ticks (docs/model.md, "Where the model hangs on its tick"). Envoy's scenarios keep
+ * 1 s: two of them (outlook-recovery, relapse) still move with a finer tick, which docs/model.md
  * reports. The seed model's table was computed at 1 s and is kept as it was.
  */
 function defaultTick(scenario: {
