@@ -51,9 +51,13 @@ describe('sluice tune on a lift by degrees', () => {
   }, 180_000)
 
   it('in text: the lift in the table of what it tuned, with what bounds a lift', async () => {
-    const r = await sluice(['tune', runbook, '--seeds', '1', '--demand-margin', '0', '--no-slow-minority'])
+    // A terminal wide enough for the whole table, as tune's own sentences want one.
+    const r = await sluice(['tune', runbook, '--seeds', '1', '--demand-margin', '0', '--no-slow-minority'], {env: {COLUMNS: '200'}})
     expect(r.stdout).toContain("Lifts by degrees (a lift's schedule is the percent of its type let back):")
     expect(r.stdout).toMatch(/step 3 {2}Lift the restriction on sync: .* {2}sync \(lift\) {2}\[10, 25, 50, 75, 100\] bake 180 s/)
+    // At 80 columns only the step's title is cut: its number, the set and both schedules stay whole.
+    const narrow = await sluice(['tune', runbook, '--seeds', '1', '--demand-margin', '0', '--no-slow-minority'], {env: {COLUMNS: '80'}})
+    expect(narrow.stdout).toMatch(/^ {2}step 3 {2}Lift th… {2}sync \(lift\) {2}\[10, 25, 50, 75, 100\] bake 180 s {2}\[[\d, ]+\] bake \d+ s$/m)
   }, 180_000)
 
   it('a lift at once lets the waiting retries all in: the rehearsal fails its gate (what tune leaves as written)', async () => {
