@@ -19,6 +19,15 @@ export function climbSteps(runbook: Runbook): ClimbStep[] {
   return runbook.steps.filter((s): s is ClimbStep => s.action === 'ramp' || (s.action === 'lift' && s.schedule !== undefined && s.bake !== undefined))
 }
 
+/** What the climbs are called in a sentence: "ramps", "lifts", or "ramps and lifts". */
+export type ClimbsNoun = 'ramps' | 'lifts' | 'ramps and lifts'
+
+export function climbsNoun(climbs: Array<{action: string}>): ClimbsNoun {
+  const ramps = climbs.some((c) => c.action === 'ramp')
+  const lifts = climbs.some((c) => c.action === 'lift')
+  return ramps && lifts ? 'ramps and lifts' : lifts ? 'lifts' : 'ramps'
+}
+
 /** A climb of the runbook, as tune sees it. */
 export interface RampSite {
   /** Its index in the runbook's steps. */

@@ -21,23 +21,24 @@ export function renderTune(result: TuneResult, width?: number): string {
     `Time to full traffic: ${seconds(result.secondsToFullTraffic.before)} → ${seconds(result.secondsToFullTraffic.after)}${result.soonerPercent === null ? '' : ` (${result.soonerPercent}% sooner)`}`,
     `  (${result.definition})`,
     '',
-    shippedLine(result.robustness.shipped, result.secondsToFullTraffic.before),
+    shippedLine(result.climbs, result.robustness.shipped, result.secondsToFullTraffic.before),
   ]
   if (result.steps.length === 0) {
     lines.push(
       '',
-      `No schedule tune tried passes every gate in ${variants === 1 ? 'the rehearsal' : `all ${variants} rehearsals`}; the ramps are left as they are.`,
+      `No schedule tune tried passes every gate in ${variants === 1 ? 'the rehearsal' : `all ${variants} rehearsals`}; the ${result.climbs} are left as they are.`,
     )
     return lines.join('\n')
   }
   const tuned = result.robustness.tuned
+  const one = ({ramps: 'ramp', lifts: 'lift', 'ramps and lifts': 'ramp and lift'} as const)[result.climbs]
   lines.push(
-    `The tuned ramps pass ${tuned.filter((t) => t.passed).length} of ${count(tuned.length, 'rehearsal')}.`,
+    `The tuned ${result.climbs} pass ${tuned.filter((t) => t.passed).length} of ${count(tuned.length, 'rehearsal')}.`,
     '',
     climbsHeading(result),
     indent(
       formatTable(
-        ['step', 'ramp', 'set', 'shipped', 'tuned'],
+        ['step', one, 'set', 'shipped', 'tuned'],
         result.steps.map((s) => [
           stepName(s.index),
           s.title,
@@ -68,7 +69,7 @@ export function renderTune(result: TuneResult, width?: number): string {
       ),
     ),
     '',
-    'Proposed ramp steps (paste over the steps they name, or save the whole runbook with --write FILE):',
+    `Proposed ${one} steps (paste over the steps they name, or save the whole runbook with --write FILE):`,
     result.yaml ?? '',
     '',
     `Search: ${count(result.search.rehearsals, 'rehearsal')}, ${count(result.search.passes, 'pass', 'passes')}, ${result.search.seconds.toFixed(1)} s (a whole rehearsal takes ${result.search.millisecondsPerRehearsal} ms; the search stops one at its first verdict that does not pass).`,
@@ -76,9 +77,9 @@ export function renderTune(result: TuneResult, width?: number): string {
   return lines.join('\n')
 }
 
-function shippedLine(shipped: VariantOutcome[], before: number | null): string {
+function shippedLine(climbs: TuneResult['climbs'], shipped: VariantOutcome[], before: number | null): string {
   const failed = shipped.filter((t) => !t.passed)
-  if (failed.length === 0) return `The shipped ramps pass ${shipped.length === 1 ? 'the rehearsal' : `all ${shipped.length} rehearsals`}.`
+  if (failed.length === 0) return `The shipped ${climbs} pass ${shipped.length === 1 ? 'the rehearsal' : `all ${shipped.length} rehearsals`}.`
   // Variants that fail the same way are one line: usually the same demand on every seed.
   const byReason = new Map<string, VariantOutcome[]>()
   for (const t of failed) {
@@ -87,7 +88,7 @@ function shippedLine(shipped: VariantOutcome[], before: number | null): string {
   }
   const first = before === null ? ' (and the nominal rehearsal does not complete, so there is no time to compare with)' : ''
   return [
-    `The shipped ramps pass ${shipped.length - failed.length} of ${count(shipped.length, 'rehearsal')}${first}:`,
+    `The shipped ${climbs} pass ${shipped.length - failed.length} of ${count(shipped.length, 'rehearsal')}${first}:`,
     ...[...byReason.values()].map(
       (ts) =>
         `  fail at demand ${[...new Set(ts.map((t) => t.demandPercent))]

@@ -4,7 +4,7 @@ import {metricUnits} from '../ports/control-plane.js'
 import type {GateVerdict} from '../ports/io.js'
 import {parseRunbook} from '../loader/load-runbook.js'
 import type {Runbook} from '../loader/runbook.js'
-import {climbSteps, rampSites, type RampSite} from './ramps.js'
+import {climbSteps, climbsNoun, rampSites, type ClimbsNoun, type RampSite} from './ramps.js'
 import {Evaluator, robustnessVariants, searchRamps, type Robustness, type SearchEvent, type Standing} from './search.js'
 import {allowsSlowMinority, groundOf, runTrial, tuneSlowMinority, type Ground, type SlowMinority, type Trial, type Variant} from './trial.js'
 import {aliasProblems, editRamps} from './yaml.js'
@@ -71,6 +71,8 @@ export interface TuneResult {
   scenario: string
   setup: string
   definition: string
+  /** What it tuned, as a sentence names them: said even when no candidate passed and steps is empty. */
+  climbs: ClimbsNoun
   secondsToFullTraffic: {before: number | null; after: number | null}
   /** How much sooner, as a share of before. */
   soonerPercent: number | null
@@ -131,7 +133,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
   const milliseconds = (performance.now() - measuring) / variants.length
   onEvent({
     type: 'phase',
-    message: `the shipped ramps pass ${shippedTrials.filter((t) => t.passed).length} of ${variants.length} ${variants.length === 1 ? 'rehearsal' : 'rehearsals'}; one takes ${Math.round(milliseconds)} ms`,
+    message: `the shipped ${climbsNoun(climbs)} pass ${shippedTrials.filter((t) => t.passed).length} of ${variants.length} ${variants.length === 1 ? 'rehearsal' : 'rehearsals'}; one takes ${Math.round(milliseconds)} ms`,
   })
   const nominal = shippedTrials[0]
   const shipped: Standing = {
@@ -150,6 +152,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
     scenario: ground.scenario.name,
     setup: ground.setup,
     definition: fullTrafficDefinition,
+    climbs: climbsNoun(climbs),
     minBake,
     search: {rehearsals: found.rehearsals + 1 + variants.length, passes: found.passes, millisecondsPerRehearsal: Math.round(milliseconds), seconds: 0},
   }

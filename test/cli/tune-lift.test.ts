@@ -54,6 +54,16 @@ describe('sluice tune on a lift by degrees', () => {
     // A terminal wide enough for the whole table, as tune's own sentences want one.
     const r = await sluice(['tune', runbook, '--seeds', '1', '--demand-margin', '0', '--no-slow-minority'], {env: {COLUMNS: '200'}})
     expect(r.stdout).toContain("Lifts by degrees (a lift's schedule is the percent of its type let back):")
+    // A lift is called one: not a ramp.
+    expect(r.stdout).toContain('The shipped lifts pass the rehearsal.\nThe tuned lifts pass 1 of 1 rehearsal.')
+    expect(r.stdout).toMatch(/^ {2}step {4}lift {2,}set {2,}shipped/m)
+    // The definition of full traffic under the time names both kinds; nothing else names a ramp.
+    expect(
+      r.stdout
+        .split('\n')
+        .filter((l) => !l.startsWith('  (seconds of rehearsal time'))
+        .join('\n'),
+    ).not.toMatch(/\bramps?\b/)
     expect(r.stdout).toMatch(/step 3 {2}Lift the restriction on sync: .* {2}sync \(lift\) {2}\[10, 25, 50, 75, 100\] bake 180 s/)
     // At 80 columns only the step's title is cut: its number, the set and both schedules stay whole.
     const narrow = await sluice(['tune', runbook, '--seeds', '1', '--demand-margin', '0', '--no-slow-minority'], {env: {COLUMNS: '80'}})
