@@ -1,4 +1,5 @@
-import {iamPolicy, noPolicyNeeded} from '../src/live/iam-policy.js'
+import {Flags} from '@oclif/core'
+import {iamPolicy, noPolicyNeeded, readOnlyPolicy} from '../src/live/iam-policy.js'
 import {SluiceCommand} from '../src/cli/base.js'
 import {runbookArg} from '../src/cli/flags.js'
 import {loadRunbook} from '../src/loader/shipped.js'
@@ -8,16 +9,23 @@ export default class IamPolicy extends SluiceCommand {
 
   static override description = `Prints an IAM policy document (JSON) that allows exactly the calls the runbook's steps and gates make, on the runbook's own zone, record, target groups and listener where AWS allows resource-level permissions.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml > sluice-policy.json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml > sluice-policy.json',
+    '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --read-only > sluice-look-policy.json',
+  ]
+
+  static override flags = {
+    'read-only': Flags.boolean({description: 'Only the reads: the policy `sluice plan --live` and `sluice status` need, which can change nothing.'}),
+  }
 
   static override args = {
     runbook: runbookArg,
   }
 
   async run(): Promise<ReturnType<typeof iamPolicy>> {
-    const {args} = await this.parse(IamPolicy)
+    const {args, flags} = await this.parse(IamPolicy)
     const runbook = loadRunbook(args.runbook)
-    const policy = iamPolicy(runbook)
+    const policy = flags['read-only'] ? readOnlyPolicy(runbook) : iamPolicy(runbook)
     const none = noPolicyNeeded(runbook, policy)
     if (!this.jsonEnabled()) this.log(none ?? JSON.stringify(policy, null, 2))
     return policy

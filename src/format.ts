@@ -161,7 +161,13 @@ export function shortenArns(text: string): string {
 
 export function planLines(steps: PlannedStep[], runId?: string): string[] {
   const head = `plan: ${steps.length} step${steps.length === 1 ? '' : 's'}${runId ? `, live run ${runId}` : ''}`
-  return [head, ...steps.map((s) => `  ${s.index + 1}. ${s.title}${s.details.length ? `: ${shortenArns(s.details.join('; '))}` : ''}`)]
+  return [
+    head,
+    ...steps.flatMap((s) => [
+      `  ${s.index + 1}. ${s.title}${s.details.length ? `: ${shortenArns(s.details.join('; '))}` : ''}`,
+      ...(s.drift ?? []).map((d) => `     ! not as the runbook expects: ${shortenArns(d)}`),
+    ]),
+  ]
 }
 
 const label = (step: number): string => `[${stepName(step)}]`

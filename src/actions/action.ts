@@ -1,4 +1,4 @@
-import type {ControlPlane, WeightsPort, MetricsPort, RestrictionPort, WeightMap} from '../ports/control-plane.js'
+import type {ControlPlane, FreezeRecord, WeightsPort, MetricsPort, RestrictionPort, WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateResult, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
 import type {IamStatement} from '../ports/backend.js'
 import type {RunControls} from '../ports/controls.js'
@@ -34,6 +34,13 @@ export interface ActionDefinition<S extends AnyStep = AnyStep, Schema extends z.
    * before → after across steps (a ramp starts from where the ramp before it ended).
    */
   project?(step: S, live: LiveView): LiveView
+  /**
+   * Where the live state, as the steps before will leave it, is not what this step takes for
+   * granted (a lift of a type nothing restricts, a ramp whose set already has more than its first
+   * step): one sentence each, shown in a live plan and before a live run asks. Never a refusal: the
+   * step still does what it does on such a state, and the sentence says what that is.
+   */
+  expects?(step: S, context: Required<PlanContext>): string[]
   /** Whether it changes the load balancer or DNS, so a live run asks before it starts. */
   changesLive: boolean
   /** What of the control plane it changes, whatever the backend calls it: the weights, a pool, the restrictions. */
@@ -99,6 +106,8 @@ export interface LiveView {
   rulesLabel?: string
   /** The traffic types turned away on the listener. */
   restricted?: string[]
+  /** The change freeze in place (null: none); undefined where it could not be read. */
+  freeze?: FreezeRecord | null
 }
 
 /** One change that puts a piece of live state back, as rollback shows and records it. */

@@ -28,6 +28,20 @@ export function weightsAt(percent: number, set: string, start: WeightMap): Weigh
   return weights
 }
 
+/**
+ * What a ramp takes for granted about the weights it starts from: its set holds less than its
+ * first step (traffic parked elsewhere), and the weights are not all 0 (where DNS answers every
+ * set alike). A fresh ramp goes through every step from the first, whatever it finds.
+ */
+export function rampExpects(set: string, first: number, weights: WeightMap, label: string): string[] {
+  const total = Object.values(weights).reduce((a, b) => a + b, 0)
+  if (total === 0)
+    return [`every set of ${label} is at 0 now (${describeWeights(weights)}), so clients get all of them alike; the ramp's first change gives ${set} ${first}%`]
+  const share = (weights[set] / total) * 100
+  if (share <= first) return []
+  return [`${set} has ${Math.round(share)}% of ${label} now, more than the ramp's first step of ${first}%: its first change takes ${set} down to ${first}%`]
+}
+
 export function describeWeights(weights: WeightMap): string {
   return Object.entries(weights)
     .sort(([a], [b]) => a.localeCompare(b))

@@ -14,6 +14,21 @@ export const listenerRules = (listenerArn: string): string => `${listenerArn.rep
 const fqdn = (record: string): string => record.toLowerCase().replace(/\.?$/, '.')
 
 /** sluice finds its own restriction rules by their tags, from any machine; Describe calls take no resource-level permissions. */
+/** Target health, read by preflight, a cycle and a healthy-targets gate. */
+const readTargetHealth: IamStatement = {
+  Sid: 'ReadTargetHealth',
+  Effect: 'Allow',
+  Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'],
+  Resource: ['*'],
+}
+
+const readRecord = (zone: string): IamStatement => ({
+  Sid: 'ReadWeightedRecord',
+  Effect: 'Allow',
+  Action: ['route53:ListResourceRecordSets'],
+  Resource: [`arn:aws:route53:::hostedzone/${zone}`],
+})
+
 const findRules: IamStatement = {
   Sid: 'FindRestrictionRules',
   Effect: 'Allow',
@@ -83,7 +98,7 @@ export function awsBackend(targets: AwsTargets): Backend {
         if (!dns) return []
         const zone = `arn:aws:route53:::hostedzone/${dns.zone}`
         return [
-          {Sid: 'ReadWeightedRecord', Effect: 'Allow', Action: ['route53:ListResourceRecordSets'], Resource: [zone]},
+          readRecord(dns.zone),
           {
             Sid: 'ChangeWeights',
             Effect: 'Allow',
@@ -105,15 +120,7 @@ export function awsBackend(targets: AwsTargets): Backend {
         if (!arn) return []
         const write = ['elasticloadbalancing:DeregisterTargets', 'elasticloadbalancing:RegisterTargets']
         if (attributes) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
-        return [
-          {Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]},
-          {
-            Sid: 'ReadTargetHealth',
-            Effect: 'Allow',
-            Action: ['elasticloadbalancing:DescribeTargetHealth', 'elasticloadbalancing:DescribeTargetGroupAttributes'],
-            Resource: ['*'],
-          },
-        ]
+        return [{Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]}, readTargetHealth]
       },
       restrict: () =>
         listener
@@ -131,6 +138,11 @@ export function awsBackend(targets: AwsTargets): Backend {
         listener
           ? [{Sid: 'RestrictionRules', Effect: 'Allow', Action: ['elasticloadbalancing:DeleteRule'], Resource: [listenerRules(listener)]}, findRules]
           : [],
+      read: () => [
+        ...(dns ? [readRecord(dns.zone)] : []),
+        ...(Object.keys(targetGroups).length > 0 ? [readTargetHealth] : []),
+        ...(listener ? [findRules] : []),
+      ],
     },
     problems: () => [],
     stepProblems(step: BackendStep, path): BackendProblem[] {

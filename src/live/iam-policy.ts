@@ -16,9 +16,23 @@ export function iamPolicy(runbook: Runbook): {Version: string; Statement: IamSta
     for (const a of s.Action) if (!held.Action.includes(a)) held.Action.push(a)
     for (const r of s.Resource) if (!held.Resource.includes(r)) held.Resource.push(r)
   }
+  for (const s of backendOf(runbook.targets).iam.read()) add(s)
   for (const step of runbook.steps) for (const s of actionOf(step).iam(step, runbook.targets)) add(s)
   for (const s of gateStatements(runbook)) add(s)
   return {Version: '2012-10-17', Statement: [...statements.values()]}
+}
+
+/** An IAM action that only reads: Describe*, List*, Get*. */
+const reads = (action: string): boolean => /^[a-z0-9-]+:(Describe|List|Get)[A-Za-z]*$/.test(action)
+
+/**
+ * The runbook's policy with only its reads: what `sluice plan --live` and `sluice status` call,
+ * and a gate's metric reads, for a role that may look and never change.
+ */
+export function readOnlyPolicy(runbook: Runbook): {Version: string; Statement: IamStatement[]} {
+  const policy = iamPolicy(runbook)
+  const Statement = policy.Statement.map((s) => ({...s, Action: s.Action.filter(reads)})).filter((s) => s.Action.length > 0)
+  return {...policy, Statement}
 }
 
 /**

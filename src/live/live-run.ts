@@ -10,7 +10,6 @@ import type {ControlPlane} from '../ports/control-plane.js'
 import type {ControlSender} from '../ports/controls.js'
 import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../loader/runbook.js'
-import {backendOf} from '../runbook/targets.js'
 import type {RunResult} from '../engine/engine.js'
 import type {RunInputs} from '../ports/run.js'
 import {JournalWriter, sha256, thisHost} from '../state/journal.js'
@@ -18,7 +17,7 @@ import {ControlPoller} from '../state/controls.js'
 import {openStore} from '../wiring/state.js'
 import {StateFileError} from '../state/records.js'
 import {liveControlPlane, lockedResources} from '../wiring/live.js'
-import {preflight} from './preflight.js'
+import {liveTarget, preflight} from './preflight.js'
 import {checkPreviousRun} from './previous-run.js'
 import {applyRecorded, describeDrift, findDrift} from './history.js'
 
@@ -156,10 +155,7 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     options.io.notify({type: 'plan', runbook: runbook.name, steps: read.plan, runId})
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
     const changesAws = drift.length > 0 || runbook.steps.slice(options.resume?.fromStep ?? 0).some((step) => actionOf(step).changesLive)
-    const backend = backendOf(runbook.targets)
-    const region = backend.family === 'aws' && options.aws.region ? `${backend.name} (${options.aws.region})` : backend.name
-    const endpoint = backend.family === 'aws' ? endpointOverride(options.aws.endpoint) : null
-    const on = endpoint ? `${region} at ${endpoint}` : region
+    const on = liveTarget(runbook, options.aws)
     const putBack = drift.flatMap((d) => d.reapply)
     const context = [
       'Now:',
@@ -316,20 +312,4 @@ async function breakLock(
   } finally {
     await store.release([], broken.runId).catch(() => undefined)
   }
-}
-
-/**
- * Where the AWS calls go when it is not AWS's own endpoints: --endpoint-url, or the SDK's
- * AWS_ENDPOINT_URL and per-service AWS_ENDPOINT_URL_* variables, which the SDK honours by itself.
- * The confirmation says so: a run pointed somewhere unusual (a test emulator, a proxy) by a
- * variable left in a shell must not look like a run on the real account.
- */
-export function endpointOverride(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
-  if (flag) return `the endpoint ${flag} (--endpoint-url)`
-  const set = Object.entries(env).filter(([k, v]) => /^AWS_ENDPOINT_URL(_[A-Z0-9_]+)?$/.test(k) && v)
-  if (set.length === 0 || env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS === 'true') return null
-  const urls = [...new Set(set.map(([, v]) => v!))]
-  const names = set.map(([k]) => k).sort((a, b) => a.length - b.length)
-  const from = names.length === 1 ? names[0] : `${names[0]} and ${names.length - 1} more AWS_ENDPOINT_URL_* variables`
-  return `${urls.length === 1 ? 'the endpoint' : 'the endpoints'} ${urls.join(', ')} (${from}), not AWS's own`
 }

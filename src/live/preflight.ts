@@ -6,6 +6,9 @@ import type {ControlPlane} from '../ports/control-plane.js'
 import type {PlannedStep} from '../ports/io.js'
 import type {Runbook} from '../loader/runbook.js'
 import {backendOf} from '../runbook/targets.js'
+import type {AwsOptions} from '../aws/clients.js'
+import type {StateStore} from '../ports/state-store.js'
+import {liveAws, liveControlPlane} from '../wiring/live.js'
 
 /**
  * Reads everything the runbook will touch before anything changes: the record's weighted sets,
@@ -44,6 +47,7 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
         ? `freeze now: frozen since ${freeze.since} by ${freeze.by}: ${freeze.reason}`
         : 'freeze now: none',
   )
+  if (!(freeze instanceof Error)) live.freeze = freeze
   return {now: lines, plan: planRunbook(runbook, live, fromStep)}
 }
 
@@ -52,4 +56,42 @@ export interface Preflight {
   now: string[]
   /** The steps still to run, told in live numbers, each from the state the ones before leave. */
   plan: PlannedStep[]
+}
+
+/**
+ * `sluice plan --live`: what a run would read before it asks, and nothing more. Every call is a
+ * read (`sluice iam-policy --read-only` lists them), so a role that may only look can plan.
+ */
+export async function planLive(runbook: Runbook, aws: AwsOptions, store: StateStore): Promise<Preflight & {on: string}> {
+  const resolved = await liveAws(runbook, aws)
+  const {control, clients} = liveControlPlane(runbook, resolved, {operator: 'plan', freeze: store.freeze})
+  try {
+    return {...(await preflight(runbook, control)), on: liveTarget(runbook, resolved)}
+  } finally {
+    clients.destroy()
+  }
+}
+
+/** What a live run drives, as its question and a live plan name it: `AWS (eu-west-1) at the endpoint …`, `HAProxy /run/haproxy/admin.sock`. */
+export function liveTarget(runbook: Runbook, aws: AwsOptions): string {
+  const backend = backendOf(runbook.targets)
+  const region = backend.family === 'aws' && aws.region ? `${backend.name} (${aws.region})` : backend.name
+  const endpoint = backend.family === 'aws' ? endpointOverride(aws.endpoint) : null
+  return endpoint ? `${region} at ${endpoint}` : region
+}
+
+/**
+ * Where the AWS calls go when it is not AWS's own endpoints: --endpoint-url, or the SDK's
+ * AWS_ENDPOINT_URL and per-service AWS_ENDPOINT_URL_* variables, which the SDK honours by itself.
+ * The confirmation says so: a run pointed somewhere unusual (a test emulator, a proxy) by a
+ * variable left in a shell must not look like a run on the real account.
+ */
+export function endpointOverride(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (flag) return `the endpoint ${flag} (--endpoint-url)`
+  const set = Object.entries(env).filter(([k, v]) => /^AWS_ENDPOINT_URL(_[A-Z0-9_]+)?$/.test(k) && v)
+  if (set.length === 0 || env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS === 'true') return null
+  const urls = [...new Set(set.map(([, v]) => v!))]
+  const names = set.map(([k]) => k).sort((a, b) => a.length - b.length)
+  const from = names.length === 1 ? names[0] : `${names[0]} and ${names.length - 1} more AWS_ENDPOINT_URL_* variables`
+  return `${urls.length === 1 ? 'the endpoint' : 'the endpoints'} ${urls.join(', ')} (${from}), not AWS's own`
 }

@@ -72,7 +72,14 @@ export interface Backend {
   /** The lock names of what a run changes: two runs on one of them may not overlap. */
   locks: {weights(): string[]; pool(pool: string): string[]; restrictions(): string[]}
   /** The IAM statements each kind of change needs; none where the backend is not reached through IAM. */
-  iam: {weights(): IamStatement[]; pool(pool: string, changes: {attributes: boolean}): IamStatement[]; restrict(): IamStatement[]; lift(): IamStatement[]}
+  iam: {
+    weights(): IamStatement[]
+    pool(pool: string, changes: {attributes: boolean}): IamStatement[]
+    restrict(): IamStatement[]
+    lift(): IamStatement[]
+    /** What a live run reads of every target before it asks (its preflight, `plan --live`, `status`): the weights, each pool's targets, the rules. */
+    read(): IamStatement[]
+  }
   /**
    * Where the load balancer splits traffic between pools by weight, for a weighted-target-groups
    * step: AWS names it per step (`rule`, a listener rule's or listener's ARN), HAProxy has one

@@ -35,6 +35,8 @@ export interface PlannedStep {
   title: string
   /** One line per thing the step will do, for the plan display. */
   details: string[]
+  /** In a live plan: where what is there now is not what the step takes for granted (ActionDefinition.expects). */
+  drift?: string[]
 }
 
 /**

@@ -58,7 +58,7 @@ export class JournalWriter {
     if (event.type === 'plan')
       return this.write('plan', {
         runbook: event.runbook,
-        steps: event.steps.map((s) => ({index: s.index, action: s.action, title: s.title, details: s.details})),
+        steps: event.steps.map((s) => ({index: s.index, action: s.action, title: s.title, details: s.details, ...(s.drift ? {drift: s.drift} : {})})),
       })
     // An event's `at` is the run's clock; the entry's own `at` is when it was written.
     const {type, ...rest} = event
@@ -89,7 +89,10 @@ export function eventOf(entry: JournalEntry): RunEvent | undefined {
   if (!eventTypes.has(entry.type)) return undefined
   const {seq: _seq, at: _at, clock, found: _found, ...data} = entry
   if (entry.type === 'plan') {
-    const steps = (entry.steps as Array<{index: number; action: string; title: string; details?: string[]}>).map((s) => ({...s, details: s.details ?? []}))
+    const steps = (entry.steps as Array<{index: number; action: string; title: string; details?: string[]; drift?: string[]}>).map((s) => ({
+      ...s,
+      details: s.details ?? [],
+    }))
     return {type: 'plan', runbook: String(entry.runbook), steps}
   }
   return (clock === undefined ? data : {...data, at: clock}) as unknown as RunEvent

@@ -3,7 +3,7 @@ import {actionOf, rulesOf} from '../../src/actions/registry.js'
 import {planRunbook} from '../../src/engine/plan.js'
 import {RefusedError} from '../../src/errors.js'
 import {lockedResources} from '../../src/wiring/live.js'
-import {iamPolicy} from '../../src/live/iam-policy.js'
+import {iamPolicy, readOnlyPolicy} from '../../src/live/iam-policy.js'
 import type {Undo} from '../../src/actions/action.js'
 import {mutationKinds, type Mutation, type MutationKind, type RecordedMutation} from '../../src/ports/io.js'
 import {control, FakeDns, FakeFreeze, FakeGroup, FakeRules, runbook} from '../helpers/fakes.js'
@@ -83,7 +83,65 @@ describe('the action registry', () => {
     expect(rules.Resource).toEqual(['arn:listener', 'arn:listener/*'])
     expect(policy.Statement.find((s) => s.Sid === 'CycleTargets')!.Action).toContain('elasticloadbalancing:ModifyTargetGroupAttributes')
     expect(actions).toContain('cloudwatch:GetMetricData')
-    expect(iamPolicy(runbook('  - {action: freeze, reason: drill}\n')).Statement).toEqual([])
+    // A freeze changes only sluice's own state, but a live run still reads every target before it asks.
+    expect(iamPolicy(runbook('  - {action: freeze, reason: drill}\n')).Statement.flatMap((s) => s.Action)).toEqual([
+      'route53:ListResourceRecordSets',
+      'elasticloadbalancing:DescribeTargetHealth',
+      'elasticloadbalancing:DescribeTargetGroupAttributes',
+      'elasticloadbalancing:DescribeRules',
+      'elasticloadbalancing:DescribeTags',
+    ])
+  })
+
+  it('gives a read-only policy with every read of the whole one and no change', () => {
+    const whole = iamPolicy(every).Statement.flatMap((s) => s.Action)
+    const reads = readOnlyPolicy(every).Statement.flatMap((s) => s.Action)
+    expect(reads.sort()).toEqual(whole.filter((a) => /:(Describe|List|Get)/.test(a)).sort())
+    expect(reads).toContain('route53:ListResourceRecordSets')
+    expect(reads.filter((a) => /:(Create|Delete|Change|Register|Deregister|Modify|Add)/.test(a))).toEqual([])
+  })
+
+  it('says, step by step, where the live state is not what the step expects, chained from the steps before', () => {
+    const found = {by: 'ana', reason: 'INC-1', since: '2026-12-04T10:00:00Z'}
+    const live = planRunbook(every, {
+      weights: {blue: 10, green: 90},
+      groupSizes: new Map([['blue', 0]]),
+      rulesLabel: 'listener L',
+      restricted: [],
+      freeze: found,
+    })
+    expect(live.map((p) => p.drift ?? [])).toEqual([
+      ['a change freeze is in place already (frozen since 2026-12-04T10:00:00Z by ana: INC-1): the step leaves it and sets none of its own'],
+      [],
+      ['blue has no targets registered now: the step fails, as there is nothing to cycle'],
+      ["green has 90% of app.example.com. now, more than the ramp's first step of 5%: its first change takes green down to 5%"],
+      [],
+      [],
+      [],
+      // The restrict before it leaves sync restricted: the lift finds what it expects.
+      [],
+      ["the freeze in place is not this run's (frozen since 2026-12-04T10:00:00Z by ana: INC-1): the step leaves it in place (force: true lifts it)"],
+    ])
+    // Nothing frozen, nothing restricted, traffic parked: the freeze step's own freeze is the one unfreeze lifts.
+    const calm = planRunbook(every, {
+      weights: {blue: 100, green: 0},
+      groupSizes: new Map([['blue', 8]]),
+      rulesLabel: 'listener L',
+      restricted: [],
+      freeze: null,
+    })
+    expect(calm.filter((p) => p.drift)).toEqual([])
+    const lifted = planRunbook(runbook('  - {action: lift, type: sync}\n  - {action: unfreeze}\n'), {
+      groupSizes: new Map(),
+      rulesLabel: 'listener L',
+      restricted: [],
+      freeze: null,
+    })
+    expect(lifted.map((p) => p.drift)).toEqual([
+      ['sync is not restricted on listener L: there is nothing to lift, and the step changes nothing'],
+      ['no change freeze is in place: there is nothing to lift'],
+    ])
+    expect(planRunbook(every).some((p) => p.drift)).toBe(false)
   })
 
   it('has exactly one owner for every kind of change, and refuses a kind nobody owns', () => {

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {endpointOverride} from '../../src/live/live-run.js'
+import {endpointOverride} from '../../src/live/preflight.js'
 
 describe("the confirmation's word on where AWS calls go", () => {
   it("says nothing for AWS's own endpoints, names the flag, or the variables and their URLs", () => {

@@ -387,6 +387,8 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
       ...gatePlan(step),
     ]
   },
+  expects: (step, {live}) =>
+    live.groupSizes.get(step.pool) === 0 ? [`${step.pool} has no targets registered now: the step fails, as there is nothing to cycle`] : [],
   changesLive: true,
   changes: 'pools',
   resolve(raw, {common, path, fail, gate: resolveGate, backend, defaults}) {

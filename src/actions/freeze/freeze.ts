@@ -9,6 +9,10 @@ export const freeze: ActionDefinition<FreezeStep, typeof freezeSchema> = {
   defaultOnFailure: 'abort',
   title: (step) => `Freeze changes: ${step.reason}`,
   plan: (step) => [`record a change freeze: ${step.reason}${step.expires ? ` (expires after ${step.expires} s)` : ''}`],
+  // A plan knows the run's freeze only by what it will be: marked as this run's, so a later unfreeze sees its own.
+  project: (step, live) => (live.freeze === null ? {...live, freeze: {by: 'this run', reason: step.reason, since: '', runId: planningRun}} : live),
+  expects: (_step, {live}) =>
+    live.freeze ? [`a change freeze is in place already (${describeFreeze(live.freeze)}): the step leaves it and sets none of its own`] : [],
   // The freeze lives in sluice's own state, not on the load balancer: nothing to confirm or lock.
   changesLive: false,
   scaleTimes: (step, {seconds}) => ({...step, ...(step.expires === undefined ? {} : {expires: seconds(step.expires)})}),
@@ -79,6 +83,9 @@ export const freeze: ActionDefinition<FreezeStep, typeof freezeSchema> = {
     return {status: 'done', message: `frozen by ${record.by}: ${record.reason}`}
   },
 }
+
+/** The run id a plan gives the freeze its own freeze step will set (the run has no id while it is only planned). */
+export const planningRun = '(this run)'
 
 /** Whose freeze, since when, and why: what a person needs before lifting it. */
 export function describeFreeze(record: FreezeRecord): string {

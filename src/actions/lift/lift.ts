@@ -53,6 +53,10 @@ export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
     ...(live?.restricted ? [`restricted: ${describeTypes(live.restricted)} → ${describeTypes(live.restricted.filter((t) => t !== step.type))}`] : []),
   ],
   project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),
+  expects: (step, {live}) =>
+    live.restricted && !live.restricted.includes(step.type)
+      ? [`${step.type} is not restricted on ${live.rulesLabel}: there is nothing to lift, and the step changes nothing`]
+      : [],
   changesLive: true,
   changes: 'restrictions',
   resolve(raw, ctx) {

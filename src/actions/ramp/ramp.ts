@@ -3,7 +3,7 @@ import {defaultBake} from '../../runbook/step-common.js'
 import {backendOf} from '../../runbook/targets.js'
 import {gatePlan, type ActionDefinition} from '../action.js'
 import {expandSchedule} from '../../runbook/schedule.js'
-import {describeWeights, runWeightsRamp, wayBackPlan, weightsAt, weightsRules} from '../weights-ramp.js'
+import {describeWeights, rampExpects, runWeightsRamp, wayBackPlan, weightsAt, weightsRules} from '../weights-ramp.js'
 
 export const ramp: ActionDefinition<RampStep, typeof rampSchema> = {
   action: 'ramp',
@@ -20,6 +20,8 @@ export const ramp: ActionDefinition<RampStep, typeof rampSchema> = {
     return [...lines, `bake ${step.bake} s per step`, ...gatePlan(step), wayBackPlan(targets, others)]
   },
   project: (step, live) => (live.weights ? {...live, weights: weightsAt(step.schedule.at(-1)!, step.set, live.weights)} : live),
+  expects: (step, {targets, live}) =>
+    live.weights ? rampExpects(step.set, step.schedule[0], live.weights, backendOf(targets).weightsLabel ?? 'the weights') : [],
   changesLive: true,
   changes: 'weights',
   resolve(raw, {common, path, fail, gate: resolveGate, backend, targets, defaults}) {

@@ -20,6 +20,10 @@ export const restrict: ActionDefinition<RestrictStep, typeof restrictSchema> = {
     return lines
   },
   project: (step, live) => (live.restricted ? {...live, restricted: [...new Set([...live.restricted, step.type])]} : live),
+  expects: (step, {live}) =>
+    live.restricted?.includes(step.type)
+      ? [`${step.type} is already restricted on ${live.rulesLabel}: the step leaves that rule as it is and changes nothing`]
+      : [],
   changesLive: true,
   changes: 'restrictions',
   scaleTimes: (step, scaled) => ({...step, retryAfter: Math.max(1, Math.round(scaled.seconds(step.retryAfter)))}),

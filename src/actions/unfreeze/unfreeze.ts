@@ -1,7 +1,7 @@
 import type {FreezeRecord} from '../../ports/control-plane.js'
 import {unfreezeSchema, type UnfreezeStep} from './schema.js'
 import {sameState, type ActionDefinition} from '../action.js'
-import {describeFreeze} from '../freeze/freeze.js'
+import {describeFreeze, planningRun} from '../freeze/freeze.js'
 
 /**
  * Lifts the change freeze this run set. A freeze is its owner's: the run that set it, or the
@@ -16,6 +16,12 @@ export const unfreeze: ActionDefinition<UnfreezeStep, typeof unfreezeSchema> = {
   defaultOnFailure: 'abort',
   title: () => 'Lift the change freeze',
   plan: (step) => [step.force ? 'clear the change freeze, whoever set it' : 'clear the change freeze this run set'],
+  project: (step, live) => (live.freeze && (step.force || live.freeze.runId === planningRun) ? {...live, freeze: null} : live),
+  expects(step, {live}) {
+    if (live.freeze === null) return ['no change freeze is in place: there is nothing to lift']
+    if (!live.freeze || step.force || live.freeze.runId === planningRun) return []
+    return [`the freeze in place is not this run's (${describeFreeze(live.freeze)}): the step leaves it in place (force: true lifts it)`]
+  },
   changesLive: false,
   locks: () => [],
   iam: () => [],
