@@ -388,6 +388,18 @@ describe('sluice run on a HAProxy runbook', () => {
     expect(read.restrictions.rules).toEqual([{type: 'sync', paths: ['/sync/'], headers: {}, retryAfterSeconds: 30}])
 
     const lifted = runbook('lift', '  - {action: lift, type: sync}\n')
+    // plan --live reads HAProxy's maps and servers and changes nothing: the lift finds sync restricted, as it expects; a second restrict does not.
+    const plan = await sluice(['plan', lifted.file, '--live', '--state', lifted.state])
+    expect(plan.code, plan.stderr).toBe(0)
+    expect(plan.stdout).toContain(`Read from HAProxy ${haproxy.socket} (nothing was changed):`)
+    expect(plan.stdout).toContain('restricted: sync → none')
+    expect(plan.stdout).toContain('Every step finds what it expects.')
+    const again = await sluice(['plan', restricted.file, '--live', '--state', restricted.state])
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout).toContain(
+      `   ! sync is already restricted on haproxy map ${join(haproxy.dir, 'restricted.map')} (${haproxy.socket}): the step leaves that rule as it is and changes nothing`,
+    )
+    expect(await restrictMap.entries()).toEqual([{key: '/sync/', value: 'sync:30'}])
     const lift = await sluice(['run', lifted.file, '--yes', '--state', lifted.state])
     expect(lift.code, lift.stderr).toBe(0)
     expect(await restrictMap.entries()).toEqual([])
