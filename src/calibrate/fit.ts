@@ -1,22 +1,5 @@
+import type {PoolPeriod} from '../ports/pool-readings.js'
 import {Random} from '../sim/random.js'
-
-/**
- * One period of a pool's metrics, as a load balancer counts them: what arrived, what failed, how
- * many servers were in rotation and how long an answer took. Any of the readings may be missing
- * for a period (CloudWatch leaves a period out where nothing was put).
- */
-export interface PoolPeriod {
-  /** Start of the period, epoch seconds. */
-  at: number
-  /** Requests that reached the pool in the period. */
-  requests: number
-  /** Of them, answered with an error (the servers' 5xx and the load balancer's own). */
-  errors: number
-  /** Servers in rotation (healthy), averaged over the period; null where not read. */
-  healthy: number | null
-  /** Mean seconds to an answer; null where not read. */
-  latency: number | null
-}
 
 /** How a figure was come by, from surest to least sure. */
 export type Provenance = 'read' | 'measured' | 'fitted' | 'bound' | 'assumed'

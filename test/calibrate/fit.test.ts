@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {fitCapacity, fitDemand, type PoolPeriod} from '../../src/calibrate/fit.js'
+import {fitCapacity, fitDemand} from '../../src/calibrate/fit.js'
+import type {PoolPeriod} from '../../src/ports/pool-readings.js'
 import {Random} from '../../src/sim/random.js'
 
 /**

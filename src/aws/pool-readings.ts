@@ -1,0 +1,186 @@
+import type {PoolNow, PoolPeriod, PoolReadings, PoolSettings} from '../ports/pool-readings.js'
+import type {AwsClients} from './clients.js'
+import {targetGroupDimension} from './cloudwatch.js'
+import {awsCall} from './errors.js'
+import {FailedError} from '../errors.js'
+
+/** What CloudWatch names the pool by: the load balancer's and the target group's dimensions. */
+export interface PoolMetricsScope {
+  /** `app/NAME/ID`. */
+  loadBalancer: string
+  /** The target group's ARN. */
+  targetGroup: string
+}
+
+/** What a pool's periods are read from; a long window comes back in pages (NextToken). */
+const metricNames = {
+  requests: {name: 'RequestCount', stat: 'Sum', group: true},
+  target5xx: {name: 'HTTPCode_Target_5XX_Count', stat: 'Sum', group: true},
+  // The load balancer's own 5xx are counted per load balancer, not per target group.
+  elb5xx: {name: 'HTTPCode_ELB_5XX_Count', stat: 'Sum', group: false},
+  healthy: {name: 'HealthyHostCount', stat: 'Average', group: true},
+  latency: {name: 'TargetResponseTime', stat: 'Average', group: true},
+} as const
+
+/**
+ * A pool's metrics over [start, end) in periods of `period` seconds, from CloudWatch's
+ * AWS/ApplicationELB namespace: requests, errors (the targets' 5xx and the load balancer's),
+ * healthy targets and mean response time. A period with no requests recorded is left out.
+ */
+async function readPoolHistory(
+  clients: AwsClients,
+  scope: PoolMetricsScope,
+  start: Date,
+  end: Date,
+  period: number,
+  signal?: AbortSignal,
+): Promise<PoolPeriod[]> {
+  const {GetMetricDataCommand} = await import('@aws-sdk/client-cloudwatch')
+  const client = await clients.cloudwatch()
+  const group = targetGroupDimension(scope.targetGroup)
+  const queries = Object.entries(metricNames).map(([id, m]) => ({
+    Id: id,
+    MetricStat: {
+      Metric: {
+        Namespace: 'AWS/ApplicationELB',
+        MetricName: m.name,
+        Dimensions: [{Name: 'LoadBalancer', Value: scope.loadBalancer}, ...(m.group ? [{Name: 'TargetGroup', Value: group}] : [])],
+      },
+      Period: period,
+      Stat: m.stat,
+    },
+  }))
+  const series: Record<string, Map<number, number>> = Object.fromEntries(Object.keys(metricNames).map((id) => [id, new Map<number, number>()]))
+  let token: string | undefined
+  do {
+    const out = await awsCall(
+      'CloudWatch',
+      'GetMetricData',
+      `${scope.loadBalancer} ${group}`,
+      (s) => client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token}), {abortSignal: s}),
+      signal,
+    )
+    for (const r of out.MetricDataResults ?? []) {
+      const into = series[r.Id!]
+      ;(r.Timestamps ?? []).forEach((t, i) => into.set(Math.floor(new Date(t).getTime() / 1000), r.Values![i]))
+    }
+    token = out.NextToken
+  } while (token)
+  return [...series.requests.entries()]
+    .filter(([, requests]) => requests > 0)
+    .sort(([a], [b]) => a - b)
+    .map(([at, requests]) => ({
+      at,
+      requests,
+      errors: (series.target5xx.get(at) ?? 0) + (series.elb5xx.get(at) ?? 0),
+      healthy: series.healthy.get(at) ?? null,
+      latency: series.latency.get(at) ?? null,
+    }))
+}
+
+const attribute = (attrs: Array<{Key?: string; Value?: string}>, key: string): string | undefined => attrs.find((a) => a.Key === key)?.Value
+
+/**
+ * An ALB target group as calibrate and assess read it: its check and routing settings from ELBv2
+ * (DescribeTargetGroups, DescribeTargetGroupAttributes, DescribeTargetHealth), its metrics from
+ * CloudWatch (GetMetricData on AWS/ApplicationELB). Read-only.
+ */
+export class AlbPoolReadings implements PoolReadings {
+  readonly source: string
+
+  constructor(
+    private readonly clients: AwsClients,
+    private readonly scope: PoolMetricsScope,
+  ) {
+    this.source = `target group ${scope.targetGroup} and CloudWatch AWS/ApplicationELB for ${scope.loadBalancer}`
+  }
+
+  async settings(signal?: AbortSignal): Promise<PoolSettings> {
+    const elb = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    const arn = this.scope.targetGroup
+    const label = `target group ${arn}`
+    const groups = await awsCall(
+      'ELBv2',
+      'DescribeTargetGroups',
+      label,
+      (s) => client.send(new elb.DescribeTargetGroupsCommand({TargetGroupArns: [arn]}), {abortSignal: s}),
+      signal,
+    )
+    const group = groups.TargetGroups?.[0]
+    if (!group) throw new FailedError(`ELBv2 DescribeTargetGroups on ${label} found no such target group`)
+    const attrs = await awsCall(
+      'ELBv2',
+      'DescribeTargetGroupAttributes',
+      label,
+      (s) => client.send(new elb.DescribeTargetGroupAttributesCommand({TargetGroupArn: arn}), {abortSignal: s}),
+      signal,
+    )
+    const targets = await this.targets(signal)
+    const a = attrs.Attributes ?? []
+    const failover = attribute(a, failoverKey)
+    return {
+      label: `target group ${group.TargetGroupName ?? arn} (${arn})`,
+      family: 'alb',
+      servers: targets.length,
+      healthy: targets.filter((t) => t === 'healthy').length,
+      // ELBv2's own defaults where a group does not say (an HTTP target group's).
+      interval: group.HealthCheckIntervalSeconds ?? 30,
+      checkTimeout: group.HealthCheckTimeoutSeconds ?? 5,
+      fall: group.UnhealthyThresholdCount ?? 2,
+      rise: group.HealthyThresholdCount ?? 5,
+      slowStart: Number(attribute(a, 'slow_start.duration_seconds') ?? 0),
+      drainDelay: Number(attribute(a, 'deregistration_delay.timeout_seconds') ?? 300),
+      failoverPercent: failover === undefined || failover === 'off' ? null : Number(failover),
+      names: {
+        interval: 'HealthCheckIntervalSeconds',
+        checkTimeout: 'HealthCheckTimeoutSeconds',
+        fall: 'UnhealthyThresholdCount',
+        rise: 'HealthyThresholdCount',
+        slowStart: 'slow_start.duration_seconds',
+        drainDelay: 'deregistration_delay.timeout_seconds',
+        failoverPercent: failoverKey,
+      },
+    }
+  }
+
+  history(start: Date, end: Date, period: number, signal?: AbortSignal): Promise<PoolPeriod[]> {
+    return readPoolHistory(this.clients, this.scope, start, end, period, signal)
+  }
+
+  /**
+   * Demand and errors over the newest three minutes CloudWatch has (its figures arrive a minute or
+   * two late, so the last quarter hour is read), and who is in rotation now from target health.
+   */
+  async now(signal?: AbortSignal): Promise<PoolNow> {
+    const end = new Date()
+    const periods = await this.history(new Date(end.getTime() - 15 * 60_000), end, 60, signal)
+    const newest = periods.slice(-3)
+    if (newest.length === 0)
+      throw new FailedError(`CloudWatch has no RequestCount for ${this.scope.targetGroup} in the last 15 minutes: nothing to say where the pool is now`)
+    const requests = newest.reduce((s, p) => s + p.requests, 0)
+    const targets = await this.targets(signal)
+    return {
+      at: newest.at(-1)!.at,
+      demand: requests / (newest.length * 60),
+      errorRate: newest.reduce((s, p) => s + p.errors, 0) / requests,
+      servers: targets.length,
+      healthy: targets.filter((t) => t === 'healthy').length,
+    }
+  }
+
+  private async targets(signal?: AbortSignal): Promise<string[]> {
+    const {DescribeTargetHealthCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const client = await this.clients.elbv2()
+    const out = await awsCall(
+      'ELBv2',
+      'DescribeTargetHealth',
+      `target group ${this.scope.targetGroup}`,
+      (s) => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.scope.targetGroup}), {abortSignal: s}),
+      signal,
+    )
+    return (out.TargetHealthDescriptions ?? []).map((d) => d.TargetHealth?.State ?? 'unknown')
+  }
+}
+
+const failoverKey = 'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage'

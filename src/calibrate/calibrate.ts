@@ -1,0 +1,206 @@
+import type {PoolReadings, PoolSettings} from '../ports/pool-readings.js'
+import {fitCapacity, fitDemand, medianOf, type CapacityFit, type Estimate} from './fit.js'
+
+/** What `sluice calibrate` reads over, and what it names the scenario's pool. */
+export interface CalibrateOptions {
+  start: Date
+  end: Date
+  /** Seconds per period: 60 at least (CloudWatch's finest for these metrics). */
+  period: number
+  /** The pool's name in the scenario. */
+  pool: string
+  /** The scenario's name. */
+  name: string
+  seed?: number
+}
+
+/** Every figure of a calibration, each with where it came from and how sure it is. */
+export interface CalibrationFigures {
+  servers: Estimate
+  capacity: Estimate & {method: CapacityFit['method']; periodsPastIt: number}
+  demandMean: Estimate
+  demandPeak: Estimate
+  /** Mean seconds to an answer at the quietest quarter of the window: the servers' own service time. */
+  serviceTime: Estimate | null
+  errorRate: Estimate
+  interval: Estimate
+  fall: Estimate
+  rise: Estimate
+  slowStart: Estimate
+  drainDelay: Estimate
+  failoverPercent: Estimate
+  attempts: Estimate
+  timeout: Estimate
+}
+
+export interface Calibration {
+  source: string
+  window: {start: string; end: string; period: number; periods: number}
+  settings: PoolSettings
+  figures: CalibrationFigures
+  /** What the metrics cannot show, and what the scenario assumes instead. */
+  assumed: string[]
+  /** The scenario, as YAML with a comment on every figure. */
+  scenario: string
+}
+
+/** sluice's client defaults (src/sim/scenario/schema.ts): what a calibration assumes where the metrics show no clients. */
+const assumedClients = {attempts: 1, timeout: 5}
+
+/**
+ * Fits a scenario to a live pool: its settings read back, its capacity and demand from its
+ * metrics over the window, and what cannot be seen in them said and assumed. The scenario is the
+ * one `simulate`, rehearsals, drills and `assess` read.
+ */
+export async function calibrate(readings: PoolReadings, options: CalibrateOptions, signal?: AbortSignal): Promise<Calibration> {
+  const settings = await readings.settings(signal)
+  const periods = await readings.history(options.start, options.end, options.period, signal)
+  if (periods.length === 0)
+    throw new Error(
+      `no requests recorded for ${settings.label} between ${options.start.toISOString()} and ${options.end.toISOString()}: nothing to calibrate on`,
+    )
+  const capacity = fitCapacity(periods, options.period, options.seed ?? 1)
+  const demand = fitDemand(periods, options.period)
+  const read = (value: number, name: string): Estimate => ({value, how: 'read', source: name})
+  const quiet = [...periods].sort((a, b) => a.requests - b.requests).slice(0, Math.max(1, Math.floor(periods.length / 4)))
+  const floor = medianOf(quiet, (p) => p.latency)
+  const errors = periods.reduce((s, p) => s + p.errors, 0) / periods.reduce((s, p) => s + p.requests, 0)
+  const alb = settings.family === 'alb'
+  const figures: CalibrationFigures = {
+    servers: {value: settings.servers, how: 'read', source: `registered now (${settings.healthy} healthy)`},
+    capacity: {...capacity.capacity, method: capacity.method, periodsPastIt: capacity.pastKnee},
+    demandMean: demand.mean,
+    demandPeak: demand.peak,
+    serviceTime:
+      floor === null
+        ? null
+        : {value: round(floor, 3), how: 'measured', source: `median response time over the quietest quarter of the window (${quiet.length} periods)`},
+    errorRate: {value: round(errors * 100, 2), how: 'measured', source: `errors over requests across the window, percent`},
+    interval: read(settings.interval, settings.names.interval),
+    fall: read(settings.fall, settings.names.fall),
+    rise: read(settings.rise, settings.names.rise),
+    slowStart: read(settings.slowStart, settings.names.slowStart),
+    drainDelay: read(settings.drainDelay, settings.names.drainDelay),
+    failoverPercent:
+      settings.failoverPercent === null
+        ? {
+            value: alb ? 1 : 0,
+            how: 'read',
+            source: `${settings.names.failoverPercent} is off${alb ? '; an ALB still routes to every target when none is healthy (fail open)' : ''}`,
+          }
+        : read(settings.failoverPercent, settings.names.failoverPercent),
+    attempts: {value: assumedClients.attempts, how: 'assumed', source: 'a load balancer counts requests, not the clients that retry them'},
+    timeout: {value: assumedClients.timeout, how: 'assumed', source: "the clients' own timeout is not in the load balancer's metrics"},
+  }
+  const assumed = [
+    `clients: ${assumedClients.attempts} attempt, ${assumedClients.timeout} s timeout (sluice's defaults): retries and client timeouts are not in these metrics; set clients: in the scenario if you know them`,
+    'demand: one traffic type (all): the metrics do not split it by type; name types under demand.types to weigh restricting one',
+    alb
+      ? `checks: the model takes a server out at its first failed check (ALB: after ${settings.fall}) and back after ${settings.rise} passed checks (${settings.rise * settings.interval} s)`
+      : 'checks: HAProxy rules (inter, fall, rise), as read',
+    ...(capacity.method === 'lower-bound' ? ['capacity: a lower bound only: the window never loaded the pool enough to show its limit'] : []),
+  ]
+  const calibration = {
+    source: readings.source,
+    window: {start: options.start.toISOString(), end: options.end.toISOString(), period: options.period, periods: periods.length},
+    settings,
+    figures,
+    assumed,
+    scenario: '',
+  }
+  return {...calibration, scenario: scenarioText(calibration, options, demand.curve)}
+}
+
+const round = (v: number, places = 1): number => Math.round(v * 10 ** places) / 10 ** places
+
+const interval = (e: Estimate): string => (e.low !== undefined && e.high !== undefined && e.high > e.low ? ` (90%: ${round(e.low)}–${round(e.high)})` : '')
+
+/** A comment line per figure: how it was come by, and from what. */
+const said = (e: Estimate, indent: string): string => `${indent}# ${e.how}${interval(e)}: ${e.source}`
+
+/** The scenario as YAML, every figure with its comment; it loads as any scenario does (tests load it). */
+function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOptions, curve: Array<[number, number]>): string {
+  const f = c.figures
+  const s = c.settings
+  const duration = Math.max(60, Math.round((new Date(c.window.end).getTime() - new Date(c.window.start).getTime()) / 1000))
+  const alb = s.family === 'alb'
+  const lines = [
+    `# Calibrated by sluice calibrate from ${c.source},`,
+    `# ${c.window.start} to ${c.window.end}: ${c.window.periods} periods of ${c.window.period} s. Settings read from ${s.label}.`,
+    '# Each figure says how it was come by: read (a setting, read back), measured (from the metrics),',
+    '# fitted (estimated, with its 90% interval), bound (a limit, not a value), assumed (not in these metrics).',
+    ...c.assumed.map((a) => `# assumed: ${a}`),
+    `name: ${options.name}`,
+    `description: ${JSON.stringify(`${s.label}, calibrated from its metrics`)}`,
+    `duration: ${duration}`,
+    'pools:',
+    `  - name: ${options.pool}`,
+    said(f.servers, '    '),
+    `    servers: ${f.servers.value}`,
+    said(f.capacity, '    '),
+    `    capacity: ${round(f.capacity.value)}`,
+    ...(f.serviceTime ? [said(f.serviceTime, '    '), `    serviceTime: ${Math.max(0.001, f.serviceTime.value)}`] : []),
+    'demand:',
+    `  # measured: requests a second over the window, as ${curve.length} points (mean ${f.demandMean.value} rps, peak ${f.demandPeak.value} rps)`,
+    `  curve: [${curve.map(([t, v]) => `[${t}, ${v}]`).join(', ')}]`,
+    'healthCheck:',
+    ...(alb
+      ? [
+          said(f.interval, '  '),
+          `  interval: ${f.interval.value}`,
+          `  # read: a server is back after ${s.names.rise} ${f.rise.value} passed checks × ${f.interval.value} s; an ALB does not lengthen it for a server taken out again`,
+          `  baseEjection: ${f.rise.value * f.interval.value}`,
+          `  maxEjection: ${f.rise.value * f.interval.value}`,
+        ]
+      : [
+          '  kind: haproxy',
+          said(f.interval, '  '),
+          `  inter: ${f.interval.value}`,
+          said(f.fall, '  '),
+          `  fall: ${f.fall.value}`,
+          said(f.rise, '  '),
+          `  rise: ${f.rise.value}`,
+          said(f.slowStart, '  '),
+          `  slowstart: ${f.slowStart.value}`,
+        ]),
+    'clients:',
+    said(f.attempts, '  '),
+    `  attempts: ${f.attempts.value}`,
+    said(f.timeout, '  '),
+    `  timeout: ${f.timeout.value}`,
+    'setups:',
+    '  as-configured:',
+    ...(alb
+      ? [
+          said(f.failoverPercent, '    '),
+          `    panicThreshold: ${f.failoverPercent.value}`,
+          ...(f.slowStart.value > 0 ? [said(f.slowStart, '    '), `    slowStart: ${f.slowStart.value}`] : []),
+        ]
+      : ['    {}']),
+  ]
+  return `${lines.join('\n').replace('  as-configured:\n    {}', '  as-configured: {}')}\n`
+}
+
+/** The figures as a table a person reads: what each is, its value, its interval, how it was come by, and from what. */
+export function figureRows(c: Calibration): string[][] {
+  const f = c.figures
+  const rows: Array<[string, Estimate | null, string]> = [
+    ['servers', f.servers, ''],
+    ['capacity per server', f.capacity, 'rps'],
+    ['demand, mean', f.demandMean, 'rps'],
+    ['demand, peak', f.demandPeak, 'rps'],
+    ['service time', f.serviceTime, 's'],
+    ['errors', f.errorRate, '%'],
+    ['check interval', f.interval, 's'],
+    ['failed checks to take out', f.fall, ''],
+    ['passed checks to return', f.rise, ''],
+    ['slow start', f.slowStart, 's'],
+    ['drain delay', f.drainDelay, 's'],
+    ['route to all below healthy', f.failoverPercent, '%'],
+    ['client attempts', f.attempts, ''],
+    ['client timeout', f.timeout, 's'],
+  ]
+  return rows
+    .filter((r): r is [string, Estimate, string] => r[1] !== null)
+    .map(([name, e, unit]) => [name, `${round(e.value, 2)}${unit ? ` ${unit}` : ''}`, interval(e).replace(/^ \(90%: (.*)\)$/, '$1'), e.how, e.source])
+}

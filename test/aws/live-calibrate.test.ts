@@ -1,0 +1,153 @@
+import {CloudWatchClient, PutMetricDataCommand, type MetricDatum} from '@aws-sdk/client-cloudwatch'
+import {ElasticLoadBalancingV2Client, ModifyTargetGroupAttributesCommand, ModifyTargetGroupCommand} from '@aws-sdk/client-elastic-load-balancing-v2'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {Random} from '../../src/sim/random.js'
+import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
+import {sluice} from '../helpers/cli.js'
+import {cfg, useLiveFixture, type Fixture} from './live-fixture.js'
+import {targetGroupDimension} from './seed.js'
+
+let fx: Fixture
+useLiveFixture((current) => (fx = current))
+
+/** The fleet the metrics are made from: what calibrate must recover. */
+const truth = {servers: 8, capacity: 100, low: 300, high: 1050, latencyFloor: 0.04}
+
+/**
+ * A day of minute points for the fixture's 8 targets, as an ALB would report them: demand on a
+ * diurnal curve from 300 to 1,050 rps (past the pool's 800 at its peak), each server answering at
+ * most 100 rps (2% noise) and the rest failing with 5xx, latency flat at 40 ms until the servers are
+ * full and climbing past it, every target healthy. Put in batches of 1,000 data, AWS's limit.
+ */
+async function putDay(end: number): Promise<void> {
+  const random = new Random(3)
+  const noise = () => 1 + (random.next() - 0.5) * 0.04
+  const lb = [{Name: 'LoadBalancer', Value: fx.targets.loadBalancer}]
+  const tg = [...lb, {Name: 'TargetGroup', Value: targetGroupDimension(fx.targets.targetGroupArn)}]
+  const data: MetricDatum[] = []
+  for (let i = 0; i < 1440; i++) {
+    const at = new Date(end - (1440 - i) * 60_000)
+    const rps = (truth.low + (truth.high - truth.low) * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / 1440))) * noise()
+    const perServer = rps / truth.servers
+    const served = Math.min(perServer, truth.capacity * noise())
+    const failed = (perServer - served) * truth.servers * 60
+    const latency = truth.latencyFloor * noise() * (perServer > truth.capacity ? 1 + (perServer / truth.capacity - 1) * 20 : 1)
+    const datum = (MetricName: string, Value: number, Dimensions: typeof lb, Unit: 'Count' | 'Seconds' = 'Count'): MetricDatum => ({
+      MetricName,
+      Value,
+      Unit,
+      Timestamp: at,
+      Dimensions,
+    })
+    data.push(
+      datum('RequestCount', Math.round(rps * 60), tg),
+      datum('HTTPCode_Target_5XX_Count', Math.round(failed), tg),
+      datum('HTTPCode_ELB_5XX_Count', 0, lb),
+      datum('HealthyHostCount', truth.servers, tg),
+      datum('TargetResponseTime', latency, tg, 'Seconds'),
+    )
+  }
+  // The SDK gzips a PutMetricData body over 10 KB, which moto cannot read (it answers 500).
+  const cw = new CloudWatchClient({...cfg, disableRequestCompression: true})
+  try {
+    for (let i = 0; i < data.length; i += 1000) await cw.send(new PutMetricDataCommand({Namespace: 'AWS/ApplicationELB', MetricData: data.slice(i, i + 1000)}))
+  } finally {
+    cw.destroy()
+  }
+}
+
+/** The target group's settings calibrate must read back. */
+async function configure(): Promise<void> {
+  const elb = new ElasticLoadBalancingV2Client(cfg)
+  try {
+    await elb.send(
+      new ModifyTargetGroupCommand({
+        TargetGroupArn: fx.targets.targetGroupArn,
+        HealthCheckIntervalSeconds: 10,
+        HealthCheckTimeoutSeconds: 5,
+        HealthyThresholdCount: 3,
+        UnhealthyThresholdCount: 2,
+      }),
+    )
+    await elb.send(
+      new ModifyTargetGroupAttributesCommand({
+        TargetGroupArn: fx.targets.targetGroupArn,
+        Attributes: [
+          {Key: 'slow_start.duration_seconds', Value: '45'},
+          {Key: 'deregistration_delay.timeout_seconds', Value: '60'},
+        ],
+      }),
+    )
+  } finally {
+    elb.destroy()
+  }
+}
+
+describe('sluice calibrate against moto: a day of CloudWatch metrics and a target group with known settings', () => {
+  it('recovers the capacity within 5%, the settings exactly and demand, and writes a scenario that simulates', async () => {
+    await configure()
+    const end = Math.floor(Date.now() / 60_000) * 60_000
+    await putDay(end)
+    const file = join(fx.dir, 'mailbox.yaml')
+    const args = ['calibrate', '--target-group', fx.targets.targetGroupArn, '--load-balancer', fx.targets.loadBalancer]
+    const until = ['--window', '24h', '--until', new Date(end).toISOString(), '--pool', 'mailbox']
+    const out = await sluice([...args, ...until, '--out', file, '--json'], {env: fx.env})
+    expect(out.code, out.stderr).toBe(0)
+    const c = JSON.parse(out.stdout) as {
+      figures: Record<string, {value: number; low?: number; high?: number; how: string}> & {capacity: {method: string}}
+      window: {periods: number}
+      assumed: string[]
+    }
+    expect(c.window.periods).toBe(1440)
+    expect(c.figures.capacity.method).toBe('plateau')
+    expect(Math.abs(c.figures.capacity.value - truth.capacity) / truth.capacity).toBeLessThan(0.05)
+    expect(c.figures.capacity.low).toBeLessThanOrEqual(c.figures.capacity.value)
+    expect(c.figures.capacity.high).toBeGreaterThanOrEqual(c.figures.capacity.value)
+    expect(c.figures.servers).toMatchObject({value: 8, how: 'read'})
+    expect(c.figures.interval).toMatchObject({value: 10, how: 'read'})
+    expect(c.figures.fall).toMatchObject({value: 2, how: 'read'})
+    expect(c.figures.rise).toMatchObject({value: 3, how: 'read'})
+    expect(c.figures.slowStart).toMatchObject({value: 45, how: 'read'})
+    expect(c.figures.drainDelay).toMatchObject({value: 60, how: 'read'})
+    expect(c.figures.attempts.how).toBe('assumed')
+    expect(Math.abs(c.figures.demandPeak.value - truth.high) / truth.high).toBeLessThan(0.05)
+    expect(Math.abs(c.figures.serviceTime.value - truth.latencyFloor) / truth.latencyFloor).toBeLessThan(0.1)
+    expect(c.assumed.join('\n')).toContain('retries and client timeouts are not in these metrics')
+
+    // The scenario loads as any scenario does, says where each figure came from, and simulates.
+    const text = readFileSync(file, 'utf8')
+    expect(text).toMatch(/# fitted \(90%: [\d.]+–[\d.]+\): the plateau of requests served per server against offered/)
+    expect(text).toContain('# read: HealthCheckIntervalSeconds\n  interval: 10')
+    expect(text).toContain(`Settings read from target group `)
+    const {scenario} = loadScenario(file)
+    expect(scenario.pools[0]).toMatchObject({name: 'mailbox', servers: 8})
+    expect(scenario.healthCheck).toMatchObject({interval: 10, baseEjection: 30, maxEjection: 30})
+    expect(scenario.setups['as-configured']).toMatchObject({slowStart: 45, panicThreshold: 1})
+    const sim = await sluice(['simulate', '--scenario', file, '--duration', '3600', '--json'])
+    expect(sim.code, sim.stderr).toBe(0)
+
+    // Without --out: the scenario on stdout, the figures on stderr.
+    const plain = await sluice([...args, ...until], {env: fx.env})
+    expect(plain.code, plain.stderr).toBe(0)
+    expect(plain.stdout).toBe(text)
+    expect(plain.stderr).toMatch(/capacity per server\s+\d+(\.\d+)? rps\s+[\d.]+–[\d.]+\s+fitted/)
+  }, 120_000)
+
+  it('says which flag is wrong, and a window with no metrics, before or without writing anything', async () => {
+    const args = ['calibrate', '--target-group', fx.targets.targetGroupArn, '--load-balancer', fx.targets.loadBalancer]
+    const badGroup = await sluice(['calibrate', '--target-group', 'mailbox', '--load-balancer', fx.targets.loadBalancer], {env: fx.env})
+    expect(badGroup.code).toBe(2)
+    expect(badGroup.stderr).toContain('--target-group: expected a target group ARN')
+    const badUntil = await sluice([...args, '--until', 'yesterday'], {env: fx.env})
+    expect(badUntil.code).toBe(2)
+    expect(badUntil.stderr).toContain('--until: expected an ISO 8601 time')
+    const longWindow = await sluice([...args, '--window', '720h', '--period', '60'], {env: fx.env})
+    expect(longWindow.code).toBe(2)
+    expect(longWindow.stderr).toContain('--period: CloudWatch keeps one-minute points for 15 days only')
+    const empty = await sluice([...args, '--window', '1h'], {env: fx.env})
+    expect(empty.code).toBe(1)
+    expect(empty.stderr).toContain('no requests recorded for target group')
+  }, 60_000)
+})
