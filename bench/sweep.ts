@@ -39,6 +39,7 @@ function counted(runner: CellRunner): {runner: CellRunner; runs: () => number} {
         runs += cells.length
         return runner.run(cells, progress)
       },
+      retarget: (job) => runner.retarget(job),
       close: () => runner.close(),
     },
     runs: () => runs,

@@ -69,9 +69,21 @@ function xAxisLines(x: Axis, cellWidth: number, gutter: number, title: string): 
   return [' '.repeat(gutter) + '└' + rule.join(''), ' '.repeat(gutter + 1) + text, ' '.repeat(gutter + 1) + title]
 }
 
-function cellRow(cells: CellResult[], from: number, count: number, cellWidth: number, color: boolean): string {
+/** A point drawn over a map: the cell nearest it shows `glyph` instead of its outcome's. */
+export interface MapMark {
+  x: number
+  y: number
+  glyph: string
+}
+
+const nearest = (values: number[], v: number): number => values.reduce((best, w, i) => (Math.abs(w - v) < Math.abs(values[best] - v) ? i : best), 0)
+
+function cellRow(cells: CellResult[], from: number, count: number, cellWidth: number, color: boolean, marks: Map<number, string> = new Map()): string {
   let out = ''
-  for (let i = from; i < from + count; i++) out += paint(glyph(cells[i]).repeat(cellWidth), cells[i].outcome, color)
+  for (let i = from; i < from + count; i++) {
+    const mark = marks.get(i - from)
+    out += paint(mark ? mark + glyph(cells[i]).repeat(cellWidth - 1) : glyph(cells[i]).repeat(cellWidth), cells[i].outcome, color)
+  }
   return out
 }
 
@@ -80,8 +92,8 @@ function countsText(cells: CellResult[]): string {
   return `${c.stuck} stuck, ${c.recovered} recovered, ${c.unharmed} unharmed of ${cells.length}`
 }
 
-/** One setup's map: y rows from the highest at the top, a labelled x axis under it. */
-function mapLines(result: SweepResult, setup: SetupSweep, cellWidth: number, color: boolean): string[] {
+/** One setup's map: y rows from the highest at the top, a labelled x axis under it; `marks` drawn over their nearest cells. */
+export function mapLines(result: SweepResult, setup: SetupSweep, cellWidth: number, color: boolean, marks: MapMark[] = []): string[] {
   const [x, y] = result.axes
   const nx = x.values.length
   const yLabels = y.values.map(formatNumber)
@@ -91,7 +103,8 @@ function mapLines(result: SweepResult, setup: SetupSweep, cellWidth: number, col
   for (let r = 0; r < y.values.length; r++) {
     const yi = y.values.length - 1 - r
     const label = labelRows.has(yi) ? yLabels[yi] : ''
-    const row = cellRow(setup.cells, yi * nx, nx, cellWidth, color)
+    const here = new Map(marks.filter((m) => nearest(y.values, m.y) === yi).map((m) => [nearest(x.values, m.x), m.glyph]))
+    const row = cellRow(setup.cells, yi * nx, nx, cellWidth, color, here)
     lines.push(`${label.padStart(gutter - 1)} ${label ? '┤' : '│'}${row}${y.values[yi] === setup.tipping.y ? ' ◀' : ''}`)
   }
   return [...lines, ...xAxisLines(x, cellWidth, gutter, axisTitle(x.param, result.scenario, y.param))]

@@ -11,6 +11,12 @@ import {packResult, resultWidth, runCell, unpackResult, type CellQuery, type Cel
 export interface CellRunner {
   /** Runs the cells and calls `progress` with how many of them are done so far. */
   run(cells: CellQuery[], progress?: (done: number) => void): Promise<CellResult[]>
+  /**
+   * Runs later cells on another job, on the same threads: a worker is sent the new job with its
+   * next chunk. For many small sweeps in a row (assess), where starting threads for each would
+   * cost more than the cells.
+   */
+  retarget(job: SweepJob): void
   close(): Promise<void>
 }
 
@@ -35,10 +41,16 @@ const inFlight = 2
  * `workers` threads in all: this one, which already has the simulator loaded and warm, and
  * `workers - 1` worker threads, each sent the job once when it starts (the worker module: programFile).
  */
-export function cellRunner(job: SweepJob, workers: number): CellRunner {
+export function cellRunner(first: SweepJob, workers: number): CellRunner {
   const url = programFile('sweep/sweep-worker.js')
-  const threads = Array.from({length: Math.max(0, workers - 1)}, () => new Worker(url, {workerData: job}))
+  const threads = Array.from({length: Math.max(0, workers - 1)}, () => new Worker(url, {workerData: first}))
+  let job = first
+  // Which job each worker holds: it is sent the current one with its next chunk when they differ.
+  const holds = new Map<Worker, SweepJob>(threads.map((w) => [w, first]))
   return {
+    retarget(next) {
+      job = next
+    },
     run(cells, progress) {
       const out = new Float64Array(cells.length * resultWidth)
       const chunk = chunkSize(cells.length, threads.length + 1, job)
@@ -71,7 +83,9 @@ export function cellRunner(job: SweepJob, workers: number): CellRunner {
           const [start, end] = range
           const packed = new Float64Array((end - start) * 3)
           for (let i = start; i < end; i++) packed.set([cells[i].setup, cells[i].x, cells[i].y], (i - start) * 3)
-          worker.postMessage({id: start, cells: packed}, [packed.buffer])
+          const stale = holds.get(worker) !== job
+          holds.set(worker, job)
+          worker.postMessage({id: start, cells: packed, ...(stale ? {job} : {})}, [packed.buffer])
         }
         for (const worker of threads) {
           const onMessage = (message: {id: number; results: Float64Array}): void => {

@@ -1,0 +1,112 @@
+import {Flags} from '@oclif/core'
+import {SluiceCommand} from '../src/cli/base.js'
+import {awsFlags, awsOptionsOf, decimal, seconds} from '../src/cli/flags.js'
+import {InputError} from '../src/errors.js'
+import type {Assessment} from '../src/assess/assess.js'
+import type {PoolNow} from '../src/ports/pool-readings.js'
+
+export default class Assess extends SluiceCommand {
+  static override summary = 'Say whether a live pool would come back on its own if the trigger were fixed now, and the smallest lever that gets it out.'
+
+  static override description = `Reads the pool now (an ALB target group's targets and its last minutes of CloudWatch metrics: demand, servers in rotation, errors), places it on the map of its calibrated scenario (\`sluice calibrate\` writes one) and says, in sentences to paste into the incident channel: unharmed, recovering (fixed now, it comes back on its own, in how long) or stuck; how far it is from the tipping point, in demand and in servers out; and, when stuck, the smallest lever that gets it out, each checked by simulation from now: shed a share of a traffic type (whole types on an ALB), route to every server below a share healthy (an ALB's minimum healthy targets routing, Envoy's panic threshold), cap ejection (Envoy), a retry budget, slow start. Then the map, servers out × demand, with the pool on it.
+
+It changes nothing. Without AWS, --demand and --in-rotation place a pool you describe. --quick skips the map. --watch re-assesses every interval until Ctrl-C. Exit 0 unharmed or recovering, 3 stuck.`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --scenario mailbox.yaml --target-group arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/mailbox/abc --load-balancer app/outlook-edge/def',
+    '<%= config.bin %> <%= command.id %> --scenario outlook-2026 --demand 1500 --in-rotation 14 --quick',
+  ]
+
+  static override flags = {
+    scenario: Flags.string({
+      char: 's',
+      description: "The pool's calibrated scenario: a file `sluice calibrate` wrote, or a built-in name.",
+      helpValue: 'NAME|FILE',
+      required: true,
+    }),
+    setup: Flags.string({description: "The scenario's setup the pool runs with (default: its first).", helpValue: 'NAME'}),
+    'target-group': Flags.string({description: 'Read the pool now from this target group (with --load-balancer).', helpValue: 'ARN'}),
+    'load-balancer': Flags.string({description: "The load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}),
+    demand: decimal({description: 'Without AWS: the demand now, in requests a second.', min: 0, helpValue: 'RPS'}),
+    'in-rotation': Flags.integer({description: 'Without AWS: servers in rotation now.', min: 0}),
+    servers: Flags.integer({description: "Without AWS: servers in the pool (default: the scenario's).", min: 1}),
+    errors: decimal({description: 'Without AWS: the error rate now, in percent (default 0).', min: 0, max: 100, helpValue: 'PERCENT'}),
+    broken: Flags.integer({description: 'How many servers the trigger broke, if you know (default: every server out of rotation now).', min: 0}),
+    quick: Flags.boolean({description: 'No map: the verdict, the tipping points and the levers only (about a second).'}),
+    watch: seconds({description: 'Re-assess every this many seconds until Ctrl-C (with a live pool).', min: 5, max: 3600}),
+    workers: Flags.integer({description: 'Threads the map runs on (default: one with --quick, else the available cores).', min: 1, max: 64}),
+    ...awsFlags,
+  }
+
+  async run(): Promise<Assessment> {
+    const {flags} = await this.parse(Assess)
+    const live = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
+    if (live && (flags['target-group'] === undefined || flags['load-balancer'] === undefined))
+      throw new InputError(
+        `--${flags['target-group'] === undefined ? 'target-group' : 'load-balancer'}: a live pool is named by both --target-group and --load-balancer`,
+      )
+    const described = flags.demand !== undefined || flags['in-rotation'] !== undefined
+    if (live === described)
+      throw new InputError(
+        live
+          ? `--${flags.demand === undefined ? 'in-rotation' : 'demand'}: describe a pool (--demand, --in-rotation) or read a live one (--target-group, --load-balancer), not both`
+          : 'missing the pool: --target-group and --load-balancer to read a live one, or --demand and --in-rotation to describe one; see --help',
+      )
+    if (described && (flags.demand === undefined || flags['in-rotation'] === undefined))
+      throw new InputError(`--${flags.demand === undefined ? 'demand' : 'in-rotation'}: a described pool needs both --demand and --in-rotation`)
+    if (flags.watch !== undefined && !live) throw new InputError('--watch: re-assesses a live pool; name one with --target-group and --load-balancer')
+
+    const [{loadScenario, pickSetups}, {assess}, {cellRunner, defaultWorkers}, {renderAssessment}] = await Promise.all([
+      import('../src/sim/scenario/load-scenario.js'),
+      import('../src/assess/assess.js'),
+      import('../src/sweep/workers.js'),
+      import('../src/report/assess.js'),
+    ])
+    const {scenario} = loadScenario(flags.scenario)
+    const setup = pickSetups(scenario, flags.setup ? [flags.setup] : 'all')[0]
+    const poolServers = flags.servers ?? scenario.pools[0].servers ?? 0
+    if (described && flags['in-rotation']! > poolServers)
+      throw new InputError(`--in-rotation: expected at most the pool's ${poolServers} servers but received: ${flags['in-rotation']}`)
+    const readings = live
+      ? (await import('../src/wiring/readings.js')).poolReadings(
+          {targetGroup: flags['target-group']!, loadBalancer: flags['load-balancer']!},
+          awsOptionsOf(flags),
+        )
+      : null
+    const family = scenario.healthCheck.haproxy ? 'haproxy' : live ? 'alb' : 'envoy'
+    const source = readings ? readings.readings.source : `${scenario.pools[0].name} as described`
+    const runner = cellRunner({scenario, setups: [setup], params: []}, flags.workers ?? (flags.quick ? 1 : defaultWorkers()))
+    const stop = new AbortController()
+    const onSignal = () => stop.abort()
+    process.once('SIGINT', onSignal)
+    try {
+      for (;;) {
+        const state: PoolNow = readings
+          ? await readings.readings.now(stop.signal)
+          : {at: Date.now() / 1000, servers: poolServers, healthy: flags['in-rotation']!, demand: flags.demand!, errorRate: (flags.errors ?? 0) / 100}
+        if (flags.broken !== undefined && flags.broken > state.servers)
+          throw new InputError(`--broken: expected at most the pool's ${state.servers} servers but received: ${flags.broken}`)
+        const assessment = await assess(scenario, setup, state, {family, quick: flags.quick, runner, broken: flags.broken})
+        if (this.jsonEnabled() && flags.watch !== undefined) process.stdout.write(`${JSON.stringify(assessment)}\n`)
+        else if (!this.jsonEnabled())
+          this.log(
+            `${flags.watch === undefined ? '' : `${new Date().toISOString()}\n`}${renderAssessment(assessment, {color: this.color, width: this.width, source})}`,
+          )
+        if (flags.watch === undefined || stop.signal.aborted) {
+          if (assessment.region === 'stuck') this.endWith('gate-failed')
+          return assessment
+        }
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, flags.watch! * 1000)
+          stop.signal.addEventListener('abort', () => (clearTimeout(timer), resolve(undefined)), {once: true})
+        })
+        if (stop.signal.aborted) return assessment
+        this.log('')
+      }
+    } finally {
+      process.off('SIGINT', onSignal)
+      readings?.close()
+      await runner.close()
+    }
+  }
+}

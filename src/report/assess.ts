@@ -1,0 +1,53 @@
+// What `sluice assess` prints: where the pool is, in sentences an operator can paste into the
+// incident channel, the levers tried with what each does, and the map with the pool on it.
+
+import type {Assessment} from '../assess/assess.js'
+import {formatNumber} from '../sweep/params.js'
+import {mapLines, type MapMark} from './heatmap.js'
+import {formatTable} from './table.js'
+
+const here = '●'
+const afterShedding = '○'
+
+/** The pool on its map, and where the smallest shed would move it (shedding lowers demand; the other levers change the map itself). */
+export function assessMarks(a: Assessment): MapMark[] {
+  const shed = a.levers.find((l) => l.kind === 'shed' && l.holds && l.value !== null)
+  // The pool itself is drawn last, so it wins a cell it shares with a shed that moves it less than a row.
+  return [
+    ...(shed && shed.value !== null && shed.value < 100 ? [{x: a.out, y: a.state.demand * (1 - shed.value / 100), glyph: afterShedding}] : []),
+    {x: a.out, y: a.state.demand, glyph: here},
+  ]
+}
+
+export function renderAssessment(a: Assessment, options: {color: boolean; width: number; source: string}): string {
+  const s = a.state
+  const lines = [
+    `${options.source}: ${formatNumber(Math.round(s.demand))} rps, ${formatNumber(s.healthy)} of ${formatNumber(s.servers)} servers in rotation, ${formatNumber(Math.round(s.errorRate * 1000) / 10)}% errors`,
+    '',
+    ...a.sentences,
+  ]
+  if (a.levers.length > 0) {
+    lines.push('', `Levers, each checked by simulation from now, the trigger fixed now (setup ${a.setup}):`)
+    const rows = a.levers.map((l) => [
+      l.what,
+      l.holds ? 'yes' : 'no',
+      l.backInSeconds === null ? 'stays stuck' : `${formatNumber(l.backInSeconds)} s after`,
+      l.command ?? '',
+    ])
+    lines.push(formatTable(['lever', 'gets it out', 'full service', 'with'], rows, {width: options.width, free: [0, 3], wrap: true}))
+  }
+  if (a.map) {
+    const marks = assessMarks(a)
+    lines.push(
+      '',
+      `The map: servers out of rotation × demand, the trigger fixed at the same moment in every cell, watched ${formatNumber(a.watchedSeconds)} s after`,
+      ...mapLines(a.map, a.map.setups[0], a.map.axes[0].values.length * 2 + 12 <= options.width ? 2 : 1, options.color, marks),
+      `${here} the pool now${marks.some((m) => m.glyph === afterShedding) ? `   ${afterShedding} after the smallest shed that gets it out` : ''}   · unharmed  ░ back by the fix  ▒ back after it  █ stuck`,
+    )
+  }
+  lines.push(
+    '',
+    `How far to trust it: the pool is placed as if every server out of rotation now had been broken by the trigger and were fixed at once (--broken N says how many the trigger broke, if you know); the model is the calibrated scenario's, whose comments say which figures were read, fitted or assumed.`,
+  )
+  return lines.join('\n')
+}
