@@ -4,6 +4,7 @@ import {runCell, type CellResult, type SweepJob} from '../sweep/classify.js'
 import {axisValues, type Axis} from '../sweep/grid.js'
 import {formatNumber, sweepParam} from '../sweep/params.js'
 import {runSweep, type SweepResult} from '../sweep/sweep.js'
+import type {LineEdges} from '../sweep/tipping.js'
 import type {CellRunner} from '../sweep/workers.js'
 
 /** Where the pool is on its map: serving in full, coming back on its own once the trigger is fixed, or stuck. */
@@ -36,8 +37,8 @@ export interface Assessment {
   backInSeconds: number | null
   /** Along demand at this many servers out: the demand above which it is stuck (null: not within 0–2× now). */
   stuckAboveDemand: number | null
-  /** Along servers out at this demand: the most out with which it still comes back (null: it never does / always does). */
-  holdsUpToOut: number | null
+  /** Along servers out at this demand: the stretches of servers out with which it is stuck, [first, last]; empty: it comes back with any. */
+  stuckOut: Array<[number, number]>
   levers: Lever[]
   /** The map (servers out × demand) with the pool on it; none with --quick. */
   map: SweepResult | null
@@ -89,6 +90,21 @@ function sweepOn(scenario: Scenario, setups: Array<{name: string; policy: SetupP
   return runSweep(scenario, setups, axes, runner)
 }
 
+/** The stretches of a line that are stuck, from its edges: whole numbers, as servers out are counted. */
+function stuckStretches(line: LineEdges, from: number, to: number): Array<[number, number]> {
+  const out: Array<[number, number]> = []
+  let start: number | null = line.startsStuck ? from : null
+  for (const t of line.transitions) {
+    if (t.into) start = t.stuck
+    else if (start !== null) {
+      out.push([start, t.stuck])
+      start = null
+    }
+  }
+  if (start !== null) out.push([start, to])
+  return out
+}
+
 /** The stuck side of a line's first edge, or null where the line has none. */
 const firstStuck = (result: SweepResult): number | null => result.setups[0].tipping.transitions[0]?.stuck ?? null
 const firstHolds = (result: SweepResult): number | null => result.setups[0].tipping.transitions[0]?.holds ?? null
@@ -127,7 +143,7 @@ export async function assess(
   const outSteps = Math.min(servers + 1, options.quick ? 11 : 41)
   const map = options.quick ? null : await sweepOn(scenario, [setup], [axis('broken', 0, servers, outSteps), axis('demand', 0, demandTop, 17)], options.runner)
   const alongOut = map ?? (await sweepOn(scenario, [setup], [axis('broken', 0, servers, outSteps)], options.runner))
-  const holdsUpToOut = firstHolds(alongOut)
+  const stuckOut = stuckStretches(alongOut.setups[0].tipping, 0, servers)
 
   const levers = region === 'stuck' ? await findLevers(scenario, setup, fixAt, options) : []
   const watchedSeconds = scenario.duration - fixAt
@@ -137,7 +153,7 @@ export async function assess(
     region,
     backInSeconds,
     stuckAboveDemand,
-    holdsUpToOut,
+    stuckOut,
     levers,
     map,
     sentences: [],
@@ -291,12 +307,17 @@ function sentencesOf(a: Assessment, base: Scenario): string[] {
         : `Tipping point: with ${formatNumber(a.out)} out it holds up to ${formatNumber(Math.round(edge))} rps, ${percent((edge - s.demand) / s.demand)} more demand than now.`,
     )
   } else lines.push(`Tipping point: none between 0 and twice today's demand with ${formatNumber(a.out)} out.`)
-  if (a.holdsUpToOut !== null)
+  const stretch = ([first, last]: [number, number]): string => (first === last ? formatNumber(first) : `${formatNumber(first)}–${formatNumber(last)}`)
+  if (a.stuckOut.length === 0) lines.push(`At ${rps} rps it comes back with any number of the ${formatNumber(s.servers)} servers out.`)
+  else {
+    const next = a.stuckOut.find(([first]) => first > a.out)
+    const inside = a.stuckOut.some(([first, last]) => a.out >= first && a.out <= last)
     lines.push(
-      a.holdsUpToOut >= a.out
-        ? `At ${rps} rps it comes back with up to ${formatNumber(Math.floor(a.holdsUpToOut))} of ${formatNumber(s.servers)} out: ${formatNumber(Math.floor(a.holdsUpToOut) - a.out)} more out and it tips.`
-        : `At ${rps} rps it comes back only with ${formatNumber(Math.floor(a.holdsUpToOut))} of ${formatNumber(s.servers)} out or fewer.`,
+      `At ${rps} rps it is stuck with ${a.stuckOut.map(stretch).join(' or ')} of ${formatNumber(s.servers)} servers out (now ${formatNumber(a.out)})${
+        inside || !next ? '' : `: ${formatNumber(next[0] - a.out)} more out and it tips`
+      }.`,
     )
+  }
   const flips = a.sensitivity.filter((v) => v.region !== a.region)
   lines.push(
     flips.length === 0
