@@ -1,6 +1,7 @@
 import {CloudWatchClient, PutMetricDataCommand, type MetricDatum} from '@aws-sdk/client-cloudwatch'
 import {ElasticLoadBalancingV2Client, ModifyTargetGroupAttributesCommand, ModifyTargetGroupCommand} from '@aws-sdk/client-elastic-load-balancing-v2'
-import {readFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {parse, stringify} from 'yaml'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {Random} from '../../src/sim/random.js'
@@ -58,6 +59,42 @@ async function putDay(end: number): Promise<void> {
   }
 }
 
+/** The pool now: the last ten minutes at `rps`, no errors, as CloudWatch would have them. */
+async function putNow(rps: number): Promise<void> {
+  const now = Math.floor(Date.now() / 60_000) * 60_000
+  const tg = [
+    {Name: 'LoadBalancer', Value: fx.targets.loadBalancer},
+    {Name: 'TargetGroup', Value: targetGroupDimension(fx.targets.targetGroupArn)},
+  ]
+  const data: MetricDatum[] = Array.from({length: 10}, (_, i) => new Date(now - (10 - i) * 60_000)).flatMap((at) => [
+    {MetricName: 'RequestCount', Value: rps * 60, Unit: 'Count', Timestamp: at, Dimensions: tg},
+    {MetricName: 'HTTPCode_Target_5XX_Count', Value: 0, Unit: 'Count', Timestamp: at, Dimensions: tg},
+  ])
+  const cw = new CloudWatchClient({...cfg, disableRequestCompression: true})
+  try {
+    await cw.send(new PutMetricDataCommand({Namespace: 'AWS/ApplicationELB', MetricData: data}))
+  } finally {
+    cw.destroy()
+  }
+}
+
+/**
+ * The question assess asks, written out from the calibrated scenario by hand: its pool at `rps`,
+ * `out` servers broken from 30 s until the fix at 90 s (the checks' 10 s × 3, at least 60 s),
+ * watched 600 s after, one setup with no guards of its own (simulate --policy gives them).
+ */
+function questionOf(calibrated: string, rps: number, out: number): string {
+  const doc = parse(calibrated) as Record<string, unknown>
+  return stringify({
+    ...doc,
+    name: 'question',
+    duration: 690,
+    demand: {rps},
+    faults: [{kind: 'broken', servers: out, from: 30, to: 90}],
+    setups: {plain: {}},
+  })
+}
+
 /** The target group's settings calibrate must read back. */
 async function configure(): Promise<void> {
   const elb = new ElasticLoadBalancingV2Client(cfg)
@@ -85,10 +122,11 @@ async function configure(): Promise<void> {
   }
 }
 
-describe('sluice calibrate against moto: a day of CloudWatch metrics and a target group with known settings', () => {
-  it('recovers the capacity within 5%, the settings exactly and demand, and writes a scenario that simulates', async () => {
+describe('sluice calibrate and assess against moto: a day of CloudWatch metrics, a target group with known settings, and the pool now', () => {
+  it('recovers the capacity within 5%, the settings exactly and demand, writes a scenario that simulates, and assess places the pool now inside and outside its stuck region', async () => {
     await configure()
-    const end = Math.floor(Date.now() / 60_000) * 60_000
+    // The day ends 20 minutes ago: the last quarter hour is the pool now, for assess below.
+    const end = Math.floor(Date.now() / 60_000) * 60_000 - 20 * 60_000
     await putDay(end)
     const file = join(fx.dir, 'mailbox.yaml')
     const args = ['calibrate', '--target-group', fx.targets.targetGroupArn, '--load-balancer', fx.targets.loadBalancer]
@@ -133,7 +171,43 @@ describe('sluice calibrate against moto: a day of CloudWatch metrics and a targe
     expect(plain.code, plain.stderr).toBe(0)
     expect(plain.stdout).toBe(text)
     expect(plain.stderr).toMatch(/capacity per server\s+\d+(\.\d+)? rps\s+[\d.]+–[\d.]+\s+fitted/)
-  }, 120_000)
+
+    // assess reads the pool now from the same APIs and places it on the map of the scenario calibrate wrote.
+    await putNow(750)
+    const where = ['assess', '--scenario', file, '--target-group', fx.targets.targetGroupArn, '--load-balancer', fx.targets.loadBalancer, '--quick', '--json']
+    // 3 of 8 targets failing their checks at 750 rps: inside the stuck region (the map has it stuck with 2–4 out).
+    fx.proxy.failChecks(fx.targets.targetGroupArn, ['10.0.1.10', '10.0.1.11', '10.0.1.12'])
+    const stuck = await sluice(where, {env: fx.env})
+    expect(stuck.code, stuck.stderr).toBe(3)
+    const a = JSON.parse(stuck.stdout) as {
+      region: string
+      state: {demand: number; healthy: number; servers: number}
+      levers: Array<{kind: string; value: number; holds: boolean}>
+    }
+    expect(a.state).toMatchObject({healthy: 5, servers: 8})
+    expect(a.state.demand).toBeCloseTo(750, 0)
+    expect(a.region).toBe('stuck')
+    // An ALB has routing failover but no ejection cap, and turns away whole types only (this pool has one): the lever is failover.
+    expect(a.levers.map((l) => l.kind)).not.toContain('cap')
+    const failover = a.levers.find((l) => l.kind === 'panic')!
+    expect(failover.holds).toBe(true)
+    // The simulator confirms it, through simulate, on the question written out: stuck as it is, back with the failover.
+    const question = join(fx.dir, 'question.yaml')
+    writeFileSync(question, questionOf(text, 750, 3))
+    const simulate = async (policy: string) => {
+      const r = await sluice(['simulate', '--scenario', question, '--policy', policy, '--json'])
+      expect(r.code, r.stderr).toBe(0)
+      return (JSON.parse(r.stdout) as {setups: Array<{recoveredSecondsAfterFix: number | null}>}).setups[0].recoveredSecondsAfterFix
+    }
+    expect(await simulate('panicThreshold=1,slowStart=45')).toBeNull()
+    expect(await simulate(`panicThreshold=${failover.value},slowStart=45`)).not.toBeNull()
+
+    // Every target passing its checks at the same demand: outside it.
+    fx.proxy.failChecks(fx.targets.targetGroupArn, [])
+    const whole = await sluice(where, {env: fx.env})
+    expect(whole.code, whole.stderr).toBe(0)
+    expect(JSON.parse(whole.stdout)).toMatchObject({region: 'unharmed', state: {healthy: 8}})
+  }, 180_000)
 
   it('says which flag is wrong, and a window with no metrics, before or without writing anything', async () => {
     const args = ['calibrate', '--target-group', fx.targets.targetGroupArn, '--load-balancer', fx.targets.loadBalancer]

@@ -107,6 +107,13 @@ export class RecordingProxy {
   readonly drains: Drain[] = []
   /** Called as each call arrives, before it is answered or forwarded (to kill a client mid-call). */
   onCall?: (call: RecordedCall) => void
+  /** Targets failing their health checks, by target group: moto reports every registered target healthy. */
+  private readonly failing = new Map<string, Set<string>>()
+
+  /** From now on, these targets (by Id) of the group are listed unhealthy, failing their checks, as ELBv2 lists them. */
+  failChecks(targetGroupArn: string, ids: string[]): void {
+    this.failing.set(targetGroupArn, new Set(ids))
+  }
 
   constructor(private readonly target: string) {}
 
@@ -164,7 +171,7 @@ export class RecordingProxy {
           const registering = new Set(targetsOf(params))
           for (const d of this.draining(arn, call.at)) if (registering.has(d.target)) d.until = call.at
         }
-        const rewrite = this.drainSeconds !== null && call.operation === 'DescribeTargetHealth'
+        const rewrite = (this.drainSeconds !== null || this.failing.has(arn)) && call.operation === 'DescribeTargetHealth'
         const headers = {...req.headers, 'content-length': String(raw.length)}
         if (rewrite) delete headers['accept-encoding']
         const forward = httpRequest({hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers}, (answer) => {
@@ -182,7 +189,18 @@ export class RecordingProxy {
             const members = this.draining(arn, Date.now())
               .map((d) => drainingMember(d.target))
               .join('')
-            const xml = Buffer.concat(parts).toString('utf8')
+            const failing = this.failing.get(arn) ?? new Set<string>()
+            const xml = Buffer.concat(parts)
+              .toString('utf8')
+              .replace(/<member>([\s\S]*?)<\/member>/g, (member: string) => {
+                const id = /<Id>([^<]+)<\/Id>/.exec(member)?.[1]
+                return id && failing.has(id)
+                  ? member.replace(
+                      /<TargetHealth>[\s\S]*?<\/TargetHealth>/,
+                      '<TargetHealth><State>unhealthy</State><Reason>Target.Timeout</Reason><Description>Request timed out</Description></TargetHealth>',
+                    )
+                  : member
+              })
             const out = /<TargetHealthDescriptions\s*\/>/.test(xml)
               ? xml.replace(/<TargetHealthDescriptions\s*\/>/, `<TargetHealthDescriptions>${members}</TargetHealthDescriptions>`)
               : xml.replace('</TargetHealthDescriptions>', `${members}</TargetHealthDescriptions>`)
