@@ -210,7 +210,7 @@ async function findLevers(
       value: share,
       holds: result.outcome !== 'stuck',
       backInSeconds: back(result),
-      command: `sluice restrict --type ${type}${share < 100 ? ` --share ${share}` : ''} …, then sluice lift --type ${type} --schedule 10,25,50,100`,
+      command: `sluice restrict --type ${type}${type === 'all' ? ' --path "/*"' : ' …'}${share < 100 ? ` --share ${share}` : ''}, then sluice lift --type ${type} --schedule 10,25,50,100`,
     })
   }
 
