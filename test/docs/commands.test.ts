@@ -11,7 +11,6 @@ const pluginCommands = new Set(['help', 'autocomplete'])
 // Named in the docs on purpose as what is not a command: each must stay not one.
 const notCommands = new Map([
   ['rn', 'the mistyped command whose "did you mean run?" the README shows'],
-  ['assess', 'issue 21, not built yet, and the incident section says so'],
 ])
 
 /** Every `sluice …` a page shows: in inline code, and on the lines of its code blocks. */
