@@ -3,6 +3,7 @@ import {mutationKinds, type Mutation, type MutationKind} from '../ports/io.js'
 import {z} from 'zod'
 import type {ActionDefinition, MetricName, MutationRules, ResolveContext} from './action.js'
 import {approve} from './approve/approve.js'
+import {assess} from './assess/assess.js'
 import {check} from './check/check.js'
 import {cycle} from './cycle/cycle.js'
 import {freeze} from './freeze/freeze.js'
@@ -14,7 +15,7 @@ import {wait} from './wait/wait.js'
 import {weightedTargetGroups} from './weighted-target-groups/weighted-target-groups.js'
 
 /** Every step kind a runbook can use. Adding one: its folder (its schema piece and definition) and a line here. */
-const definitions = {freeze, unfreeze, restrict, lift, cycle, ramp, 'weighted-target-groups': weightedTargetGroups, approve, wait, check}
+const definitions = {freeze, unfreeze, restrict, lift, cycle, ramp, 'weighted-target-groups': weightedTargetGroups, approve, wait, check, assess}
 
 type Definitions = typeof definitions
 type StepOf<D> = D extends {run(step: infer S, ctx: never): unknown} ? S : never

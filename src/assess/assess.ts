@@ -30,8 +30,18 @@ export interface Lever {
 
 export interface Assessment {
   state: PoolNow
-  /** Servers out of rotation now (or, with --broken, those the trigger broke): where the pool sits along that axis. */
+  /** Servers out of rotation now. */
+  outNow: number
+  /**
+   * Where the pool sits along servers broken: those the trigger broke (--broken), else the fewest
+   * broken that take the pool down to what is in rotation now, else every server out.
+   */
   out: number
+  /** Whether `out` came from --broken. */
+  brokenGiven: boolean
+  /** The counts of broken servers that explain what is out now (or the one --broken gave), and which of them leave the pool stuck. */
+  plausibleBroken: number[]
+  stuckBroken: number[]
   region: Region
   /** With the trigger fixed now and nothing else done: seconds to full service, or null when it stays stuck. */
   backInSeconds: number | null
@@ -120,9 +130,35 @@ export async function assess(
   state: PoolNow,
   options: {family: Family; quick: boolean; runner: CellRunner; broken?: number},
 ): Promise<Assessment> {
-  const {scenario, fixAt} = questionScenario(base, state, options.broken)
-  // Where the pool sits along servers out: those the trigger broke, when the operator knows, else every server out now.
-  const out = options.broken ?? Math.max(0, state.servers - state.healthy)
+  const outNow = Math.max(0, state.servers - state.healthy)
+  const servers = state.servers
+  // Along servers broken at this demand: which faults cascade how far, and where the pool is stuck.
+  const alongOut = await sweepOn(questionScenario(base, state).scenario, [setup], [axis('broken', 0, servers, Math.min(servers + 1, 41))], options.runner)
+  const stuckOut = stuckStretches(alongOut.setups[0].tipping, 0, servers)
+  // How many did the trigger break? Not every server out: in a cascade most went out because the
+  // load moved onto them, and taking them all as broken would bring the pool back all at once. Any
+  // count from the fewest that take the pool down to what is in rotation now, up to every server out,
+  // explains what is seen; the metrics cannot tell them apart, so the pool is placed at the worst of
+  // them (the fewest that leave it stuck), and the sentences say when the count decides it.
+  const values = alongOut.axes[0].values
+  const cells = alongOut.setups[0].cells
+  const fewest = values.find((b, i) => b <= outNow && cells[i].minInRotation <= state.healthy) ?? outNow
+  const plausible =
+    options.broken !== undefined
+      ? [options.broken]
+      : outNow === 0
+        ? [0]
+        : values.filter((b) => b >= fewest && b <= outNow).concat(values.includes(outNow) ? [] : [outNow])
+  const stuckAt = (b: number): boolean => {
+    const i = values.indexOf(b)
+    return (
+      (i >= 0 ? cells[i] : runCell({scenario: questionScenario(base, state, b).scenario, setups: [setup], params: []}, {setup: 0, x: NaN, y: NaN})).outcome ===
+      'stuck'
+    )
+  }
+  const stuckBroken = plausible.filter(stuckAt)
+  const out = stuckBroken[0] ?? plausible[0]
+  const {scenario, fixAt} = questionScenario(base, state, out)
   const job = (s: Scenario, policies = [setup]): SweepJob => ({scenario: s, setups: policies, params: []})
   const healthy = out === 0 && state.errorRate < 0.01
   const regionOf = (r: CellResult): Region => (r.outcome === 'stuck' ? 'stuck' : healthy ? 'unharmed' : 'recovering')
@@ -139,17 +175,19 @@ export async function assess(
   // Odd counts from 0 to twice today's demand put today's on a grid row, where the map marks the pool.
   const alongDemand = await sweepOn(scenario, [setup], [axis('demand', 0, demandTop, options.quick ? 11 : 21)], options.runner)
   const stuckAboveDemand = firstStuck(alongDemand)
-  const servers = state.servers
-  const outSteps = Math.min(servers + 1, options.quick ? 11 : 41)
-  const map = options.quick ? null : await sweepOn(scenario, [setup], [axis('broken', 0, servers, outSteps), axis('demand', 0, demandTop, 17)], options.runner)
-  const alongOut = map ?? (await sweepOn(scenario, [setup], [axis('broken', 0, servers, outSteps)], options.runner))
-  const stuckOut = stuckStretches(alongOut.setups[0].tipping, 0, servers)
+  const map = options.quick
+    ? null
+    : await sweepOn(scenario, [setup], [axis('broken', 0, servers, Math.min(servers + 1, 41)), axis('demand', 0, demandTop, 17)], options.runner)
 
   const levers = region === 'stuck' ? await findLevers(scenario, setup, fixAt, options) : []
   const watchedSeconds = scenario.duration - fixAt
   const assessment: Assessment = {
     state,
+    outNow,
     out,
+    brokenGiven: options.broken !== undefined,
+    plausibleBroken: plausible,
+    stuckBroken,
     region,
     backInSeconds,
     stuckAboveDemand,
@@ -290,7 +328,19 @@ const percent = (v: number): string => `${formatNumber(Math.round(v * 1000) / 10
 function sentencesOf(a: Assessment, base: Scenario): string[] {
   const s = a.state
   const rps = formatNumber(Math.round(s.demand))
-  const where = `${formatNumber(a.out)} of ${formatNumber(s.servers)} servers out of rotation at ${rps} rps`
+  const why =
+    a.out === a.outNow
+      ? ''
+      : a.brokenGiven
+        ? ` (the trigger broke ${formatNumber(a.out)})`
+        : ` (a trigger that broke ${formatNumber(a.out)} takes the pool there; the rest went out in the cascade)`
+  const span = (bs: number[]): string => (bs.length === 1 ? formatNumber(bs[0]) : `${formatNumber(bs[0])}–${formatNumber(bs.at(-1)!)}`)
+  const holding = a.plausibleBroken.filter((b) => !a.stuckBroken.includes(b))
+  const decides =
+    a.stuckBroken.length > 0 && holding.length > 0
+      ? `How many the trigger broke decides it: stuck if it broke ${span(a.stuckBroken)}, back on its own if ${span(holding)}; placed at ${formatNumber(a.out)}, the worst (--broken N if you know).`
+      : null
+  const where = `${formatNumber(a.outNow)} of ${formatNumber(s.servers)} servers out of rotation at ${rps} rps${why}`
   const lines: string[] = []
   if (a.region === 'stuck')
     lines.push(
@@ -299,22 +349,23 @@ function sentencesOf(a: Assessment, base: Scenario): string[] {
   else if (a.region === 'recovering')
     lines.push(`RECOVERING: with ${where}, fixed now it comes back on its own, at full service ${formatNumber(a.backInSeconds ?? 0)} s after the fix.`)
   else lines.push(`UNHARMED: every server in rotation at ${rps} rps, ${percent(s.errorRate)} errors.`)
+  if (decides) lines.push(decides)
   if (a.stuckAboveDemand !== null) {
     const edge = a.stuckAboveDemand
     lines.push(
       edge <= s.demand
-        ? `Tipping point: with ${formatNumber(a.out)} out it comes back on its own only below ${formatNumber(Math.round(edge))} rps, ${percent((s.demand - edge) / s.demand)} less demand than now.`
-        : `Tipping point: with ${formatNumber(a.out)} out it holds up to ${formatNumber(Math.round(edge))} rps, ${percent((edge - s.demand) / s.demand)} more demand than now.`,
+        ? `Tipping point: with ${formatNumber(a.out)} broken it comes back on its own only below ${formatNumber(Math.round(edge))} rps, ${percent((s.demand - edge) / s.demand)} less demand than now.`
+        : `Tipping point: with ${formatNumber(a.out)} broken it holds up to ${formatNumber(Math.round(edge))} rps, ${percent((edge - s.demand) / s.demand)} more demand than now.`,
     )
-  } else lines.push(`Tipping point: none between 0 and twice today's demand with ${formatNumber(a.out)} out.`)
+  } else lines.push(`Tipping point: none between 0 and twice today's demand with ${formatNumber(a.out)} broken.`)
   const stretch = ([first, last]: [number, number]): string => (first === last ? formatNumber(first) : `${formatNumber(first)}–${formatNumber(last)}`)
-  if (a.stuckOut.length === 0) lines.push(`At ${rps} rps it comes back with any number of the ${formatNumber(s.servers)} servers out.`)
+  if (a.stuckOut.length === 0) lines.push(`At ${rps} rps it comes back whatever number of the ${formatNumber(s.servers)} servers break.`)
   else {
     const next = a.stuckOut.find(([first]) => first > a.out)
     const inside = a.stuckOut.some(([first, last]) => a.out >= first && a.out <= last)
     lines.push(
-      `At ${rps} rps it is stuck with ${a.stuckOut.map(stretch).join(' or ')} of ${formatNumber(s.servers)} servers out (now ${formatNumber(a.out)})${
-        inside || !next ? '' : `: ${formatNumber(next[0] - a.out)} more out and it tips`
+      `At ${rps} rps it is stuck with ${a.stuckOut.map(stretch).join(' or ')} of ${formatNumber(s.servers)} servers broken (now ${formatNumber(a.out)})${
+        inside || !next ? '' : `: ${formatNumber(next[0] - a.out)} more broken and it tips`
       }.`,
     )
   }

@@ -1,3 +1,4 @@
+import type {PoolAssessor} from './pool-readings.js'
 /**
  * The ports: the narrow interfaces every action talks to. The live adapters (src/aws,
  * src/haproxy) and the simulated fleet (src/sim/adapters) implement the same ones, and src/wiring
@@ -166,6 +167,8 @@ export interface ControlPlane {
   /** Where traffic types are turned away: a listener's rules, a HAProxy restriction map. */
   restrictions?: RestrictionPort
   metrics?: MetricsPort
+  /** Places a pool on its calibrated map, for an `assess` step. */
+  assessor?: PoolAssessor
   freeze: FreezePort
   hooks: HookPort
   /** Who is operating, for the freeze record and the journal. */

@@ -67,3 +67,19 @@ export interface PoolReadings {
   history(start: Date, end: Date, period: number, signal?: AbortSignal): Promise<PoolPeriod[]>
   now(signal?: AbortSignal): Promise<PoolNow>
 }
+
+/** Where a pool stands on its calibrated map, the trigger fixed now (src/assess/assess.ts says how it is found). */
+export interface PoolVerdict {
+  region: 'unharmed' | 'recovering' | 'stuck'
+  /** What an operator reads: where it is, how far from the edge, the way out. */
+  sentences: string[]
+}
+
+/**
+ * Places a pool on the map of its calibrated scenario: a runbook's `assess` step asks before it
+ * ramps into a pool that cannot hold. The wiring gives live runs and rehearsals the same one.
+ */
+export interface PoolAssessor {
+  /** `scenario` as the runbook names it: a file (relative to the runbook) or a built-in name. */
+  assess(scenario: string, setup: string | undefined, now: PoolNow): Promise<PoolVerdict>
+}

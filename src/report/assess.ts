@@ -40,14 +40,14 @@ export function renderAssessment(a: Assessment, options: {color: boolean; width:
     const marks = assessMarks(a)
     lines.push(
       '',
-      `The map: servers out of rotation × demand, the trigger fixed at the same moment in every cell, watched ${formatNumber(a.watchedSeconds)} s after`,
+      `The map: servers broken × demand, the trigger fixed at the same moment in every cell, watched ${formatNumber(a.watchedSeconds)} s after`,
       ...mapLines(a.map, a.map.setups[0], a.map.axes[0].values.length * 2 + 12 <= options.width ? 2 : 1, options.color, marks),
       `${here} the pool now${marks.some((m) => m.glyph === afterShedding) ? `   ${afterShedding} after the smallest shed that gets it out` : ''}   · unharmed  ░ back by the fix  ▒ back after it  █ stuck`,
     )
   }
   lines.push(
     '',
-    `How far to trust it: the pool is placed as if every server out of rotation now had been broken by the trigger and were fixed at once (--broken N says how many the trigger broke, if you know); the model is the calibrated scenario's, whose comments say which figures were read, fitted or assumed.`,
+    `How far to trust it: the pool is placed at the fewest broken servers that take it down to what is in rotation now, all fixed at once (--broken N says how many the trigger broke, if you know); the model is the calibrated scenario's, whose comments say which figures were read, fitted or assumed.`,
   )
   return lines.join('\n')
 }

@@ -24,6 +24,8 @@ export interface CellResult {
   recoveredSecondsAfterFix: number | null
   /** Mean completed rps from the first fault to the last fix; null when the scenario has no fault. */
   meanServedDuringFault: number | null
+  /** The fewest servers in rotation at any second of the run: how far the fault took the pool down. */
+  minInRotation: number
 }
 
 export function classify(record: SimulationRecord, summary: RunSummary): CellResult {
@@ -34,6 +36,7 @@ export function classify(record: SimulationRecord, summary: RunSummary): CellRes
     outcome,
     recoveredSecondsAfterFix: outcome === 'stuck' ? null : summary.recoveredSecondsAfterFix,
     meanServedDuringFault: summary.meanServedDuringFault,
+    minInRotation: summary.minInRotation,
   }
 }
 
@@ -67,14 +70,15 @@ export function runCell(job: SweepJob, query: CellQuery): CellResult {
   return classify(record, summary)
 }
 
-// Results cross threads as three numbers a cell: outcome index, recovery seconds and mean served,
-// NaN standing for null, so a chunk is one transferable Float64Array rather than objects.
-export const resultWidth = 3
+// Results cross threads as four numbers a cell: outcome index, recovery seconds, mean served and the
+// fewest in rotation, NaN standing for null, so a chunk is one transferable Float64Array rather than objects.
+export const resultWidth = 4
 
 export function packResult(out: Float64Array, i: number, r: CellResult): void {
   out[i * resultWidth] = outcomes.indexOf(r.outcome)
   out[i * resultWidth + 1] = r.recoveredSecondsAfterFix ?? NaN
   out[i * resultWidth + 2] = r.meanServedDuringFault ?? NaN
+  out[i * resultWidth + 3] = r.minInRotation
 }
 
 export function unpackResult(data: Float64Array, i: number): CellResult {
@@ -83,5 +87,6 @@ export function unpackResult(data: Float64Array, i: number): CellResult {
     outcome: outcomes[data[i * resultWidth]],
     recoveredSecondsAfterFix: orNull(data[i * resultWidth + 1]),
     meanServedDuringFault: orNull(data[i * resultWidth + 2]),
+    minInRotation: data[i * resultWidth + 3],
   }
 }

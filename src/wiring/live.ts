@@ -12,6 +12,7 @@ import type {Runbook} from '../loader/runbook.js'
 import {WallClock} from '../local/wall-clock.js'
 import {CommandHooks} from '../local/command-hooks.js'
 import {haproxyPorts} from '../haproxy/ports.js'
+import {scenarioAssessor} from './assessor.js'
 
 export interface LiveControl {
   control: ControlPlane
@@ -99,6 +100,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
       pools: groups,
       restrictions: targets.listener ? new ListenerRules(clients, targets.listener) : haproxy?.restrictions,
       metrics,
+      assessor: scenarioAssessor(runbook),
       freeze: options.freeze,
       hooks: new CommandHooks(),
       operator: options.operator,

@@ -1,5 +1,3 @@
-import {existsSync} from 'node:fs'
-import {dirname, isAbsolute, join} from 'node:path'
 import {runRunbook, type RunResult} from '../engine/engine.js'
 import {InputError} from '../errors.js'
 import type {ControlPlane, WeightMap} from '../ports/control-plane.js'
@@ -12,6 +10,8 @@ import type {RunInputs} from '../ports/run.js'
 import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
 import type {SimulationRecord} from '../sim/record.js'
 import {ScenarioRun} from '../sim/scenario-run.js'
+import {scenarioAssessor} from './assessor.js'
+import {resolveScenarioRef} from './scenario-ref.js'
 import {loadScenario, pickSetups} from '../sim/scenario/load-scenario.js'
 import type {Scenario} from '../sim/scenario/schema.js'
 import type {RunSummary} from '../sim/summary.js'
@@ -131,19 +131,22 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   fleet.record.markFrom(startAt)
   const {targets} = runbook
   const backend = backendOf(targets)
-  const control = simulatedControlPlane(
-    fleet,
-    {
-      // On HAProxy: backends are the target groups, the ramp map's backends the weighted sets.
-      sets: backend.weightedSets,
-      record: backend.weightsLabel,
-      // A HAProxy backend that answers by itself (a sorry backend) has no servers to be a target group of.
-      targetGroups: backend.targetPools.filter((pool) => scenario.pools.find((p) => p.name === pool)?.kind !== 'sorry'),
-      listener: backend.restrictionsLabel !== undefined,
-      metrics: targets.metrics !== undefined,
-    },
-    {pace: settings.pace, operator: inputs.operator},
-  )
+  const control = {
+    ...simulatedControlPlane(
+      fleet,
+      {
+        // On HAProxy: backends are the target groups, the ramp map's backends the weighted sets.
+        sets: backend.weightedSets,
+        record: backend.weightsLabel,
+        // A HAProxy backend that answers by itself (a sorry backend) has no servers to be a target group of.
+        targetGroups: backend.targetPools.filter((pool) => scenario.pools.find((p) => p.name === pool)?.kind !== 'sorry'),
+        listener: backend.restrictionsLabel !== undefined,
+        metrics: targets.metrics !== undefined,
+      },
+      {pace: settings.pace, operator: inputs.operator},
+    ),
+    assessor: scenarioAssessor(runbook),
+  }
   const weights: WeightChange[] = []
   const recorded: RecordedMutation[] = []
   const io = tapChanges(recordingWeights(inputs.io, weights), recorded)
@@ -232,14 +235,6 @@ export function rehearsalScenario(
         ? pickSetups(scenario, [own.setup], `${runbook.locate(['rehearsal', 'setup'])}: rehearsal.setup`)
         : pickSetups(scenario, 'all').slice(0, 1)
   return {scenario, setup}
-}
-
-/** A scenario named in a runbook is a built-in name or a file relative to the runbook. */
-function resolveScenarioRef(ref: string, runbookFile: string): string {
-  const looksLikeFile = ref.includes('/') || ref.endsWith('.yaml') || ref.endsWith('.yml')
-  if (!looksLikeFile || isAbsolute(ref)) return ref
-  const beside = join(dirname(runbookFile), ref)
-  return existsSync(beside) ? beside : ref
 }
 
 /**

@@ -1,4 +1,4 @@
-import {writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {isolatedSluice} from '../helpers/cli.js'
@@ -76,39 +76,66 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
     expect(text.stdout).toContain(
       'STUCK: with 6 of 20 servers out of rotation at 1,500 rps, fixing the trigger now would not bring it back on its own: the model of outlook-2026 is still short of full service 620 s after the fix.',
     )
-    expect(text.stdout).toContain('At 1,500 rps it is stuck with 6–14 of 20 servers out (now 6).')
+    expect(text.stdout).toContain('At 1,500 rps it is stuck with 6–14 of 20 servers broken (now 6).')
     expect(text.stdout).toMatch(/The smallest lever that gets it out: .+, back at full service \d+ s after\./)
     expect(text.stdout).toContain('Levers, each checked by simulation from now, the trigger fixed now (setup no-guard):')
     expect(text.stdout).not.toContain('The map:')
   }, 60_000)
 
-  it('says UNHARMED with every server in and RECOVERING with all 20 out (they come back together), both exit 0', async () => {
+  it('says UNHARMED with every server in (exit 0); with all 20 out, places the pool where the fewest broken servers take it (stuck, exit 3) unless told the trigger broke all 20 (recovering: they come back together, exit 0)', async () => {
     const whole = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '20', '--quick'])
     expect(whole.code, whole.stderr).toBe(0)
     expect(whole.stdout).toContain('UNHARMED: every server in rotation at 1,500 rps, 0% errors.')
-    expect(whole.stdout).toContain('At 1,500 rps it is stuck with 6–14 of 20 servers out (now 0): 6 more out and it tips.')
+    expect(whole.stdout).toContain('At 1,500 rps it is stuck with 6–14 of 20 servers broken (now 0): 6 more broken and it tips.')
+    // All 20 out at 1,500 rps: six broken servers are enough to take the whole pool out (the seed's cascade), so that is where it is.
     const all = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '0', '--quick', '--json'])
-    expect(all.code, all.stderr).toBe(0)
-    const a = JSON.parse(all.stdout) as AssessJson
-    expect(a.region).toBe('recovering')
-    expect(a.backInSeconds).not.toBeNull()
-    expect(a.levers).toEqual([])
-    // With the trigger known to have broken 6, the same pool is where the cascade leaves it: stuck.
-    const six = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '0', '--broken', '6', '--quick', '--json'])
-    expect(six.code, six.stderr).toBe(3)
-    expect((JSON.parse(six.stdout) as AssessJson).region).toBe('stuck')
+    expect(all.code, all.stderr).toBe(3)
+    const a = JSON.parse(all.stdout) as AssessJson & {outNow: number}
+    expect(a).toMatchObject({region: 'stuck', outNow: 20, out: 6})
+    expect(a.sentences[0]).toContain('(a trigger that broke 6 takes the pool there; the rest went out in the cascade)')
+    // Any count from 6 to 20 takes the pool down to none in rotation; which one it was decides it.
+    expect(a.sentences[1]).toBe(
+      'How many the trigger broke decides it: stuck if it broke 6–14, back on its own if 15–20; placed at 6, the worst (--broken N if you know).',
+    )
+    // Told the trigger broke all 20, they are fixed and come back together: recovering.
+    const twenty = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '0', '--broken', '20', '--quick', '--json'])
+    expect(twenty.code, twenty.stderr).toBe(0)
+    const b = JSON.parse(twenty.stdout) as AssessJson
+    expect(b.region).toBe('recovering')
+    expect(b.backInSeconds).not.toBeNull()
+    expect(b.levers).toEqual([])
   }, 60_000)
 
   it('draws the map, servers out × demand, with the pool marked on the row of its demand', async () => {
     const out = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '14'], {env: {COLUMNS: '120'}})
     expect(out.code, out.stderr).toBe(3)
-    expect(out.stdout).toContain('The map: servers out of rotation × demand, the trigger fixed at the same moment in every cell, watched 620 s after')
+    expect(out.stdout).toContain('The map: servers broken × demand, the trigger fixed at the same moment in every cell, watched 620 s after')
     const rows = out.stdout.split('\n').filter((l) => /[│┤]/.test(l) && l.includes('●'))
     expect(rows).toHaveLength(1)
     // Six servers out: the seventh cell (two characters each) of the row, on the stuck side of its edge.
     const cells = rows[0].slice(rows[0].search(/[│┤]/) + 1)
     expect([...cells][12]).toBe('●')
     expect(out.stdout).toContain('● the pool now')
+  }, 60_000)
+
+  it('as a runbook step: stops a rehearsal at the assess step when the pool is stuck (exit 3), goes on when it is not', async () => {
+    const fixture = new URL('../fixtures/runbooks/assess-before-return.yaml', import.meta.url).pathname
+    const stuck = await sluice(['run', fixture, '--dry-run'])
+    expect(stuck.code, stuck.stderr).toBe(3)
+    expect(stuck.stderr).toMatch(/\[step 1\] FAILED STUCK: with 20 of 20 servers out of rotation at 1,500 rps \(a trigger that broke 6 takes the pool there/)
+    expect(stuck.stdout).toContain('2. [skipped] Go on with the return')
+    // Before the fault (from 20 s), the same step finds the pool unharmed and the run goes on.
+    const early = join(mkdtempSync(join(tmpdir(), 'sluice-assess-step-')), 'early.yaml')
+    writeFileSync(early, readFileSync(fixture, 'utf8').replace('startAt: 200', 'startAt: 20'))
+    const whole = await sluice(['run', early, '--dry-run'])
+    expect(whole.code, whole.stderr).toBe(0)
+    expect(whole.stderr).toContain('[step 1] done UNHARMED: every server in rotation at 1,500 rps')
+    // A pool the targets do not have is said at its line and column, before anything runs.
+    const bad = join(mkdtempSync(join(tmpdir(), 'sluice-assess-step-')), 'bad.yaml')
+    writeFileSync(bad, readFileSync(fixture, 'utf8').replace('    pool: mailbox\n    scenario', '    pool: mailbx\n    scenario'))
+    const refused = await sluice(['validate', bad])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/bad\.yaml:\d+:11: steps\[0\]\.pool: no pool with servers named "mailbx" in targets; pools with servers are mailbox/)
   }, 60_000)
 
   it('refuses what it cannot place, naming the flag', async () => {

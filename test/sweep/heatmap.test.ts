@@ -12,6 +12,7 @@ const cell = (outcome: CellOutcome, seconds: number | null = outcome === 'stuck'
   outcome,
   recoveredSecondsAfterFix: seconds,
   meanServedDuringFault: 100,
+  minInRotation: 0,
 })
 
 /** A hand-made 3 × 2 result, so each glyph's place on the map is known. */
