@@ -235,7 +235,7 @@ export function rehearsalScenario(
 }
 
 /** A scenario named in a runbook is a built-in name or a file relative to the runbook. */
-function resolveScenarioRef(ref: string, runbookFile: string): string {
+export function resolveScenarioRef(ref: string, runbookFile: string): string {
   const looksLikeFile = ref.includes('/') || ref.endsWith('.yaml') || ref.endsWith('.yml')
   if (!looksLikeFile || isAbsolute(ref)) return ref
   const beside = join(dirname(runbookFile), ref)
