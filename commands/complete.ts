@@ -17,6 +17,8 @@ export default class Complete extends Command {
   async run(): Promise<void> {
     try {
       const words = this.argv[0] === '--' ? this.argv.slice(1) : this.argv
+      // The words are the shell's, not this command's: parse none of them (oclif warns unless parse is called; it resets this.argv).
+      await this.parse(Complete, [])
       const {complete} = await import('../src/cli/completion.js')
       const lines = await complete(words, (id) => this.config.findCommand(id))
       if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`)

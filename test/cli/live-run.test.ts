@@ -1,41 +1,11 @@
-import {mkdtempSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {spawn} from 'node:child_process'
 import {afterEach, describe, expect, it} from 'vitest'
-import {LocalStore} from '../../src/local/local-store.js'
 import type {ControlIntent} from '../../src/ports/controls.js'
-import {journalLock} from '../../src/ports/state-store.js'
 import {thisHost} from '../../src/state/journal.js'
-import {runStartFields} from '../helpers/journal-entries.js'
-import {sluice} from '../helpers/cli.js'
+import {runJs, sluice} from '../helpers/cli.js'
+import {at, letGoOfRuns, stateWith} from '../helpers/live-runs.js'
 
-const at = (s: number) => `2026-12-04T06:00:${String(s).padStart(2, '0')}.000Z`
-const stores: LocalStore[] = []
-
-/**
- * A state directory with runs in it, written by this process: `running` ones keep their journal's
- * lock, held by this (live) process on this host, as a run's own process holds it; `dead` ones
- * let it go without ending; `ended` ones end.
- */
-async function stateWith(runs: Array<{runId: string; life: 'running' | 'dead' | 'ended'; runbook?: string; operator?: string}>) {
-  const dir = join(mkdtempSync(join(tmpdir(), 'sluice-live-run-')), 'state')
-  const store = new LocalStore(dir)
-  stores.push(store)
-  for (const {runId, life, runbook = 'outlook-staged-return', operator = 'alice'} of runs) {
-    await store.append(runId, {seq: 1, at: at(1), type: 'run-start', ...runStartFields(runId), runbookName: runbook, operator, host: thisHost})
-    // Taken as a run takes it, by this process on this host, so it is judged by its pid.
-    await store.acquire([journalLock(runId)], {runId, operator, host: thisHost})
-    await store.append(runId, {seq: 2, at: at(2), type: 'step-start', step: 0, title: 'Freeze changes'})
-    if (life === 'ended') await store.append(runId, {seq: 3, at: at(3), type: 'run-end', outcome: 'completed', message: 'done'})
-    if (life !== 'running') await store.release([], runId)
-  }
-  return {dir, store, env: {SLUICE_STATE: dir}}
-}
-
-afterEach(async () => {
-  // Let go of the locks this process held for its "running" runs, so no renewal outlives the test.
-  for (const store of stores.splice(0)) for (const runId of await store.runIds()) await store.release([], runId)
-})
+afterEach(letGoOfRuns)
 
 const OLD = '20261204-050000-0a0a'
 const LIVE = '20261204-060000-1b1b'
@@ -79,15 +49,19 @@ describe('watch and pause with no RUN take the one live run (spawned)', () => {
       {runId: LIVE, life: 'running'},
       {runId: DEAD, life: 'dead'},
     ])
-    const watching = sluice(['watch'], {env})
-    // The run ends a moment later, and the watch with it, with the run's exit code.
-    await new Promise((r) => setTimeout(r, 1500))
+    const child = spawn(process.execPath, [runJs, 'watch'], {env: {...process.env, NO_COLOR: '1', ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const code = new Promise<number | null>((resolve) => child.on('close', resolve))
+    // Once it follows the run, the run ends, and the watch with it, with the run's exit code.
+    for (let i = 0; i < 300 && !stdout.includes(`run ${LIVE} of`); i++) await new Promise((r) => setTimeout(r, 100))
     await store.append(LIVE, {seq: 3, at: at(3), type: 'run-end', outcome: 'completed', message: 'all steps done'})
     await store.release([], LIVE)
-    const r = await watching
-    expect(r.stderr).toContain(`watching the one live run: ${LIVE} (outlook-staged-return, by alice@${thisHost})`)
-    expect(r.stdout).toContain(`run ${LIVE} of outlook-staged-return by alice on ${thisHost}`)
-    expect(r.code, r.stderr).toBe(0)
+    expect(await code, stderr).toBe(0)
+    expect(stderr).toContain(`watching the one live run: ${LIVE} (outlook-staged-return, by alice@${thisHost})`)
+    expect(stdout).toContain(`run ${LIVE} of outlook-staged-return by alice on ${thisHost}`)
   }, 60_000)
 
   it('one live: pause sends it the pause, says which run on stderr, and the run takes it up', async () => {
