@@ -70,10 +70,12 @@ describe('watch and pause with no RUN take the one live run (spawned)', () => {
       {runId: LIVE, life: 'running'},
       {runId: DEAD, life: 'dead'},
     ])
-    const pausing = sluice(['pause'], {env})
-    // This process plays the run: it takes the pause up as a run's control poller does.
+    let ended = false
+    const pausing = sluice(['pause'], {env}).finally(() => (ended = true))
+    // This process plays the run: it takes the pause up as a run's control poller does (however
+    // long a busy machine takes to start sluice, as long as the pause still waits).
     let control: ControlIntent | undefined
-    for (let i = 0; i < 100 && !control; i++) {
+    while (!control && !ended) {
       control = (await store.controls(LIVE))[0]
       if (!control) await new Promise((r) => setTimeout(r, 100))
     }
