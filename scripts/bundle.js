@@ -14,11 +14,18 @@ import {build} from 'esbuild'
 import {readFile, readdir, rm} from 'node:fs/promises'
 import {dirname, join, relative, resolve} from 'node:path'
 
-/** Every entry: the commands, oclif's help class and hook, oclif itself, and the programs sluice starts as processes or threads (src/program-file.ts). */
+/** Every entry: the commands, oclif's help class and hooks, oclif itself, and the programs sluice starts as processes or threads (src/program-file.ts). */
 async function entryPoints() {
   const commands = (await readdir('dist/commands', {recursive: true})).filter((f) => f.endsWith('.js')).map((f) => join('dist/commands', f))
   const programs = ['drill/fleet-main.js', 'drill/load-generator-main.js', 'drill/ceiling-main.js', 'sweep/sweep-worker.js']
-  return [...commands, 'dist/src/cli/oclif.js', 'dist/src/cli/help.js', 'dist/src/cli/not-found.js', ...programs.map((p) => join('dist/src', p))]
+  return [
+    ...commands,
+    'dist/src/cli/oclif.js',
+    'dist/src/cli/help.js',
+    'dist/src/cli/not-found.js',
+    'dist/src/cli/autocomplete-hook.js',
+    ...programs.map((p) => join('dist/src', p)),
+  ]
 }
 
 /**

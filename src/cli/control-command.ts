@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import type {ControlKind} from '../ports/controls.js'
 import type {ControlSent} from '../state/controls.js'
+import type {StateStore} from '../ports/state-store.js'
 import {openStateStore} from './state-store.js'
 import {thisHost} from '../state/journal.js'
 import {SluiceCommand} from './base.js'
@@ -10,6 +11,13 @@ import {operator} from './run-runbook.js'
 /** The argument and flags every control command takes (each command declares them itself: oclif reads its own statics). */
 export const controlArgs = {
   run: Args.string({description: 'The run id (`sluice journal` lists the runs; the run prints its id).', required: true}),
+}
+/** `pause` may leave RUN out: then it pauses the one live run, the control most often sent in a hurry and the easiest to undo. */
+export const optionalRunArgs = {
+  run: Args.string({
+    description:
+      'The run id (`sluice journal` lists the runs; the run prints its id); left out, the one live run in the store (exit 2 if there is none, or several).',
+  }),
 }
 /** --yes: a control asks nothing (it is the operator's act), but scripts pass --yes to every command that changes something. */
 export const controlFlags = {
@@ -37,10 +45,11 @@ const effects: Record<ControlKind, string> = {
 export abstract class ControlCommand extends SluiceCommand {
   protected abstract readonly kind: ControlKind
 
-  protected async send(args: {run: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>): Promise<ControlJson> {
+  protected async send(args: {run?: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>): Promise<ControlJson> {
     const store = await openStateStore(flags.state, awsOptionsOf(flags))
+    const runId = args.run ?? (await this.theLiveRun(store))
     const {sendControl} = await import('../state/controls.js')
-    const sent = await sendControl(store, args.run, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.progress(m))
+    const sent = await sendControl(store, runId, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.progress(m))
     const by = sent.runningBy
     const {taken} = sent
     const took = taken
@@ -52,4 +61,14 @@ export abstract class ControlCommand extends SluiceCommand {
     this.note(`\`sluice watch ${sent.runId}\` follows it`)
     return sent
   }
+
+  /** With no RUN: the one live run, said on stderr (under --json too: it is not the result). */
+  private async theLiveRun(store: StateStore): Promise<string> {
+    const {theLiveRun, runLabel} = await import('../state/live-run.js')
+    const run = await theLiveRun(store, this.kind, (m) => this.progress(m))
+    this.progress(`${gerunds[this.kind]} the one live run: ${runLabel(run)}`)
+    return run.runId
+  }
 }
+
+const gerunds: Record<ControlKind, string> = {pause: 'pausing', promote: 'promoting', abort: 'aborting'}

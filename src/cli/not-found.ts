@@ -25,6 +25,7 @@ export const leaveLiveStateAlone: ReadonlySet<string> = new Set([
   'drill',
   'tune',
   'autocomplete',
+  'complete',
   'version',
 ])
 

@@ -219,6 +219,15 @@ export class LocalStore extends LeasingStore {
   }
 
   protected async listLocks(): Promise<LockRecord[]> {
+    return this.readLocks(true)
+  }
+
+  /** The locks as they are, removing nothing: for a reader that must not write (shell completion). */
+  async peekLocks(): Promise<LockRecord[]> {
+    return this.readLocks(false)
+  }
+
+  private readLocks(sweep: boolean): LockRecord[] {
     let files: string[]
     try {
       files = readdirSync(this.locksDir())
@@ -226,7 +235,7 @@ export class LocalStore extends LeasingStore {
       if (code(error) === 'ENOENT') return []
       throw stateFileError('list', this.locksDir(), error)
     }
-    this.sweepLeftovers(files)
+    if (sweep) this.sweepLeftovers(files)
     const out: LockRecord[] = []
     for (const f of files.filter((name) => name.endsWith('.json'))) {
       const text = this.readText(join(this.locksDir(), f))

@@ -40,3 +40,18 @@ async function open(spec: string, aws: AwsOptions): Promise<StateStore> {
   if (/^[a-z0-9]+:\/\//.test(spec)) throw new InputError(`--state: "${spec}" is not a state store sluice knows; use a directory or dynamodb://TABLE`)
   return new LocalStore(spec)
 }
+
+/** What a reader that must never write needs of a store: its runs, their journals and its locks. */
+export type StoreReader = Pick<StateStore, 'label' | 'runIds' | 'read' | 'locks'>
+
+/**
+ * The state store for a reader that must never write and must answer at once (shell completion):
+ * a local directory read as it is (its lock listing removes no leftovers), or null for a
+ * `dynamodb://` store, whose first read creates its table and which may be a network away.
+ */
+export function peekStore(flag: string | undefined): StoreReader | null {
+  const spec = stateSpec(flag)
+  if (/^[a-z0-9]+:\/\//.test(spec)) return null
+  const store = new LocalStore(spec)
+  return {label: store.label, runIds: () => store.runIds(), read: (runId) => store.read(runId), locks: () => store.peekLocks()}
+}

@@ -1,0 +1,169 @@
+import {execFileSync} from 'node:child_process'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+import {afterEach, beforeAll, describe, expect, it} from 'vitest'
+import {runJs, sluice, spawnCollected} from '../helpers/cli.js'
+import {letGoOfRuns, stateWith} from '../helpers/live-runs.js'
+
+afterEach(letGoOfRuns)
+
+const OLD = '20261204-050000-0a0a'
+const DEAD = '20261204-055000-3d3d'
+const LIVE = '20261204-060000-1b1b'
+const NEWEST = '20261204-070000-4e4e'
+
+const complete = (words: string[], env: Record<string, string> = {}) => sluice(['complete', '--', ...words], {env})
+const lines = (stdout: string) => stdout.split('\n').slice(0, -1)
+
+describe('sluice complete: argument and flag values for the shells (spawned)', () => {
+  it('a runbook argument: shipped runbook names matching what is typed, and YAML files (:files)', async () => {
+    const r = await complete(['run', 'outlook'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(lines(r.stdout)).toEqual([':files', 'outlook-staged-return', 'outlook-staged-return-haproxy'])
+    for (const command of [['plan'], ['validate', 'a.yaml'], ['iam-policy'], ['tune'], ['status']]) {
+      const each = await complete([...command, 'regional'])
+      expect(lines(each.stdout), command.join(' ')).toEqual([':files', 'regional-dns-ramp'])
+    }
+    // Past its one argument, and at a flag or a command name, it leaves completion to the static script.
+    for (const words of [['run', 'x', ''], ['run', '--dr'], ['ru'], ['freeze', '']]) expect((await complete(words)).stdout, words.join(' ')).toBe('')
+  })
+
+  it('run ids: the running one first, then the rest newest first, for every command that takes RUN and status --run', async () => {
+    const {env, dir} = await stateWith([
+      {runId: OLD, life: 'ended'},
+      {runId: LIVE, life: 'running'},
+      {runId: DEAD, life: 'dead'},
+      {runId: NEWEST, life: 'ended'},
+    ])
+    // What a renewal killed mid-write leaves: `sluice locks` sweeps it away once old; completion must not.
+    const leftover = join(dir, 'locks', 'journal_x.json.999999.tmp')
+    writeFileSync(leftover, '{}')
+    utimesSync(leftover, new Date(Date.now() - 3600_000), new Date(Date.now() - 3600_000))
+    const before = listing(dir)
+    for (const words of [
+      ['watch', ''],
+      ['pause', ''],
+      ['promote', ''],
+      ['abort', ''],
+      ['resume', ''],
+      ['rollback', ''],
+      ['journal', ''],
+      ['status', '--run', ''],
+    ]) {
+      const r = await complete(words, env)
+      expect(r.code, r.stderr).toBe(0)
+      expect(lines(r.stdout), words.join(' ')).toEqual([':values', LIVE, NEWEST, DEAD, OLD])
+    }
+    expect(lines((await complete(['watch', '20261204-05'], env)).stdout)).toEqual([':values', DEAD, OLD])
+    // --state on the line is the store read.
+    expect(lines((await complete(['abort', '--state', dir, ''], {SLUICE_STATE: join(dir, 'none')})).stdout)).toEqual([':values', LIVE, NEWEST, DEAD, OLD])
+    // Completion writes nothing: the store is as it was.
+    expect(listing(dir)).toEqual(before)
+  })
+
+  it('scenario names for --scenario (also as --scenario=), the setups of the scenario meant for --setup, and fixed options', async () => {
+    expect(lines((await complete(['simulate', '--scenario', 'outlook-2026'])).stdout)).toEqual([':files', 'outlook-2026', 'outlook-2026-haproxy'])
+    expect(lines((await complete(['run', 'x', '-s', 'two'])).stdout)).toEqual([':files', 'two-regions'])
+    // Bash hands `--scenario=out` over as three words.
+    expect(lines((await complete(['simulate', '--scenario', '=', 'relap'])).stdout)).toEqual([':files', 'relapse'])
+    expect(lines((await complete(['simulate', '--scenario=relap'])).stdout)).toEqual([':files', 'relapse'])
+    // The runbook's rehearsal scenario (outlook-recovery), unless --scenario names another.
+    expect(lines((await complete(['run', 'outlook-staged-return', '--setup', ''])).stdout)).toEqual([':values', 'no-guard', 'cap-shed-slow-start'])
+    expect(lines((await complete(['simulate', '--scenario', 'outlook-recovery', '--setup', 'cap'])).stdout)).toEqual([':values', 'cap-shed-slow-start'])
+    expect(lines((await complete(['run', 'x', '--rollback', ''])).stdout)).toEqual([':values', 'ramped', 'now'])
+  })
+
+  it('a broken store, a team store or a runbook that does not load: nothing on stderr, exit 0', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sluice-complete-broken-')), 'not-a-dir')
+    writeFileSync(file, 'x')
+    const broken = await complete(['watch', ''], {SLUICE_STATE: file})
+    expect(broken).toEqual({code: 0, stdout: ':values\n', stderr: ''})
+    // A team's DynamoDB store is not read at all (its first read creates its table), so no AWS call waits.
+    const started = Date.now()
+    const team = await complete(['journal', '--state', 'dynamodb://sluice-state', ''])
+    expect(team).toEqual({code: 0, stdout: ':values\n', stderr: ''})
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(await complete(['run', 'no-such-runbook', '--setup', ''])).toEqual({code: 0, stdout: ':values\n', stderr: ''})
+    expect(await complete([])).toEqual({code: 0, stdout: '', stderr: ''})
+  })
+})
+
+/**
+ * Every file under a directory, and the journals' sizes, to see that nothing was made, removed or
+ * appended to (the running run's own lock is renewed by this process meanwhile, so its time moves).
+ */
+function listing(dir: string): string[] {
+  return (readdirSync(dir, {recursive: true}) as string[]).sort().map((f) => (f.endsWith('.jsonl') ? `${f} ${statSync(join(dir, f)).size}` : f))
+}
+
+describe('sluice autocomplete writes scripts that complete values (spawned)', () => {
+  let cache: string
+  let bin: string
+  beforeAll(async () => {
+    cache = mkdtempSync(join(tmpdir(), 'sluice-autocomplete-'))
+    // `sluice` on the PATH, as an installed one is: the scripts call the sluice being completed.
+    bin = join(cache, 'bin')
+    mkdirSync(bin)
+    symlinkSync(runJs, join(bin, 'sluice'))
+    const r = await sluice(['autocomplete', 'bash'], {env: {XDG_CACHE_HOME: cache}})
+    expect(r.code, r.stderr).toBe(0)
+  })
+  const script = (shell: 'bash' | 'zsh') => join(cache, 'sluice', 'autocomplete', 'functions', shell, shell === 'bash' ? 'sluice.bash' : '_sluice')
+
+  /** What bash's completion offers for the words (the last one is being typed), as the shell would call it. */
+  async function bashCompletes(words: string[], env: Record<string, string>, cwd?: string): Promise<string[]> {
+    const program = `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _sluice_values_autocomplete; printf '%s\\n' "\${COMPREPLY[@]}"`
+    const r = await spawnCollected('bash', ['--norc', '--noprofile', '-c', program, 'bash', script('bash'), 'sluice', ...words], {
+      cwd,
+      env: {...env, NO_COLOR: '1', PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH}`},
+    })
+    expect(r.code, r.stderr).toBe(0)
+    return r.stdout.split('\n').filter(Boolean)
+  }
+
+  it('the bash script has the layer once, after the static function it falls back to', () => {
+    const text = readFileSync(script('bash'), 'utf8')
+    expect(text.match(/sluice complete: argument and flag values/g)).toHaveLength(1)
+    expect(text).toContain('complete -F _sluice_autocomplete sluice')
+    expect(text.trimEnd().endsWith('complete -F _sluice_values_autocomplete sluice')).toBe(true)
+  })
+
+  it('bash completes run ids (the running one first), runbook names and YAML files, scenario names, and still commands', async () => {
+    const {env} = await stateWith([
+      {runId: OLD, life: 'ended'},
+      {runId: LIVE, life: 'running'},
+    ])
+    expect(await bashCompletes(['watch', ''], env)).toEqual([LIVE, OLD])
+    const cwd = mkdtempSync(join(tmpdir(), 'sluice-autocomplete-cwd-'))
+    writeFileSync(join(cwd, 'outlook-mine.yaml'), '')
+    writeFileSync(join(cwd, 'outlook-notes.txt'), '')
+    expect((await bashCompletes(['run', 'outlook'], env, cwd)).sort()).toEqual(['outlook-mine.yaml', 'outlook-staged-return', 'outlook-staged-return-haproxy'])
+    expect(await bashCompletes(['simulate', '--scenario', '=', 'two'], env)).toEqual(['two-regions'])
+    expect(await bashCompletes(['journ'], env)).toEqual(['journal'])
+  })
+
+  it('the zsh script keeps the plugin function as _sluice_static behind a _sluice that asks sluice complete, and parses', () => {
+    const text = readFileSync(script('zsh'), 'utf8')
+    expect(text).toContain('\n_sluice_static() {\n')
+    expect(text).toContain('complete -- "${(@)words[2,CURRENT]}"')
+    expect(text.trimEnd().endsWith('_sluice "$@"')).toBe(true)
+    if (hasZsh()) execFileSync('zsh', ['-n', script('zsh')])
+  })
+
+  it('--refresh-cache writes the scripts again, with the layer once', async () => {
+    const r = await sluice(['autocomplete', '--refresh-cache'], {env: {XDG_CACHE_HOME: cache}})
+    expect(r.code, r.stderr).toBe(0)
+    expect(readFileSync(script('bash'), 'utf8').match(/sluice complete: argument and flag values/g)).toHaveLength(1)
+    expect(readFileSync(script('zsh'), 'utf8').match(/sluice complete: argument and flag values/g)).toHaveLength(1)
+  })
+})
+
+function hasZsh(): boolean {
+  try {
+    execFileSync('zsh', ['-c', 'true'])
+    return true
+  } catch {
+    return false
+  }
+}
