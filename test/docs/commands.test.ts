@@ -9,9 +9,7 @@ const manifest = JSON.parse(readFileSync(`${repoRoot}oclif.manifest.json`, 'utf8
 // The plugins' commands (package.json's oclif.plugins), which are not in sluice's own manifest.
 const pluginCommands = new Set(['help', 'autocomplete'])
 // Named in the docs on purpose as what is not a command: each must stay not one.
-const notCommands = new Map([
-  ['rn', 'the mistyped command whose "did you mean run?" the README shows'],
-])
+const notCommands = new Map([['rn', 'the mistyped command whose "did you mean run?" the README shows']])
 
 /** Every `sluice …` a page shows: in inline code, and on the lines of its code blocks. */
 function invocations(): {where: string; words: string[]}[] {
