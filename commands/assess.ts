@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, decimal, seconds} from '../src/cli/flags.js'
+import {writeOutput} from '../src/cli/output-file.js'
 import {InputError} from '../src/errors.js'
 import type {Assessment} from '../src/assess/assess.js'
 import type {PoolNow} from '../src/ports/pool-readings.js'
@@ -34,6 +35,8 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
     broken: Flags.integer({description: 'How many servers the trigger broke, if you know (default: every server out of rotation now).', min: 0}),
     quick: Flags.boolean({description: 'No map: the verdict, the tipping points and the levers only (about a second).'}),
     watch: seconds({description: 'Re-assess every this many seconds until Ctrl-C (with a live pool).', min: 5, max: 3600}),
+    svg: Flags.string({description: 'Also save the map, with the pool and its way out drawn on it, as an SVG file (not with --quick).', helpValue: 'FILE'}),
+    html: Flags.string({description: 'Also save the assessment as one page: the sentences, the levers and the map (not with --quick).', helpValue: 'FILE'}),
     workers: Flags.integer({description: 'Threads the map runs on (default: one with --quick, else the available cores).', min: 1, max: 64}),
     ...awsFlags,
   }
@@ -55,8 +58,10 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
     if (described && (flags.demand === undefined || flags['in-rotation'] === undefined))
       throw new InputError(`--${flags.demand === undefined ? 'demand' : 'in-rotation'}: a described pool needs both --demand and --in-rotation`)
     if (flags.watch !== undefined && !live) throw new InputError('--watch: re-assesses a live pool; name one with --target-group and --load-balancer')
+    for (const flag of ['svg', 'html'] as const)
+      if (flags[flag] !== undefined && flags.quick) throw new InputError(`--${flag}: saves the map, which --quick leaves out; drop one of them`)
 
-    const [{loadScenario, pickSetups}, {assess}, {cellRunner, defaultWorkers}, {renderAssessment}] = await Promise.all([
+    const [{loadScenario, pickSetups}, {assess}, {cellRunner, defaultWorkers}, {renderAssessment, assessSvg, assessHtml}] = await Promise.all([
       import('../src/sim/scenario/load-scenario.js'),
       import('../src/assess/assess.js'),
       import('../src/sweep/workers.js'),
@@ -87,6 +92,8 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
         if (flags.broken !== undefined && flags.broken > state.servers)
           throw new InputError(`--broken: expected at most the pool's ${state.servers} servers but received: ${flags.broken}`)
         const assessment = await assess(scenario, setup, state, {family, quick: flags.quick, runner, broken: flags.broken})
+        if (flags.svg) writeOutput('--svg', flags.svg, assessSvg(assessment)!)
+        if (flags.html) writeOutput('--html', flags.html, assessHtml(assessment, source))
         if (this.jsonEnabled() && flags.watch !== undefined) process.stdout.write(`${JSON.stringify(assessment)}\n`)
         else if (!this.jsonEnabled())
           this.log(

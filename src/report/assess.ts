@@ -3,7 +3,9 @@
 
 import type {Assessment} from '../assess/assess.js'
 import {formatNumber} from '../sweep/params.js'
-import {mapLines, type MapMark} from './heatmap.js'
+import {mapLines, sweepSvg, type MapMark, type MapOverlay} from './heatmap.js'
+import {htmlPage, htmlParagraphs, inlineSvg} from './html.js'
+import {escapeXml} from './svg.js'
 import {formatTable} from './table.js'
 
 const here = '●'
@@ -45,9 +47,45 @@ export function renderAssessment(a: Assessment, options: {color: boolean; width:
       `${here} the pool now${marks.some((m) => m.glyph === afterShedding) ? `   ${afterShedding} after the smallest shed that gets it out` : ''}   · unharmed  ░ back by the fix  ▒ back after it  █ stuck`,
     )
   }
-  lines.push(
-    '',
-    `How far to trust it: the pool is placed at the fewest broken servers that take it down to what is in rotation now, all fixed at once (--broken N says how many the trigger broke, if you know); the model is the calibrated scenario's, whose comments say which figures were read, fitted or assumed.`,
-  )
+  lines.push('', trust)
   return lines.join('\n')
+}
+
+const trust =
+  "How far to trust it: the pool is placed at the fewest broken servers that take it down to what is in rotation now, all fixed at once (--broken N says how many the trigger broke, if you know); the model is the calibrated scenario's, whose comments say which figures were read, fitted or assumed."
+
+/** The marks and arrows over the SVG map: the pool, where the smallest shed moves it, and what the other levers do instead. */
+function overlayOf(a: Assessment): MapOverlay {
+  const shed = a.levers.find((l) => l.kind === 'shed' && l.holds && l.value !== null && l.value < 100)
+  const marks: MapMark[] = [{x: a.out, y: a.state.demand, glyph: here, label: 'now'}]
+  if (shed) marks.push({x: a.out, y: a.state.demand * (1 - shed.value! / 100), glyph: afterShedding, label: `shed ${shed.value}%`})
+  const others = a.levers.filter((l) => l.holds && l !== shed).map((l) => l.what)
+  const note = `● the pool now (${formatNumber(a.out)} broken at ${formatNumber(Math.round(a.state.demand))} rps)${shed ? '; the arrow: the smallest shed that gets it out' : ''}${
+    others.length ? `; the other levers that get it out change the map rather than move the pool: ${others.join('; ')}` : ''
+  }.`
+  return {marks, arrows: shed ? [[0, 1]] : [], note}
+}
+
+/** The map as SVG with the pool and its way out drawn on it; null without a map (--quick). */
+export function assessSvg(a: Assessment): string | null {
+  return a.map ? sweepSvg(a.map, overlayOf(a)) : null
+}
+
+/** One page to paste a link to: the verdict in sentences, the levers, the map with the pool on it, and how far to trust it. */
+export function assessHtml(a: Assessment, source: string): string {
+  const e = escapeXml
+  const svg = assessSvg(a)
+  const levers = a.levers
+    .map(
+      (l) =>
+        `<tr><td>${e(l.what)}</td><td>${l.holds ? 'yes' : 'no'}</td><td>${l.backInSeconds === null ? 'stays stuck' : `${formatNumber(l.backInSeconds)} s after`}</td><td>${e(l.command ?? '')}</td></tr>`,
+    )
+    .join('\n')
+  return htmlPage(
+    `${source}: ${a.region.toUpperCase()}`,
+    `${htmlParagraphs(a.sentences)}
+${levers ? `<h2>Levers, each checked by simulation from now</h2>\n<table><thead><tr><th>lever</th><th>gets it out</th><th>full service</th><th>with</th></tr></thead><tbody>\n${levers}\n</tbody></table>` : ''}
+${svg ? `<h2>The map</h2>\n${inlineSvg(svg)}` : ''}
+${htmlParagraphs([trust])}`,
+  )
 }

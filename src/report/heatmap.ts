@@ -69,11 +69,19 @@ function xAxisLines(x: Axis, cellWidth: number, gutter: number, title: string): 
   return [' '.repeat(gutter) + '└' + rule.join(''), ' '.repeat(gutter + 1) + text, ' '.repeat(gutter + 1) + title]
 }
 
-/** A point drawn over a map: the cell nearest it shows `glyph` instead of its outcome's. */
+/** A point drawn over a map: the cell nearest it shows `glyph` instead of its outcome's; the SVG draws it where it lies, with `label` beside it. */
 export interface MapMark {
   x: number
   y: number
   glyph: string
+  label?: string
+}
+
+/** What is drawn over the SVG maps: points, arrows from one to another (by index), and a note saying what they are. */
+export interface MapOverlay {
+  marks: MapMark[]
+  arrows: Array<[number, number]>
+  note: string
 }
 
 const nearest = (values: number[], v: number): number => values.reduce((best, w, i) => (Math.abs(w - v) < Math.abs(values[best] - v) ? i : best), 0)
@@ -243,7 +251,7 @@ export function tippingRow(result: SweepResult): number | null {
   return below + 0.5 + (at - y.values[below]) / (y.values[above] - y.values[below])
 }
 
-function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: PanelGeometry, slowest: number): string[] {
+function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: PanelGeometry, slowest: number, overlay?: MapOverlay): string[] {
   const [x, y] = result.axes
   const nx = x.values.length
   const ny = y ? y.values.length : 1
@@ -280,13 +288,33 @@ function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: Panel
     out.push(svgText(left + 8, plotTop - 8, axisTitle(y.param, result.scenario, x.param), ' fill="#555"'))
     const row = tippingRow(result)
     if (row !== null) out.push(svgText(plotLeft + nx * g.cell + 3, plotBottom - row * g.cellHeight + 4, '◀', ' class="tipping-row"'))
+    if (overlay) {
+      // Where a value lies, not its nearest cell: the middle of the first cell is `from`, of the last `to`.
+      const yOf = (v: number): number => plotBottom - (((v - y.from) / (y.to - y.from)) * (ny - 1) + 0.5) * g.cellHeight
+      for (const [from, to] of overlay.arrows) {
+        const a = overlay.marks[from]
+        const b = overlay.marks[to]
+        out.push(
+          `<line x1="${n1(xOf(a.x))}" y1="${n1(yOf(a.y))}" x2="${n1(xOf(b.x))}" y2="${n1(yOf(b.y))}" stroke="#111" stroke-width="2" marker-end="url(#arrow)" class="lever"/>`,
+        )
+      }
+      overlay.marks.forEach((m, k) => {
+        const filled = m.glyph === '●'
+        // The first mark's label above it, the others' below, so two marks a row apart do not write over each other.
+        const dy = k === 0 ? -8 : 16
+        out.push(
+          `<circle cx="${n1(xOf(m.x))}" cy="${n1(yOf(m.y))}" r="5" fill="${filled ? '#111' : '#fff'}" stroke="#111" stroke-width="2" class="mark"/>`,
+          ...(m.label ? [svgText(xOf(m.x) + 8, yOf(m.y) + dy, m.label, ' font-weight="bold" paint-order="stroke" stroke="#fff" stroke-width="3"')] : []),
+        )
+      })
+    }
   }
   out.push('</g>')
   return out
 }
 
 /** The maps side by side, a legend, and the tipping points in words under them. */
-export function sweepSvg(result: SweepResult): string {
+export function sweepSvg(result: SweepResult, overlay?: MapOverlay): string {
   const g = geometry(result)
   const slowest = Math.max(0, ...result.setups.flatMap((s) => s.cells.map((c) => (c.outcome === 'recovered' ? (c.recoveredSecondsAfterFix ?? 0) : 0))))
   const legend = outcomeLegend(result)
@@ -297,7 +325,11 @@ export function sweepSvg(result: SweepResult): string {
     row === null || !y || tipY === null
       ? ''
       : ` ◀ (right of each map): the ${y.param.name} the sentences are stated at, ${y.param.say(tipY, result.scenario)}${Number.isInteger(row - 0.5) ? '' : ', between two rows of the grid'}.`
-  const notes = [...result.setups.map((s) => s.sentence), `Black marks: where the outcome changes between stuck and not stuck, found by bisection.${pointer}`]
+  const notes = [
+    ...result.setups.map((s) => s.sentence),
+    `Black marks: where the outcome changes between stuck and not stuck, found by bisection.${pointer}`,
+    ...(overlay ? [overlay.note] : []),
+  ]
   // Wide enough for the longest line of text too (about 6.5 px a character at 11 px), so no sentence is cut off.
   const longest = Math.max(...notes.map((n) => n.length), ...Object.values(legend).map((l) => l.length + 60))
   const width = Math.max(720, result.setups.length * g.width, Math.ceil(MARGIN.left + longest * 6.5 + MARGIN.right))
@@ -307,9 +339,14 @@ export function sweepSvg(result: SweepResult): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11" fill="#333">`,
     `<title>${escapeXml(sweepTitle(result))}</title>`,
     `<rect width="${width}" height="${height}" fill="#fff"/>`,
+    ...(overlay?.arrows.length
+      ? [
+          '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#111"/></marker></defs>',
+        ]
+      : []),
     svgText(MARGIN.left, 24, sweepTitle(result), ' font-size="16" font-weight="bold"'),
     '<g transform="translate(0,40)">',
-    ...result.setups.flatMap((s, i) => svgPanel(result, s, i * g.width, g, slowest)),
+    ...result.setups.flatMap((s, i) => svgPanel(result, s, i * g.width, g, slowest, overlay)),
     '</g>',
   ]
   const swatches: Array<[string, string]> = [

@@ -118,6 +118,29 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
     expect(out.stdout).toContain('● the pool now')
   }, 60_000)
 
+  it('saves the map as SVG with the pool and an arrow to where the smallest shed moves it, and the whole assessment as a page', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-assess-files-'))
+    const svg = join(dir, 'map.svg')
+    const html = join(dir, 'assess.html')
+    const out = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '14', '--svg', svg, '--html', html])
+    expect(out.code, out.stderr).toBe(3)
+    const drawn = readFileSync(svg, 'utf8')
+    expect(drawn.match(/class="mark"/g)).toHaveLength(2)
+    expect(drawn.match(/class="lever"/g)).toHaveLength(1)
+    expect(drawn).toContain('>now</text>')
+    expect(drawn).toMatch(/>shed \d+%<\/text>/)
+    expect(drawn).toContain(
+      '● the pool now (6 broken at 1,500 rps); the arrow: the smallest shed that gets it out; the other levers that get it out change the map',
+    )
+    const page = readFileSync(html, 'utf8')
+    expect(page).toContain('<h1>mailbox as described: STUCK</h1>')
+    expect(page).toContain('<svg role="img"')
+    expect(page).toContain('<th>gets it out</th>')
+    const quick = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '14', '--quick', '--svg', svg])
+    expect(quick.code).toBe(2)
+    expect(quick.stderr).toContain('--svg: saves the map, which --quick leaves out; drop one of them')
+  }, 60_000)
+
   it('as a runbook step: stops a rehearsal at the assess step when the pool is stuck (exit 3), goes on when it is not', async () => {
     const fixture = new URL('../fixtures/runbooks/assess-before-return.yaml', import.meta.url).pathname
     const stuck = await sluice(['run', fixture, '--dry-run'])
