@@ -11,7 +11,7 @@ export default class Assess extends SluiceCommand {
 
   static override description = `Reads the pool now (an ALB target group's targets and its last minutes of CloudWatch metrics: demand, servers in rotation, errors), places it on the map of its calibrated scenario (\`sluice calibrate\` writes one) and says, in sentences to paste into the incident channel: unharmed, recovering (fixed now, it comes back on its own, in how long) or stuck; how far it is from the tipping point, in demand and in servers out; and, when stuck, the smallest lever that gets it out, each checked by simulation from now: shed a share of a traffic type (whole types on an ALB), route to every server below a share healthy (an ALB's minimum healthy targets routing, Envoy's panic threshold), cap ejection (Envoy), a retry budget, slow start. Then the map, servers out × demand, with the pool on it.
 
-It changes nothing. Without AWS, --demand and --in-rotation place a pool you describe. --quick skips the map. --watch re-assesses every interval until Ctrl-C. Exit 0 unharmed or recovering, 3 stuck.`
+It changes nothing. Without AWS, --demand and --in-rotation place a pool you describe. --quick skips the map. --watch re-assesses every interval until Ctrl-C (with --json, one assessment a line), and ends as the last assessment did. Exit 0 unharmed or recovering, 3 stuck.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --scenario mailbox.yaml --target-group arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/mailbox/abc --load-balancer app/outlook-edge/def',
@@ -94,15 +94,19 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
         const assessment = await assess(scenario, setup, state, {family, quick: flags.quick, runner, broken: flags.broken})
         if (flags.svg) writeOutput('--svg', flags.svg, assessSvg(assessment)!)
         if (flags.html) writeOutput('--html', flags.html, assessHtml(assessment, source))
-        if (this.jsonEnabled() && flags.watch !== undefined) process.stdout.write(`${JSON.stringify(assessment)}\n`)
-        else if (!this.jsonEnabled())
+        if (flags.watch !== undefined)
+          this.progress(`assessed at ${new Date().toISOString().slice(11, 19)}Z: ${assessment.region.toUpperCase()}; again in ${flags.watch} s (Ctrl-C ends)`)
+        if (this.jsonEnabled() && flags.watch !== undefined) {
+          process.stdout.write(`${JSON.stringify(assessment)}\n`)
+          this.streamed = true
+        } else if (!this.jsonEnabled())
           this.log(
             `${flags.watch === undefined ? '' : `${new Date().toISOString()}\n`}${renderAssessment(assessment, {color: this.color, width: this.width, source})}`,
           )
-        if (flags.watch === undefined || stop.signal.aborted) {
-          if (assessment.region === 'stuck') this.endWith('gate-failed')
-          return assessment
-        }
+        // Ctrl-C ends --watch as the last assessment ended: 3 while stuck.
+        if (assessment.region === 'stuck') this.endWith('gate-failed')
+        else process.exitCode = 0
+        if (flags.watch === undefined || stop.signal.aborted) return assessment
         await new Promise((resolve) => {
           const timer = setTimeout(resolve, flags.watch! * 1000)
           stop.signal.addEventListener('abort', () => (clearTimeout(timer), resolve(undefined)), {once: true})
@@ -115,5 +119,12 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
       readings?.close()
       await runner.close()
     }
+  }
+
+  /** Under --watch --json the assessments were the output, one per line: no summary object after them (errors still print). */
+  private streamed = false
+
+  override logJson(json: unknown): void {
+    if (!this.streamed) super.logJson(json)
   }
 }

@@ -9,6 +9,7 @@ import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 import {sluice} from '../helpers/cli.js'
 import {cfg, useLiveFixture, type Fixture} from './live-fixture.js'
 import {targetGroupDimension} from './seed.js'
+import {spawnRun} from './spawned-run.js'
 
 let fx: Fixture
 useLiveFixture((current) => (fx = current))
@@ -212,6 +213,44 @@ describe('sluice calibrate and assess against moto: a day of CloudWatch metrics,
     expect(whole.code, whole.stderr).toBe(0)
     expect(JSON.parse(whole.stdout)).toMatchObject({region: 'unharmed', state: {healthy: 8}})
   }, 180_000)
+
+  it('assess --watch re-assesses the pool every interval, one JSON line each, until Ctrl-C, and ends as the last one did', async () => {
+    const file = join(fx.dir, 'calibrated.yaml')
+    writeFileSync(
+      file,
+      `name: calibrated-mailbox
+pools: [{name: mailbox, servers: 8, capacity: 100, serviceTime: 0.04}]
+demand: {rps: 500}
+healthCheck: {interval: 10, baseEjection: 30, maxEjection: 30}
+setups: {as-configured: {panicThreshold: 1, slowStart: 45}}
+`,
+    )
+    await putNow(750)
+    fx.proxy.failChecks(fx.targets.targetGroupArn, ['10.0.1.10', '10.0.1.11', '10.0.1.12'])
+    const run = spawnRun(
+      [
+        'assess',
+        '--scenario',
+        file,
+        '--target-group',
+        fx.targets.targetGroupArn,
+        '--load-balancer',
+        fx.targets.loadBalancer,
+        '--quick',
+        '--watch',
+        '5',
+        '--json',
+      ],
+      fx.env,
+    )
+    await run.seen(/assessed at [\d:]+Z: STUCK[\s\S]*assessed at [\d:]+Z: STUCK/)
+    run.signal('SIGINT')
+    const end = await run.ended
+    expect(end.code, end.stderr).toBe(3)
+    const lines = end.stdout.trim().split('\n')
+    expect(lines.length).toBeGreaterThanOrEqual(2)
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({region: 'stuck', state: {healthy: 5, servers: 8}})
+  }, 120_000)
 
   it('says which flag is wrong, and a window with no metrics, before or without writing anything', async () => {
     const args = ['calibrate', '--target-group', fx.targets.targetGroupArn, '--load-balancer', fx.targets.loadBalancer]
