@@ -12,6 +12,9 @@ export interface PoolMetricsScope {
   targetGroup: string
 }
 
+/** Periods one GetMetricData call asks for (six hours at one minute). */
+const periodsPerCall = 360
+
 /** What a pool's periods are read from; a long window comes back in pages (NextToken). */
 const metricNames = {
   requests: {name: 'RequestCount', stat: 'Sum', group: true},
@@ -51,21 +54,28 @@ async function readPoolHistory(
     },
   }))
   const series: Record<string, Map<number, number>> = Object.fromEntries(Object.keys(metricNames).map((id) => [id, new Map<number, number>()]))
-  let token: string | undefined
-  do {
-    const out = await awsCall(
-      'CloudWatch',
-      'GetMetricData',
-      `${scope.loadBalancer} ${group}`,
-      (s) => client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token}), {abortSignal: s}),
-      signal,
-    )
-    for (const r of out.MetricDataResults ?? []) {
-      const into = series[r.Id!]
-      ;(r.Timestamps ?? []).forEach((t, i) => into.set(Math.floor(new Date(t).getTime() / 1000), r.Values![i]))
-    }
-    token = out.NextToken
-  } while (token)
+  // A long window is read in spans of a few hundred periods: GetMetricData returns at most 100,800
+  // points a call (fifteen days of five metrics at one minute is more), and each call has its own
+  // deadline (awsDeadlines), which one span answers well inside, however long the window.
+  const span = periodsPerCall * period * 1000
+  for (let from = start.getTime(); from < end.getTime(); from += span) {
+    const to = new Date(Math.min(end.getTime(), from + span))
+    let token: string | undefined
+    do {
+      const out = await awsCall(
+        'CloudWatch',
+        'GetMetricData',
+        `${scope.loadBalancer} ${group}`,
+        (s) => client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: new Date(from), EndTime: to, NextToken: token}), {abortSignal: s}),
+        signal,
+      )
+      for (const r of out.MetricDataResults ?? []) {
+        const into = series[r.Id!]
+        ;(r.Timestamps ?? []).forEach((t, i) => into.set(Math.floor(new Date(t).getTime() / 1000), r.Values![i]))
+      }
+      token = out.NextToken
+    } while (token)
+  }
   return [...series.requests.entries()]
     .filter(([, requests]) => requests > 0)
     .sort(([a], [b]) => a - b)

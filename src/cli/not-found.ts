@@ -16,6 +16,8 @@ export const leaveLiveStateAlone: ReadonlySet<string> = new Set([
   'status',
   'watch',
   'validate',
+  'assess',
+  'calibrate',
   'plan',
   'schema',
   'runbooks',

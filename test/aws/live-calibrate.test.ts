@@ -133,7 +133,7 @@ describe('sluice calibrate and assess against moto: a day of CloudWatch metrics,
     const args = ['calibrate', '--target-group', fx.targets.targetGroupArn, '--load-balancer', fx.targets.loadBalancer]
     const until = ['--window', '24h', '--until', new Date(end).toISOString(), '--pool', 'mailbox']
     const out = await sluice([...args, ...until, '--out', file, '--json'], {env: fx.env})
-    expect(out.code, out.stderr).toBe(0)
+    expect(out.code, out.stderr + out.stdout).toBe(0)
     const c = JSON.parse(out.stdout) as {
       figures: Record<string, {value: number; low?: number; high?: number; how: string; method?: string}>
       window: {periods: number}

@@ -32,7 +32,7 @@ describe('sluice validate (in process)', () => {
     expect(exit).toBe(2)
     expect(stdout).toMatch(new RegExp(`^${good.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ok \\(regional-dns-ramp, \\d+ steps?\\)\n$`))
     expect(stderr.trimEnd().split('\n')).toEqual([
-      `${bad}:4:13: steps[0].action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, weighted-target-groups, approve, wait, check, got "frobnicate"`,
+      `${bad}:4:13: steps[0].action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, weighted-target-groups, approve, wait, check, assess, got "frobnicate"`,
       '1 of 2 runbooks are invalid',
     ])
   })

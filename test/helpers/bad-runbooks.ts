@@ -66,7 +66,7 @@ ${twoRegionsDns}steps:
 `,
     where: (t) => at(t, 'frobnicate'),
     message:
-      /^steps\[1\]\.action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, weighted-target-groups, approve, wait, check, got "frobnicate"$/,
+      /^steps\[1\]\.action: expected one of freeze, unfreeze, restrict, lift, cycle, ramp, weighted-target-groups, approve, wait, check, assess, got "frobnicate"$/,
   },
   {
     name: 'a weight over 100% in a ramp schedule',
