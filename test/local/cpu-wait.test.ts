@@ -22,8 +22,11 @@ describe.runIf(cpuWaitMeasurable())('CpuWaitWatch', () => {
   it('sees a process wait for a CPU when more processes spin than there are cores, and a sleeping one wait for none', async () => {
     // One spinner more than the cores: between them they are ready for more CPU than there is.
     const spinners = Array.from({length: availableParallelism() + 1}, () => spinner(1))
-    const sleeper = spawn(process.execPath, ['-e', "console.log('up'); setTimeout(() => {}, 10_000)"])
-    await once(sleeper.stdout, 'data')
+    // sleep(1), not a Node process: an idle Node still wakes its own threads (the GC, the compiler's
+    // workers finishing start-up), and on a machine the suite keeps busy each wake-up waits for a core.
+    const sleeper = spawn('sleep', ['10'])
+    await once(sleeper, 'spawn')
+    await new Promise((resolve) => setTimeout(resolve, 50))
     const watched = new CpuWaitWatch([spinners[0].pid], 100)
     const idle = new CpuWaitWatch([sleeper.pid!], 100)
     try {
