@@ -66,7 +66,7 @@ const warm = 30
 
 /**
  * The calibrated scenario turned into the question "fixed now, does it come back?": the pool at
- * this size and this demand (constant), its servers out of rotation now broken from a warm start
+ * this size and this demand (constant), `broken` servers (default: every server out now) broken from a warm start
  * until the fix, then watched for as long as its checks need to bring every server back and some.
  */
 export function questionScenario(base: Scenario, state: PoolNow, broken?: number): {scenario: Scenario; fixAt: number} {
