@@ -252,42 +252,33 @@ async function findLevers(
     })
   }
 
-  // Route to every server below a share healthy: Envoy's panic threshold, an ALB's minimum healthy targets routing.
-  if (options.family !== 'haproxy') {
-    const strip = await sweepOn(scenario, [setup], [axis('panicThreshold', 0, 100, steps)], options.runner)
-    const edge = firstHolds(strip)
-    if (edge !== null) {
-      const value = Math.ceil(edge)
-      const result = check(scenario, {...setup.policy, panicThreshold: value})
-      levers.push({
-        kind: 'panic',
-        what:
-          options.family === 'alb'
-            ? `route to every target when fewer than ${value}% are healthy (the target group's minimum healthy targets routing)`
-            : `a panic threshold of ${value}%: route to every server when fewer than that are healthy`,
-        value,
-        holds: result.outcome !== 'stuck',
-        backInSeconds: back(result),
-        ...(options.family === 'alb' ? {command: `sluice cycle --failover-percent ${value} … (or the target group attribute ${failoverKey})`} : {}),
-      })
-    }
+  // A guard of the setup, searched along 0–100% for the edge where the pool comes out and run once more there.
+  const guard = async (
+    key: 'panicThreshold' | 'maxEjectionPercent',
+    round: (edge: number) => number,
+    said: (value: number) => Pick<Lever, 'kind' | 'what' | 'command'>,
+  ): Promise<void> => {
+    const edge = firstHolds(await sweepOn(scenario, [setup], [axis(key, 0, 100, steps)], options.runner))
+    if (edge === null) return
+    const value = round(edge)
+    const result = check(scenario, {...setup.policy, [key]: value})
+    levers.push({...said(value), value, holds: result.outcome !== 'stuck', backInSeconds: back(result)})
   }
-  // Never eject more than a share at once: Envoy's max_ejection_percent; neither an ALB nor HAProxy has one.
+  // Route to every server below a share healthy: Envoy's panic threshold, an ALB's minimum healthy targets routing.
+  if (options.family === 'alb')
+    await guard('panicThreshold', Math.ceil, (value) => ({
+      kind: 'panic',
+      what: `route to every target when fewer than ${value}% are healthy (the target group's minimum healthy targets routing)`,
+      command: `sluice cycle --failover-percent ${value} … (or the target group attribute ${failoverKey})`,
+    }))
   if (options.family === 'envoy') {
-    const strip = await sweepOn(scenario, [setup], [axis('maxEjectionPercent', 0, 100, steps)], options.runner)
-    // Stuck at a high cap, holding below it: the edge's holding side is the largest cap that works.
-    const edge = firstHolds(strip)
-    if (edge !== null) {
-      const value = Math.floor(edge)
-      const result = check(scenario, {...setup.policy, maxEjectionPercent: value})
-      levers.push({
-        kind: 'cap',
-        what: `cap ejection at ${value}% of the pool at once (max_ejection_percent)`,
-        value,
-        holds: result.outcome !== 'stuck',
-        backInSeconds: back(result),
-      })
-    }
+    await guard('panicThreshold', Math.ceil, (value) => ({
+      kind: 'panic',
+      what: `a panic threshold of ${value}%: route to every server when fewer than that are healthy`,
+    }))
+    // Never eject more than a share at once (Envoy's max_ejection_percent; neither an ALB nor HAProxy has one): stuck at a
+    // high cap and holding below it, the edge's holding side is the largest cap that works.
+    await guard('maxEjectionPercent', Math.floor, (value) => ({kind: 'cap', what: `cap ejection at ${value}% of the pool at once (max_ejection_percent)`}))
   }
   // Clients that retry multiply the load; one attempt, or a 10% budget, takes that away.
   if (scenario.clients.attempts > 1) {
