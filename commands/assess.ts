@@ -61,7 +61,7 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
     for (const flag of ['svg', 'html'] as const)
       if (flags[flag] !== undefined && flags.quick) throw new InputError(`--${flag}: saves the map, which --quick leaves out; drop one of them`)
 
-    const [{loadScenario, pickSetups}, {assess}, {cellRunner, defaultWorkers}, {renderAssessment, assessSvg, assessHtml}] = await Promise.all([
+    const [{loadScenario, pickSetups}, {assess, familyOf}, {cellRunner, defaultWorkers}, {renderAssessment, assessSvg, assessHtml}] = await Promise.all([
       import('../src/sim/scenario/load-scenario.js'),
       import('../src/assess/assess.js'),
       import('../src/sweep/workers.js'),
@@ -78,7 +78,7 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
           awsOptionsOf(flags),
         )
       : null
-    const family = scenario.healthCheck.haproxy ? 'haproxy' : live ? 'alb' : 'envoy'
+    const family = familyOf(scenario, live)
     const source = readings ? readings.readings.source : `${scenario.pools[0].name} as described`
     const runner = cellRunner({scenario, setups: [setup], params: []}, flags.workers ?? (flags.quick ? 1 : defaultWorkers()))
     const stop = new AbortController()

@@ -13,6 +13,14 @@ export type Region = 'unharmed' | 'recovering' | 'stuck'
 /** What fronts the pool: which levers it has (an ALB has routing failover but no ejection cap, and sheds whole types only). */
 export type Family = 'alb' | 'envoy' | 'haproxy'
 
+/**
+ * The levers a pool has: HAProxy's checks say so in the scenario; otherwise an ALB when its pool was
+ * read from (or a runbook targets) AWS, else Envoy's guards, which the simulator's checks model.
+ */
+export function familyOf(scenario: Scenario, onAws: boolean): Family {
+  return scenario.healthCheck.haproxy ? 'haproxy' : onAws ? 'alb' : 'envoy'
+}
+
 /** One way out, checked by simulation from the pool's state now. */
 export interface Lever {
   kind: 'shed' | 'panic' | 'cap' | 'retries' | 'slow-start'

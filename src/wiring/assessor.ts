@@ -1,4 +1,3 @@
-import type {Family} from '../assess/assess.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {PoolAssessor} from '../ports/pool-readings.js'
 import {backendOf} from '../runbook/targets.js'
@@ -12,14 +11,14 @@ import {resolveScenarioRef} from './scenario-ref.js'
 export function scenarioAssessor(runbook: Runbook): PoolAssessor {
   return {
     async assess(ref, setupName, now) {
-      const [{loadScenario, pickSetups}, {assess}, {cellRunner}] = await Promise.all([
+      const [{loadScenario, pickSetups}, {assess, familyOf}, {cellRunner}] = await Promise.all([
         import('../sim/scenario/load-scenario.js'),
         import('../assess/assess.js'),
         import('../sweep/workers.js'),
       ])
       const {scenario} = loadScenario(resolveScenarioRef(ref, runbook.file), {}, 'assess step scenario')
       const setup = pickSetups(scenario, setupName ? [setupName] : 'all', 'assess step setup')[0]
-      const family: Family = scenario.healthCheck.haproxy ? 'haproxy' : backendOf(runbook.targets).family === 'aws' ? 'alb' : 'envoy'
+      const family = familyOf(scenario, backendOf(runbook.targets).family === 'aws')
       const runner = cellRunner({scenario, setups: [setup], params: []}, 1)
       try {
         const a = await assess(scenario, setup, now, {family, quick: true, runner})

@@ -19,6 +19,9 @@ export interface LiveControl {
   clients: AwsClients
 }
 
+/** The region an ARN names (`arn:aws:elasticloadbalancing:eu-west-1:…`), or none. */
+export const arnRegion = (arn: string): string | undefined => /^arn:[^:]+:[^:]+:([a-z0-9-]+):/.exec(arn)?.[1]
+
 /**
  * The region the runbook's ARNs name (`arn:aws:elasticloadbalancing:eu-west-1:123:…`), or none.
  * One run drives one region: ARNs in two are refused, naming both.
@@ -31,7 +34,7 @@ export function runbookRegion(runbook: Runbook): string | undefined {
   ]
   const regions = new Map<string, string[]>()
   for (const {path, arn} of arns) {
-    const region = /^arn:[^:]+:[^:]+:([a-z0-9-]+):/.exec(arn)?.[1]
+    const region = arnRegion(arn)
     if (region) regions.set(region, [...(regions.get(region) ?? []), path.slice(1).join('.')])
   }
   if (regions.size > 1) {
