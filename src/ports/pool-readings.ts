@@ -44,8 +44,23 @@ export interface PoolSettings {
   drainDelay: number
   /** Below this share of servers healthy, route to all of them (ALB's minimum healthy targets routing); null: off. */
   failoverPercent: number | null
+  /** HAProxy's check settings beyond the ones every load balancer has; absent for an ALB. */
+  haproxy?: HaproxyCheckSettings
   /** Each setting's own name, for the comments: {interval: 'HealthCheckIntervalSeconds', …}. */
   names: Record<'interval' | 'checkTimeout' | 'fall' | 'rise' | 'slowStart' | 'drainDelay' | 'failoverPercent', string>
+}
+
+/** A HAProxy backend's check settings as its configuration gives them (seconds), with HAProxy's defaults where unset. */
+export interface HaproxyCheckSettings {
+  fastinter: number
+  downinter: number
+  observe: 'none' | 'layer7'
+  errorLimit: number
+  onError: 'fastinter' | 'fail-check' | 'sudden-death' | 'mark-down'
+  /** `timeout server`: how long HAProxy waits for a server's answer. */
+  timeoutServer: number
+  /** Where these were read: the configuration file and its line. */
+  from: string
 }
 
 /** The pool now: what assess places on the map. */
@@ -62,6 +77,8 @@ export interface PoolNow {
 export interface PoolReadings {
   /** Where the readings come from, as said in the scenario's header: `AWS (us-east-1): target group …, CloudWatch AWS/ApplicationELB`. */
   readonly source: string
+  /** What the readings could not do as asked, said in the calibration (HAProxy stopped before the window ended, say). */
+  readonly notes?: string[]
   settings(signal?: AbortSignal): Promise<PoolSettings>
   /** The metrics over [start, end) in periods of `period` seconds, oldest first; periods with no requests left out. */
   history(start: Date, end: Date, period: number, signal?: AbortSignal): Promise<PoolPeriod[]>
