@@ -32,6 +32,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
     '<%= config.bin %> <%= command.id %> outlook-2026-haproxy --setup no-guard',
     '<%= config.bin %> <%= command.id %> outlook-staged-return-haproxy --svg drill.svg',
     '<%= config.bin %> <%= command.id %> ./my-scenario.yaml --rate-scale 0.05 --time-scale 0.2 --json',
+    '<%= config.bin %> <%= command.id %> ./my-scenario.yaml --model calibrated.yaml',
   ]
 
   static override args = {
@@ -78,6 +79,15 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       description: "Also save a self-contained HTML page: the verdict, the figures and steps as tables, and the charts (with --repeat, the median run's).",
       helpValue: 'FILE',
     }),
+    model: Flags.string({
+      description:
+        "Predict from this scenario's pool, checks and clients (one sluice calibrate wrote, say) with the drilled scenario's demand, faults and timeline; the real side still runs the drilled scenario. How a calibration is judged against a run it never saw.",
+      helpValue: 'SCENARIO',
+    }),
+    socket: Flags.string({
+      description: "Also open the drill's HAProxy admin socket at this path, for sluice calibrate or an operator to read while the drill runs.",
+      helpValue: 'PATH',
+    }),
     rollback: Flags.string({
       description:
         'Once the runbook has ended, roll its run back as `sluice rollback` would, on both sides: ramped (in steps onto the receiving pool, behind the gates) or now (at once), and report what the way back cost.',
@@ -98,6 +108,8 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       ...(flags['queue-seconds'] === undefined ? {} : {queueSeconds: flags['queue-seconds']}),
       repeat: flags.repeat,
       seeds: flags.seeds,
+      ...(flags.model === undefined ? {} : {model: flags.model}),
+      ...(flags.socket === undefined ? {} : {socket: flags.socket}),
       ...(flags.rollback ? {rollback: flags.rollback as 'ramped' | 'now'} : {}),
       json: this.jsonEnabled(),
       note: (text) => this.note(text),

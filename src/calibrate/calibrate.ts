@@ -1,5 +1,5 @@
 import type {PoolReadings, PoolSettings} from '../ports/pool-readings.js'
-import {fitCapacity, fitDemand, medianOf, type CapacityFit, type Estimate} from './fit.js'
+import {fitCapacity, fitDemand, fitQueue, medianOf, type CapacityFit, type Estimate} from './fit.js'
 
 /** What `sluice calibrate` reads over, and what it names the scenario's pool. */
 export interface CalibrateOptions {
@@ -22,6 +22,8 @@ export interface CalibrationFigures {
   demandPeak: Estimate
   /** Mean seconds to an answer at the quietest quarter of the window: the servers' own service time. */
   serviceTime: Estimate | null
+  /** Seconds of work a server queues before it turns requests away; null where the window does not show it (fitQueue). */
+  queue: Estimate | null
   errorRate: Estimate
   interval: Estimate
   fall: Estimate
@@ -66,6 +68,7 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
   const floor = medianOf(quiet, (p) => p.latency)
   const errors = periods.reduce((s, p) => s + p.errors, 0) / periods.reduce((s, p) => s + p.requests, 0)
   const alb = settings.family === 'alb'
+  const queue = floor === null ? null : fitQueue(periods, options.period, capacity.capacity.value, floor)
   const figures: CalibrationFigures = {
     servers: {value: settings.servers, how: 'read', source: `registered now (${settings.healthy} healthy)`},
     capacity: {...capacity.capacity, method: capacity.method, periodsPastIt: capacity.pastKnee},
@@ -75,6 +78,7 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
       floor === null
         ? null
         : {value: round(floor, 3), how: 'measured', source: `median response time over the quietest quarter of the window (${quiet.length} periods)`},
+    queue,
     errorRate: {value: round(errors * 100, 2), how: 'measured', source: `errors over requests across the window, percent`},
     interval: read(settings.interval, settings.names.interval),
     fall: read(settings.fall, settings.names.fall),
@@ -99,6 +103,10 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
       ? `checks: the model takes a server out at its first failed check (ALB: after ${settings.fall}) and back after ${settings.rise} passed checks (${settings.rise * settings.interval} s)`
       : 'checks: HAProxy rules (inter, fall, rise), as read',
     ...(capacity.method === 'lower-bound' ? ['capacity: a lower bound only: the window never loaded the pool enough to show its limit'] : []),
+    ...(queue === null
+      ? ["queue: unbounded (the model's default): the window never held a server past its capacity long enough to show how much it queues"]
+      : []),
+    ...(readings.notes ?? []),
   ]
   const calibration = {
     source: readings.source,
@@ -140,6 +148,7 @@ function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOption
     said(f.capacity, '    '),
     `    capacity: ${round(f.capacity.value)}`,
     ...(f.serviceTime ? [said(f.serviceTime, '    '), `    serviceTime: ${Math.max(0.001, f.serviceTime.value)}`] : []),
+    ...(f.queue ? [said(f.queue, '    '), `    queueSeconds: ${Math.max(0.01, f.queue.value)}`] : []),
     'demand:',
     `  # measured: requests a second over the window, as ${curve.length} points (mean ${f.demandMean.value} rps, peak ${f.demandPeak.value} rps)`,
     `  curve: [${curve.map(([t, v]) => `[${t}, ${v}]`).join(', ')}]`,
@@ -162,6 +171,7 @@ function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOption
           `  rise: ${f.rise.value}`,
           said(f.slowStart, '  '),
           `  slowstart: ${f.slowStart.value}`,
+          ...haproxyLines(s),
         ]),
     'clients:',
     said(f.attempts, '  '),
@@ -181,6 +191,19 @@ function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOption
   return `${lines.join('\n').replace('  as-configured:\n    {}', '  as-configured: {}')}\n`
 }
 
+/** HAProxy's own check settings, as read from its configuration, for a scenario's healthCheck. */
+function haproxyLines(s: PoolSettings): string[] {
+  const h = s.haproxy
+  if (!h) return []
+  return [
+    `  # read: ${h.from}`,
+    `  fastinter: ${h.fastinter}`,
+    `  downinter: ${h.downinter}`,
+    `  timeoutServer: ${h.timeoutServer}`,
+    ...(h.observe === 'layer7' ? ['  observe: layer7', `  errorLimit: ${h.errorLimit}`, `  onError: ${h.onError}`] : []),
+  ]
+}
+
 /** The figures as a table a person reads: what each is, its value, its interval, how it was come by, and from what. */
 export function figureRows(c: Calibration): string[][] {
   const f = c.figures
@@ -190,6 +213,7 @@ export function figureRows(c: Calibration): string[][] {
     ['demand, mean', f.demandMean, 'rps'],
     ['demand, peak', f.demandPeak, 'rps'],
     ['service time', f.serviceTime, 's'],
+    ['queue per server', f.queue, 's of work'],
     ['errors', f.errorRate, '%'],
     ['check interval', f.interval, 's'],
     ['failed checks to take out', f.fall, ''],

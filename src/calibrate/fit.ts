@@ -214,3 +214,25 @@ export function medianOf(periods: PoolPeriod[], read: (p: PoolPeriod) => number 
   const values = periods.map(read).filter((v): v is number => v !== null && Number.isFinite(v))
   return values.length === 0 ? null : median(values)
 }
+
+/**
+ * Seconds of work a server queues before it turns requests away, from the periods offered well
+ * past its capacity: a saturated server answers only what it queued, each answer after about a
+ * full queue, so their mean latency, less the service time, is the queue's depth. The 90th
+ * percentile of those periods, since a queue fills over the first of them. Null where fewer than
+ * three periods were that far past capacity: the window does not show the queue.
+ */
+export function fitQueue(periods: PoolPeriod[], periodSeconds: number, capacity: number, serviceTime: number): Estimate | null {
+  const past = pointsOf(periods, periodSeconds).filter((p) => p.offered > capacity * 1.1 && p.latency !== null)
+  if (past.length < 3) return null
+  const latencies = past.map((p) => p.latency!).sort((a, b) => a - b)
+  const depth = quantile(latencies, 0.9) - serviceTime
+  if (!(depth > 0)) return null
+  return {
+    value: round(depth, 2),
+    low: round(Math.max(0, quantile(latencies, 0.5) - serviceTime), 2),
+    high: round(latencies[latencies.length - 1] - serviceTime, 2),
+    how: 'measured',
+    source: `mean response time of the ${past.length} periods offered over 110% of capacity (90th percentile, less the service time): a saturated server answers what it queued, a queue late`,
+  }
+}

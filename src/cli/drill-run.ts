@@ -19,20 +19,25 @@ export async function runDrillCommand(
     repeat: number
     seeds?: number
     rollback?: 'ramped' | 'now'
+    /** A scenario file or name to predict from (drill --model). */
+    model?: string
+    socket?: string
     json: boolean
     note: (text: string) => void
   },
 ): Promise<{drills: DrillReport[]; outcome: Outcome}> {
-  const [{loadDrillTarget}, {drillHaproxyBinary, runDrill}, {TerminalIO, chooseMode}] = await Promise.all([
+  const [{loadDrillTarget}, {drillHaproxyBinary, runDrill}, {TerminalIO, chooseMode}, {loadScenario}] = await Promise.all([
     import('../wiring/drill-target.js'),
     import('../wiring/drill.js'),
     import('./terminal/terminal-io.js'),
+    import('../sim/scenario/load-scenario.js'),
   ])
   const haproxy = drillHaproxyBinary()
   const loaded = loadDrillTarget(ref, options.setup)
   if (options.rollback && loaded.kind !== 'runbook')
     throw new InputError(`--rollback: rolls back what a runbook changed, and ${ref} is a scenario; drill a runbook`)
   const target = options.rollback && loaded.kind === 'runbook' ? {...loaded, rollback: options.rollback} : loaded
+  const model = options.model === undefined ? undefined : {scenario: loadScenario(options.model, {}, '--model').scenario, name: options.model}
   const mode = chooseMode({json: options.json})
   const status = mode === 'silent' ? undefined : new StatusLine((text) => process.stderr.write(text), mode === 'tty')
   // The runbook's steps as lines: a redrawn task list would fight the drill's own progress line.
@@ -51,6 +56,8 @@ export async function runDrillCommand(
         signal: stop.signal,
         run: i,
         ...(options.seeds === undefined ? {} : {seeds: options.seeds}),
+        ...(model ? {model} : {}),
+        ...(options.socket === undefined ? {} : {socket: options.socket}),
         progress: (message) => status?.show(`drill: ${run}${message}`),
         say: (line) => (status && i === 0 ? status.keep(line) : undefined),
         io,

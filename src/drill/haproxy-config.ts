@@ -46,6 +46,8 @@ export function drillHaproxy(
   fleet: FleetInfo,
   port: number,
   scales: DrillScales,
+  /** A second admin socket at a path of the caller's, for readers from outside the drill (calibrate). */
+  socket?: string,
 ): DrillHaproxy {
   const check = healthCheck.haproxy!
   const {timeScale} = scales
@@ -81,6 +83,7 @@ export function drillHaproxy(
     const lines = [
       'global',
       `  stats socket ${dir}/admin.sock mode 600 level admin`,
+      ...(socket ? [`  stats socket ${socket} mode 600 level admin`] : []),
       '  stats timeout 10s',
       'defaults',
       '  mode http',

@@ -57,6 +57,8 @@ export interface PredictionSpread {
 export interface DrillReport {
   target: {kind: DrillTarget['kind']; name: string}
   scenario: Scenario
+  /** The scenario the prediction's pool, checks and clients came from, when not the drilled one (drill --model). */
+  model?: string
   setup: string
   scales: DrillScales
   /** Scenario seconds of work each real server queued before it stopped reading requests. */

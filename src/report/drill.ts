@@ -313,6 +313,7 @@ function drillParts(report: DrillReport): ReportPart[] {
   const steps = stepsRows(report)
   return [
     `${report.target.kind === 'runbook' ? `runbook ${report.target.name} against ` : ''}${report.scenario.name} (${report.setup}), on HAProxy and a loopback fleet: rate scale ${scales.rateScale}, time scale ${scales.timeScale}, servers queue ${report.queueSeconds} s of work; ${Math.round(report.seconds)} scenario s in ${Math.round(report.wallSeconds)} s of wall time${report.interrupted ? ' (interrupted: the figures cover what ran)' : ''}`,
+    ...(report.model ? [`predicted from ${report.model}'s pool, checks and clients, with ${report.scenario.name}'s demand and faults`] : []),
     ...[runbookLine('real run', report.real), runbookLine('rehearsal', report.predicted)].filter((l): l is string => l !== null),
     '',
     {header: tableHeader, rows: tableRows(report)},
@@ -425,6 +426,7 @@ export function drillJson(report: DrillReport) {
   return {
     target: report.target,
     scenario: report.scenario.name,
+    ...(report.model ? {model: report.model} : {}),
     setup: report.setup,
     scales: report.scales,
     queueSeconds: report.queueSeconds,

@@ -16,6 +16,7 @@ import {faultWindow} from '../sim/fault-window.js'
 import type {SimulationRecord} from '../sim/record.js'
 import {drillControlPlane} from './drill-control-plane.js'
 import {faultSteps, playFaults} from '../drill/faults.js'
+import {predictedFromModel} from '../drill/model.js'
 import {CpuWaitWatch} from '../drill/cpu-wait.js'
 import {spreadSeeds} from '../drill/verdict.js'
 import {fleetLoopDelay, sendFleetCommand} from '../drill/fleet.js'
@@ -77,6 +78,10 @@ export interface DrillOptions {
   run?: number
   /** Predictions over this many seeds beside the scenario's own (spreadSeeds); 0 for none. */
   seeds?: number
+  /** Predict from this scenario's pool, checks and clients instead of the drilled one's (predictedFromModel). */
+  model?: {scenario: Scenario; name: string}
+  /** Also open HAProxy's admin socket here, for calibrate or an operator to read while the drill runs. */
+  socket?: string
 }
 
 /** Seconds (scenario) the pool keeps running after a runbook ends in the real run, as a rehearsal settles. */
@@ -93,6 +98,9 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   // The prediction and the real fleet queue alike.
   const target = queuedAsDrilled(given, options.queueSeconds)
   const {scenario, setup} = target
+  // What the prediction is of: the drilled scenario itself, or another's model of its pool, whose
+  // queue is its own (the drill's --queue-seconds is the real fleet's).
+  const forecast = options.model ? queuedAsDrilled(predictedFromModel(given, options.model.scenario, options.model.name)) : target
   const {signal, progress} = options
   const sim = fleetConfig(scenario, setup.policy)
   if (!sim.healthCheck.haproxy)
@@ -109,7 +117,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   progress('predicting with the simulator')
   // A first prediction says how long the drill runs, which sets its time scale; the one it is
   // judged by is of the fleet at that scale.
-  const sizing = await predict(target)
+  const sizing = await predict(forecast)
   const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps))
   const {floor, timeout, serviceTime} = timeScaleFloor({...scenario, clients: {...scenario.clients, ...sim.clients}}, sim.healthCheck.interval)
   const asked = options.scales?.timeScale
@@ -118,7 +126,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       `--time-scale ${asked}: ${timeout.what} would time out after ${Math.round(timeout.seconds * asked * 1000)} ms while a request takes ${Math.round(serviceTime * 1000)} ms to serve (service time is real, timeouts shrink with the time scale); a drill needs every timeout at least ${timeoutOverService} times the service time: a time scale of at least ${Math.round(floor * 1000) / 1000}`,
     )
   const scales = {...chooseScales(sizing.seconds, peak, drillBudget, floor), ...options.scales}
-  const drilled = servedAsDrilled(target, scales.timeScale)
+  const drilled = servedAsDrilled(forecast, scales.timeScale)
   const predicted = await predict(drilled)
   const seconds = predicted.seconds
   const finerTick = finerTickOf(scenario.tick)
@@ -155,7 +163,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     progress('starting the fleet')
     fleet = await spawnFleet(drillFleetConfig(scenario, scales), options.programs?.fleet)
     const port = await freePort()
-    const config = drillHaproxy(scenario, sim.healthCheck, sim.policy.slowStart, fleet, port, scales)
+    const config = drillHaproxy(scenario, sim.healthCheck, sim.policy.slowStart, fleet, port, scales, options.socket)
     notYet('starting the fleet')
     progress('starting HAProxy')
     haproxy = await startHaproxy(options.haproxy, config.config, config.files)
@@ -236,6 +244,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     const report: DrillReport = {
       target: {kind: target.kind, name: target.kind === 'runbook' ? target.runbook.name : scenario.name},
       scenario,
+      ...(options.model ? {model: options.model.name} : {}),
       setup: setup.name,
       scales,
       queueSeconds,
