@@ -54,7 +54,8 @@ const serverKeywords: Record<string, (value: string, where: ConfigLine) => Parti
 
 function time(value: string, keyword: string, where: ConfigLine): number {
   const s = seconds(value)
-  if (s === null) throw new InputError(`${where.file}:${where.line}: ${keyword} ${value} is not a time HAProxy reads (a number with us, ms, s, m, h or d; bare is ms)`)
+  if (s === null)
+    throw new InputError(`${where.file}:${where.line}: ${keyword} ${value} is not a time HAProxy reads (a number with us, ms, s, m, h or d; bare is ms)`)
   return s
 }
 

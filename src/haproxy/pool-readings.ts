@@ -107,7 +107,13 @@ export class HaproxyPoolReadings implements PoolReadings {
     if (config.observe !== 'none' && config.observe !== 'layer7')
       this.note(`backend ${this.backend} observes ${config.observe}; the model knows observe layer7 only, so it is taken as none`)
     // The running servers' fall and rise win over the file's: a file edited since the last reload says what HAProxy will do, not what it does.
-    const running = (column: string) => mostCommon(servers.map((s) => s[column]).filter((v) => /^\d+$/.test(v ?? '')).map(Number))
+    const running = (column: string) =>
+      mostCommon(
+        servers
+          .map((s) => s[column])
+          .filter((v) => /^\d+$/.test(v ?? ''))
+          .map(Number),
+      )
     return {
       label: `HAProxy backend ${this.backend}`,
       family: 'haproxy',
@@ -197,8 +203,12 @@ export class HaproxyPoolReadings implements PoolReadings {
       const read = previous === null ? 0 : Math.max(0, Math.min(previous.at, to) - from) / 1000
       const window = `${Math.round(read)} s of the ${Math.round((to - from) / 1000)} s window`
       if (whole <= 0 && !signal?.aborted)
-        throw new FailedError(`sampling backend ${this.backend} at ${this.api.label} stopped at ${iso(stopped.at)} before one ${period} s period was read: ${stopped.why}`)
-      this.note(`sampling backend ${this.backend} stopped at ${iso(stopped.at)} because ${stopped.why}; ${window} was read (${Math.max(0, whole)} whole periods)`)
+        throw new FailedError(
+          `sampling backend ${this.backend} at ${this.api.label} stopped at ${iso(stopped.at)} before one ${period} s period was read: ${stopped.why}`,
+        )
+      this.note(
+        `sampling backend ${this.backend} stopped at ${iso(stopped.at)} because ${stopped.why}; ${window} was read (${Math.max(0, whole)} whole periods)`,
+      )
     }
     return [...totals.entries()]
       .filter(([index, t]) => index < whole && t.requests > 0)

@@ -110,7 +110,7 @@ backend picky from slow
     expect(backendCheckConfig(sections, 'app', ['a'], 'haproxy.cfg').checkTimeout).toBe(1)
   })
 
-  it("describes servers that differ by the most common setting among those running, names from server-template included", () => {
+  it('describes servers that differ by the most common setting among those running, names from server-template included', () => {
     const sections = config(`
 listen app
   bind :80
@@ -157,7 +157,7 @@ describe("the running HAProxy's configuration", () => {
     return api
   }
 
-  it("is read from its command line in /proc, relative paths from its working directory", async () => {
+  it('is read from its command line in /proc, relative paths from its working directory', async () => {
     const api = fakeProcess(4242, ['/usr/sbin/haproxy', '-W', '-f', '/etc/haproxy/haproxy.cfg', '-f', 'extra.d', '-p', '/run/haproxy.pid'], '/srv/lb')
     expect(await runningConfigPaths(api, undefined, join(dir, 'proc'))).toEqual(['/etc/haproxy/haproxy.cfg', '/srv/lb/extra.d'])
   })

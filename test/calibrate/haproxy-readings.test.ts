@@ -35,7 +35,12 @@ interface Counters {
  * HAProxy 2.6's real columns, and `show stat app 4 -1` with `servers`; `gone(ms)` makes it fail as
  * a removed socket does.
  */
-function fakeApi(clock: FakeClock, counters: (ms: number) => Counters, servers: Array<{name: string; status: string}> = [], gone = (_ms: number) => false): RuntimeApi {
+function fakeApi(
+  clock: FakeClock,
+  counters: (ms: number) => Counters,
+  servers: Array<{name: string; status: string}> = [],
+  gone = (_ms: number) => false,
+): RuntimeApi {
   const api = new RuntimeApi('/run/haproxy/admin.sock')
   api.send = (command) => {
     if (gone(clock.ms)) return Promise.reject(new FailedError('haproxy runtime API at /run/haproxy/admin.sock: no such socket'))
@@ -93,7 +98,11 @@ describe('HAProxy pool readings: sampling a window', () => {
 
   it('stops when HAProxy goes away after a whole period, keeping whole periods and saying so', async () => {
     const clock = new FakeClock(t0)
-    const readings = new HaproxyPoolReadings(fakeApi(clock, steady, [], (ms) => ms >= t0 + 5000), 'app', {clock})
+    const readings = new HaproxyPoolReadings(
+      fakeApi(clock, steady, [], (ms) => ms >= t0 + 5000),
+      'app',
+      {clock},
+    )
     const periods = await readings.history(new Date(t0), new Date(t0 + 8000), 2)
     expect(periods.map((p) => p.at)).toEqual([t0 / 1000, t0 / 1000 + 2])
     expect(readings.notes).toEqual([
@@ -103,7 +112,11 @@ describe('HAProxy pool readings: sampling a window', () => {
 
   it('fails when HAProxy is gone before one period was read', async () => {
     const clock = new FakeClock(t0)
-    const readings = new HaproxyPoolReadings(fakeApi(clock, steady, [], (ms) => ms >= t0 + 1000), 'app', {clock})
+    const readings = new HaproxyPoolReadings(
+      fakeApi(clock, steady, [], (ms) => ms >= t0 + 1000),
+      'app',
+      {clock},
+    )
     await expect(readings.history(new Date(t0), new Date(t0 + 8000), 2)).rejects.toThrow(
       /^sampling backend app at \/run\/haproxy\/admin\.sock stopped at 2026-12-04T12:00:01Z before one 2 s period was read: HAProxy stopped answering/,
     )
@@ -115,7 +128,9 @@ describe('HAProxy pool readings: sampling a window', () => {
     const readings = new HaproxyPoolReadings(fakeApi(clock, steady), 'app', {clock, onSample: (elapsed) => elapsed >= 3 && stop.abort()})
     const periods = await readings.history(new Date(t0), new Date(t0 + 8000), 2, stop.signal)
     expect(periods.map((p) => p.requests)).toEqual([20])
-    expect(readings.notes[0]).toMatch(/^sampling backend app stopped at 2026-12-04T12:00:03Z because it was interrupted; 3 s of the 8 s window was read \(1 whole periods\)$/)
+    expect(readings.notes[0]).toMatch(
+      /^sampling backend app stopped at 2026-12-04T12:00:03Z because it was interrupted; 3 s of the 8 s window was read \(1 whole periods\)$/,
+    )
   })
 
   it('refuses a window that has already ended: HAProxy has no history', async () => {
@@ -173,9 +188,27 @@ describe('HAProxy pool readings: settings', () => {
     expect(readings.source).toBe('HAProxy at /run/haproxy/admin.sock: backend app (Runtime API show stat)')
     const s = await readings.settings()
     // fall and rise as HAProxy runs them (the stat columns say 2 and 3), not as the file now says (9).
-    expect(s).toMatchObject({label: 'HAProxy backend app', family: 'haproxy', servers: 2, healthy: 1, interval: 0.5, checkTimeout: 1, fall: 2, rise: 3, slowStart: 4})
+    expect(s).toMatchObject({
+      label: 'HAProxy backend app',
+      family: 'haproxy',
+      servers: 2,
+      healthy: 1,
+      interval: 0.5,
+      checkTimeout: 1,
+      fall: 2,
+      rise: 3,
+      slowStart: 4,
+    })
     expect(s).toMatchObject({drainDelay: 0, failoverPercent: null})
-    expect(s.haproxy).toEqual({fastinter: 0.5, downinter: 0.5, observe: 'none', errorLimit: 10, onError: 'fastinter', timeoutServer: noServerTimeout, from: `${cfg}:3 (backend app)`})
+    expect(s.haproxy).toEqual({
+      fastinter: 0.5,
+      downinter: 0.5,
+      observe: 'none',
+      errorLimit: 10,
+      onError: 'fastinter',
+      timeoutServer: noServerTimeout,
+      from: `${cfg}:3 (backend app)`,
+    })
     expect(s.names).toMatchObject({interval: 'inter', checkTimeout: 'timeout check', fall: 'fall', rise: 'rise', slowStart: 'slowstart'})
     expect(readings.notes).toEqual([`backend app sets no timeout server (HAProxy then waits for an answer without end); taken as ${noServerTimeout} s`])
     await readings.settings()

@@ -140,6 +140,8 @@ describe('HAProxy pool readings from a real HAProxy', () => {
     const periods = await window
     expect(periods.map((p) => p.requests)).toEqual([5])
     expect(readings.notes).toHaveLength(1)
-    expect(readings.notes[0]).toMatch(/^sampling backend web stopped at \S+ because HAProxy stopped answering \(.*(no such socket|connection refused).*\); 2 s of the 5 s window was read \(2 whole periods\)$/)
+    expect(readings.notes[0]).toMatch(
+      /^sampling backend web stopped at \S+ because HAProxy stopped answering \(.*(no such socket|connection refused).*\); 2 s of the 5 s window was read \(2 whole periods\)$/,
+    )
   })
 })
