@@ -9,9 +9,9 @@ import type {PoolNow} from '../src/ports/pool-readings.js'
 export default class Assess extends SluiceCommand {
   static override summary = 'Say whether a live pool would come back on its own if the trigger were fixed now, and the smallest lever that gets it out.'
 
-  static override description = `Reads the pool now (an ALB target group's targets and its last minutes of CloudWatch metrics: demand, servers in rotation, errors), places it on the map of its calibrated scenario (\`sluice calibrate\` writes one) and says, in sentences to paste into the incident channel: unharmed, recovering (fixed now, it comes back on its own, in how long) or stuck; how far it is from the tipping point, in demand and in servers out; and, when stuck, the smallest lever that gets it out, each checked by simulation from now: shed a share of a traffic type (whole types on an ALB), route to every server below a share healthy (an ALB's minimum healthy targets routing, Envoy's panic threshold), cap ejection (Envoy), a retry budget, slow start. Then the map, servers out × demand, with the pool on it.
+  static override description = `Reads the pool now (an ALB target group's targets and its last minutes of CloudWatch metrics, or a HAProxy backend's servers and counters over a few seconds: demand, servers in rotation, errors), places it on the map of its calibrated scenario (\`sluice calibrate\` writes one) and says, in sentences to paste into the incident channel: unharmed, recovering (fixed now, it comes back on its own, in how long) or stuck; how far it is from the tipping point, in demand and in servers out; and, when stuck, the smallest lever that gets it out, each checked by simulation from now: shed a share of a traffic type (whole types on an ALB), route to every server below a share healthy (an ALB's minimum healthy targets routing, Envoy's panic threshold), cap ejection (Envoy), a retry budget, slow start. Then the map, servers out × demand, with the pool on it.
 
-It changes nothing. Without AWS, --demand and --in-rotation place a pool you describe. --quick skips the map. --watch re-assesses every interval until Ctrl-C (with --json, one assessment a line), and ends as the last assessment did. Exit 0 unharmed or recovering, 3 stuck.`
+It changes nothing. Without a live pool, --demand and --in-rotation place a pool you describe. --quick skips the map. --watch re-assesses every interval until Ctrl-C (with --json, one assessment a line), and ends as the last assessment did. Exit 0 unharmed or recovering, 3 stuck.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --scenario mailbox.yaml --target-group arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/mailbox/abc --load-balancer app/outlook-edge/def',
@@ -28,10 +28,12 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
     setup: Flags.string({description: "The scenario's setup the pool runs with (default: its first).", helpValue: 'NAME'}),
     'target-group': Flags.string({description: 'Read the pool now from this target group (with --load-balancer).', helpValue: 'ARN'}),
     'load-balancer': Flags.string({description: "The load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}),
-    demand: decimal({description: 'Without AWS: the demand now, in requests a second.', min: 0, helpValue: 'RPS'}),
-    'in-rotation': Flags.integer({description: 'Without AWS: servers in rotation now.', min: 0}),
-    servers: Flags.integer({description: "Without AWS: servers in the pool (default: the scenario's).", min: 1}),
-    errors: decimal({description: 'Without AWS: the error rate now, in percent (default 0).', min: 0, max: 100, helpValue: 'PERCENT'}),
+    haproxy: Flags.string({description: "Read the pool now from this HAProxy's Runtime API (its stats socket, or HOST:PORT), with --backend.", helpValue: 'SOCKET'}),
+    backend: Flags.string({description: 'The HAProxy backend that is the pool.', helpValue: 'NAME'}),
+    demand: decimal({description: 'Without a live pool: the demand now, in requests a second.', min: 0, helpValue: 'RPS'}),
+    'in-rotation': Flags.integer({description: 'Without a live pool: servers in rotation now.', min: 0}),
+    servers: Flags.integer({description: "Without a live pool: servers in the pool (default: the scenario's).", min: 1}),
+    errors: decimal({description: 'Without a live pool: the error rate now, in percent (default 0).', min: 0, max: 100, helpValue: 'PERCENT'}),
     broken: Flags.integer({description: 'How many servers the trigger broke, if you know (default: every server out of rotation now).', min: 0}),
     quick: Flags.boolean({description: 'No map: the verdict, the tipping points and the levers only (about a second).'}),
     watch: seconds({description: 'Re-assess every this many seconds until Ctrl-C (with a live pool).', min: 5, max: 3600}),
@@ -43,21 +45,26 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
 
   async run(): Promise<Assessment> {
     const {flags} = await this.parse(Assess)
-    const live = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
-    if (live && (flags['target-group'] === undefined || flags['load-balancer'] === undefined))
+    const onAws = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
+    const onHaproxy = flags.haproxy !== undefined || flags.backend !== undefined
+    if (onAws && onHaproxy) throw new InputError('--haproxy: read one live pool, an ALB target group or a HAProxy backend, not both')
+    if (onAws && (flags['target-group'] === undefined || flags['load-balancer'] === undefined))
       throw new InputError(
         `--${flags['target-group'] === undefined ? 'target-group' : 'load-balancer'}: a live pool is named by both --target-group and --load-balancer`,
       )
+    if (onHaproxy && (flags.haproxy === undefined || flags.backend === undefined))
+      throw new InputError(`--${flags.haproxy === undefined ? 'haproxy' : 'backend'}: a HAProxy pool is named by both --haproxy and --backend`)
+    const live = onAws || onHaproxy
     const described = flags.demand !== undefined || flags['in-rotation'] !== undefined
     if (live === described)
       throw new InputError(
         live
           ? `--${flags.demand === undefined ? 'in-rotation' : 'demand'}: describe a pool (--demand, --in-rotation) or read a live one (--target-group, --load-balancer), not both`
-          : 'missing the pool: --target-group and --load-balancer to read a live one, or --demand and --in-rotation to describe one; see --help',
+          : 'missing the pool: --target-group and --load-balancer (or --haproxy and --backend) to read a live one, or --demand and --in-rotation to describe one; see --help',
       )
     if (described && (flags.demand === undefined || flags['in-rotation'] === undefined))
       throw new InputError(`--${flags.demand === undefined ? 'demand' : 'in-rotation'}: a described pool needs both --demand and --in-rotation`)
-    if (flags.watch !== undefined && !live) throw new InputError('--watch: re-assesses a live pool; name one with --target-group and --load-balancer')
+    if (flags.watch !== undefined && !live) throw new InputError('--watch: re-assesses a live pool; name one with --target-group and --load-balancer, or --haproxy and --backend')
     for (const flag of ['svg', 'html'] as const)
       if (flags[flag] !== undefined && flags.quick) throw new InputError(`--${flag}: saves the map, which --quick leaves out; drop one of them`)
 
@@ -74,11 +81,13 @@ It changes nothing. Without AWS, --demand and --in-rotation place a pool you des
       throw new InputError(`--in-rotation: expected at most the pool's ${poolServers} servers but received: ${flags['in-rotation']}`)
     const readings = live
       ? (await import('../src/wiring/readings.js')).poolReadings(
-          {targetGroup: flags['target-group']!, loadBalancer: flags['load-balancer']!},
+          onAws
+            ? {kind: 'alb', targetGroup: flags['target-group']!, loadBalancer: flags['load-balancer']!}
+            : {kind: 'haproxy', socket: flags.haproxy!, backend: flags.backend!},
           awsOptionsOf(flags),
         )
       : null
-    const family = familyOf(scenario, live)
+    const family = familyOf(scenario, onAws)
     const source = readings ? readings.readings.source : `${scenario.pools[0].name} as described`
     const runner = cellRunner({scenario, setups: [setup], params: []}, flags.workers ?? (flags.quick ? 1 : defaultWorkers()))
     const stop = new AbortController()

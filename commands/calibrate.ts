@@ -3,6 +3,8 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, seconds} from '../src/cli/flags.js'
 import {writeOutput} from '../src/cli/output-file.js'
 import {InputError} from '../src/errors.js'
+import {onStopSignals} from '../src/cli/stop-signals.js'
+import type {PoolSource} from '../src/wiring/readings.js'
 import type {Calibration} from '../src/calibrate/calibrate.js'
 import {formatTable} from '../src/report/table.js'
 
@@ -12,25 +14,40 @@ const maxWindow = 63 * 86_400
 export default class Calibrate extends SluiceCommand {
   static override summary = 'Fit a scenario to a live pool from its settings and metrics.'
 
-  static override description = `Reads a pool's settings (an ALB target group's health checks, slow start, deregistration delay and routing failover, from ELBv2) and its metrics over a window (requests, errors, healthy targets and response time, from CloudWatch), and writes a scenario that simulate, rehearsals, drills and assess read: the servers, each one's capacity (the plateau of served against offered where the window overloaded the pool, else the knee where latency leaves its floor, else a lower bound), demand as a curve over the window, the checks and guards as configured. Every figure has a comment saying how it was come by (read, measured, fitted with its 90% interval, a bound, or assumed) and what cannot be seen in the metrics is said and assumed (client retries and timeouts, traffic types). Read-only.
+  static override description = `Reads a pool's settings and its metrics over a window, and writes a scenario that simulate, rehearsals, drills and assess read: the servers, each one's capacity (the plateau of served against offered where the window overloaded the pool, else the knee where latency leaves its floor, else a lower bound), demand as a curve over the window, the checks and guards as configured. Every figure has a comment saying how it was come by (read, measured, fitted with its 90% interval, a bound, or assumed) and what cannot be seen in the metrics is said and assumed (client retries and timeouts, traffic types). Read-only.
+
+An ALB (--target-group, --load-balancer): its health checks, slow start, deregistration delay and routing failover from ELBv2, and requests, errors, healthy targets and response time from CloudWatch over the past --window.
+
+A HAProxy backend (--haproxy, --backend): its servers, fall and rise from the Runtime API, inter, fastinter, downinter, slowstart, observe and timeout server from its configuration file, and its counters (requests, answers by status, servers up, response time) sampled every second from now for --window, since HAProxy keeps no history. Ctrl-C ends the window early and calibrates on what was read.
 
 Without --out the scenario goes to stdout and the table of figures to stderr; with --out, the table to stdout. --json gives every figure with its interval, what was assumed, and the scenario.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --target-group arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/mailbox/abc --load-balancer app/outlook-edge/def --window 24h --out mailbox.yaml',
+    '<%= config.bin %> <%= command.id %> --haproxy /run/haproxy/admin.sock --backend mailbox --window 10m --out mailbox.yaml',
   ]
 
   static override flags = {
-    'target-group': Flags.string({description: "The pool's target group ARN.", helpValue: 'ARN', required: true}),
-    'load-balancer': Flags.string({description: "The load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID', required: true}),
-    window: seconds({description: 'How far back to read (default 24h; at most 63 days).', min: 600, max: maxWindow}),
-    until: Flags.string({description: 'The end of the window, an ISO 8601 time (default: now).', helpValue: 'TIME'}),
+    'target-group': Flags.string({description: "AWS: the pool's target group ARN (with --load-balancer).", helpValue: 'ARN'}),
+    'load-balancer': Flags.string({description: "AWS: the load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}),
+    haproxy: Flags.string({
+      description: "HAProxy: its Runtime API (the stats socket's path, or HOST:PORT), with --backend. It keeps counters, not history: calibrate samples it from now for --window.",
+      helpValue: 'SOCKET',
+    }),
+    backend: Flags.string({description: 'HAProxy: the backend that is the pool.', helpValue: 'NAME'}),
+    'haproxy-config': Flags.string({
+      description: "HAProxy: its configuration file, for what the Runtime API does not show (inter, slowstart, timeouts); default: the running HAProxy's own, found through its pid on this machine.",
+      helpValue: 'FILE',
+    }),
+    window: seconds({description: 'AWS: how far back to read (default 24h; at least 10m, at most 63 days). HAProxy: how long to sample from now (default 5m).', min: 10, max: maxWindow}),
+    until: Flags.string({description: 'AWS: the end of the window, an ISO 8601 time (default: now).', helpValue: 'TIME'}),
     period: Flags.integer({
-      description: 'Seconds per period, a multiple of 60 (default 60; 300 for a window over 15 days, as CloudWatch keeps no finer).',
-      min: 60,
+      description:
+        'Seconds per period. AWS: a multiple of 60 (default 60; 300 for a window over 15 days, as CloudWatch keeps no finer). HAProxy: default a thirtieth of the window, 1 to 60.',
+      min: 1,
       max: 3600,
     }),
-    pool: Flags.string({description: "The pool's name in the scenario (default: the target group's name).", helpValue: 'NAME'}),
+    pool: Flags.string({description: "The pool's name in the scenario (default: the target group's or backend's name).", helpValue: 'NAME'}),
     name: Flags.string({description: "The scenario's name (default: calibrated-POOL).", helpValue: 'NAME'}),
     out: Flags.string({char: 'o', description: 'Write the scenario to this file (default: stdout).', helpValue: 'FILE'}),
     ...awsFlags,
@@ -38,31 +55,28 @@ Without --out the scenario goes to stdout and the table of figures to stderr; wi
 
   async run(): Promise<Calibration & {file?: string}> {
     const {flags} = await this.parse(Calibrate)
-    const end = flags.until === undefined ? new Date() : new Date(flags.until)
-    if (Number.isNaN(end.getTime())) throw new InputError(`--until: expected an ISO 8601 time such as 2026-12-04T06:00:00Z but received: ${flags.until}`)
-    const window = flags.window ?? 86_400
-    const period = flags.period ?? (window > 15 * 86_400 ? 300 : 60)
-    if (period % 60 !== 0) throw new InputError(`--period: expected a multiple of 60 s (CloudWatch's periods for these metrics) but received: ${period}`)
-    if (window > 15 * 86_400 && period < 300)
-      throw new InputError(`--period: CloudWatch keeps one-minute points for 15 days only; a window of ${window} s needs --period 300 or more`)
-    const group = /targetgroup\/([^/]+)\//.exec(flags['target-group'])?.[1]
-    if (!group)
-      throw new InputError(
-        `--target-group: expected a target group ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) but received: ${flags['target-group']}`,
-      )
-    if (!/^app\/[^/]+\/[^/]+$/.test(flags['load-balancer']))
-      throw new InputError(`--load-balancer: expected the load balancer's dimension app/NAME/ID but received: ${flags['load-balancer']}`)
-    const pool = flags.pool ?? group.toLowerCase().replace(/[^a-z0-9-]/g, '-')
-    if (!/^[a-z0-9][a-z0-9-]*$/.test(pool)) throw new InputError(`--pool: expected a lower-case name of letters, digits and dashes but received: ${pool}`)
+    const source = sourceOf(flags)
     const [{poolReadings}, {calibrate, figureRows}] = await Promise.all([import('../src/wiring/readings.js'), import('../src/calibrate/calibrate.js')])
-    const {readings, close} = poolReadings({targetGroup: flags['target-group'], loadBalancer: flags['load-balancer']}, awsOptionsOf(flags))
+    const poolName = flags.pool ?? source.name.toLowerCase().replace(/[^a-z0-9-]/g, '-')
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(poolName)) throw new InputError(`--pool: expected a lower-case name of letters, digits and dashes but received: ${poolName}`)
+    const {readings, close} = poolReadings(source.pool, awsOptionsOf(flags), {
+      onSample: (elapsed, total) => this.progress(`sampling ${source.name}: ${Math.round(elapsed)} s of ${Math.round(total)} s`),
+    })
+    // Ctrl-C while sampling HAProxy ends the window there: the calibration is of what was read.
+    const stop = onStopSignals((text) => this.note(text), 'calibrating on what was read so far')
     let calibration: Calibration
     try {
-      this.progress(`reading ${readings.source}, ${new Date(end.getTime() - window * 1000).toISOString()} to ${end.toISOString()} in periods of ${period} s`)
-      calibration = await calibrate(readings, {start: new Date(end.getTime() - window * 1000), end, period, pool, name: flags.name ?? `calibrated-${pool}`})
+      this.progress(`reading ${readings.source}, ${source.start.toISOString()} to ${source.end.toISOString()} in periods of ${source.period} s`)
+      calibration = await calibrate(
+        readings,
+        {start: source.start, end: source.end, period: source.period, pool: poolName, name: flags.name ?? `calibrated-${poolName}`},
+        stop.signal,
+      )
     } finally {
+      stop.release()
       close()
     }
+    const period = source.period
     const table = formatTable(['figure', 'value', '90%', 'how', 'from'], figureRows(calibration), {width: this.width, free: [4], wrap: true})
     const summary = [
       `${calibration.settings.label}, ${calibration.window.periods} periods of ${period} s:`,
@@ -81,5 +95,68 @@ Without --out the scenario goes to stdout and the table of figures to stderr; wi
     this.note(summary)
     if (!this.jsonEnabled()) process.stdout.write(calibration.scenario)
     return calibration
+  }
+}
+
+type CalibrateFlags = {
+  'target-group'?: string
+  'load-balancer'?: string
+  haproxy?: string
+  backend?: string
+  'haproxy-config'?: string
+  window?: number
+  until?: string
+  period?: number
+}
+
+/** Which pool the flags name, and the window and periods to read it over: AWS's past, or HAProxy's next few minutes. */
+function sourceOf(flags: CalibrateFlags): {pool: PoolSource; name: string; start: Date; end: Date; period: number} {
+  const aws = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
+  const haproxy = flags.haproxy !== undefined || flags.backend !== undefined
+  if (aws && haproxy) throw new InputError('--haproxy: read one pool, an ALB target group (--target-group, --load-balancer) or a HAProxy backend (--haproxy, --backend), not both')
+  if (haproxy) {
+    if (flags.haproxy === undefined || flags.backend === undefined)
+      throw new InputError(`--${flags.haproxy === undefined ? 'haproxy' : 'backend'}: a HAProxy pool is named by both --haproxy SOCKET and --backend NAME`)
+    if (flags.until !== undefined) throw new InputError('--until: HAProxy keeps counters, not history; calibrate samples it from now for --window')
+    const window = flags.window ?? 300
+    const period = flags.period ?? Math.max(1, Math.min(60, Math.round(window / 30)))
+    if (period * 3 > window) throw new InputError(`--period: ${period} s gives fewer than three periods in a window of ${window} s`)
+    const start = new Date()
+    return {
+      pool: {kind: 'haproxy', socket: flags.haproxy, backend: flags.backend, ...(flags['haproxy-config'] === undefined ? {} : {config: flags['haproxy-config']})},
+      name: flags.backend,
+      start,
+      end: new Date(start.getTime() + window * 1000),
+      period,
+    }
+  }
+  if (flags['target-group'] === undefined || flags['load-balancer'] === undefined)
+    throw new InputError(
+      aws
+        ? `--${flags['target-group'] === undefined ? 'target-group' : 'load-balancer'}: an ALB pool is named by both --target-group and --load-balancer`
+        : 'missing the pool: --target-group and --load-balancer (an ALB target group and its CloudWatch metrics), or --haproxy and --backend; see --help',
+    )
+  if (flags['haproxy-config'] !== undefined) throw new InputError('--haproxy-config: goes with --haproxy and --backend')
+  const end = flags.until === undefined ? new Date() : new Date(flags.until)
+  if (Number.isNaN(end.getTime())) throw new InputError(`--until: expected an ISO 8601 time such as 2026-12-04T06:00:00Z but received: ${flags.until}`)
+  const window = flags.window ?? 86_400
+  if (window < 600) throw new InputError(`--window: expected at least 600 s (ten of CloudWatch's one-minute periods) but received: ${window}`)
+  const period = flags.period ?? (window > 15 * 86_400 ? 300 : 60)
+  if (period % 60 !== 0) throw new InputError(`--period: expected a multiple of 60 s (CloudWatch's periods for these metrics) but received: ${period}`)
+  if (window > 15 * 86_400 && period < 300)
+    throw new InputError(`--period: CloudWatch keeps one-minute points for 15 days only; a window of ${window} s needs --period 300 or more`)
+  const group = /targetgroup\/([^/]+)\//.exec(flags['target-group'])?.[1]
+  if (!group)
+    throw new InputError(
+      `--target-group: expected a target group ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) but received: ${flags['target-group']}`,
+    )
+  if (!/^app\/[^/]+\/[^/]+$/.test(flags['load-balancer']))
+    throw new InputError(`--load-balancer: expected the load balancer's dimension app/NAME/ID but received: ${flags['load-balancer']}`)
+  return {
+    pool: {kind: 'alb', targetGroup: flags['target-group'], loadBalancer: flags['load-balancer']},
+    name: group,
+    start: new Date(end.getTime() - window * 1000),
+    end,
+    period,
   }
 }

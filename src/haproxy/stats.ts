@@ -41,10 +41,20 @@ export async function backendStats(api: RuntimeApi, backend: string, signal?: Ab
 }
 
 async function stats(api: RuntimeApi, backend: string, type: number, signal?: AbortSignal): Promise<Row[]> {
-  const command = `show stat ${backend} ${type} -1`
+  const rows = await statRows(api, backend, type, signal)
+  // `show stat <name>` finds the first proxy of that name, which is the frontend where a frontend
+  // and a backend share one (a common setup), and HAProxy 2.6 then answers no rows at all. All
+  // proxies of the type, filtered by name, always has them; asked only then, since it is every
+  // backend's rows at once.
+  const own = rows.filter((r) => r.pxname === backend)
+  if (own.length > 0) return own
+  return (await statRows(api, '-1', type, signal)).filter((r) => r.pxname === backend)
+}
+
+async function statRows(api: RuntimeApi, proxy: string, type: number, signal?: AbortSignal): Promise<Row[]> {
+  const command = `show stat ${proxy} ${type} -1`
   const answer = await api.send(command, signal)
   const rows = table(answer, /,/)
-  if (!rows) throw new RuntimeError(api.label, command, `was refused for backend ${backend}: ${oneLine(answer)}`)
-  // `show stat <name>` matches frontends of that name too; only the backend is wanted.
-  return rows.filter((r) => r.pxname === backend)
+  if (!rows) throw new RuntimeError(api.label, command, `was refused for backend ${proxy}: ${oneLine(answer)}`)
+  return rows
 }
