@@ -35,6 +35,11 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
     servers: Flags.integer({description: "Without a live pool: servers in the pool (default: the scenario's).", min: 1}),
     errors: decimal({description: 'Without a live pool: the error rate now, in percent (default 0).', min: 0, max: 100, helpValue: 'PERCENT'}),
     broken: Flags.integer({description: 'How many servers the trigger broke, if you know (default: every server out of rotation now).', min: 0}),
+    runbook: Flags.string({
+      description: 'Also rehearse this runbook (a shipped name or a file; a tuned one, say) from now as a lever: whether the pool is back when it has ended, and how soon. Repeatable.',
+      helpValue: 'NAME|FILE',
+      multiple: true,
+    }),
     quick: Flags.boolean({description: 'No map: the verdict, the tipping points and the levers only (about a second).'}),
     watch: seconds({description: 'Re-assess every this many seconds until Ctrl-C (with a live pool).', min: 5, max: 3600}),
     svg: Flags.string({description: 'Also save the map, with the pool and its way out drawn on it, as an SVG file (not with --quick).', helpValue: 'FILE'}),
@@ -88,6 +93,12 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
         )
       : null
     const family = familyOf(scenario, onAws)
+    const runbooks = flags.runbook
+      ? await (async () => {
+          const [{loadRunbook}, {rehearsedRunbooks}] = await Promise.all([import('../src/loader/shipped.js'), import('../src/wiring/runbook-levers.js')])
+          return rehearsedRunbooks(flags.runbook!.map((ref) => ({ref, runbook: loadRunbook(ref)})))
+        })()
+      : undefined
     const source = readings ? readings.readings.source : `${scenario.pools[0].name} as described`
     const runner = cellRunner({scenario, setups: [setup], params: []}, flags.workers ?? (flags.quick ? 1 : defaultWorkers()))
     const stop = new AbortController()
@@ -100,7 +111,7 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
           : {at: Date.now() / 1000, servers: poolServers, healthy: flags['in-rotation']!, demand: flags.demand!, errorRate: (flags.errors ?? 0) / 100}
         if (flags.broken !== undefined && flags.broken > state.servers)
           throw new InputError(`--broken: expected at most the pool's ${state.servers} servers but received: ${flags.broken}`)
-        const assessment = await assess(scenario, setup, state, {family, quick: flags.quick, runner, broken: flags.broken})
+        const assessment = await assess(scenario, setup, state, {family, quick: flags.quick, runner, broken: flags.broken, runbooks})
         if (flags.svg) writeOutput('--svg', flags.svg, assessSvg(assessment)!)
         if (flags.html) writeOutput('--html', flags.html, assessHtml(assessment, source))
         if (flags.watch !== undefined)

@@ -23,7 +23,7 @@ export function familyOf(scenario: Scenario, onAws: boolean): Family {
 
 /** One way out, checked by simulation from the pool's state now. */
 export interface Lever {
-  kind: 'shed' | 'panic' | 'cap' | 'retries' | 'slow-start'
+  kind: 'shed' | 'panic' | 'cap' | 'retries' | 'slow-start' | 'runbook'
   /** What to do, in words, with the smallest amount that gets the pool out. */
   what: string
   /** The value found (percent shed, threshold, cap, seconds), or null where the lever is on or off. */
@@ -68,6 +68,12 @@ export interface Assessment {
   /** The verdict again with every server's capacity 10% lower and 10% higher: whether it rests on the calibration's figure. */
   sensitivity: Array<{capacityFactor: number; region: Region}>
 }
+
+/**
+ * Runbooks as levers: each rehearsed against the question from the fix on (the wiring rehearses,
+ * which the domain does not reach), with whether the pool is back at the end and how soon.
+ */
+export type RunbookLevers = (question: {scenario: Scenario; setup: {name: string; policy: SetupPolicy}; fixAt: number}) => Promise<Lever[]>
 
 /** How a calibrated scenario asks the question, and how long it watches after the fix. */
 const warm = 30
@@ -136,7 +142,7 @@ export async function assess(
   base: Scenario,
   setup: {name: string; policy: SetupPolicy},
   state: PoolNow,
-  options: {family: Family; quick: boolean; runner: CellRunner; broken?: number},
+  options: {family: Family; quick: boolean; runner: CellRunner; broken?: number; runbooks?: RunbookLevers},
 ): Promise<Assessment> {
   const outNow = Math.max(0, state.servers - state.healthy)
   const servers = state.servers
@@ -187,7 +193,11 @@ export async function assess(
     ? null
     : await sweepOn(scenario, [setup], [axis('broken', 0, servers, Math.min(servers + 1, 41)), axis('demand', 0, demandTop, 17)], options.runner)
 
-  const levers = region === 'stuck' ? await findLevers(scenario, setup, fixAt, options) : []
+  const levers = [
+    ...(region === 'stuck' ? await findLevers(scenario, setup, fixAt, options) : []),
+    // A runbook the operator names is rehearsed whenever the pool is harmed: it may get it back sooner than waiting.
+    ...(region !== 'unharmed' && options.runbooks ? await options.runbooks({scenario, setup, fixAt}) : []),
+  ].sort(surestFirst)
   const watchedSeconds = scenario.duration - fixAt
   const assessment: Assessment = {
     state,
@@ -315,9 +325,11 @@ async function findLevers(
       backInSeconds: back(result),
     })
   }
-  // The surest first: those that hold, soonest back.
-  return levers.sort((a, b) => Number(b.holds) - Number(a.holds) || (a.backInSeconds ?? Infinity) - (b.backInSeconds ?? Infinity))
+  return levers
 }
+
+/** The surest first: those that hold, soonest back. */
+const surestFirst = (a: Lever, b: Lever): number => Number(b.holds) - Number(a.holds) || (a.backInSeconds ?? Infinity) - (b.backInSeconds ?? Infinity)
 
 const failoverKey = 'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage'
 
@@ -381,6 +393,10 @@ function sentencesOf(a: Assessment, base: Scenario): string[] {
         ? 'No single lever sluice tried gets it out; see the ones tried below.'
         : `The smallest lever that gets it out: ${holding[0].what}, back at full service ${formatNumber(holding[0].backInSeconds ?? 0)} s after.`,
     )
-  }
+  } else
+    for (const l of a.levers.filter((l) => l.kind === 'runbook'))
+      lines.push(
+        `Or ${l.what}: ${l.holds ? `back at full service ${formatNumber(l.backInSeconds ?? 0)} s after the fix` : 'the pool is not back at full service when it has ended'}.`,
+      )
   return lines
 }

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {fitCapacity, fitDemand} from '../../src/calibrate/fit.js'
+import {fitCapacity, fitDemand, fitQueue} from '../../src/calibrate/fit.js'
 import type {PoolPeriod} from '../../src/ports/pool-readings.js'
 import {Random} from '../../src/sim/random.js'
 
@@ -62,5 +62,18 @@ describe('calibrate: capacity and demand from a window of metrics', () => {
     expect(demand.mean.value).toBeGreaterThan(800)
     expect(demand.mean.value).toBeLessThan(900)
     expect(Math.max(...demand.curve.map((p) => p[1]))).toBeGreaterThan(1200)
+  })
+
+  it("reads a server's queue from the response time of periods well past capacity, and none where the window shows none", () => {
+    // Past capacity a server answers what it queued, 2 s of work late: 2.1 s with 0.1 s of service.
+    const periods: PoolPeriod[] = Array.from({length: 40}, (_, i) => {
+      const perServer = 10 + i
+      const over = perServer > 20
+      return {at: i * 5, requests: perServer * 4 * 5, errors: over ? (perServer - 20) * 4 * 5 : 0, healthy: 4, latency: over ? 2.1 : 0.1}
+    })
+    const queue = fitQueue(periods, 5, 20, 0.1)!
+    expect(queue.value).toBeCloseTo(2, 1)
+    expect(queue.how).toBe('measured')
+    expect(fitQueue(periods.slice(0, 12), 5, 20, 0.1)).toBeNull()
   })
 })

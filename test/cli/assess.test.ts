@@ -161,11 +161,41 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
     expect(refused.stderr).toMatch(/bad\.yaml:\d+:11: steps\[0\]\.pool: no pool with servers named "mailbx" in targets; pools with servers are mailbox/)
   }, 60_000)
 
+  it('rehearses a runbook from now as a lever, as `run --dry-run` rehearses it against the same question', async () => {
+    const out = await sluice(['assess', '--scenario', 'outlook-2026', '--setup', 'no-guard', '--demand', '1500', '--in-rotation', '14', '--quick', '--runbook', 'naive-full-return', '--runbook', 'outlook-staged-return', '--json'])
+    expect(out.code, out.stderr).toBe(3)
+    const a = JSON.parse(out.stdout) as AssessJson & {levers: Array<{what: string; command?: string}>}
+    const [naive, staged] = ['naive-full-return', 'outlook-staged-return'].map((name) => a.levers.find((l) => l.kind === 'runbook' && l.what.includes(name))!)
+    // A runbook for other pools is a lever that does not apply, said why; the assessment goes on.
+    expect(staged.holds).toBe(false)
+    expect(staged.what).toMatch(/outlook-staged-return does not fit this pool: .*no pool "maintenance"; its pools are mailbox/)
+    expect(naive.command).toBe('sluice run naive-full-return')
+
+    // The same runbook rehearsed by `run --dry-run` against the question written out by hand, from the fix.
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-assess-runbook-'))
+    const question = questionFile()
+    const runbook = join(dir, 'naive.yaml')
+    writeFileSync(
+      runbook,
+      readFileSync(join(import.meta.dirname, '../../runbooks/naive-full-return.yaml'), 'utf8').replace(
+        /rehearsal:\n(  .*\n)+/,
+        `rehearsal:\n  scenario: ${question}\n  setup: no-guard\n  startAt: 90\n`,
+      ),
+    )
+    const rehearsed = await sluice(['run', runbook, '--dry-run', '--json'])
+    const r = JSON.parse(rehearsed.stdout) as {rehearsal: {recovered: boolean; secondsFromFixToFull: number | null; startAt: number}}
+    expect(r.rehearsal.startAt).toBe(90)
+    expect(naive.holds).toBe(r.rehearsal.recovered)
+    expect(naive.backInSeconds).toBe(r.rehearsal.secondsFromFixToFull)
+  }, 60_000)
+
   it('refuses what it cannot place, naming the flag', async () => {
     const cases: Array<[string[], string]> = [
       [['--demand', '1500'], '--in-rotation: a described pool needs both --demand and --in-rotation'],
       [['--demand', '1500', '--in-rotation', '25'], "--in-rotation: expected at most the pool's 20 servers but received: 25"],
-      [[], 'missing the pool: --target-group and --load-balancer to read a live one, or --demand and --in-rotation to describe one'],
+      [[], 'missing the pool: --target-group and --load-balancer (or --haproxy and --backend) to read a live one, or --demand and --in-rotation to describe one'],
+      [['--haproxy', '/run/haproxy.sock'], '--backend: a HAProxy pool is named by both --haproxy and --backend'],
+      [['--haproxy', '/run/haproxy.sock', '--backend', 'web', '--target-group', 'arn:x'], '--haproxy: read one live pool, an ALB target group or a HAProxy backend, not both'],
       [['--demand', '1500', '--in-rotation', '5', '--watch', '10'], '--watch: re-assesses a live pool'],
       [['--demand', '1500', '--in-rotation', '5', '--broken', '30'], "--broken: expected at most the pool's 20 servers but received: 30"],
       [['--target-group', 'arn:x'], '--load-balancer: a live pool is named by both --target-group and --load-balancer'],
