@@ -178,7 +178,7 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
     writeFileSync(
       runbook,
       readFileSync(join(import.meta.dirname, '../../runbooks/naive-full-return.yaml'), 'utf8').replace(
-        /rehearsal:\n(  .*\n)+/,
+        /rehearsal:\n( {2}.*\n)+/,
         `rehearsal:\n  scenario: ${question}\n  setup: no-guard\n  startAt: 90\n`,
       ),
     )
