@@ -37,7 +37,7 @@ export interface CalibrationFigures {
 
 export interface Calibration {
   source: string
-  window: {start: string; end: string; period: number; periods: number}
+  window: {start: string; end: string; period: number; periods: number; readSeconds: number}
   settings: PoolSettings
   figures: CalibrationFigures
   /** What the metrics cannot show, and what the scenario assumes instead. */
@@ -110,7 +110,13 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
   ]
   const calibration = {
     source: readings.source,
-    window: {start: options.start.toISOString(), end: options.end.toISOString(), period: options.period, periods: periods.length},
+    window: {
+      start: options.start.toISOString(),
+      end: options.end.toISOString(),
+      period: options.period,
+      periods: periods.length,
+      readSeconds: periods[periods.length - 1].at + options.period - periods[0].at,
+    },
     settings,
     figures,
     assumed,
@@ -130,7 +136,8 @@ const said = (e: Estimate, indent: string): string => `${indent}# ${e.how}${inte
 function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOptions, curve: Array<[number, number]>): string {
   const f = c.figures
   const s = c.settings
-  const duration = Math.max(60, Math.round((new Date(c.window.end).getTime() - new Date(c.window.start).getTime()) / 1000))
+  // The span the demand curve covers: a HAProxy that stopped answering ends the window early.
+  const duration = Math.max(60, Math.round(curve.length === 0 ? 0 : c.window.readSeconds))
   const alb = s.family === 'alb'
   const lines = [
     `# Calibrated by sluice calibrate from ${c.source},`,

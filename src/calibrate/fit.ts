@@ -38,7 +38,7 @@ interface Point {
 
 function pointsOf(periods: PoolPeriod[], periodSeconds: number): Point[] {
   return periods
-    .filter((p) => p.healthy !== null && p.healthy >= 0.5 && p.requests > 0)
+    .filter((p) => p.healthy !== null && p.healthy >= 1 && p.requests > 0 && p.rotationChanged !== true)
     .map((p) => ({
       offered: p.requests / periodSeconds / p.healthy!,
       served: (p.requests - p.errors) / periodSeconds / p.healthy!,

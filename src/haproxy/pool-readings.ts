@@ -164,7 +164,7 @@ export class HaproxyPoolReadings implements PoolReadings {
         `HAProxy keeps counters, not history: calibrate samples it from now for the window, so its end (${end.toISOString()}) must be in the future`,
       )
     if (from > this.clock.now()) await this.clock.sleep(from - this.clock.now(), signal)
-    const totals = new Map<number, {requests: number; served: number; active: number[]; latency: number | null}>()
+    const totals = new Map<number, {requests: number; served: number; active: number[]; moved: boolean; latency: number | null}>()
     let previous: Sample | null = null
     let next = Math.max(from, this.clock.now())
     let stopped: {at: number; why: string} | null = null
@@ -184,10 +184,11 @@ export class HaproxyPoolReadings implements PoolReadings {
       if (previous) {
         // A timer may fire a hair early; the first interval still belongs to the first period.
         const index = Math.max(0, Math.floor((previous.at - from) / periodMs))
-        const into = totals.get(index) ?? {requests: 0, served: 0, active: [], latency: null}
+        const into = totals.get(index) ?? {requests: 0, served: 0, active: [], moved: false, latency: null}
         into.requests += increase(previous.requests, sample.requests)
         into.served += increase(previous.served, sample.served)
         into.active.push(previous.active)
+        into.moved ||= sample.active !== previous.active
         into.latency = sample.latency
         totals.set(index, into)
       }
@@ -218,6 +219,7 @@ export class HaproxyPoolReadings implements PoolReadings {
         requests: t.requests,
         errors: Math.max(0, t.requests - t.served),
         healthy: t.active.reduce((s, a) => s + a, 0) / t.active.length,
+        rotationChanged: t.moved,
         latency: t.latency,
       }))
   }
@@ -249,10 +251,15 @@ export class HaproxyPoolReadings implements PoolReadings {
     const row: Row = await backendStats(this.api, this.backend, signal)
     const number = (column: string) => Number(row[column]) || 0
     // rtime is 0 both for "no requests yet" and for answers under a millisecond; with no request at all it says nothing.
-    const latency = row.rtime === undefined || row.rtime === '' || number('req_tot') === 0 ? null : number('rtime') / 1000
+    const latency = row.rtime === undefined || row.rtime === '' || number('stot') === 0 ? null : number('rtime') / 1000
     return {
       at: this.clock.now(),
-      requests: number('req_tot'),
+      // What arrived, from stot: in HTTP mode the backend starts a stream a request. Its req_tot
+      // counts a request when it ends (HAProxy 2.6), so a hung server's requests, held until
+      // `timeout server`, would not count as offered until long after, and offered would never
+      // exceed served: measured on a drill, req_tot followed the answers exactly while stot
+      // followed the frontend's arrivals.
+      requests: number('stot'),
       served: number('hrsp_1xx') + number('hrsp_2xx') + number('hrsp_3xx') + number('hrsp_4xx'),
       active: number('act'),
       latency,

@@ -18,6 +18,12 @@ export interface PoolPeriod {
   errors: number
   /** Servers in rotation (healthy), averaged over the period; null where not read. */
   healthy: number | null
+  /**
+   * Whether servers went in or out of rotation during the period, where the readings can tell.
+   * Such a period says nothing of what one server serves: a server taken out still answers what
+   * it had queued, and the mean in rotation divides it by too few.
+   */
+  rotationChanged?: boolean
   /** Mean seconds to an answer; null where not read. */
   latency: number | null
 }

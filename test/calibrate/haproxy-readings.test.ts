@@ -23,7 +23,7 @@ const t0 = Date.UTC(2026, 11, 4, 12, 0, 0)
 
 /** The counters of backend app at a time: what a test's HAProxy has answered by then. */
 interface Counters {
-  req_tot: number
+  stot: number
   hrsp_2xx: number
   hrsp_5xx: number
   act: number
@@ -60,7 +60,7 @@ function fakeApi(
 /** Ten requests a second from t0, one in five a 5xx; two servers active until 3 s in, then one. */
 const steady = (ms: number): Counters => {
   const s = Math.floor((ms - t0) / 1000)
-  return {req_tot: 10 * s, hrsp_2xx: 8 * s, hrsp_5xx: 2 * s, act: ms - t0 < 3000 ? 2 : 1, rtime: 40 + s}
+  return {stot: 10 * s, hrsp_2xx: 8 * s, hrsp_5xx: 2 * s, act: ms - t0 < 3000 ? 2 : 1, rtime: 40 + s}
 }
 
 describe('HAProxy pool readings: sampling a window', () => {
@@ -70,9 +70,10 @@ describe('HAProxy pool readings: sampling a window', () => {
     const readings = new HaproxyPoolReadings(fakeApi(clock, steady), 'app', {clock, onSample: (e, t) => seen.push([e, t])})
     const periods = await readings.history(new Date(t0), new Date(t0 + 6000), 2)
     expect(periods).toEqual([
-      {at: t0 / 1000, requests: 20, errors: 4, healthy: 2, latency: 0.042},
-      {at: t0 / 1000 + 2, requests: 20, errors: 4, healthy: 1.5, latency: 0.044},
-      {at: t0 / 1000 + 4, requests: 20, errors: 4, healthy: 1, latency: 0.046},
+      {at: t0 / 1000, requests: 20, errors: 4, healthy: 2, rotationChanged: false, latency: 0.042},
+      // A server went out between 2 s and 3 s: served per server is not to be read from this period.
+      {at: t0 / 1000 + 2, requests: 20, errors: 4, healthy: 1.5, rotationChanged: true, latency: 0.044},
+      {at: t0 / 1000 + 4, requests: 20, errors: 4, healthy: 1, rotationChanged: false, latency: 0.046},
     ])
     expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6].map((e) => [e, 6]))
     expect(readings.notes).toEqual([])
@@ -81,7 +82,7 @@ describe('HAProxy pool readings: sampling a window', () => {
   it('waits for a start in the future, and leaves out periods with no requests', async () => {
     const clock = new FakeClock(t0 - 5000)
     // Nothing for the first 2 s of the window.
-    const quietFirst = (ms: number) => ({...steady(ms), req_tot: Math.max(0, steady(ms).req_tot - 20), hrsp_2xx: Math.max(0, steady(ms).hrsp_2xx - 20)})
+    const quietFirst = (ms: number) => ({...steady(ms), stot: Math.max(0, steady(ms).stot - 20), hrsp_2xx: Math.max(0, steady(ms).hrsp_2xx - 20)})
     const periods = await new HaproxyPoolReadings(fakeApi(clock, quietFirst), 'app', {clock}).history(new Date(t0), new Date(t0 + 6000), 2)
     expect(periods.map((p) => p.at)).toEqual([t0 / 1000 + 2, t0 / 1000 + 4])
     expect(clock.ms).toBe(t0 + 6000)
@@ -149,7 +150,7 @@ describe('HAProxy pool readings: now', () => {
 
   it('is an error rate of 0 with no requests', async () => {
     const clock = new FakeClock(t0)
-    const idle = () => ({req_tot: 5, hrsp_2xx: 5, hrsp_5xx: 0, act: 1, rtime: 0})
+    const idle = () => ({stot: 5, hrsp_2xx: 5, hrsp_5xx: 0, act: 1, rtime: 0})
     expect(await new HaproxyPoolReadings(fakeApi(clock, idle), 'app', {clock, nowSeconds: 1}).now()).toMatchObject({demand: 0, errorRate: 0})
   })
 
