@@ -1,5 +1,5 @@
 import type {PoolReadings, PoolSettings} from '../ports/pool-readings.js'
-import {fitCapacity, fitDemand, fitQueue, medianOf, type CapacityFit, type Estimate} from './fit.js'
+import {fitCapacity, fitDemand, fitQueue, fitServiceTime, type CapacityFit, type Estimate} from './fit.js'
 
 /** What `sluice calibrate` reads over, and what it names the scenario's pool. */
 export interface CalibrateOptions {
@@ -20,7 +20,7 @@ export interface CalibrationFigures {
   capacity: Estimate & {method: CapacityFit['method']; periodsPastIt: number}
   demandMean: Estimate
   demandPeak: Estimate
-  /** Mean seconds to an answer at the quietest quarter of the window: the servers' own service time. */
+  /** Mean seconds to an answer where each server was offered least: the servers' own service time (fitServiceTime). */
   serviceTime: Estimate | null
   /** Seconds of work a server queues before it turns requests away; null where the window does not show it (fitQueue). */
   queue: Estimate | null
@@ -64,20 +64,16 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
   const capacity = fitCapacity(periods, options.period, options.seed ?? 1)
   const demand = fitDemand(periods, options.period)
   const read = (value: number, name: string): Estimate => ({value, how: 'read', source: name})
-  const quiet = [...periods].sort((a, b) => a.requests - b.requests).slice(0, Math.max(1, Math.floor(periods.length / 4)))
-  const floor = medianOf(quiet, (p) => p.latency)
+  const serviceTime = fitServiceTime(periods, options.period)
   const errors = periods.reduce((s, p) => s + p.errors, 0) / periods.reduce((s, p) => s + p.requests, 0)
   const alb = settings.family === 'alb'
-  const queue = floor === null ? null : fitQueue(periods, options.period, capacity.capacity.value, floor)
+  const queue = serviceTime === null ? null : fitQueue(periods, options.period, capacity.capacity.value, serviceTime.value)
   const figures: CalibrationFigures = {
     servers: {value: settings.servers, how: 'read', source: `registered now (${settings.healthy} healthy)`},
     capacity: {...capacity.capacity, method: capacity.method, periodsPastIt: capacity.pastKnee},
     demandMean: demand.mean,
     demandPeak: demand.peak,
-    serviceTime:
-      floor === null
-        ? null
-        : {value: round(floor, 3), how: 'measured', source: `median response time over the quietest quarter of the window (${quiet.length} periods)`},
+    serviceTime,
     queue,
     errorRate: {value: round(errors * 100, 2), how: 'measured', source: `errors over requests across the window, percent`},
     interval: read(settings.interval, settings.names.interval),

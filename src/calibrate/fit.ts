@@ -37,14 +37,23 @@ interface Point {
 }
 
 function pointsOf(periods: PoolPeriod[], periodSeconds: number): Point[] {
-  return periods
-    .filter((p) => p.healthy !== null && p.healthy >= 1 && p.requests > 0 && p.rotationChanged !== true)
-    .map((p) => ({
-      offered: p.requests / periodSeconds / p.healthy!,
-      served: (p.requests - p.errors) / periodSeconds / p.healthy!,
-      latency: p.latency,
-      errorRate: p.errors / p.requests,
-    }))
+  return periods.flatMap((p): Point[] => {
+    // Counted per server: exact, whatever went in or out of rotation around the period.
+    if (p.inRotation !== undefined) {
+      const {requests, served, serverSeconds} = p.inRotation
+      if (requests <= 0 || serverSeconds <= 0) return []
+      return [{offered: requests / serverSeconds, served: served / serverSeconds, latency: p.latency, errorRate: Math.max(0, requests - served) / requests}]
+    }
+    if (p.healthy === null || p.healthy < 1 || p.requests <= 0 || p.rotationChanged === true) return []
+    return [
+      {
+        offered: p.requests / periodSeconds / p.healthy,
+        served: (p.requests - p.errors) / periodSeconds / p.healthy,
+        latency: p.latency,
+        errorRate: p.errors / p.requests,
+      },
+    ]
+  })
 }
 
 const quantile = (sorted: number[], q: number): number => {
@@ -209,11 +218,24 @@ export function fitDemand(periods: PoolPeriod[], periodSeconds: number, points =
   }
 }
 
-/** The median of a reading over the periods that have it, or null. */
-export function medianOf(periods: PoolPeriod[], read: (p: PoolPeriod) => number | null): number | null {
-  const values = periods.map(read).filter((v): v is number => v !== null && Number.isFinite(v))
-  return values.length === 0 ? null : median(values)
+/**
+ * The servers' own service time: the median latency of the quarter of periods in which each server
+ * was offered least. Quietest per server, not by the pool's requests: with demand steady and a
+ * cascade in the window, the periods with fewest requests are the ones the pool was failing in.
+ */
+export function fitServiceTime(periods: PoolPeriod[], periodSeconds: number): Estimate | null {
+  const points = pointsOf(periods, periodSeconds)
+    .filter((p) => p.latency !== null)
+    .sort((a, b) => a.offered - b.offered)
+  const quiet = points.slice(0, Math.max(1, Math.floor(points.length / 4)))
+  if (quiet.length === 0) return null
+  return {
+    value: round(median(quiet.map((p) => p.latency!)), 3),
+    how: 'measured',
+    source: `median response time over the quarter of the window each server was offered least (${quiet.length} periods)`,
+  }
 }
+
 
 /**
  * Seconds of work a server queues before it turns requests away, from the periods offered well

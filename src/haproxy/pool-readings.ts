@@ -41,6 +41,8 @@ interface Sample {
   active: number
   /** Mean response time over HAProxy's last 1024 requests, seconds; null when it has none. */
   latency: number | null
+  /** Each server's own counters, and whether it is in rotation. */
+  servers: Map<string, {requests: number; served: number; up: boolean}>
 }
 
 const wallClock: SamplingClock = {
@@ -164,7 +166,10 @@ export class HaproxyPoolReadings implements PoolReadings {
         `HAProxy keeps counters, not history: calibrate samples it from now for the window, so its end (${end.toISOString()}) must be in the future`,
       )
     if (from > this.clock.now()) await this.clock.sleep(from - this.clock.now(), signal)
-    const totals = new Map<number, {requests: number; served: number; active: number[]; moved: boolean; latency: number | null}>()
+    const totals = new Map<
+      number,
+      {requests: number; served: number; active: number[]; moved: boolean; latency: number | null; inRotation: {requests: number; served: number; serverSeconds: number}}
+    >()
     let previous: Sample | null = null
     let next = Math.max(from, this.clock.now())
     let stopped: {at: number; why: string} | null = null
@@ -184,12 +189,22 @@ export class HaproxyPoolReadings implements PoolReadings {
       if (previous) {
         // A timer may fire a hair early; the first interval still belongs to the first period.
         const index = Math.max(0, Math.floor((previous.at - from) / periodMs))
-        const into = totals.get(index) ?? {requests: 0, served: 0, active: [], moved: false, latency: null}
+        const into = totals.get(index) ?? {requests: 0, served: 0, active: [], moved: false, latency: null, inRotation: {requests: 0, served: 0, serverSeconds: 0}}
         into.requests += increase(previous.requests, sample.requests)
         into.served += increase(previous.served, sample.served)
         into.active.push(previous.active)
         into.moved ||= sample.active !== previous.active
         into.latency = sample.latency
+        // What one server serves, from the servers in rotation at both ends of the interval only: a
+        // server taken out goes on answering what it had queued, which divided among those left in
+        // would read as more than any of them serves.
+        for (const [name, now] of sample.servers) {
+          const before = previous.servers.get(name)
+          if (!before?.up || !now.up) continue
+          into.inRotation.requests += increase(before.requests, now.requests)
+          into.inRotation.served += increase(before.served, now.served)
+          into.inRotation.serverSeconds += (sample.at - previous.at) / 1000
+        }
         totals.set(index, into)
       }
       previous = sample
@@ -221,6 +236,7 @@ export class HaproxyPoolReadings implements PoolReadings {
         healthy: t.active.reduce((s, a) => s + a, 0) / t.active.length,
         rotationChanged: t.moved,
         latency: t.latency,
+        ...(t.inRotation.serverSeconds > 0 ? {inRotation: t.inRotation} : {}),
       }))
   }
 
@@ -248,8 +264,9 @@ export class HaproxyPoolReadings implements PoolReadings {
   }
 
   private async sample(signal?: AbortSignal): Promise<Sample> {
-    const row: Row = await backendStats(this.api, this.backend, signal)
+    const [row, serverRows]: [Row, Row[]] = await Promise.all([backendStats(this.api, this.backend, signal), serverStats(this.api, this.backend, signal)])
     const number = (column: string) => Number(row[column]) || 0
+    const count = (r: Row, column: string) => Number(r[column]) || 0
     // rtime is 0 both for "no requests yet" and for answers under a millisecond; with no request at all it says nothing.
     const latency = row.rtime === undefined || row.rtime === '' || number('stot') === 0 ? null : number('rtime') / 1000
     return {
@@ -263,6 +280,16 @@ export class HaproxyPoolReadings implements PoolReadings {
       served: number('hrsp_1xx') + number('hrsp_2xx') + number('hrsp_3xx') + number('hrsp_4xx'),
       active: number('act'),
       latency,
+      servers: new Map(
+        serverRows.map((r) => [
+          r.svname,
+          {
+            requests: count(r, 'stot'),
+            served: count(r, 'hrsp_1xx') + count(r, 'hrsp_2xx') + count(r, 'hrsp_3xx') + count(r, 'hrsp_4xx'),
+            up: inRotation(r.status),
+          },
+        ]),
+      ),
     }
   }
 }

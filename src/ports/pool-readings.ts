@@ -24,6 +24,12 @@ export interface PoolPeriod {
    * it had queued, and the mean in rotation divides it by too few.
    */
   rotationChanged?: boolean
+  /**
+   * Where the load balancer counts per server (HAProxy): what the servers in rotation were sent
+   * and answered, and their server-seconds in rotation. What one server serves is read from these
+   * rather than from the pool's totals over its mean in rotation.
+   */
+  inRotation?: {requests: number; served: number; serverSeconds: number}
   /** Mean seconds to an answer; null where not read. */
   latency: number | null
 }

@@ -79,6 +79,36 @@ describe('HAProxy pool readings: sampling a window', () => {
     expect(readings.notes).toEqual([])
   })
 
+  it("counts what one server serves from the servers in rotation at both ends of each second, not a server's draining", async () => {
+    const clock = new FakeClock(t0)
+    const api = new RuntimeApi('/run/haproxy/admin.sock')
+    const seconds = () => Math.floor((clock.ms - t0) / 1000)
+    // a takes and answers 10 a second throughout; b is taken out at 3 s and answers what it queued until 5 s.
+    const servers = () => {
+      const s = seconds()
+      return [
+        {svname: 'a', status: 'UP', stot: 10 * s, hrsp_2xx: 10 * s},
+        {svname: 'b', status: s < 3 ? 'UP' : 'DOWN', stot: 10 * Math.min(s, 3), hrsp_2xx: 10 * Math.min(s, 5)},
+      ]
+    }
+    api.send = (command) => {
+      const rows = servers()
+      if (command === 'show stat app 2 -1') {
+        const act = rows.filter((r) => r.status === 'UP').length
+        const sum = (k: 'stot' | 'hrsp_2xx') => rows.reduce((n, r) => n + r[k], 0)
+        return Promise.resolve(showStat([statRow(capturedBackendRow, {stot: sum('stot'), hrsp_2xx: sum('hrsp_2xx'), hrsp_5xx: 0, act, rtime: 100})]))
+      }
+      if (command === 'show stat app 4 -1') return Promise.resolve(showStat(rows.map((r) => statRow(capturedServerRow, {...r, check_fall: 2, check_rise: 3}))))
+      return Promise.reject(new Error(`unexpected command ${command}`))
+    }
+    const periods = await new HaproxyPoolReadings(api, 'app', {clock}).history(new Date(t0), new Date(t0 + 6000), 2)
+    expect(periods.map((p) => p.inRotation)).toEqual([
+      {requests: 40, served: 40, serverSeconds: 4},
+      {requests: 20, served: 20, serverSeconds: 2},
+      {requests: 20, served: 20, serverSeconds: 2},
+    ])
+  })
+
   it('waits for a start in the future, and leaves out periods with no requests', async () => {
     const clock = new FakeClock(t0 - 5000)
     // Nothing for the first 2 s of the window.
