@@ -131,7 +131,17 @@ async function main(): Promise<void> {
     )
     process.stdout.write(`${JSON.stringify({name: 'closed-loop.capacity', calibrated: capacity.value, truth, off})}\n`)
     process.stdout.write(`\n--- calibrated scenario (${model}) ---\n${readFileSync(model, 'utf8')}---\n\n`)
-    const header = ['pair', 'predicted from', 'cascaded real/pred', 'recovered', 'served during fault', 'lost', 'full service after fix', 'fewest in rotation', 'verdict']
+    const header = [
+      'pair',
+      'predicted from',
+      'cascaded real/pred',
+      'recovered',
+      'served during fault',
+      'lost',
+      'full service after fix',
+      'fewest in rotation',
+      'verdict',
+    ]
     const rows: string[][] = []
     for (const pair of pairs) {
       const file = join(dir, `${pair}.yaml`)
@@ -140,7 +150,9 @@ async function main(): Promise<void> {
         process.stderr.write(`pair ${pair}: drilling, predicted from the ${from}\n`)
         const d = json<DrillOut>(`drill ${pair}`, await sluice(['drill', file, ...scale, ...extra, '--json']).done)
         rows.push(row(pair, from, d))
-        process.stdout.write(`${JSON.stringify({name: `closed-loop.${pair}`, from, verdict: d.verdict, real: d.real.card, predicted: d.predicted.card, chance: d.spread?.chance ?? null, load: d.load})}\n`)
+        process.stdout.write(
+          `${JSON.stringify({name: `closed-loop.${pair}`, from, verdict: d.verdict, real: d.real.card, predicted: d.predicted.card, chance: d.spread?.chance ?? null, load: d.load})}\n`,
+        )
       }
     }
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))

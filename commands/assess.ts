@@ -28,7 +28,10 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
     setup: Flags.string({description: "The scenario's setup the pool runs with (default: its first).", helpValue: 'NAME'}),
     'target-group': Flags.string({description: 'Read the pool now from this target group (with --load-balancer).', helpValue: 'ARN'}),
     'load-balancer': Flags.string({description: "The load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}),
-    haproxy: Flags.string({description: "Read the pool now from this HAProxy's Runtime API (its stats socket, or HOST:PORT), with --backend.", helpValue: 'SOCKET'}),
+    haproxy: Flags.string({
+      description: "Read the pool now from this HAProxy's Runtime API (its stats socket, or HOST:PORT), with --backend.",
+      helpValue: 'SOCKET',
+    }),
     backend: Flags.string({description: 'The HAProxy backend that is the pool.', helpValue: 'NAME'}),
     demand: decimal({description: 'Without a live pool: the demand now, in requests a second.', min: 0, helpValue: 'RPS'}),
     'in-rotation': Flags.integer({description: 'Without a live pool: servers in rotation now.', min: 0}),
@@ -36,7 +39,8 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
     errors: decimal({description: 'Without a live pool: the error rate now, in percent (default 0).', min: 0, max: 100, helpValue: 'PERCENT'}),
     broken: Flags.integer({description: 'How many servers the trigger broke, if you know (default: every server out of rotation now).', min: 0}),
     runbook: Flags.string({
-      description: 'Also rehearse this runbook (a shipped name or a file; a tuned one, say) from now as a lever: whether the pool is back when it has ended, and how soon. Repeatable.',
+      description:
+        'Also rehearse this runbook (a shipped name or a file; a tuned one, say) from now as a lever: whether the pool is back when it has ended, and how soon. Repeatable.',
       helpValue: 'NAME|FILE',
       multiple: true,
     }),
@@ -69,7 +73,8 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
       )
     if (described && (flags.demand === undefined || flags['in-rotation'] === undefined))
       throw new InputError(`--${flags.demand === undefined ? 'demand' : 'in-rotation'}: a described pool needs both --demand and --in-rotation`)
-    if (flags.watch !== undefined && !live) throw new InputError('--watch: re-assesses a live pool; name one with --target-group and --load-balancer, or --haproxy and --backend')
+    if (flags.watch !== undefined && !live)
+      throw new InputError('--watch: re-assesses a live pool; name one with --target-group and --load-balancer, or --haproxy and --backend')
     for (const flag of ['svg', 'html'] as const)
       if (flags[flag] !== undefined && flags.quick) throw new InputError(`--${flag}: saves the map, which --quick leaves out; drop one of them`)
 

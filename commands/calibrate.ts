@@ -31,15 +31,21 @@ Without --out the scenario goes to stdout and the table of figures to stderr; wi
     'target-group': Flags.string({description: "AWS: the pool's target group ARN (with --load-balancer).", helpValue: 'ARN'}),
     'load-balancer': Flags.string({description: "AWS: the load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}),
     haproxy: Flags.string({
-      description: "HAProxy: its Runtime API (the stats socket's path, or HOST:PORT), with --backend. It keeps counters, not history: calibrate samples it from now for --window.",
+      description:
+        "HAProxy: its Runtime API (the stats socket's path, or HOST:PORT), with --backend. It keeps counters, not history: calibrate samples it from now for --window.",
       helpValue: 'SOCKET',
     }),
     backend: Flags.string({description: 'HAProxy: the backend that is the pool.', helpValue: 'NAME'}),
     'haproxy-config': Flags.string({
-      description: "HAProxy: its configuration file, for what the Runtime API does not show (inter, slowstart, timeouts); default: the running HAProxy's own, found through its pid on this machine.",
+      description:
+        "HAProxy: its configuration file, for what the Runtime API does not show (inter, slowstart, timeouts); default: the running HAProxy's own, found through its pid on this machine.",
       helpValue: 'FILE',
     }),
-    window: seconds({description: 'AWS: how far back to read (default 24h; at least 10m, at most 63 days). HAProxy: how long to sample from now (default 5m).', min: 10, max: maxWindow}),
+    window: seconds({
+      description: 'AWS: how far back to read (default 24h; at least 10m, at most 63 days). HAProxy: how long to sample from now (default 5m).',
+      min: 10,
+      max: maxWindow,
+    }),
     until: Flags.string({description: 'AWS: the end of the window, an ISO 8601 time (default: now).', helpValue: 'TIME'}),
     period: Flags.integer({
       description:
@@ -58,7 +64,8 @@ Without --out the scenario goes to stdout and the table of figures to stderr; wi
     const source = sourceOf(flags)
     const [{poolReadings}, {calibrate, figureRows}] = await Promise.all([import('../src/wiring/readings.js'), import('../src/calibrate/calibrate.js')])
     const poolName = flags.pool ?? source.name.toLowerCase().replace(/[^a-z0-9-]/g, '-')
-    if (!/^[a-z0-9][a-z0-9-]*$/.test(poolName)) throw new InputError(`--pool: expected a lower-case name of letters, digits and dashes but received: ${poolName}`)
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(poolName))
+      throw new InputError(`--pool: expected a lower-case name of letters, digits and dashes but received: ${poolName}`)
     const {readings, close} = poolReadings(source.pool, awsOptionsOf(flags), {
       onSample: (elapsed, total) => this.progress(`sampling ${source.name}: ${Math.round(elapsed)} s of ${Math.round(total)} s`),
     })
@@ -113,7 +120,10 @@ type CalibrateFlags = {
 function sourceOf(flags: CalibrateFlags): {pool: PoolSource; name: string; start: Date; end: Date; period: number} {
   const aws = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
   const haproxy = flags.haproxy !== undefined || flags.backend !== undefined
-  if (aws && haproxy) throw new InputError('--haproxy: read one pool, an ALB target group (--target-group, --load-balancer) or a HAProxy backend (--haproxy, --backend), not both')
+  if (aws && haproxy)
+    throw new InputError(
+      '--haproxy: read one pool, an ALB target group (--target-group, --load-balancer) or a HAProxy backend (--haproxy, --backend), not both',
+    )
   if (haproxy) {
     if (flags.haproxy === undefined || flags.backend === undefined)
       throw new InputError(`--${flags.haproxy === undefined ? 'haproxy' : 'backend'}: a HAProxy pool is named by both --haproxy SOCKET and --backend NAME`)
@@ -123,7 +133,12 @@ function sourceOf(flags: CalibrateFlags): {pool: PoolSource; name: string; start
     if (period * 3 > window) throw new InputError(`--period: ${period} s gives fewer than three periods in a window of ${window} s`)
     const start = new Date()
     return {
-      pool: {kind: 'haproxy', socket: flags.haproxy, backend: flags.backend, ...(flags['haproxy-config'] === undefined ? {} : {config: flags['haproxy-config']})},
+      pool: {
+        kind: 'haproxy',
+        socket: flags.haproxy,
+        backend: flags.backend,
+        ...(flags['haproxy-config'] === undefined ? {} : {config: flags['haproxy-config']}),
+      },
       name: flags.backend,
       start,
       end: new Date(start.getTime() + window * 1000),

@@ -236,7 +236,6 @@ export function fitServiceTime(periods: PoolPeriod[], periodSeconds: number): Es
   }
 }
 
-
 /**
  * Seconds of work a server queues before it turns requests away, from the periods offered well
  * past its capacity: a saturated server's queue fills until it answers each request a full queue

@@ -168,7 +168,14 @@ export class HaproxyPoolReadings implements PoolReadings {
     if (from > this.clock.now()) await this.clock.sleep(from - this.clock.now(), signal)
     const totals = new Map<
       number,
-      {requests: number; served: number; active: number[]; moved: boolean; latency: number | null; inRotation: {requests: number; served: number; serverSeconds: number}}
+      {
+        requests: number
+        served: number
+        active: number[]
+        moved: boolean
+        latency: number | null
+        inRotation: {requests: number; served: number; serverSeconds: number}
+      }
     >()
     let previous: Sample | null = null
     let next = Math.max(from, this.clock.now())
@@ -189,7 +196,14 @@ export class HaproxyPoolReadings implements PoolReadings {
       if (previous) {
         // A timer may fire a hair early; the first interval still belongs to the first period.
         const index = Math.max(0, Math.floor((previous.at - from) / periodMs))
-        const into = totals.get(index) ?? {requests: 0, served: 0, active: [], moved: false, latency: null, inRotation: {requests: 0, served: 0, serverSeconds: 0}}
+        const into = totals.get(index) ?? {
+          requests: 0,
+          served: 0,
+          active: [],
+          moved: false,
+          latency: null,
+          inRotation: {requests: 0, served: 0, serverSeconds: 0},
+        }
         into.requests += increase(previous.requests, sample.requests)
         into.served += increase(previous.served, sample.served)
         into.active.push(previous.active)

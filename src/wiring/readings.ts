@@ -6,9 +6,7 @@ import type {PoolReadings} from '../ports/pool-readings.js'
 import {arnRegion} from './live.js'
 
 /** Where calibrate and assess read a live pool: an ALB target group and its CloudWatch metrics, or a HAProxy backend. */
-export type PoolSource =
-  | {kind: 'alb'; targetGroup: string; loadBalancer: string}
-  | {kind: 'haproxy'; socket: string; backend: string; config?: string}
+export type PoolSource = {kind: 'alb'; targetGroup: string; loadBalancer: string} | {kind: 'haproxy'; socket: string; backend: string; config?: string}
 
 /** The readings of a live pool, and how to let go of what they hold. */
 export function poolReadings(

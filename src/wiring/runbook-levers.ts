@@ -30,7 +30,8 @@ export function rehearsedRunbooks(runbooks: Array<{ref: string; runbook: Runbook
       }
       const {rehearsal, run} = report
       const back = rehearsal.recovered ? rehearsal.summary.recoveredSecondsAfterFix : null
-      const ended = run.outcome === 'completed' ? 'completes' : `stops ${run.outcome} at step ${run.stoppedAt?.step ?? '?'} (${run.stoppedAt?.title ?? run.message})`
+      const ended =
+        run.outcome === 'completed' ? 'completes' : `stops ${run.outcome} at step ${run.stoppedAt?.step ?? '?'} (${run.stoppedAt?.title ?? run.message})`
       levers.push({
         kind: 'runbook',
         what: `run ${runbook.name} now: rehearsed from now it ${ended} in ${Math.round(rehearsal.endAt - rehearsal.startAt)} s`,

@@ -79,7 +79,14 @@ describe('calibrate: capacity and demand from a window of metrics', () => {
 
   it('reads nothing of capacity from a period in which servers went in or out of rotation', () => {
     // A cascade: servers taken out still answer what they queued, divided among the few left in.
-    const churn: PoolPeriod[] = Array.from({length: 30}, (_, i) => ({at: 2e9 + i * 60, requests: 1200 * 60, errors: 0, healthy: 3, latency: 0.5, rotationChanged: true}))
+    const churn: PoolPeriod[] = Array.from({length: 30}, (_, i) => ({
+      at: 2e9 + i * 60,
+      requests: 1200 * 60,
+      errors: 0,
+      healthy: 3,
+      latency: 0.5,
+      rotationChanged: true,
+    }))
     const periods = [...day({servers: 10, capacity: 100, low: 400, high: 1300}), ...churn]
     expect(Math.abs(fitCapacity(periods, 60).capacity.value - 100) / 100).toBeLessThan(0.05)
     // The same periods read as settled pull the plateau far off: the filter is what keeps it.

@@ -13,7 +13,7 @@ interface AssessJson {
   backInSeconds: number | null
   stuckAboveDemand: number | null
   stuckOut: Array<[number, number]>
-  levers: Array<{kind: string; value: number | null; holds: boolean; backInSeconds: number | null}>
+  levers: Array<{kind: string; what: string; command?: string; value: number | null; holds: boolean; backInSeconds: number | null}>
   map: unknown
   sentences: string[]
   watchedSeconds: number
@@ -162,9 +162,25 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
   }, 60_000)
 
   it('rehearses a runbook from now as a lever, as `run --dry-run` rehearses it against the same question', async () => {
-    const out = await sluice(['assess', '--scenario', 'outlook-2026', '--setup', 'no-guard', '--demand', '1500', '--in-rotation', '14', '--quick', '--runbook', 'naive-full-return', '--runbook', 'outlook-staged-return', '--json'])
+    const out = await sluice([
+      'assess',
+      '--scenario',
+      'outlook-2026',
+      '--setup',
+      'no-guard',
+      '--demand',
+      '1500',
+      '--in-rotation',
+      '14',
+      '--quick',
+      '--runbook',
+      'naive-full-return',
+      '--runbook',
+      'outlook-staged-return',
+      '--json',
+    ])
     expect(out.code, out.stderr).toBe(3)
-    const a = JSON.parse(out.stdout) as AssessJson & {levers: Array<{what: string; command?: string}>}
+    const a = JSON.parse(out.stdout) as AssessJson
     const [naive, staged] = ['naive-full-return', 'outlook-staged-return'].map((name) => a.levers.find((l) => l.kind === 'runbook' && l.what.includes(name))!)
     // A runbook for other pools is a lever that does not apply, said why; the assessment goes on.
     expect(staged.holds).toBe(false)
@@ -193,9 +209,15 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
     const cases: Array<[string[], string]> = [
       [['--demand', '1500'], '--in-rotation: a described pool needs both --demand and --in-rotation'],
       [['--demand', '1500', '--in-rotation', '25'], "--in-rotation: expected at most the pool's 20 servers but received: 25"],
-      [[], 'missing the pool: --target-group and --load-balancer (or --haproxy and --backend) to read a live one, or --demand and --in-rotation to describe one'],
+      [
+        [],
+        'missing the pool: --target-group and --load-balancer (or --haproxy and --backend) to read a live one, or --demand and --in-rotation to describe one',
+      ],
       [['--haproxy', '/run/haproxy.sock'], '--backend: a HAProxy pool is named by both --haproxy and --backend'],
-      [['--haproxy', '/run/haproxy.sock', '--backend', 'web', '--target-group', 'arn:x'], '--haproxy: read one live pool, an ALB target group or a HAProxy backend, not both'],
+      [
+        ['--haproxy', '/run/haproxy.sock', '--backend', 'web', '--target-group', 'arn:x'],
+        '--haproxy: read one live pool, an ALB target group or a HAProxy backend, not both',
+      ],
       [['--demand', '1500', '--in-rotation', '5', '--watch', '10'], '--watch: re-assesses a live pool'],
       [['--demand', '1500', '--in-rotation', '5', '--broken', '30'], "--broken: expected at most the pool's 20 servers but received: 30"],
       [['--target-group', 'arn:x'], '--load-balancer: a live pool is named by both --target-group and --load-balancer'],

@@ -60,7 +60,7 @@ const target = () => {
 }
 
 describe('a drill predicted from a model', () => {
-  it("takes the pool, checks, clients and setup from the model and demand, faults and timeline from the drilled scenario", () => {
+  it('takes the pool, checks, clients and setup from the model and demand, faults and timeline from the drilled scenario', () => {
     const m = loadScenario(model).scenario
     const predicted = predictedFromModel(target(), m, 'model.yaml')
     const s = predicted.scenario

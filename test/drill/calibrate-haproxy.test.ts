@@ -90,7 +90,7 @@ describe('calibrate from a real HAProxy', () => {
     expect(simulated.code, simulated.stderr).toBe(0)
   }, 150_000)
 
-  it("drills another fault and demand on the same fleet, predicted from the calibrated scenario", async () => {
+  it('drills another fault and demand on the same fleet, predicted from the calibrated scenario', async () => {
     expect(model, 'the calibration above wrote its scenario').toBeDefined()
     const pair = fleetScenario('pair', 70, 3, 40, 30)
     const drilled = await sluice(['drill', pair, '--model', model, '--rate-scale', '1', '--time-scale', '1', '--seeds', '0'], {env: withHaproxy})
