@@ -20,6 +20,7 @@ import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:f
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {parse} from 'yaml'
+import type {ReportCard} from '../src/drill/report-card.js'
 import {packageRoot} from '../src/package-root.js'
 
 const root = packageRoot
@@ -58,20 +59,11 @@ async function untilExists(path: string, seconds: number): Promise<void> {
   throw new Error(`the drill's HAProxy socket ${path} did not appear within ${seconds} s`)
 }
 
-interface Card {
-  servedDuringFault: number | null
-  lostPercent: number
-  secondsToFullServiceAfterFix: number | null
-  fewestInRotation: number | null
-  cascaded: boolean
-  recovered: boolean
-}
-
 interface DrillOut {
   agree: boolean | null
   verdict: {kind: string; reason?: string; outcomes?: string[]; figures?: string[]}
-  real: {card: Card}
-  predicted: {card: Card}
+  real: {card: ReportCard}
+  predicted: {card: ReportCard}
   spread: {chance: {cascaded: number; recovered: number}} | null
   load: {eventLoopDelayP99Ms: number; fleetLoopDelayP99Ms: number | null}
 }

@@ -22,13 +22,16 @@ const metricNames = {
   // The load balancer's own 5xx are counted per load balancer, not per target group.
   elb5xx: {name: 'HTTPCode_ELB_5XX_Count', stat: 'Sum', group: false},
   healthy: {name: 'HealthyHostCount', stat: 'Average', group: true},
+  // Where they differ, targets went in or out of rotation within the period (rotationChanged).
+  healthyLeast: {name: 'HealthyHostCount', stat: 'Minimum', group: true},
+  healthyMost: {name: 'HealthyHostCount', stat: 'Maximum', group: true},
   latency: {name: 'TargetResponseTime', stat: 'Average', group: true},
 } as const
 
 /**
  * A pool's metrics over [start, end) in periods of `period` seconds, from CloudWatch's
  * AWS/ApplicationELB namespace: requests, errors (the targets' 5xx and the load balancer's),
- * healthy targets and mean response time. A period with no requests recorded is left out.
+ * healthy targets (their mean, and whether it moved within the period) and mean response time. A period with no requests recorded is left out.
  */
 async function readPoolHistory(
   clients: AwsClients,
@@ -84,6 +87,7 @@ async function readPoolHistory(
       requests,
       errors: (series.target5xx.get(at) ?? 0) + (series.elb5xx.get(at) ?? 0),
       healthy: series.healthy.get(at) ?? null,
+      rotationChanged: series.healthyLeast.get(at) !== series.healthyMost.get(at),
       latency: series.latency.get(at) ?? null,
     }))
 }

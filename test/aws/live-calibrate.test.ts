@@ -21,7 +21,10 @@ const truth = {servers: 8, capacity: 100, low: 300, high: 1050, latencyFloor: 0.
  * A day of minute points for the fixture's 8 targets, as an ALB would report them: demand on a
  * diurnal curve from 300 to 1,050 rps (past the pool's 800 at its peak), each server answering at
  * most 100 rps (2% noise) and the rest failing with 5xx, latency flat at 40 ms until the servers are
- * full and climbing past it, every target healthy. Put in batches of 1,000 data, AWS's limit.
+ * full and climbing past it, every target healthy but for an hour at the peak in which, within
+ * each minute, all 8 were healthy and then 1 (their mean, 4.5, divides what the pool answered by too
+ * few: 178 rps a server, which would pull the fitted capacity 8% high unless calibrate leaves the
+ * minutes whose healthy count moved out). Put in batches of 1,000 data, AWS's limit.
  */
 async function putDay(end: number): Promise<void> {
   const random = new Random(3)
@@ -48,6 +51,7 @@ async function putDay(end: number): Promise<void> {
       datum('HTTPCode_Target_5XX_Count', Math.round(failed), tg),
       datum('HTTPCode_ELB_5XX_Count', 0, lb),
       datum('HealthyHostCount', truth.servers, tg),
+      ...(i >= 690 && i < 750 ? [{...datum('HealthyHostCount', 1, tg), Timestamp: new Date(at.getTime() + 30_000)}] : []),
       datum('TargetResponseTime', latency, tg, 'Seconds'),
     )
   }
