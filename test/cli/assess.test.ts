@@ -199,10 +199,10 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
       ),
     )
     const rehearsed = await sluice(['run', runbook, '--dry-run', '--json'])
-    const r = JSON.parse(rehearsed.stdout) as {rehearsal: {recovered: boolean; secondsFromFixToFull: number | null; startAt: number}}
-    expect(r.rehearsal.startAt).toBe(90)
-    expect(naive.holds).toBe(r.rehearsal.recovered)
-    expect(naive.backInSeconds).toBe(r.rehearsal.secondsFromFixToFull)
+    const r = JSON.parse(rehearsed.stdout) as {report: {recovered: boolean; secondsFromFixToFull: number | null; startAt: number}}
+    expect(r.report.startAt).toBe(90)
+    expect(naive.holds).toBe(r.report.recovered)
+    expect(naive.backInSeconds).toBe(r.report.secondsFromFixToFull)
   }, 60_000)
 
   it('refuses what it cannot place, naming the flag', async () => {
