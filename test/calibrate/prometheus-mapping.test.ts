@@ -1,4 +1,4 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -128,6 +128,15 @@ authorizationEnv: 1PROM
       'm.yaml:2:1: malformed YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
     ])
     expect(problems('- mailbox\n')).toEqual(['m.yaml:1:1: expected a mapping of pool, family, checks and queries'])
+  })
+
+  it("reads docs/assess.md's example as it says, where it says", () => {
+    const page = readFileSync(join(import.meta.dirname, '../../docs/assess.md'), 'utf8')
+    const example = /```yaml\n(# mailbox-prometheus\.yaml[\s\S]*?)```/.exec(page)![1]
+    const mapping = parsePoolMapping('mailbox-prometheus.yaml', example)
+    expect(mapping.data).toMatchObject({pool: 'mailbox', family: 'envoy', authorizationEnv: 'PROM_AUTH'})
+    expect(Object.keys(mapping.data.queries)).toEqual(['requests', 'errors', 'healthy', 'servers', 'latency'])
+    expect(page).toContain(`# given: checks.interval at ${mapping.locate(['checks', 'interval'])}`)
   })
 
   it('says a file it cannot read by the flag that named it', () => {
