@@ -237,9 +237,14 @@ export class PrometheusPoolReadings implements PoolReadings {
     return {at, demand, errorRate: demand > 0 ? Math.min(1, Math.max(0, errors ?? 0) / demand) : 0, servers, healthy}
   }
 
-  private servers(at: number, window: string, signal?: AbortSignal): Promise<number> {
+  /** Servers in the pool: the mapping's number, or its query now, to the nearest whole server (a scenario counts them). */
+  private async servers(at: number, window: string, signal?: AbortSignal): Promise<number> {
     const servers = this.mapping.data.queries.servers
-    return typeof servers === 'number' ? Promise.resolve(servers) : this.gaugeNow('servers', at, window, signal)
+    if (typeof servers === 'number') return servers
+    const count = Math.round(await this.gaugeNow('servers', at, window, signal))
+    if (count < 1)
+      throw new FailedError(`${this.api.label}: query for servers (${this.mapping.locate(['queries', 'servers'])}) says the pool has ${count} servers now`)
+    return count
   }
 
   /** One query's value now; nothing is an error, as the pool cannot be placed without it. */

@@ -126,6 +126,10 @@ describe('PrometheusPoolReadings against a fake Prometheus on loopback: a day of
     await expect(typo.settings()).rejects.toThrow(
       new RegExp(`^Prometheus ${server}: query for servers answered HTTP 400: bad_data: 1:1: parse error: the fake knows no such query`),
     )
+    // A pool of no servers is no pool a scenario can hold.
+    fake.now = {rps: truth.low, healthy: 0, servers: 0, errorRate: 0}
+    await expect(readings.settings()).rejects.toThrow(`Prometheus ${url}: query for servers (mailbox-prometheus.yaml:9:12) says the pool has 0 servers now`)
+    fake.now = {rps: truth.low, healthy: 8, servers: 8, errorRate: 0}
     // Before the day, the fake has nothing: the pool cannot be placed.
     const before = new PrometheusPoolReadings(new PrometheusApi(url), parsePoolMapping('m.yaml', mappingText('envoy', envoyChecks)), {
       now: () => end - 2 * 86_400,
