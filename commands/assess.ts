@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFlags, awsOptionsOf, decimal, seconds} from '../src/cli/flags.js'
+import {awsFlags, awsOptionsOf, decimal, prometheusFlags, prometheusOf, seconds} from '../src/cli/flags.js'
 import {writeOutput} from '../src/cli/output-file.js'
 import {InputError} from '../src/errors.js'
 import type {Assessment} from '../src/assess/assess.js'
@@ -9,12 +9,13 @@ import type {PoolNow} from '../src/ports/pool-readings.js'
 export default class Assess extends SluiceCommand {
   static override summary = 'Say whether a live pool would come back on its own if the trigger were fixed now, and the smallest lever that gets it out.'
 
-  static override description = `Reads the pool now (an ALB target group's targets and its last minutes of CloudWatch metrics, or a HAProxy backend's servers and counters over a few seconds: demand, servers in rotation, errors), places it on the map of its calibrated scenario (\`sluice calibrate\` writes one) and says, in sentences to paste into the incident channel: unharmed, recovering (fixed now, it comes back on its own, in how long) or stuck; how far it is from the tipping point, in demand and in servers out; and, when stuck, the smallest lever that gets it out, each checked by simulation from now: shed a share of a traffic type (whole types on an ALB), route to every server below a share healthy (an ALB's minimum healthy targets routing, Envoy's panic threshold), cap ejection (Envoy), a retry budget, slow start. Then the map, servers out × demand, with the pool on it.
+  static override description = `Reads the pool now (an ALB target group's targets and its last minutes of CloudWatch metrics, a HAProxy backend's servers and counters over a few seconds, or the queries a mapping file names in Prometheus over the last two minutes: demand, servers in rotation, errors), places it on the map of its calibrated scenario (\`sluice calibrate\` writes one) and says, in sentences to paste into the incident channel: unharmed, recovering (fixed now, it comes back on its own, in how long) or stuck; how far it is from the tipping point, in demand and in servers out; and, when stuck, the smallest lever that gets it out, each checked by simulation from now: shed a share of a traffic type (whole types on an ALB), route to every server below a share healthy (an ALB's minimum healthy targets routing, Envoy's panic threshold), cap ejection (Envoy), a retry budget, slow start. Then the map, servers out × demand, with the pool on it.
 
 It changes nothing. Without a live pool, --demand and --in-rotation place a pool you describe. --quick skips the map. --watch re-assesses every interval until Ctrl-C (with --json, one assessment a line), and ends as the last assessment did. Exit 0 unharmed or recovering, 3 stuck.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --scenario mailbox.yaml --target-group arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/mailbox/abc --load-balancer app/outlook-edge/def',
+    '<%= config.bin %> <%= command.id %> --scenario mailbox.yaml --prometheus http://prometheus:9090 --mapping mailbox-prometheus.yaml',
     '<%= config.bin %> <%= command.id %> --scenario outlook-2026 --demand 1500 --in-rotation 14 --quick',
   ]
 
@@ -33,6 +34,7 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
       helpValue: 'SOCKET',
     }),
     backend: Flags.string({description: 'The HAProxy backend that is the pool.', helpValue: 'NAME'}),
+    ...prometheusFlags,
     demand: decimal({description: 'Without a live pool: the demand now, in requests a second.', min: 0, helpValue: 'RPS'}),
     'in-rotation': Flags.integer({description: 'Without a live pool: servers in rotation now.', min: 0}),
     servers: Flags.integer({description: "Without a live pool: servers in the pool (default: the scenario's).", min: 1}),
@@ -56,6 +58,11 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
     const {flags} = await this.parse(Assess)
     const onAws = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
     const onHaproxy = flags.haproxy !== undefined || flags.backend !== undefined
+    const onPrometheus = flags.prometheus !== undefined || flags.mapping !== undefined
+    if (onPrometheus && (onAws || onHaproxy))
+      throw new InputError(
+        `--${flags.prometheus === undefined ? 'mapping' : 'prometheus'}: read one live pool, from Prometheus or ${onAws ? 'an ALB target group' : 'a HAProxy backend'}, not both`,
+      )
     if (onAws && onHaproxy) throw new InputError('--haproxy: read one live pool, an ALB target group or a HAProxy backend, not both')
     if (onAws && (flags['target-group'] === undefined || flags['load-balancer'] === undefined))
       throw new InputError(
@@ -63,18 +70,21 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
       )
     if (onHaproxy && (flags.haproxy === undefined || flags.backend === undefined))
       throw new InputError(`--${flags.haproxy === undefined ? 'haproxy' : 'backend'}: a HAProxy pool is named by both --haproxy and --backend`)
-    const live = onAws || onHaproxy
+    const prometheus = onPrometheus ? prometheusOf(flags) : null
+    const live = onAws || onHaproxy || onPrometheus
     const described = flags.demand !== undefined || flags['in-rotation'] !== undefined
     if (live === described)
       throw new InputError(
         live
           ? `--${flags.demand === undefined ? 'in-rotation' : 'demand'}: describe a pool (--demand, --in-rotation) or read a live one (--target-group, --load-balancer), not both`
-          : 'missing the pool: --target-group and --load-balancer (or --haproxy and --backend) to read a live one, or --demand and --in-rotation to describe one; see --help',
+          : 'missing the pool: --target-group and --load-balancer (or --haproxy and --backend, or --prometheus and --mapping) to read a live one, or --demand and --in-rotation to describe one; see --help',
       )
     if (described && (flags.demand === undefined || flags['in-rotation'] === undefined))
       throw new InputError(`--${flags.demand === undefined ? 'demand' : 'in-rotation'}: a described pool needs both --demand and --in-rotation`)
     if (flags.watch !== undefined && !live)
-      throw new InputError('--watch: re-assesses a live pool; name one with --target-group and --load-balancer, or --haproxy and --backend')
+      throw new InputError(
+        '--watch: re-assesses a live pool; name one with --target-group and --load-balancer, --haproxy and --backend, or --prometheus and --mapping',
+      )
     for (const flag of ['svg', 'html'] as const)
       if (flags[flag] !== undefined && flags.quick) throw new InputError(`--${flag}: saves the map, which --quick leaves out; drop one of them`)
 
@@ -91,13 +101,22 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
       throw new InputError(`--in-rotation: expected at most the pool's ${poolServers} servers but received: ${flags['in-rotation']}`)
     const readings = live
       ? (await import('../src/wiring/readings.js')).poolReadings(
-          onAws
-            ? {kind: 'alb', targetGroup: flags['target-group']!, loadBalancer: flags['load-balancer']!}
-            : {kind: 'haproxy', socket: flags.haproxy!, backend: flags.backend!},
+          prometheus
+            ? {kind: 'prometheus', ...prometheus}
+            : onAws
+              ? {kind: 'alb', targetGroup: flags['target-group']!, loadBalancer: flags['load-balancer']!}
+              : {kind: 'haproxy', socket: flags.haproxy!, backend: flags.backend!},
           awsOptionsOf(flags),
         )
       : null
-    const family = familyOf(scenario, onAws)
+    // A mapping says what fronts the pool; a scenario's checks are HAProxy's or not: the two must agree.
+    if (prometheus && readings && (readings.readings.family === 'haproxy') !== Boolean(scenario.healthCheck.haproxy)) {
+      readings.close()
+      throw new InputError(
+        `--mapping: ${prometheus.mapping} says family ${readings.readings.family}, and the scenario's healthCheck is ${scenario.healthCheck.haproxy ? '' : 'not '}kind: haproxy; calibrate the pool from this mapping, or name its scenario`,
+      )
+    }
+    const family = familyOf(scenario, readings?.readings.family)
     const runbooks = flags.runbook
       ? await (async () => {
           const [{loadRunbook}, {rehearsedRunbooks}] = await Promise.all([import('../src/loader/shipped.js'), import('../src/wiring/runbook-levers.js')])

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFlags, awsOptionsOf, seconds} from '../src/cli/flags.js'
+import {awsFlags, awsOptionsOf, prometheusFlags, prometheusOf, seconds} from '../src/cli/flags.js'
 import {writeOutput} from '../src/cli/output-file.js'
 import {InputError} from '../src/errors.js'
 import {onStopSignals} from '../src/cli/stop-signals.js'
@@ -20,11 +20,14 @@ An ALB (--target-group, --load-balancer): its health checks, slow start, deregis
 
 A HAProxy backend (--haproxy, --backend): its servers, fall and rise from the Runtime API, inter, fastinter, downinter, slowstart, observe and timeout server from its configuration file, and its counters (requests, answers by status, servers up, response time) sampled every second from now for --window, since HAProxy keeps no history. Ctrl-C ends the window early and calibrates on what was read.
 
+Prometheus (--prometheus, --mapping): requests, errors, servers in rotation and latency over the past --window through the queries a mapping file names (range queries, one step a period), and the checks the mapping gives, since Prometheus holds no load balancer's settings: the scenario says they were given, not read.
+
 Without --out the scenario goes to stdout and the table of figures to stderr; with --out, the table to stdout. --json gives every figure with its interval, what was assumed, and the scenario.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --target-group arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/mailbox/abc --load-balancer app/outlook-edge/def --window 24h --out mailbox.yaml',
     '<%= config.bin %> <%= command.id %> --haproxy /run/haproxy/admin.sock --backend mailbox --window 10m --out mailbox.yaml',
+    '<%= config.bin %> <%= command.id %> --prometheus http://prometheus:9090 --mapping mailbox-prometheus.yaml --window 24h --out mailbox.yaml',
   ]
 
   static override flags = {
@@ -41,19 +44,24 @@ Without --out the scenario goes to stdout and the table of figures to stderr; wi
         "HAProxy: its configuration file, for what the Runtime API does not show (inter, slowstart, timeouts); default: the running HAProxy's own, found through its pid on this machine.",
       helpValue: 'FILE',
     }),
+    ...prometheusFlags,
     window: seconds({
-      description: 'AWS: how far back to read (default 24h; at least 10m, at most 63 days). HAProxy: how long to sample from now (default 5m).',
+      description:
+        'AWS and Prometheus: how far back to read (default 24h; AWS: at least 10m, at most 63 days). HAProxy: how long to sample from now (default 5m).',
       min: 10,
       max: maxWindow,
     }),
-    until: Flags.string({description: 'AWS: the end of the window, an ISO 8601 time (default: now).', helpValue: 'TIME'}),
+    until: Flags.string({description: 'AWS and Prometheus: the end of the window, an ISO 8601 time (default: now).', helpValue: 'TIME'}),
     period: Flags.integer({
       description:
-        'Seconds per period. AWS: a multiple of 60 (default 60; 300 for a window over 15 days, as CloudWatch keeps no finer). HAProxy: default a thirtieth of the window, 1 to 60.',
+        'Seconds per period. AWS: a multiple of 60 (default 60; 300 for a window over 15 days, as CloudWatch keeps no finer). HAProxy: default a thirtieth of the window, 1 to 60. Prometheus: default 60, the step of its range queries and their $window.',
       min: 1,
       max: 3600,
     }),
-    pool: Flags.string({description: "The pool's name in the scenario (default: the target group's or backend's name).", helpValue: 'NAME'}),
+    pool: Flags.string({
+      description: "The pool's name in the scenario (default: the target group's or backend's name, or the mapping's pool).",
+      helpValue: 'NAME',
+    }),
     name: Flags.string({description: "The scenario's name (default: calibrated-POOL).", helpValue: 'NAME'}),
     out: Flags.string({char: 'o', description: 'Write the scenario to this file (default: stdout).', helpValue: 'FILE'}),
     ...awsFlags,
@@ -63,12 +71,14 @@ Without --out the scenario goes to stdout and the table of figures to stderr; wi
     const {flags} = await this.parse(Calibrate)
     const source = sourceOf(flags)
     const [{poolReadings}, {calibrate, figureRows}] = await Promise.all([import('../src/wiring/readings.js'), import('../src/calibrate/calibrate.js')])
-    const poolName = flags.pool ?? source.name.toLowerCase().replace(/[^a-z0-9-]/g, '-')
-    if (!/^[a-z0-9][a-z0-9-]*$/.test(poolName))
-      throw new InputError(`--pool: expected a lower-case name of letters, digits and dashes but received: ${poolName}`)
-    const {readings, close} = poolReadings(source.pool, awsOptionsOf(flags), {
-      onSample: (elapsed, total) => this.progress(`sampling ${source.name}: ${Math.round(elapsed)} s of ${Math.round(total)} s`),
+    const {readings, pool, close} = poolReadings(source.pool, awsOptionsOf(flags), {
+      onSample: (elapsed, total) => this.progress(`sampling ${pool}: ${Math.round(elapsed)} s of ${Math.round(total)} s`),
     })
+    const poolName = flags.pool ?? pool.toLowerCase().replace(/[^a-z0-9-]/g, '-')
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(poolName)) {
+      close()
+      throw new InputError(`--pool: expected a lower-case name of letters, digits and dashes but received: ${poolName}`)
+    }
     // Ctrl-C while sampling HAProxy ends the window there: the calibration is of what was read.
     const stop = onStopSignals((text) => this.note(text), 'calibrating on what was read so far')
     let calibration: Calibration
@@ -111,19 +121,35 @@ type CalibrateFlags = {
   haproxy?: string
   backend?: string
   'haproxy-config'?: string
+  prometheus?: string
+  mapping?: string
   window?: number
   until?: string
   period?: number
 }
 
-/** Which pool the flags name, and the window and periods to read it over: AWS's past, or HAProxy's next few minutes. */
-function sourceOf(flags: CalibrateFlags): {pool: PoolSource; name: string; start: Date; end: Date; period: number} {
+/** Which pool the flags name, and the window and periods to read it over: AWS's or Prometheus's past, or HAProxy's next few minutes. */
+function sourceOf(flags: CalibrateFlags): {pool: PoolSource; start: Date; end: Date; period: number} {
   const aws = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
   const haproxy = flags.haproxy !== undefined || flags.backend !== undefined
+  const prometheus = flags.prometheus !== undefined || flags.mapping !== undefined
+  if (prometheus && (aws || haproxy))
+    throw new InputError(
+      `--${flags.prometheus === undefined ? 'mapping' : 'prometheus'}: read one pool, from Prometheus (--prometheus, --mapping) or ${aws ? 'an ALB target group (--target-group, --load-balancer)' : 'a HAProxy backend (--haproxy, --backend)'}, not both`,
+    )
   if (aws && haproxy)
     throw new InputError(
       '--haproxy: read one pool, an ALB target group (--target-group, --load-balancer) or a HAProxy backend (--haproxy, --backend), not both',
     )
+  if (prometheus) {
+    if (flags['haproxy-config'] !== undefined) throw new InputError('--haproxy-config: goes with --haproxy and --backend')
+    const {url, mapping} = prometheusOf(flags)
+    const end = untilOf(flags.until)
+    const window = flags.window ?? 86_400
+    const period = flags.period ?? 60
+    if (period * 3 > window) throw new InputError(`--period: ${period} s gives fewer than three periods in a window of ${window} s`)
+    return {pool: {kind: 'prometheus', url, mapping}, start: new Date(end.getTime() - window * 1000), end, period}
+  }
   if (haproxy) {
     if (flags.haproxy === undefined || flags.backend === undefined)
       throw new InputError(`--${flags.haproxy === undefined ? 'haproxy' : 'backend'}: a HAProxy pool is named by both --haproxy SOCKET and --backend NAME`)
@@ -139,7 +165,6 @@ function sourceOf(flags: CalibrateFlags): {pool: PoolSource; name: string; start
         backend: flags.backend,
         ...(flags['haproxy-config'] === undefined ? {} : {config: flags['haproxy-config']}),
       },
-      name: flags.backend,
       start,
       end: new Date(start.getTime() + window * 1000),
       period,
@@ -149,11 +174,10 @@ function sourceOf(flags: CalibrateFlags): {pool: PoolSource; name: string; start
     throw new InputError(
       aws
         ? `--${flags['target-group'] === undefined ? 'target-group' : 'load-balancer'}: an ALB pool is named by both --target-group and --load-balancer`
-        : 'missing the pool: --target-group and --load-balancer (an ALB target group and its CloudWatch metrics), or --haproxy and --backend; see --help',
+        : 'missing the pool: --target-group and --load-balancer (an ALB target group and its CloudWatch metrics), --haproxy and --backend, or --prometheus and --mapping; see --help',
     )
   if (flags['haproxy-config'] !== undefined) throw new InputError('--haproxy-config: goes with --haproxy and --backend')
-  const end = flags.until === undefined ? new Date() : new Date(flags.until)
-  if (Number.isNaN(end.getTime())) throw new InputError(`--until: expected an ISO 8601 time such as 2026-12-04T06:00:00Z but received: ${flags.until}`)
+  const end = untilOf(flags.until)
   const window = flags.window ?? 86_400
   if (window < 600) throw new InputError(`--window: expected at least 600 s (ten of CloudWatch's one-minute periods) but received: ${window}`)
   const period = flags.period ?? (window > 15 * 86_400 ? 300 : 60)
@@ -169,9 +193,15 @@ function sourceOf(flags: CalibrateFlags): {pool: PoolSource; name: string; start
     throw new InputError(`--load-balancer: expected the load balancer's dimension app/NAME/ID but received: ${flags['load-balancer']}`)
   return {
     pool: {kind: 'alb', targetGroup: flags['target-group'], loadBalancer: flags['load-balancer']},
-    name: group,
     start: new Date(end.getTime() - window * 1000),
     end,
     period,
   }
+}
+
+/** The end of a window that reads the past: --until, or now. */
+function untilOf(until: string | undefined): Date {
+  const end = until === undefined ? new Date() : new Date(until)
+  if (Number.isNaN(end.getTime())) throw new InputError(`--until: expected an ISO 8601 time such as 2026-12-04T06:00:00Z but received: ${until}`)
+  return end
 }

@@ -1,4 +1,4 @@
-import type {PoolNow} from '../ports/pool-readings.js'
+import type {PoolFamily, PoolNow} from '../ports/pool-readings.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import {runCell, type CellResult, type SweepJob} from '../sweep/classify.js'
 import {axisValues, type Axis} from '../sweep/grid.js'
@@ -11,14 +11,15 @@ import type {CellRunner} from '../sweep/workers.js'
 export type Region = 'unharmed' | 'recovering' | 'stuck'
 
 /** What fronts the pool: which levers it has (an ALB has routing failover but no ejection cap, and sheds whole types only). */
-export type Family = 'alb' | 'envoy' | 'haproxy'
+export type Family = PoolFamily
 
 /**
- * The levers a pool has: HAProxy's checks say so in the scenario; otherwise an ALB when its pool was
- * read from (or a runbook targets) AWS, else Envoy's guards, which the simulator's checks model.
+ * The levers a pool has: HAProxy's checks say so in the scenario; otherwise an ALB when the pool
+ * was read from one (AWS, or a Prometheus mapping that says alb; or a runbook targets AWS), else
+ * Envoy's guards, which the simulator's checks model. `fronted`: what the readings say fronts it.
  */
-export function familyOf(scenario: Scenario, onAws: boolean): Family {
-  return scenario.healthCheck.haproxy ? 'haproxy' : onAws ? 'alb' : 'envoy'
+export function familyOf(scenario: Scenario, fronted: Family | undefined): Family {
+  return scenario.healthCheck.haproxy ? 'haproxy' : fronted === 'alb' ? 'alb' : 'envoy'
 }
 
 /** One way out, checked by simulation from the pool's state now. */

@@ -101,6 +101,7 @@ const attribute = (attrs: Array<{Key?: string; Value?: string}>, key: string): s
  */
 export class AlbPoolReadings implements PoolReadings {
   readonly source: string
+  readonly family = 'alb'
 
   constructor(
     private readonly clients: AwsClients,

@@ -26,11 +26,18 @@ export interface CalibrationFigures {
   queue: Estimate | null
   errorRate: Estimate
   interval: Estimate
-  fall: Estimate
-  rise: Estimate
+  /** Failed and passed checks; null where the family has none (Envoy's outlier detection ejects for a time). */
+  fall: Estimate | null
+  rise: Estimate | null
   slowStart: Estimate
-  drainDelay: Estimate
-  failoverPercent: Estimate
+  /** Null where not known (a mapping that leaves it out, Envoy). */
+  drainDelay: Estimate | null
+  /** Null for HAProxy from a mapping: it has no such guard, and nobody gave one. */
+  failoverPercent: Estimate | null
+  /** Envoy's ejection: how long the first lasts, the longest, and the most of the pool out at once; null for the other families. */
+  baseEjection: Estimate | null
+  maxEjection: Estimate | null
+  maxEjectionPercent: Estimate | null
   attempts: Estimate
   timeout: Estimate
 }
@@ -63,13 +70,18 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
     )
   const capacity = fitCapacity(periods, options.period, options.seed ?? 1)
   const demand = fitDemand(periods, options.period)
-  const read = (value: number, name: string): Estimate => ({value, how: 'read', source: name})
+  // A setting read back from the load balancer, or given by the operator where its metrics hold none (Prometheus).
+  const read = (value: number, name: string): Estimate => ({value, how: settings.given ? 'given' : 'read', source: name})
+  const maybe = (value: number | null, name: string): Estimate | null => (value === null ? null : read(value, name))
   const serviceTime = fitServiceTime(periods, options.period)
   const errors = periods.reduce((s, p) => s + p.errors, 0) / periods.reduce((s, p) => s + p.requests, 0)
   const alb = settings.family === 'alb'
+  const envoy = settings.envoy
   const queue = serviceTime === null ? null : fitQueue(periods, options.period, capacity.capacity.value, serviceTime.value)
   const figures: CalibrationFigures = {
-    servers: {value: settings.servers, how: 'read', source: `registered now (${settings.healthy} healthy)`},
+    servers: settings.given
+      ? {value: settings.servers, ...settings.given.servers}
+      : {value: settings.servers, how: 'read', source: `registered now (${settings.healthy} healthy)`},
     capacity: {...capacity.capacity, method: capacity.method, periodsPastIt: capacity.pastKnee},
     demandMean: demand.mean,
     demandPeak: demand.peak,
@@ -77,27 +89,30 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
     queue,
     errorRate: {value: round(errors * 100, 2), how: 'measured', source: `errors over requests across the window, percent`},
     interval: read(settings.interval, settings.names.interval),
-    fall: read(settings.fall, settings.names.fall),
-    rise: read(settings.rise, settings.names.rise),
+    fall: maybe(settings.fall, settings.names.fall),
+    rise: maybe(settings.rise, settings.names.rise),
     slowStart: read(settings.slowStart, settings.names.slowStart),
-    drainDelay: read(settings.drainDelay, settings.names.drainDelay),
+    drainDelay: maybe(settings.drainDelay, settings.names.drainDelay),
     failoverPercent:
-      settings.failoverPercent === null
-        ? {
-            value: alb ? 1 : 0,
-            how: 'read',
-            source: `${settings.names.failoverPercent} is off${alb ? '; an ALB still routes to every target when none is healthy (fail open)' : ''}`,
-          }
-        : read(settings.failoverPercent, settings.names.failoverPercent),
+      settings.failoverPercent !== null
+        ? read(settings.failoverPercent, settings.names.failoverPercent)
+        : settings.family === 'haproxy' && settings.given
+          ? null
+          : {
+              value: alb ? 1 : 0,
+              how: settings.given ? 'given' : 'read',
+              source: `${settings.names.failoverPercent} is off${alb ? '; an ALB still routes to every target when none is healthy (fail open)' : ''}`,
+            },
+    baseEjection: envoy ? read(envoy.baseEjection, envoy.names.baseEjection) : null,
+    maxEjection: envoy ? read(envoy.maxEjection, envoy.names.maxEjection) : null,
+    maxEjectionPercent: envoy ? read(envoy.maxEjectionPercent, envoy.names.maxEjectionPercent) : null,
     attempts: {value: assumedClients.attempts, how: 'assumed', source: 'a load balancer counts requests, not the clients that retry them'},
     timeout: {value: assumedClients.timeout, how: 'assumed', source: "the clients' own timeout is not in the load balancer's metrics"},
   }
   const assumed = [
     `clients: ${assumedClients.attempts} attempt, ${assumedClients.timeout} s timeout (sluice's defaults): retries and client timeouts are not in these metrics; set clients: in the scenario if you know them`,
     'demand: one traffic type (all): the metrics do not split it by type; name types under demand.types to weigh restricting one',
-    alb
-      ? `checks: the model takes a server out at its first failed check (ALB: after ${settings.fall}) and back after ${settings.rise} passed checks (${settings.rise * settings.interval} s)`
-      : 'checks: HAProxy rules (inter, fall, rise), as read',
+    checksAssumed(settings),
     ...(capacity.method === 'lower-bound' ? ['capacity: a lower bound only: the window never loaded the pool enough to show its limit'] : []),
     ...(queue === null
       ? ["queue: unbounded (the model's default): the window never held a server past its capacity long enough to show how much it queues"]
@@ -121,6 +136,15 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
   return {...calibration, scenario: scenarioText(calibration, options, demand.curve)}
 }
 
+/** What the scenario's checks make of the family's own: the one sentence of assumption about them. */
+function checksAssumed(s: PoolSettings): string {
+  const how = s.given ? 'as given' : 'as read'
+  if (s.family === 'haproxy') return `checks: HAProxy rules (inter, fall, rise), ${how}`
+  if (s.family === 'envoy')
+    return `checks: Envoy's outlier detection (interval, ejection times, max ejection percent), ${how}; the model ejects a server at the first pass it fails (Envoy: after its consecutive errors)`
+  return `checks: the model takes a server out at its first failed check (ALB: after ${s.fall}) and back after ${s.rise} passed checks (${(s.rise ?? 1) * s.interval} s)`
+}
+
 const round = (v: number, places = 1): number => Math.round(v * 10 ** places) / 10 ** places
 
 const interval = (e: Estimate): string => (e.low !== undefined && e.high !== undefined && e.high > e.low ? ` (90%: ${round(e.low)}–${round(e.high)})` : '')
@@ -137,8 +161,10 @@ function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOption
   const alb = s.family === 'alb'
   const lines = [
     `# Calibrated by sluice calibrate from ${c.source},`,
-    `# ${c.window.start} to ${c.window.end}: ${c.window.periods} periods of ${c.window.period} s. Settings read from ${s.label}.`,
-    '# Each figure says how it was come by: read (a setting, read back), measured (from the metrics),',
+    `# ${c.window.start} to ${c.window.end}: ${c.window.periods} periods of ${c.window.period} s. ${
+      s.given ? `Settings given by the operator in ${s.given.from}.` : `Settings read from ${s.label}.`
+    }`,
+    `# Each figure says how it was come by: ${s.given ? 'given (a setting the operator wrote down)' : 'read (a setting, read back)'}, measured (from the metrics),`,
     '# fitted (estimated, with its 90% interval), bound (a limit, not a value), assumed (not in these metrics).',
     ...c.assumed.map((a) => `# assumed: ${a}`),
     `name: ${options.name}`,
@@ -156,26 +182,28 @@ function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOption
     `  # measured: requests a second over the window, as ${curve.length} points (mean ${f.demandMean.value} rps, peak ${f.demandPeak.value} rps)`,
     `  curve: [${curve.map(([t, v]) => `[${t}, ${v}]`).join(', ')}]`,
     'healthCheck:',
-    ...(alb
-      ? [
-          said(f.interval, '  '),
-          `  interval: ${f.interval.value}`,
-          `  # read: a server is back after ${s.names.rise} ${f.rise.value} passed checks × ${f.interval.value} s; an ALB does not lengthen it for a server taken out again`,
-          `  baseEjection: ${f.rise.value * f.interval.value}`,
-          `  maxEjection: ${f.rise.value * f.interval.value}`,
-        ]
-      : [
-          '  kind: haproxy',
-          said(f.interval, '  '),
-          `  inter: ${f.interval.value}`,
-          said(f.fall, '  '),
-          `  fall: ${f.fall.value}`,
-          said(f.rise, '  '),
-          `  rise: ${f.rise.value}`,
-          said(f.slowStart, '  '),
-          `  slowstart: ${f.slowStart.value}`,
-          ...haproxyLines(s),
-        ]),
+    ...(s.family === 'envoy'
+      ? envoyCheckLines(f)
+      : alb
+        ? [
+            said(f.interval, '  '),
+            `  interval: ${f.interval.value}`,
+            `  # ${f.interval.how}: a server is back after ${f.rise!.value} passed checks (${s.names.rise}) × ${f.interval.value} s; an ALB does not lengthen it for a server taken out again`,
+            `  baseEjection: ${f.rise!.value * f.interval.value}`,
+            `  maxEjection: ${f.rise!.value * f.interval.value}`,
+          ]
+        : [
+            '  kind: haproxy',
+            said(f.interval, '  '),
+            `  inter: ${f.interval.value}`,
+            said(f.fall!, '  '),
+            `  fall: ${f.fall!.value}`,
+            said(f.rise!, '  '),
+            `  rise: ${f.rise!.value}`,
+            said(f.slowStart, '  '),
+            `  slowstart: ${f.slowStart.value}`,
+            ...haproxyLines(s),
+          ]),
     'clients:',
     said(f.attempts, '  '),
     `  attempts: ${f.attempts.value}`,
@@ -183,23 +211,53 @@ function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOption
     `  timeout: ${f.timeout.value}`,
     'setups:',
     '  as-configured:',
-    ...(alb
-      ? [
-          said(f.failoverPercent, '    '),
-          `    panicThreshold: ${f.failoverPercent.value}`,
-          ...(f.slowStart.value > 0 ? [said(f.slowStart, '    '), `    slowStart: ${f.slowStart.value}`] : []),
-        ]
-      : ['    {}']),
+    ...(s.family === 'envoy'
+      ? envoySetupLines(f, s)
+      : alb
+        ? [
+            said(f.failoverPercent!, '    '),
+            `    panicThreshold: ${f.failoverPercent!.value}`,
+            ...(f.slowStart.value > 0 ? [said(f.slowStart, '    '), `    slowStart: ${f.slowStart.value}`] : []),
+          ]
+        : ['    {}']),
   ]
   return `${lines.join('\n').replace('  as-configured:\n    {}', '  as-configured: {}')}\n`
 }
 
-/** HAProxy's own check settings, as read from its configuration, for a scenario's healthCheck. */
+/** Envoy's outlier detection, as the scenario's (Envoy-style, its default) healthCheck has it. */
+function envoyCheckLines(f: CalibrationFigures): string[] {
+  return [
+    said(f.interval, '  '),
+    `  interval: ${f.interval.value}`,
+    said(f.baseEjection!, '  '),
+    `  baseEjection: ${f.baseEjection!.value}`,
+    said(f.maxEjection!, '  '),
+    `  maxEjection: ${f.maxEjection!.value}`,
+  ]
+}
+
+/** Envoy's cluster guards, as the setup the pool runs with: panic threshold, ejection cap, slow start. */
+function envoySetupLines(f: CalibrationFigures, s: PoolSettings): string[] {
+  const e = s.envoy!
+  return [
+    said(f.failoverPercent!, '    '),
+    `    panicThreshold: ${f.failoverPercent!.value}`,
+    said(f.maxEjectionPercent!, '    '),
+    `    maxEjectionPercent: ${f.maxEjectionPercent!.value}`,
+    ...(f.slowStart.value > 0 ? [said(f.slowStart, '    '), `    slowStart: ${f.slowStart.value}`] : []),
+    // Envoy's default and the simulator's are the same 10%: written only where it was set otherwise.
+    ...(f.slowStart.value > 0 && e.slowStartMinWeightPercent !== 10
+      ? [`    # ${s.given ? 'given' : 'read'}: ${e.names.slowStartMinWeightPercent}`, `    slowStartMinWeightPercent: ${e.slowStartMinWeightPercent}`]
+      : []),
+  ]
+}
+
+/** HAProxy's own check settings, as read from its configuration (or given in a mapping), for a scenario's healthCheck. */
 function haproxyLines(s: PoolSettings): string[] {
   const h = s.haproxy
   if (!h) return []
   return [
-    `  # read: ${h.from}`,
+    `  # ${s.given ? 'given' : 'read'}: ${h.from}`,
     `  fastinter: ${h.fastinter}`,
     `  downinter: ${h.downinter}`,
     `  timeoutServer: ${h.timeoutServer}`,
@@ -224,6 +282,9 @@ export function figureRows(c: Calibration): string[][] {
     ['slow start', f.slowStart, 's'],
     ['drain delay', f.drainDelay, 's'],
     ['route to all below healthy', f.failoverPercent, '%'],
+    ['ejection, first', f.baseEjection, 's'],
+    ['ejection, longest', f.maxEjection, 's'],
+    ['ejected at once, at most', f.maxEjectionPercent, '%'],
     ['client attempts', f.attempts, ''],
     ['client timeout', f.timeout, 's'],
   ]

@@ -1,8 +1,11 @@
 import type {PoolPeriod} from '../ports/pool-readings.js'
 import {Random} from '../sim/random.js'
 
-/** How a figure was come by, from surest to least sure. */
-export type Provenance = 'read' | 'measured' | 'fitted' | 'bound' | 'assumed'
+/**
+ * How a figure was come by, from surest to least sure: `given` is a setting the operator wrote
+ * down (a mapping file) where it could not be read back from the load balancer.
+ */
+export type Provenance = 'read' | 'given' | 'measured' | 'fitted' | 'bound' | 'assumed'
 
 /** A figure of the fit, with where it came from and how sure it is: `low`..`high` is its 90% interval where it has one. */
 export interface Estimate {

@@ -88,6 +88,42 @@ export const awsFlags = {
   region: Flags.string({description: 'AWS region (also AWS_REGION).'}),
 }
 
+/** A pool's readings in Prometheus: the server, and the mapping file that names the queries and gives the checks (calibrate, assess). */
+export const prometheusFlags = {
+  prometheus: Flags.string({
+    description:
+      "Read the pool from this Prometheus server's HTTP API, its base URL (with --mapping; credentials go in the variable the mapping's authorizationEnv names).",
+    helpValue: 'URL',
+  }),
+  mapping: Flags.string({
+    description:
+      "With --prometheus: the pool's mapping file, its queries (requests, errors, healthy, servers, latency) and the checks Prometheus does not hold.",
+    helpValue: 'FILE',
+  }),
+}
+
+/** The Prometheus pool the flags name: both flags, and a URL that carries no credentials (it is written in the scenario and in errors). */
+export function prometheusOf(flags: Partial<FlagValues<typeof prometheusFlags>>): {url: string; mapping: string} {
+  if (flags.prometheus === undefined || flags.mapping === undefined)
+    throw new InputError(
+      `--${flags.prometheus === undefined ? 'prometheus' : 'mapping'}: a Prometheus pool is named by both --prometheus URL and --mapping FILE`,
+    )
+  let url: URL | null = null
+  try {
+    url = new URL(flags.prometheus)
+  } catch {
+    url = null
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw badValue('prometheus', `expected an http(s) URL such as http://prometheus:9090 but received: ${flags.prometheus}`)
+  if (url.username !== '' || url.password !== '')
+    throw badValue(
+      'prometheus',
+      "a URL with credentials (user:password@) would put them in the scenario and every log; give the Authorization header in an environment variable named by the mapping's authorizationEnv instead",
+    )
+  return {url: flags.prometheus, mapping: flags.mapping}
+}
+
 /** Where journals, locks and the freeze live. */
 export const stateFlags = {
   state: Flags.string({

@@ -77,6 +77,7 @@ export function inRotation(status: string): boolean {
  */
 export class HaproxyPoolReadings implements PoolReadings {
   readonly source: string
+  readonly family = 'haproxy'
   readonly notes: string[] = []
   private readonly clock: SamplingClock
   private readonly sampleMs: number

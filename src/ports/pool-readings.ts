@@ -1,8 +1,12 @@
 /**
  * What calibrate and assess read of a live pool, whatever fronts it (an ALB's target group and
- * CloudWatch, a HAProxy backend): its settings that shape a cascade, its state now, and its
- * metrics over a window. src/aws/pool-readings.ts is the AWS one; src/wiring/readings.ts picks.
+ * CloudWatch, a HAProxy backend, or queries an operator maps in Prometheus): its settings that
+ * shape a cascade, its state now, and its metrics over a window. src/aws/pool-readings.ts is the
+ * AWS one; src/wiring/readings.ts picks.
  */
+
+/** What fronts a pool: its checks and guards mean different things, and it has different levers. */
+export type PoolFamily = 'alb' | 'envoy' | 'haproxy'
 
 /**
  * One period of a pool's metrics, as a load balancer counts them: what arrived, what failed, how
@@ -39,27 +43,56 @@ export interface PoolSettings {
   /** What was read, as a person names it: `target group mailbox (arn:…)`. */
   label: string
   /** The load balancer's family: its checks and guards mean different things. */
-  family: 'alb' | 'haproxy'
+  family: PoolFamily
   /** Servers registered now, and of them in rotation now. */
   servers: number
   healthy: number
-  /** Seconds between health checks. */
+  /** Seconds between health checks (Envoy: between outlier detection's passes). */
   interval: number
-  /** Seconds a check waits for an answer. */
-  checkTimeout: number
-  /** Failed checks in a row before a server is taken out, and passed ones before it is back. */
-  fall: number
-  rise: number
+  /** Seconds a check waits for an answer; null where not known (Envoy's outlier detection has none). */
+  checkTimeout: number | null
+  /**
+   * Failed checks in a row before a server is taken out, and passed ones before it is back; null
+   * where the family has none (Envoy's outlier detection ejects for a time, not until checks pass).
+   */
+  fall: number | null
+  rise: number | null
   /** Seconds of slow start for a returning server (0: off). */
   slowStart: number
-  /** Seconds a drained server keeps its open requests. */
-  drainDelay: number
-  /** Below this share of servers healthy, route to all of them (ALB's minimum healthy targets routing); null: off. */
+  /** Seconds a drained server keeps its open requests; null where not known. */
+  drainDelay: number | null
+  /** Below this share of servers healthy, route to all of them (ALB's minimum healthy targets routing, Envoy's panic threshold); null: off. */
   failoverPercent: number | null
   /** HAProxy's check settings beyond the ones every load balancer has; absent for an ALB. */
   haproxy?: HaproxyCheckSettings
+  /** Envoy's outlier detection and slow start beyond the ones every load balancer has; Envoy only. */
+  envoy?: EnvoyGuardSettings
   /** Each setting's own name, for the comments: {interval: 'HealthCheckIntervalSeconds', …}. */
   names: Record<'interval' | 'checkTimeout' | 'fall' | 'rise' | 'slowStart' | 'drainDelay' | 'failoverPercent', string>
+  /**
+   * Where the settings came from when they were not read back from the load balancer: Prometheus
+   * holds none of them, so a mapping file gives them (`given`, said so in the scenario), and the
+   * servers are read from a query or given there too. Absent: every setting was read.
+   */
+  given?: {
+    /** The file the operator gave them in. */
+    from: string
+    servers: {how: 'read' | 'given'; source: string}
+  }
+}
+
+/** Envoy's guards beyond the check interval, as its cluster configuration names them (seconds, percent). */
+export interface EnvoyGuardSettings {
+  /** outlier_detection.base_ejection_time: an ejection lasts this × the times the host was ejected… */
+  baseEjection: number
+  /** …up to outlier_detection.max_ejection_time. */
+  maxEjection: number
+  /** outlier_detection.max_ejection_percent: at most this share of the pool ejected at once. */
+  maxEjectionPercent: number
+  /** slow_start_config.min_weight_percent: where a returning host's weight starts. */
+  slowStartMinWeightPercent: number
+  /** Each one's name, for the comments. */
+  names: Record<'baseEjection' | 'maxEjection' | 'maxEjectionPercent' | 'slowStartMinWeightPercent', string>
 }
 
 /** A HAProxy backend's check settings as its configuration gives them (seconds), with HAProxy's defaults where unset. */
@@ -71,7 +104,7 @@ export interface HaproxyCheckSettings {
   onError: 'fastinter' | 'fail-check' | 'sudden-death' | 'mark-down'
   /** `timeout server`: how long HAProxy waits for a server's answer. */
   timeoutServer: number
-  /** Where these were read: the configuration file and its line. */
+  /** Where these were read (the configuration file and its line), or given (a mapping file's line). */
   from: string
 }
 
@@ -89,6 +122,8 @@ export interface PoolNow {
 export interface PoolReadings {
   /** Where the readings come from, as said in the scenario's header: `AWS (us-east-1): target group …, CloudWatch AWS/ApplicationELB`. */
   readonly source: string
+  /** What fronts the pool, known before anything is read: assess offers its levers. */
+  readonly family: PoolFamily
   /** What the readings could not do as asked, said in the calibration (HAProxy stopped before the window ended, say). */
   readonly notes?: string[]
   settings(signal?: AbortSignal): Promise<PoolSettings>

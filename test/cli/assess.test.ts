@@ -211,7 +211,7 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
       [['--demand', '1500', '--in-rotation', '25'], "--in-rotation: expected at most the pool's 20 servers but received: 25"],
       [
         [],
-        'missing the pool: --target-group and --load-balancer (or --haproxy and --backend) to read a live one, or --demand and --in-rotation to describe one',
+        'missing the pool: --target-group and --load-balancer (or --haproxy and --backend, or --prometheus and --mapping) to read a live one, or --demand and --in-rotation to describe one',
       ],
       [['--haproxy', '/run/haproxy.sock'], '--backend: a HAProxy pool is named by both --haproxy and --backend'],
       [
