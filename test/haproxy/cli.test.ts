@@ -325,11 +325,13 @@ describe('sluice run on a HAProxy runbook', () => {
   }, 90_000)
 
   it('o. abort --rollback stops a ramp at its last good weights, waits for the run to end, then takes the rest back in steps', async () => {
-    const {file, state} = runbook('aborted', '  - {action: ramp, set: green, schedule: [20, 50, 100], bake: 6}\n')
+    // The abort must land within the last bake: a spawned CLI took longer than 6 s to start under
+    // the full suite on two cores (the run had ended, and abort refused it, exit 4).
+    const {file, state} = runbook('aborted', '  - {action: ramp, set: green, schedule: [20, 50, 100], bake: 10}\n')
     const run = spawnRun(['run', file, '--yes', '--state', state], leaseEnv)
     try {
       const runId = await run.runId()
-      await run.seen(/green at 100% \(blue=0 green=100\), baking 6 s/)
+      await run.seen(/green at 100% \(blue=0 green=100\), baking 10 s/)
       const aborted = await sluice(['abort', runId, '--rollback', '--yes', '--json', '--state', state])
       expect(aborted.code, aborted.stderr).toBe(0)
       const result = JSON.parse(aborted.stdout) as {control: {kind: string}; stopped: {outcome: string}; rollback: {outcome: string; plan: string[]}}
@@ -337,7 +339,7 @@ describe('sluice run on a HAProxy runbook', () => {
       expect(result.stopped.outcome).toBe('interrupted')
       expect(result.rollback.outcome).toBe('rolled-back')
       // The run itself went back one step, to the last weights that passed; the rollback the rest, one step at a time.
-      expect(result.rollback.plan[0]).toMatch(/back to blue=100 green=0 in 2 steps \(blue 80% → 100%\), each held 6 s/)
+      expect(result.rollback.plan[0]).toMatch(/back to blue=100 green=0 in 2 steps \(blue 80% → 100%\), each held 10 s/)
       const ended = await run.ended
       expect(ended.code, ended.stderr).toBe(exitCodeOf('interrupted'))
       const {entries} = onlyRun(state)
