@@ -15,11 +15,13 @@ export type Family = PoolFamily
 
 /**
  * The levers a pool has: HAProxy's checks say so in the scenario; otherwise an ALB when the pool
- * was read from one (AWS, or a Prometheus mapping that says alb; or a runbook targets AWS), else
+ * was read from one (AWS, or a Prometheus mapping that says alb; or a runbook targets AWS), or,
+ * for a pool described by hand, when the scenario was calibrated from one (`frontedBy`); else
  * Envoy's guards, which the simulator's checks model. `fronted`: what the readings say fronts it.
  */
 export function familyOf(scenario: Scenario, fronted: Family | undefined): Family {
-  return scenario.healthCheck.haproxy ? 'haproxy' : fronted === 'alb' ? 'alb' : 'envoy'
+  if (scenario.healthCheck.haproxy) return 'haproxy'
+  return (fronted ?? scenario.frontedBy) === 'alb' ? 'alb' : 'envoy'
 }
 
 /** One way out, checked by simulation from the pool's state now. */

@@ -170,6 +170,8 @@ function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOption
     `name: ${options.name}`,
     `description: ${JSON.stringify(`${s.label}, calibrated from its metrics`)}`,
     `duration: ${duration}`,
+    `# ${s.given ? `given: family in ${s.given.from}` : 'read'}: what fronts the pool; assess offers its levers to a pool described by hand`,
+    `frontedBy: ${s.family}`,
     'pools:',
     `  - name: ${options.pool}`,
     said(f.servers, '    '),

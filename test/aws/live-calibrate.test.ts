@@ -197,6 +197,11 @@ describe('sluice calibrate and assess against moto: a day of CloudWatch metrics,
     expect(a.levers.map((l) => l.kind)).not.toContain('cap')
     const failover = a.levers.find((l) => l.kind === 'panic')!
     expect(failover.holds).toBe(true)
+    // Described by hand against the same scenario, the pool is still an ALB's (the scenario says frontedBy: alb).
+    expect(text).toContain('frontedBy: alb')
+    const described = await sluice(['assess', '--scenario', file, '--demand', '750', '--in-rotation', '5', '--quick', '--json'])
+    expect(described.code, described.stderr).toBe(3)
+    expect((JSON.parse(described.stdout) as typeof a).levers.map((l) => l.kind)).not.toContain('cap')
     // The simulator confirms it, through simulate, on the question written out: stuck as it is, back with the failover.
     const question = join(fx.dir, 'question.yaml')
     // Placed where the fewest broken servers take the pool down to 5 in rotation: at most the 3 out.

@@ -76,6 +76,7 @@ describe('calibrate from a Prometheus mapping: each family written as the simula
     expect(figureRows(c).map((r) => r[0])).toEqual(expect.arrayContaining(['ejection, first', 'ejection, longest', 'ejected at once, at most']))
     expect(figureRows(c).map((r) => r[0])).not.toContain('failed checks to take out')
     expect(familyOf(scenario, 'envoy')).toBe('envoy')
+    expect(scenario.frontedBy).toBe('envoy')
   })
 
   it("alb: the ALB's return time as ejection, minimum healthy targets routing (fail open when off) and slow start as its setup", async () => {
@@ -88,6 +89,10 @@ describe('calibrate from a Prometheus mapping: each family written as the simula
     expect(c.figures.drainDelay).toBeNull()
     expect(c.scenario).toContain('# given: a server is back after 3 passed checks (checks.rise at web-prometheus.yaml:3:39) × 10 s')
     expect(familyOf(scenario, 'alb')).toBe('alb')
+    // A pool described by hand (no readings) against this scenario is offered an ALB's levers, not Envoy's cap.
+    expect(c.scenario).toContain('# given: family in web-prometheus.yaml: what fronts the pool')
+    expect(scenario.frontedBy).toBe('alb')
+    expect(familyOf(scenario, undefined)).toBe('alb')
   })
 
   it("haproxy: HAProxy's rules as the scenario's healthCheck, its defaults where the mapping leaves one out, no panic threshold", async () => {
@@ -108,5 +113,23 @@ describe('calibrate from a Prometheus mapping: each family written as the simula
     expect(c.scenario).toContain("  # given: checks at web-prometheus.yaml:3:9 (HAProxy's defaults for what it leaves out)")
     expect(c.scenario).toContain('setups:\n  as-configured: {}')
     expect(familyOf(scenario, 'envoy')).toBe('haproxy')
+    expect(scenario.frontedBy).toBe('haproxy')
+  })
+
+  it('a scenario that says it is fronted by HAProxy has HAProxy checks, and one with HAProxy checks says no other', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-fronted-'))
+    const file = (name: string, lines: string) => {
+      const path = join(dir, `${name}.yaml`)
+      writeFileSync(path, `name: ${name}\n${lines}pools: [{name: web, servers: 4, capacity: 50}]\ndemand: {rps: 100}\nsetups: {plain: {}}\n`)
+      return path
+    }
+    expect(() => loadScenario(file('not-haproxy', 'frontedBy: haproxy\n'))).toThrow(
+      /frontedBy: expected frontedBy: haproxy exactly where healthCheck is kind: haproxy, got frontedBy: haproxy with no HAProxy checks/,
+    )
+    expect(() => loadScenario(file('haproxy-alb', 'frontedBy: alb\nhealthCheck: {kind: haproxy, inter: 2, fall: 3, rise: 2}\n'))).toThrow(
+      /got frontedBy: alb with HAProxy checks/,
+    )
+    // Unset, as in every hand-written scenario: Envoy's levers for a pool described by hand, as before.
+    expect(familyOf(loadScenario(file('unset', '')).scenario, undefined)).toBe('envoy')
   })
 })

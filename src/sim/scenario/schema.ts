@@ -308,6 +308,12 @@ export const scenarioSchema = z
     duration: positive.max(scenarioLimits.maxSeconds, `expected at most ${scenarioLimits.maxSeconds} s (1,000 h)`).default(600),
     tick: z.number().min(scenarioLimits.minTick).max(scenarioLimits.maxTick).optional(),
     seed: z.number().int().nonnegative().default(1),
+    frontedBy: z
+      .enum(['alb', 'envoy', 'haproxy'])
+      .optional()
+      .describe(
+        "What fronts the pool in production, as calibrate read it: assess offers that load balancer's levers (an ALB has routing failover and no ejection cap). Without it, Envoy's unless healthCheck is kind: haproxy.",
+      ),
     model: z
       .enum(['queueing', 'seed'])
       .default('queueing')
@@ -396,6 +402,12 @@ export const scenarioSchema = z
         code: 'custom',
         path: ['tick'],
         message: `expected a simulation of at most ${scenarioLimits.maxCells / 1024 / 1024} Mi numbers in memory, got ${(cost.cells / 1024 / 1024).toFixed(0)} Mi: a coarser tick, a shorter duration or shorter client waits`,
+      })
+    if (scenario.frontedBy !== undefined && (scenario.frontedBy === 'haproxy') !== (scenario.healthCheck.haproxy !== undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['frontedBy'],
+        message: `expected frontedBy: haproxy exactly where healthCheck is kind: haproxy, got frontedBy: ${scenario.frontedBy} with ${scenario.healthCheck.haproxy ? '' : 'no '}HAProxy checks`,
       })
     for (const [name, setup] of Object.entries(scenario.setups)) {
       const haproxy = scenario.healthCheck.haproxy
