@@ -33,6 +33,16 @@ export function readInputText(file: string): string {
   }
 }
 
+/** readInputText, with a file that cannot be read worded as bad input given by `where` (the flag that named it). */
+export function readNamedInput(file: string, where: string): string {
+  try {
+    return readInputText(file)
+  } catch (error) {
+    if (error instanceof InputError) throw error
+    throw new InputError(`${where}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+  }
+}
+
 /** What a path is, when it is not a regular file: the words for a refusal. */
 function kindOf(stat: Stats): string {
   if (stat.isDirectory()) return 'a directory'

@@ -1,8 +1,7 @@
 import {z} from 'zod'
-import {InputError} from '../errors.js'
 import type {Path, Problem} from '../input/problems.js'
 import {schemaProblems} from '../input/schema-problems.js'
-import {readInputText, YamlSource} from '../input/yaml-source.js'
+import {readNamedInput, YamlSource} from '../input/yaml-source.js'
 
 /** What one pool's readings are in Prometheus: a PromQL query each, `$window` filled in with the period. */
 const query = z.string().trim().min(1, 'expected a PromQL query').describe('PromQL; `$window` becomes the period as a duration (`60s`).')
@@ -102,14 +101,7 @@ const placeholder = /\$([A-Za-z_]\w*)?/g
  * is reported at once, each at its file:line:column with what was expected, as a runbook's are.
  */
 export function loadPoolMapping(file: string, where = '--mapping'): PoolMapping {
-  let text: string
-  try {
-    text = readInputText(file)
-  } catch (error) {
-    if (error instanceof InputError) throw error
-    throw new InputError(`${where}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-  }
-  return parsePoolMapping(file, text)
+  return parsePoolMapping(file, readNamedInput(file, where))
 }
 
 export function parsePoolMapping(file: string, text: string): PoolMapping {

@@ -4,7 +4,7 @@ import {InputError} from '../../errors.js'
 import {packageRoot} from '../../package-root.js'
 import {builtinNames, resolveBuiltinOrFile, type Builtins} from '../../input/builtin.js'
 import {formatPath, type Path} from '../../input/problems.js'
-import {readInputText, validate, YamlSource} from '../../input/yaml-source.js'
+import {readNamedInput, validate, YamlSource} from '../../input/yaml-source.js'
 import {haproxyDefaults, haproxyGuardProblems, policyKeys, policySchema, scenarioSchema, type Scenario, type SetupPolicy} from './schema.js'
 
 /** The scenarios that ship with sluice, in `scenarios/` at the package root. */
@@ -46,14 +46,7 @@ export interface LoadedScenario {
  */
 export function loadScenario(nameOrFile: string, overrides: ScenarioOverrides = {}, where = '--scenario'): LoadedScenario {
   const file = resolveBuiltinOrFile(nameOrFile, builtinScenarios, where)
-  let text: string
-  try {
-    text = readInputText(file)
-  } catch (error) {
-    if (error instanceof InputError) throw error
-    throw new InputError(`${where}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-  }
-  const source = YamlSource.parse(file, text)
+  const source = YamlSource.parse(file, readNamedInput(file, where))
   const data = source.data()
   const brokenIndex = applyOverrides(data, overrides)
   const flags = {...overrideFlags}
