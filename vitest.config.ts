@@ -54,11 +54,6 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'cli',
-          // Files share a worker's module cache (src, oclif, the AWS SDK) instead of each importing
-          // them again. Measured alone on a quiet two-core machine (2026-12-05): the cli project
-          // 434 → 369 CPU-seconds, live 510 → 448 (vitest's import time 119 → 43 s); the haproxy
-          // project, whose files mostly wait on their fleet, 152 → 155, so it stays isolated.
-          isolate: false,
           include: processFiles,
           // A spawned CLI costs about half a second of CPU; with every project running at once on
           // two cores, one can wait its turn for many seconds. A timeout here is a hang detector,
@@ -71,8 +66,6 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'live',
-          // As the cli project: one module cache a worker.
-          isolate: false,
           include: ['test/aws/**/*.test.ts'],
           testTimeout: 120_000,
           globalSetup: ['test/global-setup.ts'],
