@@ -26,7 +26,9 @@ export default defineConfig({
     // Vitest's default on two cores is one worker, which runs every file in turn. The live and
     // spawned tests spend most of their time waiting on sleeps, child processes and moto, so more
     // workers overlap those waits. Measured on a quiet two-core machine (2026-12-02): 5 workers,
-    // 258 s with the cores 62% busy; 8 workers, 206 s at 82%.
+    // 258 s with the cores 62% busy; 8 workers, 206 s at 82%. Grown since with the drills and live
+    // calibrate: 533–542 s on 2026-12-05 with the cores 94% busy, so now CPU-bound (more workers
+    // cannot help; less CPU can: most of it is spawned CLIs).
     maxWorkers: 8,
     projects: [
       {
