@@ -197,6 +197,6 @@ export function formatEvent(event: RunEvent): string[] {
     case 'run-end':
       return [`run: ${event.outcome} ${event.message}`.trimEnd()]
     case 'control':
-      return [`control: ${event.control.kind} by ${event.control.operator} on ${event.control.host} (pid ${event.control.pid}): ${event.effect}`]
+      return [`control: ${event.control.kind} by ${event.control.operator} on ${event.control.host} (pid ${event.control.pid}): ${event.did ?? event.effect}`]
   }
 }

@@ -154,6 +154,8 @@ export interface Drift {
   now: string
   /** The changes that put back what the run left (`sluice resume --reapply`). */
   reapply: Undo[]
+  /** The state there now, where a rollback can plan from it instead (`sluice rollback --from-live`): weights. */
+  live?: unknown
 }
 
 /** What an action gets to do its work: the ports, the person, and the run's stop signal. */

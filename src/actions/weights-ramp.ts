@@ -219,6 +219,7 @@ export function weightsRules(kind: MutationKind, portOf: (control: ControlPlane,
         subject: `the weights of ${last.resource}`,
         left: describeWeights(left),
         now: describeWeights(now),
+        live: now,
         reapply: [
           {
             kind,

@@ -13,7 +13,7 @@ export async function rollBackAtTerminal(
   store: StateStore,
   runId: string,
   aws: AwsOptions,
-  options: {yes: boolean; now: boolean; json: boolean},
+  options: {yes: boolean; now: boolean; fromLive?: boolean; ungated?: boolean; json: boolean},
   out: {log: (text: string) => void; endWith: (outcome: Outcome) => void},
 ): Promise<RollbackResult> {
   const [{rollbackRun}, {TerminalIO, chooseMode}, {onStopSignals}] = await Promise.all([
@@ -25,7 +25,7 @@ export async function rollBackAtTerminal(
   const stop = onStopSignals((text) => process.stderr.write(`${text}\n`), 'holding at the weights reached')
   let result: RollbackResult
   try {
-    result = await rollbackRun(store, runId, aws, io, operator(), {now: options.now, signal: stop.signal})
+    result = await rollbackRun(store, runId, aws, io, operator(), {now: options.now, fromLive: options.fromLive, ungated: options.ungated, signal: stop.signal})
   } finally {
     stop.release()
     await io.close()
@@ -33,6 +33,7 @@ export async function rollBackAtTerminal(
   out.log(result.message)
   for (const u of result.undone) out.log(`  undone: ${u.describe}`)
   for (const why of result.leftAlone) out.log(`  left alone: ${why}`)
+  for (const d of result.drift ?? []) out.log(`  not as the run left it: ${d}`)
   if (result.outcome === 'refused') out.endWith('refused')
   if (result.outcome === 'held') out.endWith('gate-failed')
   if (result.outcome === 'interrupted') out.endWith('interrupted')

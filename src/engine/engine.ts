@@ -9,6 +9,8 @@ import type {Step} from '../actions/registry.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {EngineIO, GateVerdict, RunEvent, RunOutcome, StepStatus} from '../ports/io.js'
 import {watchGate} from './gate.js'
+import {holdFor} from './hold.js'
+import {stepName} from '../format.js'
 import {planRunbook} from './plan.js'
 
 export interface StepResult {
@@ -52,12 +54,15 @@ export interface RunOptions {
 /** Events go to the journal (in order, durably) and then to the person. */
 class Emitter {
   private queue: Promise<void> = Promise.resolve()
+  private readonly titles = new Map<number, string>()
   constructor(
     private readonly io: EngineIO,
     private readonly journal?: (event: RunEvent) => Promise<void>,
+    private readonly controls?: RunControls,
   ) {}
 
   emit(event: RunEvent): void {
+    this.tellControls(event)
     if (this.journal) {
       const journal = this.journal
       this.queue = this.queue.then(() => journal(event))
@@ -75,6 +80,17 @@ class Emitter {
       if (journal) await journal(event)
       this.io.notify(event)
     })
+  }
+
+  /** What the run is doing, for a control that finds nothing waiting for it ("nothing was waiting: step 4 …"). */
+  private tellControls(event: RunEvent): void {
+    if (!this.controls) return
+    if (event.type === 'plan') for (const s of event.steps) this.titles.set(s.index, s.title)
+    const step = 'step' in event && typeof event.step === 'number' ? `${stepName(event.step)} (${this.titles.get(event.step) ?? ''})` : ''
+    if (event.type === 'step-start') this.controls.doing(`the run is at ${stepName(event.step)} (${event.title})`)
+    else if (event.type === 'progress') this.controls.doing(`the run is at ${step}: ${event.message}`)
+    else if (event.type === 'step-end') this.controls.doing(`the run is between steps: ${stepName(event.step)} ${event.status}`)
+    else if (event.type === 'run-end') this.controls.doing(`the run is ending (${event.outcome})`)
   }
 
   /** Resolves when everything emitted so far is recorded. */
@@ -97,8 +113,8 @@ const outcomeOf: Record<Exclude<StepStatus, 'done' | 'skipped'>, RunOutcome> = {
  * AWS: it talks to ports and to an I/O port, waits on the control plane's clock, and emits events.
  */
 export async function runRunbook(runbook: Runbook, options: RunOptions): Promise<RunResult> {
-  const out = new Emitter(options.io, options.journal)
-  options.controls?.subscribe((control, effect) => out.emitRecorded({type: 'control', control, effect}))
+  const out = new Emitter(options.io, options.journal, options.controls)
+  options.controls?.subscribe((control, effect, did) => out.emitRecorded({type: 'control', control, effect, did}))
   const result = await runSteps(runbook, options, out)
   await out.flush()
   return result
@@ -270,22 +286,17 @@ function actionContext(
         await clock.sleep(seconds, signal)
         return signal.aborted ? 'interrupted' : 'done'
       }
-      const promotions = controls.promotions
-      let left = seconds
       out.emit({type: 'bake', step: step.index, seconds, at: at()})
-      while (left > 1e-9) {
-        // Short slices, so a pause or a promote takes effect within a second.
-        const started = clock.now()
-        await clock.sleep(Math.min(left, 1), signal)
-        if (signal.aborted) return 'interrupted'
-        if (controls.promotions > promotions) return 'promoted'
-        if (controls.pausedBy) {
+      return holdFor(seconds, {
+        clock,
+        signal,
+        controls,
+        paused: async (left) => {
           await this.checkpoint(`${where}, ${Math.ceil(left)} s left`)
           out.emit({type: 'bake', step: step.index, seconds: left, at: at()})
-        } else left -= clock.now() - started
-        if (signal.aborted) return 'interrupted'
-      }
-      return 'done'
+        },
+        did: (left) => `ended the wait of ${stepName(step.index)} ${where} early, ${Math.ceil(left)} s before its end`,
+      })
     },
     progress: (message) => out.emit({type: 'progress', step: step.index, message, at: at()}),
     warn: (message) => out.emit({type: 'warning', step: step.index, message}),

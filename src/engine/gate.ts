@@ -2,7 +2,7 @@ import {metricUnits, type Clock, type MetricsPort, type Reading} from '../ports/
 import type {RunControls} from '../ports/controls.js'
 import {describeBaseline, describeGate, type Gate} from '../runbook/gate.js'
 import type {GateResult, GateVerdict} from '../ports/io.js'
-import {formatMetric, noDataWhy, verdictMeasure} from '../format.js'
+import {formatMetric, noDataWhy, stepName, verdictMeasure} from '../format.js'
 
 type Judged = Pick<GateVerdict, 'outcome' | 'bound' | 'why'>
 
@@ -65,7 +65,6 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
   const {gate, clock} = w
   const verdicts: GateVerdict[] = []
   const span = Math.max(w.bake, gate.interval) + gate.successes * gate.interval
-  const promotions = w.controls?.promotions ?? 0
   // Seconds of bake counted so far: those spent paused are not.
   let counted = 0
   let last = clock.now()
@@ -73,73 +72,87 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
   let inconclusive = 0
   let streak = 0
   let before: Reading | undefined
-  for (;;) {
-    await clock.sleep(gate.interval, w.signal)
-    if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
-    const woke = clock.now()
-    if (!w.controls?.pausedBy) counted += woke - last
-    last = woke
-    let reading: Reading
-    let baseline: Reading | undefined
-    try {
-      const other = gate.baseline && gate.baseline !== 'before' ? gate.baseline.pool : undefined
-      ;[reading, baseline] = await Promise.all([
-        w.metrics.read(gate.metric, gate.window, gate.pool, w.signal),
-        other === undefined ? (before ??= await w.before?.()) : w.metrics.read(gate.metric, gate.window, other, w.signal),
-      ])
-    } catch (error) {
+  // Listening from the first instant: a promote sent as the bake begins is this bake's.
+  const promote = w.controls?.listenForPromote(
+    () =>
+      `ended the bake of ${stepName(w.step)} at ${w.context} early, ${Math.max(0, Math.ceil(w.bake - counted))} s before its end: ` +
+      `it passes as soon as its gate has passed ${gate.successes} time${gate.successes === 1 ? '' : 's'} in a row`,
+    w.signal,
+  )
+  try {
+    return await judgeThrough()
+  } finally {
+    promote?.release()
+  }
+  async function judgeThrough(): Promise<GateResult> {
+    for (;;) {
+      await clock.sleep(gate.interval, w.signal)
       if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
-      const sourceError = (error as Error).message
-      return {outcome: 'fail', verdicts, sourceError, reason: `gate ${describeGate(gate)} could not read its metrics at ${w.context}: ${sourceError}`}
-    }
-    const {value} = reading
-    const judged = judge(gate, reading, baseline)
-    const verdict: GateVerdict = {
-      step: w.step,
-      gate: describeGate(gate),
-      metric: gate.metric,
-      value,
-      threshold: gate.threshold,
-      unit: metricUnits[gate.metric],
-      outcome: judged.outcome,
-      at: clock.now(),
-      context: w.context,
-      requests: reading.requests,
-      bound: judged.bound,
-      ...(gate.baseline ? {baseline: {of: describeBaseline(gate.baseline), value: baseline?.value ?? null, requests: baseline?.requests ?? null}} : {}),
-      ...(judged.why === undefined ? {} : {why: judged.why}),
-    }
-    verdicts.push(verdict)
-    w.onVerdict(verdict)
-    if (verdict.outcome === 'pass') streak++
-    else streak = 0
-    if (verdict.outcome === 'fail' && ++failures >= gate.failureLimit) {
-      return {
-        outcome: 'fail',
-        verdicts,
-        failing: verdict,
-        reason: `gate ${verdict.gate} failed at ${w.context}: measured ${verdictMeasure(verdict)}${verdict.baseline ? '' : `, threshold ${formatMetric(gate.threshold, verdict.unit)}`}`,
+      const woke = clock.now()
+      if (!w.controls?.pausedBy) counted += woke - last
+      last = woke
+      let reading: Reading
+      let baseline: Reading | undefined
+      try {
+        const other = gate.baseline && gate.baseline !== 'before' ? gate.baseline.pool : undefined
+        ;[reading, baseline] = await Promise.all([
+          w.metrics.read(gate.metric, gate.window, gate.pool, w.signal),
+          other === undefined ? (before ??= await w.before?.()) : w.metrics.read(gate.metric, gate.window, other, w.signal),
+        ])
+      } catch (error) {
+        if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
+        const sourceError = (error as Error).message
+        return {outcome: 'fail', verdicts, sourceError, reason: `gate ${describeGate(gate)} could not read its metrics at ${w.context}: ${sourceError}`}
       }
-    }
-    if (verdict.outcome === 'inconclusive' && ++inconclusive >= gate.inconclusiveLimit) {
-      return {
-        outcome: 'fail',
-        verdicts,
-        failing: verdict,
-        reason:
-          verdict.why === noDataWhy
-            ? `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`
-            : `gate ${verdict.gate} was inconclusive ${inconclusive} times at ${w.context} (last: ${verdict.why}); missing data is never a pass`,
+      const {value} = reading
+      const judged = judge(gate, reading, baseline)
+      const verdict: GateVerdict = {
+        step: w.step,
+        gate: describeGate(gate),
+        metric: gate.metric,
+        value,
+        threshold: gate.threshold,
+        unit: metricUnits[gate.metric],
+        outcome: judged.outcome,
+        at: clock.now(),
+        context: w.context,
+        requests: reading.requests,
+        bound: judged.bound,
+        ...(gate.baseline ? {baseline: {of: describeBaseline(gate.baseline), value: baseline?.value ?? null, requests: baseline?.requests ?? null}} : {}),
+        ...(judged.why === undefined ? {} : {why: judged.why}),
       }
-    }
-    const promoted = (w.controls?.promotions ?? 0) > promotions
-    if ((counted >= w.bake - 1e-9 || promoted) && streak >= gate.successes) return {outcome: 'pass', verdicts}
-    if (counted >= span - 1e-9) {
-      return {
-        outcome: 'fail',
-        verdicts,
-        failing: verdict,
-        reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${verdictMeasure(verdict)}${verdict.why && verdict.why !== noDataWhy ? `, ${verdict.why}` : ''})`,
+      verdicts.push(verdict)
+      w.onVerdict(verdict)
+      if (verdict.outcome === 'pass') streak++
+      else streak = 0
+      if (verdict.outcome === 'fail' && ++failures >= gate.failureLimit) {
+        return {
+          outcome: 'fail',
+          verdicts,
+          failing: verdict,
+          reason: `gate ${verdict.gate} failed at ${w.context}: measured ${verdictMeasure(verdict)}${verdict.baseline ? '' : `, threshold ${formatMetric(gate.threshold, verdict.unit)}`}`,
+        }
+      }
+      if (verdict.outcome === 'inconclusive' && ++inconclusive >= gate.inconclusiveLimit) {
+        return {
+          outcome: 'fail',
+          verdicts,
+          failing: verdict,
+          reason:
+            verdict.why === noDataWhy
+              ? `gate ${verdict.gate} had no data ${inconclusive} times at ${w.context}; missing data is never a pass`
+              : `gate ${verdict.gate} was inconclusive ${inconclusive} times at ${w.context} (last: ${verdict.why}); missing data is never a pass`,
+        }
+      }
+      const promoted = promote?.taken() ?? false
+      if ((counted >= w.bake - 1e-9 || promoted) && streak >= gate.successes) return {outcome: 'pass', verdicts}
+      if (counted >= span - 1e-9) {
+        return {
+          outcome: 'fail',
+          verdicts,
+          failing: verdict,
+          reason: `gate ${verdict.gate} did not pass ${gate.successes} times in a row by the end of the bake at ${w.context} (last: ${verdictMeasure(verdict)}${verdict.why && verdict.why !== noDataWhy ? `, ${verdict.why}` : ''})`,
+        }
       }
     }
   }

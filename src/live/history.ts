@@ -57,10 +57,16 @@ export function changesBySubject(recorded: RecordedMutation[]): RecordedMutation
  * Resume stops on it unless told to put it back; `status --run` shows it.
  */
 export async function findDrift(recorded: RecordedMutation[], control: ControlPlane): Promise<Drift[]> {
-  const drifts: Drift[] = []
+  return [...(await driftBySubject(recorded, control)).values()]
+}
+
+/** findDrift, keyed by the subject each drift is of (as changesBySubject groups changes). */
+export async function driftBySubject(recorded: RecordedMutation[], control: ControlPlane): Promise<Map<string, Drift>> {
+  const drifts = new Map<string, Drift>()
   for (const changes of changesBySubject(recorded)) {
-    const drift = await rulesOf(changes.at(-1)!).drift(changes, control)
-    if (drift) drifts.push(drift)
+    const last = changes.at(-1)!
+    const drift = await rulesOf(last).drift(changes, control)
+    if (drift) drifts.set(rulesOf(last).subject(last), drift)
   }
   return drifts
 }

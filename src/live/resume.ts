@@ -1,6 +1,6 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {Runbook} from '../loader/runbook.js'
-import {firstUnfinishedStep, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
+import {firstUnfinishedStep, isOnWayBack, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
 import {journalLock, type StateStore} from '../ports/state-store.js'
 import type {ResumeSettings} from './live-run.js'
 import {liveControlPlane, lockedResources} from '../wiring/live.js'
@@ -25,12 +25,13 @@ export async function planResume(
   operator: string,
   notify: (message: string) => void,
   reapply = false,
-): Promise<ResumePlan | {nothing: string}> {
+): Promise<ResumePlan | {nothing: string} | {wayBack: string}> {
   const read = await readForRecovery(store, runId, 'resume')
   const status = runStatus(read)
   if (status === 'completed') return {nothing: `run ${runId} completed; there is nothing to resume`}
   if (status === 'rolled-back') return {nothing: `run ${runId} was rolled back; there is nothing to resume`}
-  if (status === 'rollback-held') return {nothing: `run ${runId} is partway through its rollback; \`sluice rollback ${runId}\` goes on with it`}
+  // Once a run has started back, it only ever goes back: resuming it forwards would undo the undo.
+  if (isOnWayBack(read)) return {wayBack: `run ${runId} is partway through its rollback (${status}): resume goes on with the rollback, never forwards`}
   const start = runStart(read)
   const runbook = runbookOf(start)
   const recorded = mutations(read)

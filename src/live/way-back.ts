@@ -1,5 +1,5 @@
 import type {WeightMap} from '../ports/control-plane.js'
-import {describeWeights, sameWeights} from '../actions/weights-ramp.js'
+import {describeWeights} from '../actions/weights-ramp.js'
 
 /**
  * A step back may add at most this share of what the receiving pool can serve in rotation. A pool
@@ -82,14 +82,17 @@ export function wayBack(from: WeightMap, to: WeightMap, passed: WeightMap[], cap
     const needs = (end / 100) * capacity.demand
     const shortfall =
       needs > serves ? `${capacity.pool} would get ${rps(needs)} at ${Math.round(end)}% of today's demand, more than its ${rps(serves)} in rotation` : undefined
-    return {steps: dedupe(steps), why, ...(shortfall ? {shortfall} : {})}
+    return {steps: distinct(steps, key), why, ...(shortfall ? {shortfall} : {})}
   }
   // The ramp's own steps, in reverse: each was judged on the way there.
   const between = passed.filter((w) => {
     const s = share(w, key)
     return s > start + 0.5 && s < end - 0.5
   })
-  const steps = dedupe([...between.reverse(), to]).sort((a, b) => share(a, key) - share(b, key))
+  const steps = distinct(
+    [...between, to].sort((a, b) => share(a, key) - share(b, key)),
+    key,
+  )
   return {
     steps,
     why:
@@ -99,6 +102,18 @@ export function wayBack(from: WeightMap, to: WeightMap, passed: WeightMap[], cap
   }
 }
 
-function dedupe(steps: WeightMap[]): WeightMap[] {
-  return steps.filter((w, i) => i === 0 || !sameWeights(w, steps[i - 1]))
+/**
+ * Steps that each move the receiving pool's share on, in order: the same share twice (a run that
+ * was resumed passes its weights again, perhaps written with other keys) is one step, baked once.
+ * The last step, where the run found the weights, is always kept whole.
+ */
+function distinct(steps: WeightMap[], key: string): WeightMap[] {
+  const last = steps.at(-1)!
+  const kept: WeightMap[] = []
+  for (const w of steps.slice(0, -1)) {
+    const previous = kept.at(-1)
+    if (previous === undefined || share(w, key) > share(previous, key) + 0.5) kept.push(w)
+  }
+  while (kept.length > 0 && share(kept.at(-1)!, key) >= share(last, key) - 0.5) kept.pop()
+  return [...kept, last]
 }

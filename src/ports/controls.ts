@@ -21,23 +21,40 @@ export interface ControlIntent extends ControlSender {
   at: string
 }
 
-/** What a control did when the running process received it, as its journal entry says. */
-export type ControlEffect = 'paused' | 'already paused' | 'continued' | 'promoted' | 'aborting'
+/**
+ * What a control did when the running process received it, as its journal entry says: `promoted`
+ * when something was waiting for it (an approval, a bake), `nothing waiting` when nothing was.
+ */
+export type ControlEffect = 'paused' | 'already paused' | 'continued' | 'promoted' | 'nothing waiting' | 'aborting'
+
+/** A wait that a promote ends: an approval, a bake. */
+export interface PromoteListener {
+  /** Resolves with who promoted, or null once released or stopped. */
+  readonly promoted: Promise<ControlSender | null>
+  /** Whether a promote has been taken by this listener. */
+  taken(): boolean
+  /** Stops listening: a promote after this is not this wait's. */
+  release(): void
+}
 
 /**
- * What the engine and the actions see of the controls a live run receives. A rehearsal has none:
- * nobody else can reach a simulated run.
+ * What the engine and the actions see of the controls a live run (or its way back) receives. A
+ * rehearsal has none: nobody else can reach a simulated run.
  */
 export interface RunControls {
   readonly runId: string
   /** Who paused the run, while it is paused. */
   readonly pausedBy: ControlSender | null
-  /** How many promotes have arrived that did not continue a paused run: a bake or an approval started before one ends early. */
-  readonly promotions: number
   /** Resolves once the run is not paused (at once when it is not), or when the signal aborts. */
   whilePaused(signal: AbortSignal): Promise<void>
-  /** Resolves with who sent the next promote after this call (one that did not just continue a pause), or null if the signal aborts first. */
-  nextPromote(signal: AbortSignal): Promise<ControlSender | null>
+  /**
+   * Listens for a promote from this instant: the first one that does not continue a pause is this
+   * wait's, and the sender is told `did` (evaluated then: "approved step 6", "ended the bake of
+   * step 4 early"). A promote with no wait listening is told what the run is doing instead.
+   */
+  listenForPromote(did: () => string, signal: AbortSignal): PromoteListener
+  /** What the run is doing now, in words, for a control that finds nothing waiting for it. */
+  doing(what: string): void
   /** Every control received, with what it did, for the journal; those received before the call are delivered at once. */
-  subscribe(listener: (control: ControlIntent, effect: ControlEffect) => void): void
+  subscribe(listener: (control: ControlIntent, effect: ControlEffect, did: string) => void): void
 }

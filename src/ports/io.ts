@@ -91,7 +91,7 @@ export type RunEvent =
   | {type: 'warning'; step?: number; message: string}
   | {type: 'step-end'; step: number; status: StepStatus; message: string; at: number}
   | {type: 'run-end'; outcome: RunOutcome; message: string}
-  | {type: 'control'; control: ControlIntent; effect: ControlEffect}
+  | {type: 'control'; control: ControlIntent; effect: ControlEffect; did?: string}
 
 /** How a run ended; every outcome but bad input, which stops a run before it starts. */
 export type RunOutcome = Exclude<Outcome, 'bad-input'>

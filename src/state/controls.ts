@@ -1,5 +1,5 @@
 import {RefusedError} from '../errors.js'
-import type {ControlEffect, ControlIntent, ControlKind, ControlSender, RunControls} from '../ports/controls.js'
+import type {ControlEffect, ControlIntent, ControlKind, ControlSender, PromoteListener, RunControls} from '../ports/controls.js'
 import {checkRunId, journalLock, type JournalRead, type StateStore} from '../ports/state-store.js'
 import {runStart} from './journal.js'
 import {byPid} from './liveness.js'
@@ -16,7 +16,7 @@ export interface ControlSent {
   /** The process that holds the run's journal lock, which acts on it. */
   runningBy: {operator: string; host: string; pid: number}
   /** What the run did with it, from its journal (null when the run had not yet taken it up). */
-  taken: {effect: ControlEffect; at: string; step: number | null; title: string | null} | null
+  taken: {effect: ControlEffect; did: string; at: string; step: number | null; title: string | null} | null
 }
 
 /** How long a sender waits for the run to take a control up: the run looks every half second. */
@@ -65,27 +65,41 @@ function takenUp(read: JournalRead, seq: number): ControlSent['taken'] {
   for (const e of read.entries) {
     if (e.type === 'step-start') step = {index: Number(e.step), title: String(e.title)}
     if (e.type === 'control' && (e.control as ControlIntent).seq === seq)
-      return {effect: e.effect as ControlEffect, at: e.at, step: step?.index ?? null, title: step?.title ?? null}
+      return {
+        effect: e.effect as ControlEffect,
+        did: typeof e.did === 'string' ? e.did : String(e.effect),
+        at: e.at,
+        step: step?.index ?? null,
+        title: step?.title ?? null,
+      }
   }
   return null
 }
 
-type Listener = (control: ControlIntent, effect: ControlEffect) => void
+type Listener = (control: ControlIntent, effect: ControlEffect, did: string) => void
+
+/** A wait listening for a promote, oldest first: the first takes the next one. */
+interface Waiting {
+  did: () => string
+  take: (who: ControlSender) => void
+}
 
 /**
  * The running process's side: it polls the store for controls newer than those it found when it
- * started (a resumed run never acts on an earlier run's controls), and acts on each once.
+ * started (a resumed run never acts on an earlier run's controls), and acts on each once. A
+ * promote is taken by the wait listening for it (an approval, a bake), or answered with what the
+ * run is doing when nothing is: a promote is never counted as done when nothing acted on it.
  */
 export class ControlPoller implements RunControls {
   pausedBy: ControlSender | null = null
-  promotions = 0
   private seen = 0
   private timer?: NodeJS.Timeout
   private polling?: Promise<void>
-  private readonly pending: Array<[ControlIntent, ControlEffect]> = []
+  private readonly pending: Array<[ControlIntent, ControlEffect, string]> = []
   private listener?: Listener
   private readonly wake = new Set<() => void>()
-  private readonly promoteWaiters = new Set<(who: ControlSender) => void>()
+  private readonly waiting: Waiting[] = []
+  private now = 'starting'
   private failing = false
 
   /** `paused`: the pause a resumed run inherits from its journal (the run stopped while paused). */
@@ -120,7 +134,37 @@ export class ControlPoller implements RunControls {
   /** Every control received, with what it did; those received before this call are delivered now. */
   subscribe(listener: Listener): void {
     this.listener = listener
-    for (const [c, e] of this.pending.splice(0)) listener(c, e)
+    for (const [c, e, d] of this.pending.splice(0)) listener(c, e, d)
+  }
+
+  doing(what: string): void {
+    this.now = what
+  }
+
+  listenForPromote(did: () => string, signal: AbortSignal): PromoteListener {
+    let taken = false
+    let resolve!: (who: ControlSender | null) => void
+    const promoted = new Promise<ControlSender | null>((r) => (resolve = r))
+    const waiting: Waiting = {
+      did,
+      take: (who) => {
+        taken = true
+        release()
+        resolve(who)
+      },
+    }
+    const release = () => {
+      const i = this.waiting.indexOf(waiting)
+      if (i >= 0) this.waiting.splice(i, 1)
+      signal.removeEventListener('abort', release)
+      if (!taken) resolve(null)
+    }
+    if (signal.aborted) resolve(null)
+    else {
+      this.waiting.push(waiting)
+      signal.addEventListener('abort', release, {once: true})
+    }
+    return {promoted, taken: () => taken, release}
   }
 
   private async poll(): Promise<void> {
@@ -142,25 +186,33 @@ export class ControlPoller implements RunControls {
   private receive(c: ControlIntent): void {
     const who: ControlSender = {operator: c.operator, host: c.host, pid: c.pid}
     let effect: ControlEffect
+    let did: string
     if (c.kind === 'pause') {
       effect = this.pausedBy ? 'already paused' : 'paused'
+      did = this.pausedBy ? `already paused by ${this.pausedBy.operator}: ${this.now}` : `paused: ${this.now}`
       this.pausedBy ??= who
     } else if (c.kind === 'promote') {
+      const waiting = this.waiting[0]
       if (this.pausedBy) {
         effect = 'continued'
+        did = `continued from the pause: ${this.now}`
         this.pausedBy = null
         for (const w of [...this.wake]) w()
-      } else {
+      } else if (waiting) {
         effect = 'promoted'
-        this.promotions++
-        for (const w of [...this.promoteWaiters]) w(who)
+        did = waiting.did()
+        waiting.take(who)
+      } else {
+        effect = 'nothing waiting'
+        did = `nothing was waiting for a promote: ${this.now}`
       }
     } else {
       effect = 'aborting'
+      did = `aborting: ${this.now}; stopping at the next safe point`
       this.pausedBy = null
     }
-    if (this.listener) this.listener(c, effect)
-    else this.pending.push([c, effect])
+    if (this.listener) this.listener(c, effect, did)
+    else this.pending.push([c, effect, did])
     if (c.kind === 'abort') {
       this.onAbort(c)
       for (const w of [...this.wake]) w()
@@ -178,20 +230,6 @@ export class ControlPoller implements RunControls {
       }
       this.wake.add(done)
       signal.addEventListener('abort', done, {once: true})
-    })
-  }
-
-  nextPromote(signal: AbortSignal): Promise<ControlSender | null> {
-    if (signal.aborted) return Promise.resolve(null)
-    return new Promise((resolve) => {
-      const done = (who: ControlSender | null) => {
-        this.promoteWaiters.delete(done)
-        signal.removeEventListener('abort', aborted)
-        resolve(who)
-      }
-      const aborted = () => done(null)
-      this.promoteWaiters.add(done)
-      signal.addEventListener('abort', aborted, {once: true})
     })
   }
 }

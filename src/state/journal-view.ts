@@ -132,7 +132,7 @@ export function entryText(runId: string, e: JournalEntry): {text: string; detail
       return {text: 'rolled back', detail: false}
     case 'control': {
       const c = e.control as ControlIntent
-      return {text: `${c.kind} by ${c.operator} on ${c.host} (pid ${c.pid}): ${String(e.effect)}`, detail: false}
+      return {text: `${c.kind} by ${c.operator} on ${c.host} (pid ${c.pid}): ${said(e.did ?? e.effect)}`, detail: false}
     }
     default:
       return null

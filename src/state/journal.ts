@@ -29,6 +29,7 @@ export function sha256(text: string): string {
 /** Appends a run's entries in order, numbering them; each is durable before the next is written. */
 export class JournalWriter {
   private seq: number
+  private tail: Promise<void> = Promise.resolve()
 
   constructor(
     private readonly store: StateStore,
@@ -42,11 +43,19 @@ export class JournalWriter {
     return this.seq
   }
 
-  async write(type: string, data: Record<string, unknown>): Promise<void> {
-    const entry: JournalEntry = {...data, seq: this.seq, at: new Date().toISOString(), type}
-    await this.store.append(this.runId, entry)
-    // Numbered on success only: an entry that could not be written leaves no gap.
-    this.seq++
+  /**
+   * Writes one entry once those before it are written: a control's entry, a verdict and a change
+   * can come from different awaits, and each must get its own number, in order.
+   */
+  write(type: string, data: Record<string, unknown>): Promise<void> {
+    const written = this.tail.then(async () => {
+      const entry: JournalEntry = {...data, seq: this.seq, at: new Date().toISOString(), type}
+      await this.store.append(this.runId, entry)
+      // Numbered on success only: an entry that could not be written leaves no gap.
+      this.seq++
+    })
+    this.tail = written.catch(() => undefined)
+    return written
   }
 
   /**
@@ -104,16 +113,56 @@ export function runStart(read: JournalRead): RunStart {
   return first as unknown as RunStart & JournalEntry
 }
 
-/** rollback-held: a rollback stopped partway (a gate on the way back, or an interrupt); another rollback goes on. */
-export type RunStatus = 'completed' | 'gate-failed' | 'held' | 'refused' | 'interrupted' | 'failed' | 'rolled-back' | 'rollback-held' | 'unfinished'
+/**
+ * A run's journal holds two kinds of attempt: forwards (its run-start, and each resume) and the
+ * way back (each rollback-start). Each is closed by its own end (run-end, rollback-end); the last
+ * attempt is what the run is doing now. docs/state.md draws the machine.
+ */
+export type Phase = 'forward' | 'back'
 
-/** A run's status from its journal: its last end, or unfinished when it never ended (killed, or still going). */
+const opens: Record<string, Phase> = {'run-start': 'forward', resume: 'forward', 'rollback-start': 'back'}
+const closes: Record<string, Phase> = {'run-end': 'forward', 'rollback-end': 'back'}
+
+/** The run's last attempt, and its end when it has one: what the run is doing, or how it stopped. */
+export function lastAttempt(read: JournalRead): {phase: Phase; start: JournalEntry | null; end: JournalEntry | null} {
+  let phase: Phase = 'forward'
+  let start: JournalEntry | null = null
+  let end: JournalEntry | null = null
+  for (const e of read.entries) {
+    if (opens[e.type]) {
+      phase = opens[e.type]
+      start = e
+      end = null
+    } else if (closes[e.type]) {
+      // An end closes the attempt of its own kind (a journal whose rollback-start was lost still ends rolled back).
+      phase = closes[e.type]
+      end = e
+    }
+  }
+  return {phase, start, end}
+}
+
+/**
+ * rolling-back: a rollback started and has not ended (it runs, or its process died); `sluice
+ * resume` or `sluice rollback` goes on with it, never forwards. rollback-held: a rollback stopped
+ * partway (a gate on the way back, a pause's abort, an interrupt); it too goes on only backwards.
+ */
+export type RunStatus =
+  'completed' | 'gate-failed' | 'held' | 'refused' | 'interrupted' | 'failed' | 'rolled-back' | 'rollback-held' | 'rolling-back' | 'unfinished'
+
+/** A run's status from its journal: how its last attempt ended, or unfinished / rolling-back while it has not (killed, or still going). */
 export function runStatus(read: JournalRead): RunStatus {
-  const ends = read.entries.filter((e) => e.type === 'run-end' || e.type === 'rollback-end')
-  const last = ends.at(-1)
-  if (!last) return 'unfinished'
-  if (last.type === 'rollback-end') return last.outcome === 'held' || last.outcome === 'interrupted' ? 'rollback-held' : 'rolled-back'
-  return last.outcome as RunStatus
+  const {phase, end} = lastAttempt(read)
+  if (phase === 'back') {
+    if (!end) return 'rolling-back'
+    return end.outcome === 'held' || end.outcome === 'interrupted' ? 'rollback-held' : 'rolled-back'
+  }
+  return end ? (end.outcome as RunStatus) : 'unfinished'
+}
+
+/** Whether the run has started on its way back: from then on it never goes forwards again. */
+export function isOnWayBack(read: JournalRead): boolean {
+  return read.entries.some((e) => e.type === 'rollback-start')
 }
 
 /**

@@ -1,6 +1,6 @@
 import {journalLock, type JournalRead, type LockRecord, type StateStore} from '../ports/state-store.js'
 import {judgeHolder, LeaseObserver} from './liveness.js'
-import {runStatus} from './journal.js'
+import {lastAttempt, runStatus} from './journal.js'
 
 /**
  * Whether a run is running, from its journal and its journal's lock: ended (its last start or
@@ -14,12 +14,10 @@ export type RunLife =
   | {state: 'dead'; why: string; holder: LockRecord | null}
   | {state: 'unknown'; holder: LockRecord}
 
-/** Whether the journal's last start (or resume) has ended. */
+/** Whether the run's last attempt (forwards or back) has ended, and how. */
 function ending(read: JournalRead): {outcome: string; at: string} | null {
-  const rolledBack = read.entries.filter((e) => e.type === 'rollback-end').at(-1)
-  if (rolledBack && runStatus(read) === 'rolled-back') return {outcome: 'rolled-back', at: rolledBack.at}
-  const last = read.entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'run-end').at(-1)
-  return last?.type === 'run-end' ? {outcome: String(last.outcome), at: last.at} : null
+  const {end} = lastAttempt(read)
+  return end ? {outcome: runStatus(read), at: end.at} : null
 }
 
 /** The run's life as far as one look can tell; `observer` carries what earlier looks saw of its lease. */
@@ -49,6 +47,11 @@ export function notRunning(runId: string, life: RunLife, read: JournalRead): str
   if (life.state === 'running' || life.state === 'unknown') return `run ${runId} is ${lifeLabel(life, read)}`
   if (life.state === 'ended') return `run ${runId} is not running: it ended ${runStatus(read)} at ${life.at}`
   const where = life.holder ? ` on ${life.holder.host}` : ''
+  if (lastAttempt(read).phase === 'back')
+    return (
+      `run ${runId} is not running: its rollback never ended, and its process${where} is ${life.why}; ` +
+      `\`sluice resume ${runId}\` (or \`sluice rollback ${runId}\`) goes on with the rollback`
+    )
   return (
     `run ${runId} is not running: it never ended, and its process${where} is ${life.why}; ` +
     `\`sluice resume ${runId}\` continues it, \`sluice rollback ${runId}\` undoes what it changed`
@@ -64,9 +67,11 @@ export function lifeStatus(life: RunLife, read: JournalRead): {status: string; d
     case 'ended':
       return {status: runStatus(read)}
     case 'running':
-      return {status: 'running'}
-    case 'dead':
-      return {status: 'dead', detail: life.why.replace(/^dead \((.*)\)$/, '$1')}
+      return lastAttempt(read).phase === 'back' ? {status: 'running', detail: 'rolling back'} : {status: 'running'}
+    case 'dead': {
+      const why = life.why.replace(/^dead \((.*)\)$/, '$1')
+      return {status: 'dead', detail: lastAttempt(read).phase === 'back' ? `rolling back; ${why}` : why}
+    }
     case 'unknown':
       return {status: 'unfinished', detail: `held by pid ${life.holder.pid} on ${life.holder.host}; not yet seen alive`}
   }

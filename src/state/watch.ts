@@ -1,5 +1,5 @@
 import type {JournalEntry, StateStore} from '../ports/state-store.js'
-import {runStart, runStatus, type RunStatus} from './journal.js'
+import {lastAttempt, runStart, runStatus, type RunStatus} from './journal.js'
 import {LeaseObserver} from './liveness.js'
 import {lifeAt, notRunning} from './run-life.js'
 
@@ -34,7 +34,7 @@ export async function watchRun(
 ): Promise<WatchEnd> {
   let read = await store.read(runId)
   const runbook = runStart(read).runbookName
-  const attempts = (entries: JournalEntry[]) => entries.filter((e) => e.type === 'run-start' || e.type === 'resume')
+  const attempts = (entries: JournalEntry[]) => entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'rollback-start')
   // `past` marks the entries of attempts before the latest one (a run resumed after it stopped).
   const latest = attempts(read.entries).at(-1)?.seq ?? 0
   let shown = 0
@@ -42,9 +42,9 @@ export async function watchRun(
     for (const e of entries.slice(shown)) onEntry(e, e.seq < latest)
     shown = entries.length
   }
-  const ended = (entries: JournalEntry[]) =>
-    entries.filter((e) => e.type === 'run-start' || e.type === 'resume' || e.type === 'run-end').at(-1)?.type === 'run-end'
-  const outcome = () => String(read.entries.filter((e) => e.type === 'run-end').at(-1)?.outcome)
+  // Ended when the last attempt, forwards or back, has its end: a rollback is followed to its own.
+  const ended = (entries: JournalEntry[]) => lastAttempt({entries, torn: null}).end !== null
+  const outcome = () => String(lastAttempt(read).end?.outcome)
   // The holder's lease is followed across looks: one on another host is running until it is seen
   // to lapse, on this process's clock.
   const observer = new LeaseObserver()

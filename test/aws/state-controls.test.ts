@@ -161,7 +161,10 @@ describe('controls from another terminal, through bin/run.js against moto', () =
     const run = spawnRun(['run', file, '--yes'], fx.env)
     const runId = await run.runId()
     await run.seen(/waiting for approval up to 3600 s/)
-    expect((await sluice(['promote', runId], {env: {...fx.env, SLUICE_OPERATOR: 'dana'}})).code).toBe(0)
+    const promoted = await sluice(['promote', runId], {env: {...fx.env, SLUICE_OPERATOR: 'dana'}})
+    expect(promoted.code, promoted.stderr + promoted.stdout).toBe(0)
+    // Acknowledged only for what the run did with it.
+    expect(promoted.stdout).toMatch(/approved step 2 \(Approval: Go on to 100%\?\)/)
     const end = await run.ended
     expect(end.code, end.stderr).toBe(0)
     expect(end.stderr).toMatch(/approved by dana on .* \(sluice promote\): Go on to 100%\?/)

@@ -64,11 +64,11 @@ describe("controls judge liveness by pid on this host or by the lease moving, ne
     expect(paused.code, paused.stderr).toBe(0)
     expect(paused.stderr).toContain(`run ${runId} is held by pid`)
     expect(paused.stdout).toMatch(
-      /run by \S+ on far-away-host, pid \d+\) as control 1; the run took it up in step 1 \(Ramp blue: 10% → 30% → 60% → 100%\): paused\./,
+      /run by \S+ on far-away-host, pid \d+\) as control 1; the run took it up: paused: the run is at step 1 \(Ramp blue: 10% → 30% → 60% → 100%\)/,
     )
     const aborted = await sluice(['abort', runId], {env: fx.env})
     expect(aborted.code, aborted.stderr).toBe(0)
-    expect(aborted.stdout).toContain('the run took it up in step 1 (Ramp blue: 10% → 30% → 60% → 100%): aborting')
+    expect(aborted.stdout).toContain('the run took it up: aborting: the run is at step 1 (Ramp blue: 10% → 30% → 60% → 100%)')
     const end = await run.ended
     expect(end.code, end.stderr).toBe(130)
     // Aborted in the first step's bake: back to the weights the run found, the last good ones.

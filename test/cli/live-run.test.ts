@@ -85,7 +85,7 @@ describe('watch and pause with no RUN take the one live run (spawned)', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toContain(`pausing the one live run: ${LIVE} (outlook-staged-return, by alice@${thisHost})`)
     expect(r.stdout).toContain(`pause sent to run ${LIVE} (outlook-staged-return, run by alice on ${thisHost}`)
-    expect(r.stdout).toContain('the run took it up in step 1 (Freeze changes): paused')
+    expect(r.stdout).toContain('the run took it up: paused')
     expect(await store.controls(DEAD)).toEqual([])
   }, 60_000)
 

@@ -33,7 +33,9 @@ describe('sluice run --dry-run --rollback', () => {
     const atOnce = (JSON.parse(now.stdout) as RunJson).report!.rollback!
     expect(stepped.how).toBe('ramped')
     expect(stepped.outcome).toBe('done')
-    expect(stepped.plan[0]).toMatch(/in 3 steps \(blue 35% → 70% → 100%\), each baked 30 s behind gate error-rate ≤ 2% over 20 s \(blue\)/)
+    expect(stepped.plan[0]).toMatch(
+      /in 3 steps \(blue 35% → 70% → 100%\), each baked 30 s behind the gate of step 1: error-rate ≤ 2% over 20 s \(blue\); traffic goes onto blue/,
+    )
     expect(stepped.plan[0]).toMatch(/6 healthy targets × 100 rps = 600 rps against 420 rps of demand/)
     // Two steps before the last are baked, each behind the gate on blue; all pass.
     expect(new Set(stepped.verdicts.map((v) => v.context))).toEqual(new Set(['way back: blue 35%', 'way back: blue 70%']))

@@ -25,7 +25,7 @@ describe('a drill that rolls its runbook back, predicted', () => {
   it('in steps sized by blue\u2019s capacity, each behind the gate moved to blue: no second loses what the instant one does', async () => {
     const [now, ramped] = [await predicted('now'), await predicted('ramped')]
     expect(ramped.p.rollback!.plan[0]).toContain(
-      'in 3 steps (blue 35% → 70% → 100%), each baked 30 s behind gate error-rate ≤ 2% over 20 s (blue): blue has 6 healthy targets × 100 rps = 600 rps against 420 rps of demand',
+      'in 3 steps (blue 35% → 70% → 100%), each baked 30 s behind the gate of step 1: error-rate ≤ 2% over 20 s (blue); traffic goes onto blue: blue has 6 healthy targets × 100 rps = 600 rps against 420 rps of demand',
     )
     expect(new Set(ramped.p.rollback!.verdicts.map((v) => v.context))).toEqual(new Set(['way back: blue 35%', 'way back: blue 70%']))
     expect(ramped.p.rollback!.outcome).toBe('done')

@@ -7,7 +7,7 @@ import {approvedSteps} from '../../src/loader/approvals.js'
 import {watchGate} from '../../src/engine/gate.js'
 import {runRunbook} from '../../src/engine/engine.js'
 import {LocalStore} from '../../src/local/local-store.js'
-import type {ControlEffect, ControlIntent, ControlSender, RunControls} from '../../src/ports/controls.js'
+import type {ControlEffect, ControlIntent, ControlSender, PromoteListener, RunControls} from '../../src/ports/controls.js'
 import {gateDefaults, type Gate} from '../../src/runbook/gate.js'
 import {ControlPoller} from '../../src/state/controls.js'
 import {LeaseObserver} from '../../src/state/liveness.js'
@@ -18,20 +18,40 @@ import {control, FakeClock, RecordingIO, runbook} from '../helpers/fakes.js'
 class HandControls implements RunControls {
   runId = '20261130-054012-a1b2'
   pausedBy: ControlSender | null = null
-  promotions = 0
-  private promoteWaiters: Array<(who: ControlSender) => void> = []
+  /** What each promote did, as the sender is told. */
+  said: string[] = []
+  now = ''
+  private waiting: Array<{did: () => string; take: (who: ControlSender) => void}> = []
   whilePaused = async () => undefined
-  nextPromote(signal: AbortSignal): Promise<ControlSender | null> {
-    return new Promise((resolve) => {
-      this.promoteWaiters.push(resolve)
-      signal.addEventListener('abort', () => resolve(null), {once: true})
-    })
+  listenForPromote(did: () => string, signal: AbortSignal): PromoteListener {
+    let taken = false
+    let resolve!: (who: ControlSender | null) => void
+    const promoted = new Promise<ControlSender | null>((r) => (resolve = r))
+    const entry = {
+      did,
+      take: (who: ControlSender) => {
+        taken = true
+        resolve(who)
+      },
+    }
+    const release = () => {
+      this.waiting = this.waiting.filter((w) => w !== entry)
+      if (!taken) resolve(null)
+    }
+    this.waiting.push(entry)
+    signal.addEventListener('abort', release, {once: true})
+    return {promoted, taken: () => taken, release}
+  }
+  doing(what: string): void {
+    this.now = what
   }
   promote(): void {
-    this.promotions++
-    for (const w of this.promoteWaiters.splice(0)) w({operator: 'bob', host: 'elsewhere', pid: 1})
+    const first = this.waiting.shift()
+    if (!first) return void this.said.push(`nothing was waiting for a promote: ${this.now}`)
+    this.said.push(first.did())
+    first.take({operator: 'bob', host: 'elsewhere', pid: 1})
   }
-  subscribe(_listener: (c: ControlIntent, e: ControlEffect) => void): void {}
+  subscribe(_listener: (c: ControlIntent, e: ControlEffect, did: string) => void): void {}
 }
 
 const gate: Gate = {...gateDefaults, metric: 'error-rate', threshold: 1, interval: 10, successes: 2}
@@ -167,13 +187,70 @@ describe('controls through a state store', () => {
     await new Promise((r) => setTimeout(r, 100))
     await poller.stop()
     expect(seen).toEqual([
-      ['promote', 'promoted'],
+      // Nothing was waiting for it: said so, never counted as done.
+      ['promote', 'nothing waiting'],
       ['pause', 'paused'],
       ['promote', 'continued'],
       ['abort', 'aborting'],
     ])
     expect(aborted.map((c) => c.seq)).toEqual([5])
     expect((await store.controls(runId)).map((c) => c.seq)).toEqual([1, 2, 3, 4, 5])
+  })
+})
+
+describe('a promote is acknowledged only when something acted on it', () => {
+  it('the wait listening for it takes it, and the sender is told what it did; with nothing listening, what the run is doing', async () => {
+    const store = new LocalStore(mkdtempSync(join(tmpdir(), 'sluice-controls-')))
+    const runId = '20261130-054012-b2c3'
+    const poller = new ControlPoller(
+      store,
+      runId,
+      () => undefined,
+      () => undefined,
+    )
+    await poller.start(20)
+    const seen: Array<[string, string]> = []
+    poller.subscribe((_c, e, did) => seen.push([e, did]))
+    poller.doing('the run is at step 4 (Ramp): setting weights')
+    await store.sendControl(runId, {...who, kind: 'promote', at: new Date().toISOString()})
+    await new Promise((r) => setTimeout(r, 100))
+    const stop = new AbortController()
+    const listening = poller.listenForPromote(() => 'approved step 6 (Approval: go?)', stop.signal)
+    await store.sendControl(runId, {...who, kind: 'promote', at: new Date().toISOString()})
+    expect(await listening.promoted).toEqual(who)
+    expect(listening.taken()).toBe(true)
+    // Taken once: a second promote finds nothing waiting.
+    await store.sendControl(runId, {...who, kind: 'promote', at: new Date().toISOString()})
+    await new Promise((r) => setTimeout(r, 100))
+    await poller.stop()
+    expect(seen).toEqual([
+      ['nothing waiting', 'nothing was waiting for a promote: the run is at step 4 (Ramp): setting weights'],
+      ['promoted', 'approved step 6 (Approval: go?)'],
+      ['nothing waiting', 'nothing was waiting for a promote: the run is at step 4 (Ramp): setting weights'],
+    ])
+  })
+
+  it('an approval listens from its first instant: a promote while it reads a minute of metrics approves at once', async () => {
+    const controls = new HandControls()
+    // Metrics that take as long as HAProxy's counters do over a 60 s window, on a clock that never passes.
+    const metrics = {
+      label: 'm',
+      read: (_k: string, _w: number, _p?: string, signal?: AbortSignal) =>
+        new Promise<never>((_r, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted')), {once: true})),
+    }
+    const clock = Object.assign(new FakeClock(), {
+      sleep: (_s: number, signal?: AbortSignal) => new Promise<void>((r) => signal?.addEventListener('abort', () => r(), {once: true})),
+    })
+    setTimeout(() => controls.promote(), 20)
+    const result = await runRunbook(runbook(`  - {action: approve, message: Go on?}\n`), {
+      control: control({clock, metrics}),
+      io: new RecordingIO(true),
+      signal: new AbortController().signal,
+      controls,
+    })
+    expect(result.outcome).toBe('completed')
+    expect(result.steps[0].message).toBe('approved by bob on elsewhere (sluice promote): Go on?')
+    expect(controls.said).toEqual(['approved step 1 (Approval: Go on?)'])
   })
 })
 

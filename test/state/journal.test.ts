@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import type {Mutation} from '../../src/ports/io.js'
 import type {JournalEntry, JournalRead} from '../../src/ports/state-store.js'
 import {parseJournal} from '../../src/state/records.js'
-import {firstUnfinishedStep, mutations, runStart, runStatus} from '../../src/state/journal.js'
+import {firstUnfinishedStep, isOnWayBack, lastAttempt, mutations, runStart, runStatus} from '../../src/state/journal.js'
 
 let seq = 0
 const e = (type: string, extra: Record<string, unknown> = {}): JournalEntry => ({
@@ -21,6 +21,26 @@ describe('journal helpers', () => {
     expect(runStatus(read(e('run-start'), e('run-end', {outcome: 'completed'})))).toBe('completed')
     expect(runStatus(read(e('run-start'), e('run-end', {outcome: 'interrupted'}), e('resume'), e('run-end', {outcome: 'gate-failed'})))).toBe('gate-failed')
     expect(runStatus(read(e('run-start'), e('run-end', {outcome: 'completed'}), e('rollback-end')))).toBe('rolled-back')
+  })
+
+  it('runStatus: a rollback that started and never ended is rolling-back, whatever the run did before; one that stopped is rollback-held', () => {
+    // run killed (no run-end), then its rollback killed: never unfinished forwards.
+    expect(runStatus(read(e('run-start'), e('rollback-start', {operator: 'o', host: 'h'}), m('intent', 'weights', -1)))).toBe('rolling-back')
+    // run interrupted, rollback killed after one step back.
+    const killedBack = read(e('run-start'), e('run-end', {outcome: 'interrupted'}), e('rollback-start', {operator: 'o', host: 'h'}))
+    expect(runStatus(killedBack)).toBe('rolling-back')
+    expect(isOnWayBack(killedBack)).toBe(true)
+    expect(lastAttempt(killedBack)).toMatchObject({phase: 'back', end: null})
+    const held = read(
+      e('run-start'),
+      e('run-end', {outcome: 'interrupted'}),
+      e('rollback-start', {operator: 'o', host: 'h'}),
+      e('rollback-end', {outcome: 'held'}),
+    )
+    expect(runStatus(held)).toBe('rollback-held')
+    // A second attempt back that is killed is rolling back again.
+    expect(runStatus(read(...held.entries, e('rollback-start', {operator: 'o', host: 'h'})))).toBe('rolling-back')
+    expect(isOnWayBack(read(e('run-start'), e('run-end', {outcome: 'interrupted'})))).toBe(false)
   })
 
   it('runStart: the first entry, which must be the run-start', () => {

@@ -32,43 +32,55 @@ export const approve: ActionDefinition<ApproveStep, typeof approveSchema> = {
   mutations: {},
   async run(step, ctx) {
     if (ctx.preApproved) return {status: 'done', message: `approved by --approve: ${step.message}`}
-    const context = ['Done so far:', ...(ctx.history.length > 0 ? ctx.history.map((h) => `  ✓ ${h}`) : ['  (nothing yet)'])]
-    const metrics = ctx.control.metrics
-    if (metrics) {
-      const [errors, rate] = await Promise.all([metrics.read('error-rate', 60), metrics.read('request-rate', 60)])
-      context.push(`Now: error rate ${formatMetric(errors.value, '%')}, ${formatMetric(rate.value, 'rps')} over the last 60 s`)
-    }
     if (!ctx.controls) {
-      const yes = await ctx.io.confirm(step.message, context)
+      const yes = await ctx.io.confirm(step.message, await approvalContext(ctx, ctx.signal))
       if (!yes) return {status: 'refused', message: `not approved: ${step.message}`}
       return {status: 'done', message: `approved: ${step.message}`}
     }
-    return awaitApproval(step, ctx, context)
+    return awaitApproval(step, ctx)
   },
 }
 
-/** A live approval: the first of the person here, a promote from anywhere, or the timeout. */
-async function awaitApproval(step: ApproveStep, ctx: ActionContext, context: string[]): Promise<StepOutcome> {
+/** What the person deciding sees: what has been done, and what the metrics say now where there are any. */
+async function approvalContext(ctx: ActionContext, signal: AbortSignal): Promise<string[]> {
+  const context = ['Done so far:', ...(ctx.history.length > 0 ? ctx.history.map((h) => `  ✓ ${h}`) : ['  (nothing yet)'])]
+  const metrics = ctx.control.metrics
+  if (metrics) {
+    const [errors, rate] = await Promise.all([metrics.read('error-rate', 60, undefined, signal), metrics.read('request-rate', 60, undefined, signal)])
+    context.push(`Now: error rate ${formatMetric(errors.value, '%')}, ${formatMetric(rate.value, 'rps')} over the last 60 s`)
+  }
+  return context
+}
+
+/**
+ * A live approval: the first of the person here, a promote from anywhere, or the timeout. It
+ * listens for a promote from its first instant: reading the metrics it shows (a minute of
+ * HAProxy's counters) goes on beside it, and a promote that arrives meanwhile approves at once.
+ */
+async function awaitApproval(step: ApproveStep, ctx: ActionContext): Promise<StepOutcome> {
   const controls = ctx.controls!
   const limit = step.timeout ?? defaultApprovalTimeout
   const clock = ctx.control.clock
-  ctx.progress(`waiting for approval up to ${limit} s: answer here, or run \`sluice promote ${controls.runId}\` from any terminal`)
   const settled = new AbortController()
   const onStop = () => settled.abort()
   ctx.signal.addEventListener('abort', onStop, {once: true})
+  const promote = controls.listenForPromote(() => `approved step ${step.index + 1} (Approval: ${step.message})`, settled.signal)
+  ctx.progress(`waiting for approval up to ${limit} s: answer here, or run \`sluice promote ${controls.runId}\` from any terminal`)
   try {
     const answers: Array<Promise<StepOutcome | null>> = [
-      controls
-        .nextPromote(settled.signal)
-        .then((who) => (who ? {status: 'done', message: `approved by ${who.operator} on ${who.host} (sluice promote): ${step.message}`} : null)),
+      promote.promoted.then((who) => (who ? {status: 'done', message: `approved by ${who.operator} on ${who.host} (sluice promote): ${step.message}`} : null)),
       clock.sleep(limit, settled.signal).then(() => null),
     ]
-    if (ctx.io.ask) {
+    const io = ctx.io
+    if (io.ask) {
       answers.push(
-        ctx.io.ask(step.message, context, settled.signal).then((yes) => {
-          if (yes === null) return new Promise<null>(() => undefined)
-          return yes ? {status: 'done', message: `approved: ${step.message}`} : {status: 'refused', message: `not approved: ${step.message}`}
-        }),
+        approvalContext(ctx, settled.signal)
+          .catch((error: unknown) => [`Now: the metrics could not be read (${(error as Error).message})`])
+          .then((context) => (settled.signal.aborted ? null : io.ask!(step.message, context, settled.signal)))
+          .then((yes) => {
+            if (yes === null) return new Promise<null>(() => undefined)
+            return yes ? {status: 'done', message: `approved: ${step.message}`} : {status: 'refused', message: `not approved: ${step.message}`}
+          }),
       )
     }
     const answer = await Promise.race(answers)
