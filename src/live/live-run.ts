@@ -162,7 +162,14 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
       ...read.now.map((l) => `  ${l}`),
       ...(putBack.length ? ['First, put back what the run left (--reapply):', ...putBack.map((u) => `  ${u.describe}`)] : []),
     ]
-    const yes = !changesAws || (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on ${on}?`, context))
+    // A question nobody can answer (no terminal, no --yes) refuses: the journal says so, so the
+    // run is not taken for one that died half-way.
+    const yes =
+      !changesAws ||
+      (await options.io.confirm(`${options.resume ? 'Resume' : 'Apply'} ${runbook.name} on ${on}?`, context).catch(async (error: Error) => {
+        if (!options.resume) await journal.write('run-end', {outcome: 'refused', message: `${error.message}; nothing was changed`}).catch(() => undefined)
+        throw error
+      }))
     if (!yes) {
       const message = `${runbook.name}: not confirmed; nothing was changed`
       if (!options.resume) await journal.write('run-end', {outcome: 'refused', message})

@@ -1,16 +1,17 @@
 import {RefusedError} from '../errors.js'
 import type {StateStore} from '../ports/state-store.js'
-import {runStart, type RunStart} from '../state/journal.js'
+import {mutations, runStart, type RunStart} from '../state/journal.js'
 import {judgeRun, lifeLabel} from '../state/run-life.js'
 
 /**
  * One run per runbook at a time. A new run of a runbook whose latest run never ended (it runs, or
  * its process died half-way) is refused: going again would redo changes over the half-done ones
- * and take the dead run's locks without anyone deciding to. `--new-run` starts afresh anyway,
+ * and take the dead run's locks without anyone deciding to; a run that ended without changing
+ * anything (a `--new-run` refused on a lock) does not hide the dead one before it. `--new-run` starts afresh anyway,
  * but only once that run's process is provably dead, and says so. Returns the run it supersedes.
  */
 export async function checkPreviousRun(store: StateStore, runbookName: string, newRun: boolean, notify: (message: string) => void): Promise<string | null> {
-  // Newest first: only the latest run of this runbook matters.
+  // Newest first: the latest run of this runbook that got as far as changing something decides.
   for (const runId of [...(await store.runIds())].reverse()) {
     let start: RunStart
     let read
@@ -22,7 +23,12 @@ export async function checkPreviousRun(store: StateStore, runbookName: string, n
     }
     if (start.runbookName !== runbookName) continue
     const life = await judgeRun(store, runId, read)
-    if (life.state === 'ended') return null
+    // A run that ended having changed nothing (refused on a lock, not confirmed) settles nothing
+    // about the runs before it: a dead run's half-done changes are still there to be dealt with.
+    if (life.state === 'ended') {
+      if (mutations(read).some((m) => m.outcome?.ok)) return null
+      continue
+    }
     const by = `${start.operator} on ${start.host}`
     if (life.state === 'running' || life.state === 'unknown')
       throw new RefusedError(

@@ -42,6 +42,26 @@ describe('one run per runbook at a time', () => {
     expect((await journalOf(newer.runId, fx.env)).entries[0]).toMatchObject({type: 'run-start', supersedes: runId})
   }, 120_000)
 
+  it('a later run that ended having changed nothing (a --new-run not confirmed) does not hide the dead run before it', async () => {
+    const file = await killRampWhen(fx, /blue at 30%/, fx.env)
+    const dead = await onlyRunId(fx.env)
+    // Run ids sort by their start to the second: the refused run must be the newer one.
+    await new Promise((r) => setTimeout(r, 1100))
+    const unconfirmed = await sluice(['run', file, '--new-run'], {env: fx.env})
+    expect(unconfirmed.code, unconfirmed.stderr).toBe(4)
+    expect(await weightsOf(fx)).toEqual({blue: 30, green: 70})
+    // It ended, refused, with nothing changed: not a run that died half-way.
+    const runs = JSON.parse((await sluice(['journal', '--json'], {env: fx.env})).stdout).runs as Array<{runId: string; status: string}>
+    expect(runs.filter((r) => r.runId !== dead).map((r) => r.status)).toEqual(['refused'])
+    const changes = fx.proxy.count('ChangeResourceRecordSets')
+    const plain = await sluice(['run', file, '--yes'], {env: fx.env})
+    expect(plain.code, plain.stderr).toBe(4)
+    expect(plain.stderr).toContain(`Error: run ${dead} of ramp (by `)
+    expect(plain.stderr).toContain('never finished')
+    expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(changes)
+    expect(await weightsOf(fx)).toEqual({blue: 30, green: 70})
+  }, 120_000)
+
   it('while a run of the runbook is running, another is refused at once, naming it, even with --new-run', async () => {
     const file = runbookFor(fx, 'slow', `  - {action: ramp, set: blue, schedule: [10, 100], bake: 20}\n`)
     const run = spawnRun(['run', file, '--yes'], fx.env)
