@@ -3,6 +3,7 @@ import {InputError, SluiceError, type Outcome} from '../errors.js'
 import {closest} from '../input/closest.js'
 import {exitCodeOf, exitCodes} from './exit-codes.js'
 import {outputWidth} from './output-width.js'
+import {watchForLostTerminal} from './stop-signals.js'
 
 /**
  * The base of every sluice command: `--json` on, one exit-code table, errors as one line on
@@ -16,7 +17,9 @@ export abstract class SluiceCommand extends Command {
   }
 
   // Read before anything draws: a chart or a progress display picks its colours from NO_COLOR.
+  // And before anything writes, a closed terminal or a gone reader becomes a stop, not a crash.
   override async init(): Promise<void> {
+    watchForLostTerminal()
     if (this.argv.includes('--no-color')) process.env.NO_COLOR = '1'
     await super.init()
   }
