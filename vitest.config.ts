@@ -1,8 +1,8 @@
 import {defineConfig} from 'vitest/config'
 
 /**
- * Five projects, run together by `npm test` (`vitest run`), or alone with `npm run test:unit`,
- * `test:cli`, `test:live`, `test:haproxy` and `test:pack`:
+ * Six projects, run together by `npm test` (`vitest run`), or alone with `npm run test:unit`,
+ * `test:cli`, `test:live`, `test:haproxy`, `test:gameday` and `test:pack`:
  *
  * - unit: in process, no child process, no server: pure modules, the engine and each action with
  *   fake ports, the state stores on a temporary directory, the runbook loader, and each command
@@ -12,6 +12,7 @@ import {defineConfig} from 'vitest/config'
  * - live: needs moto_server, started once for this project only by test/global-setup.ts.
  * - haproxy: a real HAProxy from the system package (.ci/run installs it) in front of sluice's
  *   loopback fleet, each started and stopped by its test file.
+ * - gameday: whole incidents played end to end through the CLI against HAProxy and moto.
  * - pack: `npm pack` of the built package, installed from npm's cache into an empty folder and
  *   run from there. One file, most of it waiting on npm, so it runs beside the others.
  */
@@ -81,6 +82,18 @@ export default defineConfig({
           name: 'haproxy',
           include: ['test/haproxy/**/*.test.ts', 'test/drill/**/*.test.ts'],
           testTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Game days: whole incidents played through the CLI from several processes (operator, a
+          // second operator, a pipeline) against a real HAProxy or moto, each writing its timeline
+          // (`sluice journal RUN --markdown`) to .gameday/ (or $SLUICE_GAMEDAY_DIR).
+          name: 'gameday',
+          include: ['test/gameday/**/*.test.ts'],
+          testTimeout: 300_000,
+          globalSetup: ['test/global-setup.ts'],
         },
       },
       {
