@@ -1,6 +1,7 @@
-import {Flags} from '@oclif/core'
-import {ControlCommand, controlArgs, controlFlags, type ControlJson} from '../src/cli/control-command.js'
+import {Args, Flags} from '@oclif/core'
+import {ControlCommand, controlFlags, type ControlJson} from '../src/cli/control-command.js'
 import {awsOptionsOf, nowFlag} from '../src/cli/flags.js'
+import {InputError} from '../src/errors.js'
 import type {RollbackResult} from '../src/live/rollback.js'
 import type {WatchEnd} from '../src/state/watch.js'
 
@@ -9,11 +10,20 @@ export default class Abort extends ControlCommand {
 
   static override description = `Writes an abort for the run to its state store. The running process stops as it does on Ctrl-C: at its next safe point, with a ramp put back to its last good weights and a cycle's batch back in service; it lets go of its locks and exits 130, and its journal says who aborted it. \`sluice resume RUN\` or \`sluice rollback RUN\` go on from there. A run that is not running is refused (exit 4).
 
-With --rollback, abort waits for the run to stop and then rolls it back as \`sluice rollback\` does: weights in steps onto the receiving pool, each behind the gate of the step that moved them, holding if one fails (exit 3); --now moves them at once. The rollback's plan is shown and asked about; --yes answers.`
+With --rollback, abort waits for the run to stop and then rolls it back as \`sluice rollback\` does: weights in steps onto the receiving pool, each behind the gate of the step that moved them, holding if one fails (exit 3); --now moves them at once (--now without --rollback is bad input, exit 2). The rollback's plan is shown and asked about; --yes answers.
+
+With no RUN it sends nothing: stopping a run is not undone by a promote, so abort never picks one. It names the live runs in the store (id, runbook, operator@host, the step it is in) and exits 2; with none, it says so (exit 2).`
 
   static override examples = ['<%= config.bin %> <%= command.id %> 20261130-054012-a1b2', '<%= config.bin %> <%= command.id %> 20261130-054012-a1b2 --rollback']
 
-  static override args = controlArgs
+  // RUN may be left out only to be told which runs there are: stopping a run is not undone by a
+  // promote, so abort never picks one (as pause and watch pick the one live run).
+  static override args = {
+    run: Args.string({
+      description:
+        'The run id (`sluice journal` lists the runs; the run prints its id); left out, the live runs are named, each with its step, and nothing is sent (exit 2): abort never picks a run for you.',
+    }),
+  }
 
   static override flags = {
     ...controlFlags,
@@ -26,13 +36,25 @@ With --rollback, abort waits for the run to stop and then rolls it back as \`slu
       description: 'Once the run has stopped, roll it back as `sluice rollback` does: in steps behind the gates, or with --now at once.',
       default: false,
     }),
-    now: {...nowFlag, dependsOn: ['rollback']},
+    // Not oclif's dependsOn: --rollback has a default, so oclif always finds it "provided" and
+    // never refuses; checked in run() instead.
+    now: {
+      ...nowFlag,
+      description: 'With --rollback: move weights back in one change each, without steps or gates, for when the receiving side is known to hold.',
+    },
   }
 
   protected readonly kind = 'abort' as const
 
   async run(): Promise<ControlJson & {stopped?: WatchEnd; rollback?: RollbackResult}> {
     const {args, flags} = await this.parse(Abort)
+    // Refused before anything is sent: an abort the operator meant to be followed by a rollback at once must not stop the run and leave it there.
+    if (flags.now && !flags.rollback)
+      throw new InputError('--now: only means something with --rollback (roll the run back at once once it stops); add --rollback, or leave --now out')
+    if (args.run === undefined) {
+      const [{nameTheRun}, stateStore] = await Promise.all([import('../src/state/live-run.js'), import('../src/cli/state-store.js')])
+      await nameTheRun(await stateStore.openStateStore(flags.state, awsOptionsOf(flags)), 'abort', (m) => this.progress(m))
+    }
     const sent = await this.send(args, flags)
     if (!flags.rollback) return sent
     const aws = awsOptionsOf(flags)

@@ -89,12 +89,16 @@ describe('watch and pause with no RUN take the one live run (spawned)', () => {
     expect(await store.controls(DEAD)).toEqual([])
   }, 60_000)
 
-  it('promote and abort still need RUN (exit 2)', async () => {
-    const {env} = await stateWith([{runId: LIVE, life: 'running'}])
-    for (const command of ['promote', 'abort']) {
-      const r = await sluice([command], {env})
-      expect(r.code, r.stderr).toBe(2)
-      expect(r.stderr).toContain('Error: missing the RUN argument')
-    }
+  it('promote still needs RUN, and abort with no RUN names the one live run rather than abort it (exit 2 both)', async () => {
+    const {dir, store, env} = await stateWith([{runId: LIVE, life: 'running'}])
+    const promote = await sluice(['promote'], {env})
+    expect(promote.code, promote.stderr).toBe(2)
+    expect(promote.stderr).toContain('Error: missing the RUN argument')
+    const abort = await sluice(['abort'], {env})
+    expect(abort.code, abort.stderr).toBe(2)
+    expect(abort.stderr).toContain(
+      `Error: sluice abort needs RUN: it does not pick a run to abort; 1 live run in local state ${dir}: ${LIVE} (outlook-staged-return, by alice@${thisHost}, in step 1: Freeze changes); name one: \`sluice abort RUN\``,
+    )
+    expect(await store.controls(LIVE)).toEqual([])
   })
 })
