@@ -11,7 +11,7 @@ export default class Status extends SluiceCommand {
 
   static override description = `Reads, and changes nothing: the weights of the record's sets, target health counts per target group, the restriction rules sluice has on the listener (found by their tags, from any machine), and the change freeze.
 
-With --run RUN (and no runbook: the run's own is used), it also reads back what every change of that run left and says where the world has drifted from its journal, the same check \`sluice resume\` makes before it goes on.`
+With --run RUN (and no runbook: the run's own is used), it also reads back what every change of that run left and says where the world has drifted from its journal, the same check \`sluice resume\` makes before it goes on. Drift found exits 4 (as \`sluice resume\` refuses, without --reapply), after printing it all (with --json, the same object); none, 0.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml --region eu-west-1',
@@ -39,6 +39,8 @@ With --run RUN (and no runbook: the run's own is used), it also reads back what 
     const store = await openStateStore(flags.state, aws)
     const status = flags.run ? await runStatusOf(store, flags.run, aws) : await liveStatus(loadRunbook(args.runbook!), aws, store)
     this.log(renderStatus(status))
+    // What the run left is no longer so: a script (or a resume about to be run) learns it from the exit, as resume's own refusal.
+    if (status.drift && status.drift.found.length > 0) this.endWith('refused')
     return status
   }
 }

@@ -8,7 +8,7 @@ let fx: Fixture
 useLiveFixture((current) => (fx = current))
 
 describe('resume reads the world before it acts (spawned, against moto)', () => {
-  it('a restriction removed and weights moved by hand while the run was down: resume stops (exit 4) showing the drift; status --run shows it; --reapply puts it back, journalled, then finishes', async () => {
+  it('a restriction removed and weights moved by hand while the run was down: resume stops (exit 4) showing the drift; status --run shows it and exits 4 (0 once none); --reapply puts it back, journalled, then finishes', async () => {
     const targetsAndSteps = `  listener: ${fx.targets.listenerArn}
 steps:
   - {action: restrict, type: background-sync, paths: ['/sync/*']}
@@ -35,8 +35,15 @@ steps:
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 50, maintenance: 50})
     expect(await ruleCount(listener)).toBe(0)
 
+    // Drift found: refused (exit 4), as resume's own check, with everything still printed.
+    const shown = await sluice(['status', '--run', runId], {env: fx.env})
+    expect(shown.code, shown.stderr).toBe(4)
+    expect(shown.stdout).toMatch(/^drift: the restriction on background-sync on .*: the journal says in place; now gone/m)
+    expect(shown.stdout).toMatch(/^drift: the weights of .*: the journal says mailbox=70 maintenance=30; now mailbox=50 maintenance=50/m)
+    expect(shown.stdout).toMatch(/^freeze: /m)
+    expect(shown.stderr).not.toContain('Error:')
     const status = await sluice(['status', '--run', runId, '--json'], {env: fx.env})
-    expect(status.code, status.stderr).toBe(0)
+    expect(status.code, status.stderr).toBe(4)
     const drift = (JSON.parse(status.stdout) as {drift: {found: Array<{subject: string; left: string; now: string}>}}).drift.found
     expect(drift.map((d) => [d.left, d.now])).toEqual(
       expect.arrayContaining([
@@ -60,6 +67,7 @@ steps:
     expect(putBack.map((e) => e.mutation!.kind).sort()).toEqual(['restrict', 'weights'])
 
     const clean = await sluice(['status', '--run', runId], {env: fx.env})
+    expect(clean.code, clean.stderr).toBe(0)
     expect(clean.stdout).toContain(`drift: none; everything run ${runId} left is as its journal says`)
   }, 120_000)
 })
