@@ -46,13 +46,19 @@ export interface RunningHaproxy {
 
 /**
  * Starts HAProxy in the foreground (-db) on `config(dir)`, in a directory of its own with `files`
- * beside the config, and waits for its admin socket `<dir>/admin.sock`. If it fails to start, it is
- * killed and the directory removed before the error (HAProxy's own first lines) is thrown. Should
- * this process end without calling stop(), HAProxy is killed on its way out; on Linux with setpriv
- * (util-linux), the kernel kills it too when this process is killed outright (kill -9), which runs
- * no exit handler. Elsewhere a process killed that way leaves HAProxy running.
+ * beside the config, and waits for its admin socket `<dir>/admin.sock`. If it fails to start (or
+ * `signal` aborts before it is up), it is killed and the directory removed before the error
+ * (HAProxy's own first lines) is thrown. Should this process end without calling stop(), HAProxy
+ * is killed on its way out; on Linux with setpriv (util-linux), the kernel kills it too when this
+ * process is killed outright (kill -9), which runs no exit handler. Elsewhere a process killed that
+ * way leaves HAProxy running.
  */
-export async function startHaproxy(binary: string, config: (dir: string) => string, files: Record<string, string> = {}): Promise<RunningHaproxy> {
+export async function startHaproxy(
+  binary: string,
+  config: (dir: string) => string,
+  files: Record<string, string> = {},
+  options: {signal?: AbortSignal} = {},
+): Promise<RunningHaproxy> {
   const dir = scratchDir('haproxy')
   for (const [name, text] of Object.entries(files)) writeScratchFile(join(dir, name), text)
   const cfg = join(dir, 'haproxy.cfg')
@@ -86,7 +92,13 @@ export async function startHaproxy(binary: string, config: (dir: string) => stri
   // HAProxy creates the socket's file when it binds and accepts on it only once it listens: a
   // connection in between is refused, so wait for one that is taken.
   while (!existsSync(socket) || !(await accepts(socket))) {
-    if (spawnError || child.exitCode !== null || Date.now() > deadline) {
+    // Stopped by the caller's signal (a drill's Ctrl-C): killed at once rather than waited for.
+    if (options.signal?.aborted) {
+      await stop()
+      throw new Error('haproxy was stopped while it started: interrupted')
+    }
+    // Killed by a signal (a Ctrl-C that reached its process group), it has no exit code: that is gone too.
+    if (spawnError || child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await stop()
       const said =
         stderr

@@ -154,29 +154,32 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   let haproxy: RunningHaproxy | null = null
   let load: LoadProcess | null = null
   const stops: Array<() => Promise<unknown>> = []
+  // Ctrl-C before the load has started leaves nothing to report: stop what started, and say so.
+  // `starting` is what the drill is doing until the load runs; null from then on.
+  let starting: string | null = 'predicting'
+  const nowStarting = (what: string) => {
+    if (signal.aborted) throw interruptedWhileStarting(starting!)
+    starting = what
+    progress(what)
+  }
   try {
-    // Ctrl-C before the load has started leaves nothing to report: stop what started, and say so.
-    const notYet = (what: string) => {
-      if (signal.aborted) throw new InterruptedError(`interrupted while ${what}; every process the drill started is stopped`)
-    }
-    notYet('predicting')
-    progress('starting the fleet')
+    nowStarting('starting the fleet')
     fleet = await spawnFleet(drillFleetConfig(scenario, scales), options.programs?.fleet)
     const port = await freePort()
     const config = drillHaproxy(scenario, sim.healthCheck, sim.policy.slowStart, fleet, port, scales, options.socket)
-    notYet('starting the fleet')
-    progress('starting HAProxy')
-    haproxy = await startHaproxy(options.haproxy, config.config, config.files)
+    nowStarting('starting HAProxy')
+    haproxy = await startHaproxy(options.haproxy, config.config, config.files, {signal})
     const api = new RuntimeApi(haproxy.socket)
     const serverPools = scenario.pools.filter((p) => p.kind === 'servers').map((p) => p.name)
-    progress('waiting for every server to pass its checks')
+    nowStarting('waiting for every server to pass its checks')
     await untilAllUp(api, serverPools, servers, signal)
-    notYet('waiting for the servers to pass their checks')
 
     const bucket = readingSeconds(scenario) * scales.timeScale
     // A runbook's real run may take longer than predicted: the load runs on until it is stopped.
     const loadSeconds = seconds * scales.timeScale * (target.kind === 'runbook' ? 3 : 1)
+    nowStarting('starting the load')
     load = await spawnLoad({...drillLoadConfig(scaled, scales, {host: '127.0.0.1', port}, options.run ?? 0), duration: loadSeconds}, options.programs?.load)
+    starting = null
     const loadStarted = performance.now()
     // Every process of the run, this one included (it runs the runbook and reads HAProxy).
     const cpuWait = new CpuWaitWatch([process.pid, fleet.pid, load.pid, ...(haproxy.child.pid ? [haproxy.child.pid] : [])])
@@ -303,6 +306,12 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       interrupted: signal.aborted,
     }
     return report
+  } catch (error) {
+    // Interrupted while starting, whatever the interrupt made fail: a child the terminal's Ctrl-C
+    // reached too (it goes to the whole process group) exits before it answers, HAProxy stops, and
+    // a Runtime API call the signal cut short is not sent. Each is the interrupt (130), not a failure.
+    if (starting !== null && signal.aborted) throw error instanceof InterruptedError ? error : interruptedWhileStarting(starting)
+    throw error
   } finally {
     progress('stopping every process the drill started')
     for (const stop of stops) await stop().catch(() => undefined)
@@ -444,6 +453,11 @@ function finerCard(
 ): {tick: number; card: ReportCard; timeline: Timeline} {
   const line = interrupted ? cutAt(finer.timeline, real.t.length > 0 ? real.t[real.t.length - 1] : 0) : finer.timeline
   return {tick, card: card(line), timeline: line}
+}
+
+/** An interrupt before the load ran: said once every process the drill started is stopped (the error is thrown after runDrill's finally). */
+function interruptedWhileStarting(what: string): InterruptedError {
+  return new InterruptedError(`interrupted while the drill was starting (${what}); every process it started is stopped`)
 }
 
 /** Waits until HAProxy shows every server UP (its checks passed), for at most 30 s. */

@@ -83,6 +83,8 @@ function watchDescendants(root: number) {
   const timer = setInterval(poll, 200)
   return {
     seen: () => [...seen.values()],
+    /** Looks now, between the timer's looks. */
+    poll,
     stop: () => clearInterval(timer),
     /** Those still alive: the same pid with the same start time, and not a zombie. */
     alive: () =>
@@ -99,10 +101,12 @@ interface Spawned {
   stderr: () => string
 }
 
-function spawnSluice(args: string[], env: Record<string, string> = withHaproxy): Spawned {
+/** `detached`: sluice leads a process group of its own, which a test can interrupt whole, as a terminal's Ctrl-C does. */
+function spawnSluice(args: string[], env: Record<string, string> = withHaproxy, options: {detached?: boolean} = {}): Spawned {
   const child = spawn(process.execPath, [runJs, ...args], {
     env: {...process.env, NO_COLOR: '1', ...env},
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   })
   let stdout = ''
   let stderr = ''
@@ -474,4 +478,75 @@ steps:
     expect(started.haproxy.length).toBeGreaterThanOrEqual(1)
     expect(watch.alive()).toEqual([])
   }, 120_000)
+})
+
+describe('Ctrl-C while a drill starts', () => {
+  /**
+   * A PATH whose haproxy is the system's, started 5 s late (perl sleeps, then execs it: one process,
+   * whose command line names the drill's HAProxy config), so the interrupt lands while the drill
+   * starts HAProxy, with the fleet up and the load not yet started.
+   */
+  function slowHaproxy(): Record<string, string> {
+    const bin = mkdtempSync(join(dir, 'slow-haproxy-'))
+    const wrapper = join(bin, 'haproxy')
+    writeFileSync(wrapper, `#!/usr/bin/perl\nselect(undef, undef, undef, 5);\nexec('${findHaproxy() ?? '/usr/sbin/haproxy'}', @ARGV) or die "exec: $!";\n`, {
+      mode: 0o755,
+    })
+    return {PATH: [bin, process.env.PATH ?? ''].join(delimiter)}
+  }
+
+  /** Looks at the drill's descendants every 100 ms until its HAProxy has started, then interrupts it (the process alone, or its whole group). */
+  async function interruptOnceHaproxyStarts(how: 'process' | 'group') {
+    const run = spawnSluice(['drill', smallScenario(`starting-${how}`, 120, 100), '--time-scale', '0.5', '--rate-scale', '0.2'], slowHaproxy(), {
+      detached: how === 'group',
+    })
+    const watch = watchDescendants(run.child.pid!)
+    try {
+      // The watcher looks every 200 ms; this looks between its looks too, so the interrupt comes as HAProxy starts.
+      await until(
+        'the drill starting HAProxy',
+        () => {
+          watch.poll()
+          return kinds(watch.seen()).haproxy.length > 0
+        },
+        60,
+      )
+      expect(run.child.exitCode).toBeNull()
+      const sentAt = Date.now()
+      // A terminal's Ctrl-C goes to the whole foreground process group: HAProxy and the fleet get it too.
+      if (how === 'group') process.kill(-run.child.pid!, 'SIGINT')
+      else run.child.kill('SIGINT')
+      const result = await run.result
+      return {...result, watch, seconds: (Date.now() - sentAt) / 1000}
+    } finally {
+      // Let the watcher see the last of them go.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      watch.stop()
+      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL')
+    }
+  }
+
+  it.each(['process', 'group'] as const)(
+    'SIGINT to the %s as HAProxy starts, before the load: exit 130, said as interrupted while starting, nothing reported, no HAProxy or fleet left',
+    async (how) => {
+      const {code, stdout, stderr, watch, seconds} = await interruptOnceHaproxyStarts(how)
+      expect(code, stderr).toBe(exitCodeOf('interrupted'))
+      // At once: not after HAProxy's 5 s start, nor its 10 s start-up deadline.
+      expect(seconds).toBeLessThan(4)
+      expect(stderr).toContain('interrupt: stopping the drill and every process it started')
+      expect(stderr).toMatch(/^Error: interrupted while the drill was starting \(starting HAProxy\); every process it started is stopped$/m)
+      expect(stderr).not.toMatch(/haproxy did not start|runtime API|exited with code/)
+      // Nothing ran to report.
+      expect(stdout).toBe('')
+      const seen = kinds(watch.seen())
+      expect(seen.haproxy.length).toBeGreaterThanOrEqual(1)
+      expect(seen.fleet.length).toBeGreaterThanOrEqual(1)
+      expect(seen.load).toEqual([])
+      // Whatever is left is killed here, so a failure leaves nothing running after the test.
+      const left = watch.alive()
+      for (const p of left) process.kill(p.pid, 'SIGKILL')
+      expect(left).toEqual([])
+    },
+    60_000,
+  )
 })
