@@ -1,4 +1,5 @@
 import {actionOf} from '../actions/registry.js'
+import {ownFreezeReader} from '../actions/freeze/freeze.js'
 import {AwsClients, noRegion, resolveAws, type AwsOptions} from '../aws/clients.js'
 import {CloudWatchMetrics} from '../aws/cloudwatch.js'
 import {Elbv2TargetGroup} from '../aws/elbv2.js'
@@ -104,7 +105,8 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
       restrictions: targets.listener ? new ListenerRules(clients, targets.listener) : haproxy?.restrictions,
       metrics,
       assessor: scenarioAssessor(runbook),
-      freeze: options.freeze,
+      // Read as the run reads it, so its plan tells its own freeze from another's.
+      freeze: ownFreezeReader(options.freeze, {runId: options.runId, operator: options.operator, byHand: runbook.source.kind === 'flags'}),
       hooks: new CommandHooks(),
       operator: options.operator,
       runId: options.runId,

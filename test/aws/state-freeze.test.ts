@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {uniqueName} from './seed.js'
-import {runbook, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
+import {killWhen, onlyRunId, ramp, runbook, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
 useStateFixture((current) => (fx = current))
@@ -26,6 +26,8 @@ describe('freeze and freeze check, in another process', () => {
       expect(other.stderr).toContain("the freeze in place is not this run's to lift")
       const own = await sluice(['unfreeze'], {env: e})
       expect(own.code, own.stderr).toBe(0)
+      // Its own: not told, in the plan or anywhere, that it is another's.
+      expect(own.stderr).not.toContain("not this run's")
       expect((await sluice(['freeze', 'check'], {env: e})).code).toBe(0)
       expect((await sluice(['freeze', '--reason', 'again'], {env: e})).code).toBe(0)
       expect((await sluice(['unfreeze', '--force'], {env: {...e, SLUICE_OPERATOR: 'mallory'}})).code).toBe(0)
@@ -52,6 +54,30 @@ describe("a runbook's unfreeze step and another team's freeze", () => {
     const check = await sluice(['freeze', 'check', '--json'], {env: fx.env})
     expect(check.code).toBe(4)
     expect(JSON.parse(check.stdout)).toMatchObject({freeze: {by: 'payments-oncall', reason: 'payments release hold'}})
+  }, 120_000)
+})
+
+describe('a run killed between its freeze and its unfreeze, then resumed', () => {
+  it("lifts its own freeze without calling it another's; a different run is still told the freeze is not its own, and leaves it", async () => {
+    const file = runbook(fx, 'freeze-ramp-unfreeze', `  - {action: freeze, reason: mailbox recovery}\n${ramp}  - {action: unfreeze}\n`)
+    await killWhen(['run', file, '--yes'], /blue at 30%/, fx.env)
+    const runId = await onlyRunId(fx.env)
+    expect((await sluice(['freeze', 'check'], {env: fx.env})).code).toBe(4)
+
+    // Another run, with an unfreeze step of its own: the freeze is that run's, not this one's.
+    const other = await sluice(['run', runbook(fx, 'just-unfreeze', `  - {action: unfreeze}\n`), '--yes'], {env: fx.env})
+    expect(other.code, other.stderr).toBe(0)
+    expect(other.stderr).toMatch(new RegExp(`the freeze in place is not this run's \\(frozen since \\S+ by \\S+ in run ${runId}: mailbox recovery\\)`))
+    expect(other.stderr).toContain('left in place; this run set none of its own to lift')
+    expect((await sluice(['freeze', 'check'], {env: fx.env})).code).toBe(4)
+
+    // The run itself, resumed: the freeze is its own, lifted without a word against it.
+    const resumed = await sluice(['resume', runId, '--yes'], {env: fx.env})
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stderr).not.toContain("not this run's")
+    expect(resumed.stderr).toMatch(new RegExp(`unfrozen \\(was frozen since \\S+ by \\S+ in run ${runId}: mailbox recovery\\)`))
+    expect((await sluice(['freeze', 'check'], {env: fx.env})).code).toBe(0)
+    expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
   }, 120_000)
 })
 

@@ -1,4 +1,4 @@
-import type {FreezeRecord} from '../../ports/control-plane.js'
+import type {FreezePort, FreezeRecord} from '../../ports/control-plane.js'
 import {freezeSchema, type FreezeStep} from './schema.js'
 import {sameState, type ActionDefinition} from '../action.js'
 
@@ -86,6 +86,47 @@ export const freeze: ActionDefinition<FreezeStep, typeof freezeSchema> = {
 
 /** The run id a plan gives the freeze its own freeze step will set (the run has no id while it is only planned). */
 export const planningRun = '(this run)'
+
+/** Who a run is, as a freeze's owner: its run id, its operator, and whether it is one command typed by hand. */
+export interface FreezeOwner {
+  runId?: string
+  operator: string
+  byHand?: boolean
+}
+
+/**
+ * Whether a freeze is the run's own to lift: the run that set it (a resumed run is the same run),
+ * or, for a command typed by hand (`sluice unfreeze`), the operator who set it by hand.
+ */
+export function isOwnFreeze(record: FreezeRecord, who: FreezeOwner): boolean {
+  return (record.runId !== undefined && record.runId === who.runId) || (who.byHand === true && record.byHand === true && record.by === who.operator)
+}
+
+/** The records a run read that are its own (isOwnFreeze): the objects themselves, so nothing is added to a record. */
+const readAsOwn = new WeakSet<FreezeRecord>()
+
+/**
+ * The freeze port as a run reads it: each record read that is the run's own is remembered as such.
+ * A plan is made from what preflight read and sees only the record, not who reads it; so a plan
+ * knows a resumed run's own freeze, or an operator's own by hand, from another's (plannedAsOwn),
+ * as the unfreeze step knows it when it runs.
+ */
+export function ownFreezeReader(port: FreezePort, who: FreezeOwner): FreezePort {
+  return {
+    async get() {
+      const record = await port.get()
+      if (record && isOwnFreeze(record, who)) readAsOwn.add(record)
+      return record
+    },
+    set: (record) => port.set(record),
+    clear: () => port.clear(),
+  }
+}
+
+/** Whether the freeze in a plan is the planning run's own: the one its freeze step will set, or one it read as its own. */
+export function plannedAsOwn(record: FreezeRecord): boolean {
+  return record.runId === planningRun || readAsOwn.has(record)
+}
 
 /** Whose freeze, since when, and why: what a person needs before lifting it. */
 export function describeFreeze(record: FreezeRecord): string {

@@ -1,7 +1,7 @@
 import type {FreezeRecord} from '../../ports/control-plane.js'
 import {unfreezeSchema, type UnfreezeStep} from './schema.js'
 import {sameState, type ActionDefinition} from '../action.js'
-import {describeFreeze, planningRun} from '../freeze/freeze.js'
+import {describeFreeze, isOwnFreeze, plannedAsOwn} from '../freeze/freeze.js'
 
 /**
  * Lifts the change freeze this run set. A freeze is its owner's: the run that set it, or the
@@ -16,10 +16,11 @@ export const unfreeze: ActionDefinition<UnfreezeStep, typeof unfreezeSchema> = {
   defaultOnFailure: 'abort',
   title: () => 'Lift the change freeze',
   plan: (step) => [step.force ? 'clear the change freeze, whoever set it' : 'clear the change freeze this run set'],
-  project: (step, live) => (live.freeze && (step.force || live.freeze.runId === planningRun) ? {...live, freeze: null} : live),
+  project: (step, live) => (live.freeze && (step.force || plannedAsOwn(live.freeze)) ? {...live, freeze: null} : live),
   expects(step, {live}) {
     if (live.freeze === null) return ['no change freeze is in place: there is nothing to lift']
-    if (!live.freeze || step.force || live.freeze.runId === planningRun) return []
+    // Its own: the freeze its freeze step will set, one it set before it was resumed, or (typed by hand) its operator's own.
+    if (!live.freeze || step.force || plannedAsOwn(live.freeze)) return []
     return [`the freeze in place is not this run's (${describeFreeze(live.freeze)}): the step leaves it in place (force: true lifts it)`]
   },
   changesLive: false,
@@ -66,9 +67,7 @@ export const unfreeze: ActionDefinition<UnfreezeStep, typeof unfreezeSchema> = {
     }
     if (!current) return {status: 'done', message: 'nothing to unfreeze: no freeze in place'}
     const control = ctx.control
-    const ours =
-      (current.runId !== undefined && current.runId === control.runId) ||
-      (control.byHand === true && current.byHand === true && current.by === control.operator)
+    const ours = isOwnFreeze(current, control)
     if (!ours && !step.force) {
       const whose = `the freeze in place is not this run's to lift (${describeFreeze(current)})`
       // Typed as a command, the one thing asked cannot be done: refused. In a runbook, the run set
