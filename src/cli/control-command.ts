@@ -52,12 +52,13 @@ export abstract class ControlCommand extends SluiceCommand {
     const sent = await sendControl(store, runId, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.progress(m))
     const by = sent.runningBy
     const {taken} = sent
-    const took = taken
-      ? `the run took it up${taken.step === null ? '' : ` in step ${taken.step + 1} (${taken.title})`}: ${taken.effect}`
-      : 'the run is alive but has not taken it up yet; it will at its next look'
+    // What the run did with it, in its own words ("approved step 6", "nothing was waiting: …").
+    const took = taken ? `the run took it up: ${taken.did}` : `the run is alive but has not taken it up yet; it will at its next look. ${effects[this.kind]}`
     this.log(
-      `${this.kind} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}; ${took}. ${effects[this.kind]}`,
+      `${this.kind} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}; ${took}`,
     )
+    // A promote nothing was waiting for did nothing: not done (exit 4), so a script does not go on as if it had.
+    if (taken?.effect === 'nothing waiting') this.endWith('refused')
     this.note(`\`sluice watch ${sent.runId}\` follows it`)
     return sent
   }
