@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {ControlCommand, controlFlags, type ControlJson} from '../src/cli/control-command.js'
-import {awsOptionsOf, nowFlag} from '../src/cli/flags.js'
+import {awsOptionsOf, nowFlag, wayBackFlags} from '../src/cli/flags.js'
 import {InputError} from '../src/errors.js'
 import type {RollbackResult} from '../src/live/rollback.js'
 import type {WatchEnd} from '../src/state/watch.js'
@@ -42,6 +42,7 @@ With no RUN it sends nothing: stopping a run is not undone by a promote, so abor
       ...nowFlag,
       description: 'With --rollback: move weights back in one change each, without steps or gates, for when the receiving side is known to hold.',
     },
+    ...wayBackFlags,
   }
 
   protected readonly kind = 'abort' as const
@@ -51,6 +52,8 @@ With no RUN it sends nothing: stopping a run is not undone by a promote, so abor
     // Refused before anything is sent: an abort the operator meant to be followed by a rollback at once must not stop the run and leave it there.
     if (flags.now && !flags.rollback)
       throw new InputError('--now: only means something with --rollback (roll the run back at once once it stops); add --rollback, or leave --now out')
+    for (const flag of ['from-live', 'ungated'] as const)
+      if (flags[flag] && !flags.rollback) throw new InputError(`--${flag}: only means something with --rollback; add --rollback, or leave --${flag} out`)
     if (args.run === undefined) {
       const [{nameTheRun}, stateStore] = await Promise.all([import('../src/state/live-run.js'), import('../src/cli/state-store.js')])
       await nameTheRun(await stateStore.openStateStore(flags.state, awsOptionsOf(flags)), 'abort', (m) => this.progress(m))
@@ -71,7 +74,7 @@ With no RUN it sends nothing: stopping a run is not undone by a promote, so abor
       store,
       sent.runId,
       aws,
-      {yes: flags.yes, now: flags.now, json: this.jsonEnabled()},
+      {yes: flags.yes, now: flags.now, fromLive: flags['from-live'], ungated: flags.ungated, json: this.jsonEnabled()},
       {
         log: (text) => this.log(text),
         endWith: (outcome) => this.endWith(outcome),

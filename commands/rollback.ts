@@ -1,6 +1,6 @@
-import {Args, Flags} from '@oclif/core'
+import {Args} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFlags, awsOptionsOf, nowFlag, runFlags, stateFlags} from '../src/cli/flags.js'
+import {awsFlags, awsOptionsOf, nowFlag, runFlags, stateFlags, wayBackFlags} from '../src/cli/flags.js'
 import {rollBackAtTerminal} from '../src/cli/roll-back.js'
 import type {RollbackResult} from '../src/live/rollback.js'
 import {openStateStore} from '../src/cli/state-store.js'
@@ -22,16 +22,7 @@ export default class Rollback extends SluiceCommand {
   static override flags = {
     yes: runFlags.yes,
     now: nowFlag,
-    'from-live': Flags.boolean({
-      description:
-        'Where what the run left has changed since (a hand change to the weights, a restriction or freeze removed), plan from what is there now: weights go back from the live weights, the rest is left as it is. Without it, such a difference refuses the rollback (exit 4) with each one named.',
-      default: false,
-    }),
-    ungated: Flags.boolean({
-      description:
-        'Take weights back in steps that no gate judges (held for the bake) when neither the steps that moved them nor any step on the receiving pool has a gate. Without it, such a way back is refused (exit 4).',
-      default: false,
-    }),
+    ...wayBackFlags,
     ...awsFlags,
     ...stateFlags,
   }

@@ -186,6 +186,20 @@ export const nowFlag = Flags.boolean({
   default: false,
 })
 
+/** How a rollback may plan where the run's journal and the world part ways (`rollback`, `abort --rollback`). */
+export const wayBackFlags = {
+  'from-live': Flags.boolean({
+    description:
+      'Where what the run left has changed since (a hand change to the weights, a restriction or freeze removed), plan from what is there now: weights go back from the live weights, the rest is left as it is. Without it, such a difference refuses the rollback (exit 4) with each one named.',
+    default: false,
+  }),
+  ungated: Flags.boolean({
+    description:
+      'Take weights back in steps that no gate judges (held for the bake) when neither the steps that moved them nor any step on the receiving pool has a gate. Without it, such a way back is refused (exit 4).',
+    default: false,
+  }),
+}
+
 /** A scenario for commands that have no runbook to name one: a built-in name or a file. */
 export const scenarioFlag = Flags.string({
   char: 's',

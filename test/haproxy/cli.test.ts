@@ -223,12 +223,17 @@ describe('sluice run on a HAProxy runbook', () => {
   }, 60_000)
 
   it('g. sluice rollback after the ramp steps the map back through the weights the ramp passed', async () => {
-    const rolled = await sluice(['rollback', rampRun.runId, '--yes', '--state', rampRun.state])
+    // The ramp had no gate, and no step gates blue: a way back nothing judges is refused, nothing changed.
+    const refused = await sluice(['rollback', rampRun.runId, '--yes', '--state', rampRun.state])
+    expect(refused.code, refused.stderr).toBe(exitCodeOf('refused'))
+    expect(refused.stdout).toContain('would move traffic back with no gate to judge it')
+    expect(await weights()).toEqual({blue: 0, green: 100})
+    const rolled = await sluice(['rollback', rampRun.runId, '--yes', '--ungated', '--state', rampRun.state])
     expect(rolled.code, rolled.stderr).toBe(0)
     expect(await weights()).toEqual({blue: 100, green: 0})
     // No capacity is stated for blue, so the steps are the ramp's own, in reverse, each held its bake.
     expect(rolled.stdout + rolled.stderr).toContain(
-      'in 3 steps (blue 50% → 80% → 100%), each held 1 s (the step had no gate): back through the weights the run passed',
+      'in 3 steps (blue 50% → 80% → 100%), each held 1 s ungated (no gate: neither the steps that moved these weights nor any step on blue has one); traffic goes onto blue: back through the weights the run passed',
     )
     const back = mutations(onlyRun(rampRun.state).entries, 'weights').filter((m) => m.step === -1)
     expect(back.map((m) => m.after)).toEqual([
@@ -332,14 +337,15 @@ describe('sluice run on a HAProxy runbook', () => {
     try {
       const runId = await run.runId()
       await run.seen(/green at 100% \(blue=0 green=100\), baking 10 s/)
-      const aborted = await sluice(['abort', runId, '--rollback', '--yes', '--json', '--state', state])
+      // The ramp has no gate: the way back is taken ungated, as the operator says.
+      const aborted = await sluice(['abort', runId, '--rollback', '--ungated', '--yes', '--json', '--state', state])
       expect(aborted.code, aborted.stderr).toBe(0)
       const result = JSON.parse(aborted.stdout) as {control: {kind: string}; stopped: {outcome: string}; rollback: {outcome: string; plan: string[]}}
       expect(result.control.kind).toBe('abort')
       expect(result.stopped.outcome).toBe('interrupted')
       expect(result.rollback.outcome).toBe('rolled-back')
       // The run itself went back one step, to the last weights that passed; the rollback the rest, one step at a time.
-      expect(result.rollback.plan[0]).toMatch(/back to blue=100 green=0 in 2 steps \(blue 80% → 100%\), each held 10 s/)
+      expect(result.rollback.plan[0]).toMatch(/back to blue=100 green=0 in 2 steps \(blue 80% → 100%\), each held 10 s ungated/)
       const ended = await run.ended
       expect(ended.code, ended.stderr).toBe(exitCodeOf('interrupted'))
       const {entries} = onlyRun(state)
