@@ -300,7 +300,7 @@ describe('sluice run on a HAProxy runbook', () => {
         /blue has 3 healthy targets × 1 rps = 3 rps against [\d,]+ rps of demand: each step adds at most a quarter of that \(1 point\)/,
       )
       expect(result.message).toMatch(
-        /gate error-rate ≤ 15% over 2 s \(blue\) failed at way back: blue 1%.*; holding at blue=1 green=99. `sluice rollback \S+` goes on from here; --now moves the rest at once/,
+        /gate error-rate ≤ 15% over 2 s \(blue\) failed at way back: blue 1%.*; holding at blue=1 green=99. `sluice rollback \S+` \(or `sluice resume \S+`\) goes on from here; --now moves the rest at once/,
       )
       expect(await weights()).toEqual({blue: 1, green: 99})
       const {entries} = onlyRun(state)
@@ -663,7 +663,7 @@ describe('sluice run on a HAProxy runbook', () => {
     expect((await get(port, '/sync/mailbox')).status).toBe(503)
     expect(await weights()).toEqual({blue: 0, green: 100})
     // Leave HAProxy as the other tests found it.
-    expect((await sluice(['rollback', runId, '--yes', '--state', state])).code).toBe(0)
+    expect((await sluice(['rollback', runId, '--yes', '--ungated', '--state', state])).code).toBe(0)
     expect(await restrictMap.entries()).toEqual([])
     expect(await weights()).toEqual({blue: 100, green: 0})
   }, 120_000)
