@@ -12,7 +12,7 @@ import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {RunResult} from '../engine/engine.js'
 import type {RunInputs} from '../ports/run.js'
-import {JournalWriter, sha256, thisHost} from '../state/journal.js'
+import {JournalWriter, operatorName, sha256, thisHost} from '../state/journal.js'
 import {ControlPoller} from '../state/controls.js'
 import {openStore} from '../wiring/state.js'
 import {StateFileError} from '../state/records.js'
@@ -241,7 +241,7 @@ async function checkDrift(resume: ResumeSettings, control: ControlPlane, journal
   const drift = await findDrift(resume.done, control)
   if (drift.length === 0) return []
   const lines = drift.map(describeDrift)
-  await journal.write('drift', {found: lines, reapply: resume.reapply})
+  await journal.write('drift', {found: lines, reapply: resume.reapply, operator: operatorName(), host: thisHost})
   for (const line of lines) notify(`drift since run ${resume.runId} stopped: ${line}`)
   if (!resume.reapply)
     throw new RefusedError(

@@ -66,14 +66,6 @@ export async function rollbackRun(
   const resources = [...lockedResources(runbook), journalLock(runId)]
   await store.acquire(resources, {runId, operator, host: thisHost, since: new Date().toISOString()}, {notify})
   const journal = new JournalWriter(store, runId, (read.entries.at(-1)?.seq ?? 0) + 1)
-  // What the way back does is recorded as a run's events are, so `sluice watch` draws it.
-  const recording: EngineIO = Object.assign(Object.create(io) as EngineIO, {
-    notify(event: RunEvent) {
-      if (event.type !== 'plan')
-        void journal.record(event).catch((error: unknown) => io.notify({type: 'warning', message: `could not write the journal: ${(error as Error).message}`}))
-      io.notify(event)
-    },
-  })
   const stop = new AbortController()
   const forward = () => stop.abort()
   options.signal?.addEventListener('abort', forward, {once: true})
@@ -88,6 +80,16 @@ export async function rollbackRun(
     notify,
     inheritedPause(read),
   )
+  // What the way back does is recorded as a run's events are, so `sluice watch` draws it.
+  const recording: EngineIO = Object.assign(Object.create(io) as EngineIO, {
+    notify(event: RunEvent) {
+      // What a control that finds nothing waiting is told the rollback is doing.
+      if (event.type === 'progress') controls.doing(`the rollback is at ${event.message}`)
+      if (event.type !== 'plan')
+        void journal.record(event).catch((error: unknown) => io.notify({type: 'warning', message: `could not write the journal: ${(error as Error).message}`}))
+      io.notify(event)
+    },
+  })
   controls.subscribe((control, effect, did) => recording.notify({type: 'control', control, effect, did}))
   const {control, clients} = liveControlPlane(runbook, aws, {operator, freeze: store.freeze, runId})
   try {
@@ -148,7 +150,11 @@ export async function rollbackRun(
       ...(options.fromLive ? {fromLive: drift} : {}),
     })
     controls.doing('the rollback is starting')
-    const done = await carryOut(undos, {control, record: journal, io: recording, signal: stop.signal, controls})
+    // Each change carries the run's clock, as the engine's do: `sluice watch` shows it when it was made.
+    const record = {
+      write: (type: string, data: Record<string, unknown>) => journal.write(type, type === 'mutation' ? {...data, clock: control.clock.now()} : data),
+    }
+    const done = await carryOut(undos, {control, record, io: recording, signal: stop.signal, controls})
     const undone = done.undone.map(({kind, resource, describe}) => ({kind, resource, describe}))
     if (done.outcome !== 'done') {
       await journal.write('rollback-end', {outcome: done.outcome, message: done.message, ...(done.at ? {weights: done.at} : {})})
