@@ -1,0 +1,49 @@
+import {createServer, type Server} from 'node:http'
+import type {AddressInfo} from 'node:net'
+
+/**
+ * A Prometheus instant-query endpoint a game day sets by hand: what the pools' dashboards would
+ * show at each moment of the incident (an error spike on mailbox as traffic comes back, calm
+ * once the trigger is fixed). A query names its metric and pool as `METRIC{pool="POOL"}`, as the
+ * game day's runbooks write them; anything else, or a value not set, is no data.
+ */
+export class MetricsServer {
+  private readonly values = new Map<string, number>()
+  private server?: Server
+  url = ''
+  /** Every query asked, in order: which gates read what. */
+  readonly asked: string[] = []
+
+  set(metric: string, pool: string, value: number): void {
+    this.values.set(`${metric}{pool="${pool}"}`, value)
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const query = new URL(req.url ?? '/', 'http://x').searchParams.get('query') ?? ''
+      this.asked.push(query)
+      const value = this.values.get(query)
+      const result = value === undefined ? [] : [{metric: {}, value: [Date.now() / 1000, String(value)]}]
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({status: 'success', data: {resultType: 'vector', result}}))
+    })
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()))
+  }
+}
+
+/** The runbook lines that read every gate metric from a MetricsServer, per pool. */
+export function metricsTargets(url: string): string {
+  return `  metrics:
+    source: prometheus
+    url: ${url}
+    queries:
+      error-rate: 'error-rate{pool="$pool"}'
+      request-rate: 'request-rate{pool="$pool"}'
+      healthy-targets: 'healthy-targets{pool="$pool"}'
+`
+}
