@@ -1,7 +1,9 @@
 import type {AwsOptions} from '../aws/clients.js'
 import {rulesOf} from '../actions/registry.js'
+import type {Drift} from '../actions/action.js'
+import type {ControlPlane} from '../ports/control-plane.js'
 import type {ControlSender} from '../ports/controls.js'
-import type {EngineIO, GateVerdict, RecordedMutation, RunEvent} from '../ports/io.js'
+import type {EngineIO, GateVerdict, RunEvent} from '../ports/io.js'
 import {journalLock, type JournalRead, type StateStore} from '../ports/state-store.js'
 import {ControlPoller} from '../state/controls.js'
 import {JournalWriter, lastAttempt, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
@@ -97,8 +99,8 @@ export async function rollbackRun(
     const recorded = mutations(read)
     for (const finding of await settleUnknown(recorded, control, journal, 'rollback')) notify(`found on rollback: ${finding}`)
     const taken = recorded.filter((m) => m.outcome?.ok)
-    // What a later run changed is that run's to undo, never this one's.
-    const owners = await laterOwners(store, runId, taken)
+    // What another run has changed since is that run's to undo, never this one's.
+    const owners = await ownersNow(store, runId, await driftBySubject(taken, control), control)
     const own = taken.filter((m) => !owners.has(rulesOf(m).subject(m)))
     const laterLines = [...owners.values()].map((o) => o.line)
     const drifted = await driftBySubject(own, control)
@@ -200,31 +202,41 @@ function inheritedPause(read: JournalRead): (ControlSender & {at: string}) | nul
 }
 
 /**
- * The subjects among `changes` that a run started after `runId` also changed (and that took
- * effect): per subject, the newest such run and the line rollback shows for it.
+ * Who owns what is there now, where it is not what this run left: another run whose journal says
+ * it left exactly that (its own drift check finds none). Judged by the world, not by run ids or
+ * clocks: an operator on another host, its clock minutes behind, starts a run whose id sorts
+ * before this one's and changes things after it all the same. Newer ids are asked first.
  */
-async function laterOwners(store: StateStore, runId: string, changes: RecordedMutation[]): Promise<Map<string, {runId: string; line: string}>> {
-  const subjects = new Map(changes.map((m) => [rulesOf(m).subject(m), m]))
+async function ownersNow(
+  store: StateStore,
+  runId: string,
+  drifted: Map<string, Drift>,
+  control: ControlPlane,
+): Promise<Map<string, {runId: string; line: string}>> {
   const owners = new Map<string, {runId: string; line: string}>()
-  if (subjects.size === 0) return owners
-  // Run ids begin with their start in UTC to the second, so later runs sort after.
-  for (const later of (await store.runIds()).filter((id) => id > runId).sort()) {
+  if (drifted.size === 0) return owners
+  for (const other of (await store.runIds())
+    .filter((id) => id !== runId)
+    .sort()
+    .reverse()) {
     let read: JournalRead
     try {
-      read = await store.read(later)
+      read = await store.read(other)
     } catch {
       continue
     }
     for (const changes of changesBySubject(mutations(read))) {
       const last = changes.at(-1)!
       const subject = rulesOf(last).subject(last)
-      const ours = subjects.get(subject)
-      if (!ours) continue
+      const drift = drifted.get(subject)
+      if (!drift || owners.has(subject)) continue
+      if ((await rulesOf(last).drift(changes, control)) !== null) continue
       owners.set(subject, {
-        runId: later,
-        line: `the ${ours.kind} change on ${ours.resource}: run ${later} (${runStart(read).runbookName}) changed it after this run, so it is that run's to undo (\`sluice rollback ${later}\`)`,
+        runId: other,
+        line: `${drift.subject}: run ${other} (${runStart(read).runbookName}) has changed it since and left it as it is now (${drift.now}), so it is that run's to undo (\`sluice rollback ${other}\`)`,
       })
     }
+    if (owners.size === drifted.size) break
   }
   return owners
 }

@@ -206,7 +206,7 @@ steps:
     const before = weightChanges(fx.proxy).length
     const rolled = await sluice(['rollback', olderId, '--yes'], {env: fx.env})
     expect(rolled.code, rolled.stderr + rolled.stdout).toBe(0)
-    expect(rolled.stdout).toContain(`run ${newerId} (newer) changed it after this run, so it is that run's to undo`)
+    expect(rolled.stdout).toContain(`run ${newerId} (newer) has changed it since and left it as it is now`)
     expect(weightChanges(fx.proxy)).toHaveLength(before)
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 40, maintenance: 60})
   }, 120_000)
