@@ -44,7 +44,8 @@ steps:
     const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
     expect(run.code, run.stderr).toBe(0)
     const runId = (JSON.parse(run.stdout) as {runId: string}).runId
-    const {code, screen} = await inTerminal(['rollback', runId], fx.env, 'n\r')
+    // The ramp has no gate: taken back knowingly (--ungated), else it is refused before anything is asked.
+    const {code, screen} = await inTerminal(['rollback', runId, '--ungated'], fx.env, 'n\r')
     expect(code, screen).toBe(4)
     expect(screen.indexOf('1. set the weights of')).toBeGreaterThanOrEqual(0)
     expect(screen.indexOf('1. set the weights of')).toBeLessThan(screen.indexOf(`Roll back run ${runId}`))
