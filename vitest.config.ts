@@ -49,6 +49,7 @@ export default defineConfig({
             'test/prometheus/**',
             'test/haproxy/**',
             'test/drill/**',
+            'test/gameday/**',
             'test/cli/**/!(terminal-io).test.ts',
           ],
         },

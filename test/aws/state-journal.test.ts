@@ -31,10 +31,12 @@ describe('journal integrity and rollback', () => {
     expect(done.code, done.stderr).toBe(0)
     const runId = JSON.parse(done.stdout).runId as string
     expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
-    const refused = await sluice(['rollback', runId], {env: fx.env})
+    // Not confirmed (no terminal, no --yes): refused, nothing changed. The ramp had no gate, so the way back is taken --ungated.
+    const refused = await sluice(['rollback', runId, '--ungated'], {env: fx.env})
     expect(refused.code).toBe(4)
+    expect(refused.stderr).toMatch(/needs an answer, but this run is not interactive/)
     expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
-    const rolled = await sluice(['rollback', runId, '--yes'], {env: fx.env})
+    const rolled = await sluice(['rollback', runId, '--yes', '--ungated'], {env: fx.env})
     expect(rolled.code, rolled.stderr).toBe(0)
     expect(rolled.stdout).toContain('set the weights of')
     expect(await weightsOf(fx)).toEqual({blue: 0, green: 100})
