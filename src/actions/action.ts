@@ -108,6 +108,8 @@ export interface LiveView {
   restricted?: string[]
   /** The change freeze in place (null: none); undefined where it could not be read. */
   freeze?: FreezeRecord | null
+  /** Who plans: a freeze in place may be its own (a resumed run's, an operator's by hand). */
+  planner?: {runId?: string; operator: string; byHand?: boolean}
 }
 
 /** One change that puts a piece of live state back, as rollback shows and records it. */

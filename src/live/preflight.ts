@@ -48,6 +48,8 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
         : 'freeze now: none',
   )
   if (!(freeze instanceof Error)) live.freeze = freeze
+  // Who reads it: the plan tells this run's own freeze (or, typed by hand, this operator's) from another's.
+  live.planner = {operator: control.operator, ...(control.runId === undefined ? {} : {runId: control.runId}), ...(control.byHand ? {byHand: true} : {})}
   return {now: lines, plan: planRunbook(runbook, live, fromStep)}
 }
 

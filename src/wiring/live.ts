@@ -1,5 +1,4 @@
 import {actionOf} from '../actions/registry.js'
-import {ownFreezeReader} from '../actions/freeze/freeze.js'
 import {AwsClients, noRegion, resolveAws, type AwsOptions} from '../aws/clients.js'
 import {CloudWatchMetrics} from '../aws/cloudwatch.js'
 import {Elbv2TargetGroup} from '../aws/elbv2.js'
@@ -105,8 +104,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
       restrictions: targets.listener ? new ListenerRules(clients, targets.listener) : haproxy?.restrictions,
       metrics,
       assessor: scenarioAssessor(runbook),
-      // Read as the run reads it, so its plan tells its own freeze from another's.
-      freeze: ownFreezeReader(options.freeze, {runId: options.runId, operator: options.operator, byHand: runbook.source.kind === 'flags'}),
+      freeze: options.freeze,
       hooks: new CommandHooks(),
       operator: options.operator,
       runId: options.runId,

@@ -1,6 +1,6 @@
-import type {FreezePort, FreezeRecord} from '../../ports/control-plane.js'
+import type {FreezeRecord} from '../../ports/control-plane.js'
 import {freezeSchema, type FreezeStep} from './schema.js'
-import {sameState, type ActionDefinition} from '../action.js'
+import {sameState, type ActionDefinition, type LiveView} from '../action.js'
 
 /** Freezes deployments and configuration changes; pipelines ask `sluice freeze check` before they deploy. */
 export const freeze: ActionDefinition<FreezeStep, typeof freezeSchema> = {
@@ -102,30 +102,9 @@ export function isOwnFreeze(record: FreezeRecord, who: FreezeOwner): boolean {
   return (record.runId !== undefined && record.runId === who.runId) || (who.byHand === true && record.byHand === true && record.by === who.operator)
 }
 
-/** The records a run read that are its own (isOwnFreeze): the objects themselves, so nothing is added to a record. */
-const readAsOwn = new WeakSet<FreezeRecord>()
-
-/**
- * The freeze port as a run reads it: each record read that is the run's own is remembered as such.
- * A plan is made from what preflight read and sees only the record, not who reads it; so a plan
- * knows a resumed run's own freeze, or an operator's own by hand, from another's (plannedAsOwn),
- * as the unfreeze step knows it when it runs.
- */
-export function ownFreezeReader(port: FreezePort, who: FreezeOwner): FreezePort {
-  return {
-    async get() {
-      const record = await port.get()
-      if (record && isOwnFreeze(record, who)) readAsOwn.add(record)
-      return record
-    },
-    set: (record) => port.set(record),
-    clear: () => port.clear(),
-  }
-}
-
-/** Whether the freeze in a plan is the planning run's own: the one its freeze step will set, or one it read as its own. */
-export function plannedAsOwn(record: FreezeRecord): boolean {
-  return record.runId === planningRun || readAsOwn.has(record)
+/** Whether the freeze in a plan is the planning run's own: the one its freeze step will set, or one the planner owns (isOwnFreeze). */
+export function plannedAsOwn(record: FreezeRecord, live: LiveView): boolean {
+  return record.runId === planningRun || (live.planner !== undefined && isOwnFreeze(record, live.planner))
 }
 
 /** Whose freeze, since when, and why: what a person needs before lifting it. */

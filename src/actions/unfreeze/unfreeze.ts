@@ -16,11 +16,11 @@ export const unfreeze: ActionDefinition<UnfreezeStep, typeof unfreezeSchema> = {
   defaultOnFailure: 'abort',
   title: () => 'Lift the change freeze',
   plan: (step) => [step.force ? 'clear the change freeze, whoever set it' : 'clear the change freeze this run set'],
-  project: (step, live) => (live.freeze && (step.force || plannedAsOwn(live.freeze)) ? {...live, freeze: null} : live),
+  project: (step, live) => (live.freeze && (step.force || plannedAsOwn(live.freeze, live)) ? {...live, freeze: null} : live),
   expects(step, {live}) {
     if (live.freeze === null) return ['no change freeze is in place: there is nothing to lift']
     // Its own: the freeze its freeze step will set, one it set before it was resumed, or (typed by hand) its operator's own.
-    if (!live.freeze || step.force || plannedAsOwn(live.freeze)) return []
+    if (!live.freeze || step.force || plannedAsOwn(live.freeze, live)) return []
     return [`the freeze in place is not this run's (${describeFreeze(live.freeze)}): the step leaves it in place (force: true lifts it)`]
   },
   changesLive: false,
