@@ -1,4 +1,4 @@
-import {mkdtempSync} from 'node:fs'
+import {chmodSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -175,6 +175,30 @@ describe('controls from another terminal, through bin/run.js against moto', () =
     const wrong = await sluice(['run', file, '--yes', '--approve', '1'], {env: fx.env})
     expect(wrong.code).toBe(2)
     expect(wrong.stderr).toContain('--approve 1: step 1 (Ramp maintenance: 20%) is a ramp step, not an approve step; the approve steps are 2 (go-on)')
+  }, 120_000)
+
+  it('a promote with nothing waiting for it (the run is restarting a batch) says so, with what the run is doing, and exits 4', async () => {
+    // A restart hook that takes its time: the run is busy, not waiting for anyone.
+    const slow = join(fx.dir, 'slow-restart.sh')
+    writeFileSync(slow, '#!/bin/sh\nsleep 20\n')
+    chmodSync(slow, 0o755)
+    const file = dnsRunbook(
+      fx,
+      'busy',
+      `  targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
+steps:
+  - {action: cycle, pool: mailbox, batch: 100%, budget: 100%, restart: {command: ['${slow}', '{id}']}}
+`,
+    )
+    const run = spawnRun(['run', file, '--yes'], fx.env)
+    const runId = await run.runId()
+    await run.seen(/restart/)
+    const promoted = await sluice(['promote', runId], {env: fx.env})
+    expect(promoted.code, promoted.stderr + promoted.stdout).toBe(4)
+    expect(promoted.stdout).toMatch(/the run took it up: nothing was waiting for a promote: the run is at step 1 \(Cycle mailbox/)
+    expect((await journalOf(runId, fx.env)).entries.filter((e) => e.type === 'control').map((e) => e.effect)).toEqual(['nothing waiting'])
+    expect((await sluice(['abort', runId], {env: fx.env})).code).toBe(0)
+    expect((await run.ended).code).toBe(130)
   }, 120_000)
 })
 

@@ -1,4 +1,4 @@
-import {writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
@@ -76,6 +76,13 @@ describe('a rollback that stopped goes on backwards, never forwards', () => {
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
     expect(onlyTowardsMailbox(forwards)).toEqual([50, 80, 100])
     expect((await journalOf(runId, fx.env)).status).toBe('rolled-back')
+    // Each change on the way back carries the time it was made, as a run's changes do (watch shows it).
+    const lines = readFileSync(join(fx.env.SLUICE_STATE, 'runs', `${runId}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+    const back = lines.map((l) => JSON.parse(l) as {at: string; clock?: number; mutation?: {step: number}}).filter((e) => e.mutation?.step === -1)
+    expect(back.length).toBeGreaterThanOrEqual(6)
+    for (const e of back) expect(Math.abs(e.clock! * 1000 - Date.parse(e.at))).toBeLessThan(5000)
     // Done means done: a second resume has nothing to do.
     const again = await sluice(['resume', runId, '--yes'], {env: fx.env})
     expect(again.code).toBe(0)
