@@ -49,3 +49,79 @@ describe('the way back', () => {
     ])
   })
 })
+
+describe('the way back is distinct and monotone', () => {
+  const start = {blue: 100, green: 0}
+  it('a weight the run passed twice (a resumed run, written with other keys) is one step, baked once', () => {
+    const passed: Array<Record<string, number>> = [
+      {blue: 40, green: 60},
+      {blue: 40, green: 60, grey: 0},
+      {blue: 30, green: 70},
+      {blue: 30, green: 70},
+      {blue: 0, green: 100},
+    ]
+    const shares = wayBack({blue: 0, green: 100}, start, passed, null).steps.map((w) => w.blue)
+    expect(shares).toEqual([30, 40, 100])
+  })
+
+  it('from live weights past some of the steps (a hand change), never a step back towards where traffic is leaving', () => {
+    const passed = [
+      {blue: 80, green: 20},
+      {blue: 50, green: 50},
+      {blue: 20, green: 80},
+      {blue: 0, green: 100},
+    ]
+    const shares = wayBack({blue: 60, green: 40}, start, passed, null).steps.map((w) => w.blue)
+    expect(shares).toEqual([80, 100])
+  })
+})
+
+describe('the plan of a stepped way back', () => {
+  it('names the receiving pool and says when it failed a gate in this run, from the run verdicts of its steps only', async () => {
+    const {failedPools, describeStepBack} = await import('../../src/live/step-back.js')
+    const gate = {metric: 'error-rate' as const, threshold: 2, window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3, pool: 'blue'}
+    const runbook = {steps: [{index: 0, action: 'ramp', gate}]} as unknown as Parameters<typeof failedPools>[0]
+    const verdict = (step: number, outcome: 'pass' | 'fail', context: string) =>
+      ({
+        step,
+        gate: 'error-rate ≤ 2% over 60 s (blue)',
+        metric: 'error-rate',
+        value: outcome === 'fail' ? 9 : 0.1,
+        threshold: 2,
+        unit: '%',
+        outcome,
+        at: 0,
+        context,
+        requests: 1000,
+        bound: 2,
+      }) as const
+    const failed = failedPools(runbook, [verdict(0, 'pass', 'blue 25%'), verdict(0, 'fail', 'blue 50%'), verdict(-1, 'fail', 'way back: green 80%')])
+    expect([...failed.keys()]).toEqual(['blue'])
+    expect(failed.get('blue')).toMatch(/^step 1 at blue 50%: error-rate ≤ 2% over 60 s \(blue\) measured 9\.00%/)
+    const undo = {
+      kind: 'weights' as const,
+      resource: 'r',
+      describe: 'set the weights of r back to blue=100 green=0',
+      before: {blue: 25, green: 75},
+      after: {blue: 100, green: 0},
+      apply: async () => undefined,
+    }
+    const line = describeStepBack({
+      undo,
+      way: {
+        steps: [
+          {blue: 50, green: 50},
+          {blue: 100, green: 0},
+        ],
+        why: 'back through the weights the run passed',
+      },
+      receiving: 'blue',
+      gate,
+      gateFrom: 'the gate of step 1',
+      bake: 60,
+      receivingFailed: failed.get('blue'),
+    })
+    expect(line).toContain('traffic goes onto blue, which failed a gate in this run (step 1 at blue 50%')
+    expect(line).toContain('each baked 60 s behind the gate of step 1: error-rate ≤ 2% over 60 s (blue)')
+  })
+})
