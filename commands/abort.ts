@@ -58,7 +58,8 @@ With no RUN it sends nothing: stopping a run is not undone by a promote, so abor
       const [{nameTheRun}, stateStore] = await Promise.all([import('../src/state/live-run.js'), import('../src/cli/state-store.js')])
       await nameTheRun(await stateStore.openStateStore(flags.state, awsOptionsOf(flags)), 'abort', (m) => this.progress(m))
     }
-    const sent = await this.send(args, flags)
+    // Sent with the rollback it asks for: once the run takes it, a resume goes back, even if this process dies first.
+    const sent = await this.send(args, flags, {rollback: flags.rollback})
     if (!flags.rollback) return sent
     const aws = awsOptionsOf(flags)
     const [{openStateStore}, {waitUntilStopped}, {rollBackAtTerminal}] = await Promise.all([

@@ -45,11 +45,11 @@ const effects: Record<ControlKind, string> = {
 export abstract class ControlCommand extends SluiceCommand {
   protected abstract readonly kind: ControlKind
 
-  protected async send(args: {run?: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>): Promise<ControlJson> {
+  protected async send(args: {run?: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>, options: {rollback?: boolean} = {}): Promise<ControlJson> {
     const store = await openStateStore(flags.state, awsOptionsOf(flags))
     const runId = args.run ?? (await this.theLiveRun(store))
     const {sendControl} = await import('../state/controls.js')
-    const sent = await sendControl(store, runId, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.progress(m))
+    const sent = await sendControl(store, runId, this.kind, {operator: operator(), host: thisHost, pid: process.pid}, (m) => this.progress(m), options)
     const by = sent.runningBy
     const {taken} = sent
     // What the run did with it, in its own words ("approved step 6", "nothing was waiting: …").

@@ -5,6 +5,7 @@ import {journalLock, type StateStore} from '../ports/state-store.js'
 import type {ResumeSettings} from './live-run.js'
 import {liveControlPlane, lockedResources} from '../wiring/live.js'
 import {readForRecovery, runbookOf, settleUnknown} from './history.js'
+import {releaseLeftLocks} from '../state/run-life.js'
 
 export interface ResumePlan {
   runbook: Runbook
@@ -28,10 +29,16 @@ export async function planResume(
 ): Promise<ResumePlan | {nothing: string} | {wayBack: string}> {
   const read = await readForRecovery(store, runId, 'resume')
   const status = runStatus(read)
-  if (status === 'completed') return {nothing: `run ${runId} completed; there is nothing to resume`}
-  if (status === 'rolled-back') return {nothing: `run ${runId} was rolled back; there is nothing to resume`}
+  const who = {runId, operator, host: thisHost, since: new Date().toISOString()}
+  if (status === 'completed' || status === 'rolled-back') {
+    await releaseLeftLocks(store, runId, who, notify)
+    return {nothing: `run ${runId} ${status === 'completed' ? 'completed' : 'was rolled back'}; there is nothing to resume`}
+  }
   // Once a run has started back, it only ever goes back: resuming it forwards would undo the undo.
-  if (isOnWayBack(read)) return {wayBack: `run ${runId} is partway through its rollback (${status}): resume goes on with the rollback, never forwards`}
+  if (isOnWayBack(read))
+    return {
+      wayBack: `run ${runId} ${status === 'rolling-back' || status === 'rollback-held' ? `is partway through its rollback (${status})` : 'took an abort --rollback, and its rollback never began'}: resume goes on with the rollback, never forwards`,
+    }
   const start = runStart(read)
   const runbook = runbookOf(start)
   const recorded = mutations(read)
@@ -39,7 +46,7 @@ export async function planResume(
   // Every lock the run needs, at once: a dead holder's leases are waited out together (at most
   // one lease, and not at all for a pid gone from this host), and the resumed run keeps them.
   const resources = [...lockedResources(runbook), journalLock(runId)]
-  await store.acquire(resources, {runId, operator, host: thisHost, since: new Date().toISOString()}, {notify})
+  await store.acquire(resources, who, {notify})
   let settled: string[] = []
   try {
     if (recorded.some((m) => m.outcome === undefined)) {

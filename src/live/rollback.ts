@@ -6,7 +6,8 @@ import type {ControlSender} from '../ports/controls.js'
 import type {EngineIO, GateVerdict, RunEvent} from '../ports/io.js'
 import {journalLock, type JournalRead, type StateStore} from '../ports/state-store.js'
 import {ControlPoller} from '../state/controls.js'
-import {JournalWriter, lastAttempt, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
+import {isOnWayBack, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
+import {releaseLeftLocks} from '../state/run-life.js'
 import {liveControlPlane, lockedResources} from '../wiring/live.js'
 import {changesBySubject, describeDrift, driftBySubject, readForRecovery, runbookOf, settleUnknown} from './history.js'
 import {failedPools} from './step-back.js'
@@ -58,11 +59,13 @@ export async function rollbackRun(
   options: RollbackOptions = {},
 ): Promise<RollbackResult> {
   const read = await readForRecovery(store, runId, 'rollback')
-  if (runStatus(read) === 'rolled-back')
+  const notify = (message: string) => io.notify({type: 'warning', message})
+  if (runStatus(read) === 'rolled-back') {
+    await releaseLeftLocks(store, runId, {runId, operator, host: thisHost}, notify)
     return {runId, undone: [], plan: [], leftAlone: [], outcome: 'nothing', message: `run ${runId} was already rolled back`}
+  }
   const start = runStart(read)
   const runbook = runbookOf(start)
-  const notify = (message: string) => io.notify({type: 'warning', message})
   // The run's own journal lock too: while it rolls back nobody resumes or rolls it back beside it,
   // and `sluice journal` sees a live process on it.
   const resources = [...lockedResources(runbook), journalLock(runId)]
@@ -122,7 +125,14 @@ export async function rollbackRun(
       ...(options.fromLive ? {fromLive: drifted} : {}),
     })
     const leftAlone = [...laterLines, ...alone]
-    if (undos.length === 0) return {runId, undone: [], plan: [], leftAlone, outcome: 'nothing', message: `run ${runId} changed nothing that needs undoing`}
+    if (undos.length === 0) {
+      // Nothing is left to undo (the run changed nothing that lasts, or a rollback killed after its
+      // last change got it all back): the run is rolled back, and says so, so nothing resumes it forwards.
+      const message = `run ${runId} changed nothing that needs undoing${isOnWayBack(read) ? ' any more' : ''}`
+      await journal.write('rollback-start', {operator, host: thisHost, pid: process.pid, undo: [], leftAlone, ...(isOnWayBack(read) ? {continues: true} : {})})
+      await journal.write('rollback-end', {outcome: 'rolled-back', message})
+      return {runId, undone: [], plan: [], leftAlone, outcome: 'nothing', message}
+    }
     const ungated = undos.filter((u) => u.stepped && !u.stepped.gate)
     if (ungated.length > 0 && !options.ungated)
       return refused(
@@ -140,7 +150,7 @@ export async function rollbackRun(
       ...(options.fromLive && drift.length > 0 ? drift.map((d) => `planned from what is there now (--from-live): ${d}`) : []),
     ])
     if (!yes) return {runId, undone: [], plan: lines, leftAlone, outcome: 'refused', message: `rollback of run ${runId} not confirmed; nothing was changed`}
-    const continues = lastAttempt(read).phase === 'back' || read.entries.some((e) => e.type === 'rollback-start')
+    const continues = isOnWayBack(read)
     await journal.write('rollback-start', {
       operator,
       host: thisHost,

@@ -19,6 +19,8 @@ export interface ControlIntent extends ControlSender {
   kind: ControlKind
   /** ISO 8601, by the sender's clock. */
   at: string
+  /** An abort sent by `abort --rollback`: once the run has taken it, the run's next move is back, whoever makes it. */
+  rollback?: boolean
 }
 
 /**

@@ -34,6 +34,7 @@ export async function sendControl(
   kind: ControlKind,
   sender: ControlSender,
   notify: (m: string) => void = () => undefined,
+  options: {rollback?: boolean} = {},
 ): Promise<ControlSent> {
   checkRunId(runId)
   const read = await store.read(runId)
@@ -42,7 +43,7 @@ export async function sendControl(
     notify(`run ${runId} is held by pid ${lock.pid} on ${lock.host}: watching its lease for up to ${lock.leaseSeconds} s to tell whether that process is alive`)
   const life = await judgeRun(store, runId, read)
   if (life.state !== 'running') throw new RefusedError(notRunning(runId, life, read))
-  const control = await store.sendControl(runId, {...sender, kind, at: new Date().toISOString()})
+  const control = await store.sendControl(runId, {...sender, kind, at: new Date().toISOString(), ...(options.rollback ? {rollback: true} : {})})
   const {operator, host, pid} = life.holder
   const sent = {runId, runbook: runStart(read).runbookName, control, runningBy: {operator, host, pid}}
   const give = performance.now() + Math.min(ACK_SECONDS, life.holder.leaseSeconds) * 1000
@@ -208,7 +209,7 @@ export class ControlPoller implements RunControls {
       }
     } else {
       effect = 'aborting'
-      did = `aborting: ${this.now}; stopping at the next safe point`
+      did = `aborting${c.rollback ? ', then rolling back' : ''}: ${this.now}; stopping at the next safe point`
       this.pausedBy = null
     }
     if (this.listener) this.listener(c, effect, did)

@@ -160,9 +160,15 @@ export function runStatus(read: JournalRead): RunStatus {
   return end ? (end.outcome as RunStatus) : 'unfinished'
 }
 
-/** Whether the run has started on its way back: from then on it never goes forwards again. */
+/**
+ * Whether the run has started on its way back: a rollback started, or the run took an abort sent
+ * by `abort --rollback` (whose rollback may have died before it could begin). From then on it
+ * never goes forwards again.
+ */
 export function isOnWayBack(read: JournalRead): boolean {
-  return read.entries.some((e) => e.type === 'rollback-start')
+  return read.entries.some(
+    (e) => e.type === 'rollback-start' || (e.type === 'control' && e.effect === 'aborting' && (e.control as ControlIntent | undefined)?.rollback === true),
+  )
 }
 
 /**

@@ -264,7 +264,15 @@ export function parseLock(resource: string, text: string, fingerprint: string, d
   }
 }
 
-const controlSchema = z.object({seq: int.positive(), kind: z.enum(controlKinds), at: iso, operator: z.string(), host: z.string(), pid: int})
+const controlSchema = z.object({
+  seq: int.positive(),
+  kind: z.enum(controlKinds),
+  at: iso,
+  operator: z.string(),
+  host: z.string(),
+  pid: int,
+  rollback: z.boolean().optional(),
+})
 
 /** A control record (`sluice pause`, `promote`, `abort`), checked. */
 export function parseControl(source: string, text: string): ControlIntent {

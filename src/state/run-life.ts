@@ -1,4 +1,4 @@
-import {journalLock, type JournalRead, type LockRecord, type StateStore} from '../ports/state-store.js'
+import {journalLock, type JournalRead, type LockRecord, type LockRequest, type StateStore} from '../ports/state-store.js'
 import {judgeHolder, LeaseObserver} from './liveness.js'
 import {lastAttempt, runStatus} from './journal.js'
 
@@ -80,4 +80,20 @@ export function lifeStatus(life: RunLife, read: JournalRead): {status: string; d
 export function lifeLabel(life: RunLife, read: JournalRead): string {
   const {status, detail} = lifeStatus(life, read)
   return detail ? `${status} (${detail})` : status
+}
+
+/**
+ * The locks an ended run's process left behind: it died between its last journal entry and letting
+ * go (a kill -9 after rollback-end). They are taken as any dead holder's are (at once for a pid gone
+ * from this host, else after a lease with no renewal; a live holder's are not), then let go, so a
+ * run that has ended never keeps its resources locked.
+ */
+export async function releaseLeftLocks(store: StateStore, runId: string, who: LockRequest, notify: (message: string) => void): Promise<void> {
+  const left = (await store.locks()).filter((l) => l.runId === runId).map((l) => l.resource)
+  if (left.length === 0) return
+  notify(
+    `run ${runId} has ended, but its process left ${left.length === 1 ? 'a lock' : `${left.length} locks`} behind (${left.join(', ')}): letting go of ${left.length === 1 ? 'it' : 'them'}`,
+  )
+  await store.acquire(left, who, {notify})
+  await store.release(left, runId)
 }
