@@ -91,6 +91,7 @@ steps:
 `,
     )
     const forwardMaps = sampler(() => bench.map(bench.rampMap), 50)
+    mark('alice: sluice run green-cold-return')
     const forward = await alice.run(['run', file, '--yes'])
     mark('alice: the ramp fails its gate')
     const forwardSeen = (await forwardMaps.stop()).map((s) => s.value)
