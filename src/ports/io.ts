@@ -48,6 +48,8 @@ export const mutationKinds = [
   'pool-weights',
   'deregister',
   'register',
+  'restart',
+  'remediate',
   'failover',
   'slow-start',
   'restrict',

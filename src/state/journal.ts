@@ -186,6 +186,8 @@ export function pauseInForce(read: JournalRead): (ControlSender & {at: string}) 
   return paused
 }
 
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
+
 export function mutations(read: JournalRead): RecordedMutation[] {
   const out: RecordedMutation[] = []
   for (const e of read.entries) {
@@ -193,7 +195,17 @@ export function mutations(read: JournalRead): RecordedMutation[] {
     const m = e.mutation as Mutation
     if (m.phase === 'intent') out.push({...m, seq: e.seq, at: e.at})
     else {
-      const open = [...out].reverse().find((x) => x.outcome === undefined && x.kind === m.kind && x.step === m.step)
+      // Changes of one step can be in flight together (a batch's hooks): an outcome is its own intent's.
+      const open = [...out]
+        .reverse()
+        .find(
+          (x) =>
+            x.outcome === undefined &&
+            x.kind === m.kind &&
+            x.step === m.step &&
+            x.resource === m.resource &&
+            (m.after === undefined || sameJson(x.after, m.after)),
+        )
       if (open) open.outcome = {ok: m.ok ?? false, error: m.error, ...(typeof e.found === 'string' ? {found: e.found} : {})}
     }
   }

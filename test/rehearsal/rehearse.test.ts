@@ -42,11 +42,20 @@ describe('every shipped runbook is rehearsed', () => {
       // Every step that ran was announced and finished, and every change came as intent then outcome.
       const started = io.of('step-start').map((e) => e.step)
       expect(io.of('step-end').map((e) => e.step)).toEqual(started)
+      // A batch's hooks run together, so their intents and outcomes interleave: each intent has
+      // its own outcome after it, and nothing else does.
       const mutations = io.of('mutation').map((e) => e.mutation)
-      for (let i = 0; i < mutations.length; i += 2) {
-        expect(mutations[i].phase).toBe('intent')
-        expect(mutations[i + 1]).toMatchObject({phase: 'outcome', kind: mutations[i].kind, ok: true})
+      const key = (m: (typeof mutations)[number]) => JSON.stringify([m.kind, m.resource, m.after])
+      const open = new Map<string, number>()
+      for (const m of mutations) {
+        if (m.phase === 'intent') open.set(key(m), (open.get(key(m)) ?? 0) + 1)
+        else {
+          expect(open.get(key(m)) ?? 0, `an outcome with no intent before it: ${key(m)}`).toBeGreaterThan(0)
+          expect(m.ok).toBe(true)
+          open.set(key(m), open.get(key(m))! - 1)
+        }
       }
+      expect([...open.values()].every((n) => n === 0)).toBe(true)
     })
   }
 

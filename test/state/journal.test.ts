@@ -67,6 +67,19 @@ describe('journal helpers', () => {
     expect(found[1]).toMatchObject({before: {a: 100}, after: {a: 50}, at: entries[1].at})
   })
 
+  it('mutations pairs changes in flight together (a batch's hooks) each with its own outcome', () => {
+    const entries = [
+      m('intent', 'restart', 0, {before: null, after: 'a'}),
+      m('intent', 'restart', 0, {before: null, after: 'b'}),
+      m('outcome', 'restart', 0, {before: null, after: 'b', ok: false, error: 'exited 2'}),
+      m('outcome', 'restart', 0, {before: null, after: 'a', ok: true}),
+    ]
+    expect(mutations(read(e('run-start'), ...entries)).map((x) => [x.after, x.outcome?.ok])).toEqual([
+      ['a', true],
+      ['b', false],
+    ])
+  })
+
   it('mutations pairs an outcome with the latest open intent of its kind and step, and keeps what a resume found', () => {
     const first = m('intent', 'weights', 0, {after: {a: 10}})
     const second = m('intent', 'weights', 0, {after: {a: 30}})

@@ -21,9 +21,14 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   // cycled are done.
   const pending = new Map<string, Target>()
   const done = new Set<string>()
+  // The hooks the earlier run ran on a target (or was running when it died): never run twice.
+  const ran: HooksRan = {restart: new Set(), remediate: new Set()}
   for (const m of ctx.resumed ?? []) {
     if (!m.outcome?.ok) continue
-    if (m.kind === 'deregister') for (const id of m.before as string[]) pending.set(id, targetFromId(id))
+    if (m.kind === 'restart' || m.kind === 'remediate') ran[m.kind].add(m.after as string)
+    // The group still lists a target it has taken out of rotation (HAProxy keeps it, draining):
+    // its address from there; else from the id the journal recorded.
+    if (m.kind === 'deregister') for (const id of m.before as string[]) pending.set(id, all.find((t) => t.id === id) ?? targetFromId(id))
     if (m.kind === 'register') {
       for (const id of m.after as string[]) {
         pending.delete(id)
@@ -67,7 +72,7 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
     // A pause (`sluice pause`) holds here, between batches, with every earlier batch back in service.
     if (b > 0) await ctx.checkpoint(`before ${name}`)
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${name}; earlier batches are back in service`, verdicts}
-    const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts)
+    const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts, ran)
     if (outcome) return outcome
   }
   return {
@@ -75,6 +80,21 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
     message: `cycled ${total} targets in ${batches.length} batches${ctx.resumed ? ` (after ${done.size} cycled before the resume)` : ''}`,
     verdicts,
   }
+}
+
+/** Per hook, the targets it has run on. */
+type HooksRan = Record<'restart' | 'remediate', Set<string>>
+
+/**
+ * A hook run on a target, as the journal records it. Nothing reads back whether a hook ran: one
+ * a killed run had started counts as run (a target is never restarted twice; its health check on
+ * the way back into rotation says whether it worked). A restart is not undone.
+ */
+const hookRan: MutationRules = {
+  subject: (m) => `${m.resource}#hooks`,
+  settle: async () => 'applied',
+  undo: async (changes) => `the restarts and remediations on ${changes.at(-1)!.resource} are not undone`,
+  drift: async () => null,
 }
 
 /** A target known only by the id a journal recorded (`10.0.1.10:443`, `i-0abc:80`). */
@@ -100,6 +120,7 @@ async function cycleBatch(
   budget: number,
   size: number,
   verdicts: GateVerdict[],
+  ran: HooksRan,
 ): Promise<StepOutcome | null> {
   const ids = batch.map((t) => t.id)
   const which = `${name} (${ids.length > 4 ? `${ids.slice(0, 3).join(', ')} … ${ids.at(-1)}` : ids.join(', ')})`
@@ -145,14 +166,19 @@ async function cycleBatch(
   // From here to the batch's return there is no safe point to stop at: half-restarted targets
   // out of rotation help nobody. An interruption lets the hooks finish and the batch come back,
   // then stops (each hook still has its own timeout).
+  // Each hook run is journalled, so a resume never restarts a target twice.
   for (const kind of ['restart', 'remediate'] as const) {
     const hook = step[kind]
     if (!hook) continue
-    ctx.progress(`${which}: ${kind}`)
+    const due = batch.filter((t) => !ran[kind].has(t.id))
+    const before = batch.length - due.length
+    ctx.progress(`${which}: ${kind}${before > 0 ? ` (${before} already ${kind === 'restart' ? 'restarted' : 'remediated'} by the run this one resumes)` : ''}`)
     const results = await Promise.allSettled(
-      batch.map((t) => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout, env: hook.env}, t)),
+      due.map((t) =>
+        ctx.change(kind, group.label, null, t.id, () => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout, env: hook.env}, t)),
+      ),
     )
-    const failed = results.flatMap((r, k) => (r.status === 'rejected' ? [`${batch[k].id}: ${(r.reason as Error).message}`] : []))
+    const failed = results.flatMap((r, k) => (r.status === 'rejected' ? [`${due[k].id}: ${(r.reason as Error).message}`] : []))
     // A target whose hook failed stays out of rotation: returning it would put a broken server back.
     if (failed.length > 0) return {status: 'error', message: `${which}: ${kind} failed for ${failed.join('; ')}; the batch stays out of rotation`, verdicts}
   }
@@ -416,6 +442,8 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
   mutations: {
     deregister: membership,
     register: membership,
+    restart: hookRan,
+    remediate: hookRan,
     failover: attribute(
       'failover',
       (g) => g.failoverPercent(),
