@@ -67,7 +67,7 @@ describe('journal helpers', () => {
     expect(found[1]).toMatchObject({before: {a: 100}, after: {a: 50}, at: entries[1].at})
   })
 
-  it('mutations pairs changes in flight together (a batch's hooks) each with its own outcome', () => {
+  it('mutations pairs changes in flight together (the hooks of a batch) each with its own outcome', () => {
     const entries = [
       m('intent', 'restart', 0, {before: null, after: 'a'}),
       m('intent', 'restart', 0, {before: null, after: 'b'}),
