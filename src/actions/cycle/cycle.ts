@@ -233,7 +233,9 @@ async function cycleBatch(
 /** Why taking targets out would leave too little capacity, or null when there is room. */
 async function headroom(step: CycleStep, ctx: ActionContext, remaining: number): Promise<string | null> {
   if (step.headroom === undefined) return null
-  const {value: demand} = await ctx.metrics().read('request-rate', 60, step.pool)
+  // Said first: on HAProxy a process's first read of its counters takes the whole window.
+  ctx.progress(`measuring demand on ${step.pool} over 60 s for the ${step.headroom}% headroom check`)
+  const {value: demand} = await ctx.metrics().read('request-rate', 60, step.pool, ctx.signal)
   if (demand === null) return `cannot check the ${step.headroom}% headroom: no request-rate data for ${step.pool} (missing data is never a pass)`
   const usable = remaining * step.capacityPerTarget! * (1 - step.headroom / 100)
   if (usable >= demand) return null
