@@ -3,6 +3,8 @@ import {healthyShare} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
 import type {RuntimeApi} from './runtime.js'
 import {backendStats} from './stats.js'
+import {readConfig, type ConfigSection} from './config-file.js'
+import {runningConfigPaths} from './running-config.js'
 
 interface Sample {
   at: number
@@ -48,6 +50,30 @@ export class HaproxyMetrics implements MetricsPort {
     private readonly groups: Map<string, PoolPort>,
   ) {
     this.label = `haproxy stats (${api.label})`
+  }
+
+  /**
+   * The backends whose clients can give up unseen: without `option abortonclose` HAProxy keeps a
+   * request whose client has left until its server answers, and counts it by that answer (a 2xx,
+   * or a 504 at `timeout server`), so `cli_abrt` stays 0 and an error-rate gate passes a pool that
+   * makes its clients time out (the cold-return game day: "0% of 136 requests" over a window in
+   * which most clients timed out). Read from the running HAProxy's configuration where it can be found.
+   */
+  async caveats(signal?: AbortSignal): Promise<string[]> {
+    let sections: ConfigSection[]
+    try {
+      sections = readConfig(await runningConfigPaths(this.api, signal))
+    } catch (error) {
+      return [`cannot tell whether HAProxy counts clients that give up as errors: ${(error as Error).message}`]
+    }
+    const blind = Object.values(this.backends).filter((name) => {
+      const section = sections.find((s) => s.kind === 'backend' && s.name === name)
+      return section !== undefined && !abortsOnClose(section)
+    })
+    if (blind.length === 0) return []
+    return [
+      `backend${blind.length === 1 ? '' : 's'} ${blind.join(', ')} ${blind.length === 1 ? 'has' : 'have'} no \`option abortonclose\`: a client that gives up waiting is never counted as an error (only HAProxy's own 504 at \`timeout server\` is), so an error-rate gate can pass a pool that makes its clients time out; set it in the backend or its defaults`,
+    ]
   }
 
   async read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<Reading> {
@@ -114,4 +140,17 @@ function rate(kind: MetricKind, then: Sample, now: Sample): Reading {
   if (requests < 0 || errors < 0 || seconds <= 0) return {value: null, requests: null}
   if (requests === 0) return {value: null, requests: 0}
   return {value: kind === 'request-rate' ? requests / seconds : (errors / requests) * 100, requests}
+}
+
+/** Whether a backend sets `option abortonclose`, itself or through its defaults (the last word on it wins: `no option` clears it). */
+function abortsOnClose(section: ConfigSection): boolean {
+  const said = (s: ConfigSection | null): boolean | undefined => {
+    let on: boolean | undefined
+    for (const {words} of s?.lines ?? []) {
+      if (words[0] === 'option' && words[1] === 'abortonclose') on = true
+      if (words[0] === 'no' && words[1] === 'option' && words[2] === 'abortonclose') on = false
+    }
+    return on
+  }
+  return said(section) ?? said(section.defaults) ?? false
 }

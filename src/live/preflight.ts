@@ -48,6 +48,9 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
         : 'freeze now: none',
   )
   if (!(freeze instanceof Error)) live.freeze = freeze
+  // What a gate on this source cannot see, said before anything is asked.
+  if (runbook.steps.some((s) => 'gate' in s && s.gate) && control.metrics?.caveats)
+    for (const caveat of await control.metrics.caveats(signal)) lines.push(`! ${control.metrics.label}: ${caveat}`)
   // Who reads it: the plan tells this run's own freeze (or, typed by hand, this operator's) from another's.
   live.planner = {operator: control.operator, ...(control.runId === undefined ? {} : {runId: control.runId}), ...(control.byHand ? {byHand: true} : {})}
   return {now: lines, plan: planRunbook(runbook, live, fromStep)}

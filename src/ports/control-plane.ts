@@ -117,6 +117,8 @@ export interface MetricsPort {
    * source cannot be read (an error, a timeout, `signal` aborted): that is not a verdict either.
    */
   read(kind: MetricKind, windowSeconds: number, pool?: string, signal?: AbortSignal): Promise<Reading>
+  /** What the source cannot see that a gate on it would need to (read before a run, and shown with its plan). */
+  caveats?(signal?: AbortSignal): Promise<string[]>
 }
 
 export interface FreezeRecord {

@@ -391,6 +391,8 @@ export async function startBench(options: BenchOptions): Promise<Bench> {
         ...options.pools.flatMap((p) => [
           `backend ${p.name}`,
           '  balance roundrobin',
+          // As docs/live.md asks of a backend a gate reads: a client that gives up is then counted (cli_abrt).
+          '  option abortonclose',
           '  option httpchk GET /health',
           `  default-server check inter ${interMs}ms fall ${fall} rise ${rise}`,
           ...ports.get(p.name)!.map((serverPort, i) => `  server ${p.name}-${i} 127.0.0.1:${serverPort}`),

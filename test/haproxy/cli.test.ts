@@ -676,4 +676,18 @@ describe('sluice run on a HAProxy runbook', () => {
     expect(run.stderr).not.toContain('AWS')
     expect(await restrictMap.entries()).toEqual([])
   }, 60_000)
+
+  it('a gated runbook is told, before anything is asked, which backends its gate cannot see clients give up on (no option abortonclose)', async () => {
+    const gated = runbook(
+      'gated-ask',
+      `  - {action: ramp, set: green, schedule: [10], bake: 1, gate: {metric: error-rate, threshold: 5, window: 2, interval: 1, successes: 1, pool: green}}\n`,
+    )
+    const run = await sluice(['run', gated.file, '--state', gated.state])
+    expect(run.code).toBe(exitCodeOf('refused'))
+    expect(run.stderr).toMatch(
+      /! haproxy stats .*: backends blue, green have no `option abortonclose`: a client that gives up waiting is never counted as an error/,
+    )
+    expect(run.stderr.indexOf('option abortonclose')).toBeLessThan(run.stderr.indexOf('needs an answer'))
+    expect(await weights()).toEqual({blue: 100, green: 0})
+  }, 60_000)
 })
