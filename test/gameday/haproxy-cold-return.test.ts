@@ -47,6 +47,8 @@ beforeAll(async () => {
 }, 60_000)
 
 let left: string[] | undefined
+/** The gate's passing verdicts at green 100% over windows in which most clients failed, as the game day found them. */
+let blindVerdicts: unknown[] | undefined
 afterAll(async () => {
   left ??= await bench?.stop()
 }, 60_000)
@@ -144,7 +146,7 @@ steps:
         }
       })
       .filter((v) => v.share > 0.5)
-    expect.soft(blind, 'passing verdicts at green 100% over windows in which most clients failed').toEqual([])
+    blindVerdicts = blind
 
     // alice rolls it back: onto blue, in steps through the weights the run passed, each behind the
     // gate of the ramp moved to blue. bob watches; mid-bake, he aborts it from his terminal.
@@ -253,4 +255,13 @@ steps:
     left = await bench.stop()
     expect(left).toEqual([])
   }, 240_000)
+
+  // KNOWN DEFECT, open (issue 44's closing note): with `option abortonclose` set as docs/live.md
+  // asks, the gate still passed "0% of 136 requests" over a window in which 154 of 170 clients had
+  // timed out. Expected to fail until the HAProxy error-rate gate sees clients that give up; when
+  // this starts failing, the defect is fixed: make it a plain `it`.
+  it.fails('no gate verdict at green 100% passes a window in which most clients failed', () => {
+    expect(blindVerdicts).toBeDefined()
+    expect(blindVerdicts, 'passing verdicts at green 100% over windows in which most clients failed').toEqual([])
+  })
 })

@@ -145,7 +145,8 @@ steps:
     expect(turnedAway.headers['retry-after']).toBe('30')
     expect(JSON.parse(turnedAway.body)).toEqual({error: 'temporarily restricted during recovery', type: 'lookup'})
     // The pipeline asks again mid-recovery: still refused.
-    await run.seen(/batch 1 of 2 \([^)]*\): restart/)
+    // The first restart, as the terminal shows it: the batch's step, or the journalled restart itself.
+    await run.seen(/batch 1 of 2 \([^)]*\): restart|change restart .*→ cafe-[01]\b/)
     const midRun = await pipeline.run(['freeze', 'check'])
     expect(midRun.code).toBe(4)
     const ran = await run.ended
