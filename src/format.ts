@@ -130,6 +130,16 @@ function changeText(before: unknown, after: unknown): string {
 }
 
 /** The intent says what is about to change; a successful outcome adds nothing worth a line. */
+/**
+ * What a terminal draws of a change: each of a batch's hook runs is journalled (so a resume never
+ * restarts a target twice), but the batch's own line already says it restarts them; on a terminal
+ * only one that failed is drawn. The journal and its views keep every one.
+ */
+export function terminalMutationText(m: Mutation): string | undefined {
+  if ((m.kind === 'restart' || m.kind === 'remediate') && m.ok !== false) return undefined
+  return mutationText(m)
+}
+
 export function mutationText(m: Mutation): string | undefined {
   const subject = `change ${m.kind} ${m.resource}`
   if (m.phase === 'intent') return `${subject}${changeText(m.before, m.after)}`

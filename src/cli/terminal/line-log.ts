@@ -1,4 +1,4 @@
-import {clockStamp, formatEvent, gateWindowText, mutationText, stepName, verdictText, type ClockKind} from '../../format.js'
+import {clockStamp, formatEvent, gateWindowText, stepName, terminalMutationText, verdictText, type ClockKind} from '../../format.js'
 import type {GateVerdict, RunEvent} from '../../ports/io.js'
 
 // The run as a log a person reads without a terminal (CI): each line leads with the time it
@@ -76,7 +76,7 @@ export class LineLog {
         if (held?.kind === 'status') this.held = undefined
         return this.hold({step, stamp, kind: 'status', text: `progress ${event.message}`})
       case 'mutation': {
-        const text = mutationText(event.mutation)
+        const text = terminalMutationText(event.mutation)
         if (text === undefined) return
         if (event.mutation.phase === 'outcome') return this.out(formatEvent(event))
         if (held?.kind === 'start') return this.hold({...held, kind: 'change', text: `${held.text} — ${text}`}, held)

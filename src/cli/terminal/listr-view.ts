@@ -1,5 +1,5 @@
 import type {DefaultRenderer, Listr, ListrDefaultRendererLogLevels, ListrTaskWrapper} from 'listr2'
-import {formatEvent, mutationText, planLines, verdictText, type ClockKind} from '../../format.js'
+import {formatEvent, planLines, terminalMutationText, verdictText, type ClockKind} from '../../format.js'
 import type {GateVerdict, PlannedStep, RunEvent, StepStatus} from '../../ports/io.js'
 import {ask, confirmAdapter} from './prompt.js'
 
@@ -107,7 +107,7 @@ export class ListrView {
       case 'verdict':
         return this.verdict(event.verdict, event)
       case 'mutation': {
-        const text = mutationText(event.mutation)
+        const text = terminalMutationText(event.mutation)
         return text === undefined ? undefined : this.show(event.mutation.step, text, event)
       }
       case 'control': {
