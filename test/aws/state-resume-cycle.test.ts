@@ -30,6 +30,8 @@ describe('kill -9 and resume', () => {
     // Hooks get the bare target (the IP here), not id:port.
     const restarted = readFileSync(log, 'utf8').trim().split('\n')
     expect(new Set(restarted)).toEqual(new Set(before.map((t) => t.split(':')[0])))
+    // Each target restarted once: the batch the killed run had restarted is not restarted again.
+    expect(restarted).toHaveLength(before.length)
     // Every deregistration in the journal has its registration.
     const journal = await journalOf(runId, fx.env)
     const done = journal.entries.filter((e) => e.type === 'mutation' && e.mutation!.phase === 'outcome' && e.mutation!.ok)
