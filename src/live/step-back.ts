@@ -98,7 +98,8 @@ export async function planStepBack(
   const capacity = await receivingCapacity(runbook, control, receiving, own?.window ?? 60)
   const passed = changes.filter((c) => c.step >= 0).map((c) => c.after as WeightMap)
   const way = wayBack(from, to, passed, typeof capacity === 'string' ? null : capacity)
-  if (typeof capacity === 'string' && way.steps.length > 1) way.why = `${way.why}; ${capacity}`
+  // Why the steps were not sized by capacity, unless the way back already says it (a capacity not stated).
+  if (typeof capacity === 'string' && way.steps.length > 1 && !capacity.startsWith('no capacity of')) way.why = `${way.why}; ${capacity}`
   const gate: Gate | undefined = own && {
     ...own,
     ...(receiving === null ? {} : {pool: receiving}),
