@@ -67,7 +67,13 @@ async function promotePast(run: SpawnedRun, runId: string, at: RegExp, next: Reg
 }
 
 const listed = async () =>
-  JSON.parse((await sluice(['journal', '--json'], {env: bob()})).stdout).runs as Array<{runId: string; status: string; detail?: string; runbook: string}>
+  JSON.parse((await sluice(['journal', '--json'], {env: bob()})).stdout).runs as Array<{
+    runId: string
+    status: string
+    detail?: string
+    runbook: string
+    startedAt: string
+  }>
 const statusOf = async (runId: string) => (await listed()).find((r) => r.runId === runId)
 const mailboxShare = (w: Record<string, number>) => (100 * (w.mailbox ?? 0)) / ((w.mailbox ?? 0) + (w.maintenance ?? 0))
 
@@ -219,7 +225,9 @@ describe('game day: the Outlook ejection cascade, AWS path', () => {
     const named = [stabiliseId, attemptId, retryId, allClearId]
     expect(named.map((id) => runs.find((r) => r.runId === id)?.status)).toEqual(['completed', 'rolled-back', 'completed', 'completed'])
     // The two unfreezes typed by hand are journalled runs too: the refused one, then the forced one.
-    expect(runs.filter((r) => !named.includes(r.runId)).map((r) => [r.runbook, r.status])).toEqual([
+    // In the order they started (two started in one second have ids in no particular order).
+    const typed = runs.filter((r) => !named.includes(r.runId)).sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt))
+    expect(typed.map((r) => [r.runbook, r.status])).toEqual([
       [expect.stringMatching(/unfreeze/), 'refused'],
       [expect.stringMatching(/unfreeze/), 'completed'],
     ])
