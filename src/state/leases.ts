@@ -269,22 +269,33 @@ export abstract class LeasingStore implements StateStore {
     return this.troubles.get(runId) ?? null
   }
 
+  /**
+   * Lets go of locks: first out of what the heartbeat renews, then, once a renewal in flight has
+   * landed, removed at the version last written. A renewal that lands between the two would
+   * otherwise write the lock back under a new version, and the removal at the old one find nothing
+   * to remove: a lock left held by a process that has ended (seen in the team-store game day).
+   */
   private async letGo(resources: string[]): Promise<void> {
-    await this.beat
-    const errors: unknown[] = []
-    for (const resource of resources) {
+    const records = resources.flatMap((resource) => {
       const record = this.held.get(resource)
-      if (!record) continue
-      this.held.delete(resource)
-      try {
-        await this.removeLock(resource, record.version)
-      } catch (error) {
-        errors.push(error)
-      }
-    }
+      return record ? [record] : []
+    })
+    for (const record of records) this.held.delete(record.resource)
     if (this.held.size === 0 && this.timer) {
       clearInterval(this.timer)
       this.timer = undefined
+    }
+    await this.beat
+    const errors: unknown[] = []
+    for (const record of records) {
+      try {
+        if (await this.removeLock(record.resource, record.version)) continue
+        // Renewed meanwhile: still this process's own lock, at the version the renewal wrote.
+        const now = await this.readLock(record.resource)
+        if (now && now.runId === record.runId && now.pid === record.pid && now.host === record.host) await this.removeLock(record.resource, now.version)
+      } catch (error) {
+        errors.push(error)
+      }
     }
     if (errors.length > 0) throw errors[0]
   }
