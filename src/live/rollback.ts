@@ -103,10 +103,12 @@ export async function rollbackRun(
     for (const finding of await settleUnknown(recorded, control, journal, 'rollback')) notify(`found on rollback: ${finding}`)
     const taken = recorded.filter((m) => m.outcome?.ok)
     // What another run has changed since is that run's to undo, never this one's.
-    const owners = await ownersNow(store, runId, await driftBySubject(taken, control), control)
+    // The world is read once: what drifted is either another run's now, or this run's to refuse on.
+    const driftedAll = await driftBySubject(taken, control)
+    const owners = await ownersNow(store, runId, driftedAll, control)
     const own = taken.filter((m) => !owners.has(rulesOf(m).subject(m)))
     const laterLines = [...owners.values()].map((o) => o.line)
-    const drifted = await driftBySubject(own, control)
+    const drifted = new Map([...driftedAll].filter(([subject]) => !owners.has(subject)))
     const drift = [...drifted.values()].map(describeDrift)
     if (drift.length > 0 && !options.fromLive) {
       await journal.write('drift', {found: drift, by: 'rollback', operator, host: thisHost})
