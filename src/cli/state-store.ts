@@ -16,7 +16,7 @@ export async function openStateStore(flag: string | undefined, aws: AwsOptions):
   if (!announced.has(store.label)) {
     announced.add(store.label)
     process.stderr.write(`using ${store.label} (${choice.from})\n`)
-    if (choice.notice) process.stderr.write(`notice: ${choice.notice}\n`)
+    for (const notice of choice.notices) process.stderr.write(`notice: ${notice}\n`)
     store.notice = (message) => void process.stderr.write(`notice: ${message}\n`)
   }
   return store

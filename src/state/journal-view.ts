@@ -35,7 +35,8 @@ export function runsTable(runs: RunListing[], width: number): string {
 
 /**
  * Every run with its status: how it ended, or `running`, or `dead (pid N gone)` / `dead (lease
- * lapsed …)` for one that never ended. A run held on another host is judged by watching its lease
+ * lapsed …)` for one that never ended. A run held on another host (or by a lock that records no
+ * start time for its pid) is judged by watching its lease
  * (all of them at once, for at most one lease), and `notify` says so first.
  */
 export async function listRuns(store: StateStore, notify: (message: string) => void = () => undefined): Promise<RunListing[]> {
@@ -66,7 +67,7 @@ export async function listRuns(store: StateStore, notify: (message: string) => v
   const unknown = rows.filter((r) => r.read)
   if (unknown.length > 0) {
     notify(
-      `${unknown.length === 1 ? '1 unfinished run is' : `${unknown.length} unfinished runs are`} held on another host: watching ${unknown.length === 1 ? 'its lease' : 'their leases'} to tell whether ${unknown.length === 1 ? 'it is' : 'they are'} alive`,
+      `${unknown.length === 1 ? '1 unfinished run is' : `${unknown.length} unfinished runs are`} held by a process sluice cannot judge by its pid (on another host, or a lock that records no start time): watching ${unknown.length === 1 ? 'its lease' : 'their leases'} to tell whether ${unknown.length === 1 ? 'it is' : 'they are'} alive`,
     )
     await Promise.all(
       unknown.map(async (r) => {

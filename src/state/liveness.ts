@@ -13,10 +13,19 @@ export type Liveness = {alive: true; how: string} | {alive: false; why: string}
 const now = () => performance.now()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** At once, by its pid, when the holder runs in this place; undefined when it does not (or cannot be told). */
+/**
+ * At once, by its pid, when the holder runs in this place; undefined when it does not (or cannot
+ * be told). A pid that is gone is a dead holder whatever the record says. A pid that runs is the
+ * holder's only if it started when the holder did: a record without the start time (written by
+ * hand, or damaged) could name any process that has the pid now, a shell or a daemon, which would
+ * keep a dead run "running" and take its controls for nobody; such a holder is judged by its lease.
+ */
 export function byPid(lock: LockRecord): Liveness | undefined {
   if (!lock.place || lock.place !== thisPlace || lock.host !== thisHost) return undefined
-  return processRuns(lock.pid, lock.started) ? {alive: true, how: `pid ${lock.pid} runs on this host`} : {alive: false, why: `dead (pid ${lock.pid} gone)`}
+  const dead = {alive: false as const, why: `dead (pid ${lock.pid} gone)`}
+  if (!processRuns(lock.pid)) return dead
+  if (lock.started === undefined) return undefined
+  return processRuns(lock.pid, lock.started) ? {alive: true, how: `pid ${lock.pid} runs on this host`} : dead
 }
 
 /**

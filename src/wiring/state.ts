@@ -1,13 +1,8 @@
 import type {AwsOptions} from '../aws/clients.js'
-import {InputError} from '../errors.js'
 import {LocalStore} from '../local/local-store.js'
 import type {StateStore} from '../ports/state-store.js'
 import {chooseState} from '../state/home.js'
-
-/** Where state lives (src/state/home.ts): --state, $SLUICE_STATE, a config file, or the user's state directory. */
-export function stateSpec(flag?: string): string {
-  return chooseState(flag).spec
-}
+import type {StateAddress} from '../state/state-address.js'
 
 /**
  * One store per place per process: the locks this process holds (and renews) are the store's, so
@@ -19,26 +14,26 @@ const opened = new Map<string, Promise<StateStore>>()
 export function openStore(flag: string | undefined, aws: AwsOptions): Promise<StateStore> {
   // A run's region may be settled later from its runbook's ARNs; the state store it shares with
   // the command that opened it first stays the same store (locks held by one are held by both).
-  const spec = stateSpec(flag)
-  const key = spec.startsWith('dynamodb://') ? JSON.stringify([spec, aws.profile, aws.endpoint]) : JSON.stringify([spec])
+  const {spec, address} = chooseState(flag)
+  const key = address.kind === 'store' ? JSON.stringify([spec, aws.profile, aws.endpoint]) : JSON.stringify([spec])
   let store = opened.get(key)
   if (!store) {
-    store = open(stateSpec(flag), aws)
+    store = open(address, aws)
     opened.set(key, store)
     store.catch(() => opened.delete(key))
   }
   return store
 }
 
-async function open(spec: string, aws: AwsOptions): Promise<StateStore> {
-  if (spec.startsWith('dynamodb://')) {
-    const table = spec.slice('dynamodb://'.length)
-    if (!/^[A-Za-z0-9_.-]{3,255}$/.test(table)) throw new InputError(`--state: expected dynamodb://TABLE with a DynamoDB table name, got "${spec}"`)
-    const {DynamoStore} = await import('../aws/dynamo-store.js')
-    return new DynamoStore(table, aws)
+/** The store at an address chosen and checked by src/state/home.ts: one opener per scheme it knows. */
+async function open(address: StateAddress, aws: AwsOptions): Promise<StateStore> {
+  if (address.kind === 'directory') return new LocalStore(address.path)
+  switch (address.scheme) {
+    case 'dynamodb': {
+      const {DynamoStore} = await import('../aws/dynamo-store.js')
+      return new DynamoStore(address.name, aws)
+    }
   }
-  if (/^[a-z0-9]+:\/\//.test(spec)) throw new InputError(`--state: "${spec}" is not a state store sluice knows; use a directory or dynamodb://TABLE`)
-  return new LocalStore(spec)
 }
 
 /** What a reader that must never write needs of a store: its runs, their journals and its locks. */
@@ -50,8 +45,8 @@ export type StoreReader = Pick<StateStore, 'label' | 'runIds' | 'read' | 'locks'
  * `dynamodb://` store, whose first read creates its table and which may be a network away.
  */
 export function peekStore(flag: string | undefined): StoreReader | null {
-  const spec = stateSpec(flag)
-  if (/^[a-z0-9]+:\/\//.test(spec)) return null
-  const store = new LocalStore(spec)
+  const {address} = chooseState(flag)
+  if (address.kind !== 'directory') return null
+  const store = new LocalStore(address.path)
   return {label: store.label, runIds: () => store.runIds(), read: (runId) => store.read(runId), locks: () => store.peekLocks()}
 }

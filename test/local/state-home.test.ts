@@ -78,6 +78,23 @@ describe('one state home, whatever the working directory (spawned)', () => {
     expect(bad.stderr).toContain(`Error: ${join(other.home, '.config', 'sluice', 'config.yaml')}:2:1: stat: `)
   }, 60_000)
 
+  it('state: "DYNAMODB://sluice-state" in sluice.yaml asks DynamoDB, never a directory beside it; state: dynamodb:/x is exit 2 at file:line:column', async () => {
+    const u = user()
+    const repo = u.dir('repo')
+    writeFileSync(join(repo, 'sluice.yaml'), 'state: "DYNAMODB://sluice-state"\n')
+    // An endpoint nothing listens on, and no credentials: the answer can only come from DynamoDB, and cannot.
+    const env = {...u.env, AWS_ENDPOINT_URL: 'http://127.0.0.1:9', AWS_REGION: 'eu-west-1'}
+    const check = await sluice(['freeze', 'check'], {env, cwd: repo})
+    expect(check.stderr.split('\n')[0]).toBe(`using dynamodb://sluice-state (named in ${join(repo, 'sluice.yaml')})`)
+    expect(check.code, check.stderr).toBe(1)
+    expect(check.stdout).not.toContain('not frozen')
+    writeFileSync(join(repo, 'sluice.yaml'), 'state: dynamodb:/sluice-state\n')
+    const bad = await sluice(['freeze', 'check'], {env, cwd: repo})
+    expect(bad.code).toBe(2)
+    expect(bad.stdout).toBe('')
+    expect(bad.stderr.trim()).toBe(`Error: ${join(repo, 'sluice.yaml')}:1:8: state: "dynamodb:/sluice-state" is not a dynamodb:// address: expected dynamodb://TABLE`)
+  }, 60_000)
+
   it('an old ./.sluice is still found, with a one-line notice saying how to move it', async () => {
     const u = user()
     const old = u.dir('ops')
