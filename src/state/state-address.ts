@@ -70,7 +70,9 @@ function expand(value: string, env: NodeJS.ProcessEnv, where: string): string {
   return text.replace(/\$(?:\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*)|)/g, (whole, braced: string | undefined, plain: string | undefined) => {
     const name = braced ?? plain
     if (name === undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-      throw bad(`${whole === '$' ? 'a $ that names no variable' : `${whole} is not a variable sluice expands`}; expected $NAME or \${NAME}, or the path written in full`)
+      throw bad(
+        `${whole === '$' ? 'a $ that names no variable' : `${whole} is not a variable sluice expands`}; expected $NAME or \${NAME}, or the path written in full`,
+      )
     const got = env[name]
     if (!got) throw bad(`$${name} is ${got === undefined ? 'not set' : 'empty'}; set it, or write the path in full`)
     return got
@@ -87,7 +89,6 @@ export function parseStateAddress(raw: string, where: string, env: NodeJS.Proces
   const trimmed = raw.trim()
   if (trimmed === '') throw new InputError(`${where}: expected ${STATE_FORMS}, got an empty value`)
   const bad = (why: string) => new InputError(`${where}: ${JSON.stringify(raw)} ${why}`)
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw bad(`has a control character in it: expected ${STATE_FORMS}`)
   const value = expand(trimmed, env, where)
   // A colon before any slash: a URL (s3:bucket, dynamodb:/x, foo://x), unless it is a drive letter.
@@ -100,7 +101,9 @@ export function parseStateAddress(raw: string, where: string, env: NodeJS.Proces
   const asDirectory = `(a directory whose name has a colon is written ./${value})`
   if (!isScheme(scheme))
     throw bad(
-      m ? `names a store sluice does not know (${scheme}://): expected ${STATE_FORMS}` : `is neither a directory nor a store URL: expected ${STATE_FORMS} ${asDirectory}`,
+      m
+        ? `names a store sluice does not know (${scheme}://): expected ${STATE_FORMS}`
+        : `is neither a directory nor a store URL: expected ${STATE_FORMS} ${asDirectory}`,
     )
   const store = stores[scheme]
   if (!m) throw bad(`is not a ${scheme}:// address: expected ${store.form}`)

@@ -92,7 +92,9 @@ describe('one state home, whatever the working directory (spawned)', () => {
     const bad = await sluice(['freeze', 'check'], {env, cwd: repo})
     expect(bad.code).toBe(2)
     expect(bad.stdout).toBe('')
-    expect(bad.stderr.trim()).toBe(`Error: ${join(repo, 'sluice.yaml')}:1:8: state: "dynamodb:/sluice-state" is not a dynamodb:// address: expected dynamodb://TABLE`)
+    expect(bad.stderr.trim()).toBe(
+      `Error: ${join(repo, 'sluice.yaml')}:1:8: state: "dynamodb:/sluice-state" is not a dynamodb:// address: expected dynamodb://TABLE`,
+    )
   }, 60_000)
 
   it('an old ./.sluice is still found, with a one-line notice saying how to move it', async () => {

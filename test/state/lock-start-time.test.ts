@@ -42,8 +42,20 @@ describe('a lock that records no start time for its pid is judged by its lease, 
     const {dir} = await deadRunLockedBy(process.ppid)
     const listed = await sluiceInProcess<{runs: Array<{runId: string; status: string; detail?: string}>}>(['journal', '--state', dir, '--json'])
     expect(listed.exit, listed.stderr).toBe(0)
-    expect(listed.result?.runs).toEqual([{runId: RUN, status: 'dead', detail: `lease lapsed: not renewed in ${LEASE} s while sluice watched`, runbook: 'outlook-staged-return', operator: 'alice', host: thisHost, startedAt: expect.any(String)}])
-    expect(listed.stderr).toContain('1 unfinished run is held by a process sluice cannot judge by its pid (on another host, or a lock that records no start time): watching its lease')
+    expect(listed.result?.runs).toEqual([
+      {
+        runId: RUN,
+        status: 'dead',
+        detail: `lease lapsed: not renewed in ${LEASE} s while sluice watched`,
+        runbook: 'outlook-staged-return',
+        operator: 'alice',
+        host: thisHost,
+        startedAt: expect.any(String),
+      },
+    ])
+    expect(listed.stderr).toContain(
+      '1 unfinished run is held by a process sluice cannot judge by its pid (on another host, or a lock that records no start time): watching its lease',
+    )
   })
 
   it.skipIf(thisPlace === undefined)('pause is refused (exit 4) once the lease lapses, and no pause is left for nobody', async () => {

@@ -91,7 +91,10 @@ describe('a state address is a directory or a store sluice knows, in any case an
       ['dynamodb:/x', 'is not a dynamodb:// address: expected dynamodb://TABLE'],
       ['dynamodb:x', 'is not a dynamodb:// address: expected dynamodb://TABLE'],
       ['DynamoDB:sluice-state', 'is not a dynamodb:// address: expected dynamodb://TABLE'],
-      ['s3:bucket', 'is neither a directory nor a store URL: expected a directory or dynamodb://TABLE (a directory whose name has a colon is written ./s3:bucket)'],
+      [
+        's3:bucket',
+        'is neither a directory nor a store URL: expected a directory or dynamodb://TABLE (a directory whose name has a colon is written ./s3:bucket)',
+      ],
       ['foo://x', 'names a store sluice does not know (foo://): expected a directory or dynamodb://TABLE'],
       ['dynamodb://', 'does not name a store: expected dynamodb://TABLE, TABLE a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -)'],
       ['dynamodb://sluice state', 'does not name a store: expected dynamodb://TABLE, TABLE a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -)'],
@@ -188,7 +191,10 @@ describe('a state address is a directory or a store sluice knows, in any case an
       await sluiceIn(['freeze', 'check'], {...u.env, HOME: 'home', XDG_CONFIG_HOME: join(u.root, 'config')}, work),
       `$HOME is "home", not an absolute path, so sluice has no home directory to keep state in (~/.local/state/sluice); ${fix}`,
     )
-    expectRefused(await sluiceIn(['freeze', 'check', '--state', '~/x'], {...u.env, HOME: ''}, work), `$HOME is empty, so sluice has no home directory for the ~ in --state; ${fix}`)
+    expectRefused(
+      await sluiceIn(['freeze', 'check', '--state', '~/x'], {...u.env, HOME: ''}, work),
+      `$HOME is empty, so sluice has no home directory for the ~ in --state; ${fix}`,
+    )
     expect(readdirSync(work)).toEqual([])
     // Where the home is not needed, it is not asked for.
     const named = await sluiceIn(['freeze', 'check', '--state', join(u.root, 'state')], {...u.env, HOME: ''}, work)
@@ -208,15 +214,24 @@ describe('a state address is a directory or a store sluice knows, in any case an
       `${file}:1:1: cannot read this sluice config file: a symbolic link to ${join(u.root, 'ops', 'sluice.yaml')}, which does not exist; ${fix}`,
     )
     // Found from below too: the walk up does not step past it to the user's default.
-    expectRefused(await sluiceIn(['freeze', 'check'], u.env, u.dir('repo/services/mail')), `${file}:1:1: cannot read this sluice config file: a symbolic link to`)
+    expectRefused(
+      await sluiceIn(['freeze', 'check'], u.env, u.dir('repo/services/mail')),
+      `${file}:1:1: cannot read this sluice config file: a symbolic link to`,
+    )
 
     const loop = join(u.dir('loop'), 'sluice.yaml')
     symlinkSync(loop, loop)
-    expectRefused(await sluiceIn(['freeze', 'check'], u.env, u.dir('loop')), `${loop}:1:1: cannot read this sluice config file: a symbolic link that loops (to ${loop}); ${fix}`)
+    expectRefused(
+      await sluiceIn(['freeze', 'check'], u.env, u.dir('loop')),
+      `${loop}:1:1: cannot read this sluice config file: a symbolic link that loops (to ${loop}); ${fix}`,
+    )
 
     const userConfig = join(u.home, '.config', 'sluice', 'config.yaml')
     mkdirSync(join(u.home, '.config', 'sluice'), {recursive: true})
     symlinkSync('config.yaml', userConfig)
-    expectRefused(await sluiceIn(['freeze', 'check'], u.env, u.dir('anywhere')), `${userConfig}:1:1: cannot read this sluice config file: a symbolic link that loops`)
+    expectRefused(
+      await sluiceIn(['freeze', 'check'], u.env, u.dir('anywhere')),
+      `${userConfig}:1:1: cannot read this sluice config file: a symbolic link that loops`,
+    )
   })
 })
