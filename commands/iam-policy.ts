@@ -7,7 +7,9 @@ import {loadRunbook} from '../src/loader/shipped.js'
 export default class IamPolicy extends SluiceCommand {
   static override summary = 'Print the least-privilege IAM policy a runbook needs.'
 
-  static override description = `Prints an IAM policy document (JSON) that allows exactly the calls the runbook's steps and gates make, on the runbook's own zone, record, target groups and listener where AWS allows resource-level permissions.`
+  static override description = `Prints an IAM policy document (JSON) that allows exactly the calls the runbook's steps and gates make, on the runbook's own zone, record, target groups and listener where AWS allows resource-level permissions.
+
+Not listed: sts:GetCallerIdentity, which a live run and \`plan --live\` call to name the AWS account in their confirmation and plan: AWS requires no permission for it.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> runbooks/outlook-staged-return.yaml > sluice-policy.json',

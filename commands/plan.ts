@@ -10,8 +10,8 @@ interface PlanJson {
   runbook: string
   description: string
   steps: PlannedStep[]
-  /** With --live: what was read, where, and how many steps find the world other than they expect. */
-  live?: {on: string; now: string[]; drift: number}
+  /** With --live: what was read, where and as whom (the AWS account; null on HAProxy), and how many steps find the world other than they expect. */
+  live?: {on: string; identity: {account: string; arn: string} | null; now: string[]; drift: number}
 }
 
 export default class Plan extends SluiceCommand {
@@ -53,7 +53,7 @@ With --live, it first reads the real resources, as a live run does before it ask
       const aws = awsOptionsOf(flags)
       const read = await planLive(runbook, aws, await openStateStore(flags.state, aws))
       steps = read.plan
-      live = {on: read.on, now: read.now, drift: steps.filter((s) => s.drift).length}
+      live = {on: read.on, identity: read.identity, now: read.now, drift: steps.filter((s) => s.drift).length}
     }
     this.log(`${runbook.name}: ${runbook.description}`)
     if (live) {

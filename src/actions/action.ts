@@ -3,7 +3,7 @@ import type {EngineIO, GateResult, GateVerdict, Mutation, MutationKind, Recorded
 import type {IamStatement} from '../ports/backend.js'
 import type {RunControls} from '../ports/controls.js'
 import type {Backend} from '../ports/backend.js'
-import type {Path} from '../input/problems.js'
+import type {Path, Problem} from '../input/problems.js'
 import type {z} from 'zod'
 import {describeGate, type Gate} from '../runbook/gate.js'
 import type {DefaultsData, GateData, OnFailure, TargetsData} from '../runbook/schema.js'
@@ -41,6 +41,13 @@ export interface ActionDefinition<S extends AnyStep = AnyStep, Schema extends z.
    * step still does what it does on such a state, and the sentence says what that is.
    */
   expects?(step: S, context: Required<PlanContext>): string[]
+  /**
+   * What makes the step impossible on the live system as it is (a hook naming `{ip}` for targets
+   * that have no address), read before anything changes: preflight refuses the run, and
+   * `plan --live` the plan, on any, each at the runbook path it is about. A rehearsal's fleet has
+   * everything a step can name.
+   */
+  refusals?(step: S, control: ControlPlane, signal?: AbortSignal): Promise<Problem[]>
   /** Whether it changes the load balancer or DNS, so a live run asks before it starts. */
   changesLive: boolean
   /** What of the control plane it changes, whatever the backend calls it: the weights, a pool, the restrictions. */

@@ -22,6 +22,12 @@ const readTargetHealth: IamStatement = {
   Resource: ['*'],
 }
 
+/**
+ * An instance target's private address, for a hook that names {ip}: an instance target group
+ * lists instance ids only. DescribeInstances takes no resource-level permissions.
+ */
+const findAddresses: IamStatement = {Sid: 'FindInstanceAddresses', Effect: 'Allow', Action: ['ec2:DescribeInstances'], Resource: ['*']}
+
 const readRecord = (zone: string): IamStatement => ({
   Sid: 'ReadWeightedRecord',
   Effect: 'Allow',
@@ -115,12 +121,12 @@ export function awsBackend(targets: AwsTargets): Backend {
           {Sid: 'WaitForInSync', Effect: 'Allow', Action: ['route53:GetChange'], Resource: ['arn:aws:route53:::change/*']},
         ]
       },
-      pool(pool, {attributes}) {
+      pool(pool, {attributes, addresses}) {
         const arn = targetGroups[pool]
         if (!arn) return []
         const write = ['elasticloadbalancing:DeregisterTargets', 'elasticloadbalancing:RegisterTargets']
         if (attributes) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
-        return [{Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]}, readTargetHealth]
+        return [{Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]}, readTargetHealth, ...(addresses ? [findAddresses] : [])]
       },
       restrict: () =>
         listener

@@ -1,10 +1,13 @@
 import type {CloudWatchClient} from '@aws-sdk/client-cloudwatch'
 import type {DynamoDBClient} from '@aws-sdk/client-dynamodb'
+import type {EC2Client} from '@aws-sdk/client-ec2'
 import type {ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
 import type {Route53Client} from '@aws-sdk/client-route-53'
+import type {STSClient} from '@aws-sdk/client-sts'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
 import {InputError} from '../errors.js'
+import {checkEndpoints} from '../input/endpoint-url.js'
 
 export interface AwsOptions {
   region?: string
@@ -34,6 +37,7 @@ function sharedFiles(): {config: string; credentials: string} {
  * is named as such, not left for the credential chain to report as "Could not load credentials".
  */
 export async function resolveAws(options: AwsOptions): Promise<AwsOptions> {
+  checkEndpoints(options.endpoint)
   const profile = options.profile || process.env.AWS_PROFILE || undefined
   const configured = options.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || undefined
   let profileRegion: string | undefined
@@ -99,6 +103,8 @@ export class AwsClients {
   private elbv2Client?: Promise<ElasticLoadBalancingV2Client>
   private cloudwatchClient?: Promise<CloudWatchClient>
   private dynamodbClient?: Promise<DynamoDBClient>
+  private stsClient?: Promise<STSClient>
+  private ec2Client?: Promise<EC2Client>
   private resolved?: Promise<AwsOptions>
 
   constructor(readonly options: AwsOptions) {
@@ -164,8 +170,20 @@ export class AwsClients {
     return this.dynamodbClient
   }
 
+  sts(): Promise<STSClient> {
+    // Any region answers for the caller's identity; with none configured (a runbook on Route 53
+    // alone), us-east-1, where STS's global endpoint is.
+    this.stsClient ??= this.settled(false).then(async (o) => new (await import('@aws-sdk/client-sts')).STSClient(this.config(o, o.region ?? 'us-east-1')))
+    return this.stsClient
+  }
+
+  ec2(): Promise<EC2Client> {
+    this.ec2Client ??= this.settled(true).then(async (o) => new (await import('@aws-sdk/client-ec2')).EC2Client(this.config(o)))
+    return this.ec2Client
+  }
+
   destroy(): void {
-    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient, this.dynamodbClient])
+    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient, this.dynamodbClient, this.stsClient, this.ec2Client])
       void client?.then(
         (c) => c.destroy(),
         () => undefined,

@@ -2,7 +2,7 @@ import {FailedError} from '../errors.js'
 import {awsDeadlines} from './clients.js'
 
 /** The IAM action prefix of each service sluice calls. */
-const iamPrefix = {Route53: 'route53', ELBv2: 'elasticloadbalancing', CloudWatch: 'cloudwatch', DynamoDB: 'dynamodb'} as const
+const iamPrefix = {Route53: 'route53', ELBv2: 'elasticloadbalancing', CloudWatch: 'cloudwatch', DynamoDB: 'dynamodb', EC2: 'ec2', STS: 'sts'} as const
 
 export type AwsService = keyof typeof iamPrefix
 

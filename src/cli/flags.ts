@@ -1,5 +1,6 @@
 import {Args, Flags, type Interfaces} from '@oclif/core'
 import {InputError} from '../errors.js'
+import {endpointProblem} from '../input/endpoint-url.js'
 import type {AwsOptions} from '../aws/clients.js'
 import {limits} from '../runbook/limits.js'
 import {duration, durationUpTo} from '../runbook/units.js'
@@ -83,7 +84,15 @@ export const runbookArg = Args.string({description: 'A runbook YAML file, or the
 
 /** Where AWS calls go and as whom: the run's own resources, and a team's state table. */
 export const awsFlags = {
-  'endpoint-url': Flags.string({description: 'Send AWS calls to this endpoint (also AWS_ENDPOINT_URL), e.g. a local emulator.', helpValue: 'URL'}),
+  'endpoint-url': Flags.custom<string>({
+    description: 'Send AWS calls to this endpoint (also AWS_ENDPOINT_URL), e.g. a local emulator; an http(s) URL with no user name, password or query.',
+    helpValue: 'URL',
+    async parse(input) {
+      const problem = endpointProblem(input, '--endpoint-url')
+      if (problem) throw problem
+      return input
+    },
+  })(),
   profile: Flags.string({description: 'AWS profile from the shared config files.', env: 'AWS_PROFILE'}),
   region: Flags.string({description: 'AWS region (also AWS_REGION).'}),
 }

@@ -7,6 +7,10 @@ import {backendOf} from '../runbook/targets.js'
  * The least-privilege IAM policy for a runbook: the statements each of its steps needs (each
  * action says which), and the metric reads its gates make. Statements with one Sid are merged,
  * so two cycles on two groups give one statement over both.
+ *
+ * Not in it: sts:GetCallerIdentity, which every live run and `plan --live` calls first to name the
+ * account it acts in. AWS requires no permission for it (it answers even where a policy denies it
+ * explicitly), so a statement for it would grant nothing.
  */
 export function iamPolicy(runbook: Runbook): {Version: string; Statement: IamStatement[]} {
   const statements = new Map<string, IamStatement>()

@@ -4,7 +4,7 @@ import {actionOf} from '../actions/registry.js'
 import type {AwsOptions} from '../aws/clients.js'
 import {runRunbook} from '../engine/engine.js'
 import type {Drift} from '../actions/action.js'
-import {FailedError, RefusedError} from '../errors.js'
+import {FailedError, InterruptedError, RefusedError} from '../errors.js'
 import type {RecordedMutation} from '../ports/io.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import type {ControlSender} from '../ports/controls.js'
@@ -16,8 +16,8 @@ import {JournalWriter, operatorName, sha256, thisHost} from '../state/journal.js
 import {ControlPoller} from '../state/controls.js'
 import {openStore} from '../wiring/state.js'
 import {StateFileError} from '../state/records.js'
-import {liveControlPlane, lockedResources} from '../wiring/live.js'
-import {liveTarget, preflight} from './preflight.js'
+import {liveControlPlane, liveIdentity, lockedResources} from '../wiring/live.js'
+import {callerLine, liveTarget, preflight} from './preflight.js'
 import {checkPreviousRun} from './previous-run.js'
 import {applyRecorded, describeDrift, findDrift} from './history.js'
 
@@ -68,6 +68,12 @@ export interface LiveSettings {
  */
 export async function runLive(runbook: Runbook, inputs: RunInputs, settings: LiveSettings): Promise<LiveReport> {
   const options = {...inputs, ...settings}
+  // Which account the run acts in, first: it is named in the journal and the confirmation, and
+  // credentials that cannot say stop the run before it writes or reads anything.
+  const identity = await liveIdentity(runbook, settings.aws, inputs.signal).catch((error: Error) => {
+    if (inputs.signal.aborted) throw new InterruptedError(`${runbook.name}: interrupted while asking which AWS account it acts in; nothing was changed`)
+    throw error
+  })
   const store = await openStore(settings.state, settings.aws)
   const runId = options.resume?.runId ?? newRunId()
   const resources = lockedResources(runbook)
@@ -89,6 +95,7 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
       host: thisHost,
       pid: process.pid,
       aws: {region: options.aws.region, profile: options.aws.profile, endpoint: options.aws.endpoint},
+      ...(identity ? {identity} : {}),
       resources,
     })
   }
@@ -155,11 +162,11 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     options.io.notify({type: 'plan', runbook: runbook.name, steps: read.plan, runId})
     // Steps that only touch sluice's own state (a freeze) or only read need no confirmation.
     const changesAws = drift.length > 0 || runbook.steps.slice(options.resume?.fromStep ?? 0).some((step) => actionOf(step).changesLive)
-    const on = liveTarget(runbook, options.aws)
+    const on = liveTarget(runbook, options.aws, identity)
     const putBack = drift.flatMap((d) => d.reapply)
     const context = [
       'Now:',
-      ...read.now.map((l) => `  ${l}`),
+      ...[...callerLine(identity), ...read.now].map((l) => `  ${l}`),
       ...(putBack.length ? ['First, put back what the run left (--reapply):', ...putBack.map((u) => `  ${u.describe}`)] : []),
     ]
     // A question nobody can answer (no terminal, no --yes) refuses: the journal says so, so the

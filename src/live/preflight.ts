@@ -1,20 +1,25 @@
 import type {LiveView} from '../actions/action.js'
+import {actionOf} from '../actions/registry.js'
 import {describeWeights} from '../actions/weights-ramp.js'
 import {planRunbook} from '../engine/plan.js'
-import {FailedError} from '../errors.js'
+import {FailedError, InputError, RefusedError} from '../errors.js'
+import {problemLine, type Problem} from '../input/problems.js'
+import {endpointVariable} from '../input/endpoint-url.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import type {PlannedStep} from '../ports/io.js'
 import type {Runbook} from '../loader/runbook.js'
 import {backendOf} from '../runbook/targets.js'
 import type {AwsOptions} from '../aws/clients.js'
+import type {CallerIdentity} from '../aws/identity.js'
 import type {StateStore} from '../ports/state-store.js'
-import {liveAws, liveControlPlane} from '../wiring/live.js'
+import {liveAws, liveControlPlane, liveIdentity} from '../wiring/live.js'
 
 /**
  * Reads everything the runbook will touch before anything changes: the record's weighted sets,
  * each target group, the listener's rules. An unknown resource or a missing permission stops the
- * run here (exit 1), with nothing changed. Returns what it found, and the run's one plan told in
- * the live numbers, for the person to confirm.
+ * run here (exit 1), with nothing changed; so does a step the live system makes impossible (a
+ * hook naming {ip} for targets with no address: exit 2, at its place in the runbook). Returns
+ * what it found, and the run's one plan told in the live numbers, for the person to confirm.
  */
 export async function preflight(runbook: Runbook, control: ControlPlane, signal?: AbortSignal, fromStep = 0): Promise<Preflight> {
   const lines: string[] = []
@@ -33,6 +38,9 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
     live.groupSizes.set(pool, targets.length)
     lines.push(`${group.label} now: ${targets.filter((t) => t.health === 'healthy').length} of ${targets.length} targets healthy`)
   }
+  const refused: Problem[] = []
+  for (const step of runbook.steps.slice(fromStep)) for (const problem of (await actionOf(step).refusals?.(step, control, signal)) ?? []) refused.push(problem)
+  if (refused.length > 0) throw new InputError(refused.map((p) => problemLine(runbook.locate(p.path), p)))
   if (control.restrictions) {
     const rules = await control.restrictions.list()
     live.restricted = rules.map((r) => r.type)
@@ -67,22 +75,56 @@ export interface Preflight {
  * `sluice plan --live`: what a run would read before it asks, and nothing more. Every call is a
  * read (`sluice iam-policy --read-only` lists them), so a role that may only look can plan.
  */
-export async function planLive(runbook: Runbook, aws: AwsOptions, store: StateStore): Promise<Preflight & {on: string}> {
+export async function planLive(runbook: Runbook, aws: AwsOptions, store: StateStore): Promise<Preflight & {on: string; identity: CallerIdentity | null}> {
   const resolved = await liveAws(runbook, aws)
+  const identity = await liveIdentity(runbook, resolved)
   const {control, clients} = liveControlPlane(runbook, resolved, {operator: 'plan', freeze: store.freeze})
   try {
-    return {...(await preflight(runbook, control)), on: liveTarget(runbook, resolved)}
+    const read = await preflight(runbook, control)
+    return {...read, now: [...callerLine(identity), ...read.now], on: liveTarget(runbook, resolved, identity), identity}
   } finally {
     clients.destroy()
   }
 }
 
-/** What a live run drives, as its question and a live plan name it: `AWS (eu-west-1) at the endpoint …`, `HAProxy /run/haproxy/admin.sock`. */
-export function liveTarget(runbook: Runbook, aws: AwsOptions): string {
+/**
+ * What a live run drives, as its question and a live plan name it: `AWS account 123456789012
+ * (eu-west-1) at the endpoint …`, `HAProxy /run/haproxy/admin.sock`.
+ */
+export function liveTarget(runbook: Runbook, aws: AwsOptions, identity: CallerIdentity | null): string {
   const backend = backendOf(runbook.targets)
-  const region = backend.family === 'aws' && aws.region ? `${backend.name} (${aws.region})` : backend.name
+  const name = identity ? `${backend.name} account ${identity.account}` : backend.name
+  const region = backend.family === 'aws' && aws.region ? `${name} (${aws.region})` : name
   const endpoint = backend.family === 'aws' ? endpointOverride(aws.endpoint) : null
   return endpoint ? `${region} at ${endpoint}` : region
+}
+
+/**
+ * The account a resume or a rollback acts in, checked against the one its run started in (its
+ * run-start entry; journals from before sluice asked have none): with credentials for another
+ * account, the run's zone and target groups are not there or are someone else's, and what a
+ * resume or rollback reads would settle the run's changes from the wrong world. Refused (exit 4)
+ * before any lock or read, naming both accounts.
+ */
+export async function sameAccount(
+  runId: string,
+  runbook: Runbook,
+  aws: AwsOptions,
+  started: CallerIdentity | undefined,
+  signal?: AbortSignal,
+): Promise<CallerIdentity | null> {
+  const identity = await liveIdentity(runbook, aws, signal)
+  if (started && identity && started.account !== identity.account)
+    throw new RefusedError(
+      `run ${runId} was started in AWS account ${started.account} (as ${started.arn}), but these credentials are for account ${identity.account} (${identity.arn}). ` +
+        `Nothing was changed; use credentials for account ${started.account} (--profile or AWS_PROFILE)`,
+    )
+  return identity
+}
+
+/** Who the calls act as, the first line of what a live run and a live plan read. */
+export function callerLine(identity: CallerIdentity | null): string[] {
+  return identity ? [`calls as ${identity.arn} (account ${identity.account})`] : []
 }
 
 /**
@@ -93,7 +135,7 @@ export function liveTarget(runbook: Runbook, aws: AwsOptions): string {
  */
 export function endpointOverride(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
   if (flag) return `the endpoint ${flag} (--endpoint-url)`
-  const set = Object.entries(env).filter(([k, v]) => /^AWS_ENDPOINT_URL(_[A-Z0-9_]+)?$/.test(k) && v)
+  const set = Object.entries(env).filter(([k, v]) => endpointVariable.test(k) && v)
   if (set.length === 0 || env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS === 'true') return null
   const urls = [...new Set(set.map(([, v]) => v!))]
   const names = set.map(([k]) => k).sort((a, b) => a.length - b.length)

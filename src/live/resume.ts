@@ -5,6 +5,7 @@ import {journalLock, type StateStore} from '../ports/state-store.js'
 import type {ResumeSettings} from './live-run.js'
 import {liveControlPlane, lockedResources} from '../wiring/live.js'
 import {readForRecovery, runbookOf, settleUnknown} from './history.js'
+import {sameAccount} from './preflight.js'
 import {releaseLeftLocks} from '../state/run-life.js'
 
 export interface ResumePlan {
@@ -41,6 +42,7 @@ export async function planResume(
     }
   const start = runStart(read)
   const runbook = runbookOf(start)
+  await sameAccount(runId, runbook, aws, start.identity)
   const recorded = mutations(read)
   const journal = new JournalWriter(store, runId, (read.entries.at(-1)?.seq ?? 0) + 1)
   // Every lock the run needs, at once: a dead holder's leases are waited out together (at most

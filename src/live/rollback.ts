@@ -8,10 +8,11 @@ import {journalLock, type JournalRead, type StateStore} from '../ports/state-sto
 import {ControlPoller} from '../state/controls.js'
 import {isOnWayBack, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
 import {releaseLeftLocks} from '../state/run-life.js'
-import {liveControlPlane, lockedResources} from '../wiring/live.js'
+import {liveAws, liveControlPlane, lockedResources} from '../wiring/live.js'
 import {changesBySubject, describeDrift, driftBySubject, readForRecovery, runbookOf, settleUnknown} from './history.js'
 import {failedPools} from './step-back.js'
 import {carryOut, planUndo} from './undo-run.js'
+import {callerLine, liveTarget, sameAccount} from './preflight.js'
 
 export interface RollbackResult {
   runId: string
@@ -66,6 +67,9 @@ export async function rollbackRun(
   }
   const start = runStart(read)
   const runbook = runbookOf(start)
+  // The account first: a rollback with another account's credentials is refused before any lock or read.
+  const settled = await liveAws(runbook, aws)
+  const identity = await sameAccount(runId, runbook, settled, start.identity, options.signal)
   // The run's own journal lock too: while it rolls back nobody resumes or rolls it back beside it,
   // and `sluice journal` sees a live process on it.
   const resources = [...lockedResources(runbook), journalLock(runId)]
@@ -145,7 +149,8 @@ export async function rollbackRun(
           `Nothing was changed. Add a gate on the receiving pool to the runbook, or take it back knowingly: --ungated (held steps, no verdicts) or --now (at once)`,
       )
     const lines = undos.map((u) => u.line)
-    const yes = await io.confirm(`Roll back run ${runId} (${runbook.name})?`, [
+    const yes = await io.confirm(`Roll back run ${runId} (${runbook.name}) on ${liveTarget(runbook, settled, identity)}?`, [
+      ...callerLine(identity),
       'This will:',
       ...lines,
       ...leftAlone.map((why) => `left alone: ${why}`),

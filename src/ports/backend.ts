@@ -74,7 +74,8 @@ export interface Backend {
   /** The IAM statements each kind of change needs; none where the backend is not reached through IAM. */
   iam: {
     weights(): IamStatement[]
-    pool(pool: string, changes: {attributes: boolean}): IamStatement[]
+    /** A cycle's: `attributes` when it sets slow start or failover, `addresses` when a hook names a target's address ({ip}). */
+    pool(pool: string, changes: {attributes: boolean; addresses: boolean}): IamStatement[]
     restrict(): IamStatement[]
     lift(): IamStatement[]
     /** What a live run reads of every target before it asks (its preflight, `plan --live`, `status`): the weights, each pool's targets, the rules. */

@@ -148,8 +148,30 @@ export interface HookSpec {
 }
 
 export interface HookPort {
-  /** Runs the hook for one target; throws with the reason when it fails or times out. */
+  /** Runs the hook for one target; throws with the reason when it fails or times out, or when it names a value the target does not have. */
   run(kind: 'restart' | 'remediate', hook: HookSpec, target: Target, signal?: AbortSignal): Promise<void>
+  /**
+   * What the hook names ({ip}, {port}) that these targets cannot give it, one entry per target
+   * short of one, read before a run changes anything. A port that runs no command (a rehearsal's,
+   * a drill's) has nothing to fill and leaves it out.
+   */
+  unfilled?(hook: HookSpec, targets: Target[], signal?: AbortSignal): Promise<Unfilled[]>
+}
+
+/** A value a hook names that a target cannot give: the placeholder, and why not in words naming what the target is. */
+export interface Unfilled {
+  target: Target
+  placeholder: string
+  why: string
+}
+
+/**
+ * Addresses that are not in a pool's own answer, looked up by target id: an EC2 instance's
+ * private address (an instance target group lists only instance ids).
+ */
+export interface AddressBook {
+  /** Each id's address, or why it has none, in words naming what the target is (`EC2 instance i-0abc is terminated`). */
+  lookUp(targetIds: string[], signal?: AbortSignal): Promise<Map<string, {ip: string} | {none: string}>>
 }
 
 /** Everything a run can touch. Parts a runbook does not name are absent. */

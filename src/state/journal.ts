@@ -19,6 +19,8 @@ export interface RunStart {
   pid: number
   /** The AWS settings it ran with (never credentials). */
   aws: {region?: string; profile?: string; endpoint?: string}
+  /** The account and principal its AWS calls acted as (STS GetCallerIdentity); absent for HAProxy runbooks and journals written before sluice asked. */
+  identity?: {account: string; arn: string}
   resources: string[]
 }
 

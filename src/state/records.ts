@@ -79,6 +79,8 @@ const bodies: Record<string, z.ZodType> = {
       host: z.string(),
       pid: int,
       resources: z.array(z.string()),
+      // Since sluice asks STS who the run acts as; journals from before have none.
+      identity: z.looseObject({account: z.string(), arn: z.string()}).optional(),
     })
     .refine((e) => (typeof e.runbookFile === 'string') !== (e.runbookInput !== undefined && e.runbookInput !== null), {
       message: 'expected the runbook it ran: a runbookFile (a path) or a runbookInput (the input its flags made), one of the two',

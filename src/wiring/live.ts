@@ -1,6 +1,8 @@
 import {actionOf} from '../actions/registry.js'
 import {AwsClients, noRegion, resolveAws, type AwsOptions} from '../aws/clients.js'
 import {CloudWatchMetrics} from '../aws/cloudwatch.js'
+import {callerIdentity, type CallerIdentity} from '../aws/identity.js'
+import {InstanceAddresses} from '../aws/instances.js'
 import {Elbv2TargetGroup} from '../aws/elbv2.js'
 import {PrometheusMetrics} from '../prometheus/metrics.js'
 import {Route53Dns} from '../aws/route53.js'
@@ -12,6 +14,7 @@ import type {Runbook} from '../loader/runbook.js'
 import {WallClock} from '../local/wall-clock.js'
 import {CommandHooks} from '../local/command-hooks.js'
 import {haproxyPorts} from '../haproxy/ports.js'
+import {backendOf} from '../runbook/targets.js'
 import {scenarioAssessor} from './assessor.js'
 
 export interface LiveControl {
@@ -61,6 +64,22 @@ export async function liveAws(runbook: Runbook, aws: AwsOptions): Promise<AwsOpt
 }
 
 /**
+ * The AWS account and principal a live run on AWS acts as (STS GetCallerIdentity), for its
+ * confirmation, its plan and its journal; null for a runbook that drives HAProxy, which makes no
+ * AWS call of its own. A failure (no credentials, invalid ones, no answer) is the run's first
+ * failure, before it reads or changes anything.
+ */
+export async function liveIdentity(runbook: Runbook, aws: AwsOptions, signal?: AbortSignal): Promise<CallerIdentity | null> {
+  if (backendOf(runbook.targets).family !== 'aws') return null
+  const clients = new AwsClients({...aws, runbookRegion: runbookRegion(runbook)})
+  try {
+    return await callerIdentity(clients, signal)
+  } finally {
+    clients.destroy()
+  }
+}
+
+/**
  * The control plane of a live run: the runbook's targets on AWS, or on one HAProxy over its
  * Runtime API (the loader allows one or the other), state in the local state directory.
  */
@@ -105,7 +124,8 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
       metrics,
       assessor: scenarioAssessor(runbook),
       freeze: options.freeze,
-      hooks: new CommandHooks(),
+      // An instance target group lists instance ids only: a hook that names {ip} gets the address from EC2.
+      hooks: new CommandHooks(targets.targetGroups ? new InstanceAddresses(clients) : undefined),
       operator: options.operator,
       runId: options.runId,
       byHand: runbook.source.kind === 'flags',

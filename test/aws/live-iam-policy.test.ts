@@ -16,6 +16,8 @@ describe('more shipped runbooks live, and what status and iam-policy say', () =>
     const actions = policy.Statement.flatMap((s) => s.Action).sort()
     expect(actions).toEqual([
       'cloudwatch:GetMetricData',
+      // The remediate hook names {ip}: on an instance target group, the address comes from EC2.
+      'ec2:DescribeInstances',
       'elasticloadbalancing:AddTags',
       'elasticloadbalancing:CreateRule',
       'elasticloadbalancing:DeleteRule',

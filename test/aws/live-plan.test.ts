@@ -33,7 +33,7 @@ describe('sluice plan --live: what a run would change, read from the real resour
 
     // Where it read, and what it found: the fixture's record (mailbox 100, maintenance 0) and its 8 targets.
     expect(out.stdout).toMatch(
-      /Read from AWS \(us-east-1\) at the endpoint http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL[^)]*\), not AWS's own \(nothing was changed\):/,
+      /Read from AWS account 123456789012 \(us-east-1\) at the endpoint http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL[^)]*\), not AWS's own \(nothing was changed\):/,
     )
     expect(out.stdout).toContain(`${fx.targets.record} A (TTL 1 s) now: mailbox=100 maintenance=0`)
     expect(out.stdout).toMatch(/target group mailbox \(targetgroup\/[\w-]+\) now: 8 of 8 targets healthy/)

@@ -69,7 +69,7 @@ export interface Injection {
 function service(req: IncomingMessage): string {
   const auth = String(req.headers.authorization ?? '')
   const scope = /Credential=[^/]+\/\d+\/[^/]+\/([^/]+)\//.exec(auth)
-  const names: Record<string, string> = {route53: 'Route53', elasticloadbalancing: 'ELBv2', monitoring: 'CloudWatch', ec2: 'EC2'}
+  const names: Record<string, string> = {route53: 'Route53', elasticloadbalancing: 'ELBv2', monitoring: 'CloudWatch', ec2: 'EC2', sts: 'STS'}
   return scope ? (names[scope[1]] ?? scope[1]) : 'unknown'
 }
 

@@ -28,9 +28,11 @@ steps:
       'weights mailbox=50 maintenance=50 → mailbox=75 maintenance=25 → mailbox=100 maintenance=0, one change per step',
       'restricted: sync → none',
       'Now:',
-      // The question names the region the run acts in (here from AWS_REGION; else the runbook's ARNs),
+      // Who the calls act as, from STS GetCallerIdentity (moto's account and user).
+      'calls as arn:aws:sts::123456789012:user/moto (account 123456789012)',
+      // The question names the account and region the run acts in (here from AWS_REGION; else the runbook's ARNs),
       // and the endpoint the calls go to when it is not AWS's own: here moto's, from the environment.
-      `Apply two-ramps on AWS (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and 4 more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
+      `Apply two-ramps on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and 5 more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
     ])
     expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(0)
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
@@ -49,6 +51,9 @@ steps:
     expect(code, screen).toBe(4)
     expect(screen.indexOf('1. set the weights of')).toBeGreaterThanOrEqual(0)
     expect(screen.indexOf('1. set the weights of')).toBeLessThan(screen.indexOf(`Roll back run ${runId}`))
+    // The rollback's question names the account too.
+    expect(screen).toContain(`Roll back run ${runId} (ramp) on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint}`)
+    expect(screen).toContain('calls as arn:aws:sts::123456789012:user/moto (account 123456789012)')
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 50, maintenance: 50})
   }, 120_000)
 
@@ -83,7 +88,8 @@ steps:
       '4. Ramp mailbox: 100%',
       'weights mailbox=50 maintenance=50 → mailbox=100 maintenance=0, one change per step',
       'Now:',
-      `Resume two-stage on AWS (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and 4 more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
+      'calls as arn:aws:sts::123456789012:user/moto (account 123456789012)',
+      `Resume two-stage on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and 5 more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
     ])
     expect(screen).toContain('two-stage: not confirmed; nothing was changed')
     // Answering n changed nothing: no weight change after the question, the weights where the run left them.

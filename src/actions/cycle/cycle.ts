@@ -1,4 +1,6 @@
+import {isIP} from 'node:net'
 import type {ControlPlane, Target, PoolPort} from '../../ports/control-plane.js'
+import type {Problem} from '../../input/problems.js'
 import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../../ports/io.js'
 import {cycleSchema, type CycleStep} from './schema.js'
 import {batchBeyondPool, describeCount, resolveCount, type CountOrPercent} from '../../runbook/units.js'
@@ -106,7 +108,7 @@ function targetFromId(id: string): Target {
     id,
     targetId: host,
     health: 'unused',
-    ...(/^\d+\.\d+\.\d+\.\d+$/.test(host) ? {ip: host} : {}),
+    ...(isIP(host) !== 0 ? {ip: host} : {}),
     ...(port === undefined || Number.isNaN(port) ? {} : {port}),
   }
 }
@@ -228,6 +230,35 @@ async function cycleBatch(
     await ctx.hold(step.bake, `in the bake after ${which}`)
   }
   return null
+}
+
+/**
+ * Each hook that names what some of the group's targets cannot give (`{ip}` on a Lambda target
+ * group, an instance whose address cannot be found, `{port}` of a target with none): refused
+ * before the run changes anything, rather than a batch drained and then stuck out of rotation
+ * when its hook will not run.
+ */
+async function refusals(step: CycleStep, control: ControlPlane, signal?: AbortSignal): Promise<Problem[]> {
+  const group = control.pools.get(step.pool)
+  const hooks = (['restart', 'remediate'] as const).filter((kind) => step[kind])
+  if (!group || hooks.length === 0 || !control.hooks.unfilled) return []
+  const targets = await group.targets(signal)
+  const problems: Problem[] = []
+  for (const kind of hooks) {
+    const hook = step[kind]!
+    const missing = await control.hooks.unfilled({command: hook.command, timeoutSeconds: hook.timeout, env: hook.env}, targets, signal)
+    for (const placeholder of [...new Set(missing.map((m) => m.placeholder))]) {
+      const short = missing.filter((m) => m.placeholder === placeholder)
+      const listed = short.length > 3 ? [...short.slice(0, 3).map((m) => m.why), `and ${short.length - 3} more`] : short.map((m) => m.why)
+      problems.push({
+        path: ['steps', step.index, kind, 'command'],
+        message:
+          `the ${kind} hook names ${placeholder}, which ${short.length} of the ${targets.length} targets of ${group.label} cannot give: ${listed.join('; ')}. ` +
+          `Nothing was changed; name only what these targets have (${placeholder === '{ip}' ? '{id}' : '{id}, {ip}'}), or cycle a group whose targets have ${placeholder === '{ip}' ? 'addresses' : 'ports'}`,
+      })
+    }
+  }
+  return problems
 }
 
 /** Why taking targets out would leave too little capacity, or null when there is room. */
@@ -417,6 +448,7 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
   },
   expects: (step, {live}) =>
     live.groupSizes.get(step.pool) === 0 ? [`${step.pool} has no targets registered now: the step fails, as there is nothing to cycle`] : [],
+  refusals,
   changesLive: true,
   changes: 'pools',
   resolve(raw, {common, path, fail, gate: resolveGate, backend, defaults}) {
@@ -440,7 +472,11 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
     ...(step.gate ? {gate: gate(step.gate)} : {}),
   }),
   locks: (step, targets) => backendOf(targets).locks.pool(step.pool),
-  iam: (step, targets) => backendOf(targets).iam.pool(step.pool, {attributes: step.slowStart !== undefined || step.failoverPercent !== undefined}),
+  iam: (step, targets) =>
+    backendOf(targets).iam.pool(step.pool, {
+      attributes: step.slowStart !== undefined || step.failoverPercent !== undefined,
+      addresses: [step.restart, step.remediate].some((hook) => hook?.command.some((arg) => arg.includes('{ip}'))),
+    }),
   mutations: {
     deregister: membership,
     register: membership,
