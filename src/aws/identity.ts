@@ -18,12 +18,16 @@ export interface CallerIdentity {
 export async function callerIdentity(clients: AwsClients, signal?: AbortSignal): Promise<CallerIdentity> {
   const {GetCallerIdentityCommand} = await import('@aws-sdk/client-sts')
   const client = await clients.sts()
-  const out = await awsCall('STS', 'GetCallerIdentity', "the run's credentials", (abortSignal) => client.send(new GetCallerIdentityCommand({}), {abortSignal}), signal).catch(
-    (error: Error) => {
-      if (error instanceof AwsCallInterrupted) throw error
-      throw new FailedError(`cannot tell which AWS account the run would act in: ${error.message}; nothing was read or changed`)
-    },
-  )
+  const out = await awsCall(
+    'STS',
+    'GetCallerIdentity',
+    "the run's credentials",
+    (abortSignal) => client.send(new GetCallerIdentityCommand({}), {abortSignal}),
+    signal,
+  ).catch((error: Error) => {
+    if (error instanceof AwsCallInterrupted) throw error
+    throw new FailedError(`cannot tell which AWS account the run would act in: ${error.message}; nothing was read or changed`)
+  })
   if (!out.Account || !out.Arn) throw new FailedError('STS GetCallerIdentity answered without an account or ARN; nothing was read or changed')
   return {account: out.Account, arn: out.Arn}
 }

@@ -149,7 +149,9 @@ export async function rollbackRun(
           `Nothing was changed. Add a gate on the receiving pool to the runbook, or take it back knowingly: --ungated (held steps, no verdicts) or --now (at once)`,
       )
     const lines = undos.map((u) => u.line)
-    const yes = await io.confirm(`Roll back run ${runId} (${runbook.name}) on ${liveTarget(runbook, settled, identity)}?`, [
+    // The account in the question; where the calls go in full (region, any endpoint override) just above it.
+    const yes = await io.confirm(`Roll back run ${runId} (${runbook.name})${identity ? ` in AWS account ${identity.account}` : ''}?`, [
+      `on ${liveTarget(runbook, settled, identity)}`,
       ...callerLine(identity),
       'This will:',
       ...lines,

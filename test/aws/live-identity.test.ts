@@ -125,23 +125,27 @@ describe('credentials in an endpoint URL', () => {
     ['--endpoint-url', (url: string) => ({args: ['--endpoint-url', url], env: {}})],
     ['AWS_ENDPOINT_URL', (url: string) => ({args: [], env: {AWS_ENDPOINT_URL: url}})],
     ['AWS_ENDPOINT_URL_ROUTE_53', (url: string) => ({args: [], env: {AWS_ENDPOINT_URL_ROUTE_53: url}})],
-  ])('in %s: refused with exit 2 naming it, the password never shown, nothing called or journalled', async (from, given) => {
-    const host = new URL(fx.proxy.endpoint).host
-    for (const url of [`http://AKIDEXAMPLE:${secret}@${host}`, `http://${host}/?X-Amz-Security-Token=${secret}`]) {
-      const {args, env} = given(url)
-      for (const command of [
-        ['run', ramp(), '--yes', ...args],
-        ['plan', ramp(), '--live', ...args],
-      ]) {
-        const out = await sluice(command, {env: {...fx.env, ...env}})
-        expect(out.code, out.stderr).toBe(2)
-        expect(out.stderr).toContain(`${from}: the endpoint http://${host} carries a `)
-        expect(out.stderr).toContain(`give the endpoint as http://${host}`)
-        expect(out.stdout + out.stderr).not.toContain(secret)
-        expect(out.stdout + out.stderr).not.toContain('AKIDEXAMPLE')
+  ])(
+    'in %s: refused with exit 2 naming it, the password never shown, nothing called or journalled',
+    async (from, given) => {
+      const host = new URL(fx.proxy.endpoint).host
+      for (const url of [`http://AKIDEXAMPLE:${secret}@${host}`, `http://${host}/?X-Amz-Security-Token=${secret}`]) {
+        const {args, env} = given(url)
+        for (const command of [
+          ['run', ramp(), '--yes', ...args],
+          ['plan', ramp(), '--live', ...args],
+        ]) {
+          const out = await sluice(command, {env: {...fx.env, ...env}})
+          expect(out.code, out.stderr).toBe(2)
+          expect(out.stderr).toContain(`${from}: the endpoint http://${host} carries a `)
+          expect(out.stderr).toContain(`give the endpoint as http://${host}`)
+          expect(out.stdout + out.stderr).not.toContain(secret)
+          expect(out.stdout + out.stderr).not.toContain('AKIDEXAMPLE')
+        }
       }
-    }
-    expect(fx.proxy.calls).toEqual([])
-    expect(journals()).toEqual([])
-  }, 120_000)
+      expect(fx.proxy.calls).toEqual([])
+      expect(journals()).toEqual([])
+    },
+    120_000,
+  )
 })

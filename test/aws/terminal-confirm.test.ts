@@ -52,8 +52,11 @@ steps:
     expect(screen.indexOf('1. set the weights of')).toBeGreaterThanOrEqual(0)
     expect(screen.indexOf('1. set the weights of')).toBeLessThan(screen.indexOf(`Roll back run ${runId}`))
     // The rollback's question names the account too.
-    expect(screen).toContain(`Roll back run ${runId} (ramp) on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint}`)
-    expect(screen).toContain('calls as arn:aws:sts::123456789012:user/moto (account 123456789012)')
+    expectInOrder(screen, [
+      `on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint}`,
+      'calls as arn:aws:sts::123456789012:user/moto (account 123456789012)',
+      `Roll back run ${runId} (ramp) in AWS account 123456789012?`,
+    ])
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 50, maintenance: 50})
   }, 120_000)
 

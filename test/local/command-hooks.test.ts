@@ -1,4 +1,4 @@
-import {chmodSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -27,18 +27,61 @@ describe('restart and remediation hooks', () => {
     expect(readFileSync(out, 'utf8')).toBe('--host|10.0.1.10|x443y|10.0.1.10;touch /tmp/pwned|restart 10.0.1.10;touch /tmp/pwned 10.0.1.10 443')
   })
 
-  it('{id} and SLUICE_TARGET_ID are the bare target id (an instance id, as `--instance {id}` needs), never id:port', async () => {
+  it('{id} and SLUICE_TARGET_ID are the bare target id (an instance id, as `--instance {id}` needs), never id:port; a value the target lacks is unset, never empty', async () => {
     const out = join(dir, 'instance.txt')
     const hook = script(
       'instance.sh',
-      `printf '%s|' "$@" > '${out}'; printf '%s %s %s' "$SLUICE_TARGET_ID" "[$SLUICE_TARGET_IP]" "$SLUICE_TARGET_PORT" >> '${out}'`,
+      `printf '%s|' "$@" > '${out}'; printf '%s %s %s' "$SLUICE_TARGET_ID" "[\${SLUICE_TARGET_IP-unset}]" "$SLUICE_TARGET_PORT" >> '${out}'`,
     )
     await hooks.run(
       'restart',
-      {command: [hook, '--instance', '{id}', '--port', '{port}', '--ip', '{ip}'], timeoutSeconds: 5},
+      {command: [hook, '--instance', '{id}', '--port', '{port}'], timeoutSeconds: 5},
       {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy'},
     )
-    expect(readFileSync(out, 'utf8')).toBe('--instance|i-0abc123|--port|443|--ip||i-0abc123 [] 443')
+    expect(readFileSync(out, 'utf8')).toBe('--instance|i-0abc123|--port|443|i-0abc123 [unset] 443')
+  })
+
+  it('never runs with an empty substitution: {ip} of a target with no address fails, naming the placeholder and the target', async () => {
+    const ran = join(dir, 'ran.txt')
+    const hook = script('never.sh', `echo ran > '${ran}'`)
+    const instance = {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy' as const}
+    await expect(hooks.run('remediate', {command: [hook, '{ip}'], timeoutSeconds: 5}, instance)).rejects.toThrow(
+      /^remediate hook .*never\.sh names \{ip\}, which i-0abc123:443 cannot give: its group gives no address for i-0abc123; the hook was not run$/,
+    )
+    // {port} of a target registered without one (a Lambda function), likewise.
+    const fn = {id: 'arn:aws:lambda:us-east-1:1:function:f', targetId: 'arn:aws:lambda:us-east-1:1:function:f', health: 'healthy' as const}
+    await expect(hooks.run('restart', {command: [hook, 'x{port}'], timeoutSeconds: 5}, fn)).rejects.toThrow(
+      /names \{port\}, which .* is registered without a port/,
+    )
+    expect(existsSync(ran)).toBe(false)
+    expect(await hooks.unfilled({command: [hook, '{ip}', '{port}'], timeoutSeconds: 5}, [instance, fn, target])).toEqual([
+      {target: instance, placeholder: '{ip}', why: 'its group gives no address for i-0abc123'},
+      {target: fn, placeholder: '{ip}', why: `its group gives no address for ${fn.targetId}`},
+      {target: fn, placeholder: '{port}', why: `${fn.targetId} is registered without a port`},
+    ])
+  })
+
+  it('{ip} of a target the group lists by id only is looked up in the address book when a hook names it, and only then', async () => {
+    const out = join(dir, 'looked-up.txt')
+    const hook = script('looked-up.sh', `printf '%s|%s\\n' "$*" "$SLUICE_TARGET_IP" >> '${out}'`)
+    const asked: string[][] = []
+    const book = {
+      async lookUp(ids: string[]) {
+        asked.push(ids)
+        return new Map(ids.map((id) => [id, id === 'i-0gone' ? {none: 'EC2 instance i-0gone is terminated'} : {ip: '10.0.7.7'}]))
+      },
+    }
+    const looking = new CommandHooks(book)
+    const instance = {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy' as const}
+    await looking.run('remediate', {command: [hook, '--ip', '{ip}'], timeoutSeconds: 5}, instance)
+    await looking.run('restart', {command: [hook, '{id}'], timeoutSeconds: 5}, instance)
+    // A target that has its address (an ip target) is not looked up.
+    await looking.run('remediate', {command: [hook, '{ip}'], timeoutSeconds: 5}, target)
+    expect(readFileSync(out, 'utf8')).toBe('--ip 10.0.7.7|10.0.7.7\ni-0abc123|\n10.0.1.10|10.0.1.10\n')
+    expect(asked).toEqual([['i-0abc123']])
+    await expect(
+      looking.run('remediate', {command: [hook, '{ip}'], timeoutSeconds: 5}, {id: 'i-0gone:443', targetId: 'i-0gone', port: 443, health: 'healthy'}),
+    ).rejects.toThrow(/names \{ip\}, which i-0gone:443 cannot give: EC2 instance i-0gone is terminated; the hook was not run/)
   })
 
   it('a non-zero exit fails, naming the hook and its last line of output', async () => {

@@ -254,7 +254,7 @@ async function refusals(step: CycleStep, control: ControlPlane, signal?: AbortSi
         path: ['steps', step.index, kind, 'command'],
         message:
           `the ${kind} hook names ${placeholder}, which ${short.length} of the ${targets.length} targets of ${group.label} cannot give: ${listed.join('; ')}. ` +
-          `Nothing was changed; name only what these targets have (${placeholder === '{ip}' ? '{id}' : '{id}, {ip}'}), or cycle a group whose targets have ${placeholder === '{ip}' ? 'addresses' : 'ports'}`,
+          `Nothing was changed: a hook never runs with ${placeholder} empty. Name what these targets have instead ({id}, which every target has), or cycle a group whose targets have ${placeholder === '{ip}' ? 'addresses' : 'ports'}`,
       })
     }
   }
