@@ -61,6 +61,8 @@ export default class Cycle extends SluiceCommand {
       'steps[0].slowStart': '--slow-start',
       'steps[0].failoverPercent': '--failover-percent',
       'steps[0].bake': '--bake',
+      'steps[0].restart': '--restart',
+      'steps[0].remediate': '--remediate',
       ...gateFlagPaths,
     }
     return runSingleStep(step, flags, paths, this.jsonEnabled(), this.printer())

@@ -128,6 +128,14 @@ describe('hooks get what they name or refuse', () => {
         'Nothing was changed: a hook never runs with {ip} empty. Name what these targets have instead ({id}, which every target has)',
       )
     }
+    // The single-action command names the flag that gave the hook.
+    const single = await sluice(['cycle', '--pool', 'web', '--target-group', `web=${arn}`, '--batch', '1', '--remediate', `${hook} {ip}`, '--yes'], {
+      env: fx.env,
+    })
+    expect(single.code, single.stderr).toBe(2)
+    expect(single.stderr).toContain(
+      `--remediate: steps[0].remediate.command: the remediate hook names {ip}, which 1 of the 1 targets of target group web (${arn}) cannot give`,
+    )
     for (const op of mutating) expect(fx.proxy.count(op), op).toBe(0)
     expect(existsSync(log)).toBe(false)
     // The readback names a target by id:port, and a Lambda target has no port.

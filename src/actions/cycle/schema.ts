@@ -9,7 +9,7 @@ const hookSchema = z.strictObject({
     .array(z.string().min(1))
     .min(1)
     .describe(
-      'The argv to run, with no shell: {id}, {ip} and {port} are replaced per target, and SLUICE_TARGET_ID, SLUICE_TARGET_IP and SLUICE_TARGET_PORT are set.',
+      "The argv to run, with no shell: {id}, {ip} and {port} are replaced per target, and SLUICE_TARGET_ID, SLUICE_TARGET_IP and SLUICE_TARGET_PORT are set where the target has them (never empty). {ip} of an instance target is the instance's private address (EC2 DescribeInstances); a live run refuses before any change when a target cannot give what the command names.",
     ),
   timeout: duration.default(300).describe('Seconds the command may take before the batch fails.'),
   env: z
