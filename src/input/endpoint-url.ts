@@ -8,7 +8,7 @@ export const endpointVariable = /^AWS_ENDPOINT_URL(_[A-Z0-9_]+)?$/
 
 /**
  * Why an AWS endpoint URL is refused, or null when sluice sends calls to it as it is. A user
- * name, a password or a query is refused: AWS calls are signed with the credential chain's keys,
+ * name, a password, a query or a fragment is refused: AWS calls are signed with the credential chain's keys,
  * so whatever is there is a secret that would only reach the confirmation and the journal, where
  * the endpoint is named. The refusal names `from` (the flag or variable) and shows the URL without
  * them.
@@ -24,10 +24,9 @@ export function endpointProblem(url: string, from: string): InputError | null {
     // A value that might hold a secret is not echoed, even when it is not a URL.
     return new InputError(`${from}: expected an http(s) URL such as http://localhost:4566${/[@?#]/.test(url) ? '' : ` but received: ${url}`}`)
   const userinfo = parsed.username !== '' || parsed.password !== ''
-  const query = parsed.search !== '' || parsed.hash !== ''
-  if (!userinfo && !query) return null
+  if (!userinfo && parsed.search === '' && parsed.hash === '') return null
   const shown = `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`
-  const what = [userinfo ? 'a user name or password' : '', query ? 'a query' : ''].filter(Boolean).join(' and ')
+  const what = [userinfo ? 'a user name or password' : '', parsed.search ? 'a query' : '', parsed.hash ? 'a fragment' : ''].filter(Boolean).join(' and ')
   return new InputError(
     `${from}: the endpoint ${shown} carries ${what} (left out here); sluice refuses it, as it would be shown in the confirmation and written into the journal. ` +
       `AWS calls are signed with the credentials of --profile or the credential chain, never the URL's: give the endpoint as ${shown}`,

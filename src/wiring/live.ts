@@ -65,12 +65,19 @@ export async function liveAws(runbook: Runbook, aws: AwsOptions): Promise<AwsOpt
 
 /**
  * The AWS account and principal a live run on AWS acts as (STS GetCallerIdentity), for its
- * confirmation, its plan and its journal; null for a runbook that drives HAProxy, which makes no
- * AWS call of its own. A failure (no credentials, invalid ones, no answer) is the run's first
+ * confirmation, its plan and its journal; null for a runbook whose targets are not on AWS (one
+ * that drives HAProxy, or only freezes), which makes no AWS call of its own. A failure (no credentials, invalid ones, no answer) is the run's first
  * failure, before it reads or changes anything.
  */
 export async function liveIdentity(runbook: Runbook, aws: AwsOptions, signal?: AbortSignal): Promise<CallerIdentity | null> {
-  if (backendOf(runbook.targets).family !== 'aws') return null
+  const {targets} = runbook
+  // A freeze or an unfreeze touches sluice's own state only: it needs no AWS account.
+  const onAws =
+    targets.dns !== undefined ||
+    Object.keys(targets.targetGroups ?? {}).length > 0 ||
+    targets.listener !== undefined ||
+    targets.metrics?.source === 'cloudwatch'
+  if (backendOf(targets).family !== 'aws' || !onAws) return null
   const clients = new AwsClients({...aws, runbookRegion: runbookRegion(runbook)})
   try {
     return await callerIdentity(clients, signal)

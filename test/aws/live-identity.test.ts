@@ -118,6 +118,16 @@ describe('the AWS account a live run acts in', () => {
   }, 120_000)
 })
 
+describe('a live run whose targets are not on AWS', () => {
+  it('asks STS nothing: a freeze needs no AWS credentials', async () => {
+    const noCredentials = {...fx.env, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: ''}
+    const frozen = await sluice(['freeze', '--reason', 'INC-7 no deploys'], {env: noCredentials})
+    expect(frozen.code, frozen.stderr).toBe(0)
+    expect((await sluice(['unfreeze'], {env: noCredentials})).code).toBe(0)
+    expect(fx.proxy.calls).toEqual([])
+  }, 120_000)
+})
+
 describe('credentials in an endpoint URL', () => {
   const secret = 'wJalrXUtnFEMIK7MDENGbPxRfiCYSECRET'
 
