@@ -113,6 +113,8 @@ export interface LiveView {
   rulesLabel?: string
   /** The traffic types turned away on the listener. */
   restricted?: string[]
+  /** Traffic types with a restriction listed that turns nothing away (restrict replaces it, lift removes it). */
+  restrictingNothing?: string[]
   /** The change freeze in place (null: none); undefined where it could not be read. */
   freeze?: FreezeRecord | null
   /** Who plans: a freeze in place may be its own (a resumed run's, an operator's by hand). */

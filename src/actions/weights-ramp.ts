@@ -112,15 +112,22 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
   }
 
   let current = now
+  // What the port may hold of this step's doing: what it read, then what it set; after a change
+  // that failed or timed out, either side of it. Anything else there is someone else's change.
+  let ours: {weights: WeightMap[]; how: string} = {weights: [now], how: 'read'}
   let lastGood = from > 0 ? weightsAt(step.schedule[from - 1], step.set, start) : start
   let lastGoodLabel = from > 0 ? `${step.set} ${step.schedule[from - 1]}% (${describeWeights(lastGood)})` : `the starting weights (${describeWeights(start)})`
   const verdicts: GateVerdict[] = []
+  const handChange = (signal: AbortSignal) => changedByHand(dns, ours, ctx.controls?.runId, signal)
   // Puts the weights back to the last step that passed, and says so (or why it could not). It
   // runs after an interruption too, so it gets a deadline of its own rather than the run's signal.
-  const revert = async (): Promise<{ok: boolean; text: string}> => {
+  // Weights someone else set meanwhile are not overwritten: that is drift, said and left.
+  const revert = async (): Promise<{ok: boolean; text: string; drift?: true}> => {
     if (sameWeights(current, lastGood)) return {ok: true, text: `weights back to ${lastGoodLabel}`}
     const deadline = AbortSignal.timeout(revertDeadline * 1000)
     try {
+      const drift = await handChange(deadline)
+      if (drift) return {ok: false, drift: true, text: `not put back to ${lastGoodLabel}: ${drift}`}
       await ctx.change(kind, dns.label, current, lastGood, () => dns.applyWeights(lastGood, deadline))
     } catch (error) {
       return {
@@ -129,6 +136,7 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
       }
     }
     current = lastGood
+    ours = {weights: [lastGood], how: 'set'}
     return {
       ok: true,
       text: `weights back to ${lastGoodLabel}${deadline.aborted ? ` (the change is made; it had not reached every name server within ${revertDeadline} s)` : ''}`,
@@ -142,10 +150,23 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${step.set} ${percent}%; holding at ${lastGoodLabel}`, verdicts}
     const weights = weightsAt(percent, step.set, start)
     const at = `${step.set} ${percent}%`
+    // Before each step but the first (read a moment ago), the weights are read again: one a
+    // person changed since the last step is drift, and the ramp stops on it rather than overwrite it.
+    if (k > 0) {
+      let drift: string | null
+      try {
+        drift = await handChange(ctx.signal)
+      } catch (error) {
+        if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${at}; holding at ${lastGoodLabel}`, verdicts}
+        return {status: 'error', message: `${(error as Error).message}; nothing more was changed, holding at ${lastGoodLabel}`, verdicts}
+      }
+      if (drift) return {status: 'refused', message: `stopped before ${at}: ${drift}`, verdicts}
+    }
     if (!sameWeights(weights, current)) {
       const before = current
       // From here the weights may be the new ones, whether or not the change reports back.
       current = weights
+      ours = {weights: [before, weights], how: 'set'}
       try {
         await ctx.change(kind, dns.label, before, weights, () => dns.applyWeights(weights, ctx.signal))
       } catch (error) {
@@ -153,6 +174,7 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
         // A change that failed or timed out may still have landed: go back to what passed.
         return {status: 'error', message: `${(error as Error).message}; ${(await revert()).text}`, verdicts}
       }
+      ours = {weights: [weights], how: 'set'}
     }
     ctx.progress(`${step.set} at ${percent}% (${describeWeights(weights)}), baking ${step.bake} s`)
     if (step.gate) {
@@ -163,7 +185,8 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
         // A gate that failed, or whose source could not be read: either way not a pass.
         const back = await revert()
         const outcome = gateFailure(step, result, back.text)
-        return {...outcome, status: back.ok ? outcome.status : 'error', verdicts}
+        // A hand change found on the way back stops the run as drift does, whatever the gate said.
+        return {...outcome, status: back.drift ? 'refused' : back.ok ? outcome.status : 'error', verdicts}
       }
     } else {
       if ((await ctx.hold(step.bake, `in the bake at ${step.set} ${percent}%`)) === 'interrupted') return interrupted(at)
@@ -173,6 +196,38 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
   }
   return {status: 'done', message: `${step.set} at ${step.schedule.at(-1)}%`, verdicts}
 }
+
+/**
+ * Whether the weights are still what this ramp step left (`ours`), read now; when someone else
+ * changed them, what they are against what sluice read or set, and how to go on. A ramp never
+ * moves on from, or back over, weights it did not set: the next step's change would overwrite a
+ * person's decision (traffic moved off a pool they distrust) without a word.
+ */
+async function changedByHand(
+  port: WeightsPort,
+  ours: {weights: WeightMap[]; how: string},
+  runId: string | undefined,
+  signal: AbortSignal,
+): Promise<string | null> {
+  const found = await port.readWeights(signal)
+  const seen = (w: WeightMap) => Object.fromEntries(Object.keys(w).map((k) => [k, found[k]]))
+  if (ours.weights.some((w) => sameWeights(seen(w), w))) return null
+  const last = ours.weights.at(-1)!
+  const advice = runId
+    ? ` \`sluice resume ${runId} --reapply\` puts back ${describeWeights(last)} and goes on with the ramp; \`sluice rollback ${runId} --from-live\` takes the run back from the weights there now; \`sluice status --run ${runId}\` shows both`
+    : ''
+  return (
+    `the weights of ${port.label} were changed outside this run: sluice ${ours.how} ${describeWeights(last)}, and found ${describeFound(seen(last))}. ` +
+    `sluice does not overwrite a change it did not make, so nothing more was changed.${advice}`
+  )
+}
+
+/** Weights read back, a key gone from the port said as such. */
+const describeFound = (weights: Record<string, number | undefined>): string =>
+  Object.entries(weights)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([s, w]) => (w === undefined ? `${s} gone` : `${s}=${w}`))
+    .join(' ')
 
 /**
  * Seconds a ramp's step back may take. A step back is a read and one change, each answering in

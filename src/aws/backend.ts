@@ -134,7 +134,8 @@ export function awsBackend(targets: AwsTargets): Backend {
               {
                 Sid: 'RestrictionRules',
                 Effect: 'Allow',
-                Action: ['elasticloadbalancing:CreateRule', 'elasticloadbalancing:AddTags'],
+                // DeleteRule: a rule of the type that restricts nothing is replaced (src/aws/rules.ts).
+                Action: ['elasticloadbalancing:CreateRule', 'elasticloadbalancing:AddTags', 'elasticloadbalancing:DeleteRule'],
                 Resource: [listener, listenerRules(listener)],
               },
               findRules,

@@ -16,7 +16,7 @@ export const forwardLimits = {maxWeight: 999, maxGroups: 5}
  *
  * A change rewrites the whole action (ModifyRule and ModifyListener replace actions, they do not
  * patch them), so it reads the action first and keeps everything but the weights: stickiness,
- * order, other actions. sluice checks the weights itself, as the API does: moto, the emulator
+ * order, other actions (an authenticate-oidc action's secret by UseExistingClientSecret: asSentBack). sluice checks the weights itself, as the API does: moto, the emulator
  * the tests run against, takes any number.
  */
 export class ForwardWeights implements WeightsPort {
@@ -70,7 +70,7 @@ export class ForwardWeights implements WeightsPort {
       TargetGroupArn: undefined,
       ForwardConfig: {...forward.ForwardConfig, TargetGroups: tuples.map(([arn, weight]) => ({TargetGroupArn: arn, Weight: weight}))},
     }
-    const next = actions.map((a) => (a === forward ? changed : a))
+    const next = actions.map((a) => (a === forward ? changed : asSentBack(a)))
     const {ModifyListenerCommand, ModifyRuleCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     if (this.owner === 'rule')
       await this.call('ModifyRule', (client, abortSignal) => client.send(new ModifyRuleCommand({RuleArn: this.arn, Actions: next}), {abortSignal}), signal)
@@ -117,6 +117,24 @@ export class ForwardWeights implements WeightsPort {
   private poolOf(arn: string): string {
     return Object.entries(this.groups).find(([, group]) => group === arn)?.[0] ?? arn
   }
+}
+
+/**
+ * An action read from DescribeRules or DescribeListeners, as ModifyRule and ModifyListener take it
+ * back. Those answers leave out one thing the action has: an authenticate-oidc action's
+ * ClientSecret (AWS never returns it; moto, which the tests run against, does, and the test proxy
+ * strips it as AWS does). Re-sent without it, the change would be refused: ClientSecret "is
+ * required if you are creating a rule. If you are modifying a rule, you can omit this parameter if
+ * you set UseExistingClientSecret to true" (ELBv2 API reference, AuthenticateOidcActionConfig),
+ * and giving both is refused too ("You cannot both specify a client secret and set
+ * UseExistingClientSecret to true", InvalidLoadBalancerAction). So the rule keeps the secret it has
+ * and sluice never holds it. Everything else round-trips whole, authenticate-cognito included: it
+ * names a user pool client and carries no secret of its own.
+ */
+function asSentBack(action: Action): Action {
+  if (action.Type !== 'authenticate-oidc' || !action.AuthenticateOidcConfig) return action
+  const {ClientSecret: _omitted, ...config} = action.AuthenticateOidcConfig
+  return {...action, AuthenticateOidcConfig: {...config, UseExistingClientSecret: true}}
 }
 
 /** A forward's groups and weights; a plain forward to one group (TargetGroupArn alone) is that group at weight 1. */

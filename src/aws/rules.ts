@@ -66,8 +66,11 @@ export class ListenerRules implements RestrictionPort {
       throw new FailedError(
         `restricting ${restriction.type} on ${this.label} needs paths or headers to match: a listener rule cannot match a traffic type by name`,
       )
-    const {CreateRuleCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
+    const {CreateRuleCommand, DeleteRuleCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const client = await this.clients.elbv2()
+    // A rule of the type already there (one that restricts nothing: restrict replaces it) goes once
+    // the new one is in: between the two, requests meet one or the other, never neither.
+    const earlier = (await this.sluiceRules()).filter((r) => r.type === restriction.type)
     const used = new Set<number>()
     let marker: string | undefined
     do {
@@ -110,6 +113,8 @@ export class ListenerRules implements RestrictionPort {
         {abortSignal},
       ),
     )
+    for (const {rule} of earlier)
+      await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, (abortSignal) => client.send(new DeleteRuleCommand({RuleArn: rule.RuleArn}), {abortSignal}))
   }
 
   async remove(type: string): Promise<boolean> {
@@ -122,18 +127,25 @@ export class ListenerRules implements RestrictionPort {
   }
 }
 
+/**
+ * A sluice rule as the restriction it is. One whose last action forwards (its 503 switched off by
+ * hand, or a rule of the service's tagged by mistake) passes every request on: it is listed with
+ * a share of 0, a restriction that restricts nothing, never as the type turned away.
+ */
 function toRestriction(rule: Rule, type: string): Restriction {
   const paths = rule.Conditions?.flatMap((c) => (c.Field === 'path-pattern' ? (c.PathPatternConfig?.Values ?? c.Values ?? []) : [])) ?? []
   const headers: Record<string, string[]> = {}
   for (const c of rule.Conditions ?? [])
     if (c.Field === 'http-header' && c.HttpHeaderConfig?.HttpHeaderName) headers[c.HttpHeaderConfig.HttpHeaderName] = c.HttpHeaderConfig.Values ?? []
   let retryAfterSeconds = 0
+  const actions = [...(rule.Actions ?? [])].sort((a, b) => (a.Order ?? 0) - (b.Order ?? 0))
   try {
     retryAfterSeconds = Number(
-      (JSON.parse(rule.Actions?.[0]?.FixedResponseConfig?.MessageBody ?? '{}') as {retryAfterSeconds?: unknown}).retryAfterSeconds ?? 0,
+      (JSON.parse(actions.find((a) => a.Type === 'fixed-response')?.FixedResponseConfig?.MessageBody ?? '{}') as {retryAfterSeconds?: unknown})
+        .retryAfterSeconds ?? 0,
     )
   } catch {
     // A body someone edited by hand: the rule is still ours, only the figure is unknown.
   }
-  return {type, paths, headers, retryAfterSeconds}
+  return {type, paths, headers, retryAfterSeconds, ...(actions.at(-1)?.Type === 'forward' ? {share: 0} : {})}
 }

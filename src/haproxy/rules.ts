@@ -46,6 +46,7 @@ export class HaproxyRules implements RestrictionPort {
     const byType = new Map<string, Restriction>()
     for (const {key, value} of await this.map.entries()) {
       const {type, retryAfterSeconds, share} = parseValue(value)
+      // An entry that keeps 100% (`type:30:100`) is listed with a share of 0: it is there, and turns nothing away.
       const r = byType.get(type) ?? {type, paths: [], headers: {}, retryAfterSeconds, ...(share < 100 ? {share} : {})}
       r.paths.push(key)
       byType.set(type, r)
@@ -86,7 +87,11 @@ export class HaproxyRules implements RestrictionPort {
   }
 }
 
-/** `type:seconds` or `type:seconds:keep` (percent let through) → the type, its Retry-After and the percent turned away. */
+/**
+ * `type:seconds` or `type:seconds:keep` (percent let through) → the type, its Retry-After and the
+ * percent turned away, as the snippet reads it: a keep that is not digits keeps nothing, and one
+ * of 100 or more keeps every request (the draw, 0–99, is never at least it), so turns away 0%.
+ */
 function parseValue(value: string): {type: string; retryAfterSeconds: number; share: number} {
   const [type, seconds, keep] = value.split(':')
   const kept = keep !== undefined && /^[0-9]+$/.test(keep) ? Math.min(100, Number(keep)) : 0

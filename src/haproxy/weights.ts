@@ -1,6 +1,6 @@
 import type {WeightsPort, WeightMap} from '../ports/control-plane.js'
 import {FailedError} from '../errors.js'
-import {RuntimeMap} from './maps.js'
+import {RuntimeMap, type MapEntry} from './maps.js'
 import type {RuntimeApi} from './runtime.js'
 
 /**
@@ -19,7 +19,8 @@ export function rampConfig(mapFile: string, ramped: string, other: string): stri
 
 /**
  * A ramp between HAProxy backends, through the weights port the ramp action drives. The weights
- * are the map's entries (percent per backend, summing to 100); a step is one atomic map commit,
+ * are the map's entries (percent per backend, summing to 100: rampSplit refuses a map that is
+ * not, naming it); a step is one atomic map commit,
  * and HAProxy routes every request after it by the new split (in http mode it decides per
  * request, keep-alive connections included), so the "TTL" is 0.
  */
@@ -41,7 +42,7 @@ export class HaproxyWeights implements WeightsPort {
   async readWeights(signal?: AbortSignal): Promise<WeightMap> {
     const entries = await this.map.entries(signal)
     if (entries.length === 0) throw new FailedError(`${this.label} is empty; it needs one "<backend> <percent>" line per backend of the ramp`)
-    return Object.fromEntries(entries.map((e) => [e.key, Number(e.value)]))
+    return rampSplit(entries, this.map.file, this.label)
   }
 
   async applyWeights(weights: WeightMap, signal?: AbortSignal): Promise<void> {
@@ -59,6 +60,11 @@ export class HaproxyWeights implements WeightsPort {
           .map(([s, w]) => `${s}=${w}`)
           .join(' ')})`,
       )
+    const sharing = Object.keys(next).filter((s) => next[s] > 0)
+    if (sharing.length > 2)
+      throw new FailedError(
+        `weights for ${this.label} give traffic to ${sharing.length} backends (${describeSplit(next)}); the ramp snippet splits between two, so HAProxy would not route them`,
+      )
     if (Object.keys(next).every((s) => next[s] === now[s])) return
     await this.map.replace(
       Object.entries(next).map(([key, w]) => ({key, value: String(w)})),
@@ -66,6 +72,54 @@ export class HaproxyWeights implements WeightsPort {
     )
   }
 }
+
+/**
+ * The split HAProxy routes by, read from the ramp map's entries, or an error that says why this
+ * map has none sluice can read. rampConfig's lines take one entry, the ramped backend's, as its
+ * percent (clamped to 0–100 by the draw) and send every other request to the other backend: the
+ * other entry is never looked at. So the entries are the split only when they are whole percents
+ * adding up to 100 with at most two above 0; otherwise what HAProxy routes depends on which
+ * backend the snippet ramps, which the map does not say (blue 90 green 30 routes green 30% under
+ * a snippet ramping green, 10% under one ramping blue).
+ *
+ * Refused rather than normalised: a ramp plans every step from the split it starts at, and one
+ * that started from a guessed split would move traffic by the guess. Setting the map right is one
+ * `set map` line, and the message gives it.
+ */
+export function rampSplit(entries: MapEntry[], file: string, label: string): WeightMap {
+  const notPercent = entries.find((e) => !/^\d+$/.test(e.value) || Number(e.value) > 100)
+  if (notPercent)
+    throw new FailedError(
+      `${label}: the entry "${notPercent.key} ${notPercent.value}" is not a whole percent from 0 to 100, so the split HAProxy routes by cannot be read; sluice changed nothing. Set it with \`set map ${file} ${notPercent.key} <percent>\` (the entries adding up to 100), then run again`,
+    )
+  const weights: WeightMap = Object.fromEntries(entries.map((e) => [e.key, Number(e.value)]))
+  const total = entries.reduce((sum, e) => sum + Number(e.value), 0)
+  const sharing = entries.filter((e) => Number(e.value) > 0)
+  if (total === 100 && sharing.length <= 2) return weights
+  const read = `${label}: its entries ${describeSplit(weights)} add up to ${total}${total === 100 ? '' : ', not 100'}`
+  const after = 'sluice reads no split from it, will not ramp from it, and changed nothing'
+  if (entries.length === 2) {
+    const [a, b] = entries
+    const routes = (ramped: MapEntry, other: MapEntry) => {
+      const share = Math.min(100, Number(ramped.value))
+      return `a snippet ramping ${ramped.key} routes ${ramped.key} ${share}% and ${other.key} ${100 - share}%`
+    }
+    const keep = Math.min(100, Number(b.value))
+    throw new FailedError(
+      `${read}. HAProxy's ramp snippet reads only the ramped backend's entry as its percent and sends the rest to the other: ${routes(b, a)}; ${routes(a, b)}. ` +
+        `${after}: make the entries add up to 100 (\`set map ${file} ${a.key} ${100 - keep}\` keeps what a snippet ramping ${b.key} routes now), then run again`,
+    )
+  }
+  throw new FailedError(
+    `${read}${sharing.length > 2 ? `, with ${sharing.length} above 0` : ''}. HAProxy's ramp snippet splits between two backends, reading only the ramped one's entry as its percent, so this map does not say what it routes. ` +
+      `${after}: leave two entries that add up to 100 (\`set map ${file} <backend> <percent>\`, \`del map ${file} <backend>\`), then run again`,
+  )
+}
+
+const describeSplit = (weights: WeightMap): string =>
+  Object.entries(weights)
+    .map(([s, w]) => `${s}=${w}`)
+    .join(' ')
 
 /**
  * The ramp map seen by pool instead of by backend, for a step that names pools (weighted-target-

@@ -1,6 +1,7 @@
 import type {LiveView} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import {describeWeights} from '../actions/weights-ramp.js'
+import {describeRestrictions, restricts} from '../actions/restrict/restriction.js'
 import {planRunbook} from '../engine/plan.js'
 import {FailedError, InputError, RefusedError} from '../errors.js'
 import {problemLine, type Problem} from '../input/problems.js'
@@ -43,8 +44,9 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
   if (refused.length > 0) throw new InputError(refused.map((p) => problemLine(runbook.locate(p.path), p)))
   if (control.restrictions) {
     const rules = await control.restrictions.list()
-    live.restricted = rules.map((r) => r.type)
-    lines.push(`${control.restrictions.label} now: ${rules.length === 0 ? 'no restrictions' : `restricting ${rules.map((r) => r.type).join(', ')}`}`)
+    live.restricted = rules.filter(restricts).map((r) => r.type)
+    live.restrictingNothing = rules.filter((r) => !restricts(r)).map((r) => r.type)
+    lines.push(`${control.restrictions.label} now: ${describeRestrictions(rules)}`)
   }
   // A damaged freeze record is shown, not fatal here: `unfreeze --force` must be able to clear it.
   const freeze = await control.freeze.get().catch((error: Error) => error)

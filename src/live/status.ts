@@ -6,6 +6,7 @@ import type {ControlPlane} from '../ports/control-plane.js'
 import {mutations, runStart} from '../state/journal.js'
 import {liveControlPlane} from '../wiring/live.js'
 import {describeDrift, findDrift, runbookOf} from './history.js'
+import {shareNote} from '../actions/restrict/restriction.js'
 import type {StateStore} from '../ports/state-store.js'
 
 export interface LiveStatus {
@@ -71,7 +72,7 @@ export function renderStatus(s: LiveStatus): string {
     )
   if (s.restrictions)
     lines.push(
-      `${s.restrictions.listener}: ${s.restrictions.rules.length === 0 ? 'no restrictions' : s.restrictions.rules.map((r) => `${r.type} (${[...r.paths, ...Object.keys(r.headers)].join(', ')}; Retry-After ${r.retryAfterSeconds} s)`).join('; ')}`,
+      `${s.restrictions.listener}: ${s.restrictions.rules.length === 0 ? 'no restrictions' : s.restrictions.rules.map((r) => `${r.type} (${[...r.paths, ...Object.keys(r.headers)].join(', ')}; Retry-After ${r.retryAfterSeconds} s${shareNote(r) ? `; ${shareNote(r)}` : ''})`).join('; ')}`,
     )
   lines.push(
     s.freeze

@@ -141,6 +141,14 @@ export class RecordingProxy {
           this.held.push(call)
           return
         }
+        // Real AWS refuses an authenticate-oidc action re-sent without its secret (see oidcSecretRefusal).
+        const refusal = call.service === 'ELBv2' && (call.operation === 'ModifyRule' || call.operation === 'ModifyListener') ? oidcSecretRefusal(body) : null
+        if (refusal) {
+          call.status = 400
+          res.writeHead(400, {'content-type': 'text/xml'})
+          res.end(refusal)
+          return
+        }
         const injection = this.injections.find((i) => i.times > 0 && (i.operation === call.operation || (i.operation === '*' && i.service === call.service)))
         if (injection && (injection.share === undefined || this.draw() < injection.share)) {
           injection.times--
@@ -172,12 +180,23 @@ export class RecordingProxy {
           for (const d of this.draining(arn, call.at)) if (registering.has(d.target)) d.until = call.at
         }
         const rewrite = (this.drainSeconds !== null || this.failing.has(arn)) && call.operation === 'DescribeTargetHealth'
+        const hideSecrets = call.service === 'ELBv2' && (call.operation === 'DescribeRules' || call.operation === 'DescribeListeners')
         const headers = {...req.headers, 'content-length': String(raw.length)}
-        if (rewrite) delete headers['accept-encoding']
+        if (rewrite || hideSecrets) delete headers['accept-encoding']
         const forward = httpRequest({hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers}, (answer) => {
           call.status = answer.statusCode ?? 0
           if (drainsFrom.length > 0 && call.status === 200)
             for (const target of drainsFrom) this.drains.push({targetGroupArn: arn, target, from: call.at, until: call.at + this.drainSeconds! * 1000})
+          if (hideSecrets && call.status === 200) {
+            const parts: Buffer[] = []
+            answer.on('data', (c: Buffer) => parts.push(c))
+            answer.on('end', () => {
+              const out = withoutClientSecrets(Buffer.concat(parts).toString('utf8'))
+              res.writeHead(200, {...answer.headers, 'content-length': String(Buffer.byteLength(out))})
+              res.end(out)
+            })
+            return
+          }
           if (!rewrite || call.status !== 200) {
             res.writeHead(answer.statusCode ?? 502, answer.headers)
             answer.pipe(res)
@@ -268,6 +287,44 @@ export class RecordingProxy {
     this.server?.closeAllConnections()
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()))
   }
+}
+
+/**
+ * A DescribeRules or DescribeListeners answer as AWS gives it: an authenticate-oidc action's
+ * ClientSecret is never returned (moto returns it as given). What AWS does return of the action
+ * (issuer, endpoints, client id, scope, session settings) is left as moto gives it.
+ */
+export function withoutClientSecrets(xml: string): string {
+  return xml.replace(/<ClientSecret>[^<]*<\/ClientSecret>/g, '')
+}
+
+/**
+ * The refusal AWS gives a ModifyRule or ModifyListener whose authenticate-oidc action has neither
+ * ClientSecret nor UseExistingClientSecret=true, or both; null when it has one of them. The API
+ * reference (AuthenticateOidcActionConfig): ClientSecret "is required if you are creating a rule.
+ * If you are modifying a rule, you can omit this parameter if you set UseExistingClientSecret to
+ * true". Both at once AWS refuses with InvalidLoadBalancerAction, "You cannot both specify a
+ * client secret and set UseExistingClientSecret to true" (seen from ModifyRule in
+ * ansible-collections/amazon.aws#1877). The wording for neither is not published; the code is
+ * the one AWS uses for a bad action, and moto, which accepts both cases, is what this stands in for.
+ */
+export function oidcSecretRefusal(body: string): string | null {
+  const params = new URLSearchParams(body)
+  for (const [key, value] of params) {
+    const m = /^((?:Default)?Actions\.member\.\d+)\.Type$/.exec(key)
+    if (!m || value !== 'authenticate-oidc') continue
+    const secret = params.get(`${m[1]}.AuthenticateOidcConfig.ClientSecret`)
+    const useExisting = params.get(`${m[1]}.AuthenticateOidcConfig.UseExistingClientSecret`) === 'true'
+    const message =
+      secret !== null && useExisting
+        ? 'You cannot both specify a client secret and set UseExistingClientSecret to true'
+        : secret === null && !useExisting
+          ? 'A client secret must be specified for an authenticate-oidc action, or UseExistingClientSecret set to true when modifying it'
+          : null
+    if (message)
+      return `<ErrorResponse xmlns="${elbv2Ns}"><Error><Type>Sender</Type><Code>InvalidLoadBalancerAction</Code><Message>${message}</Message></Error><RequestId>00000000-0000-0000-0000-000000000000</RequestId></ErrorResponse>`
+  }
+  return null
 }
 
 /** Route 53's XML throttling error, as the real service sends it. */

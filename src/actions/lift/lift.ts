@@ -2,7 +2,19 @@ import type {Restriction} from '../../ports/control-plane.js'
 import type {GateVerdict} from '../../ports/io.js'
 import {liftSchema, type LiftStep} from './schema.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from '../action.js'
-import {checkRestriction, describeRestriction, describeTypes, lifted, restore, restrictedType, restrictionSubject, shareOf} from '../restrict/restriction.js'
+import {
+  checkRestriction,
+  describeRestriction,
+  describeTypes,
+  lifted,
+  restore,
+  restrictedType,
+  restrictionSubject,
+  restricts,
+  restrictsNothing,
+  shareNote,
+  shareOf,
+} from '../restrict/restriction.js'
 import {backendOf} from '../../runbook/targets.js'
 import {expandSchedule} from '../../runbook/schedule.js'
 import {defaultBake} from '../../runbook/step-common.js'
@@ -32,7 +44,7 @@ const shareRules: MutationRules = {
     return {
       subject: `the restriction on ${left.type} on ${last.resource}`,
       left: `${shareOf(left)}% turned away`,
-      now: now ? `${shareOf(now)}% turned away` : 'gone',
+      now: now ? (shareNote(now) ?? 'all of it turned away') : 'gone',
       reapply: [restore(control, last.resource, now, left, `set the restriction on ${left.type} back to ${shareOf(left)}% turned away`)],
     }
   },
@@ -52,11 +64,18 @@ export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
     ...(step.schedule ? [`bake ${step.bake} s per step`, ...gatePlan(step)] : []),
     ...(live?.restricted ? [`restricted: ${describeTypes(live.restricted)} → ${describeTypes(live.restricted.filter((t) => t !== step.type))}`] : []),
   ],
-  project: (step, live) => (live.restricted ? {...live, restricted: live.restricted.filter((t) => t !== step.type)} : live),
+  project: (step, live) =>
+    live.restricted
+      ? {...live, restricted: live.restricted.filter((t) => t !== step.type), restrictingNothing: live.restrictingNothing?.filter((t) => t !== step.type)}
+      : live,
   expects: (step, {live}) =>
-    live.restricted && !live.restricted.includes(step.type)
-      ? [`${step.type} is not restricted on ${live.rulesLabel}: there is nothing to lift, and the step changes nothing`]
-      : [],
+    live.restrictingNothing?.includes(step.type)
+      ? [
+          `${step.type} has a restriction on ${live.rulesLabel} that restricts nothing (every request passes): the step removes it${step.schedule ? ' at once, as there is nothing to let back by degrees' : ''}`,
+        ]
+      : live.restricted && !live.restricted.includes(step.type)
+        ? [`${step.type} is not restricted on ${live.rulesLabel}: there is nothing to lift, and the step changes nothing`]
+        : [],
   changesLive: true,
   changes: 'restrictions',
   resolve(raw, ctx) {
@@ -88,13 +107,15 @@ export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
         const found = changes[0].before as Restriction | null
         const last = changes.at(-1)!
         if (found === null || found === undefined) return `the run added the restriction on ${restrictedType(last)} and lifted it itself`
+        if (!restricts(found)) return `the restriction on ${found.type} the run removed restricted nothing (every request passed): nothing to put back`
         return restore(control, last.resource, null, found, `put back the restriction on ${describeRestriction(found)} on ${last.resource}`)
       },
       async drift(changes, control) {
         const last = changes.at(-1)!
         const type = restrictedType(last)
         const found = (await control.restrictions!.list()).find((r) => r.type === type)
-        if (!found) return null
+        // One back that turns nothing away lets the same traffic through as none.
+        if (!found || !restricts(found)) return null
         return {
           subject: `the restriction on ${type} on ${last.resource}`,
           left: 'lifted',
@@ -109,6 +130,11 @@ export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
     const rules = ctx.restrictions()
     const existing = (await rules.list()).find((r) => r.type === step.type)
     if (!existing) return {status: 'done', message: `nothing to lift: ${step.type} is not restricted`}
+    // One that turns nothing away is removed whole, by degrees or not: there is nothing to let back.
+    if (!restricts(existing)) {
+      await ctx.change('lift', rules.label, existing, null, () => rules.remove(step.type))
+      return {status: 'done', message: `removed the restriction on ${step.type} from ${rules.label}; it ${restrictsNothing}, so no traffic comes back`}
+    }
     if (!step.schedule) {
       await ctx.change('lift', rules.label, existing, null, () => rules.remove(step.type))
       return {status: 'done', message: `${step.type} traffic is let through again`}

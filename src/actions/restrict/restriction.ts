@@ -32,8 +32,34 @@ export function checkRestriction(raw: z.output<typeof restrictSchema> | z.output
 /** The percent a restriction turns away; a restriction without a share turns away all. */
 export const shareOf = (r: Restriction | null | undefined): number => (r ? (r.share ?? 100) : 0)
 
-/** `sync (70% turned away)`, `sync` when all of it is. */
-export const describeRestriction = (r: Restriction): string => (shareOf(r) < 100 ? `${r.type} (${shareOf(r)}% turned away)` : r.type)
+/**
+ * Whether a restriction turns anything away. One can be there and turn nothing away: a HAProxy
+ * entry that keeps 100% (`sync:30:100`), an ALB rule tagged for the type whose action forwards.
+ * Such a one is listed with a share of 0 and is named for what it is: restrict replaces it, lift
+ * removes it, and neither takes it for a restriction in force.
+ */
+export const restricts = (r: Restriction | null | undefined): boolean => shareOf(r) > 0
+
+export const restrictsNothing = 'restricts nothing: every request passes'
+
+/** How much of the type a restriction turns away, where it is not all: `70% turned away`, or that it restricts nothing. */
+export const shareNote = (r: Restriction): string | null => (!restricts(r) ? restrictsNothing : shareOf(r) < 100 ? `${shareOf(r)}% turned away` : null)
+
+/** `sync (70% turned away)`, `sync (restricts nothing: every request passes)`, `sync` when all of it is. */
+export const describeRestriction = (r: Restriction): string => {
+  const note = shareNote(r)
+  return note ? `${r.type} (${note})` : r.type
+}
+
+/** A listener's or map's restrictions in one line, those in force first, then any that restrict nothing. */
+export function describeRestrictions(rules: Restriction[]): string {
+  if (rules.length === 0) return 'no restrictions'
+  const inForce = rules.filter(restricts)
+  return [
+    inForce.length > 0 ? `restricting ${inForce.map(describeRestriction).join(', ')}` : 'no restriction in force',
+    ...rules.filter((r) => !restricts(r)).map((r) => `${r.type} is listed but ${restrictsNothing}`),
+  ].join('; ')
+}
 
 /** Puts the restriction back as `to` (a share of it, or whole), from `from` (a share, or lifted). */
 export function restore(control: ControlPlane, resource: string, from: Restriction | null, to: Restriction, describe: string) {
