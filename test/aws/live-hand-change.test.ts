@@ -14,6 +14,7 @@ import {setWeightsByHand} from './by-hand.js'
 import {cfg, dnsRunbook, useLiveFixture, weightChanges, weights, type Fixture} from './live-fixture.js'
 import {uniqueName} from './seed.js'
 import {spawnRun, when} from './spawned-run.js'
+import {stopsBefore} from './stops-before.js'
 
 // A person changes the weights in the middle of a ramp, between two of its steps: the next step
 // reads them first, finds they are not what sluice set, and stops there (exit 4, as resume stops
@@ -125,7 +126,7 @@ steps:
     expect(await ruleWeights()).toEqual({blue: 90, green: 10})
     await setRuleByHand(70, 30)
     expect((await sluice(['promote', runId], {env: fx.env})).code).toBe(0)
-    const end = await run.ended
+    const end = await stopsBefore(run, /green at 50%/)
     expect(end.code, end.stderr).toBe(4)
     const said = `stopped before green 50%: the weights of ${ruleArn} were changed outside this run: sluice set blue=90 green=10, and found blue=70 green=30`
     expect(end.stderr).toContain(said)
@@ -163,7 +164,7 @@ steps:
     await when(() => successful('ChangeResourceRecordSets') === 1)
     await setWeightsByHand(cfg, fx.targets.zoneId, fx.targets.record, {mailbox: 100, maintenance: 0})
     expect((await sluice(['promote', runId], {env: fx.env})).code).toBe(0)
-    const end = await run.ended
+    const end = await stopsBefore(run, /maintenance at 50%/)
     expect(end.code, end.stderr).toBe(4)
     expect(end.stderr).toContain('stopped before maintenance 50%: the weights of')
     expect(end.stderr).toContain('were changed outside this run: sluice set mailbox=80 maintenance=20, and found mailbox=100 maintenance=0')

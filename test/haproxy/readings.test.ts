@@ -6,6 +6,7 @@ import {RuntimeMap} from '../../src/haproxy/maps.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {isolatedEnv, sluice} from '../helpers/cli.js'
 import {spawnRun} from '../aws/spawned-run.js'
+import {stopsBefore} from '../aws/stops-before.js'
 import {blueGreenConfig, blueGreenMaps, freePort, get, startBackend, startHaproxy, stopBackend, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
 
 // What sluice reads from HAProxy's maps is what HAProxy does with them: a ramp map whose entries
@@ -241,7 +242,7 @@ describe('a ramp map changed by hand between two steps', () => {
     ])
     const promote = await sluice(['promote', runId], {env})
     expect(promote.code, promote.stderr).toBe(0)
-    const end = await run.ended
+    const end = await stopsBefore(run, /green at 50%/)
     expect(end.code, end.stderr).toBe(4)
     const said = `stopped before green 50%: the weights of haproxy map ${rampMap.file} (${haproxy.socket}) were changed outside this run: sluice set blue=90 green=10, and found blue=60 green=40`
     expect(end.stderr).toContain(said)
