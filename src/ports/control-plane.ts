@@ -77,7 +77,10 @@ export interface Restriction {
   paths: string[]
   headers: Record<string, string[]>
   retryAfterSeconds: number
-  /** The percent of the type's requests turned away, 1–100; absent: all of them. */
+  /**
+   * The percent of the type's requests turned away, 1–100; absent: all of them. 0 where one is
+   * listed that turns nothing away (a HAProxy entry keeping 100%, an ALB rule that forwards).
+   */
   share?: number
 }
 

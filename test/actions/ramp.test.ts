@@ -83,6 +83,43 @@ describe('ramp', () => {
     expect(result.stoppedAt?.message).toContain('weights back to green 5%')
   })
 
+  it('a gate that fails after a hand change in its bake leaves the hand change: not put back, named, exit 4', async () => {
+    const dns = new FakeDns({blue: 100, green: 0})
+    // At green 25% a person moves everything back to blue by hand, and the errors (of the step before) fail the gate.
+    const metrics = new FakeMetrics(() => {
+      if (dns.weights.green !== 25) return 0.1
+      dns.weights = {blue: 100, green: 0}
+      return 7.5
+    })
+    const result = await runRunbook(runbook(steps), {control: control({weights: dns, metrics}), io: new RecordingIO(), signal: noAbort()})
+    expect(result.outcome).toBe('refused')
+    expect(exitCodeOf(result.outcome)).toBe(4)
+    expect(dns.applied.map((w) => w.green)).toEqual([1, 5, 25])
+    expect(dns.weights).toEqual({blue: 100, green: 0})
+    expect(result.message).toContain('measured 7.50%')
+    expect(result.message).toContain(
+      'not put back to green 5% (blue=95 green=5): the weights of Z1 app.example.com. A were changed outside this run: sluice set blue=75 green=25, and found blue=100 green=0',
+    )
+  })
+
+  it('a change that failed may have landed: the way back takes either side as its own, and puts back the last good step', async () => {
+    const dns = new FakeDns({blue: 100, green: 0})
+    const apply = dns.applyWeights.bind(dns)
+    // The change to green 25% lands, and its answer is lost.
+    dns.applyWeights = async (weights) => {
+      await apply(weights)
+      if (weights.green === 25) throw new Error('the answer was lost')
+    }
+    const result = await runRunbook(runbook(steps), {
+      control: control({weights: dns, metrics: new FakeMetrics(() => 0.1)}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
+    expect(result.outcome).toBe('failed')
+    expect(result.message).toContain('the answer was lost; weights back to green 5%')
+    expect(dns.weights).toEqual({blue: 95, green: 5})
+  })
+
   it('splits the rest among the other sets in proportion to their starting weights', async () => {
     const threeSets = (weights: Record<string, number>, schedule: number) =>
       parseRunbook(

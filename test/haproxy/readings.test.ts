@@ -195,8 +195,12 @@ describe('a restriction entry that keeps 100%', () => {
     expect(await entries(restrictMap)).toEqual(['/sync/ sync:30'])
     expect((await spread('/sync/x', 20)).restricted).toBe(20)
     // The journal names what it replaced, so a rollback lifts it (the same traffic passes as before).
-    const restrict = onlyRun().entries.find((e) => e.type === 'mutation' && e.mutation.kind === 'restrict' && e.mutation.phase === 'intent')
+    const {runId, entries: journal} = onlyRun()
+    const restrict = journal.find((e) => e.type === 'mutation' && e.mutation.kind === 'restrict' && e.mutation.phase === 'intent')
     expect(restrict?.mutation.before).toMatchObject({type: 'sync', share: 0})
+    const rollback = await sluice(['rollback', runId, '--yes'], {env})
+    expect(rollback.code, rollback.stderr + rollback.stdout).toBe(0)
+    expect(await entries(restrictMap)).toEqual([])
   }, 120_000)
 
   it('lift removes it, by degrees too (there is nothing to let back)', async () => {
