@@ -9,9 +9,9 @@ import type {PoolNow} from '../src/ports/pool-readings.js'
 export default class Assess extends SluiceCommand {
   static override summary = 'Say whether a live pool would come back on its own if the trigger were fixed now, and the smallest lever that gets it out.'
 
-  static override description = `Reads the pool now (an ALB target group's targets and its last minutes of CloudWatch metrics, a HAProxy backend's servers and counters over a few seconds, or the queries a mapping file names in Prometheus over the last two minutes: demand, servers in rotation, errors), places it on the map of its calibrated scenario (\`sluice calibrate\` writes one) and says, in sentences to paste into the incident channel: unharmed, recovering (fixed now, it comes back on its own, in how long) or stuck; how far it is from the tipping point, in demand and in servers out; and, when stuck, the smallest lever that gets it out, each checked by simulation from now: shed a share of a traffic type (whole types on an ALB), route to every server below a share healthy (an ALB's minimum healthy targets routing, Envoy's panic threshold), cap ejection (Envoy), a retry budget, slow start. Then the map, servers out × demand, with the pool on it.
+  static override description = `Reads the pool now (an ALB target group's targets and its last minutes of CloudWatch metrics, a HAProxy backend's servers and counters over a few seconds, or the queries a mapping file names in Prometheus over the last two minutes: demand, servers in rotation, errors), places it on the map of its calibrated scenario (\`sluice calibrate\` writes one) and says, in sentences to paste into the incident channel: unharmed, recovering (fixed now, it comes back on its own, in how long) or stuck; how far it is from the tipping point, in demand and in servers out; and, when stuck, the smallest lever that gets it out, each checked by simulation from now: shed a share of all traffic, or of a traffic type (whole types on an ALB), route to every server below a share healthy (an ALB's minimum healthy targets routing, Envoy's panic threshold), cap ejection (Envoy), a retry budget, slow start, servers added. Then the map, servers out × demand, with the pool on it.
 
-It changes nothing. Without a live pool, --demand and --in-rotation place a pool you describe. --quick skips the map. --watch re-assesses every interval until Ctrl-C (with --json, one assessment a line), and ends as the last assessment did. Exit 0 unharmed or recovering, 3 stuck.`
+It says demand against what the servers in rotation can serve. It changes nothing. Without a live pool, --demand and --in-rotation place a pool you describe. --quick skips the map. Its work is bounded (--budget): a pool too big to simulate server by server is asked of a scale model, and what does not fit the budget is left out and said. --watch re-assesses every interval until Ctrl-C (with --json, one assessment a line), and ends as the last assessment did. Exit 0 unharmed or recovering, 3 stuck.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --scenario mailbox.yaml --target-group arn:aws:elasticloadbalancing:eu-west-1:123:targetgroup/mailbox/abc --load-balancer app/outlook-edge/def',
@@ -34,6 +34,12 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
       helpValue: 'SOCKET',
     }),
     backend: Flags.string({description: 'The HAProxy backend that is the pool.', helpValue: 'NAME'}),
+    budget: decimal({
+      description:
+        'Work the assessment may do, in servers × ticks simulated (default 3e8 with --quick, 2e9 with the map): what does not fit is left out and said; where the pool is must fit, or exit 1.',
+      min: 1,
+      helpValue: 'SERVER-TICKS',
+    }),
     ...prometheusFlags,
     demand: decimal({description: 'Without a live pool: the demand now, in requests a second.', min: 0, helpValue: 'RPS'}),
     'in-rotation': Flags.integer({description: 'Without a live pool: servers in rotation now.', min: 0}),
@@ -135,8 +141,9 @@ It changes nothing. Without a live pool, --demand and --in-rotation place a pool
           : {at: Date.now() / 1000, servers: poolServers, healthy: flags['in-rotation']!, demand: flags.demand!, errorRate: (flags.errors ?? 0) / 100}
         if (flags.broken !== undefined && flags.broken > state.servers)
           throw new InputError(`--broken: expected at most the pool's ${state.servers} servers but received: ${flags.broken}`)
-        const assessment = await assess(scenario, setup, state, {family, quick: flags.quick, runner, broken: flags.broken, runbooks})
-        if (flags.svg) writeOutput('--svg', flags.svg, assessSvg(assessment)!)
+        const assessment = await assess(scenario, setup, state, {family, quick: flags.quick, runner, broken: flags.broken, runbooks, budget: flags.budget, source})
+        if (flags.svg && assessment.map) writeOutput('--svg', flags.svg, assessSvg(assessment)!)
+        else if (flags.svg) this.note(`--svg: ${flags.svg} not written: the map was left out to stay within the budget`)
         if (flags.html) writeOutput('--html', flags.html, assessHtml(assessment, source))
         if (flags.watch !== undefined)
           this.progress(`assessed at ${new Date().toISOString().slice(11, 19)}Z: ${assessment.region.toUpperCase()}; again in ${flags.watch} s (Ctrl-C ends)`)

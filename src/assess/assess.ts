@@ -1,11 +1,14 @@
+import {FailedError} from '../errors.js'
 import type {PoolFamily, PoolNow} from '../ports/pool-readings.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import {runCell, type CellResult, type SweepJob} from '../sweep/classify.js'
-import {axisValues, type Axis} from '../sweep/grid.js'
-import {formatNumber, sweepParam} from '../sweep/params.js'
-import {runSweep, type SweepResult} from '../sweep/sweep.js'
+import {formatNumber} from '../sweep/params.js'
+import type {SweepResult} from '../sweep/sweep.js'
 import type {LineEdges} from '../sweep/tipping.js'
 import type {CellRunner} from '../sweep/workers.js'
+import {AssessBudgetError, BudgetExhausted, defaultBudget, meteredRunner, runCost, serverTicks, WorkMeter} from './budget.js'
+import {axis, findLevers, sweepOn, type Lever} from './levers.js'
+import {fromModel, isScaled, mapInPool, modelScenario, modelState, rpsFromModel, runBudget, scaleModel, toModel} from './scale.js'
 
 /** Where the pool is on its map: serving in full, coming back on its own once the trigger is fixed, or stuck. */
 export type Region = 'unharmed' | 'recovering' | 'stuck'
@@ -24,20 +27,7 @@ export function familyOf(scenario: Scenario, fronted: Family | undefined): Famil
   return (fronted ?? scenario.frontedBy) === 'alb' ? 'alb' : 'envoy'
 }
 
-/** One way out, checked by simulation from the pool's state now. */
-export interface Lever {
-  kind: 'shed' | 'panic' | 'cap' | 'retries' | 'slow-start' | 'runbook'
-  /** What to do, in words, with the smallest amount that gets the pool out. */
-  what: string
-  /** The value found (percent shed, threshold, cap, seconds), or null where the lever is on or off. */
-  value: number | null
-  /** Whether, at that value, the pool comes back: the lever checked, not hoped for. */
-  holds: boolean
-  /** Seconds from now (the fix) to full service with the lever, when it holds. */
-  backInSeconds: number | null
-  /** The command that pulls it, where sluice has one. */
-  command?: string
-}
+export type {Lever} from './levers.js'
 
 export interface Assessment {
   state: PoolNow
@@ -70,6 +60,14 @@ export interface Assessment {
   watchedSeconds: number
   /** The verdict again with every server's capacity 10% lower and 10% higher: whether it rests on the calibration's figure. */
   sensitivity: Array<{capacityFactor: number; region: Region}>
+  /** Requests a second the pool can serve by the scenario's figure per server: a server, those in rotation now, every server. */
+  capacity: {perServer: number; inRotation: number; pool: number}
+  /** The scale model the pool was asked on, or null when every server was simulated (src/assess/scale.ts). */
+  model: {servers: number; modelled: number} | null
+  /** The work, in servers × ticks simulated: what the assessment may spend, what it spent, and one run of the question. */
+  work: {budget: number; spent: number; oneRun: number}
+  /** What was left out to stay within the budget, in words: `the map`, `the lever adding servers`. */
+  skipped: string[]
 }
 
 /**
@@ -106,17 +104,6 @@ export function questionScenario(base: Scenario, state: PoolNow, broken?: number
   return {scenario, fixAt}
 }
 
-function axis(name: string, from: number, to: number, steps: number): Axis {
-  const param = sweepParam(name)!
-  return {param, from, to, values: axisValues(from, to, steps, param.integer), spec: `${name}=${from}..${to}:${steps}`}
-}
-
-/** A strip or map of the question, on the one runner every sweep of an assessment shares. */
-function sweepOn(scenario: Scenario, setups: Array<{name: string; policy: SetupPolicy}>, axes: Axis[], runner: CellRunner): Promise<SweepResult> {
-  runner.retarget({scenario, setups, params: axes.map((a) => a.param.name)})
-  return runSweep(scenario, setups, axes, runner)
-}
-
 /** The stretches of a line that are stuck, from its edges: whole numbers, as servers out are counted. */
 function stuckStretches(line: LineEdges, from: number, to: number): Array<[number, number]> {
   const out: Array<[number, number]> = []
@@ -134,207 +121,195 @@ function stuckStretches(line: LineEdges, from: number, to: number): Array<[numbe
 
 /** The stuck side of a line's first edge, or null where the line has none. */
 const firstStuck = (result: SweepResult): number | null => result.setups[0].tipping.transitions[0]?.stuck ?? null
-const firstHolds = (result: SweepResult): number | null => result.setups[0].tipping.transitions[0]?.holds ?? null
+
+/** A reading no pool can have: no verdict and no lever is drawn from it (exit 1, naming what was read). */
+export class ImpossibleReading extends FailedError {}
+
+/**
+ * The readings must be of a pool before they are placed: a demand below zero, or not a number,
+ * would be "stuck" with a lever of turning everything away, and counts that are not whole servers
+ * cannot be simulated. The readings' own sources check them first, naming the query; this is the
+ * last stop, for whatever reaches assess.
+ */
+function checkReading(state: PoolNow, source: string | undefined): void {
+  const problems: string[] = []
+  if (!Number.isFinite(state.demand) || state.demand < 0) problems.push(`a demand of ${state.demand} rps (expected a finite rate, 0 or more)`)
+  if (!Number.isInteger(state.servers) || state.servers < 1) problems.push(`${state.servers} servers (expected a whole number, 1 or more)`)
+  else if (!Number.isInteger(state.healthy) || state.healthy < 0 || state.healthy > state.servers)
+    problems.push(`${state.healthy} of ${state.servers} servers in rotation (expected a whole number from 0 to ${state.servers})`)
+  if (!Number.isFinite(state.errorRate) || state.errorRate < 0 || state.errorRate > 1)
+    problems.push(`an error rate of ${state.errorRate * 100}% (expected 0–100%)`)
+  if (problems.length > 0)
+    throw new ImpossibleReading(`${source ?? 'the pool'}: read ${problems.join(', ')}: an impossible reading, so no verdict and no lever`)
+}
+
+/** The pool's capacity by the scenario's figure per server: the servers in rotation now, and every server. */
+export function capacityOf(base: Scenario, state: PoolNow): {perServer: number; inRotation: number; pool: number} {
+  const perServer = base.pools[0].capacity ?? 0
+  return {perServer, inRotation: perServer * state.healthy, pool: perServer * state.servers}
+}
 
 /**
  * Places a live pool on the map of its calibrated scenario and finds the smallest lever that gets
  * it out, each checked by simulation from the state now: the question is always "if the trigger
  * were fixed now". Nothing here reads or changes the pool; `state` is what was read.
+ *
+ * The work is bounded (budget.ts): a pool too big to run server by server is asked on a scale model
+ * (scale.ts); where the pool is and whether it comes back must fit the budget or it is an error
+ * (exit 1) saying so; the tipping point along demand, each lever, the runbooks and the map are done
+ * in that order while they fit, and what did not is named in the sentences and `skipped`.
  */
 export async function assess(
   base: Scenario,
   setup: {name: string; policy: SetupPolicy},
   state: PoolNow,
-  options: {family: Family; quick: boolean; runner: CellRunner; broken?: number; runbooks?: RunbookLevers},
+  options: {family: Family; quick: boolean; runner: CellRunner; broken?: number; runbooks?: RunbookLevers; budget?: number; source?: string},
 ): Promise<Assessment> {
-  const outNow = Math.max(0, state.servers - state.healthy)
-  const servers = state.servers
-  // Along servers broken at this demand: which faults cascade how far, and where the pool is stuck.
-  const alongOut = await sweepOn(questionScenario(base, state).scenario, [setup], [axis('broken', 0, servers, Math.min(servers + 1, 41))], options.runner)
-  const stuckOut = stuckStretches(alongOut.setups[0].tipping, 0, servers)
-  // How many did the trigger break? Not every server out: in a cascade most went out because the
-  // load moved onto them, and taking them all as broken would bring the pool back all at once. Any
-  // count from the fewest that take the pool down to what is in rotation now, up to every server out,
-  // explains what is seen; the metrics cannot tell them apart, so the pool is placed at the worst of
-  // them (the fewest that leave it stuck), and the sentences say when the count decides it.
-  const values = alongOut.axes[0].values
-  const cells = alongOut.setups[0].cells
-  const fewest = values.find((b, i) => b <= outNow && cells[i].minInRotation <= state.healthy) ?? outNow
-  const plausible =
-    options.broken !== undefined
-      ? [options.broken]
-      : outNow === 0
-        ? [0]
-        : values.filter((b) => b >= fewest && b <= outNow).concat(values.includes(outNow) ? [] : [outNow])
-  const stuckAt = (b: number): boolean => {
-    const i = values.indexOf(b)
-    return (
-      (i >= 0 ? cells[i] : runCell({scenario: questionScenario(base, state, b).scenario, setups: [setup], params: []}, {setup: 0, x: NaN, y: NaN})).outcome ===
-      'stuck'
+  checkReading(state, options.source)
+  const meter = new WorkMeter(options.budget ?? (options.quick ? defaultBudget.quick : defaultBudget.map))
+  const runner = meteredRunner(options.runner, meter)
+  const whole = questionScenario(base, state).scenario
+  const model = scaleModel(state.servers, runCost(whole) / state.servers)
+  // Everything from here to the sentences is the model's: its servers, its counts, its demand.
+  const mBase = modelScenario(model, base)
+  const now = modelState(model, state)
+  const brokenGiven = options.broken === undefined ? undefined : toModel(model, options.broken)
+  const outNow = Math.max(0, now.servers - now.healthy)
+  const servers = now.servers
+  const skipped: string[] = []
+
+  // The part that cannot be left out: along servers broken, the pool itself and the ±10% runs. Said before any of it runs when its grid alone is past the budget.
+  const oneRun = runCost(questionScenario(mBase, now).scenario)
+  const gridRuns = Math.min(servers + 1, 41)
+  const cannot = (spent: boolean): AssessBudgetError =>
+    new AssessBudgetError(
+      `cannot assess within the budget of ${serverTicks(meter.limit)}${options.budget === undefined ? ` (${options.quick ? 'with --quick' : 'with the map'}; --budget N allows more)` : ''}: one run of the question is ${serverTicks(oneRun)} (${formatNumber(servers)} ${isScaled(model) ? 'model ' : ''}servers × ${formatNumber(oneRun / servers)} ticks of ${formatNumber(whole.tick)} s), and placing the pool takes ${spent ? `more than the ${formatNumber(Math.round(meter.spent / oneRun))} runs that fitted` : `at least ${gridRuns + 3} runs`}`,
     )
+  if ((gridRuns + 3) * oneRun > meter.limit) throw cannot(false)
+
+  const verdict = await (async () => {
+    try {
+      return await placed()
+    } catch (error) {
+      if (error instanceof BudgetExhausted) throw cannot(true)
+      throw error
+    }
+  })()
+  async function placed() {
+    // Along servers broken at this demand: which faults cascade how far, and where the pool is stuck.
+    const alongOut = await sweepOn(questionScenario(mBase, now).scenario, [setup], [axis('broken', 0, servers, gridRuns)], runner)
+    const stuckOut = stuckStretches(alongOut.setups[0].tipping, 0, servers)
+    // How many did the trigger break? Not every server out: in a cascade most went out because the
+    // load moved onto them, and taking them all as broken would bring the pool back all at once. Any
+    // count from the fewest that take the pool down to what is in rotation now, up to every server out,
+    // explains what is seen; the metrics cannot tell them apart, so the pool is placed at the worst of
+    // them (the fewest that leave it stuck), and the sentences say when the count decides it.
+    const values = alongOut.axes[0].values
+    const cells = alongOut.setups[0].cells
+    const fewest = values.find((b, i) => b <= outNow && cells[i].minInRotation <= now.healthy) ?? outNow
+    const plausible =
+      brokenGiven !== undefined
+        ? [brokenGiven]
+        : outNow === 0
+          ? [0]
+          : values.filter((b) => b >= fewest && b <= outNow).concat(values.includes(outNow) ? [] : [outNow])
+    const stuckAt = (b: number): boolean => {
+      const i = values.indexOf(b)
+      if (i >= 0) return cells[i].outcome === 'stuck'
+      const q = questionScenario(mBase, now, b).scenario
+      return meter.run(q, () => runCell({scenario: q, setups: [setup], params: []}, {setup: 0, x: NaN, y: NaN})).outcome === 'stuck'
+    }
+    const stuckBroken = plausible.filter(stuckAt)
+    const out = stuckBroken[0] ?? plausible[0]
+    const {scenario, fixAt} = questionScenario(mBase, now, out)
+    const job = (s: Scenario, policies = [setup]): SweepJob => ({scenario: s, setups: policies, params: []})
+    const run = (s: Scenario): CellResult => meter.run(s, () => runCell(job(s), {setup: 0, x: NaN, y: NaN}))
+    const healthy = out === 0 && state.errorRate < 0.01
+    const regionOf = (r: CellResult): Region => (r.outcome === 'stuck' ? 'stuck' : healthy ? 'unharmed' : 'recovering')
+    const here = run(scenario)
+    const sensitivity = [0.9, 1.1].map((capacityFactor) => {
+      const pools = scenario.pools.map((p, i) => (i === 0 && p.capacity !== undefined ? {...p, capacity: p.capacity * capacityFactor} : p))
+      return {capacityFactor, region: regionOf(run({...scenario, pools}))}
+    })
+    return {stuckOut, plausible, stuckBroken, out, scenario, fixAt, here, region: regionOf(here), sensitivity}
   }
-  const stuckBroken = plausible.filter(stuckAt)
-  const out = stuckBroken[0] ?? plausible[0]
-  const {scenario, fixAt} = questionScenario(base, state, out)
-  const job = (s: Scenario, policies = [setup]): SweepJob => ({scenario: s, setups: policies, params: []})
-  const healthy = out === 0 && state.errorRate < 0.01
-  const regionOf = (r: CellResult): Region => (r.outcome === 'stuck' ? 'stuck' : healthy ? 'unharmed' : 'recovering')
-  const here = runCell(job(scenario), {setup: 0, x: NaN, y: NaN})
-  const region = regionOf(here)
-  const sensitivity = [0.9, 1.1].map((capacityFactor) => {
-    const pools = scenario.pools.map((p, i) => (i === 0 && p.capacity !== undefined ? {...p, capacity: p.capacity * capacityFactor} : p))
-    return {capacityFactor, region: regionOf(runCell(job({...scenario, pools}), {setup: 0, x: NaN, y: NaN}))}
-  })
+  const {scenario, fixAt, here, region} = verdict
   const backInSeconds = here.outcome === 'stuck' ? null : (here.recoveredSecondsAfterFix ?? 0)
 
-  // How far from the edge: along demand at this many out, and along servers out at this demand.
-  const demandTop = Math.max(state.demand * 2, 1)
-  // Odd counts from 0 to twice today's demand put today's on a grid row, where the map marks the pool.
-  const alongDemand = await sweepOn(scenario, [setup], [axis('demand', 0, demandTop, options.quick ? 11 : 21)], options.runner)
-  const stuckAboveDemand = firstStuck(alongDemand)
+  // Past the verdict, each part is done while the budget has room for it, in the order an operator needs them.
+  const ifRoom = async <T>(what: string, work: () => Promise<T>): Promise<T | null> => {
+    try {
+      return await work()
+    } catch (error) {
+      if (!(error instanceof BudgetExhausted)) throw error
+      skipped.push(what)
+      return null
+    }
+  }
+  // How far from the edge along demand at this many out. Odd counts from 0 to twice today's demand put today's on a grid row, where the map marks the pool.
+  const demandTop = Math.max(now.demand * 2, 1)
+  const alongDemand = await ifRoom(skippedDemand, () =>
+    sweepOn(scenario, [setup], [axis('demand', 0, demandTop, options.quick ? 11 : 21)], runner),
+  )
+  const capacity = capacityOf(base, state)
+  // Back in the pool's numbers: a count the model has for the servers out now (or --broken) is the pool's own.
+  const count = (b: number): number => (b === outNow ? state.servers - state.healthy : b === brokenGiven ? options.broken! : fromModel(model, b))
+  const out = count(verdict.out)
+  const levers = [
+    ...(region === 'stuck'
+      ? await findLevers(
+          {scenario, setup, fixAt, family: options.family, quick: options.quick, runner, meter, model, demand: state.demand, fullCapacity: capacity.pool},
+          skipped,
+        )
+      : []),
+    // A runbook the operator names is rehearsed whenever the pool is harmed: it may get it back sooner than waiting.
+    // Rehearsed on the pool at its own size (a runbook counts servers), each charged as one run of it.
+    ...((region !== 'unharmed' && options.runbooks
+      ? await ifRoom('the runbooks', async () => {
+          const full = isScaled(model) ? questionScenario(base, state, out).scenario : scenario
+          // A rehearsal is counted as one run of the question: there must be room for one before they start, and the rest are counted after.
+          meter.charge(runCost(full))
+          const rehearsed = await options.runbooks!({scenario: full, setup, fixAt})
+          meter.spend(runCost(full) * Math.max(0, rehearsed.length - 1))
+          return rehearsed
+        })
+      : null) ?? []),
+  ].sort(surestFirst)
   const map = options.quick
     ? null
-    : await sweepOn(scenario, [setup], [axis('broken', 0, servers, Math.min(servers + 1, 41)), axis('demand', 0, demandTop, 17)], options.runner)
+    : await ifRoom('the map', () =>
+        sweepOn(scenario, [setup], [axis('broken', 0, servers, gridRuns), axis('demand', 0, demandTop, 17)], runner),
+      )
 
-  const levers = [
-    ...(region === 'stuck' ? await findLevers(scenario, setup, fixAt, options) : []),
-    // A runbook the operator names is rehearsed whenever the pool is harmed: it may get it back sooner than waiting.
-    ...(region !== 'unharmed' && options.runbooks ? await options.runbooks({scenario, setup, fixAt}) : []),
-  ].sort(surestFirst)
-  const watchedSeconds = scenario.duration - fixAt
+  const unique = (xs: number[]): number[] => [...new Set(xs)]
+  const stuckAbove = alongDemand ? firstStuck(alongDemand) : null
   const assessment: Assessment = {
     state,
-    outNow,
+    outNow: Math.max(0, state.servers - state.healthy),
     out,
     brokenGiven: options.broken !== undefined,
-    plausibleBroken: plausible,
-    stuckBroken,
+    plausibleBroken: unique(verdict.plausible.map(count)),
+    stuckBroken: unique(verdict.stuckBroken.map(count)),
     region,
     backInSeconds,
-    stuckAboveDemand,
-    stuckOut,
+    stuckAboveDemand: stuckAbove === null ? null : rpsFromModel(model, stuckAbove),
+    stuckOut: verdict.stuckOut.map(([first, last]) => [fromModel(model, first), fromModel(model, last)]),
+    capacity,
     levers,
-    map,
+    map: map && mapInPool(model, map, questionScenario(base, state, out).scenario),
     sentences: [],
     setup: setup.name,
-    watchedSeconds,
-    sensitivity,
+    watchedSeconds: scenario.duration - fixAt,
+    sensitivity: verdict.sensitivity,
+    model: isScaled(model) ? {servers: model.servers, modelled: model.modelled} : null,
+    work: {budget: meter.limit, spent: meter.spent, oneRun},
+    skipped,
   }
   return {...assessment, sentences: sentencesOf(assessment, base)}
 }
 
-/**
- * The levers this load balancer has, each searched for the least that gets the pool out (a
- * strip along the lever, bisected at its edge) and then run once more at that value to say how
- * soon the pool is back with it.
- */
-async function findLevers(
-  scenario: Scenario,
-  setup: {name: string; policy: SetupPolicy},
-  fixAt: number,
-  options: {family: Family; quick: boolean; runner: CellRunner},
-): Promise<Lever[]> {
-  const levers: Lever[] = []
-  const steps = options.quick ? 11 : 21
-  const check = (s: Scenario, policy: SetupPolicy): CellResult =>
-    runCell({scenario: s, setups: [{name: setup.name, policy}], params: []}, {setup: 0, x: NaN, y: NaN})
-  const back = (r: CellResult): number | null => (r.outcome === 'stuck' ? null : (r.recoveredSecondsAfterFix ?? 0))
-
-  // Shed traffic from now: a share of a type where the load balancer can weigh one (HAProxy), else whole types.
-  for (const type of Object.keys(scenario.demand.types)) {
-    const restricted = {...scenario, restrictions: [{type, share: 0, retryAfter: 120, from: fixAt, to: undefined}]}
-    const whole = options.family === 'alb'
-    if (whole && type === 'all') continue
-    let share: number | null
-    if (whole) share = check({...restricted, restrictions: [{...restricted.restrictions[0], share: 100}]}, setup.policy).outcome === 'stuck' ? null : 100
-    else {
-      const strip = await sweepOn(restricted, [setup], [axis('restricted', 0, 100, steps)], options.runner)
-      const edge = firstHolds(strip)
-      share = edge === null ? (strip.setups[0].cells[0].outcome === 'stuck' ? null : 0) : Math.ceil(edge)
-    }
-    if (share === null) {
-      levers.push({
-        kind: 'shed',
-        what: `turning away ${whole ? 'all' : 'even all'} of ${type} does not get it out`,
-        value: null,
-        holds: false,
-        backInSeconds: null,
-      })
-      continue
-    }
-    const result = check({...restricted, restrictions: [{...restricted.restrictions[0], share}]}, setup.policy)
-    levers.push({
-      kind: 'shed',
-      what: `turn away ${share === 100 ? 'all' : `${share}%`} of ${type === 'all' ? 'all traffic' : type}, then let it back by degrees`,
-      value: share,
-      holds: result.outcome !== 'stuck',
-      backInSeconds: back(result),
-      command: `sluice restrict --type ${type}${type === 'all' ? ' --path "/*"' : ' …'}${share < 100 ? ` --share ${share}` : ''}, then sluice lift --type ${type} --schedule 10,25,50,100`,
-    })
-  }
-
-  // A guard of the setup, searched along 0–100% for the edge where the pool comes out and run once more there.
-  const guard = async (
-    key: 'panicThreshold' | 'maxEjectionPercent',
-    round: (edge: number) => number,
-    said: (value: number) => Pick<Lever, 'kind' | 'what' | 'command'>,
-  ): Promise<void> => {
-    const edge = firstHolds(await sweepOn(scenario, [setup], [axis(key, 0, 100, steps)], options.runner))
-    if (edge === null) return
-    const value = round(edge)
-    const result = check(scenario, {...setup.policy, [key]: value})
-    levers.push({...said(value), value, holds: result.outcome !== 'stuck', backInSeconds: back(result)})
-  }
-  // Route to every server below a share healthy: Envoy's panic threshold, an ALB's minimum healthy targets routing.
-  if (options.family === 'alb')
-    await guard('panicThreshold', Math.ceil, (value) => ({
-      kind: 'panic',
-      what: `route to every target when fewer than ${value}% are healthy (the target group's minimum healthy targets routing)`,
-      command: `sluice cycle --failover-percent ${value} … (or the target group attribute ${failoverKey})`,
-    }))
-  if (options.family === 'envoy') {
-    await guard('panicThreshold', Math.ceil, (value) => ({
-      kind: 'panic',
-      what: `a panic threshold of ${value}%: route to every server when fewer than that are healthy`,
-    }))
-    // Never eject more than a share at once (Envoy's max_ejection_percent; neither an ALB nor HAProxy has one): stuck at a
-    // high cap and holding below it, the edge's holding side is the largest cap that works.
-    await guard('maxEjectionPercent', Math.floor, (value) => ({kind: 'cap', what: `cap ejection at ${value}% of the pool at once (max_ejection_percent)`}))
-  }
-  // Clients that retry multiply the load; one attempt, or a 10% budget, takes that away.
-  if (scenario.clients.attempts > 1) {
-    const budget = {...setup.policy, clients: {...setup.policy.clients, retryBudget: 0.1}}
-    const result = check(scenario, budget)
-    levers.push({
-      kind: 'retries',
-      what: `a 10% retry budget in the clients (now ${scenario.clients.attempts} attempts a request)`,
-      value: 10,
-      holds: result.outcome !== 'stuck',
-      backInSeconds: back(result),
-    })
-  }
-  // Servers returned at full weight fall over again; slow start brings them back gently.
-  const slow = options.family === 'haproxy' ? (scenario.healthCheck.haproxy?.slowstart ?? 0) : setup.policy.slowStart
-  if (slow === 0) {
-    const seconds = 60
-    const policy: SetupPolicy =
-      options.family === 'haproxy' ? {...setup.policy, healthCheck: {...setup.policy.healthCheck, slowstart: seconds}} : {...setup.policy, slowStart: seconds}
-    const result = check(scenario, policy)
-    levers.push({
-      kind: 'slow-start',
-      what: `${seconds} s of slow start for returning servers`,
-      value: seconds,
-      holds: result.outcome !== 'stuck',
-      backInSeconds: back(result),
-    })
-  }
-  return levers
-}
-
 /** The surest first: those that hold, soonest back. */
 const surestFirst = (a: Lever, b: Lever): number => Number(b.holds) - Number(a.holds) || (a.backInSeconds ?? Infinity) - (b.backInSeconds ?? Infinity)
-
-const failoverKey = 'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage'
 
 const percent = (v: number): string => `${formatNumber(Math.round(v * 1000) / 10)}%`
 
@@ -364,7 +339,10 @@ function sentencesOf(a: Assessment, base: Scenario): string[] {
     lines.push(`RECOVERING: with ${where}, fixed now it comes back on its own, at full service ${formatNumber(a.backInSeconds ?? 0)} s after the fix.`)
   else lines.push(`UNHARMED: every server in rotation at ${rps} rps, ${percent(s.errorRate)} errors.`)
   if (decides) lines.push(decides)
-  if (a.stuckAboveDemand !== null) {
+  const load = loadSentence(a)
+  if (load) lines.push(load)
+  if (a.skipped.includes(skippedDemand)) lines.push(`Tipping point along demand: not looked for, to stay within the budget.`)
+  else if (a.stuckAboveDemand !== null) {
     const edge = a.stuckAboveDemand
     lines.push(
       edge <= s.demand
@@ -401,5 +379,44 @@ function sentencesOf(a: Assessment, base: Scenario): string[] {
       lines.push(
         `Or ${l.what}: ${l.holds ? `back at full service ${formatNumber(l.backInSeconds ?? 0)} s after the fix` : 'the pool is not back at full service when it has ended'}.`,
       )
+  if (a.model) {
+    const each = a.model.servers / a.model.modelled
+    lines.push(
+      `Asked of a scale model: ${formatNumber(a.model.modelled)} servers standing for the ${formatNumber(a.model.servers)}, ${formatNumber(Math.round(each * 10) / 10)} each, with demand scaled alike (one run of every server would be ${serverTicks((a.work.oneRun * a.model.servers) / a.model.modelled)}, past the ${serverTicks(runBudget)} a run may take); counts of servers are good to about ${formatNumber(Math.ceil(each))}.`,
+    )
+  }
+  if (a.skipped.length > 0)
+    lines.push(`Left out to stay within the budget of ${serverTicks(a.work.budget)} (--budget N allows more): ${a.skipped.join('; ')}.`)
   return lines
+}
+
+const skippedDemand = 'the tipping point along demand'
+
+/** 42% or 7.1%: as many figures as a reader needs to tell two loads apart. */
+const roughly = (v: number): string => (v >= 0.1 ? `${formatNumber(Math.round(v * 100))}%` : percent(v))
+
+/**
+ * Demand against what the servers in rotation can serve, by the scenario's figure per server; and
+ * when it is past what every server could serve, that no fix of the trigger is enough: the pool is
+ * too small for its demand, not stuck in a cascade, and needs less demand or more servers.
+ */
+function loadSentence(a: Assessment): string | null {
+  const {perServer, inRotation, pool} = a.capacity
+  if (!(perServer > 0)) return null
+  const s = a.state
+  const rps = formatNumber(Math.round(s.demand))
+  const can = (v: number): string => formatNumber(Math.round(v))
+  const all = `all ${formatNumber(s.servers)} can serve ${can(pool)} rps`
+  const tooSmall = s.demand > pool
+  if (s.healthy === 0)
+    return `Demand ${rps} rps and no server in rotation to serve it; ${all}${tooSmall ? ', less than the demand: it needs less demand or more servers' : ''}.`
+  const them = `the ${formatNumber(s.healthy)} server${s.healthy === 1 ? '' : 's'} in rotation`
+  const head =
+    s.demand > inRotation
+      ? `Demand ${rps} rps is ${roughly(s.demand / inRotation - 1)} over the ${can(inRotation)} rps ${them} can serve`
+      : `Demand ${rps} rps is ${roughly(s.demand / inRotation)} of the ${can(inRotation)} rps ${them} can serve`
+  if (!tooSmall) return `${head}${s.healthy < s.servers ? `; ${all}` : ''}.`
+  return s.healthy === s.servers
+    ? `${head}, and every server is in rotation: an overload, not a cascade; no fix of a trigger gets it out, less demand or more servers do.`
+    : `${head}, and more than ${all}: no fix of the trigger gets it out alone; it needs less demand or more servers.`
 }

@@ -11,9 +11,15 @@ import {formatTable} from './table.js'
 const here = '●'
 const afterShedding = '○'
 
+/**
+ * The shed that moves the pool along the map's demand axis: a share of all traffic. A share of
+ * one type lowers demand by that share of the type only, and a whole type is no row of the map.
+ */
+const shedOfAll = (a: Assessment) => a.levers.find((l) => l.kind === 'shed' && l.type === 'all' && l.holds && l.value !== null && l.value < 100)
+
 /** The pool on its map, and where the smallest shed would move it (shedding lowers demand; the other levers change the map itself). */
 export function assessMarks(a: Assessment): MapMark[] {
-  const shed = a.levers.find((l) => l.kind === 'shed' && l.holds && l.value !== null)
+  const shed = shedOfAll(a)
   // The pool itself is drawn last, so it wins a cell it shares with a shed that moves it less than a row.
   return [
     ...(shed && shed.value !== null && shed.value < 100 ? [{x: a.out, y: a.state.demand * (1 - shed.value / 100), glyph: afterShedding}] : []),
@@ -56,7 +62,7 @@ const trust =
 
 /** The marks and arrows over the SVG map: the pool, where the smallest shed moves it, and what the other levers do instead. */
 function overlayOf(a: Assessment): MapOverlay {
-  const shed = a.levers.find((l) => l.kind === 'shed' && l.holds && l.value !== null && l.value < 100)
+  const shed = shedOfAll(a)
   const marks: MapMark[] = [{x: a.out, y: a.state.demand, glyph: here, label: 'now'}]
   if (shed) marks.push({x: a.out, y: a.state.demand * (1 - shed.value! / 100), glyph: afterShedding, label: `shed ${shed.value}%`})
   const others = a.levers.filter((l) => l.holds && l !== shed).map((l) => l.what)

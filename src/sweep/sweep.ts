@@ -120,7 +120,7 @@ export async function runSweep(
         cells: results.slice(s * lineYs.length * xs.length, (s * lineYs.length + gridYs.length) * xs.length),
         edges: lines[s].slice(0, gridYs.length),
         tipping,
-        sentence: sentence(name, policy, tipping, x, y, scenario),
+        sentence: setupSentence(name, policy, tipping, x, y, scenario),
       }
     }),
   }
@@ -131,7 +131,7 @@ export async function runSweep(
  * swept pool size), and saying so when the pool tips only where demand is past what it can serve
  * healthy: that is not a metastable pool but one too small, and an operator must not read it otherwise.
  */
-function sentence(name: string, policy: Policy, line: LineEdges, x: Axis, y: Axis | undefined, scenario: Scenario): string {
+export function setupSentence(name: string, policy: Policy, line: LineEdges, x: Axis, y: Axis | undefined, scenario: Scenario): string {
   const at = y && line.y !== null ? y.param.apply({scenario, policy}, line.y).scenario : scenario
   const words = tippingSentence(name, line, x, y?.param ?? null, at)
   // The stuck side of the first edge is what the sentence is about; a line stuck throughout has no edge to qualify.
