@@ -1,6 +1,6 @@
 import {FailedError} from '../errors.js'
 import type {PoolFamily, PoolNow} from '../ports/pool-readings.js'
-import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
+import {scenarioLimits, type Scenario, type SetupPolicy} from '../sim/scenario/schema.js'
 import {runCell, type CellResult, type SweepJob} from '../sweep/classify.js'
 import {formatNumber} from '../sweep/params.js'
 import type {SweepResult} from '../sweep/sweep.js'
@@ -133,7 +133,8 @@ export class ImpossibleReading extends FailedError {}
  */
 function checkReading(state: PoolNow, source: string | undefined): void {
   const problems: string[] = []
-  if (!Number.isFinite(state.demand) || state.demand < 0) problems.push(`a demand of ${state.demand} rps (expected a finite rate, 0 or more)`)
+  if (!Number.isFinite(state.demand) || state.demand < 0 || state.demand > scenarioLimits.maxRps)
+    problems.push(`a demand of ${state.demand} rps (expected a rate from 0 to ${formatNumber(scenarioLimits.maxRps)}, the most the model sums)`)
   if (!Number.isInteger(state.servers) || state.servers < 1) problems.push(`${state.servers} servers (expected a whole number, 1 or more)`)
   else if (!Number.isInteger(state.healthy) || state.healthy < 0 || state.healthy > state.servers)
     problems.push(`${state.healthy} of ${state.servers} servers in rotation (expected a whole number from 0 to ${state.servers})`)

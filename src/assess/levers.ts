@@ -8,7 +8,7 @@ import {runSweep, type SweepResult} from '../sweep/sweep.js'
 import {converged, gridBrackets, midpoint, narrow} from '../sweep/tipping.js'
 import type {CellRunner} from '../sweep/workers.js'
 import {BudgetExhausted, type WorkMeter} from './budget.js'
-import {isScaled, type ScaleModel} from './scale.js'
+import {fromModel, type ScaleModel} from './scale.js'
 
 /** One way out, checked by simulation from the pool's state now. */
 export interface Lever {
@@ -216,7 +216,7 @@ async function shedAllTraffic(q: LeverQuestion, steps: number): Promise<Lever> {
   if (q.demand > q.fullCapacity)
     return {
       ...lever,
-      what: `turn away ${amount}${where} and keep it away until demand is under the ${formatNumber(Math.round(q.fullCapacity))} rps the servers can serve, or servers are added`,
+      what: `turn away ${amount}${where} and keep it away while demand is over the ${formatNumber(Math.round(q.fullCapacity))} rps the ${formatNumber(q.model.servers)} servers can serve, or until servers are added`,
       ...(alb ? {} : {command: `${restrict}; sluice lift --type all once servers are added`}),
     }
   return {
@@ -278,7 +278,7 @@ async function addServers(q: LeverQuestion, steps: number): Promise<Lever> {
   const results = values.map((n) => withServersAdded(q, n))
   const stuck = results.map((r) => r.outcome === 'stuck')
   const [bracket] = gridBrackets(values, stuck).filter((b) => b.loStuck)
-  const inPool = (n: number): number => (isScaled(q.model) ? Math.ceil((n * q.model.servers) / q.model.modelled) : n)
+  const inPool = (n: number): number => fromModel(q.model, n, true)
   const said = (n: number): string => formatNumber(inPool(n))
   if (!bracket)
     return {

@@ -49,9 +49,19 @@ export function toModel(m: ScaleModel, count: number): number {
   return Math.min(m.modelled, Math.max(1, Math.round((count * m.modelled) / m.servers)))
 }
 
-/** A count of model servers said as the pool's. */
-export function fromModel(m: ScaleModel, count: number): number {
-  return isScaled(m) ? Math.min(m.servers, Math.round((count * m.servers) / m.modelled)) : count
+/**
+ * The step counts of the pool's servers are said in with a scale model: the power of ten below a
+ * model server's grain (10 when each stands for 14), so a count shows no more figures than it has.
+ */
+export const countStep = (m: ScaleModel): number => (isScaled(m) ? 10 ** Math.floor(Math.log10(grain(m))) : 1)
+
+/** A count of model servers said as the pool's, to the model's step; `up` for an amount that must be enough (servers to add). */
+export function fromModel(m: ScaleModel, count: number, up = false): number {
+  if (!isScaled(m)) return count
+  const step = countStep(m)
+  const exact = (count * m.servers) / m.modelled / step
+  const n = (up ? Math.ceil(exact - 1e-9) : Math.round(exact)) * step
+  return up ? n : Math.min(m.servers, n)
 }
 
 /** Requests a second of the model said as the pool's. */

@@ -2,6 +2,7 @@ import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {isolatedSluice} from '../helpers/cli.js'
+import {FakePrometheus, mappingText} from '../helpers/fake-prometheus.js'
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 
@@ -226,6 +227,33 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
       const out = await sluice(['assess', '--scenario', 'outlook-2026', ...flags])
       expect(out.code, flags.join(' ')).toBe(2)
       expect(out.stderr, flags.join(' ')).toContain(message)
+    }
+  }, 60_000)
+
+  it('refuses to place a pool read with an impossible demand (below zero, or past what the model sums): exit 1, naming the value, no verdict and no lever', async () => {
+    // At 60eccf4 a demand read as -5 rps was "STUCK" with the lever "turn away all of all traffic", exit 3.
+    const end = Math.floor(Date.now() / 60_000) * 60 - 20 * 60
+    const fake = new FakePrometheus({end, truth: {servers: 8, capacity: 100, low: 300, high: 900, latencyFloor: 0.04}})
+    const url = await fake.listen()
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-assess-reading-'))
+      const mapping = join(dir, 'mailbox-prometheus.yaml')
+      writeFileSync(mapping, mappingText('envoy', '{interval: 10, baseEjection: 30, maxEjection: 300, maxEjectionPercent: 100, panicThreshold: 0, slowStart: 0}'))
+      const scenario = join(dir, 'mailbox.yaml')
+      writeFileSync(
+        scenario,
+        'name: mailbox\nduration: 600\npools: [{name: mailbox, servers: 8, capacity: 100}]\ndemand: {rps: 500}\nhealthCheck: {interval: 10, baseEjection: 30, maxEjection: 300}\nsetups: {as-configured: {}}\n',
+      )
+      for (const rps of [-5, 1e12]) {
+        fake.now = {rps, healthy: 8, servers: 8, errorRate: 0}
+        const out = await sluice(['assess', '--scenario', scenario, '--prometheus', url, '--mapping', mapping, '--quick'])
+        expect(out.code, `${rps}: ${out.stdout}${out.stderr}`).toBe(1)
+        expect(out.stdout).toBe('')
+        expect(out.stderr).toContain(String(rps))
+        expect(out.stderr).not.toMatch(/STUCK|UNHARMED|RECOVERING|turn away/)
+      }
+    } finally {
+      await fake.close()
     }
   }, 60_000)
 })
