@@ -230,6 +230,14 @@ function startTimes(): void {
   emit('assess.100-servers-stuck.quick.median', quick, 'ms')
   emit('assess.100-servers-stuck.map.median', full, 'ms')
   emit('assess.100-servers-stuck.quick.ratio-to-simulate', quick / simulate, 'x')
+  // The same cascade at 20,000 and 2,000,000 servers (6,000 and 600,000 out): asked of a scale model
+  // (src/assess/scale.ts) within the budget; at 60eccf4, which ran every server, 7.8 s and 77 s at
+  // 20,000, and past 150 s with --quick at 2,000,000 (docs/assess.md, "Work and its budget").
+  const big = [run, 'assess', '--scenario', 'outlook-2026', '--servers', '20000', '--demand', '1500000', '--in-rotation', '14000']
+  emit('assess.20k-servers-stuck.quick.median', time([...big, '--quick'], 3, 3), 'ms')
+  emit('assess.20k-servers-stuck.map.median', time(big, 3, 3), 'ms')
+  const huge = [run, 'assess', '--scenario', 'outlook-2026', '--servers', '2000000', '--demand', '150000000', '--in-rotation', '1400000', '--quick']
+  emit('assess.2m-servers-stuck.quick.median', time(huge, 3, 3), 'ms')
 }
 
 simulationThroughput()

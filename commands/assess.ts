@@ -141,7 +141,15 @@ It says demand against what the servers in rotation can serve. It changes nothin
           : {at: Date.now() / 1000, servers: poolServers, healthy: flags['in-rotation']!, demand: flags.demand!, errorRate: (flags.errors ?? 0) / 100}
         if (flags.broken !== undefined && flags.broken > state.servers)
           throw new InputError(`--broken: expected at most the pool's ${state.servers} servers but received: ${flags.broken}`)
-        const assessment = await assess(scenario, setup, state, {family, quick: flags.quick, runner, broken: flags.broken, runbooks, budget: flags.budget, source})
+        const assessment = await assess(scenario, setup, state, {
+          family,
+          quick: flags.quick,
+          runner,
+          broken: flags.broken,
+          runbooks,
+          budget: flags.budget,
+          source,
+        })
         if (flags.svg && assessment.map) writeOutput('--svg', flags.svg, assessSvg(assessment)!)
         else if (flags.svg) this.note(`--svg: ${flags.svg} not written: the map was left out to stay within the budget`)
         if (flags.html) writeOutput('--html', flags.html, assessHtml(assessment, source))

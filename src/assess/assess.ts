@@ -249,9 +249,7 @@ export async function assess(
   }
   // How far from the edge along demand at this many out. Odd counts from 0 to twice today's demand put today's on a grid row, where the map marks the pool.
   const demandTop = Math.max(now.demand * 2, 1)
-  const alongDemand = await ifRoom(skippedDemand, () =>
-    sweepOn(scenario, [setup], [axis('demand', 0, demandTop, options.quick ? 11 : 21)], runner),
-  )
+  const alongDemand = await ifRoom(skippedDemand, () => sweepOn(scenario, [setup], [axis('demand', 0, demandTop, options.quick ? 11 : 21)], runner))
   const capacity = capacityOf(base, state)
   // Back in the pool's numbers: a count the model has for the servers out now (or --broken) is the pool's own.
   const count = (b: number): number => (b === outNow ? state.servers - state.healthy : b === brokenGiven ? options.broken! : fromModel(model, b))
@@ -278,9 +276,7 @@ export async function assess(
   ].sort(surestFirst)
   const map = options.quick
     ? null
-    : await ifRoom('the map', () =>
-        sweepOn(scenario, [setup], [axis('broken', 0, servers, gridRuns), axis('demand', 0, demandTop, 17)], runner),
-      )
+    : await ifRoom('the map', () => sweepOn(scenario, [setup], [axis('broken', 0, servers, gridRuns), axis('demand', 0, demandTop, 17)], runner))
 
   const unique = (xs: number[]): number[] => [...new Set(xs)]
   const stuckAbove = alongDemand ? firstStuck(alongDemand) : null
@@ -386,8 +382,7 @@ function sentencesOf(a: Assessment, base: Scenario): string[] {
       `Asked of a scale model: ${formatNumber(a.model.modelled)} servers standing for the ${formatNumber(a.model.servers)}, ${formatNumber(Math.round(each * 10) / 10)} each, with demand scaled alike (one run of every server would be ${serverTicks((a.work.oneRun * a.model.servers) / a.model.modelled)}, past the ${serverTicks(runBudget)} a run may take); counts of servers are good to about ${formatNumber(Math.ceil(each))}.`,
     )
   }
-  if (a.skipped.length > 0)
-    lines.push(`Left out to stay within the budget of ${serverTicks(a.work.budget)} (--budget N allows more): ${a.skipped.join('; ')}.`)
+  if (a.skipped.length > 0) lines.push(`Left out to stay within the budget of ${serverTicks(a.work.budget)} (--budget N allows more): ${a.skipped.join('; ')}.`)
   return lines
 }
 

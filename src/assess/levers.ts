@@ -109,7 +109,14 @@ export async function findLevers(q: LeverQuestion, skipped: string[]): Promise<L
         share = edge === null ? (strip.setups[0].cells[0].outcome === 'stuck' ? null : 0) : Math.ceil(edge)
       }
       if (share === null) {
-        levers.push({kind: 'shed', type, what: `turning away ${whole ? 'all' : 'even all'} of ${type} does not get it out`, value: null, holds: false, backInSeconds: null})
+        levers.push({
+          kind: 'shed',
+          type,
+          what: `turning away ${whole ? 'all' : 'even all'} of ${type} does not get it out`,
+          value: null,
+          holds: false,
+          backInSeconds: null,
+        })
         return
       }
       const result = checked(q, {...restricted, restrictions: [{...restricted.restrictions[0], share}]}, setup.policy)
@@ -179,7 +186,13 @@ export async function findLevers(q: LeverQuestion, skipped: string[]): Promise<L
       const policy: SetupPolicy =
         family === 'haproxy' ? {...setup.policy, healthCheck: {...setup.policy.healthCheck, slowstart: seconds}} : {...setup.policy, slowStart: seconds}
       const result = checked(q, scenario, policy)
-      levers.push({kind: 'slow-start', what: `${seconds} s of slow start for returning servers`, value: seconds, holds: result.outcome !== 'stuck', backInSeconds: back(result)})
+      levers.push({
+        kind: 'slow-start',
+        what: `${seconds} s of slow start for returning servers`,
+        value: seconds,
+        holds: result.outcome !== 'stuck',
+        backInSeconds: back(result),
+      })
     })
   await attempt(names.addServers, async () => {
     levers.push(await addServers(q, steps))
@@ -205,7 +218,8 @@ async function shedAllTraffic(q: LeverQuestion, steps: number): Promise<Lever> {
   const strip = await sweepOn(restricted, [setup], [axis('restricted', 0, 100, steps)], q.runner)
   const edge = firstHolds(strip)
   const share = edge === null ? (strip.setups[0].cells[0].outcome === 'stuck' ? null : 0) : Math.ceil(edge)
-  if (share === null) return {kind: 'shed', type: 'all', what: 'turning away even all traffic does not get it out', value: null, holds: false, backInSeconds: null}
+  if (share === null)
+    return {kind: 'shed', type: 'all', what: 'turning away even all traffic does not get it out', value: null, holds: false, backInSeconds: null}
   const result = checked(q, {...restricted, restrictions: [{...restricted.restrictions[0], share}]}, setup.policy)
   const amount = share === 100 ? 'all traffic' : `${share}% of all traffic`
   // An ALB's listener rule turns away all it matches: a share of all traffic has to be turned away before it.

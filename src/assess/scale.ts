@@ -84,9 +84,7 @@ export function modelScenario(m: ScaleModel, base: Scenario): Scenario {
   const f = m.modelled / m.servers
   return {
     ...base,
-    pools: base.pools.map((p, i) =>
-      i === 0 || p.kind !== 'servers' || p.servers === undefined ? p : {...p, servers: Math.max(1, Math.round(p.servers * f))},
-    ),
+    pools: base.pools.map((p, i) => (i === 0 || p.kind !== 'servers' || p.servers === undefined ? p : {...p, servers: Math.max(1, Math.round(p.servers * f))})),
   }
 }
 

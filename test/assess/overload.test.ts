@@ -115,7 +115,21 @@ describe('sluice assess on a plainly overloaded pool: demand against capacity, a
 
     const svg = join(dir, 'six.svg')
     const html = join(dir, 'six.html')
-    const r = await sluiceInProcess(['assess', '--scenario', scenarioFile('six'), '--demand', '850', '--in-rotation', '6', '--workers', '1', '--svg', svg, '--html', html])
+    const r = await sluiceInProcess([
+      'assess',
+      '--scenario',
+      scenarioFile('six'),
+      '--demand',
+      '850',
+      '--in-rotation',
+      '6',
+      '--workers',
+      '1',
+      '--svg',
+      svg,
+      '--html',
+      html,
+    ])
     expect(r.exit, r.stderr).toBe(3)
     const page = readFileSync(html, 'utf8')
     expect(page).toContain('<p>Demand 850 rps is 42% over the 600 rps the 6 servers in rotation can serve')

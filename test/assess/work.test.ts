@@ -36,7 +36,19 @@ describe('sluice assess: its work is bounded, whatever the pool (in process)', (
     // outlook-2026 at 1,000 times its size: 6,000 of 20,000 out at 1,500,000 rps. At 60eccf4, which simulated
     // every server (8 s with --quick), this was stuck, placed at 5,500 broken, tipping below 1,453,125 rps,
     // stuck with 5,001–14,999 broken, a 52% ejection cap and a 4% shed getting it out.
-    const a = await assessJson(['--scenario', 'outlook-2026', '--setup', 'no-guard', '--servers', '20000', '--demand', '1500000', '--in-rotation', '14000', '--quick'])
+    const a = await assessJson([
+      '--scenario',
+      'outlook-2026',
+      '--setup',
+      'no-guard',
+      '--servers',
+      '20000',
+      '--demand',
+      '1500000',
+      '--in-rotation',
+      '14000',
+      '--quick',
+    ])
     expect(a.model).toEqual({servers: 20_000, modelled: 1408})
     expect(a.region).toBe('stuck')
     expect(a.outNow).toBe(6000)
@@ -106,14 +118,26 @@ describe('sluice assess: its work is bounded, whatever the pool (in process)', (
     expect(tight.skipped).toContain('the lever adding servers')
     expect(tight.work.spent).toBeLessThanOrEqual(360_000)
     expect(tight.sentences).toContain('Tipping point along demand: not looked for, to stay within the budget.')
-    expect(tight.sentences.at(-1)).toBe(
-      `Left out to stay within the budget of 360,000 server-ticks (--budget N allows more): ${tight.skipped.join('; ')}.`,
-    )
+    expect(tight.sentences.at(-1)).toBe(`Left out to stay within the budget of 360,000 server-ticks (--budget N allows more): ${tight.skipped.join('; ')}.`)
     expect(tight.sentences.join('\n')).not.toContain('Tipping point: none')
 
     // Room for everything but the map: the answer is whole, the map and its SVG are not drawn, and it says so.
     const dir = mkdtempSync(join(tmpdir(), 'sluice-assess-budget-'))
-    const r = await sluiceInProcess(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '14', '--budget', '4e6', '--workers', '1', '--svg', join(dir, 'map.svg')])
+    const r = await sluiceInProcess([
+      'assess',
+      '--scenario',
+      'outlook-2026',
+      '--demand',
+      '1500',
+      '--in-rotation',
+      '14',
+      '--budget',
+      '4e6',
+      '--workers',
+      '1',
+      '--svg',
+      join(dir, 'map.svg'),
+    ])
     expect(r.exit, r.stderr).toBe(3)
     expect(r.stdout).toContain('Left out to stay within the budget of 4,000,000 server-ticks (--budget N allows more): the map.')
     expect(r.stdout).toContain('Tipping point: with 6 broken it comes back on its own only below 1,402 rps')

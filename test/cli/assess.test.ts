@@ -238,7 +238,10 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
     try {
       const dir = mkdtempSync(join(tmpdir(), 'sluice-assess-reading-'))
       const mapping = join(dir, 'mailbox-prometheus.yaml')
-      writeFileSync(mapping, mappingText('envoy', '{interval: 10, baseEjection: 30, maxEjection: 300, maxEjectionPercent: 100, panicThreshold: 0, slowStart: 0}'))
+      writeFileSync(
+        mapping,
+        mappingText('envoy', '{interval: 10, baseEjection: 30, maxEjection: 300, maxEjectionPercent: 100, panicThreshold: 0, slowStart: 0}'),
+      )
       const scenario = join(dir, 'mailbox.yaml')
       writeFileSync(
         scenario,
