@@ -188,14 +188,9 @@ export async function assess(
     )
   if ((gridRuns + 3) * oneRun > meter.limit) throw cannot(false)
 
-  const verdict = await (async () => {
-    try {
-      return await placed()
-    } catch (error) {
-      if (error instanceof BudgetExhausted) throw cannot(true)
-      throw error
-    }
-  })()
+  const verdict = await placed().catch((error: unknown) => {
+    throw error instanceof BudgetExhausted ? cannot(true) : error
+  })
   async function placed() {
     // Along servers broken at this demand: which faults cascade how far, and where the pool is stuck.
     const alongOut = await sweepOn(questionScenario(mBase, now).scenario, [setup], [axis('broken', 0, servers, gridRuns)], runner)

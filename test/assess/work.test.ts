@@ -103,6 +103,26 @@ describe('sluice assess: its work is bounded, whatever the pool (in process)', (
     expect(small.stderr.trim()).toBe(
       'Error: cannot assess within the budget of 300,000 server-ticks: one run of the question is 14,200 server-ticks (20 servers × 710 ticks of 1 s), and placing the pool takes at least 24 runs',
     )
+    // Room for the grid along servers broken but not for the bisection of its edges: said when the budget runs out.
+    const midway = await sluiceInProcess([
+      'assess',
+      '--scenario',
+      'outlook-2026',
+      '--servers',
+      '100',
+      '--demand',
+      '7500',
+      '--in-rotation',
+      '70',
+      '--quick',
+      '--budget',
+      '3150000',
+    ])
+    expect(midway.exit).toBe(1)
+    expect(midway.stdout).toBe('')
+    expect(midway.stderr.trim()).toBe(
+      'Error: cannot assess within the budget of 3,150,000 server-ticks: one run of the question is 71,000 server-ticks (100 servers × 710 ticks of 1 s), and placing the pool takes more than the 44 runs that fitted',
+    )
     const bad = await sluiceInProcess(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '14', '--budget', 'lots'])
     expect(bad.exit).toBe(2)
     expect(bad.stderr).toContain('--budget')
