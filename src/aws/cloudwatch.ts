@@ -1,5 +1,6 @@
 import type {MetricDataQuery} from '@aws-sdk/client-cloudwatch'
 import type {Clock, MetricKind, MetricsPort, PoolPort, Reading} from '../ports/control-plane.js'
+import {checkGateReading, readingBounds, within} from '../ports/reading-bounds.js'
 import {healthyShare} from '../ports/target-groups.js'
 import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
@@ -73,16 +74,29 @@ export class CloudWatchMetrics implements MetricsPort {
         (abortSignal) => client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token}), {abortSignal}),
         signal,
       )
-      for (const r of out.MetricDataResults ?? []) values[r.Id!] = [...(values[r.Id!] ?? []), ...(r.Values ?? [])]
+      for (const r of out.MetricDataResults ?? []) {
+        const metric = queries.find((q) => q.Id === r.Id)?.MetricStat
+        if (!metric) continue
+        // Each datapoint checked before it is summed: CloudWatch answers back whatever was put (−5, 1e300).
+        const what = `CloudWatch ${metric.Metric!.MetricName} (${metric.Stat})`
+        const checked = (r.Values ?? []).map((v) =>
+          metric.Stat === 'p99'
+            ? within(v, 0, readingBounds.maxSeconds, {source: this.label, what}, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
+            : within(v, 0, readingBounds.maxRps * period, {source: this.label, what}, `a count of requests a minute, 0 to ${(readingBounds.maxRps * period).toExponential()}`),
+        )
+        values[r.Id!] = [...(values[r.Id!] ?? []), ...checked]
+      }
       token = out.NextToken
     } while (token)
 
     const sum = (id: string) => (values[id] ?? []).reduce((a, b) => a + b, 0)
     const requests = sum('requests')
+    const at = {source: this.label, what: `${kind} from CloudWatch AWS/ApplicationELB`}
     if (requests <= 0) return {value: null, requests: 0}
-    if (kind === 'request-rate') return {value: requests / window, requests}
-    if (kind === 'error-rate') return {value: ((sum('target5xx') + sum('elb5xx')) / requests) * 100, requests}
+    if (kind === 'request-rate') return checkGateReading(kind, {value: requests / window, requests}, at, window)
+    // The load balancer's own 5xx are not in a target group's RequestCount: a share past all is all.
+    if (kind === 'error-rate') return checkGateReading(kind, {value: Math.min(100, ((sum('target5xx') + sum('elb5xx')) / requests) * 100), requests}, at, window)
     const p99 = values.p99 ?? []
-    return {value: p99.length === 0 ? null : Math.max(...p99) * 1000, requests}
+    return checkGateReading(kind, {value: p99.length === 0 ? null : p99.reduce((a, b) => Math.max(a, b), 0) * 1000, requests}, at, window)
   }
 }

@@ -3,6 +3,7 @@ import type {AwsClients} from './clients.js'
 import {targetGroupDimension} from './cloudwatch.js'
 import {awsCall} from './errors.js'
 import {FailedError} from '../errors.js'
+import {checkPoolNow, readingBounds, within} from '../ports/reading-bounds.js'
 
 /** What CloudWatch names the pool by: the load balancer's and the target group's dimensions. */
 export interface PoolMetricsScope {
@@ -15,18 +16,31 @@ export interface PoolMetricsScope {
 /** Periods one GetMetricData call asks for (six hours at one minute). */
 const periodsPerCall = 360
 
-/** What a pool's periods are read from; a long window comes back in pages (NextToken). */
+/** What a pool's periods are read from, and what each can be (src/ports/reading-bounds.ts); a long window comes back in pages (NextToken). */
 const metricNames = {
-  requests: {name: 'RequestCount', stat: 'Sum', group: true},
-  target5xx: {name: 'HTTPCode_Target_5XX_Count', stat: 'Sum', group: true},
+  requests: {name: 'RequestCount', stat: 'Sum', group: true, kind: 'count'},
+  target5xx: {name: 'HTTPCode_Target_5XX_Count', stat: 'Sum', group: true, kind: 'count'},
   // The load balancer's own 5xx are counted per load balancer, not per target group.
-  elb5xx: {name: 'HTTPCode_ELB_5XX_Count', stat: 'Sum', group: false},
-  healthy: {name: 'HealthyHostCount', stat: 'Average', group: true},
+  elb5xx: {name: 'HTTPCode_ELB_5XX_Count', stat: 'Sum', group: false, kind: 'count'},
+  healthy: {name: 'HealthyHostCount', stat: 'Average', group: true, kind: 'servers'},
   // Where they differ, targets went in or out of rotation within the period (rotationChanged).
-  healthyLeast: {name: 'HealthyHostCount', stat: 'Minimum', group: true},
-  healthyMost: {name: 'HealthyHostCount', stat: 'Maximum', group: true},
-  latency: {name: 'TargetResponseTime', stat: 'Average', group: true},
+  healthyLeast: {name: 'HealthyHostCount', stat: 'Minimum', group: true, kind: 'servers'},
+  healthyMost: {name: 'HealthyHostCount', stat: 'Maximum', group: true, kind: 'servers'},
+  latency: {name: 'TargetResponseTime', stat: 'Average', group: true, kind: 'seconds'},
 } as const
+
+/**
+ * One datapoint checked against what its metric can be: a count of requests in the period one
+ * pool could be sent (a billion a second at most), a count of servers in rotation within a pool's
+ * most, seconds to an answer within a day. CloudWatch takes whatever is put (−5, 1e300) and
+ * answers it back; sluice judges nothing on it.
+ */
+export function checkDatapoint(kind: 'count' | 'servers' | 'seconds', value: unknown, period: number, at: {source: string; what: string}): number {
+  const number = typeof value === 'number' ? value : Number.NaN
+  if (kind === 'count') return within(number, 0, readingBounds.maxRps * period, at, `a count of requests in ${period} s, 0 to ${(readingBounds.maxRps * period).toExponential()}`)
+  if (kind === 'servers') return within(number, 0, readingBounds.maxServers, at, `servers in rotation, 0 to ${readingBounds.maxServers}`)
+  return within(number, 0, readingBounds.maxSeconds, at, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
+}
 
 /**
  * A pool's metrics over [start, end) in periods of `period` seconds, from CloudWatch's
@@ -44,6 +58,7 @@ async function readPoolHistory(
   const {GetMetricDataCommand} = await import('@aws-sdk/client-cloudwatch')
   const client = await clients.cloudwatch()
   const group = targetGroupDimension(scope.targetGroup)
+  const source = poolSource(scope)
   const queries = Object.entries(metricNames).map(([id, m]) => ({
     Id: id,
     MetricStat: {
@@ -73,8 +88,19 @@ async function readPoolHistory(
         signal,
       )
       for (const r of out.MetricDataResults ?? []) {
-        const into = series[r.Id!]
-        ;(r.Timestamps ?? []).forEach((t, i) => into.set(Math.floor(new Date(t).getTime() / 1000), r.Values![i]))
+        const into = r.Id === undefined ? undefined : series[r.Id]
+        if (into === undefined) continue
+        const metric = metricNames[r.Id as keyof typeof metricNames]
+        const times = r.Timestamps ?? []
+        const values = r.Values ?? []
+        const what = `CloudWatch ${metric.name} (${metric.stat})`
+        if (times.length !== values.length)
+          throw new FailedError(`${source}: ${what} answered ${times.length} timestamps for ${values.length} values; CloudWatch pairs them one to one`)
+        times.forEach((t, i) => {
+          const at = Math.floor(new Date(t).getTime() / 1000)
+          if (!Number.isFinite(at)) throw new FailedError(`${source}: ${what} answered a timestamp that is no time`)
+          into.set(at, checkDatapoint(metric.kind, values[i], period, {source, what: `${what} at ${new Date(at * 1000).toISOString()}`}))
+        })
       }
       token = out.NextToken
     } while (token)
@@ -92,6 +118,8 @@ async function readPoolHistory(
     }))
 }
 
+const poolSource = (scope: PoolMetricsScope): string => `target group ${scope.targetGroup} and CloudWatch AWS/ApplicationELB for ${scope.loadBalancer}`
+
 const attribute = (attrs: Array<{Key?: string; Value?: string}>, key: string): string | undefined => attrs.find((a) => a.Key === key)?.Value
 
 /**
@@ -107,7 +135,7 @@ export class AlbPoolReadings implements PoolReadings {
     private readonly clients: AwsClients,
     private readonly scope: PoolMetricsScope,
   ) {
-    this.source = `target group ${scope.targetGroup} and CloudWatch AWS/ApplicationELB for ${scope.loadBalancer}`
+    this.source = poolSource(scope)
   }
 
   async settings(signal?: AbortSignal): Promise<PoolSettings> {
@@ -175,13 +203,23 @@ export class AlbPoolReadings implements PoolReadings {
       throw new FailedError(`CloudWatch has no RequestCount for ${this.scope.targetGroup} in the last 15 minutes: nothing to say where the pool is now`)
     const requests = newest.reduce((s, p) => s + p.requests, 0)
     const targets = await this.targets(signal)
-    return {
-      at: newest.at(-1)!.at,
-      demand: requests / (newest.length * 60),
-      errorRate: newest.reduce((s, p) => s + p.errors, 0) / requests,
-      servers: targets.length,
-      healthy: targets.filter((t) => t === 'healthy').length,
-    }
+    // The load balancer's own 5xx are not in the group's RequestCount: a share past all is all.
+    return checkPoolNow(
+      {
+        at: newest.at(-1)!.at,
+        demand: requests / (newest.length * 60),
+        errorRate: Math.min(1, newest.reduce((s, p) => s + p.errors, 0) / requests),
+        servers: targets.length,
+        healthy: targets.filter((t) => t === 'healthy').length,
+      },
+      this.source,
+      {
+        demand: `CloudWatch RequestCount (Sum) over the newest ${newest.length} minutes`,
+        errorRate: 'CloudWatch HTTPCode_Target_5XX_Count and HTTPCode_ELB_5XX_Count over RequestCount',
+        servers: 'the targets of DescribeTargetHealth',
+        healthy: 'the healthy targets of DescribeTargetHealth',
+      },
+    )
   }
 
   private async targets(signal?: AbortSignal): Promise<string[]> {

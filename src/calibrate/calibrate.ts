@@ -1,4 +1,8 @@
+import {FailedError, InputError} from '../errors.js'
+import {validate, YamlSource} from '../input/yaml-source.js'
 import type {PoolReadings, PoolSettings} from '../ports/pool-readings.js'
+import {checkRate} from '../ports/reading-bounds.js'
+import {scenarioSchema} from '../sim/scenario/schema.js'
 import {fitCapacity, fitDemand, fitQueue, fitServiceTime, type CapacityFit, type Estimate} from './fit.js'
 
 /** What `sluice calibrate` reads over, and what it names the scenario's pool. */
@@ -65,9 +69,13 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
   const settings = await readings.settings(signal)
   const periods = await readings.history(options.start, options.end, options.period, signal)
   if (periods.length === 0)
-    throw new Error(
+    throw new FailedError(
       `no requests recorded for ${settings.label} between ${options.start.toISOString()} and ${options.end.toISOString()}: nothing to calibrate on`,
     )
+  // Each source checked its own readings; only here are the servers known beside the history:
+  // a period no pool of this many servers could be sent is a broken query or counter, not load.
+  for (const p of periods)
+    checkRate(p.requests / options.period, {source: readings.source, what: `requests a second in the period from ${iso(p.at)}`}, settings.servers)
   const capacity = fitCapacity(periods, options.period, options.seed ?? 1)
   const demand = fitDemand(periods, options.period)
   // A setting read back from the load balancer, or given by the operator where its metrics hold none (Prometheus).
@@ -133,7 +141,38 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
     assumed,
     scenario: '',
   }
-  return {...calibration, scenario: scenarioText(calibration, options, demand.curve)}
+  const scenario = scenarioText(calibration, options, demand.curve)
+  refuseUnloadable(scenario, readings.source)
+  return {...calibration, scenario}
+}
+
+/** Where the scenario calibrate would write is checked (an error names it this way). */
+const scenarioName = '(the calibrated scenario)'
+
+/**
+ * The scenario checked against the schema `simulate` loads it with, before anything is written:
+ * a figure it would refuse (a capacity of NaN, servers past what the model holds, more servers ×
+ * ticks than a run can step through) ends calibrate with exit 1, naming the figure, its value, and
+ * where it came from (the comment calibrate writes above every figure), rather than a file that
+ * simulate, rehearsals and assess then refuse.
+ */
+function refuseUnloadable(text: string, source: string): void {
+  try {
+    validate(scenarioSchema, YamlSource.parse(scenarioName, text).data(), YamlSource.parse(scenarioName, text))
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error
+    const problem = error.problems[0] ?? error.message
+    const line = Number(/^[^:]+:(\d+):\d+: /.exec(problem)?.[1] ?? 0)
+    const lines = text.split('\n')
+    const written = line > 0 ? lines[line - 1].trim() : ''
+    // The figure's comment: the nearest line above it that says how it was come by.
+    const comment = line > 0 ? lines.slice(0, line - 1).reverse().find((l) => /^\s*# /.test(l)) : undefined
+    throw new FailedError(
+      `${source}: calibrate would write a scenario simulate refuses, so it writes nothing: ${problem.replace(/^[^:]+:\d+:\d+: /, '')}${
+        written && !written.startsWith('#') ? ` (it would write \`${written.length > 120 ? `${written.slice(0, 119)}…` : written}\`${comment ? `, ${comment.trim().replace(/^# /, '')}` : ''})` : ''
+      }`,
+    )
+  }
 }
 
 /** What the scenario's checks make of the family's own: the one sentence of assumption about them. */
@@ -144,6 +183,8 @@ function checksAssumed(s: PoolSettings): string {
     return `checks: Envoy's outlier detection (interval, ejection times, max ejection percent), ${how}; the model ejects a server at the first pass it fails (Envoy: after its consecutive errors)`
   return `checks: the model takes a server out at its first failed check (ALB: after ${s.fall}) and back after ${s.rise} passed checks (${(s.rise ?? 1) * s.interval} s)`
 }
+
+const iso = (seconds: number): string => new Date(seconds * 1000).toISOString().replace(/\.000Z$/, 'Z')
 
 const round = (v: number, places = 1): number => Math.round(v * 10 ** places) / 10 ** places
 

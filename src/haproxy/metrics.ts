@@ -2,7 +2,8 @@ import type {Clock, MetricKind, MetricsPort, PoolPort, Reading} from '../ports/c
 import {healthyShare} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
 import type {RuntimeApi} from './runtime.js'
-import {backendStats} from './stats.js'
+import {checkGateReading} from '../ports/reading-bounds.js'
+import {backendStats, statNumber} from './stats.js'
 import {readConfig, type ConfigSection} from './config-file.js'
 import {runningConfigPaths} from './running-config.js'
 
@@ -101,9 +102,15 @@ export class HaproxyMetrics implements MetricsPort {
         later = await this.sample(scope, signal)
         this.remember(key, later)
       }
-      return rate(kind, then, later)
+      return this.checked(kind, rate(kind, then, later), windowSeconds)
     }
-    return rate(kind, then, now)
+    return this.checked(kind, rate(kind, then, now), windowSeconds)
+  }
+
+  /** A rate no pool could be sent (counters of 1e27) is an error naming the fields, never a verdict. */
+  private checked(kind: MetricKind, reading: Reading, windowSeconds: number): Reading {
+    const fields = kind === 'request-rate' ? 'req_tot' : 'hrsp_5xx and cli_abrt over req_tot'
+    return checkGateReading(kind, reading, {source: this.label, what: `${kind} from show stat fields ${fields} of the BACKEND row`}, windowSeconds)
   }
 
   private async sample(backends: string[], signal?: AbortSignal): Promise<Sample> {
@@ -111,8 +118,9 @@ export class HaproxyMetrics implements MetricsPort {
     let errors = 0
     for (const backend of backends) {
       const row = await backendStats(this.api, backend, signal)
-      requests += Number(row.req_tot) || 0
-      errors += (Number(row.hrsp_5xx) || 0) + (Number(row.cli_abrt) || 0)
+      // Each cell checked: a counter of −357 or 1e27 is an error naming the field, not a rate.
+      requests += statNumber(row, 'req_tot', this.label)
+      errors += statNumber(row, 'hrsp_5xx', this.label) + statNumber(row, 'cli_abrt', this.label)
     }
     return {at: this.clock.now(), requests, errors}
   }
@@ -132,14 +140,18 @@ function closest(samples: Sample[], start: number, windowSeconds: number): Sampl
   return fits.sort((a, b) => Math.abs(a.at - start) - Math.abs(b.at - start))[0]
 }
 
-/** No requests in the window is no data; counters that went down mean HAProxy restarted, so the window is unknown. */
+/**
+ * No requests in the window is no data; counters that went down mean HAProxy restarted (a reset,
+ * never a negative rate), so the window is unknown.
+ */
 function rate(kind: MetricKind, then: Sample, now: Sample): Reading {
   const requests = now.requests - then.requests
   const errors = now.errors - then.errors
   const seconds = now.at - then.at
   if (requests < 0 || errors < 0 || seconds <= 0) return {value: null, requests: null}
   if (requests === 0) return {value: null, requests: 0}
-  return {value: kind === 'request-rate' ? requests / seconds : (errors / requests) * 100, requests}
+  // Aborted requests (cli_abrt) can be counted where req_tot has not counted them yet: a share past all is all.
+  return {value: kind === 'request-rate' ? requests / seconds : Math.min(100, (errors / requests) * 100), requests}
 }
 
 /** Whether a backend sets `option abortonclose`, itself or through its defaults (the last word on it wins: `no option` clears it). */

@@ -4,7 +4,8 @@ import {backendCheckConfig, mostCommon, type BackendCheckConfig} from './check-c
 import {readConfig} from './config-file.js'
 import {runningConfigPaths} from './running-config.js'
 import type {RuntimeApi} from './runtime.js'
-import {backendStats, serverStats, type Row} from './stats.js'
+import {checkPeriod, checkPoolNow, checkServers, ImpossibleReading, readingBounds} from '../ports/reading-bounds.js'
+import {backendStats, serverStats, statNumber, type Row} from './stats.js'
 
 /** Wall time in epoch milliseconds, and a wait that an abort ends early; a test gives a fake one. */
 export interface SamplingClock {
@@ -120,7 +121,7 @@ export class HaproxyPoolReadings implements PoolReadings {
     return {
       label: `HAProxy backend ${this.backend}`,
       family: 'haproxy',
-      servers: servers.length,
+      servers: checkServers(servers.length, {source: this.source, what: `the servers of backend ${this.backend} (rows of show stat)`}),
       healthy: servers.filter((s) => inRotation(s.status)).length,
       interval: config.inter,
       checkTimeout: config.checkTimeout,
@@ -190,7 +191,8 @@ export class HaproxyPoolReadings implements PoolReadings {
       try {
         sample = await this.sample(signal)
       } catch (error) {
-        if (!(error instanceof SluiceError)) throw error
+        // An impossible reading is HAProxy answering nonsense, not HAProxy gone: nothing is calibrated on it.
+        if (!(error instanceof SluiceError) || error instanceof ImpossibleReading) throw error
         stopped = {at: this.clock.now(), why: signal?.aborted ? 'it was interrupted' : `HAProxy stopped answering (${error.message})`}
         break
       }
@@ -244,15 +246,22 @@ export class HaproxyPoolReadings implements PoolReadings {
     return [...totals.entries()]
       .filter(([index, t]) => index < whole && t.requests > 0)
       .sort(([a], [b]) => a - b)
-      .map(([index, t]) => ({
-        at: (from + index * periodMs) / 1000,
-        requests: t.requests,
-        errors: Math.max(0, t.requests - t.served),
-        healthy: t.active.reduce((s, a) => s + a, 0) / t.active.length,
-        rotationChanged: t.moved,
-        latency: t.latency,
-        ...(t.inRotation.serverSeconds > 0 ? {inRotation: t.inRotation} : {}),
-      }))
+      .map(([index, t]) =>
+        checkPeriod(
+          {
+            at: (from + index * periodMs) / 1000,
+            requests: t.requests,
+            errors: Math.max(0, t.requests - t.served),
+            healthy: t.active.reduce((s, a) => s + a, 0) / t.active.length,
+            rotationChanged: t.moved,
+            latency: t.latency,
+            ...(t.inRotation.serverSeconds > 0 ? {inRotation: t.inRotation} : {}),
+          },
+          period,
+          this.source,
+          periodNames,
+        ),
+      )
   }
 
   /** Demand and errors between two readings `nowSeconds` apart, and who is in rotation at the second. */
@@ -264,13 +273,22 @@ export class HaproxyPoolReadings implements PoolReadings {
     const servers = await serverStats(this.api, this.backend, signal)
     const requests = increase(first.requests, second.requests)
     const seconds = (second.at - first.at) / 1000
-    return {
-      at: second.at / 1000,
-      demand: seconds > 0 ? requests / seconds : 0,
-      errorRate: requests > 0 ? Math.max(0, requests - increase(first.served, second.served)) / requests : 0,
-      servers: servers.length,
-      healthy: servers.filter((s) => inRotation(s.status)).length,
-    }
+    return checkPoolNow(
+      {
+        at: second.at / 1000,
+        demand: seconds > 0 ? requests / seconds : 0,
+        errorRate: requests > 0 ? Math.min(1, Math.max(0, requests - increase(first.served, second.served)) / requests) : 0,
+        servers: servers.length,
+        healthy: servers.filter((s) => inRotation(s.status)).length,
+      },
+      this.source,
+      {
+        demand: `show stat field stot of the BACKEND row, over ${seconds} s`,
+        errorRate: 'show stat fields hrsp_1xx–hrsp_4xx over stot of the BACKEND row',
+        servers: `the servers of backend ${this.backend} (rows of show stat)`,
+        healthy: `the servers of backend ${this.backend} in rotation (status of show stat)`,
+      },
+    )
   }
 
   /** A note once, however often settings are read. */
@@ -280,10 +298,13 @@ export class HaproxyPoolReadings implements PoolReadings {
 
   private async sample(signal?: AbortSignal): Promise<Sample> {
     const [row, serverRows]: [Row, Row[]] = await Promise.all([backendStats(this.api, this.backend, signal), serverStats(this.api, this.backend, signal)])
-    const number = (column: string) => Number(row[column]) || 0
-    const count = (r: Row, column: string) => Number(r[column]) || 0
+    // Every cell read is checked: a counter of −357 or 1e27 is no reading HAProxy gives (src/haproxy/stats.ts statNumber).
+    const number = (column: string) => statNumber(row, column, this.source)
+    const count = (r: Row, column: string) => statNumber(r, column, this.source)
     // rtime is 0 both for "no requests yet" and for answers under a millisecond; with no request at all it says nothing.
-    const latency = row.rtime === undefined || row.rtime === '' || number('stot') === 0 ? null : number('rtime') / 1000
+    const latency =
+      row.rtime === undefined || row.rtime === '' || number('stot') === 0 ? null : statNumber(row, 'rtime', this.source, readingBounds.maxSeconds * 1000) / 1000
+    const active = statNumber(row, 'act', this.source, readingBounds.maxServers)
     return {
       at: this.clock.now(),
       // What arrived, from stot: in HTTP mode the backend starts a stream a request. Its req_tot
@@ -293,7 +314,7 @@ export class HaproxyPoolReadings implements PoolReadings {
       // followed the frontend's arrivals.
       requests: number('stot'),
       served: number('hrsp_1xx') + number('hrsp_2xx') + number('hrsp_3xx') + number('hrsp_4xx'),
-      active: number('act'),
+      active,
       latency,
       servers: new Map(
         serverRows.map((r) => [
@@ -312,6 +333,14 @@ export class HaproxyPoolReadings implements PoolReadings {
 /** How much a counter grew; one that went down was reset (HAProxy reloaded), so it counts from zero. */
 function increase(before: number, after: number): number {
   return after >= before ? after - before : after
+}
+
+/** What each figure of a period is read from, for an impossible one's error. */
+const periodNames = {
+  requests: 'show stat field stot of the BACKEND row',
+  errors: 'show stat fields hrsp_1xx–hrsp_4xx against stot of the BACKEND row',
+  healthy: 'show stat field act of the BACKEND row',
+  latency: 'show stat field rtime of the BACKEND row',
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')

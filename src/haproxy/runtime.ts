@@ -1,5 +1,6 @@
 import {connect, type Socket} from 'node:net'
 import {escapeControls} from '../input/terminal-safe.js'
+import {BoundedAnswer, maxAnswerBytes, overCap} from '../input/bounded-answer.js'
 import {FailedError} from '../errors.js'
 import {parseAddress, type RuntimeAddress} from '../input/address.js'
 
@@ -24,8 +25,8 @@ export class RuntimeError extends FailedError {
  * too, never as a status, so callers that change something use `change`, which treats any answer
  * as a refusal (every change command sluice sends answers nothing when it succeeds).
  */
-/** The most of one answer sluice reads: far above the biggest `show stat` or `show map` of a real HAProxy. */
-export const maxAnswerBytes = 16 * 1024 * 1024
+/** The most of one answer sluice reads (src/input/bounded-answer.ts): far above the biggest `show stat` or `show map` of a real HAProxy. */
+export {maxAnswerBytes}
 
 export class RuntimeApi {
   readonly address: RuntimeAddress
@@ -44,8 +45,7 @@ export class RuntimeApi {
     if (/[\n;]/.test(command)) return Promise.reject(new RuntimeError(this.label, command, 'was not sent: one command at a time, without newlines or ";"'))
     if (signal?.aborted) return Promise.reject(new RuntimeError(this.label, command, 'was not sent: the run was interrupted'))
     return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = []
-      let received = 0
+      const answer = new BoundedAnswer(maxAnswerBytes)
       let settled = false
       const socket: Socket = this.address.kind === 'unix' ? connect(this.address.path) : connect(this.address.port, this.address.host)
       const finish = (error: Error | null, text?: string) => {
@@ -62,20 +62,12 @@ export class RuntimeApi {
       const timer = setTimeout(() => finish(new RuntimeError(this.label, command, `had no answer within ${this.deadlineMs / 1000} s`)), this.deadlineMs)
       socket.on('connect', () => socket.end(`${command}\n`))
       socket.on('data', (chunk: Buffer) => {
-        received += chunk.length
-        // No answer sluice asks for comes near this; a socket that streams for ever must not fill the heap.
-        if (received > maxAnswerBytes)
-          return finish(
-            new RuntimeError(
-              this.label,
-              command,
-              `answered more than ${maxAnswerBytes / 1024 / 1024} MiB; sluice stopped reading (no answer it asks for is that long: is this HAProxy's stats socket?)`,
-            ),
-          )
-        chunks.push(chunk)
+        // No answer sluice asks for comes near the cap; a socket that streams for ever must not fill the heap.
+        if (!answer.add(chunk))
+          finish(new RuntimeError(this.label, command, `${overCap(maxAnswerBytes)} (no answer it asks for is that long: is this HAProxy's stats socket?)`))
       })
       // What HAProxy says may reach a terminal: its control characters are written out.
-      socket.on('end', () => finish(null, escapeControls(Buffer.concat(chunks).toString('utf8'))))
+      socket.on('end', () => finish(null, escapeControls(answer.text())))
       socket.on('error', (error: NodeJS.ErrnoException) => finish(this.connectError(command, error)))
     })
   }

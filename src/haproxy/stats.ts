@@ -1,3 +1,4 @@
+import {ImpossibleReading} from '../ports/reading-bounds.js'
 import type {RuntimeApi} from './runtime.js'
 import {RuntimeError, oneLine} from './runtime.js'
 
@@ -57,4 +58,25 @@ async function statRows(api: RuntimeApi, proxy: string, type: number, signal?: A
   const rows = table(answer, /,/)
   if (!rows) throw new RuntimeError(api.label, command, `was refused for backend ${proxy}: ${oneLine(answer)}`)
   return rows
+}
+
+/** Which cell of `show stat` a reading is, for its error: `show stat field stot of server s1`. */
+export function statField(row: Row, column: string): string {
+  return `show stat field ${column} of ${row.svname === 'BACKEND' ? 'the BACKEND row' : `server ${row.svname}`}`
+}
+
+/**
+ * A counter or gauge cell of `show stat` as a number: HAProxy writes unsigned whole numbers, and
+ * leaves a cell empty where it does not apply (a TCP backend's hrsp_*), which counts as 0.
+ * Anything else (−357, 1e27, 1.5, text) is no reading HAProxy gives: an error naming the source,
+ * the field and the value, never a rate. Past 2^53 a double cannot count one by one, and no
+ * HAProxy counts that far (285 years at a million a second).
+ */
+export function statNumber(row: Row, column: string, source: string, most = Number.MAX_SAFE_INTEGER): number {
+  const cell = (row[column] ?? '').trim()
+  if (cell === '') return 0
+  const value = /^\d+$/.test(cell) ? Number(cell) : null
+  if (value === null || value > most)
+    throw new ImpossibleReading(source, statField(row, column), cell, `a whole number, 0 to ${most === Number.MAX_SAFE_INTEGER ? '2^53' : most}`)
+  return value
 }

@@ -1,5 +1,6 @@
 import {FailedError} from '../errors.js'
 import type {PoolFamily, PoolNow, PoolPeriod, PoolReadings, PoolSettings} from '../ports/pool-readings.js'
+import {checkInRotation, checkPeriod, checkPoolNow, checkRate, checkServers, readingBounds, within, type ReadingPlace} from '../ports/reading-bounds.js'
 import type {MappedQuery, PoolMapping} from './mapping.js'
 import {fillQuery, promDuration, type Points, type PrometheusApi} from './query.js'
 
@@ -46,7 +47,8 @@ export class PrometheusPoolReadings implements PoolReadings {
     const m = this.mapping
     const at = this.clock()
     const window = promDuration(this.nowSeconds)
-    const [servers, healthy] = await Promise.all([this.servers(at, window, signal), this.gaugeNow('healthy', at, window, signal)])
+    const [servers, inRotation] = await Promise.all([this.servers(at, window, signal), this.gaugeNow('healthy', at, window, signal)])
+    const healthy = checkInRotation(inRotation, servers, this.place('healthy'))
     const given = (key: string): string => `checks.${key} at ${m.locate(['checks', key])}`
     const serversGiven = typeof m.data.queries.servers === 'number'
     const common = {
@@ -166,10 +168,16 @@ export class PrometheusPoolReadings implements PoolReadings {
     const rates = {start: first + period, end: last, step: period}
     const q = this.mapping.data.queries
     const [requests, errors, latency, healthy] = await Promise.all([
-      this.api.range('requests', fillQuery(q.requests, window), rates, signal),
-      this.api.range('errors', fillQuery(q.errors, window), rates, signal),
-      q.latency === undefined ? Promise.resolve(null) : this.api.range('latency', fillQuery(q.latency, window), rates, signal),
-      this.api.range('healthy', fillQuery(q.healthy, window), {start: first, end: last, step: period / Math.min(gaugeSamples, period)}, signal),
+      this.api.range('requests', fillQuery(q.requests, window), rates, signal).then(this.checked('requests', (v, at) => checkRate(v, at))),
+      this.api.range('errors', fillQuery(q.errors, window), rates, signal).then(this.checked('errors', (v, at) => checkRate(v, at))),
+      q.latency === undefined
+        ? Promise.resolve(null)
+        : this.api
+            .range('latency', fillQuery(q.latency, window), rates, signal)
+            .then(this.checked('latency', (v, at) => within(v, 0, readingBounds.maxSeconds, at, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`))),
+      this.api
+        .range('healthy', fillQuery(q.healthy, window), {start: first, end: last, step: period / Math.min(gaugeSamples, period)}, signal)
+        .then(this.checked('healthy', (v, at) => within(v, 0, readingBounds.maxServers, at, `servers in rotation, 0 to ${readingBounds.maxServers}`))),
     ])
     // A rate evaluated at a period's end is that period's.
     const byPeriod = (points: Points): Map<number, number> => new Map(points.map(([t, v]) => [Math.round((t - period - first) / period), v]))
@@ -194,6 +202,12 @@ export class PrometheusPoolReadings implements PoolReadings {
       }
     }
     const periods: PoolPeriod[] = []
+    const names = {
+      requests: this.place('requests').what,
+      errors: this.place('errors').what,
+      healthy: this.place('healthy').what,
+      latency: this.place('latency').what,
+    }
     let silent = 0
     for (let i = 0; i < count; i++) {
       const rate = served.get(i)
@@ -206,14 +220,21 @@ export class PrometheusPoolReadings implements PoolReadings {
       const g = gauges.get(i)
       const seen = g ? [...g.within, ...(g.atEnd === null ? [] : [g.atEnd])] : []
       const inRotation = g && g.within.length > 0 ? g.within : seen
-      periods.push({
-        at: first + i * period,
-        requests: total,
-        errors: Math.min(total, Math.max(0, (failed.get(i) ?? 0) * period)),
-        healthy: inRotation.length === 0 ? null : inRotation.reduce((s, v) => s + v, 0) / inRotation.length,
-        ...(seen.length > 1 ? {rotationChanged: Math.min(...seen) !== Math.max(...seen)} : {}),
-        latency: slow?.get(i) ?? null,
-      })
+      periods.push(
+        checkPeriod(
+          {
+            at: first + i * period,
+            requests: total,
+            errors: Math.min(total, Math.max(0, (failed.get(i) ?? 0) * period)),
+            healthy: inRotation.length === 0 ? null : inRotation.reduce((s, v) => s + v, 0) / inRotation.length,
+            ...(seen.length > 1 ? {rotationChanged: Math.min(...seen) !== Math.max(...seen)} : {}),
+            latency: slow?.get(i) ?? null,
+          },
+          period,
+          this.api.label,
+          names,
+        ),
+      )
     }
     const of = `of the ${count} periods of ${period} s`
     if (silent > 0) this.note(`requests: ${this.api.label} had no value for ${silent} ${of}; they are left out`)
@@ -234,28 +255,46 @@ export class PrometheusPoolReadings implements PoolReadings {
       this.gaugeNow('healthy', at, window, signal),
       this.servers(at, window, signal),
     ])
-    return {at, demand, errorRate: demand > 0 ? Math.min(1, Math.max(0, errors ?? 0) / demand) : 0, servers, healthy}
+    // No errors series is no errors (it starts with the first 5xx); one that reads NaN or less than none is not a rate.
+    const failing = errors === null ? 0 : checkRate(errors, this.place('errors'), servers)
+    const named = (key: MappedQuery) => this.place(key).what
+    return checkPoolNow({at, demand, errorRate: demand > 0 ? Math.min(1, failing / demand) : 0, servers, healthy}, this.api.label, {
+      demand: named('requests'),
+      errorRate: `${named('errors')} over ${named('requests')}`,
+      servers: named('servers'),
+      healthy: named('healthy'),
+    })
+  }
+
+  /** What a query is called in errors: its key and where the mapping gives it. */
+  private place(key: MappedQuery): ReadingPlace {
+    return {source: this.api.label, what: `query for ${key} (${this.mapping.locate(['queries', key])})`}
+  }
+
+  /** Each point of a range query checked as what it reads (a rate, a gauge), at its time. */
+  private checked(key: MappedQuery, check: (value: number, at: ReadingPlace) => number): (points: Points) => Points {
+    return (points) => {
+      for (const [t, v] of points) check(v, {source: this.api.label, what: `${this.place(key).what} at ${new Date(t * 1000).toISOString()}`})
+      return points
+    }
   }
 
   /** Servers in the pool: the mapping's number, or its query now, to the nearest whole server (a scenario counts them). */
   private async servers(at: number, window: string, signal?: AbortSignal): Promise<number> {
     const servers = this.mapping.data.queries.servers
     if (typeof servers === 'number') return servers
-    const count = Math.round(await this.gaugeNow('servers', at, window, signal))
-    if (count < 1)
-      throw new FailedError(`${this.api.label}: query for servers (${this.mapping.locate(['queries', 'servers'])}) says the pool has ${count} servers now`)
-    return count
+    return checkServers(await this.gaugeNow('servers', at, window, signal), this.place('servers'))
   }
 
-  /** One query's value now; nothing is an error, as the pool cannot be placed without it. */
+  /** One query's value now; nothing (or NaN: nothing measured) is an error, as the pool cannot be placed without it. */
   private async gaugeNow(key: MappedQuery, at: number, window: string, signal?: AbortSignal): Promise<number> {
     const template = this.mapping.data.queries[key]
     const value = typeof template === 'string' ? await this.api.instant(key, fillQuery(template, {window}), at, signal, {strict: true}) : null
-    if (value === null)
+    if (value === null || Number.isNaN(value))
       throw new FailedError(
-        `${this.api.label}: query for ${key} had no value at ${new Date(at * 1000).toISOString()} (${this.mapping.locate(['queries', key])}): nothing to say where the pool is now`,
+        `${this.api.label}: query for ${key} had ${value === null ? 'no value' : 'the value NaN'} at ${new Date(at * 1000).toISOString()} (${this.mapping.locate(['queries', key])}): nothing to say where the pool is now`,
       )
-    return value
+    return key === 'requests' ? checkRate(value, this.place(key)) : value
   }
 
   /** A note once, however often the readings are taken. */

@@ -1,4 +1,8 @@
-import {FailedError} from '../errors.js'
+import {FailedError, InputError} from '../errors.js'
+import {AnswerTooLong, maxAnswerBytes, overCap, readBoundedBody} from '../input/bounded-answer.js'
+import {headerValueProblem, redactUrl, scrubSecrets, urlSecrets} from '../input/secrets.js'
+import {escapeControls} from '../input/terminal-safe.js'
+import {parseReading} from '../ports/reading-bounds.js'
 
 /**
  * One query, connection and answer together, in milliseconds: the same per-request limit as an
@@ -13,15 +17,18 @@ export const prometheusTimeoutMs = 10_000
  */
 export const rangePoints = 2_000
 
-/** One series of a range query's answer: [epoch seconds, value] points, oldest first. */
+/**
+ * One series of a range query's answer: [epoch seconds, value] points, oldest first. A value may
+ * be ±Infinity (Prometheus's `+Inf`), for the caller to refuse; NaN (a ratio's 0/0) is no value, left out.
+ */
 export type Points = Array<[number, number]>
 
 /** What Prometheus answers on /api/v1/query and /api/v1/query_range. */
 interface Answer {
-  status?: string
-  errorType?: string
-  error?: string
-  data?: {resultType?: string; result?: unknown}
+  status?: unknown
+  errorType?: unknown
+  error?: unknown
+  data?: unknown
 }
 
 /** `$window` (and any other `$name` given) in a query template, filled in. */
@@ -35,85 +42,134 @@ export function fillQuery(template: string, values: Record<string, string>): str
 export const promDuration = (seconds: number): string => `${Math.max(1, Math.round(seconds))}s`
 
 /**
+ * The Authorization header's value from the environment variable a runbook or mapping names
+ * (`where`: its file:line:column and key), checked before anything is sent: unset, empty, or a
+ * value with a line break or another control character is bad input (exit 2) naming the variable
+ * and where it was named, never the value. fetch would otherwise refuse it quoting it whole
+ * (`Headers.append: "Bearer SECRET\nline2" is an invalid header value`), into the error, the
+ * journal and --json.
+ */
+export function authorizationFromEnv(variable: string | undefined, where: string, url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (variable === undefined) return undefined
+  const value = env[variable]
+  if (!value) throw new InputError(`${where}: $${variable} is not set; it holds the Authorization header for ${redactUrl(url)}`)
+  const problem = headerValueProblem(value)
+  if (problem !== null)
+    throw new InputError(
+      `${where}: $${variable} ${problem}; it must hold the Authorization header's value on one line of printable ASCII (Bearer TOKEN). Its value is not shown`,
+    )
+  return value.trim()
+}
+
+/**
  * The Prometheus HTTP API, as the gate metrics and the pool readings ask it: instant queries
  * (/api/v1/query) and range queries (/api/v1/query_range), each under a deadline and the caller's
- * signal, with the Authorization header sent when given. Every error names the query's key (what
- * the caller calls it: `error-rate`, `requests`), the server's URL and the HTTP status or
- * Prometheus's own error; never the header's value, which is held here and sent, nothing else.
+ * signal, with the Authorization header sent when given. Every answer is streamed and read to at
+ * most maxAnswerBytes, and its shape checked: anything else Prometheus never answers is an error
+ * naming the query, not a TypeError. Every error names the query's key (what the caller calls it:
+ * `error-rate`, `requests`), the server's URL (secret query parameters REDACTED) and the HTTP status
+ * or Prometheus's own error, scrubbed of the header's value and the URL's secrets, which are held
+ * here and sent, nothing else.
  */
 export class PrometheusApi {
-  /** `Prometheus http://prometheus:9090`: how errors and sources name the server. */
+  /** `Prometheus http://prometheus:9090`: how errors and sources name the server, its secrets REDACTED. */
   readonly label: string
+  private readonly secrets: string[]
 
   constructor(
     private readonly url: string,
     private readonly authorization?: string,
+    private readonly maxBytes = maxAnswerBytes,
   ) {
-    this.label = `Prometheus ${url}`
+    this.label = `Prometheus ${redactUrl(url)}`
+    if (authorization !== undefined && headerValueProblem(authorization) !== null)
+      throw new InputError(`${this.label}: the Authorization header ${headerValueProblem(authorization)}; its value is not shown`)
+    // The whole header, and the credential after its scheme: a server may echo either.
+    const credential = authorization?.replace(/^\S+\s+/, '')
+    this.secrets = [...(authorization ? [authorization, credential!] : []), ...urlSecrets(url)]
   }
 
   /**
-   * One value at `time` (epoch seconds): the first series of a vector, or a scalar. Null where
-   * the query matched nothing (no data), and, unless `strict`, where it answered something else.
-   * `strict` refuses an answer of several series or of another type (a range vector), where which
-   * value is the pool's is not for sluice to guess.
+   * One value at `time` (epoch seconds): the first series of a vector, or a scalar, as Prometheus
+   * wrote it (NaN and ±Infinity included: the caller judges them). Null where the query matched
+   * nothing (no data), and, unless `strict`, where it answered another type. `strict` refuses an
+   * answer of several series or of another type (a range vector), where which value is the pool's
+   * is not for sluice to guess.
    */
   async instant(key: string, query: string, time: number, signal?: AbortSignal, options: {strict?: boolean} = {}): Promise<number | null> {
-    const answer = await this.get(key, 'query', {query, time: String(time)}, signal)
-    const data = answer.data
-    if (!data) return null
-    if (data.resultType === 'scalar') return numberOf((data.result as [number, string] | undefined)?.[1])
+    const data = await this.get(key, 'query', {query, time: String(time)}, signal)
+    if (data.resultType === 'scalar') return this.value(key, Array.isArray(data.result) ? data.result[1] : undefined)
     if (data.resultType !== 'vector') {
-      if (options.strict) throw this.failed(key, `expected a vector or a scalar, got ${String(data.resultType)}`)
+      if (options.strict) throw this.failed(key, `expected a vector or a scalar, got ${shortly(data.resultType)}`)
       return null
     }
-    const result = (data.result ?? []) as Array<{value?: [number, string]}>
+    const result = this.series(key, data.result)
     if (options.strict && result.length > 1) throw this.several(key, result.length)
-    return numberOf(result[0]?.value?.[1])
+    if (result.length === 0) return null
+    const value = (result[0] as {value?: unknown}).value
+    if (!Array.isArray(value) || value.length !== 2) throw this.malformed(key, 'a vector sample that is not [time, "value"]')
+    return this.value(key, value[1])
   }
 
   /**
    * The one series a query gives from `start` to `end` (epoch seconds, both included) every `step`
-   * seconds, asked in spans of at most rangePoints points; points Prometheus has no value for are
-   * absent. An answer of several series is refused: which of them is the pool's is not for sluice
-   * to guess (sum() them in the query).
+   * seconds, asked in spans of at most rangePoints points; points Prometheus has no value for (or
+   * NaN) are absent. An answer of several series is refused: which of them is the pool's is not
+   * for sluice to guess (sum() them in the query); so is one of more points than were asked for.
    */
   async range(key: string, query: string, span: {start: number; end: number; step: number}, signal?: AbortSignal): Promise<Points> {
     const points: Points = []
     const stride = span.step * rangePoints
     for (let from = span.start; from <= span.end; from += stride) {
       const to = Math.min(span.end, from + stride - span.step)
-      const answer = await this.get(key, 'query_range', {query, start: String(from), end: String(to), step: String(span.step)}, signal)
-      const data = answer.data
-      if (!data) continue
-      if (data.resultType !== 'matrix') throw this.failed(key, `expected a matrix from a range query, got ${String(data.resultType)}`)
-      const result = (data.result ?? []) as Array<{values?: Array<[number, string]>}>
+      const data = await this.get(key, 'query_range', {query, start: String(from), end: String(to), step: String(span.step)}, signal)
+      if (data.resultType !== 'matrix') throw this.failed(key, `expected a matrix from a range query, got ${shortly(data.resultType)}`)
+      const result = this.series(key, data.result)
       if (result.length > 1) throw this.several(key, result.length)
-      for (const [at, raw] of result[0]?.values ?? []) {
-        const value = numberOf(raw)
-        if (value !== null) points.push([Number(at), value])
+      if (result.length === 0) continue
+      const values = (result[0] as {values?: unknown}).values
+      if (!Array.isArray(values)) throw this.malformed(key, 'a series without values')
+      const asked = Math.floor((to - from) / span.step + 1e-9) + 1
+      if (values.length > asked) throw this.malformed(key, `${values.length} points where ${asked} were asked for`)
+      for (const point of values as unknown[]) {
+        if (!Array.isArray(point) || point.length !== 2) throw this.malformed(key, 'a point that is not [time, "value"]')
+        const at = typeof point[0] === 'number' ? point[0] : parseReading(point[0])
+        if (at === null || !Number.isFinite(at) || at < from - span.step || at > to + span.step)
+          throw this.malformed(key, `a point at ${shortly(point[0])}, outside the span asked for (${from} to ${to})`)
+        const value = this.value(key, point[1])
+        if (!Number.isNaN(value)) points.push([at, value])
       }
     }
     return points
   }
 
-  private async get(key: string, path: 'query' | 'query_range', params: Record<string, string>, signal: AbortSignal | undefined): Promise<Answer> {
-    const endpoint = new URL(`api/v1/${path}`, this.url.endsWith('/') ? this.url : `${this.url}/`)
+  private async get(
+    key: string,
+    path: 'query' | 'query_range',
+    params: Record<string, string>,
+    signal: AbortSignal | undefined,
+  ): Promise<{resultType: unknown; result: unknown}> {
+    const base = new URL(this.url.endsWith('/') ? this.url : `${this.url}/`)
+    const endpoint = new URL(`api/v1/${path}`, base)
+    // Parameters the URL was given (a proxy's ?token=) go with every query; the query's own after them.
+    for (const [name, value] of base.searchParams) endpoint.searchParams.append(name, value)
     for (const [name, value] of Object.entries(params)) endpoint.searchParams.set(name, value)
     // The deadline covers reading the answer too: a server can send headers and then stall.
     const deadline = AbortSignal.timeout(prometheusTimeoutMs)
     const stop = signal ? AbortSignal.any([signal, deadline]) : deadline
     const why = (error: unknown): string =>
-      signal?.aborted ? 'stopped by the interrupt' : deadline.aborted ? `no answer within ${prometheusTimeoutMs / 1000} s` : (error as Error).message
+      signal?.aborted
+        ? 'stopped by the interrupt'
+        : deadline.aborted
+          ? `no answer within ${prometheusTimeoutMs / 1000} s`
+          : error instanceof AnswerTooLong
+            ? `${overCap(this.maxBytes)} (no answer sluice asks for is that long: is ${redactUrl(this.url)} a Prometheus server?)`
+            : causeOf(error)
     let response: Response
-    try {
-      response = await fetch(endpoint, {signal: stop, ...(this.authorization ? {headers: {Authorization: this.authorization}} : {})})
-    } catch (error) {
-      throw this.failed(key, why(error))
-    }
     let text: string
     try {
-      text = await response.text()
+      response = await fetch(endpoint, {signal: stop, ...(this.authorization ? {headers: {Authorization: this.authorization}} : {})})
+      text = await readBoundedBody(response.body, this.maxBytes)
     } catch (error) {
       throw this.failed(key, why(error))
     }
@@ -123,31 +179,68 @@ export class PrometheusApi {
     } catch {
       answer = null
     }
+    const isObject = answer !== null && typeof answer === 'object' && !Array.isArray(answer)
     // Prometheus answers a bad query with 400 and says why in the body: say both.
-    const said = answer && typeof answer.error === 'string' ? `: ${answer.errorType ? `${answer.errorType}: ` : ''}${oneLine(answer.error)}` : ''
-    if (!response.ok) throw new FailedError(`${this.label}: query for ${key} answered HTTP ${response.status}${said}`)
-    if (answer === null || typeof answer !== 'object') throw this.failed(key, 'the answer is not JSON')
-    if (answer.status !== 'success') throw this.failed(key, said ? said.slice(2) : String(answer.status))
-    return answer
+    const said =
+      isObject && typeof answer!.error === 'string'
+        ? `: ${typeof answer!.errorType === 'string' && answer!.errorType ? `${answer!.errorType}: ` : ''}${oneLine(answer!.error)}`
+        : ''
+    if (!response.ok) throw new FailedError(this.scrub(`${this.label}: query for ${key} answered HTTP ${response.status}${said}`))
+    if (!isObject) throw this.failed(key, answer === null ? 'the answer is not JSON' : 'the answer is not a JSON object')
+    if (answer!.status !== 'success') throw this.failed(key, said ? said.slice(2) : `the answer's status is ${shortly(answer!.status)}, not "success"`)
+    const data = answer!.data
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) throw this.malformed(key, 'no data')
+    return data as {resultType: unknown; result: unknown}
+  }
+
+  /** A result's series: an array of objects, or the error saying what came instead. */
+  private series(key: string, result: unknown): object[] {
+    if (!Array.isArray(result)) throw this.malformed(key, `a result that is ${shortly(result)}, not a list of series`)
+    if (result.some((s) => s === null || typeof s !== 'object' || Array.isArray(s))) throw this.malformed(key, 'a series that is not an object')
+    return result as object[]
+  }
+
+  /** A sample's value as Prometheus writes it ("1.5", "NaN", "+Inf"); anything else is an error naming it. */
+  private value(key: string, raw: unknown): number {
+    const value = parseReading(raw)
+    if (value === null) throw this.malformed(key, `a value of ${shortly(raw)}, not a number`)
+    return value
   }
 
   private failed(key: string, why: string): FailedError {
-    return new FailedError(`${this.label}: query for ${key} failed: ${why}`)
+    return new FailedError(this.scrub(`${this.label}: query for ${key} failed: ${why}`))
+  }
+
+  private malformed(key: string, what: string): FailedError {
+    return this.failed(key, `the answer is not Prometheus's: it has ${what}`)
   }
 
   private several(key: string, count: number): FailedError {
     return this.failed(key, `it gave ${count} series; expected one for the pool (sum() them in the query)`)
   }
+
+  /** A message with the header's value and the URL's secrets taken out, whatever the server or fetch put in it. */
+  private scrub(text: string): string {
+    return scrubSecrets(text, this.secrets)
+  }
 }
 
-function numberOf(raw: unknown): number | null {
-  if (raw === undefined || raw === null) return null
-  const value = Number(raw)
-  return Number.isFinite(value) ? value : null
+/** fetch's own error, with its cause (`fetch failed` says nothing; ECONNREFUSED does). */
+function causeOf(error: unknown): string {
+  const e = error as {message?: unknown; cause?: {code?: unknown; message?: unknown}}
+  const message = typeof e?.message === 'string' ? e.message : String(error)
+  const cause = e?.cause && typeof e.cause === 'object' ? (typeof e.cause.code === 'string' ? e.cause.code : e.cause.message) : undefined
+  return oneLine(typeof cause === 'string' && cause !== '' && !message.includes(cause) ? `${message} (${cause})` : message)
 }
 
-/** Prometheus's error, on one line and not past a screen's width: it may quote the query back. */
+/** Something from the answer, quoted and cut short, for an error. */
+function shortly(value: unknown): string {
+  const text = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value))
+  return oneLine(text.length > 60 ? `${text.slice(0, 59)}…` : text)
+}
+
+/** Prometheus's error, on one line, not past a screen's width and unable to drive a terminal: it may quote the query back. */
 function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim()
+  const line = escapeControls(text.replace(/\s+/g, ' ').trim())
   return line.length > 300 ? `${line.slice(0, 299)}…` : line
 }

@@ -5,6 +5,7 @@ import {callerIdentity, type CallerIdentity} from '../aws/identity.js'
 import {InstanceAddresses} from '../aws/instances.js'
 import {Elbv2TargetGroup} from '../aws/elbv2.js'
 import {PrometheusMetrics} from '../prometheus/metrics.js'
+import {authorizationFromEnv} from '../prometheus/query.js'
 import {Route53Dns} from '../aws/route53.js'
 import {ForwardWeights} from '../aws/forward-weights.js'
 import {ListenerRules} from '../aws/rules.js'
@@ -112,11 +113,11 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
     })
   } else if (m?.source === 'prometheus') {
     if (!m.url || !m.queries) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: a Prometheus source needs url and queries`)
-    const authorization = m.authorizationEnv === undefined ? undefined : process.env[m.authorizationEnv]
-    if (m.authorizationEnv !== undefined && !authorization)
-      throw new InputError(
-        `${runbook.locate(['targets', 'metrics', 'authorizationEnv'])}: targets.metrics.authorizationEnv: $${m.authorizationEnv} is not set; it holds the Authorization header for ${m.url}`,
-      )
+    const authorization = authorizationFromEnv(
+      m.authorizationEnv,
+      `${runbook.locate(['targets', 'metrics', 'authorizationEnv'])}: targets.metrics.authorizationEnv`,
+      m.url,
+    )
     metrics = new PrometheusMetrics(m.url, m.queries, clock, authorization)
   }
 

@@ -1,4 +1,3 @@
-import {InputError} from '../errors.js'
 import {AwsClients, type AwsOptions} from '../aws/clients.js'
 import {AlbPoolReadings} from '../aws/pool-readings.js'
 import {HaproxyPoolReadings} from '../haproxy/pool-readings.js'
@@ -6,7 +5,7 @@ import {RuntimeApi} from '../haproxy/runtime.js'
 import type {PoolReadings} from '../ports/pool-readings.js'
 import {loadPoolMapping} from '../prometheus/mapping.js'
 import {PrometheusPoolReadings} from '../prometheus/pool-readings.js'
-import {PrometheusApi} from '../prometheus/query.js'
+import {authorizationFromEnv, PrometheusApi} from '../prometheus/query.js'
 import {arnRegion} from './live.js'
 
 /**
@@ -38,11 +37,7 @@ export function poolReadings(
   if (source.kind === 'prometheus') {
     const mapping = loadPoolMapping(source.mapping)
     const variable = mapping.data.authorizationEnv
-    const authorization = variable === undefined ? undefined : process.env[variable]
-    if (variable !== undefined && !authorization)
-      throw new InputError(
-        `${mapping.locate(['authorizationEnv'])}: authorizationEnv: $${variable} is not set; it holds the Authorization header for ${source.url}`,
-      )
+    const authorization = authorizationFromEnv(variable, `${mapping.locate(['authorizationEnv'])}: authorizationEnv`, source.url)
     const readings = new PrometheusPoolReadings(new PrometheusApi(source.url, authorization), mapping)
     return {readings, pool: mapping.data.pool, close: () => undefined}
   }

@@ -181,7 +181,8 @@ describe('HAProxy pool readings: now', () => {
   it('is an error rate of 0 with no requests', async () => {
     const clock = new FakeClock(t0)
     const idle = () => ({stot: 5, hrsp_2xx: 5, hrsp_5xx: 0, act: 1, rtime: 0})
-    expect(await new HaproxyPoolReadings(fakeApi(clock, idle), 'app', {clock, nowSeconds: 1}).now()).toMatchObject({demand: 0, errorRate: 0})
+    const one = [{name: 's1', status: 'UP'}]
+    expect(await new HaproxyPoolReadings(fakeApi(clock, idle, one), 'app', {clock, nowSeconds: 1}).now()).toMatchObject({demand: 0, errorRate: 0})
   })
 
   it('takes UP, a server going down and one without checks as in rotation, nothing else', () => {

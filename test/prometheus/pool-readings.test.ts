@@ -128,7 +128,9 @@ describe('PrometheusPoolReadings against a fake Prometheus on loopback: a day of
     )
     // A pool of no servers is no pool a scenario can hold.
     fake.now = {rps: truth.low, healthy: 0, servers: 0, errorRate: 0}
-    await expect(readings.settings()).rejects.toThrow(`Prometheus ${url}: query for servers (mailbox-prometheus.yaml:9:12) says the pool has 0 servers now`)
+    await expect(readings.settings()).rejects.toThrow(
+      `Prometheus ${url}: query for servers (mailbox-prometheus.yaml:9:12) read 0; expected a whole number of servers, 1 to 100000`,
+    )
     fake.now = {rps: truth.low, healthy: 8, servers: 8, errorRate: 0}
     // Before the day, the fake has nothing: the pool cannot be placed.
     const before = new PrometheusPoolReadings(new PrometheusApi(url), parsePoolMapping('m.yaml', mappingText('envoy', envoyChecks)), {
