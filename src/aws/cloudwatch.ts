@@ -82,7 +82,13 @@ export class CloudWatchMetrics implements MetricsPort {
         const checked = (r.Values ?? []).map((v) =>
           metric.Stat === 'p99'
             ? within(v, 0, readingBounds.maxSeconds, {source: this.label, what}, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
-            : within(v, 0, readingBounds.maxRps * period, {source: this.label, what}, `a count of requests a minute, 0 to ${(readingBounds.maxRps * period).toExponential()}`),
+            : within(
+                v,
+                0,
+                readingBounds.maxRps * period,
+                {source: this.label, what},
+                `a count of requests a minute, 0 to ${(readingBounds.maxRps * period).toExponential()}`,
+              ),
         )
         values[r.Id!] = [...(values[r.Id!] ?? []), ...checked]
       }
@@ -95,7 +101,8 @@ export class CloudWatchMetrics implements MetricsPort {
     if (requests <= 0) return {value: null, requests: 0}
     if (kind === 'request-rate') return checkGateReading(kind, {value: requests / window, requests}, at, window)
     // The load balancer's own 5xx are not in a target group's RequestCount: a share past all is all.
-    if (kind === 'error-rate') return checkGateReading(kind, {value: Math.min(100, ((sum('target5xx') + sum('elb5xx')) / requests) * 100), requests}, at, window)
+    if (kind === 'error-rate')
+      return checkGateReading(kind, {value: Math.min(100, ((sum('target5xx') + sum('elb5xx')) / requests) * 100), requests}, at, window)
     const p99 = values.p99 ?? []
     return checkGateReading(kind, {value: p99.length === 0 ? null : p99.reduce((a, b) => Math.max(a, b), 0) * 1000, requests}, at, window)
   }

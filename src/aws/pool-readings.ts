@@ -37,7 +37,8 @@ const metricNames = {
  */
 export function checkDatapoint(kind: 'count' | 'servers' | 'seconds', value: unknown, period: number, at: {source: string; what: string}): number {
   const number = typeof value === 'number' ? value : Number.NaN
-  if (kind === 'count') return within(number, 0, readingBounds.maxRps * period, at, `a count of requests in ${period} s, 0 to ${(readingBounds.maxRps * period).toExponential()}`)
+  if (kind === 'count')
+    return within(number, 0, readingBounds.maxRps * period, at, `a count of requests in ${period} s, 0 to ${(readingBounds.maxRps * period).toExponential()}`)
   if (kind === 'servers') return within(number, 0, readingBounds.maxServers, at, `servers in rotation, 0 to ${readingBounds.maxServers}`)
   return within(number, 0, readingBounds.maxSeconds, at, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
 }

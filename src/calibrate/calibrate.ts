@@ -76,8 +76,10 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
   // a period no pool of this many servers could be sent is a broken query or counter, not load.
   for (const p of periods)
     checkRate(p.requests / options.period, {source: readings.source, what: `requests a second in the period from ${iso(p.at)}`}, settings.servers)
-  const capacity = fitCapacity(periods, options.period, options.seed ?? 1)
-  const demand = fitDemand(periods, options.period)
+  const [capacity, demand] = named(
+    readings.source,
+    () => [fitCapacity(periods, options.period, options.seed ?? 1), fitDemand(periods, options.period)] as const,
+  )
   // A setting read back from the load balancer, or given by the operator where its metrics hold none (Prometheus).
   const read = (value: number, name: string): Estimate => ({value, how: settings.given ? 'given' : 'read', source: name})
   const maybe = (value: number | null, name: string): Estimate | null => (value === null ? null : read(value, name))
@@ -146,6 +148,16 @@ export async function calibrate(readings: PoolReadings, options: CalibrateOption
   return {...calibration, scenario}
 }
 
+/** A fit that finds nothing to fit on says so for the source it read. */
+function named<T>(source: string, fit: () => T): T {
+  try {
+    return fit()
+  } catch (error) {
+    if (error instanceof FailedError) throw new FailedError(`${source}: ${error.message}`)
+    throw error
+  }
+}
+
 /** Where the scenario calibrate would write is checked (an error names it this way). */
 const scenarioName = '(the calibrated scenario)'
 
@@ -165,11 +177,14 @@ function refuseUnloadable(text: string, source: string): void {
     const line = Number(/^[^:]+:(\d+):\d+: /.exec(problem)?.[1] ?? 0)
     const lines = text.split('\n')
     const written = line > 0 ? lines[line - 1].trim() : ''
-    // The figure's comment: the nearest line above it that says how it was come by.
-    const comment = line > 0 ? lines.slice(0, line - 1).reverse().find((l) => /^\s*# /.test(l)) : undefined
+    // The figure's comment, the line above it: how it was come by, and from what.
+    const above = line > 1 ? lines[line - 2] : ''
+    const comment = /^\s*# /.test(above) ? above : undefined
     throw new FailedError(
       `${source}: calibrate would write a scenario simulate refuses, so it writes nothing: ${problem.replace(/^[^:]+:\d+:\d+: /, '')}${
-        written && !written.startsWith('#') ? ` (it would write \`${written.length > 120 ? `${written.slice(0, 119)}…` : written}\`${comment ? `, ${comment.trim().replace(/^# /, '')}` : ''})` : ''
+        written && !written.startsWith('#')
+          ? ` (it would write \`${written.length > 120 ? `${written.slice(0, 119)}…` : written}\`${comment ? `, ${comment.trim().replace(/^# /, '')}` : ''})`
+          : ''
       }`,
     )
   }
@@ -210,6 +225,7 @@ function scenarioText(c: Omit<Calibration, 'scenario'>, options: CalibrateOption
     ...c.assumed.map((a) => `# assumed: ${a}`),
     `name: ${options.name}`,
     `description: ${JSON.stringify(`${s.label}, calibrated from its metrics`)}`,
+    `# measured: the span of the window read (--window), ${c.window.periods} periods of ${c.window.period} s`,
     `duration: ${duration}`,
     `# ${s.given ? `given: family in ${s.given.from}` : 'read'}: what fronts the pool; assess offers its levers to a pool described by hand`,
     `frontedBy: ${s.family}`,

@@ -1,3 +1,4 @@
+import {FailedError} from '../errors.js'
 import type {PoolPeriod} from '../ports/pool-readings.js'
 import {Random} from '../sim/random.js'
 
@@ -153,7 +154,7 @@ function latencyKnee(points: Point[]): number | null {
  */
 export function fitCapacity(periods: PoolPeriod[], periodSeconds: number, seed = 1): CapacityFit {
   const points = pointsOf(periods, periodSeconds)
-  if (points.length === 0) throw new Error('no period with requests and servers in rotation: nothing to fit a capacity on')
+  if (points.length === 0) throw new FailedError('no period with requests and servers in rotation: nothing to fit a capacity on')
   const served = points.map((p) => p.served).sort((a, b) => a - b)
   const methods: Array<{method: CapacityFit['method']; fit: (pts: Point[]) => number | null}> = [
     {method: 'plateau', fit: plateau},
@@ -200,7 +201,7 @@ const round = (v: number, places = 1): number => Math.round(v * 10 ** places) / 
 
 /** Demand over the window: its mean, peak and a curve of `points` points (each the mean of its stretch), in rps. */
 export function fitDemand(periods: PoolPeriod[], periodSeconds: number, points = 48): {mean: Estimate; peak: Estimate; curve: Array<[number, number]>} {
-  if (periods.length === 0) throw new Error('no period with requests: nothing to fit demand on')
+  if (periods.length === 0) throw new FailedError('no period with requests: nothing to fit demand on')
   const sorted = [...periods].sort((a, b) => a.at - b.at)
   const rps = sorted.map((p) => p.requests / periodSeconds)
   const start = sorted[0].at

@@ -187,7 +187,15 @@ export class PrometheusApi {
         : ''
     if (!response.ok) throw new FailedError(this.scrub(`${this.label}: query for ${key} answered HTTP ${response.status}${said}`))
     if (!isObject) throw this.failed(key, answer === null ? 'the answer is not JSON' : 'the answer is not a JSON object')
-    if (answer!.status !== 'success') throw this.failed(key, said ? said.slice(2) : `the answer's status is ${shortly(answer!.status)}, not "success"`)
+    if (answer!.status !== 'success')
+      throw this.failed(
+        key,
+        said
+          ? said.slice(2)
+          : answer!.status === undefined
+            ? "the answer has no status, so it is not Prometheus's"
+            : `the answer's status is ${shortly(answer!.status)}, not "success"`,
+      )
     const data = answer!.data
     if (data === null || typeof data !== 'object' || Array.isArray(data)) throw this.malformed(key, 'no data')
     return data as {resultType: unknown; result: unknown}

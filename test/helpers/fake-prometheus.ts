@@ -62,6 +62,8 @@ export interface AskedQuery {
   step: number | null
   points: number
   authorization: string | undefined
+  /** The request's path and query string as sent: parameters the base URL carried (a proxy's ?token=) are in it. */
+  url: string
 }
 
 /**
@@ -81,6 +83,19 @@ export class FakePrometheus {
   now: PoolNowTruth
   /** Answer the queries that match `query` (every one, without it) with this HTTP status and body instead. */
   failWith: {status: number; body: string; query?: RegExp} | null = null
+  /**
+   * Answer the queries that match with a JSON answer that never ends: the opening of a matrix and
+   * then points, as fast as the client reads them, until it lets go (an endpoint gone wrong, or
+   * not Prometheus at all). How many bytes went out is counted in `streamed`.
+   */
+  streamForever: RegExp | null = null
+  streamed = 0
+  /**
+   * Answer the queries that match with these values, as Prometheus writes them ("-5", "NaN",
+   * "+Inf", "1e308", or anything at all), at every time asked, in answers of the right shape: a
+   * reading no pool gives, for the readings to refuse.
+   */
+  override: {query: RegExp; value: (t: number) => string | null} | null = null
   /** The day's own figures a minute: what a test compares calibrate's with. */
   readonly minutes: Array<{offered: number; served: number; latency: number}>
   private readonly start: number
@@ -194,6 +209,23 @@ export class FakePrometheus {
     return flap && i >= flap[0] && i < flap[1] && second ? (this.options.flapTo ?? 4) : this.options.truth.servers
   }
 
+  /** An answer without end, written as fast as the client takes it (never faster: the fake holds no more than a chunk). */
+  private stream(res: ServerResponse): void {
+    res.statusCode = 200
+    res.setHeader('content-type', 'application/json')
+    const chunk = Buffer.from('[1733299200,"1"],'.repeat(4096))
+    let open = true
+    res.on('close', () => (open = false))
+    const more = (): void => {
+      while (open) {
+        this.streamed += chunk.length
+        if (!res.write(chunk)) return void res.once('drain', more)
+      }
+    }
+    res.write('{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[')
+    more()
+  }
+
   private answer(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://fake')
     const params = url.searchParams
@@ -209,7 +241,8 @@ export class FakePrometheus {
     const from = range ? Number(params.get('start')) : Number(params.get('time') ?? Date.now() / 1000)
     const to = range ? Number(params.get('end')) : from
     const points = range ? Math.floor((to - from) / step! + 1e-9) + 1 : 1
-    this.asked.push({path: url.pathname, query, step, points, authorization: req.headers.authorization})
+    this.asked.push({path: url.pathname, query, step, points, authorization: req.headers.authorization, url: req.url ?? ''})
+    if (this.streamForever?.test(query)) return this.stream(res)
     if (this.failWith && (this.failWith.query === undefined || this.failWith.query.test(query))) return send(this.failWith.status, this.failWith.body)
     if (url.pathname !== '/api/v1/query' && url.pathname !== '/api/v1/query_range') return send(404, '404 page not found')
     if (range && !(step! > 0)) return bad('invalid parameter "step": zero or negative query resolution step widths are not accepted')
@@ -219,17 +252,23 @@ export class FakePrometheus {
     const window = known.m![1] === undefined ? 0 : Number(known.m![1])
     const series = known.e.series ?? 1
     const at = (k: number) => Math.round((from + k * step!) * 1000) / 1000
+    const override = this.override?.query.test(query) ? this.override : null
+    const raw = (t: number): string | null => {
+      if (override) return override.value(t)
+      const v = known.e.evaluate(t, window)
+      return v === null ? null : String(v)
+    }
     if (range) {
       const values: Array<[number, string]> = []
       for (let k = 0; k < points; k++) {
-        const v = known.e.evaluate(at(k), window)
-        if (v !== null) values.push([at(k), String(v)])
+        const v = raw(at(k))
+        if (v !== null) values.push([at(k), v])
       }
       const result = values.length === 0 ? [] : Array.from({length: series}, (_, z) => ({metric: series > 1 ? {zone: `z${z}`} : {}, values}))
       return send(200, {status: 'success', data: {resultType: 'matrix', result}})
     }
-    const v = known.e.evaluate(from, window)
-    const result = v === null ? [] : Array.from({length: series}, (_, z) => ({metric: series > 1 ? {zone: `z${z}`} : {}, value: [from, String(v)]}))
+    const v = raw(from)
+    const result = v === null ? [] : Array.from({length: series}, (_, z) => ({metric: series > 1 ? {zone: `z${z}`} : {}, value: [from, v]}))
     return send(200, {status: 'success', data: {resultType: 'vector', result}})
   }
 }
