@@ -35,12 +35,7 @@ export function redactUrl(url: string): string {
   })
   const at = withoutUser.search(/[?#]/)
   if (at < 0) return withoutUser
-  return (
-    withoutUser.slice(0, at) +
-    withoutUser
-      .slice(at)
-      .replace(pair, (m, lead: string, name: string, value: string) => (value !== '' && isSecretName(name) ? `${lead}${name}=${redacted}` : m))
-  )
+  return withoutUser.slice(0, at) + withoutUser.slice(at).replace(pair, redactPair)
 }
 
 /** The secret values a URL carries (its userinfo's password, secret-looking parameters' values), to scrub from what an endpoint answers. */
@@ -71,7 +66,7 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   out = out.replace(/\b(Bearer|Basic)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)/gi, (m, scheme: string, space: string, credential: string) =>
     /^[a-z]+$/.test(credential) ? m : `${scheme}${space}${redacted}`,
   )
-  return out.replace(pair, (m, lead: string, name: string, value: string) => (value !== '' && isSecretName(name) ? `${lead}${name}=${redacted}` : m))
+  return out.replace(pair, redactPair)
 }
 
 /**
@@ -89,6 +84,13 @@ export function headerValueProblem(value: string): string | null {
     if (code > 0x7e) return `holds a character outside printable ASCII ${at}`
   }
   return null
+}
+
+/** A `name=value` pair with its value REDACTED where the name looks secret; punctuation that ends a sentence stays (`token=X: refused`). */
+function redactPair(match: string, lead: string, name: string, value: string): string {
+  if (value === '' || !isSecretName(name)) return match
+  const tail = /[:.,)]+$/.exec(value)?.[0] ?? ''
+  return `${lead}${name}=${redacted}${tail}`
 }
 
 function isSecretName(name: string): boolean {
