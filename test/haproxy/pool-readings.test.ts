@@ -1,9 +1,14 @@
+import {existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
+import {createServer as createNetServer} from 'node:net'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {HaproxyPoolReadings} from '../../src/haproxy/pool-readings.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {serverStats} from '../../src/haproxy/stats.js'
+import {isolatedEnv, sluice} from '../helpers/cli.js'
+import {capturedBackendRow, capturedServerRow, showStat, statRow} from '../helpers/haproxy-show-stat.js'
 import {freePort, get, startHaproxy, until, type RunningHaproxy} from './helpers/haproxy.js'
 
 /** A server on loopback whose health check answers 500 once it is made sick; /fail answers 500. */
@@ -62,6 +67,159 @@ ${upstreams.map((u, i) => `  server s${i + 1} 127.0.0.1:${u.port}`).join('\n')}
 afterAll(async () => {
   await haproxy?.stop()
   for (const u of upstreams) await new Promise<void>((resolve) => u.server.close(() => resolve()))
+})
+
+/**
+ * A Runtime API on loopback (HOST:PORT, as `--haproxy` takes it) that answers `show stat` for a
+ * backend `app` of eight servers, the BACKEND row's cells from `backend(n)` at the n-th time it is
+ * asked: HAProxy's own columns, with the counters a test makes impossible.
+ */
+async function fakeRuntime(backend: (n: number) => Record<string, string | number>): Promise<{address: string; close: () => Promise<void>}> {
+  let asked = 0
+  const servers = Array.from({length: 8}, (_, i) => statRow(capturedServerRow, {svname: `s${i + 1}`, status: 'UP', check_fall: 2, check_rise: 3}))
+  const server = createNetServer((socket) => {
+    let text = ''
+    socket.on('data', (chunk) => {
+      text += String(chunk)
+      if (!text.includes('\n')) return
+      const command = text.trim()
+      if (/^show stat (app|-1) 2 -1$/.test(command)) socket.end(showStat([statRow(capturedBackendRow, backend(asked++))]))
+      else if (/^show stat (app|-1) 4 -1$/.test(command)) socket.end(showStat([statRow(capturedBackendRow, {}), ...servers]))
+      else socket.end('Unknown command.\n')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    address: `127.0.0.1:${(server.address() as {port: number}).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+describe('impossible show stat readings, from a Runtime API that answers them: exit 1 naming the field and the value, no verdict, no scenario', () => {
+  const env = isolatedEnv('haproxy-impossible')
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-impossible-'))
+
+  const assess = async (backend: (n: number) => Record<string, string | number>) => {
+    const runtime = await fakeRuntime(backend)
+    try {
+      const out = await sluice(['assess', '--scenario', 'outlook-2026', '--haproxy', runtime.address, '--backend', 'app', '--quick', '--json'], {env})
+      return {
+        ...out,
+        source: `HAProxy at ${runtime.address}: backend app (Runtime API show stat)`,
+        json: JSON.parse(out.stdout) as {error?: {message: string}; region?: string},
+      }
+    } finally {
+      await runtime.close()
+    }
+  }
+
+  it('a counter of −357, or of 1e27, is no counter HAProxy keeps (before: judged as a rate)', async () => {
+    for (const stot of ['-357', '1000000000000000000000000000', '12.5', 'many']) {
+      const out = await assess(() => ({stot, hrsp_2xx: 10}))
+      expect(out.code, stot).toBe(1)
+      expect(out.json.region).toBeUndefined()
+      expect(out.json.error?.message).toBe(
+        `${out.source}: show stat field stot of the BACKEND row read "${stot}"; expected a whole number, 0 to 2^53. An impossible reading: nothing is judged on it`,
+      )
+    }
+  })
+
+  it('counters that grow faster than eight servers could be sent are refused, as the demand they make', async () => {
+    const out = await assess((n) => ({stot: n === 0 ? 0 : 9e15, hrsp_2xx: n === 0 ? 0 : 9e15}))
+    expect(out.code, out.stderr).toBe(1)
+    expect(out.json.region).toBeUndefined()
+    expect(out.json.error?.message).toMatch(
+      new RegExp(
+        `^${out.source.replace(/[.()]/g, '\\$&')}: show stat field stot of the BACKEND row, over [\\d.]+ s read 17\\d{14}(\\.\\d+)?; expected requests a second, 0 to 8e\\+7 \\(1e\\+7 a server for 8 servers, orders of magnitude past what any pool carries\\)`,
+      ),
+    )
+  })
+
+  it('calibrate writes no scenario from a field that is not a number', async () => {
+    const runtime = await fakeRuntime((n) => ({stot: 10 * n, hrsp_2xx: n < 3 ? 10 * n : 'lots', act: 8}))
+    const config = join(dir, 'haproxy.cfg')
+    writeFileSync(
+      config,
+      'backend app\n  default-server inter 2s fall 3 rise 2\n  timeout server 30s\n' +
+        Array.from({length: 8}, (_, i) => `  server s${i + 1} 127.0.0.1:${9000 + i}\n`).join(''),
+    )
+    const out = join(dir, 'app.yaml')
+    try {
+      const run = await sluice(['calibrate', '--haproxy', runtime.address, '--backend', 'app', '--haproxy-config', config, '--window', '10', '--out', out], {
+        env,
+      })
+      expect(run.code, run.stderr).toBe(1)
+      expect(run.stderr).toContain(
+        `Error: HAProxy at ${runtime.address}: backend app (Runtime API show stat): show stat field hrsp_2xx of the BACKEND row read "lots"; expected a whole number, 0 to 2^53`,
+      )
+      expect(existsSync(out)).toBe(false)
+    } finally {
+      await runtime.close()
+    }
+  })
+})
+
+describe('a live gate on Prometheus, through this HAProxy: a server that echoes the Authorization header', () => {
+  const token = 'SEKRET-live-gate-5d2e'
+  const env = isolatedEnv('haproxy-gate-secret')
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-gate-secret-'))
+  let echo: Server
+  let echoUrl = ''
+
+  beforeAll(async () => {
+    // A Prometheus behind an auth proxy that says which credentials it refused, as some do.
+    echo = createServer((req, res) => {
+      res.statusCode = 401
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({status: 'error', errorType: 'unauthorized', error: `refused Authorization: ${req.headers.authorization}`}))
+    })
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve))
+    echoUrl = `http://127.0.0.1:${(echo.address() as {port: number}).port}`
+  })
+  afterAll(() => new Promise<void>((resolve) => echo.close(() => resolve())))
+
+  it('fails the gate with the header REDACTED: nothing in run --json, the journal, journal --json or watch --json holds it', async () => {
+    const runbook = join(dir, 'gate.yaml')
+    writeFileSync(
+      runbook,
+      `name: prometheus-gate
+description: One gate on Prometheus.
+targets:
+  haproxy:
+    socket: ${haproxy.socket}
+    backends:
+      web: web
+  metrics:
+    source: prometheus
+    url: ${echoUrl}
+    authorizationEnv: SLUICE_TEST_GATE_TOKEN
+    queries:
+      error-rate: 'errors{pool="$pool"}'
+steps:
+  - action: check
+    name: Is web well
+    gate: {metric: error-rate, threshold: 1, pool: web, window: 10}
+`,
+    )
+    const withToken = {...env, SLUICE_TEST_GATE_TOKEN: `Bearer ${token}`}
+    const run = await sluice(['run', runbook, '--yes', '--json'], {env: withToken})
+    expect(run.code, run.stderr).toBe(1)
+    const result = JSON.parse(run.stdout) as {runId: string; message: string}
+    expect(result.message).toContain(`Prometheus ${echoUrl}: query for error-rate answered HTTP 401: unauthorized: refused Authorization: REDACTED`)
+    const outputs = [
+      run,
+      await sluice(['journal', result.runId], {env: withToken}),
+      await sluice(['journal', result.runId, '--json'], {env: withToken}),
+      await sluice(['watch', result.runId, '--json'], {env: withToken}),
+    ]
+    for (const out of outputs) expect(out.stdout + out.stderr).not.toContain(token)
+    expect(outputs[1].stdout).toContain('REDACTED')
+    const files = readdirSync(env.SLUICE_STATE, {recursive: true, encoding: 'utf8'})
+      .map((f) => join(env.SLUICE_STATE, f))
+      .filter((f) => statSync(f).isFile())
+    expect(files.length).toBeGreaterThan(0)
+    for (const file of files) expect(readFileSync(file, 'utf8'), file).not.toContain(token)
+  })
 })
 
 describe('HAProxy pool readings from a real HAProxy', () => {
