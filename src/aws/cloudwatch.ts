@@ -1,12 +1,47 @@
 import type {MetricDataQuery} from '@aws-sdk/client-cloudwatch'
 import type {Clock, MetricKind, MetricsPort, PoolPort, Reading} from '../ports/control-plane.js'
-import {checkGateReading, readingBounds, within} from '../ports/reading-bounds.js'
+import {checkGateReading, ImpossibleReading, readingBounds, within} from '../ports/reading-bounds.js'
 import {healthyShare} from '../ports/target-groups.js'
+import {FailedError} from '../errors.js'
 import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
 
 /** ALB metrics come in one-minute points, so a window is a whole number of minutes. */
 const period = 60
+
+/**
+ * One datapoint checked against what its metric can be: a count of requests in the period one
+ * pool could be sent (a billion a second at most), a count of servers in rotation within a pool's
+ * most, seconds to an answer within a day. CloudWatch takes whatever is put (−5, 1e300) and
+ * answers it back; sluice judges nothing on it.
+ */
+export function checkDatapoint(kind: 'count' | 'servers' | 'seconds', value: unknown, period: number, at: {source: string; what: string}): number {
+  // Not a number at all (the SDK gives what the answer held): the value as it came, in the error.
+  const number = typeof value === 'number' ? value : Number.NaN
+  if (typeof value !== 'number')
+    throw new ImpossibleReading(at.source, at.what, value, kind === 'count' ? 'a count of requests' : kind === 'servers' ? 'a count of servers' : 'seconds')
+  if (kind === 'count')
+    return within(number, 0, readingBounds.maxRps * period, at, `a count of requests in ${period} s, 0 to ${(readingBounds.maxRps * period).toExponential()}`)
+  if (kind === 'servers') return within(number, 0, readingBounds.maxServers, at, `servers in rotation, 0 to ${readingBounds.maxServers}`)
+  return within(number, 0, readingBounds.maxSeconds, at, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
+}
+
+/**
+ * Pages of one GetMetricData span sluice follows at the most. A span is one page in practice (its
+ * points are well under a call's 100,800); an endpoint that hands out NextTokens without end, or
+ * the same one again, must not hold a run for ever.
+ */
+export const maxMetricPages = 100
+
+/** The next page's token, or the error saying why there is none to follow: the same token twice, or past maxMetricPages. */
+export function nextMetricPage(token: string | undefined, seen: Set<string>, what: string): string | undefined {
+  if (token === undefined || token === '') return undefined
+  if (seen.has(token)) throw new FailedError(`${what}: GetMetricData answered a NextToken it had already given; sluice stopped following its pages`)
+  if (seen.size + 1 >= maxMetricPages)
+    throw new FailedError(`${what}: GetMetricData answered more than ${maxMetricPages} pages for one span; sluice stopped following them`)
+  seen.add(token)
+  return token
+}
 
 /** `targetgroup/name/id` from a target group ARN: the TargetGroup dimension CloudWatch uses. */
 export function targetGroupDimension(arn: string): string {
@@ -66,6 +101,7 @@ export class CloudWatchMetrics implements MetricsPort {
     const client = await this.clients.cloudwatch()
     const values: Record<string, number[]> = {}
     let token: string | undefined
+    const pages = new Set<string>()
     do {
       const out = await awsCall(
         'CloudWatch',
@@ -79,20 +115,10 @@ export class CloudWatchMetrics implements MetricsPort {
         if (!metric) continue
         // Each datapoint checked before it is summed: CloudWatch answers back whatever was put (−5, 1e300).
         const what = `CloudWatch ${metric.Metric!.MetricName} (${metric.Stat})`
-        const checked = (r.Values ?? []).map((v) =>
-          metric.Stat === 'p99'
-            ? within(v, 0, readingBounds.maxSeconds, {source: this.label, what}, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
-            : within(
-                v,
-                0,
-                readingBounds.maxRps * period,
-                {source: this.label, what},
-                `a count of requests a minute, 0 to ${(readingBounds.maxRps * period).toExponential()}`,
-              ),
-        )
+        const checked = (r.Values ?? []).map((v) => checkDatapoint(metric.Stat === 'p99' ? 'seconds' : 'count', v, period, {source: this.label, what}))
         values[r.Id!] = [...(values[r.Id!] ?? []), ...checked]
       }
-      token = out.NextToken
+      token = nextMetricPage(out.NextToken, pages, this.label)
     } while (token)
 
     const sum = (id: string) => (values[id] ?? []).reduce((a, b) => a + b, 0)

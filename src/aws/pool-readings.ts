@@ -1,9 +1,9 @@
 import type {PoolNow, PoolPeriod, PoolReadings, PoolSettings} from '../ports/pool-readings.js'
 import type {AwsClients} from './clients.js'
-import {targetGroupDimension} from './cloudwatch.js'
+import {checkDatapoint, nextMetricPage, targetGroupDimension} from './cloudwatch.js'
 import {awsCall} from './errors.js'
 import {FailedError} from '../errors.js'
-import {checkPoolNow, readingBounds, within} from '../ports/reading-bounds.js'
+import {checkPoolNow} from '../ports/reading-bounds.js'
 
 /** What CloudWatch names the pool by: the load balancer's and the target group's dimensions. */
 export interface PoolMetricsScope {
@@ -28,20 +28,6 @@ const metricNames = {
   healthyMost: {name: 'HealthyHostCount', stat: 'Maximum', group: true, kind: 'servers'},
   latency: {name: 'TargetResponseTime', stat: 'Average', group: true, kind: 'seconds'},
 } as const
-
-/**
- * One datapoint checked against what its metric can be: a count of requests in the period one
- * pool could be sent (a billion a second at most), a count of servers in rotation within a pool's
- * most, seconds to an answer within a day. CloudWatch takes whatever is put (−5, 1e300) and
- * answers it back; sluice judges nothing on it.
- */
-export function checkDatapoint(kind: 'count' | 'servers' | 'seconds', value: unknown, period: number, at: {source: string; what: string}): number {
-  const number = typeof value === 'number' ? value : Number.NaN
-  if (kind === 'count')
-    return within(number, 0, readingBounds.maxRps * period, at, `a count of requests in ${period} s, 0 to ${(readingBounds.maxRps * period).toExponential()}`)
-  if (kind === 'servers') return within(number, 0, readingBounds.maxServers, at, `servers in rotation, 0 to ${readingBounds.maxServers}`)
-  return within(number, 0, readingBounds.maxSeconds, at, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
-}
 
 /**
  * A pool's metrics over [start, end) in periods of `period` seconds, from CloudWatch's
@@ -80,6 +66,7 @@ async function readPoolHistory(
   for (let from = start.getTime(); from < end.getTime(); from += span) {
     const to = new Date(Math.min(end.getTime(), from + span))
     let token: string | undefined
+    const pages = new Set<string>()
     do {
       const out = await awsCall(
         'CloudWatch',
@@ -103,7 +90,7 @@ async function readPoolHistory(
           into.set(at, checkDatapoint(metric.kind, values[i], period, {source, what: `${what} at ${new Date(at * 1000).toISOString()}`}))
         })
       }
-      token = out.NextToken
+      token = nextMetricPage(out.NextToken, pages, source)
     } while (token)
   }
   return [...series.requests.entries()]

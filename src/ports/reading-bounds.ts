@@ -55,6 +55,7 @@ export interface ReadingPlace {
 /** A value as an error shows it: a number as JavaScript writes it (NaN, Infinity, 1e+308), anything else quoted and cut short. */
 function shown(value: unknown): string {
   if (typeof value === 'number') return String(value)
+  if (value === undefined || value === null) return 'nothing'
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))
   return JSON.stringify(text.length > 40 ? `${text.slice(0, 39)}…` : text)
 }
@@ -153,15 +154,16 @@ export function checkPeriod(p: PoolPeriod, period: number, source: string, names
  */
 export function checkGateReading(kind: MetricKind, reading: Reading, at: ReadingPlace, windowSeconds: number): Reading {
   const value = reading.value
+  const most = readingBounds.maxRps * Math.max(1, windowSeconds)
   const requests =
     reading.requests === null
       ? null
       : within(
           reading.requests,
           0,
-          readingBounds.maxRps * Math.max(1, windowSeconds),
+          most,
           {...at, what: `${at.what} (requests counted)`},
-          'a count of requests, 0 or more',
+          `a count of requests in ${windowSeconds} s, 0 to ${most.toExponential()} (${readingBounds.maxRps.toExponential()} a second)`,
         )
   if (value === null) return {value, requests}
   switch (kind) {

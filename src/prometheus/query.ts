@@ -76,11 +76,17 @@ export class PrometheusApi {
   readonly label: string
   private readonly secrets: string[]
 
+  private readonly maxBytes: number
+  private readonly timeoutMs: number
+
+  /** `limits`: the cap on an answer and the deadline on a query, for a test that reaches them quickly; by default maxAnswerBytes and prometheusTimeoutMs. */
   constructor(
     private readonly url: string,
     private readonly authorization?: string,
-    private readonly maxBytes = maxAnswerBytes,
+    limits: {maxBytes?: number; timeoutMs?: number} = {},
   ) {
+    this.maxBytes = limits.maxBytes ?? maxAnswerBytes
+    this.timeoutMs = limits.timeoutMs ?? prometheusTimeoutMs
     this.label = `Prometheus ${redactUrl(url)}`
     if (authorization !== undefined && headerValueProblem(authorization) !== null)
       throw new InputError(`${this.label}: the Authorization header ${headerValueProblem(authorization)}; its value is not shown`)
@@ -155,13 +161,13 @@ export class PrometheusApi {
     for (const [name, value] of base.searchParams) endpoint.searchParams.append(name, value)
     for (const [name, value] of Object.entries(params)) endpoint.searchParams.set(name, value)
     // The deadline covers reading the answer too: a server can send headers and then stall.
-    const deadline = AbortSignal.timeout(prometheusTimeoutMs)
+    const deadline = AbortSignal.timeout(this.timeoutMs)
     const stop = signal ? AbortSignal.any([signal, deadline]) : deadline
     const why = (error: unknown): string =>
       signal?.aborted
         ? 'stopped by the interrupt'
         : deadline.aborted
-          ? `no answer within ${prometheusTimeoutMs / 1000} s`
+          ? `no answer within ${this.timeoutMs / 1000} s`
           : error instanceof AnswerTooLong
             ? `${overCap(this.maxBytes)} (no answer sluice asks for is that long: is ${redactUrl(this.url)} a Prometheus server?)`
             : causeOf(error)
@@ -243,7 +249,7 @@ function causeOf(error: unknown): string {
 
 /** Something from the answer, quoted and cut short, for an error. */
 function shortly(value: unknown): string {
-  const text = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value))
+  const text = value === undefined ? 'nothing' : (JSON.stringify(value) ?? String(value))
   return oneLine(text.length > 60 ? `${text.slice(0, 59)}…` : text)
 }
 
