@@ -54,14 +54,23 @@ export function runbookRegion(runbook: Runbook): string | undefined {
 /**
  * A live run's AWS settings, checked before its first call (and its journal): a profile that
  * does not exist, ARNs in two regions, or no region at all for the regional calls it makes are
- * refused as bad input. With no region configured, the runbook's ARNs give it.
+ * refused as bad input; so is a Prometheus header that cannot be sent. With no region configured, the runbook's ARNs give it.
  */
 export async function liveAws(runbook: Runbook, aws: AwsOptions): Promise<AwsOptions> {
+  // The Prometheus header too: one that cannot be sent is bad input before a journal or a lock.
+  prometheusAuthorization(runbook)
   const resolved = await resolveAws({...aws, runbookRegion: runbookRegion(runbook)})
   const {targets} = runbook
   const regional = Object.keys(targets.targetGroups ?? {}).length > 0 || targets.listener !== undefined || targets.metrics?.source === 'cloudwatch'
   if (regional && !resolved.region) throw noRegion()
   return resolved
+}
+
+/** The Authorization header a Prometheus metrics source sends, from the variable the runbook names, checked (src/prometheus/query.ts). */
+function prometheusAuthorization(runbook: Runbook): string | undefined {
+  const m = runbook.targets.metrics
+  if (m?.source !== 'prometheus' || m.url === undefined) return undefined
+  return authorizationFromEnv(m.authorizationEnv, `${runbook.locate(['targets', 'metrics', 'authorizationEnv'])}: targets.metrics.authorizationEnv`, m.url)
 }
 
 /**
@@ -113,11 +122,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
     })
   } else if (m?.source === 'prometheus') {
     if (!m.url || !m.queries) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: a Prometheus source needs url and queries`)
-    const authorization = authorizationFromEnv(
-      m.authorizationEnv,
-      `${runbook.locate(['targets', 'metrics', 'authorizationEnv'])}: targets.metrics.authorizationEnv`,
-      m.url,
-    )
+    const authorization = prometheusAuthorization(runbook)
     metrics = new PrometheusMetrics(m.url, m.queries, clock, authorization)
   }
 

@@ -1,4 +1,4 @@
-import {mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
@@ -23,6 +23,7 @@ const queryToken = 'SEKRET-query-42b8e0'
 
 /** Every file under `dir`, as text. */
 function filesUnder(dir: string): Array<{file: string; text: string}> {
+  if (!existsSync(dir)) return []
   return readdirSync(dir, {recursive: true, encoding: 'utf8'})
     .map((f) => join(dir, f))
     .filter((f) => statSync(f).isFile())
@@ -176,5 +177,7 @@ steps:
         `${runbook}:11:23: targets.metrics.authorizationEnv: $${variable} holds a line break (character ${header.length + 1} of ${header.length + 6})`,
       )
     }
+    // Refused before the run's journal and its locks: nothing to clean up, nothing to resume.
+    expect(filesUnder(env.SLUICE_STATE)).toEqual([])
   })
 })
