@@ -56,7 +56,7 @@ export interface ReadingPlace {
 function shown(value: unknown): string {
   if (typeof value === 'number') return String(value)
   if (value === undefined || value === null) return 'nothing'
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? typeof value)
   return JSON.stringify(text.length > 40 ? `${text.slice(0, 39)}…` : text)
 }
 

@@ -249,7 +249,7 @@ function causeOf(error: unknown): string {
 
 /** Something from the answer, quoted and cut short, for an error. */
 function shortly(value: unknown): string {
-  const text = value === undefined ? 'nothing' : (JSON.stringify(value) ?? String(value))
+  const text = value === undefined ? 'nothing' : (JSON.stringify(value) ?? typeof value)
   return oneLine(text.length > 60 ? `${text.slice(0, 59)}…` : text)
 }
 

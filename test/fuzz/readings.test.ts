@@ -136,7 +136,12 @@ function answerFor(r: Rand, good: () => Sample): Answer {
   if (u < 0.83) return {kind: 'several', sample: good()}
   if (u < 0.85) return {kind: 'matrix-instead'}
   if (u < 0.93) return {kind: 'malformed', body: pick(r, malformedBodies)}
-  if (u < 0.96) return {kind: 'http', status: pick(r, [400, 401, 422, 500, 503]), body: pick(r, ['oops', '{"status":"error","errorType":"bad_data","error":"parse error"}', ''])}
+  if (u < 0.96)
+    return {
+      kind: 'http',
+      status: pick(r, [400, 401, 422, 500, 503]),
+      body: pick(r, ['oops', '{"status":"error","errorType":"bad_data","error":"parse error"}', '']),
+    }
   if (u < 0.975) return {kind: 'endless'}
   if (u < 0.9875) return {kind: 'stall-headers'}
   return {kind: 'stall-body'}
@@ -201,7 +206,8 @@ function strictOutcome(a: Answer): number | 'none' | 'error' {
 
 /** What a gate's (lenient) instant read gives: another type is no data, several series the first; NaN is no data. */
 function lenientOutcome(a: Answer): number | null | 'error' {
-  if (a.kind === 'value' || a.kind === 'scalar' || a.kind === 'several') return a.sample.number === null ? 'error' : Number.isNaN(a.sample.number) ? null : a.sample.number
+  if (a.kind === 'value' || a.kind === 'scalar' || a.kind === 'several')
+    return a.sample.number === null ? 'error' : Number.isNaN(a.sample.number) ? null : a.sample.number
   if (a.kind === 'empty' || a.kind === 'matrix-instead') return null
   if (a.kind === 'malformed') {
     // A well-formed answer of another type (a matrix) is no data to a gate, whatever it holds.
@@ -220,7 +226,8 @@ function lenientOutcome(a: Answer): number | null | 'error' {
 }
 
 const within = (v: number, low: number, high: number) => Number.isFinite(v) && v >= low && v <= high
-const whole = (v: number, low: number, high: number) => Number.isFinite(v) && Math.abs(v - Math.round(v)) <= 1e-6 && Math.round(v) >= low && Math.round(v) <= high
+const whole = (v: number, low: number, high: number) =>
+  Number.isFinite(v) && Math.abs(v - Math.round(v)) <= 1e-6 && Math.round(v) >= low && Math.round(v) <= high
 
 const mappingYaml = `pool: mailbox
 family: envoy
@@ -275,15 +282,14 @@ async function prometheusCase(n: number): Promise<string> {
     const value = lenientOutcome(answers[kind.replace('-', '_')])
     const rate = counted && kind !== 'healthy-targets' ? (kind === 'request-rate' ? value : lenientOutcome(answers.request_rate)) : null
     const bound: Record<MetricKind, number> = {'error-rate': 105, 'healthy-targets': 105, 'request-rate': 1e9, 'latency-p99': 86_400_000}
-    const impossible =
-      value === 'error' || rate === 'error' || (value !== null && !within(value, 0, bound[kind])) || (rate !== null && !within(rate, 0, 1e9))
+    const impossible = value === 'error' || rate === 'error' || (value !== null && !within(value, 0, bound[kind])) || (rate !== null && !within(rate, 0, 1e9))
     if (impossible) {
       expect(out.ok, `${label}: ${JSON.stringify(answers)} read as ${JSON.stringify(out)}`).toBe(false)
       return 'refused'
     }
     expect(out.ok, `${label}: ${JSON.stringify(answers)}: ${out.ok ? '' : out.error.message}`).toBe(true)
     const reading = (out as {value: {value: number | null; requests: number | null}}).value
-    expect(reading.value).toBe(value === null ? null : kind === 'error-rate' || kind === 'healthy-targets' ? Math.min(100, value as number) : value)
+    expect(reading.value).toBe(value === null ? null : kind === 'error-rate' || kind === 'healthy-targets' ? Math.min(100, value) : value)
     return 'read'
   }
   if (what === 'history') {
@@ -472,8 +478,7 @@ async function haproxyCase(n: number): Promise<string> {
 // CloudWatch: GetMetricData answers as the case writes them, through the adapters' own paging.
 
 const metricIds = ['requests', 'target5xx', 'elb5xx', 'healthy', 'healthyLeast', 'healthyMost', 'latency'] as const
-const kindOf = (id: string): 'count' | 'servers' | 'seconds' =>
-  id === 'latency' || id === 'p99' ? 'seconds' : id.startsWith('healthy') ? 'servers' : 'count'
+const kindOf = (id: string): 'count' | 'servers' | 'seconds' => (id === 'latency' || id === 'p99' ? 'seconds' : id.startsWith('healthy') ? 'servers' : 'count')
 
 function datapoint(r: Rand, id: string, nastiness: number): unknown {
   if (!chance(r, nastiness)) return kindOf(id) === 'count' ? Math.floor(r() * 60_000) : kindOf(id) === 'servers' ? Math.floor(r() * 10) : r() * 2
@@ -513,7 +518,9 @@ async function cloudwatchCase(n: number): Promise<string> {
       return {MetricDataResults: page, NextToken: token}
     },
   }
-  const targets = Array.from({length: chance(r, 0.05) ? 0 : 1 + Math.floor(r() * 10)}, () => ({TargetHealth: {State: pick(r, ['healthy', 'unhealthy', 'draining'])}}))
+  const targets = Array.from({length: chance(r, 0.05) ? 0 : 1 + Math.floor(r() * 10)}, () => ({
+    TargetHealth: {State: pick(r, ['healthy', 'unhealthy', 'draining'])},
+  }))
   const clients = {cloudwatch: async () => cloudwatch, elbv2: async () => ({send: async () => ({TargetHealthDescriptions: targets})})} as unknown as AwsClients
   const scope = {loadBalancer: 'app/fuzz/1', targetGroup: 'arn:aws:elasticloadbalancing:us-east-1:1:targetgroup/fuzz/2'}
   if (gate) {
@@ -561,7 +568,7 @@ async function cloudwatchCase(n: number): Promise<string> {
 
 describe(`fuzzing the readings: ${CASES.prometheus} Prometheus answers, ${CASES.haproxy} show stat answers, ${CASES.cloudwatch} CloudWatch answers (seed ${seed})`, () => {
   beforeAll(() => {
-    globalThis.fetch = stubFetch as typeof fetch
+    globalThis.fetch = stubFetch
   })
   afterAll(() => {
     globalThis.fetch = realFetch

@@ -2,6 +2,7 @@ import {existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileS
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+import {headerValueProblem, redactUrl, scrubSecrets} from '../../src/input/secrets.js'
 import {isolatedEnv, sluice, type CliResult} from '../helpers/cli.js'
 import {FakePrometheus, mappingText} from '../helpers/fake-prometheus.js'
 
@@ -179,5 +180,39 @@ steps:
     }
     // Refused before the run's journal and its locks: nothing to clean up, nothing to resume.
     expect(filesUnder(env.SLUICE_STATE)).toEqual([])
+  })
+})
+
+describe('the scrubber (src/input/secrets.ts)', () => {
+  it('shows a URL with its secrets REDACTED and nothing else changed, byte for byte', () => {
+    expect(redactUrl('http://prometheus:9090')).toBe('http://prometheus:9090')
+    expect(redactUrl('http://prometheus:9090/?token=abc&tenant=mail#x')).toBe('http://prometheus:9090/?token=REDACTED&tenant=mail#x')
+    expect(redactUrl('https://h/p?access_token=a&API_KEY=b&X-Amz-Signature=c&step=60')).toBe(
+      'https://h/p?access_token=REDACTED&API_KEY=REDACTED&X-Amz-Signature=REDACTED&step=60',
+    )
+    expect(redactUrl('https://admin:hunter2@h/')).toBe('https://admin:REDACTED@h/')
+    expect(redactUrl('https://tokenonly@h/')).toBe('https://REDACTED@h/')
+    expect(redactUrl('https://h/#access_token=abc')).toBe('https://h/#access_token=REDACTED')
+  })
+
+  it('scrubs what an endpoint answers of the secrets it was sent, as given, percent-encoded, or quoted back as name=value or Bearer …', () => {
+    const secrets = ['Bearer s3cr3t-T0ken', 's3cr3t-T0ken', 'a b&c']
+    expect(scrubSecrets('refused Authorization: Bearer s3cr3t-T0ken; bye', secrets)).toBe('refused Authorization: REDACTED; bye')
+    expect(scrubSecrets('bad credential s3cr3t-T0ken.', secrets)).toBe('bad credential REDACTED.')
+    expect(scrubSecrets('param x=a%20b%26c', secrets)).toBe('param x=REDACTED')
+    expect(scrubSecrets('unknown parameter token=zz9: refused', [])).toBe('unknown parameter token=REDACTED: refused')
+    expect(scrubSecrets('header Bearer eyJhbGciOiJIUzI1NiJ9.x.y expired', [])).toBe('header Bearer REDACTED expired')
+    // Ordinary words and PromQL stay as they were.
+    expect(scrubSecrets('Bearer authentication required for sum(rate(x{job="api"}[60s]))', [])).toBe(
+      'Bearer authentication required for sum(rate(x{job="api"}[60s]))',
+    )
+  })
+
+  it('says what is wrong with a header value without quoting it', () => {
+    expect(headerValueProblem('Bearer abc')).toBeNull()
+    expect(headerValueProblem('Bearer abc\nX: 1')).toBe('holds a line break (character 11 of 15)')
+    expect(headerValueProblem('Bearer a\u0000')).toBe('holds a control character (character 9 of 9)')
+    expect(headerValueProblem('Bearer é')).toBe('holds a character outside printable ASCII (character 8 of 8)')
+    expect(headerValueProblem(' ')).toBe('is empty')
   })
 })
