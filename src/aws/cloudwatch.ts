@@ -17,13 +17,12 @@ const period = 60
  */
 export function checkDatapoint(kind: 'count' | 'servers' | 'seconds', value: unknown, period: number, at: {source: string; what: string}): number {
   // Not a number at all (the SDK gives what the answer held): the value as it came, in the error.
-  const number = typeof value === 'number' ? value : Number.NaN
   if (typeof value !== 'number')
     throw new ImpossibleReading(at.source, at.what, value, kind === 'count' ? 'a count of requests' : kind === 'servers' ? 'a count of servers' : 'seconds')
   if (kind === 'count')
-    return within(number, 0, readingBounds.maxRps * period, at, `a count of requests in ${period} s, 0 to ${(readingBounds.maxRps * period).toExponential()}`)
-  if (kind === 'servers') return within(number, 0, readingBounds.maxServers, at, `servers in rotation, 0 to ${readingBounds.maxServers}`)
-  return within(number, 0, readingBounds.maxSeconds, at, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
+    return within(value, 0, readingBounds.maxRps * period, at, `a count of requests in ${period} s, 0 to ${(readingBounds.maxRps * period).toExponential()}`)
+  if (kind === 'servers') return within(value, 0, readingBounds.maxServers, at, `servers in rotation, 0 to ${readingBounds.maxServers}`)
+  return within(value, 0, readingBounds.maxSeconds, at, `seconds to an answer, 0 to ${readingBounds.maxSeconds}`)
 }
 
 /**

@@ -168,9 +168,10 @@ const scenarioName = '(the calibrated scenario)'
  * where it came from (the comment calibrate writes above every figure), rather than a file that
  * simulate, rehearsals and assess then refuse.
  */
-function refuseUnloadable(text: string, source: string): void {
+function refuseUnloadable(text: string, readFrom: string): void {
   try {
-    validate(scenarioSchema, YamlSource.parse(scenarioName, text).data(), YamlSource.parse(scenarioName, text))
+    const source = YamlSource.parse(scenarioName, text)
+    validate(scenarioSchema, source.data(), source)
   } catch (error) {
     if (!(error instanceof InputError)) throw error
     const problem = error.problems[0] ?? error.message
@@ -181,7 +182,7 @@ function refuseUnloadable(text: string, source: string): void {
     const above = line > 1 ? lines[line - 2] : ''
     const comment = /^\s*# /.test(above) ? above : undefined
     throw new FailedError(
-      `${source}: calibrate would write a scenario simulate refuses, so it writes nothing: ${problem.replace(/^[^:]+:\d+:\d+: /, '')}${
+      `${readFrom}: calibrate would write a scenario simulate refuses, so it writes nothing: ${problem.replace(/^[^:]+:\d+:\d+: /, '')}${
         written && !written.startsWith('#')
           ? ` (it would write \`${written.length > 120 ? `${written.slice(0, 119)}…` : written}\`${comment ? `, ${comment.trim().replace(/^# /, '')}` : ''})`
           : ''

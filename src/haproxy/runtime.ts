@@ -18,6 +18,9 @@ export class RuntimeError extends FailedError {
   }
 }
 
+/** The most of one answer sluice reads (src/input/bounded-answer.ts): far above the biggest `show stat` or `show map` of a real HAProxy. */
+export {maxAnswerBytes}
+
 /**
  * HAProxy's Runtime API (the `stats socket`). One command per connection, which HAProxy closes
  * after answering: no prompt-mode state to get out of step, and a command that fails leaves no
@@ -25,9 +28,6 @@ export class RuntimeError extends FailedError {
  * too, never as a status, so callers that change something use `change`, which treats any answer
  * as a refusal (every change command sluice sends answers nothing when it succeeds).
  */
-/** The most of one answer sluice reads (src/input/bounded-answer.ts): far above the biggest `show stat` or `show map` of a real HAProxy. */
-export {maxAnswerBytes}
-
 export class RuntimeApi {
   readonly address: RuntimeAddress
   readonly label: string
