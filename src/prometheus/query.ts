@@ -155,7 +155,9 @@ export class PrometheusApi {
     params: Record<string, string>,
     signal: AbortSignal | undefined,
   ): Promise<{resultType: unknown; result: unknown}> {
-    const base = new URL(this.url.endsWith('/') ? this.url : `${this.url}/`)
+    const base = new URL(this.url)
+    // A base under a path (a proxy's /prometheus) keeps it; the slash goes on the path, never after a query string.
+    if (!base.pathname.endsWith('/')) base.pathname += '/'
     const endpoint = new URL(`api/v1/${path}`, base)
     // Parameters the URL was given (a proxy's ?token=) go with every query; the query's own after them.
     for (const [name, value] of base.searchParams) endpoint.searchParams.append(name, value)

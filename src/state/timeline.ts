@@ -445,7 +445,10 @@ export function timelineMarkdown(runId: string, read: JournalRead): string {
   const warnings = entries.filter((e) => e.type === 'warning').length
   if (warnings > 0) summary.push(['Warnings', String(warnings)])
   if (start && typeof start.aws === 'object' && start.aws !== null) {
-    const aws = Object.entries(start.aws).map(([k, v]) => `${k} ${said(v)}`)
+    const identity = start.identity as {account?: unknown; arn?: unknown} | undefined
+    // The account first: a postmortem's first question is where the changes were made.
+    const account = identity?.account ? [`account ${said(identity.account)} as ${said(identity.arn)}`] : []
+    const aws = [...account, ...Object.entries(start.aws).map(([k, v]) => `${k} ${said(v)}`)]
     if (aws.length > 0) summary.push(['AWS', md(aws.join(', '))])
   }
   out.push('## Summary', '', ...summary.map(([k, v]) => `- **${k}:** ${v}`), '')

@@ -13,6 +13,10 @@ export class MetricsServer {
   url = ''
   /** Every query asked, in order: which gates read what. */
   readonly asked: string[] = []
+  /** The Authorization header and the URL of every request, in order: what was sent with them. */
+  readonly sent: Array<{authorization?: string; url: string}> = []
+  /** Metrics answered with a 401 that quotes the request back, header and URL, as some proxies in front of Prometheus do. */
+  readonly echoing = new Set<string>()
 
   set(metric: string, pool: string, value: number): void {
     this.values.set(`${metric}{pool="${pool}"}`, value)
@@ -22,6 +26,13 @@ export class MetricsServer {
     this.server = createServer((req, res) => {
       const query = new URL(req.url ?? '/', 'http://x').searchParams.get('query') ?? ''
       this.asked.push(query)
+      this.sent.push({authorization: req.headers.authorization, url: req.url ?? ''})
+      if ([...this.echoing].some((metric) => query.startsWith(`${metric}{`))) {
+        res.statusCode = 401
+        res.setHeader('content-type', 'application/json')
+        res.end(JSON.stringify({status: 'error', errorType: 'unauthorized', error: `refused ${req.url} with Authorization: ${req.headers.authorization}`}))
+        return
+      }
       const value = this.values.get(query)
       const result = value === undefined ? [] : [{metric: {}, value: [Date.now() / 1000, String(value)]}]
       res.setHeader('content-type', 'application/json')

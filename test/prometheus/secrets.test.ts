@@ -120,7 +120,9 @@ describe('Prometheus secrets: checked before use, sent, never shown or written',
     expect(out.code, out.stderr).toBe(0)
     const sent = fake.asked.slice(asked)
     expect(sent.length).toBeGreaterThan(0)
-    expect(sent.every((a) => new URL(a.url, 'http://x').searchParams.get('token') === queryToken && a.authorization === header)).toBe(true)
+    // Every parameter as given: the last one too (the base's slash once went after the query string: tenant=mail/).
+    const params = (a: (typeof sent)[number]) => new URL(a.url, 'http://x').searchParams
+    expect(sent.every((a) => params(a).get('token') === queryToken && params(a).get('tenant') === 'mail' && a.authorization === header)).toBe(true)
     expect(readFileSync(scenario, 'utf8')).toContain(`# Calibrated by sluice calibrate from Prometheus ${shown}: pool mailbox`)
     expect(out.stdout).toContain(`Prometheus ${shown}`)
     const json = await run([...calibrateArgs(base), '--json'], {[variable]: header})
