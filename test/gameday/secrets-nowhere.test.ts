@@ -73,7 +73,7 @@ steps:
     )
 
     // 02:10 Someone pastes the emulator's URL with a key and its secret in it, as a flag and as a variable.
-    const keyed = fx.env.AWS_ENDPOINT_URL!.replace('://', `://AKIDEXAMPLE:${secrets.endpointPassword}@`)
+    const keyed = fx.env.AWS_ENDPOINT_URL.replace('://', `://AKIDEXAMPLE:${secrets.endpointPassword}@`)
     const asFlag = await cli(['plan', runbook, '--live', '--endpoint-url', keyed])
     expect(asFlag.code, asFlag.stderr).toBe(2)
     expect(asFlag.stderr).toMatch(/--endpoint-url/)
