@@ -147,8 +147,7 @@ steps:
     expect(timeline.text).toMatch(/- \*\*AWS:\*\* account 123456789012 as arn:aws:\S+, region us-east-1/)
 
     const seeded = Object.values(secrets)
-    for (const out of printed)
-      for (const secret of seeded) expect(out.stdout + out.stderr, `${secret} in the output of a command`).not.toContain(secret)
+    for (const out of printed) for (const secret of seeded) expect(out.stdout + out.stderr, `${secret} in the output of a command`).not.toContain(secret)
     const written = [...filesUnder(fx.env.SLUICE_STATE), {file: timeline.file, text: timeline.text}]
     // Both runs' journals are among what is searched.
     for (const id of [runId, cycleId]) expect(written.some(({file}) => file.includes(id))).toBe(true)
