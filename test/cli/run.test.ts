@@ -1,5 +1,5 @@
 import {spawn} from 'node:child_process'
-import {mkdtempSync, readFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -314,6 +314,12 @@ describe.concurrent('sluice run without --dry-run', () => {
     const lines = stderr.trimEnd().split('\n')
     expect(lines).toHaveLength(2)
     expect(lines[0]).toBe(`using local state ${state} ($SLUICE_STATE)`)
-    expect(lines[1]).toMatch(/^Error: Route53 ListResourceRecordSets on hosted zone Z04517273E3NUXJ3CHVE9 failed: /)
+    // The first call a live run makes is STS's, for the account it would act in.
+    expect(lines[1]).toMatch(
+      /^Error: cannot tell which AWS account the run would act in: STS GetCallerIdentity on the run's credentials failed: NoCredentials: /,
+    )
+    expect(lines[1]).toMatch(/nothing was read or changed$/)
+    // Nothing journalled or locked either.
+    expect(existsSync(state) ? readdirSync(state, {recursive: true}) : []).toEqual([])
   })
 })
