@@ -19,7 +19,7 @@ import {StateFileError} from '../state/records.js'
 import {liveControlPlane, liveIdentity, lockedResources} from '../wiring/live.js'
 import {callerLine, liveTarget, preflight} from './preflight.js'
 import {checkPreviousRun} from './previous-run.js'
-import {applyRecorded, describeDrift, findDrift} from './history.js'
+import {applyRecorded, describeDrift, findDrift} from '../way-back/history.js'
 
 /** How a live run continues an earlier one (src/live/resume.ts plans it). */
 export interface ResumeSettings {

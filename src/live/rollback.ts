@@ -9,9 +9,9 @@ import {ControlPoller} from '../state/controls.js'
 import {isOnWayBack, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
 import {releaseLeftLocks} from '../state/run-life.js'
 import {liveAws, liveControlPlane, lockedResources} from '../wiring/live.js'
-import {changesBySubject, describeDrift, driftBySubject, readForRecovery, runbookOf, settleUnknown} from './history.js'
-import {failedPools} from './step-back.js'
-import {carryOut, planUndo} from './undo-run.js'
+import {changesBySubject, describeDrift, driftBySubject, readForRecovery, runbookOf, settleUnknown} from '../way-back/history.js'
+import {failedPools} from '../way-back/step-back.js'
+import {carryOut, planUndo} from '../way-back/undo-run.js'
 import {callerLine, liveTarget, sameAccount} from './preflight.js'
 
 export interface RollbackResult {

@@ -5,7 +5,7 @@ import type {Drift} from '../actions/action.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import {mutations, runStart} from '../state/journal.js'
 import {liveControlPlane} from '../wiring/live.js'
-import {describeDrift, findDrift, runbookOf} from './history.js'
+import {describeDrift, findDrift, runbookOf} from '../way-back/history.js'
 import {shareNote} from '../actions/restrict/restriction.js'
 import type {StateStore} from '../ports/state-store.js'
 

@@ -29,7 +29,7 @@ import {stepTimes, type DrillReport, type DrillTarget, type StepTimes} from '../
 import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
 import {scaleRunbookRates, scaleRunbookTimes} from '../loader/scale-times.js'
 import type {Runbook} from '../loader/runbook.js'
-import {rollBackAfterRun, type RollbackAfterRun} from '../live/undo-run.js'
+import {rollBackAfterRun, type RollbackAfterRun} from '../way-back/undo-run.js'
 import {rollbackFigures} from '../drill/rollback-figures.js'
 import {resolveCount} from '../runbook/units.js'
 import {

@@ -16,8 +16,8 @@ import {loadScenario, pickSetups} from '../sim/scenario/load-scenario.js'
 import type {Scenario} from '../sim/scenario/schema.js'
 import type {RunSummary} from '../sim/summary.js'
 import type {FaultWindow} from '../sim/fault-window.js'
-import type {ChangeRecorder} from '../live/history.js'
-import {rollBackAfterRun, type RollbackAfterRun} from '../live/undo-run.js'
+import type {ChangeRecorder} from '../way-back/history.js'
+import {rollBackAfterRun, type RollbackAfterRun} from '../way-back/undo-run.js'
 
 /** Seconds of simulated history before a runbook starts, at the least. */
 export const historySeconds = 60

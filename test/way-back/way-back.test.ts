@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {receivingKey, wayBack} from '../../src/live/way-back.js'
+import {receivingKey, wayBack} from '../../src/way-back/way-back.js'
 
 describe('the way back', () => {
   const full = {blue: 0, green: 100}
@@ -78,7 +78,7 @@ describe('the way back is distinct and monotone', () => {
 
 describe('the plan of a stepped way back', () => {
   it('names the receiving pool and says when it failed a gate in this run, from the run verdicts of its steps only', async () => {
-    const {failedPools, describeStepBack} = await import('../../src/live/step-back.js')
+    const {failedPools, describeStepBack} = await import('../../src/way-back/step-back.js')
     const gate = {metric: 'error-rate' as const, threshold: 2, window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3, pool: 'blue'}
     const runbook = {steps: [{index: 0, action: 'ramp', gate}]} as unknown as Parameters<typeof failedPools>[0]
     const verdict = (step: number, outcome: 'pass' | 'fail', context: string) =>
