@@ -49,11 +49,11 @@ module.exports = {
     },
     {
       name: 'core-not-to-outer-layers',
-      comment: 'The domain core (runbook, actions, engine) talks to the world only through ports, so it must not reach into the simulator, adapters, live wiring, state, reports, the CLI, commands or bench.',
+      comment: 'The domain core (runbook, actions, engine) talks to the world only through ports, so it must not reach into the simulator, adapters, the way back, live wiring, state, reports, the CLI, commands or bench.',
       severity: 'error',
       from: {path: CORE},
       to: {
-        path: '^(src/(sim|aws|haproxy|local|prometheus|live|wiring|state|report|cli)/|commands/|bench/)',
+        path: '^(src/(sim|aws|haproxy|local|prometheus|live|way-back|wiring|state|report|cli)/|commands/|bench/)',
         pathNot: BACKEND_FACES,
       },
     },
@@ -93,6 +93,40 @@ module.exports = {
       to: {path: '^src/actions/[^/]+/', pathNot: '^src/actions/(freeze|unfreeze)/'},
     },
     {
+      name: 'way-back-only-core-and-ports',
+      comment: 'The way back (undo, step back, the ramped way back, what a run changed) is used by live runs, rehearsals and drills alike, so of our modules it may use only the core, the ports and the shared text; reaching a live run, the wiring, state, an adapter or a report would tie every rollback to one of them.',
+      severity: 'error',
+      from: {path: '^src/way-back/'},
+      to: {
+        path: '^(src|commands|bench)/',
+        pathNot: ['^src/(way-back|runbook|loader|actions|engine|ports)/', '^src/(errors|format)\\.ts$'],
+      },
+    },
+    {
+      name: 'wiring-not-to-live',
+      comment: 'Live runs take their adapters from the wiring (wiring/live.ts), so the wiring sits under live/; a rehearsal or a drill that rolls back does it through the way back (src/way-back), never through a live run.',
+      severity: 'error',
+      from: {path: WIRING},
+      to: {path: '^src/live/'},
+    },
+    {
+      name: 'state-under-the-stores',
+      comment: 'State (journal, leases, locks, controls, the freeze) sits under the stores that keep it (local files, DynamoDB), so of our modules it may use only the ports, input, process places and the error and text bases; a table or timeline of it for a person is a report (report/journal.ts, report/locks.ts).',
+      severity: 'error',
+      from: {path: '^src/state/'},
+      to: {
+        path: '^(src|commands|bench)/',
+        pathNot: ['^src/(state|ports|input|platform)/', '^src/(errors|format)\\.ts$'],
+      },
+    },
+    {
+      name: 'report-not-to-wiring',
+      comment: 'A report draws records the rooms below it make (a rehearsal is report/rehearsal.ts\'s Rehearsal, a drill drill/report.ts\'s DrillReport); the wiring fills them in from concrete adapters, so a report that reached into it, even for a type, would stand every chart on top of the adapters.',
+      severity: 'error',
+      from: {path: '^src/report/'},
+      to: {path: [WIRING, '^src/runner\\.ts$']},
+    },
+    {
       name: 'core-not-to-terminal-sdk-or-oclif',
       comment: 'The domain core must run identically live, rehearsed and under test, so it must not load the AWS SDK, the terminal UI (listr2, inquirer) or oclif.',
       severity: 'error',
@@ -104,7 +138,7 @@ module.exports = {
       comment: 'Adapters only implement ports, so they must not depend on the domain core or on anything that wires, reports or drives a run.',
       severity: 'error',
       from: {path: ADAPTERS},
-      to: {path: '^(src/(runbook|engine|actions|cli|report|live|rehearsal)/|commands/)'},
+      to: {path: '^(src/(runbook|engine|actions|cli|report|live|way-back)/|commands/)'},
     },
     {
       name: 'no-circular',
@@ -150,17 +184,17 @@ module.exports = {
     },
     {
       name: 'drill-fleet-not-to-core-or-outer',
-      comment: 'The drill\'s fleet, load generator and report card are a test bench the wiring drives; they must not run the engine, read state or reach the CLI.',
+      comment: 'The drill\'s fleet, load generator and report card are a test bench the wiring drives; they must not run the engine or the way back, read state or reach the CLI.',
       severity: 'error',
       from: {path: '^src/drill/'},
-      to: {path: '^(src/(engine|actions|live|state|cli|tune|sweep|wiring)/|commands/)', dependencyTypesNot: ['type-only']},
+      to: {path: '^(src/(engine|actions|live|way-back|state|cli|tune|sweep|wiring)/|commands/)', dependencyTypesNot: ['type-only']},
     },
     {
       name: 'sweep-only-sim',
       comment: 'A sweep is the simulator run over a grid: it must not reach the engine, runbooks, adapters, state, reports or the CLI.',
       severity: 'error',
       from: {path: '^src/sweep/'},
-      to: {path: '^(src/(engine|actions|runbook|live|rehearsal|state|cli|report|drill|tune|aws|haproxy|local|prometheus)/|commands/)'},
+      to: {path: '^(src/(engine|actions|runbook|live|way-back|state|cli|report|drill|tune|aws|haproxy|local|prometheus)/|commands/)'},
     },
     {
       name: 'tune-not-to-live-or-adapters',
@@ -203,7 +237,7 @@ module.exports = {
       severity: 'error',
       from: {path: '^src/sim/'},
       to: {
-        path: ['^src/(engine|actions|runbook|live|rehearsal|state|cli|report)/', AWS_SDK],
+        path: ['^src/(engine|actions|runbook|live|way-back|state|cli|report)/', AWS_SDK],
       },
     },
     {

@@ -2,7 +2,7 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
 import type {LockRecord} from '../src/ports/state-store.js'
 import {openStateStore} from '../src/cli/state-store.js'
-import {locksTable} from '../src/state/locks-view.js'
+import {locksTable} from '../src/report/locks.js'
 
 export default class Locks extends SluiceCommand {
   static override summary = "List the locks in the state store, with each lock's id for --break-lock."

@@ -4,7 +4,7 @@ import {firstUnfinishedStep, isOnWayBack, JournalWriter, mutations, pauseInForce
 import {journalLock, type StateStore} from '../ports/state-store.js'
 import type {ResumeSettings} from './live-run.js'
 import {liveControlPlane, lockedResources} from '../wiring/live.js'
-import {readForRecovery, runbookOf, settleUnknown} from '../way-back/history.js'
+import {readForRecovery, runbookOf, settleUnknown} from './recovery.js'
 import {sameAccount} from './preflight.js'
 import {releaseLeftLocks} from '../state/run-life.js'
 

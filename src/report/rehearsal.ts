@@ -1,8 +1,12 @@
 import type {RunResult} from '../engine/engine.js'
 import type {GateVerdict} from '../ports/io.js'
 import {formatMetric, groupedVerdictLines} from '../format.js'
-import type {Rehearsal} from '../wiring/rehearsal.js'
-import {fullServiceSince} from '../sim/summary.js'
+import type {WeightMap} from '../ports/control-plane.js'
+import type {SimulationRecord} from '../sim/record.js'
+import type {Scenario} from '../sim/scenario/schema.js'
+import type {FaultWindow} from '../sim/fault-window.js'
+import {fullServiceSince, type RunSummary} from '../sim/summary.js'
+import type {RollbackAfterRun} from '../way-back/undo-run.js'
 import {renderTerminalChart, stepMarkers, type ChartPanel} from './chart.js'
 import {chartSeries, inRotationLabel, resolutionNote} from './simulation.js'
 import {escapeXml, renderSvg} from './svg.js'
@@ -10,6 +14,36 @@ import {rollbackHow, rollbackLine} from './rollback.js'
 import {rollbackFigures, type RollbackFigures} from '../drill/rollback-figures.js'
 import {perSecond, simTimeline} from '../drill/timeline.js'
 import {fullServiceWindow} from '../drill/report-card.js'
+
+/**
+ * What a rehearsal did: the engine's result and the simulated fleet's record around it. The
+ * rehearsal (src/wiring/rehearsal.ts) fills it in; everything here draws it.
+ */
+export interface Rehearsal {
+  run: RunResult
+  scenario: Scenario
+  setup: string
+  startAt: number
+  /** Scenario seconds at which the runbook finished. */
+  endAt: number
+  window: FaultWindow | null
+  record: SimulationRecord
+  summary: RunSummary
+  /** Full service at the end of the rehearsal, held to the end. */
+  recovered: boolean
+  restrictedAtEnd: string[]
+  /** Share of demand turned away by restrictions in the last tick. */
+  restrictedPercentAtEnd: number
+  /** Every weight change the runbook made, and its rollback, when it made it: the report draws the ramp from these. */
+  weights: WeightChange[]
+  /** The rollback after the runbook (settings.rollback), in scenario seconds; null when none was asked for or the run was interrupted. */
+  rollback: ({how: 'ramped' | 'now'} & RollbackAfterRun) | null
+}
+
+export interface WeightChange {
+  at: number
+  weights: WeightMap
+}
 
 export interface RehearsalFigures {
   scenario: string

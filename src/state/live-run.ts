@@ -2,7 +2,7 @@ import {stepName} from '../format.js'
 import {InputError} from '../errors.js'
 import {escapeControls} from '../input/terminal-safe.js'
 import type {JournalRead, StateStore} from '../ports/state-store.js'
-import {listRuns, type RunListing} from './journal-view.js'
+import {listRuns, type RunListing} from './run-life.js'
 
 /** How a run is named when sluice picks it or asks which: `ID (runbook, by operator@host)`. */
 export function runLabel(run: RunListing): string {

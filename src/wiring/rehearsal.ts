@@ -8,16 +8,14 @@ import type {RunbookInput} from '../loader/runbook-schema.js'
 import {backendOf} from '../runbook/targets.js'
 import type {RunInputs} from '../ports/run.js'
 import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
-import type {SimulationRecord} from '../sim/record.js'
 import {ScenarioRun} from '../sim/scenario-run.js'
 import {scenarioAssessor} from './assessor.js'
 import {resolveScenarioRef} from './scenario-ref.js'
 import {loadScenario, pickSetups} from '../sim/scenario/load-scenario.js'
 import type {Scenario} from '../sim/scenario/schema.js'
-import type {RunSummary} from '../sim/summary.js'
-import type {FaultWindow} from '../sim/fault-window.js'
 import type {ChangeRecorder} from '../way-back/history.js'
-import {rollBackAfterRun, type RollbackAfterRun} from '../way-back/undo-run.js'
+import {rollBackAfterRun} from '../way-back/undo-run.js'
+import type {Rehearsal, WeightChange} from '../report/rehearsal.js'
 
 /** Seconds of simulated history before a runbook starts, at the least. */
 export const historySeconds = 60
@@ -50,32 +48,6 @@ export interface RehearsalReport {
   run: RunResult
   runId: null
   rehearsal: Rehearsal
-}
-
-export interface Rehearsal {
-  run: RunResult
-  scenario: Scenario
-  setup: string
-  startAt: number
-  /** Scenario seconds at which the runbook finished. */
-  endAt: number
-  window: FaultWindow | null
-  record: SimulationRecord
-  summary: RunSummary
-  /** Full service at the end of the rehearsal, held to the end. */
-  recovered: boolean
-  restrictedAtEnd: string[]
-  /** Share of demand turned away by restrictions in the last tick. */
-  restrictedPercentAtEnd: number
-  /** Every weight change the runbook made, and its rollback, when it made it: the report draws the ramp from these. */
-  weights: WeightChange[]
-  /** The rollback after the runbook (settings.rollback), in scenario seconds; null when none was asked for or the run was interrupted. */
-  rollback: ({how: 'ramped' | 'now'} & RollbackAfterRun) | null
-}
-
-export interface WeightChange {
-  at: number
-  weights: WeightMap
 }
 
 /** The run's I/O, noting each weight change that took effect on the way through; the rest as it was. */

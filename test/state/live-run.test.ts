@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {InputError} from '../../src/errors.js'
-import type {RunListing} from '../../src/state/journal-view.js'
+import type {RunListing} from '../../src/state/run-life.js'
 import {onlyLiveRun} from '../../src/state/live-run.js'
 
 const run = (runId: string, status: string, extra: Partial<RunListing> = {}): RunListing => ({

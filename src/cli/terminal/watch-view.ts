@@ -1,7 +1,7 @@
 import {clockStamp} from '../../format.js'
 import type {JournalEntry} from '../../ports/state-store.js'
 import {eventOf} from '../../state/journal.js'
-import {entryLine, entryText} from '../../state/journal-view.js'
+import {entryLine, entryText} from '../../report/journal.js'
 import type {TerminalIO} from './terminal-io.js'
 
 /**

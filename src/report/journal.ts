@@ -1,23 +1,10 @@
 import type {GateVerdict, Mutation} from '../ports/io.js'
 import {mutationText, stepName, verdictText} from '../format.js'
-import {formatTable} from '../report/table.js'
-import {runStatus, type RunStart} from './journal.js'
-import {LeaseObserver} from './liveness.js'
-import {judgeRun, lifeAt, lifeStatus} from './run-life.js'
+import {formatTable} from './table.js'
+import {runStatus} from '../state/journal.js'
+import type {RunListing} from '../state/run-life.js'
 import type {ControlIntent} from '../ports/controls.js'
-import type {JournalEntry, JournalRead, StateStore} from '../ports/state-store.js'
-
-export interface RunListing {
-  runId: string
-  /** How it ended, or running, dead or unfinished (a holder on another host not yet judged). */
-  status: string
-  /** Why a run is dead (`pid 4242 gone`, `lease lapsed …`). */
-  detail?: string
-  runbook: string
-  operator: string
-  host: string
-  startedAt: string
-}
+import type {JournalEntry, JournalRead} from '../ports/state-store.js'
 
 /**
  * `sluice journal`'s list, fitted to `width`: the run id whole (it is what every other command
@@ -31,51 +18,6 @@ export function runsTable(runs: RunListing[], width: number): string {
     runs.map((r) => [r.runId, r.detail ? `${r.status} (${r.detail})` : r.status, r.runbook, `${r.operator}@${r.host}`]),
     {width, free: [2, 3]},
   )
-}
-
-/**
- * Every run with its status: how it ended, or `running`, or `dead (pid N gone)` / `dead (lease
- * lapsed …)` for one that never ended. A run held on another host (or by a lock that records no
- * start time for its pid) is judged by watching its lease
- * (all of them at once, for at most one lease), and `notify` says so first.
- */
-export async function listRuns(store: StateStore, notify: (message: string) => void = () => undefined): Promise<RunListing[]> {
-  const ids = await store.runIds()
-  const locks = ids.length > 0 ? await store.locks() : []
-  const observer = new LeaseObserver()
-  const rows = await Promise.all(
-    ids.map(async (runId) => {
-      try {
-        const read = await store.read(runId)
-        const start = read.entries[0] as unknown as RunStart & {at: string}
-        const row = {
-          runId,
-          status: '',
-          runbook: start?.runbookName ?? '?',
-          operator: start?.operator ?? '?',
-          host: start?.host ?? '?',
-          startedAt: start?.at ?? '?',
-        }
-        if (read.torn) return {row: {...row, status: 'torn'}}
-        const life = lifeAt(runId, read, locks, observer)
-        return {row: {...row, ...lifeStatus(life, read)}, read: life.state === 'unknown' ? read : undefined}
-      } catch (error) {
-        return {row: {runId, status: `unreadable: ${(error as Error).message}`, runbook: '?', operator: '?', host: '?', startedAt: '?'}}
-      }
-    }),
-  )
-  const unknown = rows.filter((r) => r.read)
-  if (unknown.length > 0) {
-    notify(
-      `${unknown.length === 1 ? '1 unfinished run is' : `${unknown.length} unfinished runs are`} held by a process sluice cannot judge by its pid (on another host, or a lock that records no start time): watching ${unknown.length === 1 ? 'its lease' : 'their leases'} to tell whether ${unknown.length === 1 ? 'it is' : 'they are'} alive`,
-    )
-    await Promise.all(
-      unknown.map(async (r) => {
-        Object.assign(r.row, {detail: undefined}, lifeStatus(await judgeRun(store, r.row.runId, r.read!), r.read!))
-      }),
-    )
-  }
-  return rows.map((r) => r.row)
 }
 
 /** A run's timeline as a person reads it. */

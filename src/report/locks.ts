@@ -1,5 +1,5 @@
 import type {LockRecord} from '../ports/state-store.js'
-import {formatTable} from '../report/table.js'
+import {formatTable} from './table.js'
 
 /**
  * `sluice locks`'s list in `width`: a table when it fits, else one block a lock. Nothing in it is
