@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {ControlCommand, controlFlags, type ControlJson} from '../src/cli/control-command.js'
 import {awsOptionsOf, nowFlag, wayBackFlags} from '../src/cli/flags.js'
-import {InputError} from '../src/errors.js'
+import {related} from '../src/cli/flag-relations.js'
 import type {RollbackResult} from '../src/live/rollback.js'
 import type {WatchEnd} from '../src/state/watch.js'
 
@@ -32,28 +32,19 @@ With no RUN it sends nothing: stopping a run is not undone by a promote, so abor
       description: "Answers the rollback's confirmation with --rollback; otherwise accepted for scripts (a control asks nothing).",
       default: false,
     }),
+    // No default, here or on the flags that need it: oclif takes a flag with a default as given.
     rollback: Flags.boolean({
       description: 'Once the run has stopped, roll it back as `sluice rollback` does: in steps behind the gates, or with --now at once.',
-      default: false,
     }),
-    // Not oclif's dependsOn: --rollback has a default, so oclif always finds it "provided" and
-    // never refuses; checked in run() instead.
-    now: {
-      ...nowFlag,
-      description: 'With --rollback: move weights back in one change each, without steps or gates, for when the receiving side is known to hold.',
-    },
-    ...wayBackFlags,
+    now: ofTheRollback('now', nowFlag.description, 'how the rollback moves weights back (at once)'),
+    'from-live': ofTheRollback('from-live', wayBackFlags['from-live'].description, 'what the rollback plans from'),
+    ungated: ofTheRollback('ungated', wayBackFlags.ungated.description, 'whether the rollback may take weights back ungated'),
   }
 
   protected readonly kind = 'abort' as const
 
   async run(): Promise<ControlJson & {stopped?: WatchEnd; rollback?: RollbackResult}> {
     const {args, flags} = await this.parse(Abort)
-    // Refused before anything is sent: an abort the operator meant to be followed by a rollback at once must not stop the run and leave it there.
-    if (flags.now && !flags.rollback)
-      throw new InputError('--now: only means something with --rollback (roll the run back at once once it stops); add --rollback, or leave --now out')
-    for (const flag of ['from-live', 'ungated'] as const)
-      if (flags[flag] && !flags.rollback) throw new InputError(`--${flag}: only means something with --rollback; add --rollback, or leave --${flag} out`)
     if (args.run === undefined) {
       const [{nameTheRun}, stateStore] = await Promise.all([import('../src/state/live-run.js'), import('../src/cli/state-store.js')])
       await nameTheRun(await stateStore.openStateStore(flags.state, awsOptionsOf(flags)), 'abort', (m) => this.progress(m))
@@ -75,7 +66,7 @@ With no RUN it sends nothing: stopping a run is not undone by a promote, so abor
       store,
       sent.runId,
       aws,
-      {yes: flags.yes, now: flags.now, fromLive: flags['from-live'], ungated: flags.ungated, json: this.jsonEnabled()},
+      {yes: flags.yes, now: flags.now === true, fromLive: flags['from-live'] === true, ungated: flags.ungated === true, json: this.jsonEnabled()},
       {
         log: (text) => this.log(text),
         endWith: (outcome) => this.endWith(outcome),
@@ -83,4 +74,15 @@ With no RUN it sends nothing: stopping a run is not undone by a promote, so abor
     )
     return {...sent, stopped, rollback}
   }
+}
+
+/**
+ * A way-back flag of abort's: it says how the rollback goes, so it needs --rollback. Refused while
+ * parsing, before anything is sent: an abort the operator meant to be followed by a rollback must
+ * not stop the run and leave it there.
+ */
+function ofTheRollback(flag: string, description: string | undefined, says: string) {
+  return related(Flags.boolean({description}), {
+    dependsOn: {flags: ['rollback'], why: `--${flag} says ${says}, and abort rolls the run back only with --rollback`},
+  })
 }

@@ -2,9 +2,27 @@ import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, decimal, prometheusFlags, prometheusOf, seconds} from '../src/cli/flags.js'
 import {writeOutput} from '../src/cli/output-file.js'
+import {related} from '../src/cli/flag-relations.js'
 import {InputError} from '../src/errors.js'
 import type {Assessment} from '../src/assess/assess.js'
 import type {PoolNow} from '../src/ports/pool-readings.js'
+
+// The pool is read live, named by a pair of flags (one pair of three), or described by two:
+// declared on the flags, so oclif refuses half a pair, two pools or none, and help says so.
+const alb = ['target-group', 'load-balancer']
+const haproxyPool = ['haproxy', 'backend']
+const prometheusPool = ['prometheus', 'mapping']
+const livePools = [...alb, ...haproxyPool, ...prometheusPool]
+const onePool = {
+  flags: ['target-group', 'haproxy', 'prometheus', 'demand'],
+  why: 'assess places one pool: one it reads live (an ALB target group, a HAProxy backend or Prometheus), or one described',
+}
+const oneLivePool = (flags: string[]) => ({flags, why: 'read one live pool: an ALB target group, a HAProxy backend or Prometheus, not both'})
+const describedOrLive = {flags: livePools, why: 'describe a pool (--demand, --in-rotation) or read a live one, not both'}
+const albPair = 'a live pool is named by both --target-group and --load-balancer'
+const haproxyPair = 'a HAProxy pool is named by both --haproxy and --backend'
+const describedPair = 'a described pool needs both --demand and --in-rotation'
+const mapOnly = {flags: ['quick'], why: 'it saves the map, which --quick leaves out; drop one of them'}
 
 export default class Assess extends SluiceCommand {
   static override summary = 'Say whether a live pool would come back on its own if the trigger were fixed now, and the smallest lever that gets it out.'
@@ -27,22 +45,40 @@ It says demand against what the servers in rotation can serve. It changes nothin
       required: true,
     }),
     setup: Flags.string({description: "The scenario's setup the pool runs with (default: its first).", helpValue: 'NAME'}),
-    'target-group': Flags.string({description: 'Read the pool now from this target group (with --load-balancer).', helpValue: 'ARN'}),
-    'load-balancer': Flags.string({description: "The load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}),
-    haproxy: Flags.string({
-      description: "Read the pool now from this HAProxy's Runtime API (its stats socket, or HOST:PORT), with --backend.",
-      helpValue: 'SOCKET',
+    'target-group': related(Flags.string({description: 'Read the pool now from this target group.', helpValue: 'ARN'}), {
+      dependsOn: {flags: ['load-balancer'], why: albPair},
+      exclusive: oneLivePool([...haproxyPool, ...prometheusPool]),
+      exactlyOne: onePool,
     }),
-    backend: Flags.string({description: 'The HAProxy backend that is the pool.', helpValue: 'NAME'}),
+    'load-balancer': related(Flags.string({description: "The load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}), {
+      dependsOn: {flags: ['target-group'], why: albPair},
+      exclusive: oneLivePool([...haproxyPool, ...prometheusPool]),
+    }),
+    haproxy: related(
+      Flags.string({description: "Read the pool now from this HAProxy's Runtime API (its stats socket, or HOST:PORT).", helpValue: 'SOCKET'}),
+      {dependsOn: {flags: ['backend'], why: haproxyPair}, exclusive: oneLivePool([...alb, ...prometheusPool]), exactlyOne: onePool},
+    ),
+    backend: related(Flags.string({description: 'The HAProxy backend that is the pool.', helpValue: 'NAME'}), {
+      dependsOn: {flags: ['haproxy'], why: haproxyPair},
+      exclusive: oneLivePool([...alb, ...prometheusPool]),
+    }),
     budget: decimal({
       description:
         'Work the assessment may do, in servers × ticks simulated (default 3e8 with --quick, 2e9 with the map): what does not fit is left out and said; where the pool is must fit, or exit 1.',
       min: 1,
       helpValue: 'SERVER-TICKS',
     }),
-    ...prometheusFlags,
-    demand: decimal({description: 'Without a live pool: the demand now, in requests a second.', min: 0, helpValue: 'RPS'}),
-    'in-rotation': Flags.integer({description: 'Without a live pool: servers in rotation now.', min: 0}),
+    prometheus: related(prometheusFlags.prometheus, {exclusive: oneLivePool([...alb, ...haproxyPool]), exactlyOne: onePool}),
+    mapping: related(prometheusFlags.mapping, {exclusive: oneLivePool([...alb, ...haproxyPool])}),
+    demand: related(decimal({description: 'Without a live pool: the demand now, in requests a second.', min: 0, helpValue: 'RPS'}), {
+      dependsOn: {flags: ['in-rotation'], why: describedPair},
+      exclusive: describedOrLive,
+      exactlyOne: onePool,
+    }),
+    'in-rotation': related(Flags.integer({description: 'Without a live pool: servers in rotation now.', min: 0}), {
+      dependsOn: {flags: ['demand'], why: describedPair},
+      exclusive: describedOrLive,
+    }),
     servers: Flags.integer({description: "Without a live pool: servers in the pool (default: the scenario's).", min: 1}),
     errors: decimal({description: 'Without a live pool: the error rate now, in percent (default 0).', min: 0, max: 100, helpValue: 'PERCENT'}),
     broken: Flags.integer({description: 'How many servers the trigger broke, if you know (default: every server out of rotation now).', min: 0}),
@@ -53,46 +89,26 @@ It says demand against what the servers in rotation can serve. It changes nothin
       multiple: true,
     }),
     quick: Flags.boolean({description: 'No map: the verdict, the tipping points and the levers only (about a second).'}),
-    watch: seconds({description: 'Re-assess every this many seconds until Ctrl-C (with a live pool).', min: 5, max: 3600}),
-    svg: Flags.string({description: 'Also save the map, with the pool and its way out drawn on it, as an SVG file (not with --quick).', helpValue: 'FILE'}),
-    html: Flags.string({description: 'Also save the assessment as one page: the sentences, the levers and the map (not with --quick).', helpValue: 'FILE'}),
+    watch: related(seconds({description: 'Re-assess a live pool every this many seconds until Ctrl-C.', min: 5, max: 3600}), {
+      some: {flags: ['target-group', 'haproxy', 'prometheus'], why: 'it re-assesses a live pool'},
+    }),
+    svg: related(Flags.string({description: 'Also save the map, with the pool and its way out drawn on it, as an SVG file.', helpValue: 'FILE'}), {
+      exclusive: mapOnly,
+    }),
+    html: related(Flags.string({description: 'Also save the assessment as one page: the sentences, the levers and the map.', helpValue: 'FILE'}), {
+      exclusive: mapOnly,
+    }),
     workers: Flags.integer({description: 'Threads the map runs on (default: one with --quick, else the available cores).', min: 1, max: 64}),
     ...awsFlags,
   }
 
   async run(): Promise<Assessment> {
     const {flags} = await this.parse(Assess)
-    const onAws = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
-    const onHaproxy = flags.haproxy !== undefined || flags.backend !== undefined
-    const onPrometheus = flags.prometheus !== undefined || flags.mapping !== undefined
-    if (onPrometheus && (onAws || onHaproxy))
-      throw new InputError(
-        `--${flags.prometheus === undefined ? 'mapping' : 'prometheus'}: read one live pool, from Prometheus or ${onAws ? 'an ALB target group' : 'a HAProxy backend'}, not both`,
-      )
-    if (onAws && onHaproxy) throw new InputError('--haproxy: read one live pool, an ALB target group or a HAProxy backend, not both')
-    if (onAws && (flags['target-group'] === undefined || flags['load-balancer'] === undefined))
-      throw new InputError(
-        `--${flags['target-group'] === undefined ? 'target-group' : 'load-balancer'}: a live pool is named by both --target-group and --load-balancer`,
-      )
-    if (onHaproxy && (flags.haproxy === undefined || flags.backend === undefined))
-      throw new InputError(`--${flags.haproxy === undefined ? 'haproxy' : 'backend'}: a HAProxy pool is named by both --haproxy and --backend`)
-    const prometheus = onPrometheus ? prometheusOf(flags) : null
-    const live = onAws || onHaproxy || onPrometheus
-    const described = flags.demand !== undefined || flags['in-rotation'] !== undefined
-    if (live === described)
-      throw new InputError(
-        live
-          ? `--${flags.demand === undefined ? 'in-rotation' : 'demand'}: describe a pool (--demand, --in-rotation) or read a live one (--target-group, --load-balancer), not both`
-          : 'missing the pool: --target-group and --load-balancer (or --haproxy and --backend, or --prometheus and --mapping) to read a live one, or --demand and --in-rotation to describe one; see --help',
-      )
-    if (described && (flags.demand === undefined || flags['in-rotation'] === undefined))
-      throw new InputError(`--${flags.demand === undefined ? 'demand' : 'in-rotation'}: a described pool needs both --demand and --in-rotation`)
-    if (flags.watch !== undefined && !live)
-      throw new InputError(
-        '--watch: re-assesses a live pool; name one with --target-group and --load-balancer, --haproxy and --backend, or --prometheus and --mapping',
-      )
-    for (const flag of ['svg', 'html'] as const)
-      if (flags[flag] !== undefined && flags.quick) throw new InputError(`--${flag}: saves the map, which --quick leaves out; drop one of them`)
+    // oclif has refused flags that name no pool, two, or half of one (the relations declared on them).
+    const onAws = flags['target-group'] !== undefined
+    const prometheus = prometheusOf(flags)
+    const described = flags.demand !== undefined
+    const live = !described
 
     const [{loadScenario, pickSetups}, {assess, familyOf}, {cellRunner, defaultWorkers}, {renderAssessment, assessSvg, assessHtml}] = await Promise.all([
       import('../src/sim/scenario/load-scenario.js'),

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, prometheusFlags, prometheusOf, seconds} from '../src/cli/flags.js'
+import {related} from '../src/cli/flag-relations.js'
 import {writeOutput} from '../src/cli/output-file.js'
 import {InputError} from '../src/errors.js'
 import {onStopSignals} from '../src/cli/stop-signals.js'
@@ -10,6 +11,19 @@ import {formatTable} from '../src/report/table.js'
 
 /** CloudWatch keeps one-minute points for 15 days and five-minute ones for 63. */
 const maxWindow = 63 * 86_400
+
+// The pool is named by a pair of flags, one pair of three: declared on the flags, so oclif
+// refuses half a pair, two pools or none, and help says so beside each flag.
+const alb = ['target-group', 'load-balancer']
+const haproxyPool = ['haproxy', 'backend']
+const prometheusPool = ['prometheus', 'mapping']
+const onePool = {
+  flags: ['target-group', 'haproxy', 'prometheus'],
+  why: 'calibrate reads one pool: an ALB target group and its CloudWatch metrics, a HAProxy backend, or Prometheus through a mapping',
+}
+const notTwo = (flags: string[]) => ({flags, why: onePool.why})
+const albPair = 'an ALB pool is named by both --target-group and --load-balancer'
+const haproxyPair = 'a HAProxy pool is named by both --haproxy SOCKET and --backend NAME'
 
 export default class Calibrate extends SluiceCommand {
   static override summary = 'Fit a scenario to a live pool from its settings and metrics.'
@@ -31,27 +45,46 @@ Without --out the scenario goes to stdout and the table of figures to stderr; wi
   ]
 
   static override flags = {
-    'target-group': Flags.string({description: "AWS: the pool's target group ARN (with --load-balancer).", helpValue: 'ARN'}),
-    'load-balancer': Flags.string({description: "AWS: the load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}),
-    haproxy: Flags.string({
-      description:
-        "HAProxy: its Runtime API (the stats socket's path, or HOST:PORT), with --backend. It keeps counters, not history: calibrate samples it from now for --window.",
-      helpValue: 'SOCKET',
+    'target-group': related(Flags.string({description: "AWS: the pool's target group ARN.", helpValue: 'ARN'}), {
+      dependsOn: {flags: ['load-balancer'], why: albPair},
+      exclusive: notTwo([...haproxyPool, ...prometheusPool]),
+      exactlyOne: onePool,
     }),
-    backend: Flags.string({description: 'HAProxy: the backend that is the pool.', helpValue: 'NAME'}),
-    'haproxy-config': Flags.string({
-      description:
-        "HAProxy: its configuration file, for what the Runtime API does not show (inter, slowstart, timeouts); default: the running HAProxy's own, found through its pid on this machine.",
-      helpValue: 'FILE',
+    'load-balancer': related(Flags.string({description: "AWS: the load balancer's CloudWatch dimension, app/NAME/ID.", helpValue: 'app/NAME/ID'}), {
+      dependsOn: {flags: ['target-group'], why: albPair},
+      exclusive: notTwo([...haproxyPool, ...prometheusPool]),
     }),
-    ...prometheusFlags,
+    haproxy: related(
+      Flags.string({
+        description:
+          "HAProxy: its Runtime API (the stats socket's path, or HOST:PORT). It keeps counters, not history: calibrate samples it from now for --window.",
+        helpValue: 'SOCKET',
+      }),
+      {dependsOn: {flags: ['backend'], why: haproxyPair}, exclusive: notTwo([...alb, ...prometheusPool]), exactlyOne: onePool},
+    ),
+    backend: related(Flags.string({description: 'HAProxy: the backend that is the pool.', helpValue: 'NAME'}), {
+      dependsOn: {flags: ['haproxy'], why: haproxyPair},
+      exclusive: notTwo([...alb, ...prometheusPool]),
+    }),
+    'haproxy-config': related(
+      Flags.string({
+        description:
+          "HAProxy: its configuration file, for what the Runtime API does not show (inter, slowstart, timeouts); default: the running HAProxy's own, found through its pid on this machine.",
+        helpValue: 'FILE',
+      }),
+      {dependsOn: {flags: haproxyPool, why: "it is read for a HAProxy pool, beside what that HAProxy's Runtime API shows"}},
+    ),
+    prometheus: related(prometheusFlags.prometheus, {exclusive: notTwo([...alb, ...haproxyPool]), exactlyOne: onePool}),
+    mapping: related(prometheusFlags.mapping, {exclusive: notTwo([...alb, ...haproxyPool])}),
     window: seconds({
       description:
         'AWS and Prometheus: how far back to read (default 24h; AWS: at least 10m, at most 63 days). HAProxy: how long to sample from now (default 5m).',
       min: 10,
       max: maxWindow,
     }),
-    until: Flags.string({description: 'AWS and Prometheus: the end of the window, an ISO 8601 time (default: now).', helpValue: 'TIME'}),
+    until: related(Flags.string({description: 'AWS and Prometheus: the end of the window, an ISO 8601 time (default: now).', helpValue: 'TIME'}), {
+      exclusive: {flags: haproxyPool, why: 'HAProxy keeps counters, not history; calibrate samples it from now for --window'},
+    }),
     period: Flags.integer({
       description:
         'Seconds per period. AWS: a multiple of 60 (default 60; 300 for a window over 15 days, as CloudWatch keeps no finer). HAProxy: default a thirtieth of the window, 1 to 60. Prometheus: default 60, the step of its range queries and their $window.',
@@ -128,32 +161,21 @@ type CalibrateFlags = {
   period?: number
 }
 
-/** Which pool the flags name, and the window and periods to read it over: AWS's or Prometheus's past, or HAProxy's next few minutes. */
+/**
+ * Which pool the flags name, and the window and periods to read it over: AWS's or Prometheus's
+ * past, or HAProxy's next few minutes. oclif has refused flags that name no pool, two, or half of
+ * one (the relations declared on them); what is checked here depends on the pool and the values.
+ */
 function sourceOf(flags: CalibrateFlags): {pool: PoolSource; start: Date; end: Date; period: number} {
-  const aws = flags['target-group'] !== undefined || flags['load-balancer'] !== undefined
-  const haproxy = flags.haproxy !== undefined || flags.backend !== undefined
-  const prometheus = flags.prometheus !== undefined || flags.mapping !== undefined
-  if (prometheus && (aws || haproxy))
-    throw new InputError(
-      `--${flags.prometheus === undefined ? 'mapping' : 'prometheus'}: read one pool, from Prometheus (--prometheus, --mapping) or ${aws ? 'an ALB target group (--target-group, --load-balancer)' : 'a HAProxy backend (--haproxy, --backend)'}, not both`,
-    )
-  if (aws && haproxy)
-    throw new InputError(
-      '--haproxy: read one pool, an ALB target group (--target-group, --load-balancer) or a HAProxy backend (--haproxy, --backend), not both',
-    )
+  const prometheus = prometheusOf(flags)
   if (prometheus) {
-    if (flags['haproxy-config'] !== undefined) throw new InputError('--haproxy-config: goes with --haproxy and --backend')
-    const {url, mapping} = prometheusOf(flags)
     const end = untilOf(flags.until)
     const window = flags.window ?? 86_400
     const period = flags.period ?? 60
     if (period * 3 > window) throw new InputError(`--period: ${period} s gives fewer than three periods in a window of ${window} s`)
-    return {pool: {kind: 'prometheus', url, mapping}, start: new Date(end.getTime() - window * 1000), end, period}
+    return {pool: {kind: 'prometheus', ...prometheus}, start: new Date(end.getTime() - window * 1000), end, period}
   }
-  if (haproxy) {
-    if (flags.haproxy === undefined || flags.backend === undefined)
-      throw new InputError(`--${flags.haproxy === undefined ? 'haproxy' : 'backend'}: a HAProxy pool is named by both --haproxy SOCKET and --backend NAME`)
-    if (flags.until !== undefined) throw new InputError('--until: HAProxy keeps counters, not history; calibrate samples it from now for --window')
+  if (flags.haproxy !== undefined && flags.backend !== undefined) {
     const window = flags.window ?? 300
     const period = flags.period ?? Math.max(1, Math.min(60, Math.round(window / 30)))
     if (period * 3 > window) throw new InputError(`--period: ${period} s gives fewer than three periods in a window of ${window} s`)
@@ -170,13 +192,8 @@ function sourceOf(flags: CalibrateFlags): {pool: PoolSource; start: Date; end: D
       period,
     }
   }
-  if (flags['target-group'] === undefined || flags['load-balancer'] === undefined)
-    throw new InputError(
-      aws
-        ? `--${flags['target-group'] === undefined ? 'target-group' : 'load-balancer'}: an ALB pool is named by both --target-group and --load-balancer`
-        : 'missing the pool: --target-group and --load-balancer (an ALB target group and its CloudWatch metrics), --haproxy and --backend, or --prometheus and --mapping; see --help',
-    )
-  if (flags['haproxy-config'] !== undefined) throw new InputError('--haproxy-config: goes with --haproxy and --backend')
+  const targetGroup = flags['target-group']!
+  const loadBalancer = flags['load-balancer']!
   const end = untilOf(flags.until)
   const window = flags.window ?? 86_400
   if (window < 600) throw new InputError(`--window: expected at least 600 s (ten of CloudWatch's one-minute periods) but received: ${window}`)
@@ -184,15 +201,13 @@ function sourceOf(flags: CalibrateFlags): {pool: PoolSource; start: Date; end: D
   if (period % 60 !== 0) throw new InputError(`--period: expected a multiple of 60 s (CloudWatch's periods for these metrics) but received: ${period}`)
   if (window > 15 * 86_400 && period < 300)
     throw new InputError(`--period: CloudWatch keeps one-minute points for 15 days only; a window of ${window} s needs --period 300 or more`)
-  const group = /targetgroup\/([^/]+)\//.exec(flags['target-group'])?.[1]
+  const group = /targetgroup\/([^/]+)\//.exec(targetGroup)?.[1]
   if (!group)
-    throw new InputError(
-      `--target-group: expected a target group ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) but received: ${flags['target-group']}`,
-    )
-  if (!/^app\/[^/]+\/[^/]+$/.test(flags['load-balancer']))
-    throw new InputError(`--load-balancer: expected the load balancer's dimension app/NAME/ID but received: ${flags['load-balancer']}`)
+    throw new InputError(`--target-group: expected a target group ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) but received: ${targetGroup}`)
+  if (!/^app\/[^/]+\/[^/]+$/.test(loadBalancer))
+    throw new InputError(`--load-balancer: expected the load balancer's dimension app/NAME/ID but received: ${loadBalancer}`)
   return {
-    pool: {kind: 'alb', targetGroup: flags['target-group'], loadBalancer: flags['load-balancer']},
+    pool: {kind: 'alb', targetGroup, loadBalancer},
     start: new Date(end.getTime() - window * 1000),
     end,
     period,

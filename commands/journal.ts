@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {InputError} from '../src/errors.js'
 import {awsFlags, awsOptionsOf, stateFlags} from '../src/cli/flags.js'
+import {related} from '../src/cli/flag-relations.js'
 import {describeJournal, runsTable} from '../src/report/journal.js'
 import {listRuns, type RunListing} from '../src/state/run-life.js'
 import {openStateStore} from '../src/cli/state-store.js'
@@ -28,19 +29,20 @@ With --markdown, the run's incident timeline as Markdown on stdout, for a postmo
   }
 
   static override flags = {
-    markdown: Flags.boolean({
-      description:
-        "The run's incident timeline as Markdown on stdout, for a postmortem: summary, plan, timeline table (UTC), net changes. Needs RUN; not with --json.",
-      default: false,
-    }),
+    markdown: related(
+      Flags.boolean({
+        description: "The run's incident timeline as Markdown on stdout, for a postmortem: summary, plan, timeline table (UTC), net changes. Needs RUN.",
+        default: false,
+      }),
+      {exclusive: {flags: ['json'], why: '--markdown prints the timeline as Markdown, --json the journal entries as JSON; choose one'}},
+    ),
     ...stateFlags,
     ...awsFlags,
   }
 
   async run(): Promise<JournalJson> {
     const {args, flags} = await this.parse(Journal)
-    if (flags.markdown && this.jsonEnabled())
-      throw new InputError('--markdown and --json: choose one; --markdown prints the timeline as Markdown, --json the journal entries as JSON')
+    // Not declared with oclif, which relates flags to flags only: RUN is an argument.
     if (flags.markdown && !args.run) throw new InputError('--markdown: needs a RUN, the run whose timeline to print (`sluice journal` lists them)')
     const store = await openStateStore(flags.state, awsOptionsOf(flags))
     if (!args.run) {

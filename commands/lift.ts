@@ -2,8 +2,12 @@ import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import type {RunJson} from '../src/cli/run-runbook.js'
 import {gateFlagPaths, gateFlags, gateFromFlags, seconds, targetFlags} from '../src/cli/flags.js'
+import {related} from '../src/cli/flag-relations.js'
 import {InputError} from '../src/errors.js'
 import {runSingleStep, trafficCommandFlags} from '../src/cli/step-command.js'
+
+/** Why a gate and a bake need a schedule: a lift at once has no steps to hold or judge. */
+const byDegrees = 'a gate and a bake judge each step of a lift by degrees, and a lift without --schedule is one step at once'
 
 export default class Lift extends SluiceCommand {
   static override summary = 'Remove a restriction sluice put on a traffic type.'
@@ -20,7 +24,8 @@ export default class Lift extends SluiceCommand {
     ...targetFlags.listener,
     ...targetFlags.haproxy,
     ...gateFlags,
-    bake: seconds({description: 'With --schedule: how long each step is held and judged.'}),
+    'gate-metric': related(gateFlags['gate-metric'], {dependsOn: {flags: ['schedule'], why: byDegrees}}),
+    bake: related(seconds({description: 'How long each step of the schedule is held and judged.'}), {dependsOn: {flags: ['schedule'], why: byDegrees}}),
     schedule: Flags.string({description: 'Let the type back by degrees: the percent let through at each step, comma-separated, ending at 100: 10,25,50,100.'}),
     type: Flags.string({description: 'The traffic type whose restriction to remove.', required: true}),
   }
@@ -31,8 +36,6 @@ export default class Lift extends SluiceCommand {
     if (schedule?.some((p) => !Number.isFinite(p)))
       throw new InputError(`--schedule: expected comma-separated percentages such as 10,25,50,100, got "${flags.schedule}"`)
     const gate = gateFromFlags(flags)
-    if (!schedule && (gate || flags.bake !== undefined))
-      throw new InputError(`--${gate ? 'gate-metric' : 'bake'}: judges each step of a lift by degrees; give --schedule`)
     const step = {
       action: 'lift',
       type: flags.type,

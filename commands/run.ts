@@ -1,5 +1,5 @@
 import {SluiceCommand} from '../src/cli/base.js'
-import {approveFlags, awsFlags, lockFlags, rehearsalFlags, reportFlags, runbookArg, runFlags, stateFlags} from '../src/cli/flags.js'
+import {approveFlags, awsFlags, lockFlags, rehearsalFlags, rehearsalOnly, reportFlags, runbookArg, runFlags, stateFlags} from '../src/cli/flags.js'
 import {executeRunbook, modeOf, type RunJson} from '../src/cli/run-runbook.js'
 import {loadRunbook} from '../src/loader/shipped.js'
 
@@ -28,7 +28,7 @@ Ctrl-C stops at the next safe point (a ramp holds its last good weights), prints
     runbook: runbookArg,
   }
 
-  static override flags = {...approveFlags, ...runFlags, ...rehearsalFlags, ...reportFlags, ...awsFlags, ...stateFlags, ...lockFlags}
+  static override flags = {...approveFlags, ...runFlags, ...rehearsalOnly({...rehearsalFlags, ...reportFlags}), ...awsFlags, ...stateFlags, ...lockFlags}
 
   async run(): Promise<RunJson> {
     const {args, flags} = await this.parse(Run)

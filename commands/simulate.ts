@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
 import {decimal, scenarioFlag, seconds} from '../src/cli/flags.js'
+import {related} from '../src/cli/flag-relations.js'
 import {InputError} from '../src/errors.js'
 import {chooseMode} from '../src/cli/terminal/mode.js'
 import {renderSweep, sweepHtml, sweepSvg} from '../src/report/heatmap.js'
@@ -47,7 +48,9 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
   static override flags = {
     broken: Flags.integer({description: 'Servers the first broken fault breaks.', min: 0, max: scenarioLimits.maxServers}),
     capacity: decimal({description: 'Requests per second one server of the first pool completes.'}),
-    compare: Flags.boolean({description: 'Run every setup the scenario declares, side by side.', default: false}),
+    compare: related(Flags.boolean({description: 'Run every setup the scenario declares, side by side.', default: false}), {
+      exclusive: {flags: ['setup'], why: 'it runs every setup the scenario declares; leave out --setup, or drop --compare'},
+    }),
     demand: decimal({description: "Constant demand in requests per second (replaces the scenario's curve)."}),
     duration: seconds({description: 'How long to simulate.', min: scenarioLimits.minTick, max: scenarioLimits.maxSeconds}),
     'fault-at': seconds({description: 'When the first broken fault starts.', max: scenarioLimits.maxSeconds}),
@@ -70,23 +73,24 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
       multiple: true,
       helpValue: 'PARAM=FROM..TO[:STEPS]',
     }),
-    workers: Flags.integer({
-      description: 'With --sweep: threads to run cells on (default: the available cores; 1 runs them in this thread). The result is the same for any number.',
-      min: 1,
-      max: 64,
-      helpValue: 'N',
-    }),
+    workers: related(
+      Flags.integer({
+        description: 'Threads to run the cells of a sweep on (default: the available cores; 1 runs them in this thread). The result is the same for any number.',
+        min: 1,
+        max: 64,
+        helpValue: 'N',
+      }),
+      {dependsOn: {flags: ['sweep'], why: 'it sets the threads of a sweep'}},
+    ),
   }
 
   async run(): Promise<SimulationJson | SweepJson> {
     const {flags} = await this.parse(Simulate)
     checkOutputName('--svg', flags.svg)
     checkOutputName('--html', flags.html)
-    if (flags.compare && flags.setup) throw new InputError('--compare runs every setup; leave out --setup, or drop --compare')
-    if (!flags.sweep) {
-      if (flags.workers !== undefined) throw new InputError('--workers: sets the threads of a sweep; use it with --sweep')
-    } else {
-      // A flag the sweep would overwrite in every cell is a contradiction, not a base value.
+    if (flags.sweep) {
+      // A flag the sweep would overwrite in every cell is a contradiction, not a base value. Not
+      // declared with oclif: whether a flag clashes depends on the parameter --sweep names.
       const swept = new Set(flags.sweep.map((spec) => spec.split('=')[0]))
       const clash = (Object.entries(sweptByFlag) as Array<[keyof typeof sweptByFlag, string]>).find(
         ([flag, param]) => flags[flag] !== undefined && swept.has(param),

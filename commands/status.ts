@@ -30,6 +30,7 @@ With --run RUN (and no runbook: the run's own is used), it also reads back what 
 
   async run(): Promise<LiveStatus> {
     const {args, flags} = await this.parse(Status)
+    // Not declared with oclif, which relates flags to flags only: RUNBOOK is an argument.
     if (Boolean(args.runbook) === Boolean(flags.run))
       throw new InputError(
         args.runbook ? '--run: give a runbook or --run RUN, not both (a run names its own runbook)' : 'missing the RUNBOOK argument, or --run RUN; see --help',

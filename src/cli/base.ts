@@ -2,6 +2,7 @@ import {Command, Errors, Flags} from '@oclif/core'
 import {InputError, SluiceError, type Outcome} from '../errors.js'
 import {closest} from '../input/closest.js'
 import {exitCodeOf, exitCodes} from './exit-codes.js'
+import {relationProblems} from './flag-relations.js'
 import {outputWidth} from './output-width.js'
 import {watchForLostTerminal} from './stop-signals.js'
 
@@ -66,10 +67,12 @@ export abstract class SluiceCommand extends Command {
     if (error instanceof Errors.ExitError) throw error
     // sluice's own errors carry their outcome; oclif's parse errors carry `oclif.exit` (2, bad input).
     const exit = error instanceof SluiceError ? exitCodeOf(error.outcome) : (error.oclif?.exit ?? exitCodes.failed.code)
-    // A runbook can have several problems; each stays a line of its own, so each can be grepped.
-    const lines = error instanceof InputError ? error.problems : [this.withFlagSuggestion(oneLine(error.message), error)]
+    // A runbook can have several problems, and flags several broken relations (worded from their
+    // declarations, src/cli/flag-relations.ts); each stays a line of its own, so each can be grepped.
+    const problems = error instanceof InputError ? error.problems : relationProblems(error)
+    const lines = problems ?? [this.withFlagSuggestion(oneLine(error.message), error)]
     if (this.jsonEnabled()) {
-      this.logJson({error: {message: lines.join('\n'), exit, ...(error instanceof InputError ? {problems: lines} : {})}})
+      this.logJson({error: {message: lines.join('\n'), exit, ...(problems ? {problems} : {})}})
     } else {
       for (const line of lines) process.stderr.write(`Error: ${line}\n`)
       if (process.env.DEBUG && error.stack) process.stderr.write(`${error.stack}\n`)

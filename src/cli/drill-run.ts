@@ -34,6 +34,7 @@ export async function runDrillCommand(
   ])
   const haproxy = drillHaproxyBinary()
   const loaded = loadDrillTarget(ref, options.setup)
+  // Not declared with oclif: whether TARGET is a runbook or a scenario is known only once it is loaded.
   if (options.rollback && loaded.kind !== 'runbook')
     throw new InputError(`--rollback: rolls back what a runbook changed, and ${ref} is a scenario; drill a runbook`)
   const target = options.rollback && loaded.kind === 'runbook' ? {...loaded, rollback: options.rollback} : loaded

@@ -1,13 +1,16 @@
 import {Args, Flags, type Interfaces} from '@oclif/core'
 import {InputError} from '../errors.js'
 import {endpointProblem} from '../input/endpoint-url.js'
+import {related} from './flag-relations.js'
 import type {AwsOptions} from '../aws/clients.js'
 import {limits} from '../runbook/limits.js'
 import {duration, durationUpTo} from '../runbook/units.js'
 
 // Every flag sluice has, once, grouped by purpose. A command spreads the groups it uses, so its
 // --help lists only flags that mean something to it, and its flag values' types are inferred
-// from these definitions (FlagValues<typeof group>) rather than written out again.
+// from these definitions (FlagValues<typeof group>) rather than written out again. Which flags go
+// together, or not, is declared on them with related() (flag-relations.ts), so oclif refuses a
+// bad combination before run() and help says it beside each flag.
 
 export type FlagValues<F extends Interfaces.FlagInput> = Interfaces.InferredFlags<F>
 
@@ -98,25 +101,32 @@ export const awsFlags = {
 }
 
 /** A pool's readings in Prometheus: the server, and the mapping file that names the queries and gives the checks (calibrate, assess). */
+const prometheusPair = 'a Prometheus pool is named by both --prometheus URL and --mapping FILE'
 export const prometheusFlags = {
-  prometheus: Flags.string({
-    description:
-      "Read the pool from this Prometheus server's HTTP API, its base URL (with --mapping; credentials go in the variable the mapping's authorizationEnv names).",
-    helpValue: 'URL',
-  }),
-  mapping: Flags.string({
-    description:
-      "With --prometheus: the pool's mapping file, its queries (requests, errors, healthy, servers, latency) and the checks Prometheus does not hold.",
-    helpValue: 'FILE',
-  }),
+  prometheus: related(
+    Flags.string({
+      description:
+        "Read the pool from this Prometheus server's HTTP API, its base URL (credentials go in the variable the mapping's authorizationEnv names).",
+      helpValue: 'URL',
+    }),
+    {dependsOn: {flags: ['mapping'], why: prometheusPair}},
+  ),
+  mapping: related(
+    Flags.string({
+      description: "The pool's mapping file, its queries (requests, errors, healthy, servers, latency) and the checks Prometheus does not hold.",
+      helpValue: 'FILE',
+    }),
+    {dependsOn: {flags: ['prometheus'], why: prometheusPair}},
+  ),
 }
 
-/** The Prometheus pool the flags name: both flags, and a URL that carries no credentials (it is written in the scenario and in errors). */
-export function prometheusOf(flags: Partial<FlagValues<typeof prometheusFlags>>): {url: string; mapping: string} {
-  if (flags.prometheus === undefined || flags.mapping === undefined)
-    throw new InputError(
-      `--${flags.prometheus === undefined ? 'prometheus' : 'mapping'}: a Prometheus pool is named by both --prometheus URL and --mapping FILE`,
-    )
+/**
+ * The Prometheus pool the flags name, or null when they name none: a URL that carries no
+ * credentials (it is written in the scenario and in errors). oclif has refused one flag of the
+ * two without the other (dependsOn).
+ */
+export function prometheusOf(flags: Partial<FlagValues<typeof prometheusFlags>>): {url: string; mapping: string} | null {
+  if (flags.prometheus === undefined || flags.mapping === undefined) return null
   let url: URL | null = null
   try {
     url = new URL(flags.prometheus)
@@ -144,7 +154,8 @@ export const stateFlags = {
 
 /** Whether a run changes anything, and who says yes. */
 export const runFlags = {
-  'dry-run': Flags.boolean({description: 'Rehearse against the simulated fleet instead of changing anything.', default: false}),
+  // No default: a flag only a rehearsal reads depends on this one being given (rehearsalOnly).
+  'dry-run': Flags.boolean({description: 'Rehearse against the simulated fleet instead of changing anything.'}),
   yes: Flags.boolean({
     char: 'y',
     description:
@@ -187,6 +198,17 @@ export const rehearsalFlags = {
       'Once the runbook has ended, rehearse `sluice rollback` of its run: ramped (in steps onto the receiving pool, behind the gates) or now (at once, --now). The report says what the way back cost.',
     options: ['ramped', 'now'] as const,
   })(),
+}
+
+/**
+ * The flags of a command that runs or rehearses (run, ramp, cycle, restrict, lift) that only a
+ * rehearsal reads: each needs --dry-run, so a live run refuses one rather than ignore it. The
+ * rehearsal groups themselves are shared with commands that always rehearse (tune), so the
+ * relation is added here, where --dry-run is a flag.
+ */
+export function rehearsalOnly<F extends Record<string, {description?: string}>>(flags: F): F {
+  const why = 'only for a rehearsal: add --dry-run to rehearse, or leave the rehearsal flags out to run live'
+  return Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, related(flag, {dependsOn: {flags: ['dry-run'], why}})])) as F
 }
 
 /** How `rollback` and `abort --rollback` move weights back: in steps behind gates, unless this. */
@@ -236,12 +258,22 @@ export const reportFlags = {
 }
 
 /** The live resources a single-action command changes, by kind. */
+const weightedRecord = 'the hosted zone, the weighted record and its set identifiers name the weights together'
+const haproxyTarget = "a HAProxy target is its Runtime API, the restriction map its config names and the backends gates read, together (as a runbook's targets.haproxy)"
+
 export const targetFlags = {
   dns: {
-    record: Flags.string({description: 'Live: the weighted record name.', helpValue: 'NAME'}),
+    record: related(Flags.string({description: 'Live: the weighted record name.', helpValue: 'NAME'}), {
+      dependsOn: {flags: ['zone', 'sets'], why: weightedRecord},
+    }),
     'record-type': Flags.string({description: 'Live: the weighted record type.', options: ['A', 'AAAA', 'CNAME'], default: 'A'}),
-    sets: Flags.string({description: "Live: the record's weighted set identifiers, comma-separated (each is also a pool name for gates).", helpValue: 'ID,ID'}),
-    zone: Flags.string({description: 'Live: the Route 53 hosted zone id.', helpValue: 'ID'}),
+    sets: related(
+      Flags.string({description: "Live: the record's weighted set identifiers, comma-separated (each is also a pool name for gates).", helpValue: 'ID,ID'}),
+      {dependsOn: {flags: ['zone', 'record'], why: weightedRecord}},
+    ),
+    zone: related(Flags.string({description: 'Live: the Route 53 hosted zone id.', helpValue: 'ID'}), {
+      dependsOn: {flags: ['record', 'sets'], why: weightedRecord},
+    }),
   },
   targetGroup: {
     'target-group': pair({description: 'Live: POOL=ARN of a target group (repeatable).', helpValue: 'POOL=ARN'})({multiple: true}),
@@ -250,11 +282,16 @@ export const targetFlags = {
     listener: Flags.string({description: 'Live: the listener ARN restrictions go on.', helpValue: 'ARN'}),
   },
   haproxy: {
-    'haproxy-socket': Flags.string({
-      description: "Live: a HAProxy Runtime API (socket path or host:port) whose restriction map the step changes, instead of an ALB's listener.",
-      helpValue: 'PATH',
+    'haproxy-socket': related(
+      Flags.string({
+        description: "Live: a HAProxy Runtime API (socket path or host:port) whose restriction map the step changes, instead of an ALB's listener.",
+        helpValue: 'PATH',
+      }),
+      {dependsOn: {flags: ['restrict-map', 'backend'], why: haproxyTarget}},
+    ),
+    'restrict-map': related(Flags.string({description: "Live: the HAProxy restriction map's file, as haproxy.cfg names it.", helpValue: 'FILE'}), {
+      dependsOn: {flags: ['haproxy-socket'], why: haproxyTarget},
     }),
-    'restrict-map': Flags.string({description: "Live: the HAProxy restriction map's file, as haproxy.cfg names it.", helpValue: 'FILE'}),
     backend: pair({
       description: 'Live, with --haproxy-socket: POOL=NAME of the HAProxy backends gates read (repeatable, at least one).',
       helpValue: 'POOL=NAME',
@@ -267,14 +304,18 @@ export const targetFlags = {
   },
 }
 
+/** The gate's settings: each needs the metric, which says what the gate measures. */
+const ofTheGate = <F extends {description?: string}>(flag: F) =>
+  related(flag, {dependsOn: {flags: ['gate-metric'], why: 'the metric says what the gate measures'}})
+
 /** A gate on the step, for the steps that take one. */
 export const gateFlags = {
-  'gate-interval': seconds({description: 'Seconds between verdicts (default 10).'}),
+  'gate-interval': ofTheGate(seconds({description: 'Seconds between verdicts (default 10).'})),
   'gate-metric': Flags.string({description: 'Gate metric.', options: ['error-rate', 'latency-p99', 'healthy-targets']}),
-  'gate-pool': Flags.string({description: 'Pool the gate metric is scoped to.'}),
-  'gate-successes': Flags.integer({description: 'Passing verdicts in a row the gate needs (default 3).', min: 1}),
-  'gate-threshold': decimal({description: 'Gate threshold: % for error-rate and healthy-targets, ms for latency-p99.', min: 0}),
-  'gate-window': seconds({description: 'Seconds of data each verdict looks at (default 60).'}),
+  'gate-pool': ofTheGate(Flags.string({description: 'Pool the gate metric is scoped to.'})),
+  'gate-successes': ofTheGate(Flags.integer({description: 'Passing verdicts in a row the gate needs (default 3).', min: 1})),
+  'gate-threshold': ofTheGate(decimal({description: 'Gate threshold: % for error-rate and healthy-targets, ms for latency-p99.', min: 0})),
+  'gate-window': ofTheGate(seconds({description: 'Seconds of data each verdict looks at (default 60).'})),
 }
 
 /** Which flag supplied each gate field, so a runbook check names the flag. */
@@ -287,13 +328,9 @@ export const gateFlagPaths = {
   'steps[0].gate': '--gate-metric',
 }
 
-/** The gate a single-action command's flags describe, or none. */
+/** The gate a single-action command's flags describe, or none (oclif has refused a gate setting without --gate-metric). */
 export function gateFromFlags(flags: Partial<FlagValues<typeof gateFlags>>): Record<string, unknown> | undefined {
-  if (flags['gate-metric'] === undefined) {
-    const stray = Object.entries(flags).find(([k, v]) => k.startsWith('gate-') && v !== undefined)
-    if (stray) throw new InputError(`--${stray[0]}: needs --gate-metric to say what the gate measures`)
-    return undefined
-  }
+  if (flags['gate-metric'] === undefined) return undefined
   const fields = {
     metric: flags['gate-metric'],
     threshold: flags['gate-threshold'],

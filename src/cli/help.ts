@@ -5,6 +5,19 @@ import {exitCodeLines} from './exit-codes.js'
 export default class SluiceHelp extends Help {
   override formatCommand(command: Command.Loadable): string {
     const section = this.section('EXIT CODES', exitCodeLines().join('\n'))
-    return `${super.formatCommand(command)}\n\n${section}`
+    return `${super.formatCommand(flatUsage(command))}\n\n${section}`
   }
+}
+
+/**
+ * The command with its flags' relations left out of the usage line. oclif's docopts groups flags
+ * by dependsOn and exclusive, and garbles relations that overlap (calibrate's came out as
+ * `[--until TIME |  | ]`, and --haproxy shown only with --haproxy-config); each flag's
+ * description says its relations instead (src/cli/flag-relations.ts).
+ */
+function flatUsage(command: Command.Loadable): Command.Loadable {
+  const flags = Object.fromEntries(
+    Object.entries(command.flags).map(([name, flag]) => [name, {...flag, dependsOn: undefined, exclusive: undefined, combinable: undefined}]),
+  )
+  return {...command, flags} as Command.Loadable
 }

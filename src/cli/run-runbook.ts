@@ -1,6 +1,5 @@
 import {checkOutputName, writeOutput} from './output-file.js'
 import type {StepResult} from '../engine/engine.js'
-import {InputError} from '../errors.js'
 import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
 import type {Runbook} from '../loader/runbook.js'
 import {runIn, type Mode} from '../runner.js'
@@ -37,18 +36,13 @@ export const operator = operatorName
 type ModeFlags = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
   Partial<FlagValues<typeof rehearsalFlags & typeof reportFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>> & {'start-at'?: number}
 
-/** Flags that only mean something to a rehearsal: a live run given one refuses rather than ignore it. */
-const rehearsalOnly = ['pace', 'svg', 'html', 'scenario', 'setup', 'start-at', 'rollback'] as const
-
-/** The one place a command's flags pick between a rehearsal and a live run. */
+/**
+ * The one place a command's flags pick between a rehearsal and a live run. A flag only a
+ * rehearsal reads needs --dry-run (rehearsalOnly in flags.ts): oclif has refused one given live.
+ */
 export function modeOf(flags: ModeFlags): Mode {
   if (flags['dry-run'])
     return {kind: 'rehearsal', scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null, ...(flags.rollback ? {rollback: flags.rollback} : {})}
-  const given = rehearsalOnly.filter((name) => flags[name] !== undefined)
-  if (given.length > 0)
-    throw new InputError(
-      `${given.map((name) => `--${name}`).join(', ')}: only for a rehearsal; add --dry-run to rehearse, or leave ${given.length === 1 ? 'it' : 'them'} out to run live`,
-    )
   return {
     kind: 'live',
     aws: awsOptionsOf(flags),

@@ -4,7 +4,7 @@ import {InputError} from '../errors.js'
 import type {Step} from '../actions/registry.js'
 import type {RunbookInput} from '../loader/runbook-schema.js'
 import {singleStepRunbook} from '../loader/single-step.js'
-import {awsFlags, lockFlags, reportFlags, runFlags, stateFlags, stepRehearsalFlags, type FlagValues, type targetFlags} from './flags.js'
+import {awsFlags, lockFlags, rehearsalOnly, reportFlags, runFlags, stateFlags, stepRehearsalFlags, type FlagValues, type targetFlags} from './flags.js'
 import {executeRunbook, modeOf, type Printer, type RunJson} from './run-runbook.js'
 import type {StepNeeds} from '../wiring/step-fleet.js'
 
@@ -13,7 +13,7 @@ import type {StepNeeds} from '../wiring/step-fleet.js'
  * rehearse or run, the rehearsal's scenario and reports, and live, where AWS and state are. Each
  * adds the target flags for what it changes.
  */
-export const trafficCommandFlags = {...runFlags, ...stepRehearsalFlags, ...reportFlags, ...awsFlags, ...stateFlags, ...lockFlags}
+export const trafficCommandFlags = {...runFlags, ...rehearsalOnly({...stepRehearsalFlags, ...reportFlags}), ...awsFlags, ...stateFlags, ...lockFlags}
 
 /**
  * The freeze lives in sluice's state, so freeze and unfreeze need only that and --dry-run; they
@@ -30,23 +30,20 @@ export type StepCommandValues = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
   Partial<FlagValues<typeof runFlags & typeof stepRehearsalFlags & typeof reportFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>> &
   TargetValues
 
-/** Live targets from the resource flags; what a step needs and no flag gives is caught by the runbook checks. */
+/**
+ * Live targets from the resource flags; what a step needs and no flag gives is caught by the
+ * runbook checks (a --sets of no set identifiers among them). Which flags go together is declared
+ * on them (targetFlags), so oclif has refused half a weighted record, or a HAProxy socket without
+ * its map or backends.
+ */
 function liveTargets(flags: TargetValues): RunbookInput['targets'] {
   const groups = Object.fromEntries((flags['target-group'] ?? []).map(({key, value}) => [key, value]))
   const sets = (flags.sets ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-  if ((flags.zone || flags.record) && !(flags.zone && flags.record && sets.length > 0))
-    throw new InputError('--zone, --record and --sets go together: the hosted zone, the weighted record and its set identifiers')
-  if (flags['haproxy-socket'] || flags['restrict-map']) {
-    if (!(flags['haproxy-socket'] && flags['restrict-map']))
-      throw new InputError("--haproxy-socket and --restrict-map go together: HAProxy's Runtime API and the restriction map its config names")
+  if (flags['haproxy-socket'] && flags['restrict-map']) {
     const backends = Object.fromEntries((flags.backend ?? []).map(({key, value}) => [key, value]))
-    if (Object.keys(backends).length === 0)
-      throw new InputError(
-        "--backend POOL=NAME: name at least one HAProxy backend with --haproxy-socket, as the runbook's targets.haproxy.backends does; a gate reads its counters",
-      )
     return {
       haproxy: {socket: flags['haproxy-socket'], backends, restrictMap: flags['restrict-map']},
       metrics: {source: 'haproxy'},
@@ -69,7 +66,11 @@ const resourceFlags: Record<NonNullable<ActionDefinition['changes']>, {flags: st
   restrictions: {flags: '--listener (or --haproxy-socket and --restrict-map)', given: (f) => Boolean(f.listener || f['haproxy-socket'])},
 }
 
-/** Live, a step needs what it changes named by flags; say which ones, and the alternative. */
+/**
+ * Live, a step needs what it changes named by flags; say which ones, and the alternative. Not
+ * declared with oclif: which flags a step needs live is its action's (`changes` in the action
+ * registry), and only without --dry-run.
+ */
 function requireLiveFlags(action: Step['action'], flags: TargetValues): void {
   const changes = (actionNamed(action) as ActionDefinition).changes
   const named = changes && resourceFlags[changes]

@@ -63,9 +63,9 @@ describe.concurrent('bad flags, spawned: exit 2 and one line naming the flag', (
     ['restrict', ['--svg', 'chart.svg']],
   ])('live, %s refuses a rehearsal-only flag with exit 2, naming it, before any AWS call', async (name, flag) => {
     const args = commands.find((c) => c.name === name)!.args.filter((a, k, all) => a !== '--scenario' && all[k - 1] !== '--scenario')
-    expectBadInput(await sluice([...args, ...flag]), new RegExp(`${flag[0]}: only for a rehearsal; add --dry-run`))
+    expectBadInput(await sluice([...args, ...flag]), new RegExp(`${flag[0]}: needs --dry-run; only for a rehearsal: add --dry-run`))
     // The scenario a rehearsal defaults to is no flag given: naming one live is refused too.
-    expectBadInput(await sluice([...args, '--scenario', 'two-regions']), /--scenario: only for a rehearsal/)
+    expectBadInput(await sluice([...args, '--scenario', 'two-regions']), /--scenario: needs --dry-run; only for a rehearsal/)
   })
 
   it('a required flag left out (freeze without --reason) names the flag on one line', async () => {

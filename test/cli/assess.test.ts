@@ -139,7 +139,7 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
     expect(page).toContain('<th>gets it out</th>')
     const quick = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '14', '--quick', '--svg', svg])
     expect(quick.code).toBe(2)
-    expect(quick.stderr).toContain('--svg: saves the map, which --quick leaves out; drop one of them')
+    expect(quick.stderr).toContain('--svg: not with --quick; it saves the map, which --quick leaves out; drop one of them')
   }, 60_000)
 
   it('as a runbook step: stops a rehearsal at the assess step when the pool is stuck (exit 3), goes on when it is not', async () => {
@@ -208,20 +208,20 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
 
   it('refuses what it cannot place, naming the flag', async () => {
     const cases: Array<[string[], string]> = [
-      [['--demand', '1500'], '--in-rotation: a described pool needs both --demand and --in-rotation'],
+      [['--demand', '1500'], '--demand: needs --in-rotation; a described pool needs both --demand and --in-rotation'],
       [['--demand', '1500', '--in-rotation', '25'], "--in-rotation: expected at most the pool's 20 servers but received: 25"],
       [
         [],
-        'missing the pool: --target-group and --load-balancer (or --haproxy and --backend, or --prometheus and --mapping) to read a live one, or --demand and --in-rotation to describe one',
+        'missing one of --target-group and --load-balancer, --haproxy and --backend, --prometheus and --mapping, or --demand and --in-rotation; assess places one pool',
       ],
-      [['--haproxy', '/run/haproxy.sock'], '--backend: a HAProxy pool is named by both --haproxy and --backend'],
+      [['--haproxy', '/run/haproxy.sock'], '--haproxy: needs --backend; a HAProxy pool is named by both --haproxy and --backend'],
       [
         ['--haproxy', '/run/haproxy.sock', '--backend', 'web', '--target-group', 'arn:x'],
-        '--haproxy: read one live pool, an ALB target group or a HAProxy backend, not both',
+        '--target-group: not with --haproxy or --backend; read one live pool: an ALB target group, a HAProxy backend or Prometheus, not both',
       ],
-      [['--demand', '1500', '--in-rotation', '5', '--watch', '10'], '--watch: re-assesses a live pool'],
+      [['--demand', '1500', '--in-rotation', '5', '--watch', '10'], '--watch: needs --target-group and --load-balancer, --haproxy and --backend, or --prometheus and --mapping; it re-assesses a live pool'],
       [['--demand', '1500', '--in-rotation', '5', '--broken', '30'], "--broken: expected at most the pool's 20 servers but received: 30"],
-      [['--target-group', 'arn:x'], '--load-balancer: a live pool is named by both --target-group and --load-balancer'],
+      [['--target-group', 'arn:x'], '--target-group: needs --load-balancer; a live pool is named by both --target-group and --load-balancer'],
     ]
     for (const [flags, message] of cases) {
       const out = await sluice(['assess', '--scenario', 'outlook-2026', ...flags])

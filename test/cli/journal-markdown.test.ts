@@ -100,7 +100,7 @@ describe('sluice journal RUN --markdown, spawned, on a local state directory', (
     expect(both.code).toBe(2)
     const error = JSON.parse(both.stdout) as {error: {message: string; exit: number}}
     expect(error.error.exit).toBe(2)
-    expect(error.error.message).toMatch(/--markdown and --json/)
+    expect(error.error.message).toMatch(/^--markdown: not with --json; /)
     const plain = await sluice(['journal', '--json', RUN, '--markdown'], {env})
     expect(plain.code).toBe(2)
     const alone = await sluice(['journal', '--markdown'], {env})

@@ -105,6 +105,6 @@ steps:
       '--yes',
     ])
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain('--backend POOL=NAME: name at least one HAProxy backend with --haproxy-socket')
+    expect(r.stderr).toContain('--haproxy-socket: needs --backend; a HAProxy target is its Runtime API, the restriction map its config names and the backends gates read')
   })
 })

@@ -75,7 +75,7 @@ describe('sluice run --dry-run --rollback', () => {
   it('is refused for a live run, by name', async () => {
     const r = await sluice(['run', 'drill-cold-return', '--rollback', 'ramped', '--yes'])
     expect(r.code).toBe(2)
-    expect(r.stderr).toMatch(/--rollback: only for a rehearsal; add --dry-run to rehearse/)
+    expect(r.stderr).toMatch(/--rollback: needs --dry-run; only for a rehearsal: add --dry-run to rehearse/)
   })
 
   it('refuses a way back it does not know, naming the choices', async () => {

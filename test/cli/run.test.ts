@@ -302,7 +302,7 @@ describe.concurrent('sluice run without --dry-run', () => {
     expect(stdout).toBe('')
     const named = flags.filter((f) => f.startsWith('--')).join(', ')
     expect(stderr.trimEnd()).toBe(
-      `Error: ${named}: only for a rehearsal; add --dry-run to rehearse, or leave ${flags.length > 2 ? 'them' : 'it'} out to run live`,
+      `Error: ${named}: ${flags.length > 2 ? 'need' : 'needs'} --dry-run; only for a rehearsal: add --dry-run to rehearse, or leave the rehearsal flags out to run live`,
     )
   })
 

@@ -37,7 +37,7 @@ describe('abort --now without --rollback (in process)', () => {
     const {store} = await inState([{runId: LIVE, life: 'running'}])
     expectBadInput(
       await abort([LIVE, '--now']),
-      '--now: only means something with --rollback (roll the run back at once once it stops); add --rollback, or leave --now out',
+      '--now: needs --rollback; --now says how the rollback moves weights back (at once), and abort rolls the run back only with --rollback',
     )
     expect(await store.controls(LIVE)).toEqual([])
   })
@@ -48,7 +48,7 @@ describe('abort --now without --rollback (in process)', () => {
     expect(r.code, r.stderr).toBe(2)
     const json = JSON.parse(r.stdout) as {error: {message: string; exit: number}}
     expect(json.error.exit).toBe(2)
-    expect(json.error.message).toMatch(/^--now: only means something with --rollback/)
+    expect(json.error.message).toMatch(/^--now: needs --rollback; .*abort rolls the run back only with --rollback$/)
     expect(await store.controls(LIVE)).toEqual([])
   })
 })

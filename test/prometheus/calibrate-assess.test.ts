@@ -124,22 +124,22 @@ describe('sluice calibrate and assess --prometheus against a fake Prometheus: a 
 
   it('refuses flags that name no pool, two pools, or a URL it will not use: exit 2, naming the flag', async () => {
     const calibrate: Array<[string[], string]> = [
-      [['--prometheus', url], '--mapping: a Prometheus pool is named by both --prometheus URL and --mapping FILE'],
-      [['--mapping', mapping], '--prometheus: a Prometheus pool is named by both --prometheus URL and --mapping FILE'],
+      [['--prometheus', url], '--prometheus: needs --mapping; a Prometheus pool is named by both --prometheus URL and --mapping FILE'],
+      [['--mapping', mapping], '--mapping: needs --prometheus; a Prometheus pool is named by both --prometheus URL and --mapping FILE'],
       [
         ['--prometheus', url, '--mapping', mapping, '--haproxy', '/run/haproxy.sock'],
-        '--prometheus: read one pool, from Prometheus (--prometheus, --mapping) or a HAProxy backend (--haproxy, --backend), not both',
+        '--haproxy: not with --prometheus or --mapping; calibrate reads one pool: an ALB target group and its CloudWatch metrics, a HAProxy backend, or Prometheus through a mapping',
       ],
       [
         ['--mapping', mapping, '--target-group', 'arn:x'],
-        '--mapping: read one pool, from Prometheus (--prometheus, --mapping) or an ALB target group (--target-group, --load-balancer), not both',
+        '--target-group: not with --mapping; calibrate reads one pool: an ALB target group and its CloudWatch metrics, a HAProxy backend, or Prometheus through a mapping',
       ],
       [
         ['--prometheus', 'prometheus:9090', '--mapping', mapping],
         '--prometheus: expected an http(s) URL such as http://prometheus:9090 but received: prometheus:9090',
       ],
       [['--prometheus', 'http://admin:hunter2@prometheus:9090', '--mapping', mapping], '--prometheus: a URL with credentials (user:password@)'],
-      [['--prometheus', url, '--mapping', mapping, '--haproxy-config', 'h.cfg'], '--haproxy-config: goes with --haproxy and --backend'],
+      [['--prometheus', url, '--mapping', mapping, '--haproxy-config', 'h.cfg'], '--haproxy-config: needs --haproxy and --backend'],
       [
         ['--prometheus', url, '--mapping', mapping, '--window', '10m', '--period', '300'],
         '--period: 300 s gives fewer than three periods in a window of 600 s',
@@ -148,7 +148,7 @@ describe('sluice calibrate and assess --prometheus against a fake Prometheus: a 
       [['--prometheus', url, '--mapping', join(dir, 'none.yaml')], `--mapping: cannot read ${join(dir, 'none.yaml')}: ENOENT`],
       [
         [],
-        'missing the pool: --target-group and --load-balancer (an ALB target group and its CloudWatch metrics), --haproxy and --backend, or --prometheus and --mapping',
+        'missing one of --target-group and --load-balancer, --haproxy and --backend, or --prometheus and --mapping; calibrate reads one pool: an ALB target group and its CloudWatch metrics',
       ],
     ]
     for (const [flags, message] of calibrate) {
@@ -158,14 +158,14 @@ describe('sluice calibrate and assess --prometheus against a fake Prometheus: a 
       expect(out.stderr).not.toContain('hunter2')
     }
     const assess: Array<[string[], string]> = [
-      [['--prometheus', url], '--mapping: a Prometheus pool is named by both --prometheus URL and --mapping FILE'],
+      [['--prometheus', url], '--prometheus: needs --mapping; a Prometheus pool is named by both --prometheus URL and --mapping FILE'],
       [
         ['--prometheus', url, '--mapping', mapping, '--target-group', 'arn:x'],
-        '--prometheus: read one live pool, from Prometheus or an ALB target group, not both',
+        '--target-group: not with --prometheus or --mapping; read one live pool: an ALB target group, a HAProxy backend or Prometheus, not both',
       ],
       [
         ['--prometheus', url, '--mapping', mapping, '--demand', '700', '--in-rotation', '8'],
-        '--demand: describe a pool (--demand, --in-rotation) or read a live one',
+        '--demand: not with --prometheus or --mapping; describe a pool (--demand, --in-rotation) or read a live one',
       ],
     ]
     for (const [flags, message] of assess) {

@@ -35,7 +35,7 @@ describe('simulate --sweep (in process, one thread)', () => {
       ['--sweep', 'fault-duration=10..200', '--fix-at', '300'],
       /^Error: --fix-at: the sweep varies fault-duration; leave out --fix-at or its --sweep$/,
     )
-    await expectBadInput(['--workers', '2'], /^Error: --workers: sets the threads of a sweep; use it with --sweep$/)
+    await expectBadInput(['--workers', '2'], /^Error: --workers: needs --sweep; it sets the threads of a sweep$/)
     await expectBadInput(
       ['--sweep', 'broken=0..2', '--sweep', 'demand=1..2', '--sweep', 'servers=1..2'],
       /^Error: --sweep: at most two \(an x and a y axis\), got 3/,
