@@ -54,10 +54,11 @@ It says demand against what the servers in rotation can serve. It changes nothin
       dependsOn: {flags: ['target-group'], why: albPair},
       exclusive: oneLivePool([...haproxyPool, ...prometheusPool]),
     }),
-    haproxy: related(
-      Flags.string({description: "Read the pool now from this HAProxy's Runtime API (its stats socket, or HOST:PORT).", helpValue: 'SOCKET'}),
-      {dependsOn: {flags: ['backend'], why: haproxyPair}, exclusive: oneLivePool([...alb, ...prometheusPool]), exactlyOne: onePool},
-    ),
+    haproxy: related(Flags.string({description: "Read the pool now from this HAProxy's Runtime API (its stats socket, or HOST:PORT).", helpValue: 'SOCKET'}), {
+      dependsOn: {flags: ['backend'], why: haproxyPair},
+      exclusive: oneLivePool([...alb, ...prometheusPool]),
+      exactlyOne: onePool,
+    }),
     backend: related(Flags.string({description: 'The HAProxy backend that is the pool.', helpValue: 'NAME'}), {
       dependsOn: {flags: ['haproxy'], why: haproxyPair},
       exclusive: oneLivePool([...alb, ...prometheusPool]),

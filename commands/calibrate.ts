@@ -203,7 +203,9 @@ function sourceOf(flags: CalibrateFlags): {pool: PoolSource; start: Date; end: D
     throw new InputError(`--period: CloudWatch keeps one-minute points for 15 days only; a window of ${window} s needs --period 300 or more`)
   const group = /targetgroup\/([^/]+)\//.exec(targetGroup)?.[1]
   if (!group)
-    throw new InputError(`--target-group: expected a target group ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) but received: ${targetGroup}`)
+    throw new InputError(
+      `--target-group: expected a target group ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) but received: ${targetGroup}`,
+    )
   if (!/^app\/[^/]+\/[^/]+$/.test(loadBalancer))
     throw new InputError(`--load-balancer: expected the load balancer's dimension app/NAME/ID but received: ${loadBalancer}`)
   return {

@@ -75,7 +75,8 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     }),
     workers: related(
       Flags.integer({
-        description: 'Threads to run the cells of a sweep on (default: the available cores; 1 runs them in this thread). The result is the same for any number.',
+        description:
+          'Threads to run the cells of a sweep on (default: the available cores; 1 runs them in this thread). The result is the same for any number.',
         min: 1,
         max: 64,
         helpValue: 'N',

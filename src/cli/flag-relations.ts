@@ -100,7 +100,11 @@ export function relationProblems(error: Error): string[] | undefined {
     (f) => f.combinable || f.atLeastOne || f.relationships?.some((r) => r.type !== 'some') || (hasRelation(f) && !f.whyRelated),
   )
   if (undeclared) return undefined
-  const lines = brokenRules(declared, (name) => values[name] !== undefined, (name) => parse.output?.metadata?.flags?.[name]?.setFromDefault === true)
+  const lines = brokenRules(
+    declared,
+    (name) => values[name] !== undefined,
+    (name) => parse.output?.metadata?.flags?.[name]?.setFromDefault === true,
+  )
   return lines.length > 0 ? lines : undefined
 }
 
@@ -125,7 +129,9 @@ function brokenRules(declared: Record<string, Declared>, given: (name: string) =
   const withPartners = (name: string) => list([name, ...(declared[name]?.dependsOn ?? [])], 'and')
   /** Alternatives, each with its partners: `--a and --b, --c and --d, or --e`. */
   const alternatives = (names: string[]) =>
-    names.length < 2 ? names.map(withPartners).join('') : `${names.slice(0, -1).map(withPartners).join(', ')}${names.length > 2 ? ',' : ''} or ${withPartners(names.at(-1)!)}`
+    names.length < 2
+      ? names.map(withPartners).join('')
+      : `${names.slice(0, -1).map(withPartners).join(', ')}${names.length > 2 ? ',' : ''} or ${withPartners(names.at(-1)!)}`
 
   /** Flags given together that must not be: one line per reason, naming the first flag and all it clashes with. */
   const clash = (name: string, others: string[], kind: Kind) => {
@@ -138,14 +144,28 @@ function brokenRules(declared: Record<string, Declared>, given: (name: string) =
   }
 
   const flags = Object.entries(declared)
+  /** Whether a flag given goes with one of these (--backend given, --haproxy not): its own line says what it needs. */
+  const halfGiven = (alternatives: string[]) =>
+    flags.some(([name, flag]) => given(name) && (flag.dependsOn ?? []).some((other) => alternatives.includes(other)))
   // Exclusions first: where a pair is also two of exactly one, the exclusion says it more closely.
   for (const [name, flag] of flags)
-    if (given(name) && !defaulted(name)) clash(name, (flag.exclusive ?? []).filter((other) => given(other) && !defaulted(other)), 'exclusive')
-  for (const [name, flag] of flags) if (given(name)) clash(name, (flag.exactlyOne ?? []).filter((other) => other !== name && given(other)), 'exactlyOne')
+    if (given(name) && !defaulted(name))
+      clash(
+        name,
+        (flag.exclusive ?? []).filter((other) => given(other) && !defaulted(other)),
+        'exclusive',
+      )
+  for (const [name, flag] of flags)
+    if (given(name))
+      clash(
+        name,
+        (flag.exactlyOne ?? []).filter((other) => other !== name && given(other)),
+        'exactlyOne',
+      )
   for (const [name, flag] of flags) {
     if (!given(name)) {
       if (flag.required) required.push(`--${name}: missing; this flag is required`)
-      else if (flag.exactlyOne && flag.exactlyOne.length > 0 && !flag.exactlyOne.some(given)) {
+      else if (flag.exactlyOne && flag.exactlyOne.length > 0 && !flag.exactlyOne.some(given) && !halfGiven(flag.exactlyOne)) {
         const key = [...flag.exactlyOne].sort().join(' ')
         if (!missing.has(key)) missing.set(key, {alternatives: flag.exactlyOne, why: why(name, 'exactlyOne')})
       }
@@ -167,7 +187,9 @@ function brokenRules(declared: Record<string, Declared>, given: (name: string) =
   return [
     ...required,
     ...[...clashes.values()].map((c) => said(`--${c.flag}: not with ${list(c.others, 'or')}`, c.why)),
-    ...[...needs.values()].map((n) => said(`${n.flags.map((f) => `--${f}`).join(', ')}: ${n.flags.length === 1 ? 'needs' : 'need'} ${list(n.missing, 'and')}`, n.why)),
+    ...[...needs.values()].map((n) =>
+      said(`${n.flags.map((f) => `--${f}`).join(', ')}: ${n.flags.length === 1 ? 'needs' : 'need'} ${list(n.missing, 'and')}`, n.why),
+    ),
     ...[...someOf.values()].map((s) => said(`--${s.flag}: needs ${alternatives(s.alternatives)}`, s.why)),
     ...[...missing.values()].map((m) => said(`missing one of ${alternatives(m.alternatives)}`, m.why)),
   ]

@@ -105,8 +105,7 @@ const prometheusPair = 'a Prometheus pool is named by both --prometheus URL and 
 export const prometheusFlags = {
   prometheus: related(
     Flags.string({
-      description:
-        "Read the pool from this Prometheus server's HTTP API, its base URL (credentials go in the variable the mapping's authorizationEnv names).",
+      description: "Read the pool from this Prometheus server's HTTP API, its base URL (credentials go in the variable the mapping's authorizationEnv names).",
       helpValue: 'URL',
     }),
     {dependsOn: {flags: ['mapping'], why: prometheusPair}},
@@ -259,7 +258,8 @@ export const reportFlags = {
 
 /** The live resources a single-action command changes, by kind. */
 const weightedRecord = 'the hosted zone, the weighted record and its set identifiers name the weights together'
-const haproxyTarget = "a HAProxy target is its Runtime API, the restriction map its config names and the backends gates read, together (as a runbook's targets.haproxy)"
+const haproxyTarget =
+  "a HAProxy target is its Runtime API, the restriction map its config names and the backends gates read, together (as a runbook's targets.haproxy)"
 
 export const targetFlags = {
   dns: {

@@ -19,5 +19,5 @@ function flatUsage(command: Command.Loadable): Command.Loadable {
   const flags = Object.fromEntries(
     Object.entries(command.flags).map(([name, flag]) => [name, {...flag, dependsOn: undefined, exclusive: undefined, combinable: undefined}]),
   )
-  return {...command, flags} as Command.Loadable
+  return {...command, flags}
 }

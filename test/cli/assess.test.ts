@@ -219,7 +219,10 @@ describe('sluice assess (spawned): a pool placed on the map of its scenario, the
         ['--haproxy', '/run/haproxy.sock', '--backend', 'web', '--target-group', 'arn:x'],
         '--target-group: not with --haproxy or --backend; read one live pool: an ALB target group, a HAProxy backend or Prometheus, not both',
       ],
-      [['--demand', '1500', '--in-rotation', '5', '--watch', '10'], '--watch: needs --target-group and --load-balancer, --haproxy and --backend, or --prometheus and --mapping; it re-assesses a live pool'],
+      [
+        ['--demand', '1500', '--in-rotation', '5', '--watch', '10'],
+        '--watch: needs --target-group and --load-balancer, --haproxy and --backend, or --prometheus and --mapping; it re-assesses a live pool',
+      ],
       [['--demand', '1500', '--in-rotation', '5', '--broken', '30'], "--broken: expected at most the pool's 20 servers but received: 30"],
       [['--target-group', 'arn:x'], '--target-group: needs --load-balancer; a live pool is named by both --target-group and --load-balancer'],
     ]

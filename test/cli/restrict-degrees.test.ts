@@ -105,6 +105,8 @@ steps:
       '--yes',
     ])
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain('--haproxy-socket: needs --backend; a HAProxy target is its Runtime API, the restriction map its config names and the backends gates read')
+    expect(r.stderr).toContain(
+      '--haproxy-socket: needs --backend; a HAProxy target is its Runtime API, the restriction map its config names and the backends gates read',
+    )
   })
 })
