@@ -1,4 +1,4 @@
-import type {Backend, BackendProblem, BackendStep, IamStatement, PoolSplit} from '../ports/backend.js'
+import type {Backend, BackendFace, BackendProblem, BackendStep, IamStatement, PoolSplit} from '../ports/backend.js'
 
 /** What a runbook's targets say of AWS: the fields this family reads. */
 export interface AwsTargets {
@@ -94,6 +94,10 @@ export function awsBackend(targets: AwsTargets): Backend {
     poolSplit: (rule, path) => forwardSplit(rule, path, targetGroups),
     poolLabel: (pool) => targetGroups[pool],
     poolPath: (pool) => ['targets', 'targetGroups', pool],
+    setPath: (set) => ['targets', 'dns', 'sets', set],
+    // A target group is only ever cycled: one with no targets has nothing to be.
+    poolsMayBeSorry: false,
+    frontedBy: 'alb',
     locks: {
       weights: () => (dns ? [`route53:${dns.zone}/${fqdn(dns.record)}/${dns.type}`] : []),
       pool: (pool) => (targetGroups[pool] ? [`elbv2:${targetGroups[pool]}`] : []),
@@ -180,4 +184,11 @@ export function awsBackend(targets: AwsTargets): Backend {
       return []
     },
   }
+}
+
+/** AWS's face: targets that name a record, target groups or a listener (and, by src/runbook/targets.ts, those that name no family). */
+export const awsFace: BackendFace<AwsTargets> = {
+  family: 'aws',
+  names: (targets) => targets.dns !== undefined || targets.targetGroups !== undefined || targets.listener !== undefined,
+  backend: awsBackend,
 }

@@ -3,8 +3,8 @@ import type {Clock, MetricKind, MetricsPort, PoolPort, Reading} from '../ports/c
 import {checkGateReading, ImpossibleReading, readingBounds, within} from '../ports/reading-bounds.js'
 import {healthyShare} from '../ports/target-groups.js'
 import {FailedError} from '../errors.js'
-import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
+import type {CloudWatchCalls} from './sdk.js'
 
 /** ALB metrics come in one-minute points, so a window is a whole number of minutes. */
 const period = 60
@@ -69,7 +69,7 @@ export class CloudWatchMetrics implements MetricsPort {
   readonly label: string
 
   constructor(
-    private readonly clients: AwsClients,
+    private readonly cloudwatch: CloudWatchCalls,
     private readonly clock: Clock,
     private readonly scope: CloudWatchScope,
   ) {
@@ -96,8 +96,6 @@ export class CloudWatchMetrics implements MetricsPort {
     const window = Math.max(period, Math.ceil(windowSeconds / period) * period)
     const end = new Date(this.clock.now() * 1000)
     const start = new Date(end.getTime() - window * 1000)
-    const {GetMetricDataCommand} = await import('@aws-sdk/client-cloudwatch')
-    const client = await this.clients.cloudwatch()
     const values: Record<string, number[]> = {}
     let token: string | undefined
     const pages = new Set<string>()
@@ -106,7 +104,7 @@ export class CloudWatchMetrics implements MetricsPort {
         'CloudWatch',
         'GetMetricData',
         `${loadBalancer}${targetGroup ? ` ${targetGroup}` : ''}`,
-        (abortSignal) => client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token}), {abortSignal}),
+        (abortSignal) => this.cloudwatch.getMetricData({MetricDataQueries: queries, StartTime: start, EndTime: end, NextToken: token}, abortSignal),
         signal,
       )
       for (const r of out.MetricDataResults ?? []) {

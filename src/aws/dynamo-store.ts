@@ -1,6 +1,7 @@
 import type {AttributeValue} from '@aws-sdk/client-dynamodb'
 import {AwsClients, type AwsOptions} from './clients.js'
 import {awsCall} from './errors.js'
+import {sdkCalls, type DynamoDbCalls} from './sdk.js'
 import type {FreezePort, FreezeRecord} from '../ports/control-plane.js'
 import {createHash} from 'node:crypto'
 import type {ControlIntent} from '../ports/controls.js'
@@ -21,16 +22,18 @@ const conditionFailed = (error: unknown): boolean => String((error as Error).mes
 export class DynamoStore extends LeasingStore {
   readonly label: string
   readonly freeze: FreezePort
-  private readonly clients: AwsClients
+  private readonly dynamodb: DynamoDbCalls
   private ready?: Promise<void>
 
+  /** The table's calls are the SDK's, with the run's AWS settings, unless a test hands it its own. */
   constructor(
     private readonly table: string,
     aws: AwsOptions,
+    calls?: DynamoDbCalls,
   ) {
     super()
     this.label = `dynamodb://${table}`
-    this.clients = new AwsClients(aws)
+    this.dynamodb = calls ?? sdkCalls(new AwsClients(aws)).dynamodb
     this.freeze = new DynamoFreeze(this)
   }
 
@@ -70,17 +73,16 @@ export class DynamoStore extends LeasingStore {
     this.throttled = {calls: 0, attempts: 0, delayMs: 0, since: now}
   }
 
-  private async sdk() {
-    const m = await import('@aws-sdk/client-dynamodb')
-    const client = await this.clients.dynamodb()
-    this.ready ??= this.ensureTable(m, client)
+  /** The table's calls, once the table is there. */
+  private async sdk(): Promise<DynamoDbCalls> {
+    this.ready ??= this.ensureTable(this.dynamodb)
     await this.ready
-    return {m, client}
+    return this.dynamodb
   }
 
-  private async ensureTable(m: typeof import('@aws-sdk/client-dynamodb'), client: Awaited<ReturnType<AwsClients['dynamodb']>>): Promise<void> {
+  private async ensureTable(dynamodb: DynamoDbCalls): Promise<void> {
     const exists = await awsCall('DynamoDB', 'DescribeTable', this.label, () =>
-      client.send(new m.DescribeTableCommand({TableName: this.table})).then(
+      dynamodb.describeTable({TableName: this.table}).then(
         () => true,
         (error: Error) => {
           if (error.name === 'ResourceNotFoundException') return false
@@ -90,44 +92,40 @@ export class DynamoStore extends LeasingStore {
     )
     if (exists) return
     await awsCall('DynamoDB', 'CreateTable', this.label, () =>
-      client
-        .send(
-          new m.CreateTableCommand({
-            TableName: this.table,
-            BillingMode: 'PAY_PER_REQUEST',
-            AttributeDefinitions: [
-              {AttributeName: 'pk', AttributeType: 'S'},
-              {AttributeName: 'sk', AttributeType: 'N'},
-            ],
-            KeySchema: [
-              {AttributeName: 'pk', KeyType: 'HASH'},
-              {AttributeName: 'sk', KeyType: 'RANGE'},
-            ],
-          }),
-        )
+      dynamodb
+        .createTable({
+          TableName: this.table,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [
+            {AttributeName: 'pk', AttributeType: 'S'},
+            {AttributeName: 'sk', AttributeType: 'N'},
+          ],
+          KeySchema: [
+            {AttributeName: 'pk', KeyType: 'HASH'},
+            {AttributeName: 'sk', KeyType: 'RANGE'},
+          ],
+        })
         .catch((error) => {
           // Another process created it first: fine.
           if ((error as Error).name !== 'ResourceInUseException') throw error
         }),
     )
     for (let i = 0; i < 60; i++) {
-      const out = await client.send(new m.DescribeTableCommand({TableName: this.table}))
+      const out = await dynamodb.describeTable({TableName: this.table})
       if (out.Table?.TableStatus === 'ACTIVE') return
       await new Promise((r) => setTimeout(r, 1000))
     }
   }
 
   async put(item: Item, condition?: {expression: string; values?: Item}): Promise<boolean> {
-    const {m, client} = await this.sdk()
+    const dynamodb = await this.sdk()
     try {
       await this.call('PutItem', () =>
-        client.send(
-          new m.PutItemCommand({
-            TableName: this.table,
-            Item: item,
-            ...(condition ? {ConditionExpression: condition.expression, ...(condition.values ? {ExpressionAttributeValues: condition.values} : {})} : {}),
-          }),
-        ),
+        dynamodb.putItem({
+          TableName: this.table,
+          Item: item,
+          ...(condition ? {ConditionExpression: condition.expression, ...(condition.values ? {ExpressionAttributeValues: condition.values} : {})} : {}),
+        }),
       )
       return true
     } catch (error) {
@@ -137,25 +135,21 @@ export class DynamoStore extends LeasingStore {
   }
 
   async get(pk: string): Promise<Item | undefined> {
-    const {m, client} = await this.sdk()
-    const out = await this.call('GetItem', () =>
-      client.send(new m.GetItemCommand({TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}}, ConsistentRead: true})),
-    )
+    const dynamodb = await this.sdk()
+    const out = await this.call('GetItem', () => dynamodb.getItem({TableName: this.table, Key: {pk: {S: pk}, sk: {N: '0'}}, ConsistentRead: true}))
     return out.Item
   }
 
   /** Deletes an item; with a version, only if it is still at that version. */
   async delete(pk: string, version?: string): Promise<boolean> {
-    const {m, client} = await this.sdk()
+    const dynamodb = await this.sdk()
     try {
       await this.call('DeleteItem', () =>
-        client.send(
-          new m.DeleteItemCommand({
-            TableName: this.table,
-            Key: {pk: {S: pk}, sk: {N: '0'}},
-            ...(version ? {ConditionExpression: 'version = :v', ExpressionAttributeValues: {':v': {S: version}}} : {}),
-          }),
-        ),
+        dynamodb.deleteItem({
+          TableName: this.table,
+          Key: {pk: {S: pk}, sk: {N: '0'}},
+          ...(version ? {ConditionExpression: 'version = :v', ExpressionAttributeValues: {':v': {S: version}}} : {}),
+        }),
       )
       return true
     } catch (error) {
@@ -165,20 +159,18 @@ export class DynamoStore extends LeasingStore {
   }
 
   private async query(pk: string): Promise<Item[]> {
-    const {m, client} = await this.sdk()
+    const dynamodb = await this.sdk()
     const items: Item[] = []
     let start: Item | undefined
     do {
       const out = await this.call('Query', () =>
-        client.send(
-          new m.QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: {':pk': {S: pk}},
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          }),
-        ),
+        dynamodb.query({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: {':pk': {S: pk}},
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
       )
       items.push(...(out.Items ?? []))
       start = out.LastEvaluatedKey
@@ -272,20 +264,18 @@ export class DynamoStore extends LeasingStore {
   }
 
   protected async listLocks(): Promise<LockRecord[]> {
-    const {m, client} = await this.sdk()
+    const dynamodb = await this.sdk()
     const items: Item[] = []
     let start: Item | undefined
     do {
       const out = await awsCall('DynamoDB', 'Scan', this.label, () =>
-        client.send(
-          new m.ScanCommand({
-            TableName: this.table,
-            FilterExpression: 'begins_with(pk, :lock)',
-            ExpressionAttributeValues: {':lock': {S: 'lock#'}},
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          }),
-        ),
+        dynamodb.scan({
+          TableName: this.table,
+          FilterExpression: 'begins_with(pk, :lock)',
+          ExpressionAttributeValues: {':lock': {S: 'lock#'}},
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
       )
       items.push(...(out.Items ?? []))
       start = out.LastEvaluatedKey

@@ -1,8 +1,14 @@
 import type {Clock, Target, PoolPort, TargetHealth} from '../ports/control-plane.js'
 import {pollUntil, waitUntilHealthy} from '../ports/target-groups.js'
-import type {AwsClients} from './clients.js'
 import {FailedError} from '../errors.js'
 import {awsCall} from './errors.js'
+import type {Elbv2Calls} from './sdk.js'
+
+/** The ELBv2 calls a target group makes. */
+export type TargetGroupCalls = Pick<
+  Elbv2Calls,
+  'describeTargetHealth' | 'registerTargets' | 'deregisterTargets' | 'describeTargetGroupAttributes' | 'modifyTargetGroupAttributes'
+>
 
 /** Seconds between looks at target health while waiting. */
 const poll = 5
@@ -37,7 +43,7 @@ export class Elbv2TargetGroup implements PoolPort {
   readonly label: string
 
   constructor(
-    private readonly clients: AwsClients,
+    private readonly elbv2: TargetGroupCalls,
     private readonly clock: Clock,
     readonly name: string,
     private readonly arn: string,
@@ -46,13 +52,11 @@ export class Elbv2TargetGroup implements PoolPort {
   }
 
   async targets(signal?: AbortSignal): Promise<Target[]> {
-    const {DescribeTargetHealthCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     const out = await awsCall(
       'ELBv2',
       'DescribeTargetHealth',
       this.label,
-      (abortSignal) => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.arn}), {abortSignal}),
+      (abortSignal) => this.elbv2.describeTargetHealth({TargetGroupArn: this.arn}, abortSignal),
       signal,
     )
     return (out.TargetHealthDescriptions ?? []).map((d) => ({
@@ -65,20 +69,16 @@ export class Elbv2TargetGroup implements PoolPort {
   }
 
   async deregister(ids: string[]): Promise<void> {
-    const {DeregisterTargetsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     for (const part of chunks(ids, perCall))
       await awsCall('ELBv2', 'DeregisterTargets', this.label, (abortSignal) =>
-        client.send(new DeregisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)}), {abortSignal}),
+        this.elbv2.deregisterTargets({TargetGroupArn: this.arn, Targets: part.map(parseKey)}, abortSignal),
       )
   }
 
   async register(ids: string[]): Promise<void> {
-    const {RegisterTargetsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     for (const part of chunks(ids, perCall))
       await awsCall('ELBv2', 'RegisterTargets', this.label, (abortSignal) =>
-        client.send(new RegisterTargetsCommand({TargetGroupArn: this.arn, Targets: part.map(parseKey)}), {abortSignal}),
+        this.elbv2.registerTargets({TargetGroupArn: this.arn, Targets: part.map(parseKey)}, abortSignal),
       )
   }
 
@@ -118,21 +118,17 @@ export class Elbv2TargetGroup implements PoolPort {
   }
 
   async attributes(): Promise<Record<string, string>> {
-    const {DescribeTargetGroupAttributesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     const out = await awsCall('ELBv2', 'DescribeTargetGroupAttributes', this.label, (abortSignal) =>
-      client.send(new DescribeTargetGroupAttributesCommand({TargetGroupArn: this.arn}), {abortSignal}),
+      this.elbv2.describeTargetGroupAttributes({TargetGroupArn: this.arn}, abortSignal),
     )
     return Object.fromEntries((out.Attributes ?? []).map((a) => [a.Key!, a.Value ?? '']))
   }
 
   async modifyAttributes(attributes: Record<string, string>): Promise<void> {
-    const {ModifyTargetGroupAttributesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     await awsCall('ELBv2', 'ModifyTargetGroupAttributes', this.label, (abortSignal) =>
-      client.send(
-        new ModifyTargetGroupAttributesCommand({TargetGroupArn: this.arn, Attributes: Object.entries(attributes).map(([Key, Value]) => ({Key, Value}))}),
-        {abortSignal},
+      this.elbv2.modifyTargetGroupAttributes(
+        {TargetGroupArn: this.arn, Attributes: Object.entries(attributes).map(([Key, Value]) => ({Key, Value}))},
+        abortSignal,
       ),
     )
   }

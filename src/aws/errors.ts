@@ -1,4 +1,4 @@
-import {FailedError} from '../errors.js'
+import {FailedError, SluiceError} from '../errors.js'
 import {awsDeadlines} from './clients.js'
 
 /** The IAM action prefix of each service sluice calls. */
@@ -41,7 +41,7 @@ export class AwsCallInterrupted extends FailedError {
 
 /**
  * Runs one AWS call and turns any failure into an AwsCallError naming the operation and resource.
- * The call gets an abort signal to hand to `client.send(command, {abortSignal})`: it aborts at the
+ * The call gets an abort signal to hand to its narrow interface (src/aws/sdk.ts): it aborts at the
  * call's deadline (awsDeadlines.callMs, retries included) or when `signal` does. A call that
  * ignores it still gives up at the deadline here, though its request runs on in the background.
  */
@@ -66,7 +66,9 @@ export async function awsCall<T>(
   try {
     return await Promise.race([pending, stopped])
   } catch (error) {
-    if (error instanceof AwsCallError) throw error
+    // sluice's own errors say what they mean already: an AwsCallError from a nested call, or a
+    // setting refused while the call's client was made (no region, a profile that is not there).
+    if (error instanceof SluiceError) throw error
     if (signal?.aborted) throw stoppedBy(signal, service, operation, resource)
     if (deadline.aborted)
       throw new AwsCallError(

@@ -1,9 +1,12 @@
-import type {Action, ElasticLoadBalancingV2Client, TargetGroupTuple} from '@aws-sdk/client-elastic-load-balancing-v2'
+import type {Action, TargetGroupTuple} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {FailedError} from '../errors.js'
 import type {WeightMap, WeightsPort} from '../ports/control-plane.js'
 import {forwardOwner} from './backend.js'
-import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
+import type {Elbv2Calls} from './sdk.js'
+
+/** The ELBv2 calls a rule's or a listener's weighted forward takes. */
+export type ForwardCalls = Pick<Elbv2Calls, 'describeRules' | 'modifyRule' | 'describeListeners' | 'modifyListener'>
 
 /** What an ALB takes in one weighted forward (ELBv2 API reference, TargetGroupTuple). */
 export const forwardLimits = {maxWeight: 999, maxGroups: 5}
@@ -27,7 +30,7 @@ export class ForwardWeights implements WeightsPort {
   private readonly owner: 'rule' | 'listener'
 
   constructor(
-    private readonly clients: AwsClients,
+    private readonly elbv2: ForwardCalls,
     private readonly arn: string,
     /** Pool → target group ARN. */
     private readonly groups: Record<string, string>,
@@ -71,31 +74,17 @@ export class ForwardWeights implements WeightsPort {
       ForwardConfig: {...forward.ForwardConfig, TargetGroups: tuples.map(([arn, weight]) => ({TargetGroupArn: arn, Weight: weight}))},
     }
     const next = actions.map((a) => (a === forward ? changed : asSentBack(a)))
-    const {ModifyListenerCommand, ModifyRuleCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    if (this.owner === 'rule')
-      await this.call('ModifyRule', (client, abortSignal) => client.send(new ModifyRuleCommand({RuleArn: this.arn, Actions: next}), {abortSignal}), signal)
-    else
-      await this.call(
-        'ModifyListener',
-        (client, abortSignal) => client.send(new ModifyListenerCommand({ListenerArn: this.arn, DefaultActions: next}), {abortSignal}),
-        signal,
-      )
+    if (this.owner === 'rule') await this.call('ModifyRule', (abortSignal) => this.elbv2.modifyRule({RuleArn: this.arn, Actions: next}, abortSignal), signal)
+    else await this.call('ModifyListener', (abortSignal) => this.elbv2.modifyListener({ListenerArn: this.arn, DefaultActions: next}, abortSignal), signal)
   }
 
   /** The rule's (or listener's default) actions, and the one forward among them. */
   private async forward(signal?: AbortSignal): Promise<{actions: Action[]; forward: Action}> {
-    const {DescribeListenersCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
     const actions =
       this.owner === 'rule'
-        ? ((await this.call('DescribeRules', (client, abortSignal) => client.send(new DescribeRulesCommand({RuleArns: [this.arn]}), {abortSignal}), signal))
-            .Rules?.[0]?.Actions ?? [])
-        : ((
-            await this.call(
-              'DescribeListeners',
-              (client, abortSignal) => client.send(new DescribeListenersCommand({ListenerArns: [this.arn]}), {abortSignal}),
-              signal,
-            )
-          ).Listeners?.[0]?.DefaultActions ?? [])
+        ? ((await this.call('DescribeRules', (abortSignal) => this.elbv2.describeRules({RuleArns: [this.arn]}, abortSignal), signal)).Rules?.[0]?.Actions ?? [])
+        : ((await this.call('DescribeListeners', (abortSignal) => this.elbv2.describeListeners({ListenerArns: [this.arn]}, abortSignal), signal)).Listeners?.[0]
+            ?.DefaultActions ?? [])
     const forwards = actions.filter((a) => a.Type === 'forward')
     if (forwards.length !== 1)
       throw new FailedError(
@@ -105,13 +94,8 @@ export class ForwardWeights implements WeightsPort {
   }
 
   /** One ELBv2 call on this rule or listener, its failures naming the call and the rule. */
-  private async call<T>(
-    operation: string,
-    send: (client: ElasticLoadBalancingV2Client, abortSignal: AbortSignal) => Promise<T>,
-    signal?: AbortSignal,
-  ): Promise<T> {
-    const client = await this.clients.elbv2()
-    return awsCall('ELBv2', operation, this.what, (abortSignal) => send(client, abortSignal), signal)
+  private call<T>(operation: string, send: (abortSignal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return awsCall('ELBv2', operation, this.what, send, signal)
   }
 
   private poolOf(arn: string): string {

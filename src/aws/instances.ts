@@ -1,7 +1,7 @@
 import {isIP} from 'node:net'
 import type {AddressBook} from '../ports/control-plane.js'
-import type {AwsClients} from './clients.js'
 import {awsCall} from './errors.js'
+import type {Ec2Calls} from './sdk.js'
 
 /** Instance ids per DescribeInstances call, well inside the values one filter takes. */
 const perCall = 100
@@ -31,13 +31,11 @@ function notAnInstance(id: string): Found {
 export class InstanceAddresses implements AddressBook {
   private readonly known = new Map<string, Found>()
 
-  constructor(private readonly clients: AwsClients) {}
+  constructor(private readonly ec2: Ec2Calls) {}
 
   async lookUp(targetIds: string[], signal?: AbortSignal): Promise<Map<string, Found>> {
     const unknown = [...new Set(targetIds.filter((id) => instanceId.test(id) && !this.known.has(id)))]
     if (unknown.length > 0) {
-      const {DescribeInstancesCommand} = await import('@aws-sdk/client-ec2')
-      const client = await this.clients.ec2()
       for (let k = 0; k < unknown.length; k += perCall) {
         const ids = unknown.slice(k, k + perCall)
         const label = ids.length === 1 ? `instance ${ids[0]}` : `${ids.length} instances (${ids[0]} …)`
@@ -48,8 +46,7 @@ export class InstanceAddresses implements AddressBook {
             'EC2',
             'DescribeInstances',
             label,
-            (abortSignal) =>
-              client.send(new DescribeInstancesCommand({Filters: [{Name: 'instance-id', Values: ids}], ...(token ? {NextToken: token} : {})}), {abortSignal}),
+            (abortSignal) => this.ec2.describeInstances({Filters: [{Name: 'instance-id', Values: ids}], ...(token ? {NextToken: token} : {})}, abortSignal),
             signal,
           )
           for (const instance of (page.Reservations ?? []).flatMap((r) => r.Instances ?? [])) {

@@ -1,7 +1,13 @@
 import type {PoolNow, PoolPeriod, PoolReadings, PoolSettings} from '../ports/pool-readings.js'
-import type {AwsClients} from './clients.js'
 import {checkDatapoint, nextMetricPage, targetGroupDimension} from './cloudwatch.js'
 import {awsCall} from './errors.js'
+import type {CloudWatchCalls, Elbv2Calls} from './sdk.js'
+
+/** The calls an ALB pool's readings make: its target group from ELBv2, its metrics from CloudWatch. */
+export interface AlbReadingsCalls {
+  elbv2: Pick<Elbv2Calls, 'describeTargetGroups' | 'describeTargetGroupAttributes' | 'describeTargetHealth'>
+  cloudwatch: CloudWatchCalls
+}
 import {FailedError} from '../errors.js'
 import {checkPoolNow} from '../ports/reading-bounds.js'
 
@@ -35,15 +41,13 @@ const metricNames = {
  * healthy targets (their mean, and whether it moved within the period) and mean response time. A period with no requests recorded is left out.
  */
 async function readPoolHistory(
-  clients: AwsClients,
+  cloudwatch: CloudWatchCalls,
   scope: PoolMetricsScope,
   start: Date,
   end: Date,
   period: number,
   signal?: AbortSignal,
 ): Promise<PoolPeriod[]> {
-  const {GetMetricDataCommand} = await import('@aws-sdk/client-cloudwatch')
-  const client = await clients.cloudwatch()
   const group = targetGroupDimension(scope.targetGroup)
   const source = poolSource(scope)
   const queries = Object.entries(metricNames).map(([id, m]) => ({
@@ -72,7 +76,7 @@ async function readPoolHistory(
         'CloudWatch',
         'GetMetricData',
         `${scope.loadBalancer} ${group}`,
-        (s) => client.send(new GetMetricDataCommand({MetricDataQueries: queries, StartTime: new Date(from), EndTime: to, NextToken: token}), {abortSignal: s}),
+        (s) => cloudwatch.getMetricData({MetricDataQueries: queries, StartTime: new Date(from), EndTime: to, NextToken: token}, s),
         signal,
       )
       for (const r of out.MetricDataResults ?? []) {
@@ -120,22 +124,20 @@ export class AlbPoolReadings implements PoolReadings {
   readonly family = 'alb'
 
   constructor(
-    private readonly clients: AwsClients,
+    private readonly calls: AlbReadingsCalls,
     private readonly scope: PoolMetricsScope,
   ) {
     this.source = poolSource(scope)
   }
 
   async settings(signal?: AbortSignal): Promise<PoolSettings> {
-    const elb = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     const arn = this.scope.targetGroup
     const label = `target group ${arn}`
     const groups = await awsCall(
       'ELBv2',
       'DescribeTargetGroups',
       label,
-      (s) => client.send(new elb.DescribeTargetGroupsCommand({TargetGroupArns: [arn]}), {abortSignal: s}),
+      (s) => this.calls.elbv2.describeTargetGroups({TargetGroupArns: [arn]}, s),
       signal,
     )
     const group = groups.TargetGroups?.[0]
@@ -144,7 +146,7 @@ export class AlbPoolReadings implements PoolReadings {
       'ELBv2',
       'DescribeTargetGroupAttributes',
       label,
-      (s) => client.send(new elb.DescribeTargetGroupAttributesCommand({TargetGroupArn: arn}), {abortSignal: s}),
+      (s) => this.calls.elbv2.describeTargetGroupAttributes({TargetGroupArn: arn}, s),
       signal,
     )
     const targets = await this.targets(signal)
@@ -176,7 +178,7 @@ export class AlbPoolReadings implements PoolReadings {
   }
 
   history(start: Date, end: Date, period: number, signal?: AbortSignal): Promise<PoolPeriod[]> {
-    return readPoolHistory(this.clients, this.scope, start, end, period, signal)
+    return readPoolHistory(this.calls.cloudwatch, this.scope, start, end, period, signal)
   }
 
   /**
@@ -211,13 +213,11 @@ export class AlbPoolReadings implements PoolReadings {
   }
 
   private async targets(signal?: AbortSignal): Promise<string[]> {
-    const {DescribeTargetHealthCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     const out = await awsCall(
       'ELBv2',
       'DescribeTargetHealth',
       `target group ${this.scope.targetGroup}`,
-      (s) => client.send(new DescribeTargetHealthCommand({TargetGroupArn: this.scope.targetGroup}), {abortSignal: s}),
+      (s) => this.calls.elbv2.describeTargetHealth({TargetGroupArn: this.scope.targetGroup}, s),
       signal,
     )
     return (out.TargetHealthDescriptions ?? []).map((d) => d.TargetHealth?.State ?? 'unknown')

@@ -1,8 +1,8 @@
 import type {ResourceRecordSet} from '@aws-sdk/client-route-53'
 import type {Clock, WeightsPort, WeightMap} from '../ports/control-plane.js'
-import type {AwsClients} from './clients.js'
 import {FailedError} from '../errors.js'
 import {awsCall} from './errors.js'
+import type {Route53Calls} from './sdk.js'
 
 /** Route 53 names are fully qualified and case-insensitive; the API answers with a trailing dot. */
 function normalise(name: string): string {
@@ -22,7 +22,7 @@ export class Route53Dns implements WeightsPort {
   readonly label: string
 
   constructor(
-    private readonly clients: AwsClients,
+    private readonly route53: Route53Calls,
     private readonly clock: Clock,
     private readonly zoneId: string,
     private readonly record: string,
@@ -33,8 +33,6 @@ export class Route53Dns implements WeightsPort {
 
   /** Every weighted set of the record, by set identifier. */
   async sets(signal?: AbortSignal): Promise<Map<string, ResourceRecordSet>> {
-    const {ListResourceRecordSetsCommand} = await import('@aws-sdk/client-route-53')
-    const client = await this.clients.route53()
     const name = normalise(this.record)
     const found = new Map<string, ResourceRecordSet>()
     let next: {name?: string; type?: string; id?: string} = {name, type: this.type}
@@ -44,14 +42,14 @@ export class Route53Dns implements WeightsPort {
         'ListResourceRecordSets',
         `hosted zone ${this.zoneId}`,
         (abortSignal) =>
-          client.send(
-            new ListResourceRecordSetsCommand({
+          this.route53.listResourceRecordSets(
+            {
               HostedZoneId: this.zoneId,
               StartRecordName: next.name,
               StartRecordType: next.type as never,
               StartRecordIdentifier: next.id,
-            }),
-            {abortSignal},
+            },
+            abortSignal,
           ),
         signal,
       )
@@ -94,15 +92,13 @@ export class Route53Dns implements WeightsPort {
       .filter(([id, weight]) => sets.get(id)!.Weight !== weight)
       .map(([id, weight]) => ({Action: 'UPSERT' as const, ResourceRecordSet: {...sets.get(id)!, Weight: weight}}))
     if (changes.length === 0) return
-    const {ChangeResourceRecordSetsCommand, GetChangeCommand} = await import('@aws-sdk/client-route-53')
-    const client = await this.clients.route53()
     const out = await awsCall(
       'Route53',
       'ChangeResourceRecordSets',
       this.label,
       (abortSignal) =>
-        client.send(
-          new ChangeResourceRecordSetsCommand({
+        this.route53.changeResourceRecordSets(
+          {
             HostedZoneId: this.zoneId,
             ChangeBatch: {
               Comment: `sluice: ${Object.entries(weights)
@@ -110,8 +106,8 @@ export class Route53Dns implements WeightsPort {
                 .join(' ')}`,
               Changes: changes,
             },
-          }),
-          {abortSignal},
+          },
+          abortSignal,
         ),
       signal,
     )
@@ -127,7 +123,7 @@ export class Route53Dns implements WeightsPort {
       if (signal?.aborted) return
       let change
       try {
-        change = await awsCall('Route53', 'GetChange', changeId, (abortSignal) => client.send(new GetChangeCommand({Id: changeId}), {abortSignal}), signal)
+        change = await awsCall('Route53', 'GetChange', changeId, (abortSignal) => this.route53.getChange({Id: changeId}, abortSignal), signal)
       } catch (error) {
         if (signal?.aborted) return
         throw error

@@ -1,8 +1,11 @@
 import type {Rule, RuleCondition} from '@aws-sdk/client-elastic-load-balancing-v2'
 import type {Restriction, RestrictionPort} from '../ports/control-plane.js'
-import type {AwsClients} from './clients.js'
 import {FailedError} from '../errors.js'
 import {awsCall} from './errors.js'
+import type {Elbv2Calls} from './sdk.js'
+
+/** The ELBv2 calls a listener's restriction rules take. */
+export type ListenerRulesCalls = Pick<Elbv2Calls, 'describeRules' | 'describeTags' | 'createRule' | 'deleteRule'>
 
 /** Priorities sluice reserves on a listener: evaluated before the service's own rules. */
 export const reservedPriorities = {first: 1, last: 20}
@@ -18,20 +21,18 @@ export class ListenerRules implements RestrictionPort {
   readonly label: string
 
   constructor(
-    private readonly clients: AwsClients,
+    private readonly elbv2: ListenerRulesCalls,
     private readonly listenerArn: string,
   ) {
     this.label = `listener ${listenerArn}`
   }
 
   private async sluiceRules(): Promise<Array<{rule: Rule; type: string}>> {
-    const {DescribeRulesCommand, DescribeTagsCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     const rules: Rule[] = []
     let marker: string | undefined
     do {
       const out = await awsCall('ELBv2', 'DescribeRules', this.label, (abortSignal) =>
-        client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker}), {abortSignal}),
+        this.elbv2.describeRules({ListenerArn: this.listenerArn, Marker: marker}, abortSignal),
       )
       rules.push(...(out.Rules ?? []))
       marker = out.NextMarker
@@ -42,7 +43,7 @@ export class ListenerRules implements RestrictionPort {
     for (let i = 0; i < candidates.length; i += 20) {
       const part = candidates.slice(i, i + 20)
       const out = await awsCall('ELBv2', 'DescribeTags', this.label, (abortSignal) =>
-        client.send(new DescribeTagsCommand({ResourceArns: part.map((r) => r.RuleArn!)}), {abortSignal}),
+        this.elbv2.describeTags({ResourceArns: part.map((r) => r.RuleArn!)}, abortSignal),
       )
       for (const d of out.TagDescriptions ?? []) {
         const type = d.Tags?.find((t) => t.Key === typeTag)?.Value
@@ -66,8 +67,6 @@ export class ListenerRules implements RestrictionPort {
       throw new FailedError(
         `restricting ${restriction.type} on ${this.label} needs paths or headers to match: a listener rule cannot match a traffic type by name`,
       )
-    const {CreateRuleCommand, DeleteRuleCommand, DescribeRulesCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     // A rule of the type already there (one that restricts nothing: restrict replaces it) goes once
     // the new one is in: between the two, requests meet one or the other, never neither.
     const earlier = (await this.sluiceRules()).filter((r) => r.type === restriction.type)
@@ -75,7 +74,7 @@ export class ListenerRules implements RestrictionPort {
     let marker: string | undefined
     do {
       const out = await awsCall('ELBv2', 'DescribeRules', this.label, (abortSignal) =>
-        client.send(new DescribeRulesCommand({ListenerArn: this.listenerArn, Marker: marker}), {abortSignal}),
+        this.elbv2.describeRules({ListenerArn: this.listenerArn, Marker: marker}, abortSignal),
       )
       for (const r of out.Rules ?? []) if (!r.IsDefault) used.add(Number(r.Priority))
       marker = out.NextMarker
@@ -85,8 +84,8 @@ export class ListenerRules implements RestrictionPort {
     if (priority > reservedPriorities.last)
       throw new FailedError(`${this.label} has no free priority in sluice's reserved range ${reservedPriorities.first}–${reservedPriorities.last}`)
     await awsCall('ELBv2', 'CreateRule', this.label, (abortSignal) =>
-      client.send(
-        new CreateRuleCommand({
+      this.elbv2.createRule(
+        {
           ListenerArn: this.listenerArn,
           Priority: priority,
           Conditions: conditions,
@@ -109,20 +108,18 @@ export class ListenerRules implements RestrictionPort {
             {Key: ownerTag, Value: 'sluice'},
             {Key: 'sluice:retry-after', Value: String(restriction.retryAfterSeconds)},
           ],
-        }),
-        {abortSignal},
+        },
+        abortSignal,
       ),
     )
     for (const {rule} of earlier)
-      await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, (abortSignal) => client.send(new DeleteRuleCommand({RuleArn: rule.RuleArn}), {abortSignal}))
+      await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, (abortSignal) => this.elbv2.deleteRule({RuleArn: rule.RuleArn}, abortSignal))
   }
 
   async remove(type: string): Promise<boolean> {
-    const {DeleteRuleCommand} = await import('@aws-sdk/client-elastic-load-balancing-v2')
-    const client = await this.clients.elbv2()
     const matching = (await this.sluiceRules()).filter((r) => r.type === type)
     for (const {rule} of matching)
-      await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, (abortSignal) => client.send(new DeleteRuleCommand({RuleArn: rule.RuleArn}), {abortSignal}))
+      await awsCall('ELBv2', 'DeleteRule', rule.RuleArn!, (abortSignal) => this.elbv2.deleteRule({RuleArn: rule.RuleArn}, abortSignal))
     return matching.length > 0
   }
 }

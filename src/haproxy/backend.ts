@@ -1,5 +1,5 @@
 import {parseAddress} from '../input/address.js'
-import type {Backend, BackendProblem, BackendStep} from '../ports/backend.js'
+import type {Backend, BackendFace, BackendProblem, BackendStep} from '../ports/backend.js'
 
 /** What a runbook's targets say of one HAProxy (targets.haproxy), and the AWS fields it must not also name. */
 export interface HaproxyTargetsOf {
@@ -34,12 +34,14 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
   const lock = (kind: 'backend' | 'map', name: string) => `haproxy:${socket}/${kind}/${name}`
   const onSocket = (what: string) => `${what} (${socket})`
   const pools = Object.keys(h.backends)
+  // The ramp map's keys are backend names, each weighing the pool the backend serves.
+  const sets = h.rampMap ? Object.fromEntries(Object.entries(h.backends).map(([pool, backend]) => [backend, pool])) : undefined
   return {
     family: 'haproxy',
     name: `HAProxy ${socket}`,
     pools: new Set(pools),
     targetPools: pools,
-    weightedSets: h.rampMap ? Object.fromEntries(Object.entries(h.backends).map(([pool, backend]) => [backend, pool])) : undefined,
+    weightedSets: sets,
     sets: {noun: 'backend', plural: 'backends', at: 'targets.haproxy.backends'},
     weightsLabel: h.rampMap ? onSocket(`haproxy map ${h.rampMap}`) : undefined,
     restrictionsLabel: h.restrictMap ? onSocket(`haproxy map ${h.restrictMap}`) : undefined,
@@ -59,6 +61,10 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
       return {at: h.rampMap, label: onSocket(`haproxy map ${h.rampMap}`), pools, locks: [lock('map', h.rampMap)], iam: []}
     },
     poolPath: (pool) => ['targets', 'haproxy', 'backends', pool],
+    // A set is a backend: it is declared where its pool names it.
+    setPath: (set) => ['targets', 'haproxy', 'backends', sets?.[set] ?? pools.find((pool) => h.backends[pool] === set) ?? set],
+    // A backend may be the sorry backend a ramp parks traffic on, with no servers to cycle.
+    poolsMayBeSorry: true,
     poolLabel: (pool) => (h.backends[pool] ? onSocket(`haproxy backend ${h.backends[pool]}`) : undefined),
     locks: {
       weights: () => (h.rampMap ? [lock('map', h.rampMap)] : []),
@@ -115,4 +121,17 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
       return problems
     },
   }
+}
+
+/** What HAProxy's face and factory read of any runbook's targets: targets.haproxy when it is there. */
+export type HaproxyFaceTargets = Omit<HaproxyTargetsOf, 'haproxy'> & {haproxy?: HaproxyTargetsOf['haproxy']}
+
+/** HAProxy's face: targets that name targets.haproxy. */
+export const haproxyFace: BackendFace<HaproxyFaceTargets> = {
+  family: 'haproxy',
+  names: (targets) => targets.haproxy !== undefined,
+  backend(targets) {
+    if (!targets.haproxy) throw new Error('the HAProxy face was asked for targets with no targets.haproxy')
+    return haproxyBackend({...targets, haproxy: targets.haproxy})
+  },
 }

@@ -1,6 +1,10 @@
+import type {BackendFamily} from '../ports/backend.js'
 import type {Clock, WeightsPort, MetricsPort, PoolPort, RestrictionPort} from '../ports/control-plane.js'
+import type {OpenedReadings} from '../ports/pool-readings.js'
+import {haproxyFace, type HaproxyFaceTargets} from './backend.js'
 import {HaproxyPool} from './pool.js'
 import {HaproxyMetrics} from './metrics.js'
+import {HaproxyPoolReadings} from './pool-readings.js'
 import {HaproxyRules} from './rules.js'
 import {RuntimeApi} from './runtime.js'
 import {HaproxyWeights, PoolKeyedWeights} from './weights.js'
@@ -43,4 +47,29 @@ export function haproxyPorts(targets: HaproxyTargets, clock: Clock): HaproxyPort
     ...(weights ? {weights, poolWeights: () => new PoolKeyedWeights(weights, targets.backends)} : {}),
     ...(targets.metrics ? {metrics: new HaproxyMetrics(api, clock, targets.backends, targetGroups)} : {}),
   }
+}
+
+/**
+ * HAProxy as a live run drives it: its ports over the Runtime API of targets.haproxy, with gate
+ * metrics from its own counters when targets.metrics.source is haproxy. It makes no AWS call.
+ */
+export const haproxyFamily: BackendFamily<HaproxyFaceTargets, unknown> = {
+  face: haproxyFace,
+  controlPlane(targets, _aws, {clock}) {
+    if (!targets.haproxy) throw new Error('the HAProxy factory was asked for targets with no targets.haproxy')
+    // The Runtime API client opens a connection per command: there is nothing to let go of.
+    return {...haproxyPorts({...targets.haproxy, metrics: targets.metrics?.source === 'haproxy'}, clock), close: () => undefined}
+  },
+}
+
+/** A HAProxy backend's readings for calibrate and assess, over its Runtime API (and its config, where given). */
+export function haproxyPoolReadings(
+  source: {socket: string; backend: string; config?: string},
+  options: {onSample?: (elapsed: number, total: number) => void} = {},
+): OpenedReadings {
+  const readings = new HaproxyPoolReadings(new RuntimeApi(source.socket), source.backend, {
+    ...(source.config === undefined ? {} : {config: source.config}),
+    ...(options.onSample ? {onSample: options.onSample} : {}),
+  })
+  return {readings, pool: source.backend, close: () => undefined}
 }

@@ -132,6 +132,13 @@ export interface PoolReadings {
   now(signal?: AbortSignal): Promise<PoolNow>
 }
 
+/** A live pool's readings as calibrate and assess open them: what the source calls the pool, and how to let go of what they hold. */
+export interface OpenedReadings {
+  readings: PoolReadings
+  pool: string
+  close: () => void
+}
+
 /** Where a pool stands on its calibrated map, the trigger fixed now (src/assess/assess.ts says how it is found). */
 export interface PoolVerdict {
   region: 'unharmed' | 'recovering' | 'stuck'

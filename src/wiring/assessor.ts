@@ -18,7 +18,7 @@ export function scenarioAssessor(runbook: Runbook): PoolAssessor {
       ])
       const {scenario} = loadScenario(resolveScenarioRef(ref, runbook.file), {}, 'assess step scenario')
       const setup = pickSetups(scenario, setupName ? [setupName] : 'all', 'assess step setup')[0]
-      const family = familyOf(scenario, backendOf(runbook.targets).family === 'aws' ? 'alb' : undefined)
+      const family = familyOf(scenario, backendOf(runbook.targets).frontedBy)
       const runner = cellRunner({scenario, setups: [setup], params: []}, 1)
       try {
         const a = await assess(scenario, setup, now, {family, quick: true, runner})

@@ -1,68 +1,37 @@
 import {actionOf} from '../actions/registry.js'
-import {AwsClients, noRegion, resolveAws, type AwsOptions} from '../aws/clients.js'
-import {CloudWatchMetrics} from '../aws/cloudwatch.js'
-import {callerIdentity, type CallerIdentity} from '../aws/identity.js'
-import {InstanceAddresses} from '../aws/instances.js'
-import {Elbv2TargetGroup} from '../aws/elbv2.js'
+import {noRegion, resolveAws, type AwsOptions} from '../aws/clients.js'
+import type {CallerIdentity} from '../ports/backend.js'
 import {PrometheusMetrics} from '../prometheus/metrics.js'
 import {authorizationFromEnv} from '../prometheus/query.js'
-import {Route53Dns} from '../aws/route53.js'
-import {ForwardWeights} from '../aws/forward-weights.js'
-import {ListenerRules} from '../aws/rules.js'
-import type {ControlPlane, FreezePort, MetricsPort, PoolPort} from '../ports/control-plane.js'
+import type {ControlPlane, FreezePort} from '../ports/control-plane.js'
 import {InputError} from '../errors.js'
 import type {Runbook} from '../loader/runbook.js'
 import {WallClock} from '../local/wall-clock.js'
 import {CommandHooks} from '../local/command-hooks.js'
-import {haproxyPorts} from '../haproxy/ports.js'
-import {backendOf} from '../runbook/targets.js'
 import {scenarioAssessor} from './assessor.js'
+import {familyOf} from './families.js'
 
 export interface LiveControl {
   control: ControlPlane
-  clients: AwsClients
+  /** What the control plane's ports hold (AWS clients), let go of once the run is done with them. */
+  clients: {destroy(): void}
 }
 
-/** The region an ARN names (`arn:aws:elasticloadbalancing:eu-west-1:…`), or none. */
-export const arnRegion = (arn: string): string | undefined => /^arn:[^:]+:[^:]+:([a-z0-9-]+):/.exec(arn)?.[1]
-
-/**
- * The region the runbook's ARNs name (`arn:aws:elasticloadbalancing:eu-west-1:123:…`), or none.
- * One run drives one region: ARNs in two are refused, naming both.
- */
-export function runbookRegion(runbook: Runbook): string | undefined {
-  const {targets} = runbook
-  const arns: Array<{path: Array<string>; arn: string}> = [
-    ...Object.entries(targets.targetGroups ?? {}).map(([pool, arn]) => ({path: ['targets', 'targetGroups', pool], arn})),
-    ...(targets.listener ? [{path: ['targets', 'listener'], arn: targets.listener}] : []),
-  ]
-  const regions = new Map<string, string[]>()
-  for (const {path, arn} of arns) {
-    const region = arnRegion(arn)
-    if (region) regions.set(region, [...(regions.get(region) ?? []), path.slice(1).join('.')])
-  }
-  if (regions.size > 1) {
-    const first = arns.find((a) => /^arn:/.test(a.arn))!
-    const named = [...regions].map(([region, paths]) => `${region} (${paths.join(', ')})`)
-    throw new InputError(
-      `${runbook.locate(first.path)}: targets: the runbook's ARNs name two regions, ${named.join(' and ')}; one run drives one region, so split the runbook`,
-    )
-  }
-  return [...regions.keys()][0]
-}
+/** Where a path of the runbook is, for a family's errors. */
+const locator = (runbook: Runbook) => (path: ReadonlyArray<PropertyKey>) => runbook.locate(path)
 
 /**
  * A live run's AWS settings, checked before its first call (and its journal): a profile that
  * does not exist, ARNs in two regions, or no region at all for the regional calls it makes are
- * refused as bad input; so is a Prometheus header that cannot be sent. With no region configured, the runbook's ARNs give it.
+ * refused as bad input; so is a Prometheus header that cannot be sent. With no region configured,
+ * the runbook's ARNs give it. Every run has these settings, whatever its family: its state store may be DynamoDB.
  */
 export async function liveAws(runbook: Runbook, aws: AwsOptions): Promise<AwsOptions> {
   // The Prometheus header too: one that cannot be sent is bad input before a journal or a lock.
   prometheusAuthorization(runbook)
-  const resolved = await resolveAws({...aws, runbookRegion: runbookRegion(runbook)})
-  const {targets} = runbook
-  const regional = Object.keys(targets.targetGroups ?? {}).length > 0 || targets.listener !== undefined || targets.metrics?.source === 'cloudwatch'
-  if (regional && !resolved.region) throw noRegion()
+  const needs = familyOf(runbook.targets).awsNeeds?.(runbook.targets, locator(runbook))
+  const resolved = await resolveAws({...aws, runbookRegion: needs?.region})
+  if (needs?.regional && !resolved.region) throw noRegion()
   return resolved
 }
 
@@ -74,71 +43,43 @@ function prometheusAuthorization(runbook: Runbook): string | undefined {
 }
 
 /**
- * The AWS account and principal a live run on AWS acts as (STS GetCallerIdentity), for its
- * confirmation, its plan and its journal; null for a runbook whose targets are not on AWS (one
- * that drives HAProxy, or only freezes), which makes no AWS call of its own. A failure (no credentials, invalid ones, no answer) is the run's first
- * failure, before it reads or changes anything.
+ * The account and principal a live run acts as (on AWS, STS GetCallerIdentity), for its
+ * confirmation, its plan and its journal; null for a runbook whose targets reach nothing that has
+ * accounts (one that drives HAProxy, or only freezes), which makes no such call. A failure (no
+ * credentials, invalid ones, no answer) is the run's first failure, before it reads or changes anything.
  */
 export async function liveIdentity(runbook: Runbook, aws: AwsOptions, signal?: AbortSignal): Promise<CallerIdentity | null> {
-  const {targets} = runbook
-  // A freeze or an unfreeze touches sluice's own state only: it needs no AWS account.
-  const onAws =
-    targets.dns !== undefined ||
-    Object.keys(targets.targetGroups ?? {}).length > 0 ||
-    targets.listener !== undefined ||
-    targets.metrics?.source === 'cloudwatch'
-  if (backendOf(targets).family !== 'aws' || !onAws) return null
-  const clients = new AwsClients({...aws, runbookRegion: runbookRegion(runbook)})
-  try {
-    return await callerIdentity(clients, signal)
-  } finally {
-    clients.destroy()
-  }
+  const family = familyOf(runbook.targets)
+  return (await family.identity?.(runbook.targets, aws, {locate: locator(runbook), ...(signal ? {signal} : {})})) ?? null
 }
 
 /**
- * The control plane of a live run: the runbook's targets on AWS, or on one HAProxy over its
- * Runtime API (the loader allows one or the other), state in the local state directory.
+ * The control plane of a live run: the ports the runbook's family gives for its targets (the
+ * family table, src/wiring/families.ts), gate metrics from Prometheus when the runbook reads them
+ * there, hooks run as local commands, and the state store's freeze.
  */
 export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {operator: string; freeze: FreezePort; runId?: string}): LiveControl {
-  // Made for a HAProxy runbook too: the state store may still be DynamoDB, and callers destroy it.
-  const clients = new AwsClients({...aws, runbookRegion: runbookRegion(runbook)})
   const clock = new WallClock()
   const {targets} = runbook
+  const ports = familyOf(targets).controlPlane(targets, aws, {clock, locate: locator(runbook)})
   const m = targets.metrics
-  const haproxy = targets.haproxy ? haproxyPorts({...targets.haproxy, metrics: m?.source === 'haproxy'}, clock) : undefined
-  const groups = haproxy?.pools ?? new Map<string, PoolPort>()
-  for (const [pool, arn] of Object.entries(targets.targetGroups ?? {})) groups.set(pool, new Elbv2TargetGroup(clients, clock, pool, arn))
-
-  let metrics: MetricsPort | undefined = haproxy?.metrics
-  if (m?.source === 'cloudwatch') {
-    if (!m.loadBalancer)
-      throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: live CloudWatch gates need loadBalancer (the app/NAME/ID dimension)`)
-    metrics = new CloudWatchMetrics(clients, clock, {
-      loadBalancer: m.loadBalancer,
-      loadBalancers: m.loadBalancers ?? {},
-      targetGroups: targets.targetGroups ?? {},
-      groups,
-    })
-  } else if (m?.source === 'prometheus') {
+  let metrics = ports.metrics
+  if (m?.source === 'prometheus') {
     if (!m.url || !m.queries) throw new InputError(`${runbook.locate(['targets', 'metrics'])}: targets.metrics: a Prometheus source needs url and queries`)
-    const authorization = prometheusAuthorization(runbook)
-    metrics = new PrometheusMetrics(m.url, m.queries, clock, authorization)
+    metrics = new PrometheusMetrics(m.url, m.queries, clock, prometheusAuthorization(runbook))
   }
-
   return {
-    clients,
+    clients: {destroy: () => ports.close()},
     control: {
       clock,
-      weights: targets.dns ? new Route53Dns(clients, clock, targets.dns.zone, targets.dns.record, targets.dns.type) : haproxy?.weights,
-      poolWeights: haproxy ? haproxy.poolWeights : (at) => new ForwardWeights(clients, at, targets.targetGroups ?? {}),
-      pools: groups,
-      restrictions: targets.listener ? new ListenerRules(clients, targets.listener) : haproxy?.restrictions,
+      weights: ports.weights,
+      poolWeights: ports.poolWeights,
+      pools: ports.pools,
+      restrictions: ports.restrictions,
       metrics,
       assessor: scenarioAssessor(runbook),
       freeze: options.freeze,
-      // An instance target group lists instance ids only: a hook that names {ip} gets the address from EC2.
-      hooks: new CommandHooks(targets.targetGroups ? new InstanceAddresses(clients) : undefined),
+      hooks: new CommandHooks(ports.addresses),
       operator: options.operator,
       runId: options.runId,
       byHand: runbook.source.kind === 'flags',

@@ -102,21 +102,8 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   fleet.runUntil(startAt)
   fleet.record.markFrom(startAt)
   const {targets} = runbook
-  const backend = backendOf(targets)
   const control = {
-    ...simulatedControlPlane(
-      fleet,
-      {
-        // On HAProxy: backends are the target groups, the ramp map's backends the weighted sets.
-        sets: backend.weightedSets,
-        record: backend.weightsLabel,
-        // A HAProxy backend that answers by itself (a sorry backend) has no servers to be a target group of.
-        targetGroups: backend.targetPools.filter((pool) => scenario.pools.find((p) => p.name === pool)?.kind !== 'sorry'),
-        listener: backend.restrictionsLabel !== undefined,
-        metrics: targets.metrics !== undefined,
-      },
-      {pace: settings.pace, operator: inputs.operator},
-    ),
+    ...simulatedControlPlane(fleet, backendOf(targets), {pace: settings.pace, operator: inputs.operator, metrics: targets.metrics !== undefined}),
     assessor: scenarioAssessor(runbook),
   }
   const weights: WeightChange[] = []
@@ -219,14 +206,12 @@ function checkAgainstScenario(runbook: Runbook, scenario: Scenario, settings: Re
   const fail = (path: ReadonlyArray<PropertyKey>, message: string): never => {
     throw new InputError(`${runbook.locate(path)}: ${message}`)
   }
-  for (const [set, pool] of Object.entries(runbook.targets.dns?.sets ?? {}))
-    if (!pools.has(pool))
-      fail(['targets', 'dns', 'sets', set], `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
   const backend = backendOf(runbook.targets)
+  for (const [set, pool] of Object.entries(backend.weightedSets ?? {}))
+    if (!pools.has(pool)) fail(backend.setPath(set), `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
   for (const pool of backend.targetPools) {
     if (!pools.has(pool)) fail(backend.poolPath(pool), `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
-    // A target group is only ever cycled; a HAProxy backend may also be where a ramp parks traffic.
-    if (backend.family === 'aws' && scenario.pools.find((p) => p.name === pool)?.kind === 'sorry')
+    if (!backend.poolsMayBeSorry && scenario.pools.find((p) => p.name === pool)?.kind === 'sorry')
       fail(backend.poolPath(pool), `pool "${pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
   }
   for (const step of runbook.steps) {

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {actionOf} from '../../src/actions/registry.js'
 import {ForwardWeights} from '../../src/aws/forward-weights.js'
-import type {AwsClients} from '../../src/aws/clients.js'
+import type {ForwardCalls} from '../../src/aws/forward-weights.js'
 import {InputError} from '../../src/errors.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {lockedResources} from '../../src/wiring/live.js'
@@ -96,16 +96,25 @@ describe('weighted-target-groups: loading', () => {
 })
 
 describe('weighted-target-groups: the ALB adapter checks what moto would take', () => {
-  /** An ELBv2 client that answers DescribeRules with a forward to `groups` and records what else it is sent. */
-  function clients(groups: string[]): {clients: AwsClients; sent: string[]} {
+  /** ELBv2 calls that answer DescribeRules with a forward to `groups` and record every call made. */
+  function clients(groups: string[]): {clients: ForwardCalls; sent: string[]} {
     const sent: string[] = []
-    const client = {
-      send: async (command: {constructor: {name: string}}) => {
-        sent.push(command.constructor.name)
-        return {Rules: [{Actions: [{Type: 'forward', ForwardConfig: {TargetGroups: groups.map((g) => ({TargetGroupArn: g, Weight: 1}))}}]}]}
-      },
+    const made = (call: string) => async () => {
+      sent.push(call)
+      return {}
     }
-    return {clients: {elbv2: async () => client} as unknown as AwsClients, sent}
+    return {
+      clients: {
+        describeRules: async () => {
+          sent.push('DescribeRules')
+          return {Rules: [{Actions: [{Type: 'forward', ForwardConfig: {TargetGroups: groups.map((g) => ({TargetGroupArn: g, Weight: 1}))}}]}]}
+        },
+        modifyRule: made('ModifyRule'),
+        describeListeners: made('DescribeListeners'),
+        modifyListener: made('ModifyListener'),
+      },
+      sent,
+    }
   }
 
   it('refuses weights an ALB would refuse: above 999, fractions, more than five groups, all zero; nothing is modified', async () => {
@@ -117,7 +126,7 @@ describe('weighted-target-groups: the ALB adapter checks what moto would take', 
     await expect(port.applyWeights({a: 1, b: 1, c: 1, d: 1, e: 1, f: 1})).rejects.toThrow('a forward takes at most 5 target groups, and these weights name 6')
     await expect(port.applyWeights({a: 0, b: 0})).rejects.toThrow('every weight would be 0')
     await expect(port.applyWeights({z: 1})).rejects.toThrow('no target group for "z"')
-    expect(sent.filter((s) => s !== 'DescribeRulesCommand')).toEqual([])
+    expect(sent.filter((s) => s !== 'DescribeRules')).toEqual([])
     expect(await port.readWeights()).toEqual({a: 1, b: 1, c: 0, d: 0, e: 0, f: 0})
   })
 })

@@ -1,7 +1,6 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {AwsClients} from '../../src/aws/clients.js'
 import {CloudWatchMetrics} from '../../src/aws/cloudwatch.js'
-import {AlbPoolReadings} from '../../src/aws/pool-readings.js'
+import {AlbPoolReadings, type AlbReadingsCalls} from '../../src/aws/pool-readings.js'
 import {SluiceError} from '../../src/errors.js'
 import {HaproxyMetrics} from '../../src/haproxy/metrics.js'
 import {HaproxyPoolReadings, inRotation, type SamplingClock} from '../../src/haproxy/pool-readings.js'
@@ -511,7 +510,7 @@ async function cloudwatchCase(n: number): Promise<string> {
   )
   let call = 0
   const cloudwatch = {
-    send: async () => {
+    getMetricData: async () => {
       const page = pages[Math.min(call, pages.length - 1)]
       call++
       const token = paging === 'two' && call === 1 ? 'next' : paging === 'repeat' ? 'same' : paging === 'endless' ? `t${call}` : undefined
@@ -521,13 +520,18 @@ async function cloudwatchCase(n: number): Promise<string> {
   const targets = Array.from({length: chance(r, 0.05) ? 0 : 1 + Math.floor(r() * 10)}, () => ({
     TargetHealth: {State: pick(r, ['healthy', 'unhealthy', 'draining'])},
   }))
-  const clients = {cloudwatch: async () => cloudwatch, elbv2: async () => ({send: async () => ({TargetHealthDescriptions: targets})})} as unknown as AwsClients
+  // Health states as the fuzz picks them, any string: the narrow interface's enum says what AWS sends, not what reaches sluice.
+  const elbv2 = {
+    describeTargetHealth: async () => ({TargetHealthDescriptions: targets}),
+    describeTargetGroups: async () => ({}),
+    describeTargetGroupAttributes: async () => ({}),
+  } as unknown as AlbReadingsCalls['elbv2']
   const scope = {loadBalancer: 'app/fuzz/1', targetGroup: 'arn:aws:elasticloadbalancing:us-east-1:1:targetgroup/fuzz/2'}
   if (gate) {
     const kind = pick(r, ['error-rate', 'request-rate', 'latency-p99'] as const)
     const clock = new FakeClock()
     clock.t = end / 1000
-    const metrics = new CloudWatchMetrics(clients, clock, {loadBalancer: scope.loadBalancer, loadBalancers: {}, targetGroups: {}, groups: new Map()})
+    const metrics = new CloudWatchMetrics(cloudwatch, clock, {loadBalancer: scope.loadBalancer, loadBalancers: {}, targetGroups: {}, groups: new Map()})
     const out = await attempt(label, () => metrics.read(kind, 300))
     // Only the metrics the kind asks for are read; the oracle looks at those.
     const asked = ['requests', ...(kind === 'error-rate' ? ['target5xx', 'elb5xx'] : kind === 'latency-p99' ? ['p99'] : [])]
@@ -544,7 +548,7 @@ async function cloudwatchCase(n: number): Promise<string> {
     if (reading.value !== null) expect(within(reading.value, 0, kind === 'request-rate' ? 1e9 : kind === 'error-rate' ? 100 : 86_400_000)).toBe(true)
     return 'read'
   }
-  const readings = new AlbPoolReadings(clients, scope)
+  const readings = new AlbPoolReadings({cloudwatch, elbv2}, scope)
   const now = chance(r, 0.5)
   const out = await attempt(label, () => (now ? readings.now() : readings.history(new Date(end - 5 * 60_000), new Date(end), 60)))
   if (impossible || (now && targets.length === 0)) {

@@ -1,3 +1,4 @@
+import type {Backend} from '../../ports/backend.js'
 import type {ControlPlane, PoolPort} from '../../ports/control-plane.js'
 import {VirtualClock} from '../clock.js'
 import type {Fleet} from '../fleet.js'
@@ -9,30 +10,25 @@ import {SimRules} from './rules.js'
 import {SimSplit} from './split.js'
 import {SimTargetGroup} from './target-group.js'
 
-export interface SimTargets {
-  /** Weighted set identifier → pool: the runbook's targets.dns.sets, or on HAProxy its ramp map's backends → pools. */
-  sets?: Record<string, string>
-  /** What holds the weights: the record, or the HAProxy ramp map. */
-  record?: string
-  /** Pool names the runbook has target groups (or HAProxy backends) for. */
-  targetGroups: string[]
-  /** Whether the runbook has somewhere for restrictions: a listener, or a HAProxy restriction map. */
-  listener: boolean
-  metrics: boolean
-}
-
-/** The control plane of a rehearsal: the same ports live mode has, wired to a simulated fleet. */
-export function simulatedControlPlane(fleet: Fleet, targets: SimTargets, options: {pace?: number | null; operator: string}): ControlPlane {
+/**
+ * The control plane of a rehearsal: the same ports a live run has, wired to a simulated fleet,
+ * from any family's face (src/ports/backend.ts): its weighted sets, the pools it cycles, whether it
+ * has somewhere for restrictions. The runbook's pools are the scenario's, by name.
+ */
+export function simulatedControlPlane(fleet: Fleet, backend: Backend, options: {pace?: number | null; operator: string; metrics: boolean}): ControlPlane {
   const clock = new VirtualClock(fleet, options.pace ?? null)
+  // A pool that answers by itself (a sorry backend a ramp parks traffic on) has no servers to be a target group of.
+  const targetGroups = backend.targetPools.filter((pool) => fleet.pools[fleet.poolIndex(pool)].config.kind !== 'sorry')
   const groups = new Map<string, PoolPort>()
-  for (const name of targets.targetGroups) groups.set(name, new SimTargetGroup(name, fleet.pools[fleet.poolIndex(name)], fleet, clock))
+  for (const name of targetGroups) groups.set(name, new SimTargetGroup(name, fleet.pools[fleet.poolIndex(name)], fleet, clock))
+  const sets = backend.weightedSets
   return {
     clock,
-    weights: targets.sets ? new SimDns(fleet, targets.sets, targets.record ?? 'record') : undefined,
-    poolWeights: (at) => new SimSplit(fleet, targets.targetGroups, at),
+    weights: sets ? new SimDns(fleet, sets, backend.weightsLabel ?? 'record') : undefined,
+    poolWeights: (at) => new SimSplit(fleet, targetGroups, at),
     pools: groups,
-    restrictions: targets.listener ? new SimRules(fleet) : undefined,
-    metrics: targets.metrics ? new SimMetrics(fleet) : undefined,
+    restrictions: backend.restrictionsLabel !== undefined ? new SimRules(fleet) : undefined,
+    metrics: options.metrics ? new SimMetrics(fleet) : undefined,
     freeze: new MemoryFreeze(),
     hooks: new SimHooks(fleet, clock),
     operator: options.operator,
