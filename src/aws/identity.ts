@@ -14,11 +14,13 @@ export type {CallerIdentity} from '../ports/backend.js'
  * anything else, so the failure stops the run before it reads or changes anything.
  */
 export async function callerIdentity(sts: StsCalls, signal?: AbortSignal): Promise<CallerIdentity> {
-  const out = await awsCall('STS', 'GetCallerIdentity', "the run's credentials", (abortSignal) => sts.getCallerIdentity({}, abortSignal), signal).catch((error: Error) => {
-    // An interrupt, or a setting refused before the call (a profile that is not there), says what it is.
-    if (!(error instanceof AwsCallError)) throw error
-    throw new FailedError(`cannot tell which AWS account the run would act in: ${error.message}; nothing was read or changed`)
-  })
+  const out = await awsCall('STS', 'GetCallerIdentity', "the run's credentials", (abortSignal) => sts.getCallerIdentity({}, abortSignal), signal).catch(
+    (error: Error) => {
+      // An interrupt, or a setting refused before the call (a profile that is not there), says what it is.
+      if (!(error instanceof AwsCallError)) throw error
+      throw new FailedError(`cannot tell which AWS account the run would act in: ${error.message}; nothing was read or changed`)
+    },
+  )
   if (!out.Account || !out.Arn) throw new FailedError('STS GetCallerIdentity answered without an account or ARN; nothing was read or changed')
   return {account: out.Account, arn: out.Arn}
 }

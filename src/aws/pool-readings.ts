@@ -133,13 +133,7 @@ export class AlbPoolReadings implements PoolReadings {
   async settings(signal?: AbortSignal): Promise<PoolSettings> {
     const arn = this.scope.targetGroup
     const label = `target group ${arn}`
-    const groups = await awsCall(
-      'ELBv2',
-      'DescribeTargetGroups',
-      label,
-      (s) => this.calls.elbv2.describeTargetGroups({TargetGroupArns: [arn]}, s),
-      signal,
-    )
+    const groups = await awsCall('ELBv2', 'DescribeTargetGroups', label, (s) => this.calls.elbv2.describeTargetGroups({TargetGroupArns: [arn]}, s), signal)
     const group = groups.TargetGroups?.[0]
     if (!group) throw new FailedError(`ELBv2 DescribeTargetGroups on ${label} found no such target group`)
     const attrs = await awsCall(

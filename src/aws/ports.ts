@@ -22,10 +22,7 @@ export interface AwsRunTargets extends AwsTargets {
 
 /** Whether the targets reach anything on AWS: a runbook that only freezes touches sluice's own state, and needs no account. */
 const onAws = (targets: AwsRunTargets): boolean =>
-  targets.dns !== undefined ||
-  Object.keys(targets.targetGroups ?? {}).length > 0 ||
-  targets.listener !== undefined ||
-  targets.metrics?.source === 'cloudwatch'
+  targets.dns !== undefined || Object.keys(targets.targetGroups ?? {}).length > 0 || targets.listener !== undefined || targets.metrics?.source === 'cloudwatch'
 
 /**
  * AWS as a live run drives it: the weighted Route 53 record, the ELBv2 target groups, the
@@ -58,8 +55,14 @@ export const awsFamily: BackendFamily<AwsRunTargets, AwsOptions> = {
     let metrics: MetricsPort | undefined
     const m = targets.metrics
     if (m?.source === 'cloudwatch') {
-      if (!m.loadBalancer) throw new InputError(`${locate(['targets', 'metrics'])}: targets.metrics: live CloudWatch gates need loadBalancer (the app/NAME/ID dimension)`)
-      metrics = new CloudWatchMetrics(calls.cloudwatch, clock, {loadBalancer: m.loadBalancer, loadBalancers: m.loadBalancers ?? {}, targetGroups, groups: pools})
+      if (!m.loadBalancer)
+        throw new InputError(`${locate(['targets', 'metrics'])}: targets.metrics: live CloudWatch gates need loadBalancer (the app/NAME/ID dimension)`)
+      metrics = new CloudWatchMetrics(calls.cloudwatch, clock, {
+        loadBalancer: m.loadBalancer,
+        loadBalancers: m.loadBalancers ?? {},
+        targetGroups,
+        groups: pools,
+      })
     }
     return {
       weights: dns ? new Route53Dns(calls.route53, clock, dns.zone, dns.record, dns.type) : undefined,

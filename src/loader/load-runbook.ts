@@ -155,7 +155,7 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
 }
 
 /**
- * One control plane per runbook: HAProxy, or AWS. A run that drove both would lock, confirm,
+ * One control plane per runbook: one backend family's (HAProxy, or AWS). A run that drove both would lock, confirm,
  * preflight and roll back across two systems with no common view of either. Prometheus metrics
  * go with either (HAProxy's exporter, scraped by a Prometheus server).
  */
@@ -166,7 +166,7 @@ function checkControlPlane(data: RunbookData, fail: (path: Path, message: string
       ['targets', 'metrics', 'source'],
       "metrics source haproxy reads HAProxy's counters over its Runtime API, and the runbook has no targets.haproxy to say where that is",
     )
-  if (!haproxy) return
+  // Whichever family the targets name says what of them it refuses (another family's fields beside its own).
   for (const problem of backendOf(data.targets).problems()) fail(problem.path, problem.message)
 }
 

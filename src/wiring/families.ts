@@ -13,7 +13,7 @@ import {addBackendFace, backendOf, type Targets} from '../runbook/targets.js'
  */
 export type Family = BackendFamily<Targets, AwsOptions>
 
-const families = new Map<string, Family>([
+let families = new Map<string, Family>([
   [haproxyFamily.face.family, haproxyFamily],
   [awsFamily.face.family, awsFamily],
 ])
@@ -39,7 +39,8 @@ export function addFamily<T, S>(family: BackendFamily<T, S>): () => void {
   const name = family.face.family
   if (families.has(name)) throw new Error(`a backend family named ${name} is already listed`)
   const removeFace = addBackendFace(family.face)
-  families.set(name, family as unknown as Family)
+  // Asked first, as its face is.
+  families = new Map([[name, family as unknown as Family], ...families])
   return () => {
     families.delete(name)
     removeFace()

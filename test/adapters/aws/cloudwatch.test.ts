@@ -80,7 +80,10 @@ describe('CloudWatch gate metrics over a fake of their narrow interface', () => 
     await expect(metrics(looping.calls).read('request-rate', 60)).rejects.toThrow(
       'CloudWatch AWS/ApplicationELB app/api/1: GetMetricData answered a NextToken it had already given; sluice stopped following its pages',
     )
-    const endless = cloudwatch({requests: [1]}, Array.from({length: maxMetricPages + 5}, (_, k) => `t${k}`))
+    const endless = cloudwatch(
+      {requests: [1]},
+      Array.from({length: maxMetricPages + 5}, (_, k) => `t${k}`),
+    )
     await expect(metrics(endless.calls).read('request-rate', 60)).rejects.toThrow(`GetMetricData answered more than ${maxMetricPages} pages for one span`)
   })
 

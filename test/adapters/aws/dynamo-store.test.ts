@@ -166,7 +166,14 @@ describe('the DynamoDB state store over a fake of its narrow interface', () => {
       version: 'v-dead',
       ...(thisPlace === undefined ? {} : {place: thisPlace}),
     }
-    t.items.set('lock#route53:Z1|0', {pk: {S: 'lock#route53:Z1'}, sk: {N: '0'}, runId: {S: dead.runId}, lockId: {S: dead.lockId}, version: {S: 'v-dead'}, holder: {S: JSON.stringify(dead)}})
+    t.items.set('lock#route53:Z1|0', {
+      pk: {S: 'lock#route53:Z1'},
+      sk: {N: '0'},
+      runId: {S: dead.runId},
+      lockId: {S: dead.lockId},
+      version: {S: 'v-dead'},
+      holder: {S: JSON.stringify(dead)},
+    })
     await store.acquire(['route53:Z1'], who)
     const replaced = t.made.filter((m) => m.call === 'putItem').at(-1)!.input as {ConditionExpression: string; ExpressionAttributeValues: Item}
     expect(replaced.ConditionExpression).toBe('version = :v')
@@ -199,7 +206,10 @@ describe('the DynamoDB state store over a fake of its narrow interface', () => {
   })
 
   it('AccessDenied names the call, the table and the IAM permission to grant', async () => {
-    const {calls} = fakeCalls<DynamoDbCalls>({describeTable: async () => ({Table: {TableStatus: 'ACTIVE'}}), putItem: async () => Promise.reject(accessDenied())})
+    const {calls} = fakeCalls<DynamoDbCalls>({
+      describeTable: async () => ({Table: {TableStatus: 'ACTIVE'}}),
+      putItem: async () => Promise.reject(accessDenied()),
+    })
     const denied = new DynamoStore('sluice-state', {}, calls)
     await expectDenied(denied.freeze.set({by: 'alice', reason: 'r', since: '2026-11-04T10:00:00.000Z'}), 'dynamodb:PutItem', 'dynamodb://sluice-state')
   })

@@ -12,12 +12,22 @@ const pools = {blue: tg('blue'), green: tg('green')}
 const oidc: Action = {
   Type: 'authenticate-oidc',
   Order: 1,
-  AuthenticateOidcConfig: {Issuer: 'https://idp', AuthorizationEndpoint: 'https://idp/a', TokenEndpoint: 'https://idp/t', UserInfoEndpoint: 'https://idp/u', ClientId: 'c', ClientSecret: 's3cret'},
+  AuthenticateOidcConfig: {
+    Issuer: 'https://idp',
+    AuthorizationEndpoint: 'https://idp/a',
+    TokenEndpoint: 'https://idp/t',
+    UserInfoEndpoint: 'https://idp/u',
+    ClientId: 'c',
+    ClientSecret: 's3cret',
+  },
 }
 const forward = (groups: Array<[string, number]>): Action => ({
   Type: 'forward',
   Order: 2,
-  ForwardConfig: {TargetGroups: groups.map(([arn, w]) => ({TargetGroupArn: arn, Weight: w})), TargetGroupStickinessConfig: {Enabled: true, DurationSeconds: 300}},
+  ForwardConfig: {
+    TargetGroups: groups.map(([arn, w]) => ({TargetGroupArn: arn, Weight: w})),
+    TargetGroupStickinessConfig: {Enabled: true, DurationSeconds: 300},
+  },
 })
 
 /** A rule (and a listener) whose actions are `actions`. */
@@ -32,7 +42,12 @@ function elbv2(actions: Action[]) {
 
 describe("a listener rule's weighted forward over a fake of its narrow interface", () => {
   it("reads the weights by the runbook's pools; a pool off the forward weighs 0, a group the runbook does not name keeps its ARN", async () => {
-    const {calls, made} = elbv2([forward([[tg('blue'), 3], [tg('legacy'), 1]])])
+    const {calls, made} = elbv2([
+      forward([
+        [tg('blue'), 3],
+        [tg('legacy'), 1],
+      ]),
+    ])
     expect(await new ForwardWeights(calls, rule, pools).readWeights()).toEqual({blue: 3, green: 0, [tg('legacy')]: 1})
     expect(made[0]).toEqual({call: 'describeRules', input: {RuleArns: [rule]}, signal: true})
   })

@@ -7,13 +7,17 @@ import {awsError, fakeCalls} from './fake-calls.js'
 
 describe("the run's AWS identity over a fake of STS's narrow interface", () => {
   it('is the account and the ARN GetCallerIdentity answers', async () => {
-    const {calls, made} = fakeCalls<StsCalls>({getCallerIdentity: async () => ({Account: '123456789012', Arn: 'arn:aws:iam::123456789012:user/ops', UserId: 'AIDA'})})
+    const {calls, made} = fakeCalls<StsCalls>({
+      getCallerIdentity: async () => ({Account: '123456789012', Arn: 'arn:aws:iam::123456789012:user/ops', UserId: 'AIDA'}),
+    })
     expect(await callerIdentity(calls)).toEqual({account: '123456789012', arn: 'arn:aws:iam::123456789012:user/ops'})
     expect(made).toEqual([{call: 'getCallerIdentity', input: {}, signal: true}])
   })
 
   it('credentials STS will not name stop the run, saying nothing was read or changed and naming the call', async () => {
-    const {calls} = fakeCalls<StsCalls>({getCallerIdentity: async () => Promise.reject(awsError('InvalidClientTokenId', 'The security token included in the request is invalid.', 403))})
+    const {calls} = fakeCalls<StsCalls>({
+      getCallerIdentity: async () => Promise.reject(awsError('InvalidClientTokenId', 'The security token included in the request is invalid.', 403)),
+    })
     const error = await callerIdentity(calls).catch((e: Error) => e)
     expect(error).toBeInstanceOf(FailedError)
     expect((error as Error).message).toBe(
@@ -22,7 +26,9 @@ describe("the run's AWS identity over a fake of STS's narrow interface", () => {
   })
 
   it('no credentials at all is said as the AWS CLI says it, with the ways sluice takes them', async () => {
-    const {calls} = fakeCalls<StsCalls>({getCallerIdentity: async () => Promise.reject(awsError('CredentialsProviderError', 'Could not load credentials from any providers'))})
+    const {calls} = fakeCalls<StsCalls>({
+      getCallerIdentity: async () => Promise.reject(awsError('CredentialsProviderError', 'Could not load credentials from any providers')),
+    })
     await expect(callerIdentity(calls)).rejects.toThrow(/NoCredentials: Unable to locate credentials\. .*--profile or AWS_PROFILE/)
   })
 

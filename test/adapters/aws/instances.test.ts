@@ -20,7 +20,7 @@ function ec2(instances: Instance[], perPage = 1000) {
 const running = (id: string, ip: string): Instance => ({InstanceId: id, State: {Name: 'running'}, PrivateIpAddress: ip})
 
 describe('EC2 instance addresses over a fake of their narrow interface', () => {
-  it("gives an instance its private address, looked up once per run; an IP target is its own address", async () => {
+  it('gives an instance its private address, looked up once per run; an IP target is its own address', async () => {
     const {calls, made} = ec2([running('i-0000000000000000a', '10.0.0.1'), running('i-0000000000000000b', '10.0.0.2')], 1)
     const book = new InstanceAddresses(calls)
     const first = await book.lookUp(['i-0000000000000000a', 'i-0000000000000000b', '10.0.9.9'])
@@ -33,7 +33,10 @@ describe('EC2 instance addresses over a fake of their narrow interface', () => {
   })
 
   it('says why a target has no address: terminated, unknown, without one, a Lambda function, a load balancer', async () => {
-    const {calls} = ec2([{InstanceId: 'i-0000000000000000c', State: {Name: 'terminated'}, PrivateIpAddress: '10.0.0.3'}, {InstanceId: 'i-0000000000000000d', State: {Name: 'pending'}}])
+    const {calls} = ec2([
+      {InstanceId: 'i-0000000000000000c', State: {Name: 'terminated'}, PrivateIpAddress: '10.0.0.3'},
+      {InstanceId: 'i-0000000000000000d', State: {Name: 'pending'}},
+    ])
     const found = await new InstanceAddresses(calls).lookUp([
       'i-0000000000000000c',
       'i-0000000000000000d',
@@ -46,7 +49,9 @@ describe('EC2 instance addresses over a fake of their narrow interface', () => {
       {none: 'EC2 instance i-0000000000000000d (pending) has no private address'},
       {none: 'EC2 DescribeInstances knows no instance i-0000000000000000e in this account and region'},
       {none: 'arn:aws:lambda:eu-west-1:123456789012:function:f is a Lambda function (a lambda target), which has no address'},
-      {none: 'arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/app/inner/1 is a load balancer (an alb target), which has no address of its own'},
+      {
+        none: 'arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/app/inner/1 is a load balancer (an alb target), which has no address of its own',
+      },
     ])
   })
 

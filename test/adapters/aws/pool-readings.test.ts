@@ -13,7 +13,9 @@ function elbv2(group: Record<string, number> | null, attributes: Record<string, 
   return fakeCalls<AlbReadingsCalls['elbv2']>({
     describeTargetGroups: async () => ({TargetGroups: group ? [{TargetGroupArn: arn, TargetGroupName: 'api', ...group}] : []}),
     describeTargetGroupAttributes: async () => ({Attributes: Object.entries(attributes).map(([Key, Value]) => ({Key, Value}))}),
-    describeTargetHealth: async () => ({TargetHealthDescriptions: states.map((State, k) => ({Target: {Id: `i-${k}`}, TargetHealth: {State: State as 'healthy'}}))}),
+    describeTargetHealth: async () => ({
+      TargetHealthDescriptions: states.map((State, k) => ({Target: {Id: `i-${k}`}, TargetHealth: {State: State as 'healthy'}})),
+    }),
   })
 }
 
@@ -37,11 +39,15 @@ const noMetrics = (): CloudWatchCalls => cloudwatch({}).calls
 
 describe("an ALB pool's readings over fakes of their narrow interfaces", () => {
   it("reads the group's check and routing settings, with ELBv2's own defaults where the group does not say", async () => {
-    const given = elbv2({HealthCheckIntervalSeconds: 10, HealthCheckTimeoutSeconds: 4, UnhealthyThresholdCount: 3, HealthyThresholdCount: 2}, {
-      'slow_start.duration_seconds': '60',
-      'deregistration_delay.timeout_seconds': '30',
-      [failoverKey]: '50',
-    }, ['healthy', 'healthy', 'unhealthy'])
+    const given = elbv2(
+      {HealthCheckIntervalSeconds: 10, HealthCheckTimeoutSeconds: 4, UnhealthyThresholdCount: 3, HealthyThresholdCount: 2},
+      {
+        'slow_start.duration_seconds': '60',
+        'deregistration_delay.timeout_seconds': '30',
+        [failoverKey]: '50',
+      },
+      ['healthy', 'healthy', 'unhealthy'],
+    )
     const settings = await new AlbPoolReadings({elbv2: given.calls, cloudwatch: noMetrics()}, scope).settings()
     expect(settings).toMatchObject({
       label: `target group api (${arn})`,
@@ -87,7 +93,11 @@ describe("an ALB pool's readings over fakes of their narrow interfaces", () => {
       latency: [0.1, undefined, 0.3],
     })
     const start = new Date('2026-12-04T06:00:00Z')
-    const periods = await new AlbPoolReadings({elbv2: elbv2({}, {}, []).calls, cloudwatch: calls}, scope).history(start, new Date(start.getTime() + 3 * 60_000), 60)
+    const periods = await new AlbPoolReadings({elbv2: elbv2({}, {}, []).calls, cloudwatch: calls}, scope).history(
+      start,
+      new Date(start.getTime() + 3 * 60_000),
+      60,
+    )
     const at = start.getTime() / 1000
     expect(periods).toEqual([
       {at, requests: 100, errors: 3, healthy: 3, rotationChanged: false, latency: 0.1},

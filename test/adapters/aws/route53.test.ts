@@ -37,7 +37,12 @@ describe('Route 53 weights over a fake of its narrow interface', () => {
               NextRecordIdentifier: 'purple',
               MaxItems: 2,
             }
-          : {ResourceRecordSets: [set('purple', 0, 90), set('other', 7, 60, 'www.example.com.')], IsTruncated: true, NextRecordName: 'www.example.com.', MaxItems: 2},
+          : {
+              ResourceRecordSets: [set('purple', 0, 90), set('other', 7, 60, 'www.example.com.')],
+              IsTruncated: true,
+              NextRecordName: 'www.example.com.',
+              MaxItems: 2,
+            },
     })
     const dns = new Route53Dns(calls, new FakeClock(), 'Z1', 'API.example.com', 'A')
     expect(await dns.readWeights()).toEqual({blue: 200, green: 55, purple: 0})
@@ -51,7 +56,13 @@ describe('Route 53 weights over a fake of its narrow interface', () => {
 
   it('stops paging when a page adds no new set (an API repeating itself)', async () => {
     const {calls, made} = fakeCalls<Route53Calls>({
-      listResourceRecordSets: async () => ({ResourceRecordSets: [set('blue', 1)], IsTruncated: true, NextRecordName: 'api.example.com.', NextRecordType: 'A', MaxItems: 1}),
+      listResourceRecordSets: async () => ({
+        ResourceRecordSets: [set('blue', 1)],
+        IsTruncated: true,
+        NextRecordName: 'api.example.com.',
+        NextRecordType: 'A',
+        MaxItems: 1,
+      }),
     })
     expect(await new Route53Dns(calls, new FakeClock(), 'Z1', 'api.example.com.', 'A').readWeights()).toEqual({blue: 1})
     expect(made).toHaveLength(2)
@@ -123,7 +134,11 @@ describe('Route 53 weights over a fake of its narrow interface', () => {
 
   it('AccessDenied names the call, the hosted zone or record, and the IAM permission to grant', async () => {
     const read = fakeCalls<Route53Calls>({listResourceRecordSets: async () => Promise.reject(accessDenied())})
-    await expectDenied(new Route53Dns(read.calls, new FakeClock(), 'Z1', 'api.example.com.', 'A').readWeights(), 'route53:ListResourceRecordSets', 'hosted zone Z1')
+    await expectDenied(
+      new Route53Dns(read.calls, new FakeClock(), 'Z1', 'api.example.com.', 'A').readWeights(),
+      'route53:ListResourceRecordSets',
+      'hosted zone Z1',
+    )
     const change = fakeCalls<Route53Calls>({
       listResourceRecordSets: async () => ({ResourceRecordSets: [set('blue', 200)], IsTruncated: false, MaxItems: 100}),
       changeResourceRecordSets: async () => Promise.reject(accessDenied()),

@@ -34,7 +34,10 @@ function listenerWith(rules: Rule[], tags: Record<string, Record<string, string>
       return {Rules: all.slice(from, from + 2), ...(from + 2 < all.length ? {NextMarker: String(from + 2)} : {})}
     },
     describeTags: async (input) => ({
-      TagDescriptions: (input.ResourceArns ?? []).map((arn) => ({ResourceArn: arn, Tags: Object.entries(tags[arn] ?? {}).map(([Key, Value]) => ({Key, Value}))})),
+      TagDescriptions: (input.ResourceArns ?? []).map((arn) => ({
+        ResourceArn: arn,
+        Tags: Object.entries(tags[arn] ?? {}).map(([Key, Value]) => ({Key, Value})),
+      })),
     }),
     createRule: async (input) => {
       const arn = ruleArn(next++)
@@ -143,13 +146,23 @@ describe("a listener's restriction rules over a fake of their narrow interface",
     await expectDenied(new ListenerRules(calls, listener).list(), 'elasticloadbalancing:DescribeRules', `listener ${listener}`)
     const create = listenerWith([], {})
     const denied = new ListenerRules(
-      {describeRules: create.calls.describeRules, describeTags: create.calls.describeTags, deleteRule: create.calls.deleteRule, createRule: async () => Promise.reject(accessDenied())},
+      {
+        describeRules: create.calls.describeRules,
+        describeTags: create.calls.describeTags,
+        deleteRule: create.calls.deleteRule,
+        createRule: async () => Promise.reject(accessDenied()),
+      },
       listener,
     )
     await expectDenied(denied.add(search), 'elasticloadbalancing:CreateRule', `listener ${listener}`)
     const remove = listenerWith([rule(1, '1', '503')], {[ruleArn(1)]: {'sluice:restriction': 'search'}})
     const undeletable = new ListenerRules(
-      {describeRules: remove.calls.describeRules, describeTags: remove.calls.describeTags, createRule: remove.calls.createRule, deleteRule: async () => Promise.reject(accessDenied())},
+      {
+        describeRules: remove.calls.describeRules,
+        describeTags: remove.calls.describeTags,
+        createRule: remove.calls.createRule,
+        deleteRule: async () => Promise.reject(accessDenied()),
+      },
       listener,
     )
     await expectDenied(undeletable.remove('search'), 'elasticloadbalancing:DeleteRule', ruleArn(1))
