@@ -93,6 +93,8 @@ export function awsBackend(targets: AwsTargets): Backend {
     restrictionsLabel: listener,
     poolSplit: (rule, path) => forwardSplit(rule, path, targetGroups),
     poolLabel: (pool) => targetGroups[pool],
+    poolInPlan: (pool) => `${pool} (${targetGroups[pool]})`,
+    actsThroughAws: true,
     poolPath: (pool) => ['targets', 'targetGroups', pool],
     setPath: (set) => ['targets', 'dns', 'sets', set],
     // A target group is only ever cycled: one with no targets has nothing to be.

@@ -36,6 +36,7 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
   const pools = Object.keys(h.backends)
   // The ramp map's keys are backend names, each weighing the pool the backend serves.
   const sets = h.rampMap ? Object.fromEntries(Object.entries(h.backends).map(([pool, backend]) => [backend, pool])) : undefined
+  const poolLabel = (pool: string) => (h.backends[pool] ? onSocket(`haproxy backend ${h.backends[pool]}`) : undefined)
   return {
     family: 'haproxy',
     name: `HAProxy ${socket}`,
@@ -65,7 +66,11 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
     setPath: (set) => ['targets', 'haproxy', 'backends', sets?.[set] ?? pools.find((pool) => h.backends[pool] === set) ?? set],
     // A backend may be the sorry backend a ramp parks traffic on, with no servers to cycle.
     poolsMayBeSorry: true,
-    poolLabel: (pool) => (h.backends[pool] ? onSocket(`haproxy backend ${h.backends[pool]}`) : undefined),
+    // The label is already parenthesised (the socket), so the pool's place is set off by commas.
+    poolInPlan: (pool) => `${pool}, ${poolLabel(pool)},`,
+    actsThroughAws: false,
+    reachedWithoutIam: 'over its Runtime API',
+    poolLabel,
     locks: {
       weights: () => (h.rampMap ? [lock('map', h.rampMap)] : []),
       pool: (pool) => (h.backends[pool] ? [lock('backend', h.backends[pool])] : []),

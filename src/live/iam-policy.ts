@@ -46,7 +46,7 @@ export function readOnlyPolicy(runbook: Runbook): {Version: string; Statement: I
 export function noPolicyNeeded(runbook: Runbook, policy: ReturnType<typeof iamPolicy>): string | null {
   if (policy.Statement.length > 0) return null
   const backend = backendOf(runbook.targets)
-  const on = backend.family === 'haproxy' ? ` (it drives ${backend.name} over its Runtime API)` : ''
+  const on = backend.reachedWithoutIam ? ` (it drives ${backend.name} ${backend.reachedWithoutIam})` : ''
   return `${runbook.name} makes no AWS calls${on}: no AWS permissions are needed`
 }
 

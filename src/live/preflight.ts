@@ -96,8 +96,8 @@ export async function planLive(runbook: Runbook, aws: AwsOptions, store: StateSt
 export function liveTarget(runbook: Runbook, aws: AwsOptions, identity: CallerIdentity | null): string {
   const backend = backendOf(runbook.targets)
   const name = identity ? `${backend.name} account ${identity.account}` : backend.name
-  const region = backend.family === 'aws' && aws.region ? `${name} (${aws.region})` : name
-  const endpoint = backend.family === 'aws' ? endpointOverride(aws.endpoint) : null
+  const region = backend.actsThroughAws && aws.region ? `${name} (${aws.region})` : name
+  const endpoint = backend.actsThroughAws ? endpointOverride(aws.endpoint) : null
   return endpoint ? `${region} at ${endpoint}` : region
 }
 

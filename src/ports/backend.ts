@@ -79,6 +79,15 @@ export interface Backend {
   readonly restrictionsLabel: string | undefined
   /** A pool as a plan names it: its target group ARN, or its HAProxy backend on its socket. */
   poolLabel(pool: string): string | undefined
+  /** A pool and where it is, as a cycle's plan line opens: `mailbox (targetgroup/mail)`, `mailbox, haproxy backend mail (socket),`. */
+  poolInPlan(pool: string): string
+  /**
+   * Whether the run's AWS settings (--region, --endpoint-url) say where it acts, so its question
+   * names them: true where the family is reached through AWS's APIs.
+   */
+  readonly actsThroughAws: boolean
+  /** How sluice reaches the family where no IAM is involved, for a policy with no statements: `over its Runtime API`. */
+  readonly reachedWithoutIam?: string
   /** Where the runbook declares a pool's targets: targets.targetGroups.POOL, targets.haproxy.backends.POOL. */
   poolPath(pool: string): ReadonlyArray<PropertyKey>
   /** Where the runbook says which pool a weighted set sends to: targets.dns.sets.SET; on HAProxy the set is a backend, at its pool. */

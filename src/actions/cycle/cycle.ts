@@ -435,9 +435,8 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
   title: (step) => `Cycle ${step.pool} in batches of ${describeCount(step.batch)}`,
   plan(step, {targets, live}) {
     const size = live?.groupSizes.get(step.pool)
-    const group = backendOf(targets).poolLabel(step.pool)
     return [
-      `${backendOf(targets).family === 'haproxy' ? `${step.pool}, ${group},` : `${step.pool} (${group})`} in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
+      `${backendOf(targets).poolInPlan(step.pool)} in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
       ...(size === undefined ? [] : [`all ${size} targets now in the group, ${resolveCount(step.batch, size)} per batch`]),
       ...(step.headroom === undefined ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
       ...(step.failoverPercent === undefined ? [] : [`set routing failover: below ${step.failoverPercent}% healthy, route to every target`]),
