@@ -21,8 +21,9 @@ export async function rollBackAtTerminal(
     import('./terminal/terminal-io.js'),
     import('./stop-signals.js'),
   ])
-  const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY)})
   const stop = onStopSignals((text) => process.stderr.write(`${text}\n`), 'holding at the weights reached')
+  const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
+  const io = new TerminalIO({mode: chooseMode({json: options.json}), yes: options.yes, interactive, stop: stop.signal})
   let result: RollbackResult
   try {
     result = await rollbackRun(store, runId, aws, io, operator(), {now: options.now, fromLive: options.fromLive, ungated: options.ungated, signal: stop.signal})
@@ -34,7 +35,8 @@ export async function rollBackAtTerminal(
   for (const u of result.undone) out.log(`  undone: ${u.describe}`)
   for (const why of result.leftAlone) out.log(`  left alone: ${why}`)
   for (const d of result.drift ?? []) out.log(`  not as the run left it: ${d}`)
-  if (result.outcome === 'refused') out.endWith('refused')
+  // Stopped at the question (a signal, a terminal that hung up): nothing was changed, and it was no person's no.
+  if (result.outcome === 'refused') out.endWith(stop.signal.aborted ? 'interrupted' : 'refused')
   if (result.outcome === 'held') out.endWith('gate-failed')
   if (result.outcome === 'interrupted') out.endWith('interrupted')
   return result

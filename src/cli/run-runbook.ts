@@ -73,12 +73,12 @@ export async function executeRunbook(
   if (mode.kind === 'live') await openStateStore(mode.state, mode.aws)
   const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY)
   const live = mode.kind === 'live'
-  const io = new TerminalIO({mode: chooseMode({json: options.json, live}), yes: options.yes, interactive, clock: live ? 'wall' : 'scenario'})
   // A live run's notes (how to resume, where it stopped) go to stderr under --json too.
   const note = live ? (text: string) => void process.stderr.write(`${text}\n`) : (text: string) => out.note(text)
   // The first signal aborts the run: calls in flight are cut short, and the run stops at its next
-  // safe point (a ramp goes back to its last good weights).
+  // safe point (a ramp goes back to its last good weights); a question still open is withdrawn.
   const stop = onStopSignals(note, 'stopping at the next safe point')
+  const io = new TerminalIO({mode: chooseMode({json: options.json, live}), yes: options.yes, interactive, clock: live ? 'wall' : 'scenario', stop: stop.signal})
   let report
   try {
     report = await runIn(mode, runbook, {io, signal: stop.signal, operator: operator(), approved})

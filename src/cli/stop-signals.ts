@@ -76,6 +76,31 @@ function letGoOfHungUpTerminals(): void {
   })
 }
 
+/**
+ * A question read from a terminal that hangs up: readline, closing on the input's end, puts the
+ * terminal back out of raw mode, which fails (EIO) on a terminal that is gone and, thrown from
+ * inside readline, ended the process at once, leaving the locks the question was asked under. That
+ * failure is the terminal lost, told as any other loss; the question then ends unanswered.
+ */
+export function tolerateHungUpInput(input: NodeJS.ReadableStream): void {
+  const tty = input as Partial<NodeJS.ReadStream>
+  if (!tty.isTTY || typeof tty.setRawMode !== 'function' || (tty as {hungUpTolerated?: boolean}).hungUpTolerated) return
+  const setRawMode = tty.setRawMode.bind(tty)
+  Object.assign(tty, {
+    hungUpTolerated: true,
+    setRawMode(mode: boolean) {
+      try {
+        return setRawMode(mode)
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        if (code === undefined || !lostCodes.has(code)) throw error
+        lose(`${code} on stdin`)
+        return tty
+      }
+    },
+  })
+}
+
 function lose(what: string): void {
   if (terminalLost) return
   terminalLost = true

@@ -1,6 +1,8 @@
 import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
-import {expectInOrder, inTerminal} from '../helpers/terminal.js'
+import {existsSync, readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {expectInOrder, inTerminal, spawnInTerminal} from '../helpers/terminal.js'
 import {dnsRunbook, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 
 let fx: Fixture
@@ -59,6 +61,34 @@ steps:
     ])
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 50, maintenance: 50})
   }, 120_000)
+
+  it('a terminal that hangs up at the rollback question: the rollback ends unanswered, nothing changed, its locks let go', async () => {
+    const file = dnsRunbook(fx, 'ramp', `steps:\n  - {action: ramp, set: maintenance, schedule: [10, 50], bake: 1}\n`)
+    const run = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
+    expect(run.code, run.stderr).toBe(0)
+    const runId = (JSON.parse(run.stdout) as {runId: string}).runId
+    const locks = join(fx.env.SLUICE_STATE, 'locks')
+    const held = () => (existsSync(locks) ? readdirSync(locks) : [])
+    const terminal = spawnInTerminal(['rollback', runId, '--ungated'], fx.env)
+    for (let waited = 0; !/Roll back run .*\(y\/N\)/.test(terminal.screen()); waited += 100) {
+      expect(waited, terminal.screen()).toBeLessThan(60_000)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    // It asks holding the run's lock and the record's, their leases renewed while it waits.
+    expect(held().length).toBe(2)
+    // The SSH session drops: the terminal's other side goes away, and sluice is sent SIGHUP.
+    terminal.kill('SIGKILL')
+    await terminal.ended
+    // Before, it waited at the question for ever (seen: 1 h 42 min, its leases still renewed), and
+    // no other operator could take the record without breaking the locks.
+    for (let waited = 0; held().length > 0; waited += 100) {
+      expect(waited, `locks still held: ${held().join(', ')}`).toBeLessThan(60_000)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 50, maintenance: 50})
+    const journal = await sluice(['journal', runId, '--json'], {env: fx.env})
+    expect(journal.stdout).not.toMatch(/rollback-start/)
+  }, 180_000)
 
   it('resume shows only the steps left, chained from where the run stopped, before it asks; n changes nothing', async () => {
     const steps = `steps:

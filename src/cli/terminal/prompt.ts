@@ -1,4 +1,5 @@
 import {Writable} from 'node:stream'
+import {tolerateHungUpInput} from '../stop-signals.js'
 
 // @inquirer/prompts and listr2 are loaded only when a question is asked: --json and CI runs never
 // pay for them, hence the dynamic import and the type-only listr2 parameter below.
@@ -26,14 +27,27 @@ export function unendable(stream: NodeJS.WritableStream): NodeJS.WritableStream 
 
 export async function ask(question: string, output: NodeJS.WritableStream, input?: NodeJS.ReadableStream, signal?: AbortSignal): Promise<boolean> {
   const {confirm} = await import('@inquirer/prompts')
+  // A terminal that hangs up under the question makes its reads fail (EIO) or end: nobody can
+  // answer any more. Unheard, that error ended the process at once, leaving the locks the question
+  // was asked under; it withdraws the question instead, as no, so the command lets go of them.
+  const from = input ?? process.stdin
+  tolerateHungUpInput(from)
+  const gone = new AbortController()
+  const hungUp = () => gone.abort()
+  from.on('error', hungUp)
+  from.on('end', hungUp)
+  const withdrawn = signal ? AbortSignal.any([signal, gone.signal]) : gone.signal
   try {
-    return await confirm({message: question, default: false}, {output, ...(input ? {input} : {}), ...(signal ? {signal} : {})})
+    return await confirm({message: question, default: false}, {output, ...(input ? {input} : {}), signal: withdrawn})
   } catch (error) {
     // Ctrl-C at a prompt never reaches the engine's SIGINT handler (readline holds stdin in raw
     // mode and inquirer turns the keypress into ExitPromptError): it means no.
     // A prompt withdrawn by its signal (answered elsewhere, e.g. by `sluice promote`) is no answer here.
     if (error instanceof Error && (error.name === 'ExitPromptError' || error.name === 'AbortPromptError')) return false
     throw error
+  } finally {
+    from.off('error', hungUp)
+    from.off('end', hungUp)
   }
 }
 

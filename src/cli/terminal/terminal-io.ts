@@ -22,6 +22,12 @@ export interface TerminalIOOptions {
   input?: NodeJS.ReadableStream
   /** Whose seconds the events carry, for the time on each line: a rehearsal's scenario seconds, or the wall clock's. Default: wall. */
   clock?: ClockKind
+  /**
+   * The command's stop (onStopSignals): a question still open when it fires is withdrawn and
+   * taken as no. A terminal that hung up at the question can never answer it, and the command
+   * would otherwise wait there for ever with its locks held and their leases renewed.
+   */
+  stop?: AbortSignal
 }
 
 /** A line held back in lines mode waits at most this long for what follows it (ms). */
@@ -84,10 +90,10 @@ export class TerminalIO implements EngineIO {
     if (!this.options.interactive) {
       throw new RefusedError(`${question} needs an answer, but this run is not interactive; pass --yes to approve`)
     }
-    if (this.view && host) return this.view.askInTask(host, question, context, this.options.input)
+    if (this.view && host) return this.view.askInTask(host, question, context, this.options.input, this.options.stop)
     // Asked even under --json (silent): a person is there, and prompts go to stderr, not stdout.
     if (this.mode === 'silent') this.write(context)
-    return ask(question, unendable(this.stream), this.options.input)
+    return ask(question, unendable(this.stream), this.options.input, this.options.stop)
   }
 
   /**
