@@ -8,6 +8,7 @@ import {homedir} from 'node:os'
 import {join} from 'node:path'
 import {InputError} from '../errors.js'
 import {checkEndpoints} from '../input/endpoint-url.js'
+import {envSeconds} from '../input/env-seconds.js'
 
 export interface AwsOptions {
   region?: string
@@ -77,6 +78,9 @@ export function noRegion(): InputError {
   )
 }
 
+/** $SLUICE_AWS_DEADLINE_SECONDS: see awsDeadlines. */
+const callDeadline = {name: 'SLUICE_AWS_DEADLINE_SECONDS', what: 'how long one AWS call may take, retries included', fallback: 30, min: 1, max: 600}
+
 /**
  * How long one AWS call may take, in milliseconds. An endpoint that accepts a connection and never
  * answers must not hang a run (and its locks) for good, nor make Ctrl-C wait.
@@ -89,8 +93,24 @@ export function noRegion(): InputError {
  * - call: 30 s for a call with all its retries (awsCall): room for two hung attempts or a run of
  *   throttled ones with adaptive backoff, then the call fails naming the operation. Retries are
  *   bounded by this deadline, not only by the attempt count.
+ *
+ * $SLUICE_AWS_DEADLINE_SECONDS sets the call's deadline (longer for a slow link; a few seconds in
+ * the tests that hang a call): each attempt gets a third of it, as above, and the connect timeout
+ * is 3 s or the attempt's, whichever is shorter. A bad value is exit 2 naming it.
  */
-export const awsDeadlines = {connectMs: 3_000, requestMs: 10_000, callMs: 30_000} as const
+export function awsDeadlines(env: NodeJS.ProcessEnv = process.env): AwsDeadlines {
+  const callMs = envSeconds(callDeadline, env) * 1000
+  const requestMs = Math.round(callMs / 3)
+  return {connectMs: Math.min(3_000, requestMs), requestMs, callMs}
+}
+
+export interface AwsDeadlines {
+  connectMs: number
+  /** Per attempt, from sending to the whole answer. */
+  requestMs: number
+  /** For a call with all its retries (awsCall). */
+  callMs: number
+}
 
 /**
  * The AWS clients of one run, created on first use: a rehearsal and --help never load the SDK.
@@ -106,6 +126,8 @@ export class AwsClients {
   private stsClient?: Promise<STSClient>
   private ec2Client?: Promise<EC2Client>
   private resolved?: Promise<AwsOptions>
+  /** Read when the clients are made, so a bad $SLUICE_AWS_DEADLINE_SECONDS stops a run before its first call. */
+  private readonly deadlines = awsDeadlines()
 
   constructor(readonly options: AwsOptions) {
     // sluice supports Node 20 (see engines); the SDK's multi-line notice about newer Node versions
@@ -136,7 +158,7 @@ export class AwsClients {
       maxAttempts: maxAttempts ?? retry.attempts,
       // The options of the SDK's NodeHttpHandler. Without throwOnRequestTimeout the SDK only logs
       // a warning when requestTimeout passes and goes on waiting.
-      requestHandler: {connectionTimeout: awsDeadlines.connectMs, requestTimeout: awsDeadlines.requestMs, throwOnRequestTimeout: true},
+      requestHandler: {connectionTimeout: this.deadlines.connectMs, requestTimeout: this.deadlines.requestMs, throwOnRequestTimeout: true},
       customUserAgent: 'sluice',
     }
   }

@@ -1,5 +1,5 @@
 import {FailedError, SluiceError} from '../errors.js'
-import {awsDeadlines} from './clients.js'
+import {awsDeadlines, type AwsDeadlines} from './clients.js'
 
 /** The IAM action prefix of each service sluice calls. */
 const iamPrefix = {Route53: 'route53', ELBv2: 'elasticloadbalancing', CloudWatch: 'cloudwatch', DynamoDB: 'dynamodb', EC2: 'ec2', STS: 'sts'} as const
@@ -42,7 +42,7 @@ export class AwsCallInterrupted extends FailedError {
 /**
  * Runs one AWS call and turns any failure into an AwsCallError naming the operation and resource.
  * The call gets an abort signal to hand to its narrow interface (src/aws/sdk.ts): it aborts at the
- * call's deadline (awsDeadlines.callMs, retries included) or when `signal` does. A call that
+ * call's deadline (awsDeadlines().callMs, retries included) or when `signal` does. A call that
  * ignores it still gives up at the deadline here, though its request runs on in the background.
  */
 export async function awsCall<T>(
@@ -53,7 +53,8 @@ export async function awsCall<T>(
   signal?: AbortSignal,
 ): Promise<T> {
   if (signal?.aborted) throw stoppedBy(signal, service, operation, resource)
-  const deadline = AbortSignal.timeout(awsDeadlines.callMs)
+  const deadlines = awsDeadlines()
+  const deadline = AbortSignal.timeout(deadlines.callMs)
   const abortSignal = signal ? AbortSignal.any([signal, deadline]) : deadline
   let onAbort = () => {}
   const stopped = new Promise<never>((_, reject) => {
@@ -76,11 +77,11 @@ export async function awsCall<T>(
         operation,
         resource,
         'Timeout',
-        `no answer within ${awsDeadlines.callMs / 1000} s (requests time out after ${awsDeadlines.requestMs / 1000} s and are retried)`,
+        `no answer within ${inSeconds(deadlines.callMs)} (requests time out after ${inSeconds(deadlines.requestMs)} and are retried)`,
       )
     const e = error as {name?: string; Code?: string; message?: string; $metadata?: {httpStatusCode?: number}}
     const code = e.name && e.name !== 'Error' ? e.name : (e.Code ?? 'Error')
-    if (code === 'TimeoutError') throw new AwsCallError(service, operation, resource, code, timeoutDetail(e.message ?? ''))
+    if (code === 'TimeoutError') throw new AwsCallError(service, operation, resource, code, timeoutDetail(e.message ?? '', deadlines))
     if (code === 'CredentialsProviderError') throw new AwsCallError(service, operation, resource, 'NoCredentials', noCredentials)
     const status = e.$metadata?.httpStatusCode
     const detail = (e.message ?? String(error)).split('\n')[0]
@@ -106,8 +107,11 @@ function stoppedBy(signal: AbortSignal, service: AwsService, operation: string, 
 }
 
 /** The SDK's timeout messages name its own package; an operator needs which limit and how long. */
-function timeoutDetail(message: string): string {
-  if (/establish a connection/.test(message)) return `no connection within ${awsDeadlines.connectMs / 1000} s`
-  if (/requestTimeout|inactivity/.test(message)) return `no answer within ${awsDeadlines.requestMs / 1000} s`
+function timeoutDetail(message: string, deadlines: AwsDeadlines): string {
+  if (/establish a connection/.test(message)) return `no connection within ${inSeconds(deadlines.connectMs)}`
+  if (/requestTimeout|inactivity/.test(message)) return `no answer within ${inSeconds(deadlines.requestMs)}`
   return message.split('\n')[0]
 }
+
+/** `30 s`, `1.7 s`: a deadline as the operator set it, to a tenth of a second. */
+const inSeconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`

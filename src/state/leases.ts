@@ -1,5 +1,6 @@
 import {randomBytes} from 'node:crypto'
 import {InputError, RefusedError} from '../errors.js'
+import {envSeconds} from '../input/env-seconds.js'
 import type {FreezePort} from '../ports/control-plane.js'
 import type {ControlIntent} from '../ports/controls.js'
 import {operatorName} from './journal.js'
@@ -23,19 +24,15 @@ import {
  * AWS call, two busy cores, a laptop lid closed for a moment) keeps its locks: it renews three
  * times per lease, so two renewals can fail or run late and the lease still holds. Short enough
  * that after a kill -9 a resume waits at most half a minute, which an operator in an outage can
- * bear. SLUICE_LEASE_SECONDS overrides it (tests use a few seconds).
+ * bear. $SLUICE_LEASE_SECONDS overrides it: longer for a flaky link, a few seconds in the tests.
  */
 export const LEASE_SECONDS = 30
 /** How many renewals per lease: every 10 s with the default lease. */
 export const HEARTBEATS_PER_LEASE = 3
 
-export function leaseSeconds(): number {
-  const env = process.env.SLUICE_LEASE_SECONDS
-  if (env === undefined || env === '') return LEASE_SECONDS
-  const n = Number(env)
-  if (!Number.isFinite(n) || n < 1 || n > MAX_LEASE_SECONDS)
-    throw new InputError(`SLUICE_LEASE_SECONDS: expected seconds from 1 to ${MAX_LEASE_SECONDS}, got ${JSON.stringify(env)}`)
-  return n
+/** The lease this process writes into its locks: $SLUICE_LEASE_SECONDS, else LEASE_SECONDS. */
+export function leaseSeconds(env: NodeJS.ProcessEnv = process.env): number {
+  return envSeconds({name: 'SLUICE_LEASE_SECONDS', what: "a lock's lease", fallback: LEASE_SECONDS, min: 1, max: MAX_LEASE_SECONDS}, env)
 }
 
 /** A lock id as `sluice locks` shows it: bad input otherwise (a run id is the usual mistake). */
