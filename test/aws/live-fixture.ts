@@ -93,10 +93,16 @@ export const mutating = ['ChangeResourceRecordSets', 'RegisterTargets', 'Deregis
 /**
  * Before each test of the calling file: a recording proxy in front of moto, a zone with a weighted
  * record (mailbox 100, maintenance 0), a load balancer with 8 targets, a directory with a hook
- * that logs its calls, and the environment for a spawned sluice. Returns the current fixture.
+ * that logs its calls, and the environment for a spawned sluice, `options.env` on top (the
+ * lengths in ./lengths.js). Returns the current fixture.
  * `onEach` is handed each test's fixture, as it is set up: most files keep it in a variable of their own.
+ *
+ * The lease is sluice's own 30 s unless a file asks for the test lease: no test here waits one
+ * out (a run killed on this host is judged dead by its pid at once), and a control waits for the
+ * run to take it up for at most a lease, so with a 3 s lease a `sluice promote` here would answer
+ * "has not taken it up yet" (not what it did) on a machine busy enough to delay the run 3 s.
  */
-export function useLiveFixture(onEach?: (fx: Fixture) => void): () => Fixture {
+export function useLiveFixture(onEach?: (fx: Fixture) => void, options: {env?: Record<string, string>} = {}): () => Fixture {
   let fx: Fixture | undefined
   beforeEach(async () => {
     const proxy = new RecordingProxy(moto)
@@ -121,7 +127,7 @@ export function useLiveFixture(onEach?: (fx: Fixture) => void): () => Fixture {
         listenerArn: lb.listenerArn,
         loadBalancer: lb.loadBalancerDimension,
       },
-      env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state')},
+      env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state'), ...options.env},
     }
     onEach?.(fx)
   })

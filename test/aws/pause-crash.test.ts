@@ -3,13 +3,14 @@ import {sluice} from '../helpers/cli.js'
 import {dnsRunbook, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {followJournal, sleep} from './pause-scenario.js'
 import {spawnRun} from './spawned-run.js'
+import {testLease} from './lengths.js'
 
 let fx: Fixture
 useLiveFixture((current) => (fx = current))
 
 describe('a pause survives a crash (spawned, against moto)', () => {
   it('survives a crash: a run killed while paused resumes paused, says who paused it, and holds until promote', async () => {
-    const env = {...fx.env, SLUICE_LEASE_SECONDS: '3'}
+    const env = {...fx.env, ...testLease}
     const steps = `steps:
   - {action: ramp, set: maintenance, schedule: [30, 100], bake: 8}
 `

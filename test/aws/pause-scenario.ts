@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {expect} from 'vitest'
 import {runJs, sluice} from '../helpers/cli.js'
 import {dnsRunbook, seedMetrics, type Fixture} from './live-fixture.js'
+import {testLease} from './lengths.js'
 
 export type WatchedEntry = {
   seq: number
@@ -86,7 +87,7 @@ export async function startEveryStepKind<Run extends {ended: Promise<unknown>}>(
   start: (args: string[], env: Record<string, string>) => Run,
 ): Promise<{run: Run; env: Record<string, string>; running: () => boolean}> {
   await seedMetrics(fx, 0)
-  const env = {...fx.env, SLUICE_LEASE_SECONDS: '3'}
+  const env = {...fx.env, ...testLease}
   const run = start(['run', everyStepKind(fx), '--yes'], env)
   let ended = false
   void run.ended.then(() => (ended = true))

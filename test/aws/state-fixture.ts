@@ -4,6 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, expect, inject} from 'vitest'
 import {runJs, sluice} from '../helpers/cli.js'
+import {testLease} from './lengths.js'
 import {awsTestEnv, clientConfig} from './moto.js'
 import {RecordingProxy} from './proxy.js'
 import {readWeights, registeredTargets} from './readback.js'
@@ -25,11 +26,8 @@ export interface Fixture {
   env: Record<string, string>
 }
 
-/**
- * Spawned runs hold their locks by 3 s leases (renewed every second): a killed run's locks run
- * out within a test, and a live one renews often enough to be seen alive.
- */
-export const LEASE = '3'
+/** The lease spawned runs hold their locks by (test/aws/lengths.ts). */
+export {LEASE} from './lengths.js'
 
 /** A runbook for the fixture's record (sets blue and green) and target group (pool blue). */
 export function runbook(fx: Fixture, name: string, steps: string): string {
@@ -125,7 +123,7 @@ export function useStateFixture(onEach?: (fx: Fixture) => void): () => Fixture {
       record: zone.record,
       targetGroupArn: lb.targetGroupArn,
       dir,
-      env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state'), SLUICE_LEASE_SECONDS: LEASE},
+      env: {...awsTestEnv(proxy.endpoint), SLUICE_STATE: join(dir, 'state'), ...testLease},
     }
     onEach?.(fx)
   })
