@@ -57,13 +57,14 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /**
  * One runbook with every step kind a pause must hold in, each long enough that a pause sent as it
  * starts lands inside it: a wait, a bake with no gate, a gated bake, a cycle between its two
- * batches (each batch's restart hook takes 4 s), and an approval.
+ * batches (its first batch's restarts wait for the test's word), and an approval.
  */
 export function everyStepKind(fx: Fixture): string {
   const slowHook = join(fx.dir, 'slow-restart.sh')
   // The first batch's restarts wait for the test's word (firstBatchGo), so the pause always lands
-  // between batches however slowly the machine runs `sluice pause`; then each takes 4 s.
-  writeFileSync(slowHook, `#!/bin/sh\nwhile [ ! -e '${firstBatchGo(fx)}' ]; do sleep 0.1; done\nsleep 4\n`)
+  // between batches however slowly the machine runs `sluice pause`; then each takes a second. (They
+  // took 4 s when that was what let the pause land in time; the word made the wait pointless.)
+  writeFileSync(slowHook, `#!/bin/sh\nwhile [ ! -e '${firstBatchGo(fx)}' ]; do sleep 0.1; done\nsleep 1\n`)
   chmodSync(slowHook, 0o755)
   const targetsAndSteps = `  targetGroups: {mailbox: ${fx.targets.targetGroupArn}}
   metrics: {source: cloudwatch, loadBalancer: ${fx.targets.loadBalancer}}

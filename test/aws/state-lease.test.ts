@@ -9,7 +9,7 @@ let fx: Fixture
 useStateFixture((current) => (fx = current))
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
-/** Starts a run and resolves with its id once its stderr says it changed something. */
+/** Starts a run and resolves with its id once its stderr says it waits for an approval. */
 async function liveRun(file: string, env: Record<string, string>) {
   const {spawn} = await import('node:child_process')
   const {runJs} = await import('../helpers/cli.js')
@@ -19,7 +19,7 @@ async function liveRun(file: string, env: Record<string, string>) {
   await new Promise<void>((resolve, reject) => {
     child.stderr.on('data', (d) => {
       stderr += d
-      if (/blue at 20%/.test(stderr)) resolve()
+      if (/waiting for approval/.test(stderr)) resolve()
     })
     void done.then(() => reject(new Error(`the run ended first:\n${stderr}`)))
   })
@@ -27,7 +27,12 @@ async function liveRun(file: string, env: Record<string, string>) {
 }
 
 describe('locks are leases: resume of a live run is refused, of a dead one proceeds', () => {
-  const slow = `  - {action: ramp, set: blue, schedule: [20, 40], bake: 10}\n`
+  // Held alive at an approval, for as long as the test needs and not a second longer: no bake to
+  // outlast a busy machine's resume, nor to wait out afterwards.
+  const held = `  - {action: ramp, set: blue, schedule: [20], bake: 1}
+  - {action: approve, message: Go on to 40%?}
+  - {action: ramp, set: blue, schedule: [40], bake: 1}
+`
 
   it.each([
     ['local', (env: Record<string, string>) => env],
@@ -36,7 +41,7 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
     '%s: `resume RUN` while RUN is running exits 4 naming the holder, and the run goes on unharmed',
     async (_store, envOf) => {
       const env = envOf(fx.env)
-      const run = await liveRun(runbook('slow', slow), env)
+      const run = await liveRun(runbook('held', held), env)
       const resumed = await sluice(['resume', run.runId, '--yes'], {env})
       expect(resumed.code, resumed.stderr).toBe(4)
       expect(resumed.stderr).toMatch(
@@ -45,6 +50,11 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
           'm',
         ),
       )
+      // Unharmed: it keeps its locks through a whole lease after the refusal (a run whose lock was
+      // taken would stop before its next change), then goes on when approved and finishes.
+      await new Promise((r) => setTimeout(r, Number(LEASE) * 1000))
+      const approved = await sluice(['promote', run.runId], {env})
+      expect(approved.code, approved.stderr).toBe(0)
       expect(await run.done).toBe(0)
       expect(await weightsOf(fx)).toEqual({blue: 40, green: 60})
     },
