@@ -2,7 +2,8 @@ import {spawn} from 'node:child_process'
 import {chmodSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {expect} from 'vitest'
-import {runJs, sluice} from '../helpers/cli.js'
+import {runJs} from '../helpers/cli.js'
+import {sluiceInProcess} from '../helpers/command.js'
 import {dnsRunbook, seedMetrics, type Fixture} from './live-fixture.js'
 import {testLease} from './lengths.js'
 
@@ -95,6 +96,20 @@ export async function startEveryStepKind<Run extends {ended: Promise<unknown>}>(
   return {run, env, running: () => !ended}
 }
 
+/** `sluice ARGS` in this process (sluiceInProcess) with `env` over its environment, put back afterwards. */
+async function inProcessWith(env: Record<string, string>, args: string[]) {
+  const saved = Object.entries(env).map(([name]) => [name, process.env[name]] as const)
+  Object.assign(process.env, env)
+  try {
+    return await sluiceInProcess(args)
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+  }
+}
+
 /** The file whose existence lets everyStepKind's first cycle batch finish its restarts. */
 const firstBatchGo = (fx: Fixture): string => join(fx.dir, 'first-batch-go')
 
@@ -105,9 +120,11 @@ const firstBatchGo = (fx: Fixture): string => join(fx.dir, 'first-batch-go')
  */
 export async function pauseInEveryStep(fx: Fixture, runId: string, alive: () => boolean, env: Record<string, string>): Promise<void> {
   const journal = followJournal(runId, env)
+  // Sent from this process, as another terminal would send them: ten controls in a row need no
+  // process of their own each (the run, its watch and the terminal are the spawned ones).
   const send = async (kind: 'pause' | 'promote') => {
-    const sent = await sluice([kind, runId], {env})
-    expect(sent.code, `${kind}: ${sent.stderr}`).toBe(0)
+    const sent = await inProcessWith(env, [kind, runId])
+    expect(sent.exit, `${kind}: ${sent.stderr}`).toBe(0)
   }
   const count = (effect: string) => journal.entries.filter((e) => e.type === 'control' && e.effect === effect).length
   const deregistered = () => fx.proxy.of('DeregisterTargets').filter((c) => c.status === 200).length
