@@ -1,7 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
 import {dnsRunbook, useLiveFixture, weights, type Fixture} from './live-fixture.js'
-import {followJournal, sleep} from './pause-scenario.js'
+import {followJournal, inProcessWith, sleep} from './pause-scenario.js'
 import {spawnRun} from './spawned-run.js'
 import {testLease} from './lengths.js'
 
@@ -18,7 +17,7 @@ describe('a pause survives a crash (spawned, against moto)', () => {
     const run = spawnRun(['run', file, '--yes'], env)
     const runId = await run.runId()
     await run.seen(/maintenance at 30%/)
-    expect((await sluice(['pause', runId], {env: {...env, SLUICE_OPERATOR: 'erin'}})).code).toBe(0)
+    expect((await inProcessWith({...env, SLUICE_OPERATOR: 'erin'}, ['pause', runId])).exit).toBe(0)
     await run.seen(/pause by erin .*: paused/)
     run.signal('SIGKILL')
     await run.ended
@@ -32,7 +31,7 @@ describe('a pause survives a crash (spawned, against moto)', () => {
       await sleep(10_000)
       expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 70, maintenance: 30})
       expect(journal.entries.some((e) => e.type === 'run-end')).toBe(false)
-      expect((await sluice(['promote', runId], {env})).code).toBe(0)
+      expect((await inProcessWith(env, ['promote', runId])).exit).toBe(0)
       const end = await resumed.ended
       expect(end.code, end.stderr).toBe(0)
       expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 0, maintenance: 100})

@@ -97,7 +97,7 @@ export async function startEveryStepKind<Run extends {ended: Promise<unknown>}>(
 }
 
 /** `sluice ARGS` in this process (sluiceInProcess) with `env` over its environment, put back afterwards. */
-async function inProcessWith(env: Record<string, string>, args: string[]) {
+export async function inProcessWith(env: Record<string, string>, args: string[]) {
   const saved = Object.entries(env).map(([name]) => [name, process.env[name]] as const)
   Object.assign(process.env, env)
   try {
