@@ -17,7 +17,7 @@ export const LEASE = '3'
  */
 export const DEADLINE = '5'
 
-/** The environment that gives a spawned sluice the test lease (every live fixture sets it). */
+/** The environment that gives a spawned sluice the test lease: the state fixture always, a live test when it asks. */
 export const testLease = {SLUICE_LEASE_SECONDS: LEASE}
 
 /** The environment that gives a spawned sluice the short call deadline. */

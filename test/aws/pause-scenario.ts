@@ -120,7 +120,7 @@ const firstBatchGo = (fx: Fixture): string => join(fx.dir, 'first-batch-go')
  */
 export async function pauseInEveryStep(fx: Fixture, runId: string, alive: () => boolean, env: Record<string, string>): Promise<void> {
   const journal = followJournal(runId, env)
-  // Sent from this process, as another terminal would send them: ten controls in a row need no
+  // Sent from this process, as another terminal would send them: fourteen controls in a row need no
   // process of their own each (the run, its watch and the terminal are the spawned ones).
   const send = async (kind: 'pause' | 'promote') => {
     const sent = await inProcessWith(env, [kind, runId])

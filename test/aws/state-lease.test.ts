@@ -3,7 +3,7 @@ import {sluice} from '../helpers/cli.js'
 import {elsewhere} from '../helpers/elsewhere.js'
 import {spawnRun} from './spawned-run.js'
 import {uniqueName} from './seed.js'
-import {killRampWhen, LEASE, onlyRunId, ramp, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
+import {killRampWhen, LEASE, onlyRunId, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
 useStateFixture((current) => (fx = current))
@@ -74,7 +74,8 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
   }, 120_000)
 
   it('killed mid-change on another host: resume waits one lease, not two, and says from its first line what it waits for', async () => {
-    const file = runbook('ramp', ramp)
+    // Killed by the proxy, not the clock, so its bakes need be no longer than a second.
+    const file = runbook('ramp', `  - {action: ramp, set: blue, schedule: [10, 30, 100], bake: 1}\n`)
     // Killed while its second weight change is in flight: intent recorded, outcome never.
     const run = spawnRun(['run', file, '--yes'], elsewhere(fx.env))
     fx.proxy.onCall = (call) => {
