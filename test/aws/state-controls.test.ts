@@ -178,9 +178,12 @@ describe('controls from another terminal, through bin/run.js against moto', () =
   }, 120_000)
 
   it('a promote with nothing waiting for it (the run is restarting a batch) says so, with what the run is doing, and exits 4', async () => {
-    // A restart hook that takes its time: the run is busy, not waiting for anyone.
+    // A restart hook that takes its time: the run is busy, not waiting for anyone. It ends when the
+    // test says (the go file), not after a sleep the abort would have to wait out: an abort lets a
+    // batch's hooks finish before it stops.
     const slow = join(fx.dir, 'slow-restart.sh')
-    writeFileSync(slow, '#!/bin/sh\nsleep 20\n')
+    const go = join(fx.dir, 'restarts-may-end')
+    writeFileSync(slow, `#!/bin/sh\nwhile [ ! -e '${go}' ]; do sleep 0.1; done\n`)
     chmodSync(slow, 0o755)
     const file = dnsRunbook(
       fx,
@@ -198,6 +201,7 @@ steps:
     expect(promoted.stdout).toMatch(/the run took it up: nothing was waiting for a promote: the run is at step 1 \(Cycle mailbox/)
     expect((await journalOf(runId, fx.env)).entries.filter((e) => e.type === 'control').map((e) => e.effect)).toEqual(['nothing waiting'])
     expect((await sluice(['abort', runId], {env: fx.env})).code).toBe(0)
+    writeFileSync(go, '')
     expect((await run.ended).code).toBe(130)
   }, 120_000)
 })
