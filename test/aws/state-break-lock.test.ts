@@ -48,7 +48,14 @@ describe('--break-lock LOCK_ID (like terraform force-unlock)', () => {
   }, 120_000)
 
   it('is refused while the holder is alive (its lease renewed while sluice watched)', async () => {
-    const file = runbook('slow', `  - {action: ramp, set: blue, schedule: [20, 40], bake: 8}\n`)
+    // Held alive at an approval for as long as the test needs, then approved: no bakes to wait out.
+    const file = runbook(
+      'held',
+      `  - {action: ramp, set: blue, schedule: [20], bake: 1}
+  - {action: approve, message: Go on to 40%?}
+  - {action: ramp, set: blue, schedule: [40], bake: 1}
+`,
+    )
     const first = sluice(['run', file, '--yes'], {env: fx.env})
     let locks: Lock[] = []
     for (let i = 0; i < 60 && locks.length === 0; i++) {
@@ -60,6 +67,8 @@ describe('--break-lock LOCK_ID (like terraform force-unlock)', () => {
     const refused = await sluice(['run', other, '--yes', '--break-lock', lock.lockId], {env: fx.env})
     expect(refused.code, refused.stderr).toBe(4)
     expect(refused.stderr).toMatch(new RegExp(`will not break lock ${lock.lockId}: its holder is alive \\(run ${lock.runId} of .* pid ${lock.pid}`))
-    expect((await first).code).toBe(0)
+    expect((await sluice(['promote', lock.runId], {env: fx.env})).code).toBe(0)
+    const finished = await first
+    expect(finished.code, finished.stderr).toBe(0)
   }, 120_000)
 })
