@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {sluice, type CliResult} from '../helpers/cli.js'
 import {uniqueName} from './seed.js'
+import {spawnRun} from './spawned-run.js'
 import {runbook as runbookFor, useStateFixture, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
@@ -8,15 +9,22 @@ useStateFixture((current) => (fx = current))
 const runbook = (name: string, steps: string) => runbookFor(fx, name, steps)
 
 describe('locks', () => {
-  async function race(env: Record<string, string>): Promise<[CliResult, CliResult]> {
+  async function race(env: Record<string, string>): Promise<[{code: number | null; stderr: string}, CliResult]> {
     // Two runbooks on one record (the same runbook twice is refused before any lock: one run per runbook).
-    const file = runbook('slow', `  - {action: ramp, set: blue, schedule: [20, 40], bake: 3}\n`)
+    // The first holds its locks at an approval while the second tries, then is approved and finishes.
+    const file = runbook(
+      'held',
+      `  - {action: ramp, set: blue, schedule: [20], bake: 1}
+  - {action: approve, message: Go on to 40%?}
+  - {action: ramp, set: blue, schedule: [40], bake: 1}
+`,
+    )
     const other = runbook('other-team', `  - {action: ramp, set: green, schedule: [100], bake: 1}\n`)
-    const first = sluice(['run', file, '--yes'], {env})
-    // Let the first take its locks before the second tries.
-    await new Promise((r) => setTimeout(r, 2500))
+    const first = spawnRun(['run', file, '--yes'], env)
+    await first.seen(/waiting for approval/)
     const second = await sluice(['run', other, '--yes'], {env})
-    return [await first, second]
+    expect((await sluice(['promote', await first.runId()], {env})).code).toBe(0)
+    return [await first.ended, second]
   }
 
   it('two runs on the same record: exactly one proceeds, the other exits 4 naming the holder', async () => {
