@@ -63,9 +63,18 @@ describe('one run per runbook at a time', () => {
   }, 120_000)
 
   it('while a run of the runbook is running, another is refused at once, naming it, even with --new-run', async () => {
-    const file = runbookFor(fx, 'slow', `  - {action: ramp, set: blue, schedule: [10, 100], bake: 20}\n`)
+    // Held at an approval until the test aborts it, however long a busy machine takes to start
+    // the two other runs (a 20 s bake once ran out first, and the run finished under them).
+    const file = runbookFor(
+      fx,
+      'slow',
+      `  - {action: ramp, set: blue, schedule: [10], bake: 1}
+  - {action: approve, message: Go on to 100%?}
+  - {action: ramp, set: blue, schedule: [100], bake: 1}
+`,
+    )
     const run = spawnRun(['run', file, '--yes'], fx.env)
-    await run.seen(/blue at 10%/)
+    await run.seen(/waiting for approval/)
     const runId = await onlyRunId(fx.env)
     for (const extra of [[], ['--new-run']]) {
       const second = await sluice(['run', file, '--yes', ...extra], {env: fx.env})
