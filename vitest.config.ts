@@ -1,69 +1,74 @@
 import {defineConfig} from 'vitest/config'
 
 /**
- * Six projects, run together by `npm test` (`vitest run`), or alone with `npm run test:unit`,
- * `test:cli`, `test:live`, `test:haproxy`, `test:gameday` and `test:pack`:
+ * Two tiers, as the Salesforce CLI keeps `test` and `test:nuts`:
  *
- * - unit: in process, no child process, no server: pure modules, the engine and each action with
- *   fake ports, the state stores on a temporary directory, the runbook loader, and each command
- *   through oclif's own test helpers.
- * - cli: starts processes or local servers but needs no AWS: the built CLI spawned as a user runs
- *   it (exit codes, signals, stdout and stderr apart), and the local hooks and Prometheus adapters.
+ * The fast tier, `npm test` (projects unit and smoke):
+ * - unit: everything in process: pure modules, the engine and each action with fake ports, the
+ *   adapters against fakes of their clients, the state stores on a temporary directory, the loaders,
+ *   and every command through the CLI with `sluiceInProcess` (test/helpers/command.ts), which gives
+ *   the exit code, stdout and stderr apart as a spawned CLI would.
+ * - smoke (test/smoke/): the few things only a real process shows: each exit code as a shell sees
+ *   it, stdout and stderr as two streams, stop signals, what the process loads (no AWS SDK on
+ *   --help and dry runs), a real terminal (prompts, the refusal without one, colour), the shells'
+ *   completion scripts, and the README's and docs' transcripts run as written.
+ *
+ * The end-to-end tier, `npm run test:e2e` (projects e2e, live, haproxy, gameday, pack):
+ * - e2e (test/e2e/): spawned cases that are about processes dying or machines straining: kill -9,
+ *   a reader gone mid-output, special files measured by their memory, CPU wait.
  * - live: needs moto_server, started once for this project only by test/global-setup.ts.
- * - haproxy: a real HAProxy from the system package (.ci/run installs it) in front of sluice's
- *   loopback fleet, each started and stopped by its test file.
+ * - haproxy: a real HAProxy (from the system package, .ci/run installs it) in front of sluice's
+ *   loopback fleet, and the drills on it; each started and stopped by its test file.
  * - gameday: whole incidents played end to end through the CLI against HAProxy and moto.
- * - pack: `npm pack` of the built package, installed from npm's cache into an empty folder and
- *   run from there. One file, most of it waiting on npm, so it runs beside the others.
+ * - pack: `npm pack` of the built package, installed from npm's cache into an empty folder and run.
+ *
+ * One file alone: `npx vitest run test/path/file.test.ts` (its project is found from its path).
  */
-const processFiles = ['test/cli/**/*.test.ts', 'test/local/**/*.test.ts', 'test/prometheus/**/*.test.ts']
-// In process although it sits under test/cli: it drives the terminal adapter on PassThrough streams.
-const inProcessUnderCli = 'test/cli/terminal-io.test.ts'
+const endToEnd = ['test/e2e/**', 'test/aws/**', 'test/haproxy/**', 'test/drill/**', 'test/gameday/**', 'test/pack/**']
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Vitest's default on two cores is one worker, which runs every file in turn. The live and
-    // spawned tests spend most of their time waiting on sleeps, child processes and moto, so more
-    // workers overlap those waits. Measured on a quiet two-core machine (2026-12-02): 5 workers,
-    // 258 s with the cores 62% busy; 8 workers, 206 s at 82%. Grown since with the drills and live
-    // calibrate: 533–542 s on 2026-12-05 with the cores 94% busy, so now CPU-bound (more workers
-    // cannot help; less CPU can: most of it is spawned CLIs).
+    // Both tiers run with every project at once. The fast tier is CPU-bound (in process), so on
+    // two cores a few workers do; the e2e tier mostly waits on sleeps, child processes, HAProxy and
+    // moto, so more workers overlap those waits (its script asks for more).
     maxWorkers: 8,
     projects: [
       {
         extends: true,
         test: {
           name: 'unit',
-          // @oclif/test captures what commands write to stdout and stderr; vitest must not take it first.
+          // Commands write through process.stdout and process.stderr, which sluiceInProcess takes over
+          // for their run; vitest must not intercept them first.
           disableConsoleIntercept: true,
-          // Pure modules and fakes: files can share a worker's module cache instead of each
-          // importing the engine, the simulator and oclif again.
+          // Files share a worker's module cache instead of each importing the engine, the
+          // simulator and oclif again. sluiceInProcess puts back the environment, the working
+          // directory and the exit code after each command.
           isolate: false,
+          // A hang detector, not a speed test: a command in process (tune, a long rehearsal) can take
+          // tens of seconds of CPU on two cores shared with the rest of the suite.
+          testTimeout: 120_000,
           include: ['test/**/*.test.ts'],
-          exclude: [
-            'test/aws/**',
-            'test/pack/**',
-            'test/local/**',
-            'test/prometheus/**',
-            'test/haproxy/**',
-            'test/drill/**',
-            'test/gameday/**',
-            'test/cli/**/!(terminal-io).test.ts',
-          ],
+          exclude: ['test/smoke/**', ...endToEnd],
         },
       },
       {
         extends: true,
         test: {
-          name: 'cli',
-          include: processFiles,
-          // A spawned CLI costs about half a second of CPU; with every project running at once on
-          // two cores, one can wait its turn for many seconds. A timeout here is a hang detector,
-          // not a speed test (speed is measured by npm run bench).
+          name: 'smoke',
+          include: ['test/smoke/**/*.test.ts'],
+          // A spawned CLI costs a few tenths of a CPU second; with the unit project beside it on
+          // two cores, one can wait its turn for many seconds. A hang detector, not a speed test.
           testTimeout: 120_000,
-          exclude: [inProcessUnderCli],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          testTimeout: 120_000,
         },
       },
       {
@@ -78,8 +83,6 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          // A real HAProxy (from the system package) and sluice's loopback fleet, started and
-          // stopped by each test file; no moto.
           name: 'haproxy',
           include: ['test/haproxy/**/*.test.ts', 'test/drill/**/*.test.ts'],
           testTimeout: 120_000,

@@ -6,7 +6,15 @@ import {openStore} from '../wiring/state.js'
 const announced = new Set<string>()
 
 /**
- * Opens the state store a command uses and says on stderr, once per process and before anything
+ * Starts a command's announcements afresh: each command says its store once. A process runs one
+ * command, so this changes nothing there; a test process runs many (test/helpers/command.ts).
+ */
+export function announceStoresAfresh(): void {
+  announced.clear()
+}
+
+/**
+ * Opens the state store a command uses and says on stderr, once per command and before anything
  * else it does, which store that is and why (under --json too: it is not the result), so nobody
  * freezes or pauses in one store and looks in another.
  */

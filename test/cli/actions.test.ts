@@ -3,14 +3,14 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {expectBadInput, expectCompleted} from '../helpers/expect-cli.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 import {commands, gateThresholdWithoutMetric} from '../helpers/single-action-cases.js'
 import type {RunJson} from '../../src/cli/run-runbook.js'
 
-/** Every spawn runs without AWS and with its own state directory. */
-const sluice = isolatedSluice('actions')
+/** Every command runs without AWS and with its own state directory, in this process. */
+const sluice = isolatedInProcess('actions')
 
-describe.concurrent('the single-action commands, spawned', () => {
+describe('the single-action commands through the CLI (in process)', () => {
   it('ramp --dry-run: the report on stdout, progress on stderr, exit 0', async () => {
     const [{args, done, more}] = commands.filter((c) => c.name === 'ramp')
     const rehearsed = await sluice([...args, '--dry-run'])
@@ -43,7 +43,7 @@ describe.concurrent('the single-action commands, spawned', () => {
   })
 })
 
-describe.concurrent('bad flags, spawned: exit 2 and one line naming the flag', () => {
+describe('bad flags through the CLI (in process): exit 2 and one line naming the flag', () => {
   it('--schedule with a weight over 100%', async () => {
     const result = await sluice(['ramp', '--set', 'west', '--schedule', '1,5,150', '--bake', '60', '--scenario', 'two-regions', '--dry-run'])
     expectBadInput(result, /^Error: --schedule: .*at most 100%, got 150%/)

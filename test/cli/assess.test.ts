@@ -1,12 +1,12 @@
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 import {FakePrometheus, mappingText} from '../helpers/fake-prometheus.js'
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 
-const sluice = isolatedSluice('assess')
+const sluice = isolatedInProcess('assess')
 
 interface AssessJson {
   region: string
@@ -42,7 +42,7 @@ setups: {no-guard: {}}
   return file
 }
 
-describe('sluice assess (spawned): a pool placed on the map of its scenario, the trigger fixed now', () => {
+describe('sluice assess (in process): a pool placed on the map of its scenario, the trigger fixed now', () => {
   it('says STUCK for 6 of 20 out at 1,500 rps (the Outlook cascade), how far from the edge, and levers the simulator confirms; exit 3', async () => {
     const out = await sluice(['assess', '--scenario', 'outlook-2026', '--setup', 'no-guard', '--demand', '1500', '--in-rotation', '14', '--quick', '--json'])
     expect(out.code, out.stderr).toBe(3)

@@ -3,11 +3,12 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {at, cases, escape, twoRegionsDns} from '../helpers/bad-runbooks.js'
-import {isolatedSluice, type CliResult} from '../helpers/cli.js'
+import type {CliResult} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
 
-/** Every spawn runs without AWS and with its own state directory. */
-const sluice = isolatedSluice('bad')
+/** Every command runs without AWS and with its own state directory, in this process. */
+const sluice = isolatedInProcess('bad')
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-bad-runbooks-'))
 
@@ -32,7 +33,7 @@ function loaderMessage(i: number): string {
 let validateAll: Promise<CliResult> | undefined
 const validated = (): Promise<CliResult> => (validateAll ??= sluice(['validate', ...files]))
 
-describe.concurrent('a bad runbook: exit 2 and one line with file:line:column and what was expected', () => {
+describe('a bad runbook: exit 2 and one line with file:line:column and what was expected', () => {
   it('sluice validate FILE... prints one error line per bad file, in order, then how many were invalid', async () => {
     const validate = await validated()
     expect(validate.code, validate.stderr).toBe(2)
@@ -99,7 +100,7 @@ async function refusedRehearsalLine(file: string): Promise<string> {
   return lines[0]
 }
 
-describe.concurrent('a runbook whose rehearsal scenario lacks a pool it names', () => {
+describe('a runbook whose rehearsal scenario lacks a pool it names', () => {
   it('run --dry-run exits 2 pointing at the weighted set in targets.dns', async () => {
     const text = `name: wrong-region
 targets:

@@ -1,10 +1,10 @@
 import {describe, expect, it} from 'vitest'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
 /** The oclif conventions a user expects: help, suggestions for typos, shipped runbooks by name. */
-const sluice = isolatedSluice('conventions')
+const sluice = isolatedInProcess('conventions')
 
-describe.concurrent('oclif conventions', () => {
+describe('oclif conventions', () => {
   it('sluice help run shows the exit codes, like run --help', async () => {
     const [help, flag] = await Promise.all([sluice(['help', 'run']), sluice(['run', '--help'])])
     expect(help.code, help.stderr).toBe(0)

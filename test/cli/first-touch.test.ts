@@ -1,11 +1,11 @@
 import {describe, expect, it} from 'vitest'
-import {spawn} from 'node:child_process'
-import {isolatedEnv, isolatedSluice, runJs} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('first-touch')
+const sluice = isolatedInProcess('first-touch')
 const version = (JSON.parse((await import('node:fs')).readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {version: string}).version
 
-// What a new user types first, under stress: the version, colour off, an argument a command does not take.
+// What a new user types first, under stress: the version, an argument a command does not take, no credentials.
+// Colour off on a real terminal is test/smoke/terminal.test.ts.
 describe('the first commands a user types', () => {
   it('-v, --version and version print the same version line; version --json gives its parts', async () => {
     const [short, long, command, json] = await Promise.all([sluice(['-v']), sluice(['--version']), sluice(['version']), sluice(['version', '--json'])])
@@ -16,27 +16,7 @@ describe('the first commands a user types', () => {
     expect(JSON.parse(json.stdout)).toEqual({version, platform: process.platform, arch: process.arch, node: process.version})
   })
 
-  it('--no-color takes the colour out of what a terminal would show in colour, as NO_COLOR does', async () => {
-    // A real terminal, from util-linux's script(1): on one, the report and its chart are coloured.
-    const onTerminal = (args: string[]) =>
-      new Promise<{code: number | null; out: string}>((resolve, reject) => {
-        const line = [process.execPath, runJs, ...args].map((a) => `'${a}'`).join(' ')
-        const child = spawn('script', ['-qec', line, '/dev/null'], {env: {...process.env, NO_COLOR: undefined, ...isolatedEnv('first-touch-tty')}})
-        let out = ''
-        child.stdout.on('data', (d) => (out += d))
-        child.on('error', reject)
-        child.on('close', (code) => resolve({code, out}))
-      })
-    const [coloured, plain] = await Promise.all([
-      onTerminal(['simulate', '--setup', 'no-guard']),
-      onTerminal(['simulate', '--setup', 'no-guard', '--no-color']),
-    ])
-    expect(coloured.code).toBe(0)
-    expect(coloured.out).toContain('\x1b[')
-    expect(plain.code).toBe(0)
-    expect(plain.out).not.toContain('\x1b[')
-    // Without colour the lines keep apart by their patterns.
-    expect(plain.out).toMatch(/━ completed \(rps\) {2}╍ offered \(rps\)/)
+  it('help lists --no-color among the global flags (what it does on a terminal: test/smoke/terminal.test.ts)', async () => {
     const help = await sluice(['simulate', '--help'])
     expect(help.stdout).toMatch(/GLOBAL FLAGS[\s\S]*--no-color/)
   })

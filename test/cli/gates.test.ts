@@ -3,9 +3,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import type {RunJson} from '../../src/cli/run-runbook.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('gates')
+const sluice = isolatedInProcess('gates')
 const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'))
 const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0123456789abcdef`
 const rule = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/api/9f0d3a2b1c4e5f67/abcdef0123456789/0123456789abcdef'

@@ -4,13 +4,13 @@ import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {describe, expect, it} from 'vitest'
 import {aliasBomb} from '../helpers/bad-runbooks.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-// Files that are not runbooks at all, through the real CLI: refused as bad input on one line
-// that says where, promptly, with no stack trace. The corpus (test/runbook/corpus.test.ts) covers
-// them in process; this is the spawned CLI end to end.
+// Files that are not runbooks at all, through the CLI (in process): refused as bad input on one
+// line that says where, promptly, with no stack trace. The corpus (test/runbook/corpus.test.ts)
+// covers them through the loader; this is the command, its exit code and its output.
 
-const sluice = isolatedSluice('input-files')
+const sluice = isolatedInProcess('input-files')
 const dir = mkdtempSync(join(tmpdir(), 'sluice-input-files-'))
 
 const cases: Array<{name: string; content: () => string | Buffer; message: RegExp}> = [
@@ -58,7 +58,7 @@ describe('sluice validate on files that are not runbooks', () => {
     expect(problem).toMatch(c.message)
     expect(stderr).not.toMatch(/Error:|TypeError|RangeError|\bat .*\.js:\d+/)
     // A bound on a hang (or on parsing 50 MB), not a speed test: on two cores shared with the
-    // rest of the suite one spawned CLI can wait seconds for its turn, so the bound is generous.
+    // rest of the suite a command can wait seconds for its turn, so the bound is generous.
     expect(elapsed - baseline).toBeLessThan(10_000)
   })
 })

@@ -3,7 +3,8 @@ import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {parseJournal} from '../../src/state/records.js'
 import {timelineMarkdown} from '../../src/state/timeline.js'
-import {isolatedEnv, sluice} from '../helpers/cli.js'
+import {isolatedEnv} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {runStartFields} from '../helpers/journal-entries.js'
 
 // `sluice journal RUN --markdown` as a user runs it, on a journal written by hand into a local
@@ -76,7 +77,7 @@ beforeAll(() => {
   writeFileSync(file, `${text}\n`, {mode: 0o600})
 })
 
-describe('sluice journal RUN --markdown, spawned, on a local state directory', () => {
+describe('sluice journal RUN --markdown, in process, on a local state directory', () => {
   it('prints the timeline as Markdown on stdout (the store on stderr), exit 0: the same Markdown each time', async () => {
     const r = await sluice(['journal', RUN, '--markdown'], {env})
     expect(r.code, r.stderr).toBe(0)

@@ -1,8 +1,7 @@
-import {spawn} from 'node:child_process'
 import {afterEach, describe, expect, it} from 'vitest'
 import type {ControlIntent} from '../../src/ports/controls.js'
 import {thisHost} from '../../src/state/journal.js'
-import {runJs, sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {at, letGoOfRuns, stateWith} from '../helpers/live-runs.js'
 
 afterEach(letGoOfRuns)
@@ -12,7 +11,7 @@ const LIVE = '20261204-060000-1b1b'
 const OTHER = '20261204-061500-2c2c'
 const DEAD = '20261204-055000-3d3d'
 
-describe('watch and pause with no RUN take the one live run (spawned)', () => {
+describe('watch and pause with no RUN take the one live run (in process)', () => {
   it('none live (one ended, one dead): exit 2 naming the store and `sluice journal`, for both', async () => {
     const {dir, env} = await stateWith([
       {runId: OLD, life: 'ended'},
@@ -49,17 +48,14 @@ describe('watch and pause with no RUN take the one live run (spawned)', () => {
       {runId: LIVE, life: 'running'},
       {runId: DEAD, life: 'dead'},
     ])
-    const child = spawn(process.execPath, [runJs, 'watch'], {env: {...process.env, NO_COLOR: '1', ...env}, stdio: ['ignore', 'pipe', 'pipe']})
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const code = new Promise<number | null>((resolve) => child.on('close', resolve))
+    let shown = ''
+    const watching = sluice(['watch'], {env, onWrite: (stream, text) => void (stream === 'stdout' && (shown += text))})
     // Once it follows the run, the run ends, and the watch with it, with the run's exit code.
-    for (let i = 0; i < 300 && !stdout.includes(`run ${LIVE} of`); i++) await new Promise((r) => setTimeout(r, 100))
+    for (let i = 0; i < 300 && !shown.includes(`run ${LIVE} of`); i++) await new Promise((r) => setTimeout(r, 100))
     await store.append(LIVE, {seq: 3, at: at(3), type: 'run-end', outcome: 'completed', message: 'all steps done'})
     await store.release([], LIVE)
-    expect(await code, stderr).toBe(0)
+    const {code, stdout, stderr} = await watching
+    expect(code, stderr).toBe(0)
     expect(stderr).toContain(`watching the one live run: ${LIVE} (outlook-staged-return, by alice@${thisHost})`)
     expect(stdout).toContain(`run ${LIVE} of outlook-staged-return by alice on ${thisHost}`)
   }, 60_000)

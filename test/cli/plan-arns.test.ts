@@ -1,9 +1,9 @@
 import {describe, expect, it} from 'vitest'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('plan-arns')
+const sluice = isolatedInProcess('plan-arns')
 
-describe('sluice plan names resources by name (spawned)', () => {
+describe('sluice plan names resources by name (in process)', () => {
   it('shortens every ARN; --wide and --json give them whole', async () => {
     const [short, wide, json] = await Promise.all([
       sluice(['plan', 'outlook-staged-return']),

@@ -3,9 +3,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import type {RunJson} from '../../src/cli/run-runbook.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('restrict-degrees')
+const sluice = isolatedInProcess('restrict-degrees')
 const dir = mkdtempSync(join(tmpdir(), 'sluice-degrees-'))
 
 // The shipped lift drills' runbooks, rehearsed: drill-thread-hold-lingering's lookups (10% of 500

@@ -3,9 +3,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import type {RunJson} from '../../src/cli/run-runbook.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('rollback-rehearsal')
+const sluice = isolatedInProcess('rollback-rehearsal')
 const dir = mkdtempSync(join(tmpdir(), 'sluice-rollback-rehearsal-'))
 const shipped = join(import.meta.dirname, '../../runbooks/drill-cold-return.yaml')
 const scenario = join(import.meta.dirname, '../../scenarios/drill-cold-return.yaml')

@@ -2,11 +2,11 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 // The simulator's HAProxy checks as a user meets them: the shipped scenario, and a setup that asks
 // HAProxy for a guard it does not have.
-describe.concurrent('sluice simulate with HAProxy checks', () => {
+describe('sluice simulate with HAProxy checks', () => {
   it('--scenario outlook-2026-haproxy --compare: both setups cascade to none in rotation and recover', async () => {
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', 'outlook-2026-haproxy', '--compare'])
     expect(code, stderr).toBe(0)

@@ -2,11 +2,11 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-compare-html-'))
 
-describe('sluice simulate --compare --html, spawned', () => {
+describe('sluice simulate --compare --html (in process)', () => {
   it('saves a page with every setup: its figures as --json reports them, and the charts inline', async () => {
     const page = join(dir, 'compare.html')
     const args = ['simulate', '--scenario', 'outlook-2026', '--compare', '--seed', '7']

@@ -2,7 +2,7 @@ import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-long-'))
 
@@ -13,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), 'sluice-long-'))
  */
 const long = '200000'
 
-describe.concurrent('sluice simulate at any length', () => {
+describe('sluice simulate at any length', () => {
   it("prints the table and a chart that says each point's resolution", async () => {
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', 'outlook-2026', '--duration', long])
     expect(code, stderr).toBe(0)
@@ -82,7 +82,7 @@ describe.concurrent('sluice simulate at any length', () => {
   })
 })
 
-describe.concurrent('sluice simulate --scenario retry-storm --compare', () => {
+describe('sluice simulate --scenario retry-storm --compare', () => {
   it('shows retries tripling the load without a budget and a 10% budget holding it near 1.1×', async () => {
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', 'retry-storm', '--compare'])
     expect(code, stderr).toBe(0)

@@ -2,7 +2,7 @@ import {mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-sweep-'))
 const seedMap = ['simulate', '--scenario', 'outlook-2026', '--sweep', 'broken=0..20', '--sweep', 'demand=500..2000']
@@ -23,7 +23,7 @@ function counts(setup: {cells: Array<{outcome: string}>}): {stuck: number; fine:
   return {stuck, fine: setup.cells.length - stuck}
 }
 
-describe.concurrent('sluice simulate --sweep, spawned', () => {
+describe('sluice simulate --sweep (in process)', () => {
   it('broken × demand on outlook-2026 draws four maps: no-guard stuck in a region, cap-shed-slow-start fine over a larger one; the tipping points in words', async () => {
     const svg = join(dir, 'map.svg')
     const html = join(dir, 'map.html')

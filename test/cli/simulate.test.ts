@@ -1,11 +1,11 @@
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {expectBadInput as expectBadResult} from '../helpers/expect-cli.js'
 
 // Both simulate tiers refuse bad input as the single-action commands do.
 const expectBadInput = async (args: string[], message: string | RegExp) => expectBadResult(await sluice(args), message)
 
-describe.concurrent('sluice simulate --scenario outlook-2026 --compare', () => {
+describe('sluice simulate --scenario outlook-2026 --compare', () => {
   it('prints the four setups, the figures for each and a chart per setup', async () => {
     const {code, stdout, stderr} = await sluice(['simulate', '--scenario', 'outlook-2026', '--compare'])
     expect(code, stderr).toBe(0)
@@ -50,7 +50,8 @@ describe.concurrent('sluice simulate --scenario outlook-2026 --compare', () => {
     expect(byName['cap-shed-slow-start'].recoveredSecondsAfterFix).toBeLessThanOrEqual(15)
   })
 
-  it('is deterministic: the same scenario and seed give byte-identical JSON across processes', async () => {
+  // Across processes: test/smoke/streams.test.ts compares this process's JSON with a spawned CLI's.
+  it('is deterministic: the same scenario and seed give byte-identical JSON, run after run', async () => {
     const args = ['simulate', '--scenario', 'outlook-2026', '--compare', '--seed', '7', '--json']
     const [a, b] = await Promise.all([sluice(args), sluice(args)])
     expect(a.code).toBe(0)
@@ -59,7 +60,7 @@ describe.concurrent('sluice simulate --scenario outlook-2026 --compare', () => {
   })
 })
 
-describe.concurrent('sluice simulate: bad input, spawned', () => {
+describe('sluice simulate: bad input (in process)', () => {
   it('an unknown scenario', () =>
     expectBadInput(['simulate', '--scenario', 'nope'], /^Error: --scenario: unknown scenario "nope"; built-in scenarios are .*outlook-2026/))
 

@@ -1,8 +1,8 @@
 import {describe, expect, it} from 'vitest'
 import type {RunJson} from '../../src/cli/run-runbook.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('step-fleet')
+const sluice = isolatedInProcess('step-fleet')
 
 // A single action rehearsed from flags with no --scenario: the default scenario (outlook-2026: one
 // pool, mailbox, of 20 servers, one traffic type) made to have what the flags name, and said so on stderr.

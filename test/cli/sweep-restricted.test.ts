@@ -5,9 +5,9 @@ import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
 import {notEnacted} from '../../src/wiring/drill.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('sweep-restricted')
+const sluice = isolatedInProcess('sweep-restricted')
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'sluice-sweep-restricted-'))
 

@@ -5,7 +5,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {LocalStore} from '../../src/local/local-store.js'
 import {outputWidth} from '../../src/cli/output-width.js'
 import {runStartFields} from '../helpers/journal-entries.js'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 const FIRST = '20261130-054012-a1b2'
 const SECOND = '20261130-061500-c3d4'
@@ -51,7 +51,7 @@ beforeAll(async () => {
   )
 })
 
-describe('tables fit the width they are given: the terminal, else $COLUMNS, else 80 (spawned)', () => {
+describe('tables fit the width they are given: the terminal, else $COLUMNS, else 80 (in process)', () => {
   it('journal at 60 columns: each run on one line, its id and status whole, the runbook and host cut', async () => {
     const listed = await sluice(['journal'], {env: {SLUICE_STATE: state, COLUMNS: '60'}})
     expect(listed.code, listed.stderr).toBe(0)

@@ -3,9 +3,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import type {TuneResult} from '../../src/tune/tune.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('tune-lift')
+const sluice = isolatedInProcess('tune-lift')
 const dir = mkdtempSync(join(tmpdir(), 'sluice-tune-lift-'))
 const shipped = readFileSync('test/fixtures/runbooks/sync-lift-by-degrees.yaml', 'utf8')
 const scenario = join(process.cwd(), 'test/fixtures/scenarios/sync-return.yaml')

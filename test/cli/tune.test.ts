@@ -10,10 +10,11 @@ import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import {rehearse} from '../../src/wiring/rehearsal.js'
 import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
-import {isolatedSluice, type CliResult} from '../helpers/cli.js'
+import type {CliResult} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 import {RecordingIO} from '../helpers/fakes.js'
 
-const sluice = isolatedSluice('tune')
+const sluice = isolatedInProcess('tune')
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const inRoot = {cwd: root}
 const outlook = 'runbooks/outlook-staged-return.yaml'
@@ -51,7 +52,7 @@ function variantRunbook(dir: string, tunedText: string, seed: number, demandFact
   return file
 }
 
-describe('sluice tune (spawned)', () => {
+describe('sluice tune (in process)', () => {
   it('tunes the Outlook runbook to full traffic at least 25% sooner, and the file it writes rehearses with exit 0 on 5 seeds × demand ±10% and with a slow tenth', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-tune-'))
     const tunedFile = join(dir, 'tuned.yaml')
@@ -94,25 +95,24 @@ describe('sluice tune (spawned)', () => {
     expect(full, own.stderr).not.toBeNull()
     expect(Number(full![1]) * 60 + Number(full![2]) - startAt).toBe(after)
 
-    // And on every seed and demand tune held it to. Spawned, through `sluice run --dry-run`: seed 1
-    // with demand 10% down and up, and with a tenth of the mailbox servers at 80% of their
-    // capacity (three more processes, each CPU-bound on this two-core machine).
+    // And on every seed and demand tune held it to. Through the CLI's `sluice run --dry-run`: seed 1
+    // with demand 10% down and up, and with a tenth of the mailbox servers at 80% of their capacity.
     const slowTenth = {share: 0.1, factor: 0.8}
-    const spawned = [
+    const variants = [
       {seed: 1, demand: 0.9, slow: false},
       {seed: 1, demand: 1.1, slow: false},
       {seed: 1, demand: 1, slow: true},
     ]
     const runs: CliResult[] = await Promise.all(
-      spawned.map(({seed, demand, slow}) =>
+      variants.map(({seed, demand, slow}) =>
         sluice(['run', variantRunbook(dir, tunedText, seed, demand, slow ? slowTenth : undefined), '--dry-run', '--json'], inRoot),
       ),
     )
     for (const [i, run] of runs.entries()) {
       expect(run.stdout, run.stderr).not.toBe('')
       const json = JSON.parse(run.stdout) as RunJson & {error?: {message: string}}
-      expect({...spawned[i], code: run.code, outcome: json.outcome}, json.message ?? json.error?.message).toEqual({
-        ...spawned[i],
+      expect({...variants[i], code: run.code, outcome: json.outcome}, json.message ?? json.error?.message).toEqual({
+        ...variants[i],
         code: 0,
         outcome: 'completed',
       })

@@ -3,9 +3,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {twoRegionsTargets} from '../helpers/bad-runbooks.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 
-const sluice = isolatedSluice('validate-problems')
+const sluice = isolatedInProcess('validate-problems')
 
 const text = `name: Three-Problems
 ${twoRegionsTargets}steps:

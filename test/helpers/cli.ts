@@ -4,6 +4,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+/** The package root, where a user in the repository runs sluice from. */
+export const root = fileURLToPath(new URL('../../', import.meta.url))
 export const runJs = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
 
 export interface CliResult {

@@ -2,7 +2,7 @@ import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 /** A user with a home of their own and nothing set: no $SLUICE_STATE, no XDG directories, no AWS. */
 function user() {
@@ -26,7 +26,7 @@ function user() {
   return {root, home, env, dir}
 }
 
-describe('one state home, whatever the working directory (spawned)', () => {
+describe('one state home, whatever the working directory (in process)', () => {
   it('a freeze set in one directory is seen by freeze check in another; each says first which store it uses', async () => {
     const u = user()
     const frozen = await sluice(['freeze', '--reason', 'incident 42'], {env: u.env, cwd: u.dir('a')})

@@ -4,10 +4,10 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {maxAnswerBytes, RuntimeApi} from '../../src/haproxy/runtime.js'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 describe('what sluice reads from outside cannot drive the terminal or fill the heap', () => {
-  it("sluice locks prints an escape sequence in a lock file's operator name written out, never raw (spawned)", async () => {
+  it("sluice locks prints an escape sequence in a lock file's operator name written out, never raw (in process)", async () => {
     const state = join(mkdtempSync(join(tmpdir(), 'sluice-escapes-')), 'state')
     mkdirSync(join(state, 'locks'), {recursive: true})
     const evil = '\u001b[2J\u001b[31mroot\u001b]0;owned\u0007'

@@ -3,10 +3,10 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 import {FakePrometheus, mappingText} from '../helpers/fake-prometheus.js'
 
-const sluice = isolatedSluice('prometheus')
+const sluice = isolatedInProcess('prometheus')
 
 /** The fleet the fake's day is made from: what calibrate must recover (as test/aws/live-calibrate.test.ts's). */
 const truth = {servers: 8, capacity: 100, low: 300, high: 1050, latencyFloor: 0.04}

@@ -3,7 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {loadScenario} from '../../src/sim/scenario/load-scenario.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess} from '../helpers/command.js'
 import {FakePrometheus, mappingText} from '../helpers/fake-prometheus.js'
 
 // Readings no pool gives, from a Prometheus that answers them: each is an error naming the server,
@@ -12,9 +12,9 @@ import {FakePrometheus, mappingText} from '../helpers/fake-prometheus.js'
 // "16 of 8 servers in rotation" and 1e308 rps; calibrate wrote `servers: 1000000000000` and
 // Infinity demand; malformed answers came out as "number 5 is not iterable" and "failed: undefined".
 
-const sluice = isolatedSluice('impossible')
+const sluice = isolatedInProcess('impossible')
 
-/** The spawned CLI's result as the in-process helper gives it: the exit code, stdout, stderr. */
+/** The CLI's result, in this process, with no AWS and a state directory of its own: the exit code, stdout, stderr. */
 async function sluiceInProcess(args: string[]): Promise<{exit: number; stdout: string; stderr: string}> {
   const out = await sluice(args)
   return {exit: out.code ?? -1, stdout: out.stdout, stderr: out.stderr}

@@ -3,7 +3,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {headerValueProblem, redactUrl, scrubSecrets} from '../../src/input/secrets.js'
-import {isolatedEnv, sluice, type CliResult} from '../helpers/cli.js'
+import {isolatedEnv, type CliResult} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {FakePrometheus, mappingText} from '../helpers/fake-prometheus.js'
 
 // Secrets that reach sluice's Prometheus source: the Authorization header's value (from the

@@ -6,7 +6,7 @@ import {describe, expect, it} from 'vitest'
 import {parse} from 'yaml'
 import {runbookJsonSchema} from '../../src/loader/json-schema.js'
 import {runbookSchema} from '../../src/loader/runbook-schema.js'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 const runbooksDir = fileURLToPath(new URL('../../runbooks', import.meta.url))
 

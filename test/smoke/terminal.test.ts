@@ -1,9 +1,13 @@
+import {spawn} from 'node:child_process'
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {isolatedEnv, runJs, sluice} from '../helpers/cli.js'
 import {spawnInTerminal, type TerminalRun} from '../helpers/terminal.js'
+
+// A real terminal (util-linux script(1)) is a process's own: the did-you-mean question and its
+// refusal without a terminal, and colour, which only a terminal gets.
 
 const env = () => ({SLUICE_STATE: join(mkdtempSync(join(tmpdir(), 'sluice-dym-')), 'state')})
 
@@ -16,7 +20,7 @@ async function shown(run: TerminalRun, pattern: RegExp, times = 1): Promise<void
   throw new Error(`the terminal never showed ${pattern}:\n${run.screen()}`)
 }
 
-describe('a mistyped command (spawned)', () => {
+describe.concurrent('a mistyped command (spawned)', () => {
   it('on a terminal, the did-you-mean question defaults to No: Enter runs nothing (exit 2)', async () => {
     const run = spawnInTerminal(['pasue', '20261130-054012-a1b2'], env())
     await shown(run, /Did you mean pause\? \(y\/N\)/)
@@ -50,4 +54,30 @@ describe('a mistyped command (spawned)', () => {
     expect(piped.code).toBe(2)
     expect(piped.stderr).toBe('Error: pasue is not a sluice command; did you mean pause? (sluice help lists every command)\n')
   }, 60_000)
+})
+
+describe('colour (spawned)', () => {
+  it('--no-color takes the colour out of what a terminal would show in colour, as NO_COLOR does', async () => {
+    // A real terminal, from util-linux's script(1): on one, the report and its chart are coloured.
+    const onTerminal = (args: string[]) =>
+      new Promise<{code: number | null; out: string}>((resolve, reject) => {
+        const line = [process.execPath, runJs, ...args].map((a) => `'${a}'`).join(' ')
+        const child = spawn('script', ['-qec', line, '/dev/null'], {env: {...process.env, NO_COLOR: undefined, ...isolatedEnv('first-touch-tty')}})
+        let out = ''
+        child.stdout.on('data', (d) => (out += d))
+        child.on('error', reject)
+        child.on('close', (code) => resolve({code, out}))
+      })
+    const [coloured, plain] = await Promise.all([
+      onTerminal(['simulate', '--setup', 'no-guard']),
+      onTerminal(['simulate', '--setup', 'no-guard', '--no-color']),
+    ])
+    expect(coloured.code).toBe(0)
+    expect(coloured.out).toContain('\x1b[')
+    expect(plain.code).toBe(0)
+    expect(plain.out).not.toContain('\x1b[')
+    // Without colour the lines keep apart by their patterns.
+    expect(plain.out).toMatch(/━ completed \(rps\) {2}╍ offered \(rps\)/)
+    // That help lists --no-color among the global flags is test/cli/first-touch.test.ts.
+  })
 })
