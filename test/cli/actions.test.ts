@@ -2,7 +2,7 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {expectBadInput, expectCompleted} from '../helpers/expect-cli.js'
+import {expectBadInput} from '../helpers/expect-cli.js'
 import {isolatedInProcess} from '../helpers/command.js'
 import {commands, gateThresholdWithoutMetric} from '../helpers/single-action-cases.js'
 import type {RunJson} from '../../src/cli/run-runbook.js'
@@ -10,14 +10,9 @@ import type {RunJson} from '../../src/cli/run-runbook.js'
 /** Every command runs without AWS and with its own state directory, in this process. */
 const sluice = isolatedInProcess('actions')
 
+// Each single action's --dry-run (the report on stdout, progress on stderr, exit 0) is
+// test/commands/single-actions.test.ts; as a real process's two streams, test/smoke/exit-codes.test.ts.
 describe('the single-action commands through the CLI (in process)', () => {
-  it('ramp --dry-run: the report on stdout, progress on stderr, exit 0', async () => {
-    const [{args, done, more}] = commands.filter((c) => c.name === 'ramp')
-    const rehearsed = await sluice([...args, '--dry-run'])
-    expectCompleted(rehearsed, done)
-    more?.(rehearsed)
-  })
-
   it("freeze and unfreeze work live without AWS: the freeze is kept in the state directory, and is its operator's to lift", async () => {
     const state = mkdtempSync(join(tmpdir(), 'sluice-state-'))
     const frozen = await sluice(['freeze', '--reason', 'incident 42', '--json', '--yes'], {env: {SLUICE_STATE: state, SLUICE_OPERATOR: 'alice'}})

@@ -48,7 +48,8 @@ async function runNow<T>(args: string[], options: InProcessOptions): Promise<InP
   const saved = {exitCode: process.exitCode, cwd: process.cwd(), env: {...process.env}}
   const undoTerminals = asIfPiped()
   const out = {stdout: [] as string[], stderr: [] as string[]}
-  const writes = {stdout: process.stdout.write, stderr: process.stderr.write}
+  // Put back as found: vitest's own write may be the stream's or one it set on it.
+  const writes = {stdout: Object.getOwnPropertyDescriptor(process.stdout, 'write'), stderr: Object.getOwnPropertyDescriptor(process.stderr, 'write')}
   const warnings: Error[] = []
   const onWarning = (warning: Error) => warnings.push(warning)
   process.exitCode = undefined
@@ -59,14 +60,14 @@ async function runNow<T>(args: string[], options: InProcessOptions): Promise<InP
   if (options.cwd) process.chdir(options.cwd)
   process.on('warning', onWarning)
   for (const name of ['stdout', 'stderr'] as const) {
-    process[name].write = ((chunk: string | Uint8Array, encoding?: unknown, done?: unknown) => {
+    process[name].write = (chunk: string | Uint8Array, encoding?: unknown, done?: unknown) => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')
       out[name].push(text)
       options.onWrite?.(name, text)
       const callback = typeof encoding === 'function' ? encoding : done
       if (typeof callback === 'function') callback()
       return true
-    }) as typeof process.stdout.write
+    }
   }
   try {
     let result: T | undefined
@@ -82,8 +83,11 @@ async function runNow<T>(args: string[], options: InProcessOptions): Promise<InP
     const exit = error ? (error.oclif?.exit ?? 1) : Number(process.exitCode ?? 0)
     return {exit, stdout: out.stdout.join(''), stderr: out.stderr.join(''), result, warnings, ...(error ? {error} : {})}
   } finally {
-    process.stdout.write = writes.stdout
-    process.stderr.write = writes.stderr
+    for (const name of ['stdout', 'stderr'] as const) {
+      const own = writes[name]
+      if (own) Object.defineProperty(process[name], 'write', own)
+      else delete (process[name] as unknown as Record<string, unknown>).write
+    }
     process.off('warning', onWarning)
     if (options.cwd) process.chdir(saved.cwd)
     for (const k of Object.keys(process.env)) if (!(k in saved.env)) delete process.env[k]

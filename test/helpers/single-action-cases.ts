@@ -1,8 +1,8 @@
 import {expect} from 'vitest'
 import type {CliResult} from './cli.js'
 
-// The single-action commands as a user types them, shared by the spawned tier (test/cli) and the
-// in-process one (test/commands), which check the same things at different costs.
+// The single-action commands as a user types them, shared by the tests that run them through the
+// CLI in process (test/commands/single-actions.test.ts, test/cli/actions.test.ts).
 
 export const ramp = [
   'ramp',

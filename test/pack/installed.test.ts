@@ -24,7 +24,7 @@ const env = {...isolatedEnv('pack'), NO_COLOR: '1'}
 const installedSluice = (args: string[]) => spawnCollected(installed, args, {cwd: folder, env, timeoutMs: 60_000})
 
 beforeAll(async () => {
-  // The package as built by `npm run build` (npm test's pretest): --ignore-scripts, or `prepare` would build it again.
+  // The package as built by `npm run build` (the pretest of npm run test:e2e): --ignore-scripts, or `prepare` would build it again.
   expect(existsSync(join(repo, 'dist', 'bundle', 'src', 'cli', 'oclif.js')), 'run npm run build first').toBe(true)
   const pack = await spawnCollected('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', folder], {cwd: repo, timeoutMs: 60_000})
   expect(pack.code, pack.stderr).toBe(0)

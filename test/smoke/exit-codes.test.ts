@@ -26,7 +26,7 @@ describe.concurrent('exit codes and streams of a real process (spawned)', () => 
     const r = await sluice(['run', 'runbooks/outlook-staged-return.yaml'], inRoot)
     expect(r.code, r.stderr).toBe(1)
     expect(r.stdout).toBe('')
-    expect(r.stderr).toMatch(/^Error: Route53 ListResourceRecordSets on hosted zone Z04517273E3NUXJ3CHVE9 failed: /m)
+    expect(r.stderr).toMatch(/^Error: cannot tell which AWS account the run would act in: STS GetCallerIdentity .*failed: NoCredentials: /m)
   })
 
   it('2: bad input on one line of stderr, nothing on stdout; under --json the error is JSON on stdout, exit 2 still', async () => {
