@@ -75,6 +75,10 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'live',
+          // Its files share a worker's module cache (the AWS SDK, the fixtures) rather than each
+          // loading them again: measured 2026-12-06, 196 s instead of 298 s and 8% less CPU. A
+          // file that changes process-wide state (process.env, a module's) puts it back.
+          isolate: false,
           include: ['test/aws/**/*.test.ts'],
           testTimeout: 120_000,
           globalSetup: ['test/global-setup.ts'],

@@ -30,5 +30,4 @@ describe('tune --write F replaces F whole or not at all (spawned)', () => {
       expect([before, after], `after a kill at ${delay} ms`).toContain(now)
     }
   }, 120_000)
-
 })

@@ -125,5 +125,6 @@ export async function inProcess(args: string[], options: InProcessOptions = {}):
  */
 export function isolatedInProcess(name: string) {
   const env = isolatedEnv(name)
-  return (args: string[], options: InProcessOptions = {}): Promise<CliResult & {warnings: Error[]}> => inProcess(args, {...options, env: {...env, ...options.env}})
+  return (args: string[], options: InProcessOptions = {}): Promise<CliResult & {warnings: Error[]}> =>
+    inProcess(args, {...options, env: {...env, ...options.env}})
 }

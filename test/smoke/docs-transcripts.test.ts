@@ -42,7 +42,7 @@ function firstMismatch(block: CodeBlock, printed: string[]): string | null {
   return null
 }
 
-describe('the transcripts in the README and docs/ print what they show (spawned)', () => {
+describe.concurrent('the transcripts in the README and docs/ print what they show (spawned)', () => {
   it('finds them', () => {
     expect(transcripts.length).toBeGreaterThanOrEqual(4)
   })

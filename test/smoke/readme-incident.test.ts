@@ -28,7 +28,7 @@ function pasted(line: string, env: Record<string, string>): Promise<CliResult> {
   return spawnCollected('bash', ['-c', script], {env: {NO_COLOR: '1', ...env}})
 }
 
-describe("the README's incident section", () => {
+describe.concurrent("the README's incident section", () => {
   const section = incidentSection()
 
   it.each(shCommands(section))('$line', async ({line, exit}) => {

@@ -34,7 +34,10 @@ describe.concurrent('what loads the AWS SDK (spawned)', () => {
 
   it('a command that asks AWS loads it: the spy sees what it is there to see', async () => {
     const status = spy('status')
-    const r = await sluice(['status', 'runbooks/outlook-staged-return.yaml'], {cwd: root, env: {...status.env, AWS_ENDPOINT_URL: 'http://127.0.0.1:9', AWS_REGION: 'eu-west-1'}})
+    const r = await sluice(['status', 'runbooks/outlook-staged-return.yaml'], {
+      cwd: root,
+      env: {...status.env, AWS_ENDPOINT_URL: 'http://127.0.0.1:9', AWS_REGION: 'eu-west-1'},
+    })
     expect(r.code, r.stderr).toBe(1)
     expect(loaded(status.file)).toContain('@aws-sdk/client-route-53')
   })
