@@ -58,15 +58,25 @@ export function urlSecrets(url: string): string[] {
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   const forms = [...new Set(secrets.flatMap((s) => [s, encodeURIComponent(s)]))].filter((s) => s.length >= 4)
-  // Longest first, so a value that contains another is blanked whole.
-  forms.sort((a, b) => b.length - a.length)
-  let out = text
-  for (const secret of forms) out = out.split(secret).join(redacted)
+  let out = blankValues(
+    text,
+    forms.map((secret) => [secret, redacted]),
+  )
   // A credential after its scheme, as an echoed header has it; a word ("Bearer authentication") is left alone.
   out = out.replace(/\b(Bearer|Basic)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)/gi, (m, scheme: string, space: string, credential: string) =>
     /^[a-z]+$/.test(credential) ? m : `${scheme}${space}${redacted}`,
   )
   return out.replace(pair, redactPair)
+}
+
+/**
+ * `text` with every value replaced by what stands in for it, longest value first, so a value that
+ * contains another is blanked whole. The one blanking loop: scrubSecrets's and the hooks' (src/local/command-hooks.ts).
+ */
+export function blankValues(text: string, values: ReadonlyArray<readonly [value: string, standIn: string]>): string {
+  let out = text
+  for (const [value, standIn] of [...values].sort(([a], [b]) => b.length - a.length)) out = out.split(value).join(standIn)
+  return out
 }
 
 /**

@@ -1,5 +1,6 @@
 import {spawn} from 'node:child_process'
 import {FailedError} from '../errors.js'
+import {blankValues} from '../input/secrets.js'
 import type {AddressBook, HookPort, HookSpec, Target, Unfilled} from '../ports/control-plane.js'
 
 /** Output kept from a failed hook, for the error message. */
@@ -63,13 +64,14 @@ function hookEnvironment(kind: string, hook: HookSpec, target: Target): NodeJS.P
  * the others): blanking `1` or `us` everywhere would garble the message and hide nothing.
  */
 export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env, handed: readonly string[] = []): string {
-  const secrets = Object.entries(env)
-    .filter(([name, value]) => value && (handed.includes(name) ? value.length >= 4 : value.length >= 6 && secretName.test(name)))
-    // Longest first, so a value that contains another is blanked whole.
-    .sort(([, a], [, b]) => b!.length - a!.length)
-  let out = text
-  for (const [name, value] of secrets) out = out.split(value!).join(`[${name} redacted]`)
-  return out
+  const secrets = Object.entries(env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && entry[1] !== '' && (handed.includes(entry[0]) ? entry[1].length >= 4 : entry[1].length >= 6 && secretName.test(entry[0])),
+  )
+  return blankValues(
+    text,
+    secrets.map(([name, value]) => [value, `[${name} redacted]`]),
+  )
 }
 
 /**

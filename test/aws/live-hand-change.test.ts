@@ -1,18 +1,11 @@
 import {readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {
-  CreateRuleCommand,
-  CreateTargetGroupCommand,
-  DescribeRulesCommand,
-  DescribeTargetGroupsCommand,
-  ElasticLoadBalancingV2Client,
-  ModifyRuleCommand,
-} from '@aws-sdk/client-elastic-load-balancing-v2'
+import {CreateRuleCommand, DescribeRulesCommand, ElasticLoadBalancingV2Client, ModifyRuleCommand} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {setWeightsByHand} from './by-hand.js'
 import {cfg, dnsRunbook, useLiveFixture, weightChanges, weights, type Fixture} from './live-fixture.js'
-import {uniqueName} from './seed.js'
+import {seedTargetGroupBeside} from './seed.js'
 import {spawnRun, when} from './spawned-run.js'
 import {stopsBefore} from './stops-before.js'
 
@@ -30,11 +23,9 @@ const current = useLiveFixture()
 
 beforeEach(async () => {
   fx = current()
+  green = await seedTargetGroupBeside(cfg, fx.targets.targetGroupArn)
   const elb = new ElasticLoadBalancingV2Client(cfg)
   try {
-    const [blue] = (await elb.send(new DescribeTargetGroupsCommand({TargetGroupArns: [fx.targets.targetGroupArn]}))).TargetGroups!
-    green = (await elb.send(new CreateTargetGroupCommand({Name: uniqueName('green'), Protocol: 'HTTPS', Port: 443, VpcId: blue.VpcId, TargetType: 'ip'})))
-      .TargetGroups![0].TargetGroupArn!
     const rule = await elb.send(
       new CreateRuleCommand({
         ListenerArn: fx.targets.listenerArn,

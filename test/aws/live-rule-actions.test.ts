@@ -1,10 +1,8 @@
 import {
   AddTagsCommand,
   CreateRuleCommand,
-  CreateTargetGroupCommand,
   DescribeRulesCommand,
   DescribeTagsCommand,
-  DescribeTargetGroupsCommand,
   ElasticLoadBalancingV2Client,
   ModifyRuleCommand,
   type Action,
@@ -13,7 +11,7 @@ import {
 import {beforeEach, describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {cfg, dnsRunbook, useLiveFixture, type Fixture} from './live-fixture.js'
-import {uniqueName} from './seed.js'
+import {seedTargetGroupBeside} from './seed.js'
 
 // Listener rules as AWS holds them, not as moto does. DescribeRules leaves an authenticate-oidc
 // action's ClientSecret out of its answer, and ModifyRule refuses the action back without it
@@ -27,14 +25,7 @@ const current = useLiveFixture()
 
 beforeEach(async () => {
   fx = current()
-  const elb = new ElasticLoadBalancingV2Client(cfg)
-  try {
-    const [blue] = (await elb.send(new DescribeTargetGroupsCommand({TargetGroupArns: [fx.targets.targetGroupArn]}))).TargetGroups!
-    green = (await elb.send(new CreateTargetGroupCommand({Name: uniqueName('green'), Protocol: 'HTTPS', Port: 443, VpcId: blue.VpcId, TargetType: 'ip'})))
-      .TargetGroups![0].TargetGroupArn!
-  } finally {
-    elb.destroy()
-  }
+  green = await seedTargetGroupBeside(cfg, fx.targets.targetGroupArn)
 })
 
 const oidc: Action = {

@@ -2,10 +2,8 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {
   CreateRuleCommand,
-  CreateTargetGroupCommand,
   DescribeListenersCommand,
   DescribeRulesCommand,
-  DescribeTargetGroupsCommand,
   ElasticLoadBalancingV2Client,
   type Action,
 } from '@aws-sdk/client-elastic-load-balancing-v2'
@@ -14,7 +12,7 @@ import {sluice} from '../helpers/cli.js'
 import {targetGroupDimension} from '../../src/aws/cloudwatch.js'
 import type {GateVerdict} from '../../src/ports/io.js'
 import {cfg, seedMetrics, useLiveFixture, type Fixture} from './live-fixture.js'
-import {putAlbMetrics, uniqueName} from './seed.js'
+import {putAlbMetrics, seedTargetGroupBeside} from './seed.js'
 
 // The ALB-native ramp (weighted-target-groups) through the real SDK against moto, gated by
 // CloudWatch like the DNS ramp. moto keeps a rule's weighted forward as given, so what sluice
@@ -27,11 +25,9 @@ const current = useLiveFixture()
 
 beforeEach(async () => {
   fx = current()
+  green = await seedTargetGroupBeside(cfg, fx.targets.targetGroupArn)
   const elb = new ElasticLoadBalancingV2Client(cfg)
   try {
-    const [blue] = (await elb.send(new DescribeTargetGroupsCommand({TargetGroupArns: [fx.targets.targetGroupArn]}))).TargetGroups!
-    const created = await elb.send(new CreateTargetGroupCommand({Name: uniqueName('green'), Protocol: 'HTTPS', Port: 443, VpcId: blue.VpcId, TargetType: 'ip'}))
-    green = created.TargetGroups![0].TargetGroupArn!
     const rule = await elb.send(
       new CreateRuleCommand({
         ListenerArn: fx.targets.listenerArn,

@@ -5,6 +5,7 @@ import {
   CreateListenerCommand,
   CreateLoadBalancerCommand,
   CreateTargetGroupCommand,
+  DescribeTargetGroupsCommand,
   ElasticLoadBalancingV2Client,
   RegisterTargetsCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2'
@@ -136,6 +137,18 @@ export async function seedLoadBalancer(cfg: AwsClientConfig, opts: {name: string
 }
 
 /** arn:...:loadbalancer/app/NAME/ID -> app/NAME/ID */
+/** A second, empty target group (ip targets, HTTPS 443) in the VPC of `beside`: the green pool a weighted forward ramps to. Its ARN. */
+export async function seedTargetGroupBeside(cfg: AwsClientConfig, beside: string, prefix = 'green'): Promise<string> {
+  const elb = new ElasticLoadBalancingV2Client(cfg)
+  try {
+    const [blue] = (await elb.send(new DescribeTargetGroupsCommand({TargetGroupArns: [beside]}))).TargetGroups!
+    const created = await elb.send(new CreateTargetGroupCommand({Name: uniqueName(prefix), Protocol: 'HTTPS', Port: 443, VpcId: blue.VpcId, TargetType: 'ip'}))
+    return created.TargetGroups![0].TargetGroupArn!
+  } finally {
+    elb.destroy()
+  }
+}
+
 export function loadBalancerDimension(arn: string): string {
   return arn.slice(arn.indexOf(':loadbalancer/') + ':loadbalancer/'.length)
 }
