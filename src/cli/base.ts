@@ -4,7 +4,7 @@ import {closest} from '../input/closest.js'
 import {exitCodeOf, exitCodes} from './exit-codes.js'
 import {relationProblems} from './flag-relations.js'
 import {outputWidth} from './output-width.js'
-import {announceStoresAfresh} from './state-store.js'
+import {storesAfresh} from './state-store.js'
 import {watchForLostTerminal} from './stop-signals.js'
 
 /**
@@ -22,7 +22,7 @@ export abstract class SluiceCommand extends Command {
   // And before anything writes, a closed terminal or a gone reader becomes a stop, not a crash.
   override async init(): Promise<void> {
     watchForLostTerminal()
-    announceStoresAfresh()
+    storesAfresh()
     if (this.argv.includes('--no-color')) process.env.NO_COLOR = '1'
     await super.init()
   }

@@ -1,16 +1,17 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {StateStore} from '../ports/state-store.js'
 import {chooseState} from '../state/home.js'
-import {openStore} from '../wiring/state.js'
+import {forgetOpenedStores, openStore} from '../wiring/state.js'
 
 const announced = new Set<string>()
 
 /**
- * Starts a command's announcements afresh: each command says its store once. A process runs one
+ * Starts a command's stores afresh: each command opens its own and says it once. A process runs one
  * command, so this changes nothing there; a test process runs many (test/helpers/command.ts).
  */
-export function announceStoresAfresh(): void {
+export function storesAfresh(): void {
   announced.clear()
+  forgetOpenedStores()
 }
 
 /**

@@ -10,6 +10,15 @@ import type {StateAddress} from '../state/state-address.js'
  */
 const opened = new Map<string, Promise<StateStore>>()
 
+/**
+ * Forgets the stores opened so far, as a new process would: each command opens its own. A process
+ * runs one command, so this changes nothing there; a process that runs many (the tests' in-process
+ * CLI) must not let one command's store remember what another wrote (LocalStore's journal lengths).
+ */
+export function forgetOpenedStores(): void {
+  opened.clear()
+}
+
 /** A local directory, or `dynamodb://TABLE` for state a team shares. */
 export function openStore(flag: string | undefined, aws: AwsOptions): Promise<StateStore> {
   // A run's region may be settled later from its runbook's ARNs; the state store it shares with

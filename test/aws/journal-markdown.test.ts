@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import type {JournalEntry} from '../../src/ports/state-store.js'
 import {timelineMarkdown} from '../../src/state/timeline.js'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {seedMetrics, useLiveFixture, type Fixture} from './live-fixture.js'
 import {uniqueName} from './seed.js'
 import {gatedRamp} from './spawned-run.js'

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {DEADLINE, shortDeadline} from './lengths.js'
 import {runGatedRampHanging, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {runIdOf} from './spawned-run.js'

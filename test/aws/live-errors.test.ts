@@ -1,7 +1,7 @@
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {dnsRunbook, mutating, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {route53Throttling} from './proxy.js'
 

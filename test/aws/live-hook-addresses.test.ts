@@ -3,7 +3,7 @@ import {join} from 'node:path'
 import {CreateSubnetCommand, CreateVpcCommand, EC2Client, RunInstancesCommand} from '@aws-sdk/client-ec2'
 import {CreateTargetGroupCommand, ElasticLoadBalancingV2Client, RegisterTargetsCommand} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {cfg, mutating, registered, useLiveFixture, type Fixture} from './live-fixture.js'
 import {uniqueName} from './seed.js'
 

@@ -2,7 +2,7 @@ import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {AssumeRoleCommand, STSClient} from '@aws-sdk/client-sts'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {cfg, dnsRunbook, mutating, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 
 let fx: Fixture

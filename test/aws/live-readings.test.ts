@@ -1,6 +1,6 @@
 import {CloudWatchClient, PutMetricDataCommand, type MetricDatum} from '@aws-sdk/client-cloudwatch'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {cfg, useLiveFixture, type Fixture} from './live-fixture.js'
 import {targetGroupDimension} from './seed.js'
 

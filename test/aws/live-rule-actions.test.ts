@@ -9,7 +9,7 @@ import {
   type Rule,
 } from '@aws-sdk/client-elastic-load-balancing-v2'
 import {beforeEach, describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {cfg, dnsRunbook, useLiveFixture, type Fixture} from './live-fixture.js'
 import {seedTargetGroupBeside} from './seed.js'
 

@@ -8,7 +8,7 @@ import {
   type Action,
 } from '@aws-sdk/client-elastic-load-balancing-v2'
 import {beforeEach, describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {targetGroupDimension} from '../../src/aws/cloudwatch.js'
 import type {GateVerdict} from '../../src/ports/io.js'
 import {cfg, seedMetrics, useLiveFixture, type Fixture} from './live-fixture.js'

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {spawnInTerminal} from '../helpers/terminal.js'
 import {useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {pauseInEveryStep, sleep, startEveryStepKind} from './pause-scenario.js'

@@ -2,7 +2,7 @@ import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {DescribeRulesCommand, ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {cfg, dnsRunbook, groupAttributes, registered, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {liveCopy} from './live-runbook.js'
 

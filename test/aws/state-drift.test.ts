@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {deleteListenerRules, setWeightsByHand} from './by-hand.js'
 import {cfg, dnsRunbook, ruleCount, useLiveFixture, weights, type Fixture} from './live-fixture.js'
 import {journalOf, killWhen, onlyRunId} from './state-fixture.js'

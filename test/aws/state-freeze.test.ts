@@ -1,12 +1,12 @@
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {uniqueName} from './seed.js'
 import {killWhen, onlyRunId, ramp, runbook, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
 useStateFixture((current) => (fx = current))
 
-describe('freeze and freeze check, in another process', () => {
+describe('freeze and freeze check, one command after another', () => {
   it.each([
     ['the local store', () => fx.env],
     ['the team store', () => ({...fx.env, SLUICE_STATE: `dynamodb://${uniqueName('sluice')}`})],

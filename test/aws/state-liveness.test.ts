@@ -1,7 +1,7 @@
 import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {elsewhere} from '../helpers/elsewhere.js'
 import {spawnRun} from './spawned-run.js'
 import {killWhen, LEASE, onlyRunId, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'

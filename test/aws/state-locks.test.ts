@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {sluice, type CliResult} from '../helpers/cli.js'
+import {type CliResult} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {uniqueName} from './seed.js'
 import {spawnRun} from './spawned-run.js'
 import {runbook as runbookFor, useStateFixture, type Fixture} from './state-fixture.js'

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {spawnRun} from './spawned-run.js'
 import {journalOf, killRampWhen, onlyRunId, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 

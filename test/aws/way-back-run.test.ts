@@ -1,7 +1,7 @@
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 import {setWeightsByHand} from './by-hand.js'
 import {cfg, seedMetrics, useLiveFixture, weightChanges, weights, type Fixture} from './live-fixture.js'
 import {spawnRun} from './spawned-run.js'

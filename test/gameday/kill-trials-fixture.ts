@@ -6,7 +6,8 @@ import {cfg, moto, weights, type Fixture} from '../aws/live-fixture.js'
 import {awsTestEnv} from '../aws/moto.js'
 import {RecordingProxy} from '../aws/proxy.js'
 import {seedLoadBalancer, seedZone, uniqueName} from '../aws/seed.js'
-import {runJs, sluice} from '../helpers/cli.js'
+import {runJs} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 // What test/gameday/kill-trials.test.ts needs: a fixture per trial (the trials run side by side,
 // so useLiveFixture's one fixture per test file cannot serve them), a seeded generator, a spawned

@@ -2,7 +2,7 @@ import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {expect} from 'vitest'
 import {fileURLToPath} from 'node:url'
-import {sluice} from '../helpers/cli.js'
+import {inProcess as sluice} from '../helpers/command.js'
 
 /** Where game days leave their timelines: $SLUICE_GAMEDAY_DIR, else .gameday/ in the checkout. */
 export const gamedayDir = process.env.SLUICE_GAMEDAY_DIR ?? fileURLToPath(new URL('../../.gameday', import.meta.url))

@@ -8,7 +8,7 @@ import {healthOf} from '../../src/haproxy/pool.js'
 import {RuntimeMap} from '../../src/haproxy/maps.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {serversState} from '../../src/haproxy/stats.js'
-import {isolatedSluice} from '../helpers/cli.js'
+import {isolatedInProcess as isolatedSluice} from '../helpers/command.js'
 import {spawnRun} from '../aws/spawned-run.js'
 import {
   blueGreenConfig,
