@@ -8,6 +8,7 @@ import type {Runbook} from '../loader/runbook.js'
 import type {ControlPlane, WeightMap} from '../ports/control-plane.js'
 import type {EngineIO, GateVerdict, RecordedMutation} from '../ports/io.js'
 import {describeGate, type Gate} from '../runbook/gate.js'
+import {backendOf} from '../runbook/targets.js'
 import {applyRecorded, type ChangeRecorder} from './history.js'
 import {receivingKey, wayBack, type ReceivingCapacity, type WayBack} from './way-back.js'
 
@@ -43,13 +44,10 @@ export function failedPools(runbook: Runbook, verdicts: GateVerdict[]): Map<stri
   return failed
 }
 
-/** The pool a weights key sends traffic to: a DNS set's pool, a HAProxy backend's pool, or a pool split's pool. */
+/** The pool a weights key sends traffic to: a weighted set's pool as the family names it, or a pool split's pool. */
 function poolOfKey(runbook: Runbook, undo: Undo, key: string): string | null {
-  const {targets} = runbook
   if (undo.kind === 'pool-weights') return key
-  if (targets.dns) return targets.dns.sets[key] ?? null
-  const backends = targets.haproxy?.backends ?? {}
-  return Object.keys(backends).find((pool) => backends[pool] === key) ?? (key in backends ? key : null)
+  return backendOf(runbook.targets).weightedSets?.[key] ?? null
 }
 
 /**

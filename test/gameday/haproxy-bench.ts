@@ -738,6 +738,12 @@ function demoted(markdown: string): string {
     .join('\n')
 }
 
+/** What happened and when, as a game day marks it for its timeline (writeTimeline), from the moment it began. */
+export function incidentLog(): {marks: Array<{at: number; what: string}>; mark: (what: string) => void; begin: number} {
+  const marks: Array<{at: number; what: string}> = []
+  return {marks, mark: (what) => void marks.push({at: Date.now(), what}), begin: Date.now()}
+}
+
 /**
  * Writes the game day's timeline to `<SLUICE_GAMEDAY_DIR or .gameday>/<name>.md`: the story, each
  * run's journal as `sluice journal RUN --markdown` gives it (its headings under the game day's),

@@ -1,7 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {loadTable, sampler, sleep, startBench, until, writeTimeline, type Bench, type Outcomes, type ServerState} from './haproxy-bench.js'
+import {type Bench, incidentLog, loadTable, type Outcomes, sampler, type ServerState, sleep, startBench, until, writeTimeline} from './haproxy-bench.js'
 
 // Game day: a cold return, rolled back. The green pool was just rebuilt (its servers restarted:
 // cold, a fifth of their capacity until they have served for minutes), and alice's change moves
@@ -57,9 +57,7 @@ describe('game day: a cold return rolled back, on HAProxy', () => {
   it('the ramp onto a cold pool fails its gate and holds; the rollback onto the receiving pool is aborted mid-bake and held; resume finishes it; the map ends as before the run', async () => {
     const alice = bench.terminal('alice')
     const bob = bench.terminal('bob')
-    const marks: Array<{at: number; what: string}> = []
-    const mark = (what: string) => marks.push({at: Date.now(), what})
-    const begin = Date.now()
+    const {marks, mark, begin} = incidentLog()
 
     // green is rebuilt: every server restarted, back cold, and in rotation again (it takes no traffic yet).
     await bench.fault({op: 'restart', pool: 'green'})

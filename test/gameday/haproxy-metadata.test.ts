@@ -1,5 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {loadTable, sampler, sleep, startBench, until, writeTimeline, type Bench, type Outcomes, type ServerState} from './haproxy-bench.js'
+import {type Bench, incidentLog, loadTable, type Outcomes, sampler, type ServerState, sleep, startBench, until, writeTimeline} from './haproxy-bench.js'
 
 // Game day: the Azure SQL West Europe incident of July 2022 (shared/seeds), on a real HAProxy 2.6 in
 // front of sluice's loopback fleet, with open-loop load throughout. The gateways lost their routing
@@ -38,9 +38,7 @@ describe('game day: the 2022 routing-metadata outage, on HAProxy', () => {
   it('restart every gateway at a measured pace, paused and promoted between batches; kill -9 mid-batch; resume from another terminal restarts no gateway twice', async () => {
     const alice = bench.terminal('alice')
     const bob = bench.terminal('bob')
-    const marks: Array<{at: number; what: string}> = []
-    const mark = (what: string) => marks.push({at: Date.now(), what})
-    const begin = Date.now()
+    const {marks, mark, begin} = incidentLog()
 
     await sleep(3500)
     const calm = await bench.load.between(begin + 1000, Date.now())

@@ -1,6 +1,18 @@
 import {request} from 'node:http'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {loadTable, sampler, sleep, startBench, until, writeTimeline, type Bench, type Outcomes, type Ran, type ServerState} from './haproxy-bench.js'
+import {
+  type Bench,
+  incidentLog,
+  loadTable,
+  type Outcomes,
+  type Ran,
+  sampler,
+  type ServerState,
+  sleep,
+  startBench,
+  until,
+  writeTimeline,
+} from './haproxy-bench.js'
 
 // Game day: the Microsoft 365 CAFE incident of November 2024 (shared/seeds), on a real HAProxy 2.6
 // in front of sluice's loopback fleet, with open-loop load throughout. Lookups for a removed
@@ -60,9 +72,7 @@ describe('game day: the 2024 CAFE thread hold, on HAProxy', () => {
     const alice = bench.terminal('alice')
     const bob = bench.terminal('bob')
     const pipeline = bench.terminal('deploy-pipeline')
-    const marks: Array<{at: number; what: string}> = []
-    const mark = (what: string) => marks.push({at: Date.now(), what})
-    const begin = Date.now()
+    const {marks, mark, begin} = incidentLog()
 
     // Before: every front end up, nothing restricted, every request of either type served.
     await sleep(3500)
