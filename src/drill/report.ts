@@ -68,6 +68,17 @@ export interface DrillReport {
   servers: number
   /** Scenario seconds the drill ran (the prediction's length). */
   seconds: number
+  /**
+   * The scenario seconds both sides are read over: from 0 to the earlier of their ends, so a real run
+   * that went on longer (a slower runbook, the settle after it) is not read against a prediction
+   * that stopped sooner. `realTo` and `predictedTo` are where each side's record ended.
+   */
+  compared: {to: number; realTo: number; predictedTo: number}
+  /**
+   * Both sides read over the runbook's span as rehearsed: from its start to the rehearsal's end and
+   * the settle after it (what `run --dry-run` reports), within `compared`; null for a scenario alone.
+   */
+  runbookSpan: {from: number; to: number; real: ReportCard; predicted: ReportCard; spread: ReportCard[]} | null
   /** Seconds of each window full service is read over (drillWindowSeconds). */
   fullServiceWindow: number
   wallSeconds: number

@@ -75,10 +75,22 @@ export function perSecond(line: Timeline): Timeline {
 
 /** The timeline up to and including second `end`. */
 export function cutAt(line: Timeline, end: number): Timeline {
-  let n = 0
-  while (n < line.t.length && line.t[n] <= end) n++
-  const cut = (a: ArrayLike<number>) => Float64Array.from({length: n}, (_, i) => a[i])
+  return between(line, Number.NEGATIVE_INFINITY, end)
+}
+
+/** The timeline from second `from` up to and including second `to`. */
+export function between(line: Timeline, from: number, to: number): Timeline {
+  let first = 0
+  while (first < line.t.length && line.t[first] < from) first++
+  let end = first
+  while (end < line.t.length && line.t[end] <= to) end++
+  const cut = (a: ArrayLike<number>) => Float64Array.from({length: end - first}, (_, i) => a[first + i])
   return {t: cut(line.t), demand: cut(line.demand), served: cut(line.served), inRotation: cut(line.inRotation)}
+}
+
+/** The last second a timeline holds; 0 when it holds none. */
+export function lastSecond(line: Timeline): number {
+  return line.t.length > 0 ? line.t[line.t.length - 1] : 0
 }
 
 /** The load's buckets in scenario seconds and rps, with HAProxy's count of servers up in each (the last sample in it). */

@@ -135,6 +135,39 @@ export function outcomesApart(observed: Observed, predicted: ReportCard, spread:
   })
 }
 
+/**
+ * Which way the model errs where it parts from the real run: `harsher` when it said worse for the
+ * pool than the real run showed (less served, more lost, later or never back, fewer in rotation,
+ * a cascade that did not come, no recovery where there was one), `kinder` the other way. A model
+ * that errs kind is the dangerous one: it tells an operator a step is safe when it is not.
+ */
+export type Direction = 'harsher' | 'kinder'
+
+/** Which way a figure the real run is out of band on lies: from the prediction, or from the range its seeds give. */
+export function figureDirection(real: ReportCard, predicted: ReportCard, figure: Figure, spread: ReportCard[] = []): Direction {
+  const a = real[figure]
+  const values = (spread.length > 0 ? spread : [predicted]).map((c) => c[figure])
+  const numbers = values.filter((v): v is number => v !== null)
+  if (figure === 'secondsToFullServiceAfterFix') {
+    // Never back is the worst: a real run not back against a model that had it back is model kind.
+    if (a === null) return 'kinder'
+    if (numbers.length === 0) return 'harsher'
+  }
+  if (a === null || numbers.length === 0) return 'harsher'
+  const above = a > Math.max(...numbers)
+  // Higher is better for the pool in served and servers in rotation, worse in losses and seconds.
+  const higherIsBetter = figure === 'servedDuringFault' || figure === 'fewestInRotation'
+  return above === higherIsBetter ? 'harsher' : 'kinder'
+}
+
+/** Which way an outcome the real runs and the model part on lies: a cascade the model did not give is model kind. */
+export function outcomeDirection(observed: Observed, predicted: ReportCard, spread: ReportCard[], outcome: Outcome): Direction {
+  const {yes, runs} = observed[outcome]
+  const realMoreOften = spread.length > 0 ? yes / runs > chanceOf(spread, outcome) : yes * 2 >= runs && !predicted[outcome]
+  // A cascade that came more often than the model said is model kind; a recovery that did, model harsh.
+  return realMoreOften === (outcome === 'cascaded') ? 'kinder' : 'harsher'
+}
+
 /** What a drill's load generator says of its own run, as the report carries it. */
 export interface LoadHealth {
   eventLoopDelayP99Ms: number
@@ -220,7 +253,13 @@ export function machineLimited(load: LoadHealth): string | null {
 
 export type Verdict =
   | {kind: 'agree'}
-  | {kind: 'disagree'; outcomes: Array<'cascaded' | 'recovered'>; figures: Figure[]}
+  | {
+      kind: 'disagree'
+      outcomes: Array<'cascaded' | 'recovered'>
+      figures: Figure[]
+      /** Which way the model errs on each outcome and figure it is apart on. */
+      directions: Partial<Record<Outcome | Figure, Direction>>
+    }
   | {kind: 'inconclusive'; reason: string}
   | {kind: 'interrupted'}
 
@@ -241,7 +280,11 @@ export function drillVerdict(
   if (limited) return {kind: 'inconclusive', reason: `machine-limited: ${limited}`}
   const outcomes = outcomesApart(observed, predicted, spread)
   const figures = outOfBand(real, predicted, bands, spread)
-  return outcomes.length === 0 && figures.length === 0 ? {kind: 'agree'} : {kind: 'disagree', outcomes, figures}
+  if (outcomes.length === 0 && figures.length === 0) return {kind: 'agree'}
+  const directions: Partial<Record<Outcome | Figure, Direction>> = {}
+  for (const o of outcomes) directions[o] = outcomeDirection(observed, predicted, spread, o)
+  for (const f of figures) directions[f] = figureDirection(real, predicted, f, spread)
+  return {kind: 'disagree', outcomes, figures, directions}
 }
 
 /** The mean of `key` over the points at or after `from` and before `to`; null with none. */
@@ -276,6 +319,24 @@ export function verdictOf(report: DrillReport): {bands: Bands; limited: string |
     requestsAsked: demandAsked * end * report.scales.rateScale * report.scales.timeScale,
   })
   return {bands, limited, verdict: drillVerdict(real.card, predicted.card, bands, limited, report.interrupted, report.spread?.cards)}
+}
+
+/**
+ * The runbook's span as rehearsed, judged as the whole drill is: both sides' cards over the same
+ * seconds, bands from the prediction over them, the machine's say from the whole run. Null for a
+ * scenario alone.
+ */
+export function runbookSpanVerdict(report: DrillReport): {from: number; to: number; bands: Bands; verdict: Verdict} | null {
+  const span = report.runbookSpan
+  if (span === null) return null
+  const {fault} = report
+  const bands = drillBands(span.predicted, {
+    demandDuringFault: fault ? meanOver(report.predicted.timeline, 'demand', Math.max(fault.from, span.from), Math.min(fault.to, span.to)) : null,
+    fullServiceWindow: report.fullServiceWindow,
+    servers: report.servers,
+  })
+  const {limited} = verdictOf(report)
+  return {from: span.from, to: span.to, bands, verdict: drillVerdict(span.real, span.predicted, bands, limited, report.interrupted, span.spread)}
 }
 
 /**

@@ -3,9 +3,12 @@ import {fullServiceMargin, type ReportCard, type Timeline} from '../drill/report
 import {summarizeRepeats} from '../drill/repeats.js'
 import {
   chanceOf,
+  figureDirection,
   finerTickVerdict,
   observedOf,
+  outcomeDirection,
   outcomesApart,
+  runbookSpanVerdict,
   verdictOf,
   withinBand,
   type Bands,
@@ -51,13 +54,16 @@ function rows(real: ReportCard, predicted: ReportCard, bands: Bands, interrupted
     return Math.abs(d) < 10 ** -places / 2 ? 'same' : text
   }
   const band = (figure: Figure, unit: string, places = 0): string =>
-    `±${bands[figure].toFixed(places)}${unit}: ${interrupted ? '–' : withinBand(real, predicted, bands, figure, spread) ? 'within' : 'OUTSIDE'}`
-  const apart = outcomesApart(observedOf([real]), predicted, spread)
+    `±${bands[figure].toFixed(places)}${unit}: ${
+      interrupted ? '–' : withinBand(real, predicted, bands, figure, spread) ? 'within' : `OUTSIDE, model ${figureDirection(real, predicted, figure, spread)}`
+    }`
+  const observed = observedOf([real])
+  const apart = outcomesApart(observed, predicted, spread)
   const outcome = (o: Outcome): string[] => [
     o,
     yesNo(real[o]),
     predictedOutcome(predicted, spread, o),
-    interrupted ? '–' : apart.includes(o) ? 'DISAGREE' : 'agree',
+    interrupted ? '–' : apart.includes(o) ? `DISAGREE, model ${outcomeDirection(observed, predicted, spread, o)}` : 'agree',
     '',
   ]
   const lost = (v: number | null) => (v === null ? '–' : `${v.toFixed(1)}%`)
@@ -103,6 +109,16 @@ const figureWords: Record<Figure, string> = {
   secondsToFullServiceAfterFix: 'full service after fix',
   fewestInRotation: 'fewest in rotation',
 }
+
+/** What the two sides part on, each with the way the model errs: "requests lost (model kinder)". */
+function apartWords(verdict: Extract<Verdict, {kind: 'disagree'}>): string {
+  const named = [...verdict.outcomes, ...verdict.figures].map((x) => {
+    const words = x === 'cascaded' || x === 'recovered' ? x : figureWords[x]
+    const way = verdict.directions[x]
+    return way ? `${words} (model ${way})` : words
+  })
+  return named.join(', ')
+}
 function agreement(verdict: Verdict): string {
   switch (verdict.kind) {
     case 'interrupted':
@@ -112,7 +128,7 @@ function agreement(verdict: Verdict): string {
     case 'agree':
       return 'The drill and the simulator agree: on every outcome, and on every figure within its band.'
     case 'disagree':
-      return `The drill and the simulator DISAGREE on ${[...verdict.outcomes, ...verdict.figures.map((f) => figureWords[f])].join(', ')}: see the table.`
+      return `The drill and the simulator DISAGREE on ${apartWords(verdict)}: see the table.`
   }
 }
 const pct = (share: number): string => `${(share * 100).toFixed(1)}%`
@@ -127,7 +143,7 @@ function verdictWords(verdict: Verdict): string {
     case 'agree':
       return 'agree'
     case 'disagree':
-      return `disagree on ${[...verdict.outcomes, ...verdict.figures.map((f) => figureWords[f])].join(', ')}`
+      return `disagree on ${apartWords(verdict)}`
   }
 }
 
@@ -316,9 +332,11 @@ function drillParts(report: DrillReport): ReportPart[] {
     ...(report.model ? [`predicted from ${report.model}'s pool, checks and clients, with ${report.scenario.name}'s demand and faults`] : []),
     ...[runbookLine('real run', report.real), runbookLine('rehearsal', report.predicted)].filter((l): l is string => l !== null),
     '',
+    comparedLine(report),
     {header: tableHeader, rows: tableRows(report)},
     // The step's title is cut to fit, its number kept; the times are never cut.
     ...(steps === null ? [] : ['', 'Runbook steps, in scenario seconds from the start of the run:', {header: stepsHeader, rows: steps, free: [0]}]),
+    ...runbookSpanParts(report),
     ...rollbackLines(report),
     '',
     {verdict: agreement(verdictOf(report).verdict)},
@@ -326,6 +344,29 @@ function drillParts(report: DrillReport): ReportPart[] {
     ...machineLine(report),
     ...(report.real.failures ? [failureLine(report.real.failures.run)] : []),
     `Full service: completed requests back to within ${fullServiceMargin * 100} points of the run's own share before the fault (real ${pct(report.real.card.before)}, predicted ${pct(report.predicted.card.before)}) over every ${Math.round(report.fullServiceWindow)} s from then to the end, read the same way from both runs. Rates and times are in the scenario's units (real ones divided by the scales).`,
+  ]
+}
+
+/** Which seconds the report card reads, the same on both sides, and where each side's record ended when that differs. */
+function comparedLine(report: DrillReport): string {
+  const {to, realTo, predictedTo} = report.compared
+  const ends =
+    Math.round(realTo) === Math.round(predictedTo)
+      ? ''
+      : ` (the real run's record went on to ${Math.round(realTo)} s, the prediction's to ${Math.round(predictedTo)} s; each is read only as far as both go)`
+  return `Over the whole drill, 0–${Math.round(to)} s, the same seconds on both sides${ends}:`
+}
+
+/** The report card again over the runbook's span as rehearsed: what the runbook did, apart from the rest of the run. */
+function runbookSpanParts(report: DrillReport): ReportPart[] {
+  const judged = runbookSpanVerdict(report)
+  if (judged === null || report.runbookSpan === null) return []
+  const {real, predicted, spread} = report.runbookSpan
+  return [
+    '',
+    `Over the runbook's span as rehearsed, ${Math.round(judged.from)}–${Math.round(judged.to)} s (its start to the rehearsal's end and the settle after it), the same seconds on both sides:`,
+    {header: tableHeader, rows: rows(real, predicted, judged.bands, report.interrupted, spread)},
+    `On the runbook's span: ${verdictWords(judged.verdict)}.`,
   ]
 }
 
@@ -392,6 +433,21 @@ const roundBands = (b: Bands): Bands => ({
 const finerTickJson = (f: FinerTickVerdict | null) =>
   f === null ? null : {tick: f.tick, card: roundCard(f.card), bands: roundBands(f.bands), verdict: f.verdict, moved: f.moved}
 
+function runbookSpanJson(report: DrillReport) {
+  const judged = runbookSpanVerdict(report)
+  if (judged === null || report.runbookSpan === null) return null
+  const {real, predicted, spread} = report.runbookSpan
+  return {
+    from: round(judged.from),
+    to: round(judged.to),
+    real: roundCard(real),
+    predicted: roundCard(predicted),
+    spread: spread.map(roundCard),
+    bands: roundBands(judged.bands),
+    verdict: judged.verdict,
+  }
+}
+
 /** The `--json` shape of `sluice drill`. */
 export function drillJson(report: DrillReport) {
   const counts = (f: Failures) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, Math.round(v as number)]))
@@ -433,6 +489,8 @@ export function drillJson(report: DrillReport) {
     fault: report.fault,
     servers: report.servers,
     scenarioSeconds: round(report.seconds),
+    compared: {to: round(report.compared.to), realTo: round(report.compared.realTo), predictedTo: round(report.compared.predictedTo)},
+    runbookSpan: runbookSpanJson(report),
     wallSeconds: round(report.wallSeconds, 1),
     fullServiceWindowSeconds: round(report.fullServiceWindow),
     interrupted: report.interrupted,
@@ -517,7 +575,7 @@ export function renderRepeats(reports: DrillReport[], options: DrillRenderOption
     ],
   )
   const runLine = (v: Verdict, i: number) =>
-    `run ${i + 1}: ${v.kind === 'inconclusive' ? `inconclusive, ${v.reason}` : v.kind === 'disagree' ? `disagree (${[...v.outcomes, ...v.figures.map((x) => figureWords[x])].join(', ')})` : v.kind}`
+    `run ${i + 1}: ${v.kind === 'inconclusive' ? `inconclusive, ${v.reason}` : v.kind === 'disagree' ? `disagree (${apartWords(v)})` : v.kind}`
   const parts = [
     `${first.target.kind === 'runbook' ? `runbook ${first.target.name} against ` : ''}${first.scenario.name} (${first.setup}), ${reports.length} runs on HAProxy and a loopback fleet: rate scale ${first.scales.rateScale}, time scale ${first.scales.timeScale}, servers queue ${first.queueSeconds} s of work`,
     ...summary.verdicts.map(runLine),

@@ -24,7 +24,7 @@ import {drillHaproxy, drillMaps} from '../drill/haproxy-config.js'
 import {spawnFleet, spawnLoad, type FleetProcess, type LoadProcess} from '../drill/process.js'
 import {drillWindowSeconds, reportCard, type ReportCard, type Timeline} from '../drill/report-card.js'
 import {sampleRotation, serversUp} from '../drill/rotation.js'
-import {cutAt, failuresOf, perSecond, realTimeline, simTimeline} from '../drill/timeline.js'
+import {between, cutAt, failuresOf, lastSecond, perSecond, realTimeline, simTimeline} from '../drill/timeline.js'
 import {stepTimes, type DrillReport, type DrillTarget, type StepTimes} from '../drill/report.js'
 import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
 import {scaleRunbookRates, scaleRunbookTimes} from '../loader/scale-times.js'
@@ -239,11 +239,18 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     const waited = cpuWait.stop()
     const record = await load.stop()
     const samples = await rotation.stop()
-    const timeline = realTimeline(record, samples, scales)
+    const whole = realTimeline(record, samples, scales)
     const window = drillWindowSeconds(scales.timeScale)
-    // An interrupted drill is compared with the prediction over the seconds it ran, no further.
-    const prediction = signal.aborted ? cutAt(predicted.timeline, timeline.t.length > 0 ? timeline.t[timeline.t.length - 1] : 0) : predicted.timeline
+    // Both sides over the same seconds: an interrupted drill, or a real run that ended before the
+    // prediction, is read no further than it ran; a prediction that ended first, no further than it.
+    const compared = {to: Math.min(lastSecond(whole), lastSecond(predicted.timeline)), realTo: lastSecond(whole), predictedTo: lastSecond(predicted.timeline)}
+    const timeline = cutAt(whole, compared.to)
+    const prediction = cutAt(predicted.timeline, compared.to)
+    const spreadLines = spread.map((p) => cutAt(p.timeline, compared.to))
     const heldOut = target.kind === 'runbook' ? heldOutByRunbook(target.runbook, scenario) : 0
+    const cardOf = (line: Timeline) => reportCard(line, fault, servers, window, heldOut)
+    const span = target.kind === 'runbook' && predicted.startAt !== undefined ? {from: predicted.startAt, to: Math.min(compared.to, seconds)} : null
+    const inSpan = (line: Timeline) => cardOf(between(line, span!.from, span!.to))
     const report: DrillReport = {
       target: {kind: target.kind, name: target.kind === 'runbook' ? target.runbook.name : scenario.name},
       scenario,
@@ -254,11 +261,13 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       fault,
       servers,
       seconds,
+      compared,
+      runbookSpan: span && {...span, real: inSpan(timeline), predicted: inSpan(prediction), spread: spreadLines.map(inSpan)},
       wallSeconds: (performance.now() - started) / 1000,
       fullServiceWindow: window,
       real: {
         timeline,
-        card: reportCard(timeline, fault, servers, window, heldOut),
+        card: cardOf(timeline),
         failures: {run: failuresOf(record, scales, 0), afterFix: fault ? failuresOf(record, scales, fault.to) : null},
         ...(real
           ? {runbook: {outcome: real.outcome, message: real.message, steps: stepTimes(real, (at) => toScenarioTime(at - loadStartedEpoch, scales))}}
@@ -269,28 +278,19 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
       },
       predicted: {
         timeline: prediction,
-        card: reportCard(prediction, fault, servers, window, heldOut),
+        card: cardOf(prediction),
         ...(predicted.runbook ? {runbook: predicted.runbook} : {}),
         ...(predicted.rollback && target.kind === 'runbook' && target.rollback
           ? {rollback: figuresOf(predicted.rollback, target.rollback, prediction, window, (at) => at)}
           : {}),
       },
-      finerTick:
-        finer && finerTick !== null ? finerCard(finer, finerTick, timeline, signal.aborted, (line) => reportCard(line, fault, servers, window, heldOut)) : null,
+      finerTick: finer && finerTick !== null ? finerCard(finer, finerTick, compared.to, cardOf) : null,
       spread:
         spread.length > 0
           ? {
               seeds: spread.length,
               sampleScale: scales.rateScale * scales.timeScale,
-              cards: spread.map((p) =>
-                reportCard(
-                  signal.aborted ? cutAt(p.timeline, timeline.t.length > 0 ? timeline.t[timeline.t.length - 1] : 0) : p.timeline,
-                  fault,
-                  servers,
-                  window,
-                  heldOut,
-                ),
-              ),
+              cards: spreadLines.map(cardOf),
             }
           : null,
       load: {
@@ -398,7 +398,8 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
   return {
     record: rehearsal.record,
     seconds,
-    timeline: perSecond(simTimeline(rehearsal.record, ticks)),
+    // The whole simulated run, past the settle: a real run that takes longer is compared over as much of it as both have.
+    timeline: perSecond(simTimeline(rehearsal.record)),
     startAt: rehearsal.startAt,
     // The rehearsal's clock is the scenario's.
     runbook: {outcome: run.outcome, message: run.message, steps: stepTimes(run, (at) => at)},
@@ -444,14 +445,8 @@ function finerTickOf(tick: number): number | null {
 }
 
 /** The finer prediction's card, cut where an interrupted run stopped. */
-function finerCard(
-  finer: Prediction,
-  tick: number,
-  real: Timeline,
-  interrupted: boolean,
-  card: (line: Timeline) => ReportCard,
-): {tick: number; card: ReportCard; timeline: Timeline} {
-  const line = interrupted ? cutAt(finer.timeline, real.t.length > 0 ? real.t[real.t.length - 1] : 0) : finer.timeline
+function finerCard(finer: Prediction, tick: number, to: number, card: (line: Timeline) => ReportCard): {tick: number; card: ReportCard; timeline: Timeline} {
+  const line = cutAt(finer.timeline, to)
   return {tick, card: card(line), timeline: line}
 }
 

@@ -47,7 +47,12 @@ describe('the prediction at a finer tick', () => {
     // The coarse prediction agrees with the real run; the finer one cascades and serves a third.
     const apart = finerTickVerdict(report({}, {}, {finerTick: finer({servedDuringFault: 120, cascaded: true})}))!
     expect(apart.moved).toEqual(['cascaded', 'servedDuringFault'])
-    expect(apart.verdict).toEqual({kind: 'disagree', outcomes: ['cascaded'], figures: ['servedDuringFault']})
+    expect(apart.verdict).toEqual({
+      kind: 'disagree',
+      outcomes: ['cascaded'],
+      figures: ['servedDuringFault'],
+      directions: {cascaded: 'harsher', servedDuringFault: 'harsher'},
+    })
     // The other way round: the coarse prediction disagrees, the finer one would agree.
     const closer = finerTickVerdict(report({servedDuringFault: 380}, {servedDuringFault: 100}, {finerTick: finer({servedDuringFault: 370})}))!
     expect(closer.moved).toEqual(['servedDuringFault'])

@@ -24,7 +24,7 @@ describe('a drill run several times', () => {
     expect(summary.representative).toBe(0)
     const text = renderRepeats(runs, {color: false, width: 60})
     expect(text).toContain('3 runs on HAProxy and a loopback fleet')
-    expect(text).toContain('run 2: disagree (served during fault, requests lost)')
+    expect(text).toContain('run 2: disagree (served during fault (model kinder), requests lost (model kinder))')
     expect(text).toMatch(/served during fault\s+340 rps \(290 rps–360 rps\)\s+350 rps\s+±40 rps: within/)
     expect(text).toContain('Over the median of 3 runs: The drill and the simulator agree')
     expect(text).toContain("(run 1, the median's)")

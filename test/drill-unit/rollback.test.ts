@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {rollbackFigures} from '../../src/drill/rollback-figures.js'
+import {cutAt} from '../../src/drill/timeline.js'
 import {predict} from '../../src/wiring/drill.js'
 import {loadDrillTarget} from '../../src/wiring/drill-target.js'
 
@@ -9,7 +10,8 @@ import {loadDrillTarget} from '../../src/wiring/drill-target.js'
 async function predicted(how: 'now' | 'ramped') {
   const target = {...loadDrillTarget('drill-cold-return', undefined), rollback: how}
   const p = await predict(target)
-  return {p, figures: rollbackFigures(p.timeline, {...p.rollback!, how}, 10)}
+  // Read to the rehearsal's end and settle, as a drill whose real run ends with it compares them.
+  return {p, figures: rollbackFigures(cutAt(p.timeline, p.seconds), {...p.rollback!, how}, 10)}
 }
 
 describe('a drill that rolls its runbook back, predicted', () => {

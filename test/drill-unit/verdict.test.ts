@@ -33,7 +33,13 @@ describe('the bands a drill is judged by', () => {
     const real = card({servedDuringFault: 547})
     const predicted = card({servedDuringFault: 32})
     expect(outOfBand(real, predicted, bands)).toEqual(['servedDuringFault'])
-    expect(drillVerdict(real, predicted, bands, null, false)).toEqual({kind: 'disagree', outcomes: [], figures: ['servedDuringFault']})
+    expect(drillVerdict(real, predicted, bands, null, false)).toEqual({
+      kind: 'disagree',
+      outcomes: [],
+      figures: ['servedDuringFault'],
+      // 547 served where 32 were predicted: the model said worse than happened.
+      directions: {servedDuringFault: 'harsher'},
+    })
     // Inside every band, on its edge included: agree.
     const edge = card({servedDuringFault: 650, lostPercent: 22, secondsToFullServiceAfterFix: 270, fewestInRotation: 7})
     expect(drillVerdict(edge, card(), bands, null, false)).toEqual({kind: 'agree'})
@@ -75,13 +81,19 @@ describe('the prediction over seeds', () => {
   it('calls a real cascade a chance the model gives, not a disagreement; one it never gave in ten seeds, or three of three it gives a third, a disagreement', () => {
     const real = card({cascaded: true, fewestInRotation: 5, lostPercent: 21})
     // Judged against the scenario's own prediction alone, which did not cascade: disagree.
-    expect(drillVerdict(real, card(), bands, null, false)).toEqual({kind: 'disagree', outcomes: ['cascaded'], figures: []})
+    expect(drillVerdict(real, card(), bands, null, false)).toEqual({kind: 'disagree', outcomes: ['cascaded'], figures: [], directions: {cascaded: 'kinder'}})
     expect(drillVerdict(real, card(), bands, null, false, seeds(3))).toEqual({kind: 'agree'})
-    expect(drillVerdict(real, card(), bands, null, false, seeds(0))).toEqual({kind: 'disagree', outcomes: ['cascaded'], figures: []})
+    expect(drillVerdict(real, card(), bands, null, false, seeds(0))).toEqual({
+      kind: 'disagree',
+      outcomes: ['cascaded'],
+      figures: [],
+      directions: {cascaded: 'kinder'},
+    })
     expect(drillVerdict(real, card(), bands, null, false, seeds(3), observedOf([real, real, real]))).toEqual({
       kind: 'disagree',
       outcomes: ['cascaded'],
       figures: [],
+      directions: {cascaded: 'kinder'},
     })
     // One of three: what a one-in-three chance gives.
     expect(drillVerdict(real, card(), bands, null, false, seeds(3), observedOf([real, card(), card()]))).toEqual({kind: 'agree'})

@@ -35,6 +35,8 @@ export function report(real: Partial<ReportCard>, predicted: Partial<ReportCard>
     fault: {from: 10, to: 20, servers: 4},
     servers: 10,
     seconds: 30,
+    compared: {to: 29, realTo: 29, predictedTo: 29},
+    runbookSpan: null,
     fullServiceWindow: 10,
     wallSeconds: 9.87,
     real: {

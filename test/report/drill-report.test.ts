@@ -22,12 +22,32 @@ describe('drillTable', () => {
     )
     expect(table.split('\n')[0]).toMatch(/real \(HAProxy\)\s+predicted \(simulator\)\s+real − predicted\s+band/)
     // Bands: a tenth of the 400 rps demanded during the fault, 2 points, the 10 s window, one server.
-    expect(row(table, 'served during fault')).toEqual(['300 rps', '350 rps', '-50 rps', '±40 rps: OUTSIDE'])
-    expect(row(table, 'requests lost')).toEqual(['5.3%', '2.0%', '+3.3 points', '±2.0 points: OUTSIDE'])
-    expect(row(table, 'full service after fix')).toEqual(['not back', '4 s', 'differs', '±10 s: OUTSIDE'])
+    expect(row(table, 'served during fault')).toEqual(['300 rps', '350 rps', '-50 rps', '±40 rps: OUTSIDE, model kinder'])
+    expect(row(table, 'requests lost')).toEqual(['5.3%', '2.0%', '+3.3 points', '±2.0 points: OUTSIDE, model kinder'])
+    expect(row(table, 'full service after fix')).toEqual(['not back', '4 s', 'differs', '±10 s: OUTSIDE, model kinder'])
     expect(row(table, 'fewest in rotation')).toEqual(['6', '6', 'same', '±1: within'])
     expect(row(table, 'cascaded')).toEqual(['no', 'no', 'agree'])
-    expect(row(table, 'recovered')).toEqual(['no', 'yes', 'DISAGREE'])
+    expect(row(table, 'recovered')).toEqual(['no', 'yes', 'DISAGREE, model kinder'])
+  })
+
+  it('says which way the model errs: harsher where it predicted worse for the pool than the real run showed', () => {
+    const harsh = report(
+      {servedDuringFault: 395, lostPercent: 0.5, secondsToFullServiceAfterFix: 4, fewestInRotation: 6, cascaded: false, recovered: true},
+      {lostPercent: 5, secondsToFullServiceAfterFix: 30, fewestInRotation: 3, cascaded: true, recovered: false},
+    )
+    const table = drillTable(harsh)
+    expect(row(table, 'served during fault')).toEqual(['395 rps', '350 rps', '+45 rps', '±40 rps: OUTSIDE, model harsher'])
+    expect(row(table, 'requests lost')).toEqual(['0.5%', '5.0%', '-4.5 points', '±2.0 points: OUTSIDE, model harsher'])
+    expect(row(table, 'full service after fix')).toEqual(['4 s', '30 s', '-26 s', '±10 s: OUTSIDE, model harsher'])
+    expect(row(table, 'fewest in rotation')).toEqual(['6', '3', '+3', '±1: OUTSIDE, model harsher'])
+    expect(row(table, 'cascaded')).toEqual(['no', 'yes', 'DISAGREE, model harsher'])
+    expect(row(table, 'recovered')).toEqual(['yes', 'no', 'DISAGREE, model harsher'])
+    expect(renderDrill(harsh, {color: false, width: 60})).toContain(
+      'The drill and the simulator DISAGREE on cascaded (model harsher), recovered (model harsher), served during fault (model harsher), requests lost (model harsher), full service after fix (model harsher), fewest in rotation (model harsher): see the table.',
+    )
+    expect(drillJson(harsh)).toMatchObject({
+      verdict: {kind: 'disagree', directions: {cascaded: 'harsher', lostPercent: 'harsher', fewestInRotation: 'harsher'}},
+    })
   })
 
   it('says same for differences that round away, and for two runs without a fault', () => {
@@ -39,8 +59,8 @@ describe('drillTable', () => {
 
   it('marks a cascade one run saw and the other did not', () => {
     const table = drillTable(report({cascaded: true, fewestInRotation: 2}))
-    expect(row(table, 'cascaded')).toEqual(['yes', 'no', 'DISAGREE'])
-    expect(row(table, 'fewest in rotation')).toEqual(['2', '6', '-4', '±1: OUTSIDE'])
+    expect(row(table, 'cascaded')).toEqual(['yes', 'no', 'DISAGREE, model kinder'])
+    expect(row(table, 'fewest in rotation')).toEqual(['2', '6', '-4', '±1: OUTSIDE, model kinder'])
   })
 
   it("prints each predicted figure's range over the seeds and each outcome's count, and judges by them", () => {
@@ -58,7 +78,7 @@ describe('drillTable', () => {
       '7.0%',
       '2.0% (2.5%–4.5% over 10 seeds)',
       '+5.0 points',
-      '±2.0 points: OUTSIDE',
+      '±2.0 points: OUTSIDE, model kinder',
     ])
     const notBack = card({secondsToFullServiceAfterFix: null, recovered: false})
     expect(row(drillTable(report(notBack, {}, {spread: {seeds: 2, sampleScale: 0.125, cards: [notBack, notBack]}})), 'full service after fix')).toEqual([
@@ -70,7 +90,51 @@ describe('drillTable', () => {
     expect(row(table, 'cascaded')).toEqual(['yes', 'no; yes in 3 of 10 seeds', 'agree'])
     // Seeds that never cascade: a real cascade is a disagreement.
     const never = drillTable(report(real, {}, {spread: {seeds: 10, sampleScale: 0.125, cards: Array.from({length: 10}, () => card())}}))
-    expect(row(never, 'cascaded')).toEqual(['yes', 'no; yes in 0 of 10 seeds', 'DISAGREE'])
+    expect(row(never, 'cascaded')).toEqual(['yes', 'no; yes in 0 of 10 seeds', 'DISAGREE, model kinder'])
+  })
+})
+
+describe('the seconds the card reads', () => {
+  it('says both sides are read over the same seconds, and where each record ended when they differ', () => {
+    const same = renderDrill(report({}), {color: false, width: 60})
+    expect(same).toContain('Over the whole drill, 0–29 s, the same seconds on both sides:')
+    expect(same).not.toContain('record went on')
+    const longer = renderDrill(report({}, {}, {compared: {to: 29, realTo: 40, predictedTo: 29}}), {color: false, width: 60})
+    expect(longer).toContain(
+      "Over the whole drill, 0–29 s, the same seconds on both sides (the real run's record went on to 40 s, the prediction's to 29 s; each is read only as far as both go):",
+    )
+    expect(drillJson(report({}, {}, {compared: {to: 29, realTo: 40, predictedTo: 29}}))).toMatchObject({compared: {to: 29, realTo: 40, predictedTo: 29}})
+  })
+
+  it("judges the runbook's span as rehearsed on its own, with its table, its verdict and which way the model errs", () => {
+    // Over the whole drill the two agree; over the runbook's span the real run lost more than predicted.
+    const spanned = report(
+      {},
+      {},
+      {
+        target: {kind: 'runbook', name: 'lift-at-once'},
+        runbookSpan: {from: 5, to: 25, real: card({lostPercent: 9}), predicted: card({lostPercent: 3}), spread: []},
+      },
+    )
+    expect(drillAgrees(spanned)).toBe(true)
+    const text = renderDrill(spanned, {color: false, width: 60})
+    expect(text).toContain(
+      "Over the runbook's span as rehearsed, 5–25 s (its start to the rehearsal's end and the settle after it), the same seconds on both sides:",
+    )
+    const spanTable = text.slice(text.indexOf("Over the runbook's span"))
+    expect(row(spanTable, 'requests lost')).toEqual(['9.0%', '3.0%', '+6.0 points', '±2.0 points: OUTSIDE, model kinder'])
+    expect(text).toContain("On the runbook's span: disagree on requests lost (model kinder).")
+    expect(drillJson(spanned)).toMatchObject({
+      agree: true,
+      runbookSpan: {
+        from: 5,
+        to: 25,
+        real: {lostPercent: 9},
+        predicted: {lostPercent: 3},
+        verdict: {kind: 'disagree', figures: ['lostPercent'], directions: {lostPercent: 'kinder'}},
+      },
+    })
+    expect(drillJson(report({}))).toMatchObject({runbookSpan: null})
   })
 })
 
@@ -79,7 +143,7 @@ describe('drillAgrees and renderDrill', () => {
     const apart = report({servedDuringFault: 100, lostPercent: 30})
     expect(drillAgrees(apart)).toBe(false)
     expect(renderDrill(apart, {color: false, width: 60})).toContain(
-      'The drill and the simulator DISAGREE on served during fault, requests lost: see the table.',
+      'The drill and the simulator DISAGREE on served during fault (model kinder), requests lost (model kinder): see the table.',
     )
     const agreeing = report({servedDuringFault: 320, lostPercent: 3.5, fewestInRotation: 5})
     expect(drillAgrees(agreeing)).toBe(true)
@@ -98,8 +162,8 @@ describe('drillAgrees and renderDrill', () => {
 
   it('say so when they disagree on an outcome', () => {
     for (const [real, named] of [
-      [{cascaded: true}, 'cascaded'],
-      [{recovered: false}, 'recovered'],
+      [{cascaded: true}, 'cascaded (model kinder)'],
+      [{recovered: false}, 'recovered (model kinder)'],
     ] as const) {
       const disagreeing = report(real)
       expect(drillAgrees(disagreeing)).toBe(false)
