@@ -61,7 +61,7 @@ export function everythingOn(scale = 1): FleetConfig {
     },
     faults: [
       {kind: 'broken', pool: 'east', servers: Math.round(1800 * scale), from: 600, to: 1500, mode: 'hang'},
-      {kind: 'thread-hold', pool: 'west', type: 'lookup', holdSeconds: 30, from: 900, to: 2000},
+      {kind: 'thread-hold', pool: 'west', type: 'lookup', holdSeconds: 30, release: 'restart', from: 900, to: 2000},
       {kind: 'metadata-outage', pool: 'east', from: 2400, to: 2700, lookupCapacity: 50_000 * scale},
     ],
     restrictions: [],

@@ -31,7 +31,7 @@ export function faultSteps(scenario: Scenario, scales: DrillScales): {steps: Fau
       steps.push({at: from, command: {op: 'fault', pool, servers, mode: fault.mode}})
       steps.push({at: to, command: {op: 'fault', pool, servers, mode: 'none'}})
     } else if (fault.kind === 'thread-hold') {
-      steps.push({at: from, command: {op: 'hold', pool, type: fault.type, holdSeconds: fault.holdSeconds * scales.timeScale}})
+      steps.push({at: from, command: {op: 'hold', pool, type: fault.type, holdSeconds: fault.holdSeconds * scales.timeScale, release: fault.release}})
       steps.push({at: to, command: {op: 'hold', pool, type: null}})
     } else {
       unsupported.push(index)

@@ -1,13 +1,14 @@
 import http from 'node:http'
 import {LoopLag} from './loop-lag.js'
 import {LoopbackServer, type FaultMode, type ServerConfig, type ServerState} from './server.js'
+import type {ThreadHoldRelease} from '../sim/config.js'
 
 /**
  * The loopback fleet: many LoopbackServers on many 127.0.0.1 ports in one process, and an admin
  * port on loopback that flips their faults and restarts them at runtime with JSON commands:
  *
  *   POST /command {"op":"fault","pool":"web","servers":[0,1],"mode":"hang"}   mode: none|broken|hang|refuse
- *   POST /command {"op":"hold","pool":"web","type":"search","holdSeconds":2}  ("type": null lifts it)
+ *   POST /command {"op":"hold","pool":"web","type":"search","holdSeconds":2,"release":"at-timeout"}  ("type": null lifts it; release defaults to restart)
  *   POST /command {"op":"restart","pool":"web","servers":[3]}
  *   GET  /state   every server's port, fault and queue
  *   GET  /loop    how late this process's event loop ran since it started, in ms (p99, worst)
@@ -43,7 +44,7 @@ export interface FleetInfo {
 
 export type FleetCommand =
   | {op: 'fault'; pool: string; servers?: number[]; mode: FaultMode}
-  | {op: 'hold'; pool: string; servers?: number[]; type: string | null; holdSeconds?: number}
+  | {op: 'hold'; pool: string; servers?: number[]; type: string | null; holdSeconds?: number; release?: ThreadHoldRelease}
   | {op: 'restart'; pool: string; servers?: number[]}
 
 export interface RunningFleet extends FleetInfo {
@@ -112,7 +113,9 @@ export async function startFleet(config: FleetConfig): Promise<RunningFleet> {
       }
       if (typeof c.type !== 'string' || c.type === '') throw new FleetCommandError('expected "type" to name a traffic type, or null to lift the hold')
       if (typeof c.holdSeconds !== 'number' || !(c.holdSeconds > 0)) throw new FleetCommandError('expected "holdSeconds" above 0')
-      for (const s of targets) s.setHold({type: c.type, holdSeconds: c.holdSeconds})
+      const release = c.release ?? 'restart'
+      if (release !== 'restart' && release !== 'at-timeout') throw new FleetCommandError('expected "release" to be restart or at-timeout')
+      for (const s of targets) s.setHold({type: c.type, holdSeconds: c.holdSeconds, release})
     } else if (c.op === 'restart') {
       const targets = pick(c)
       await Promise.all(targets.map((s) => s.restart()))

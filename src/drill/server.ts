@@ -1,5 +1,6 @@
 import http from 'node:http'
 import type {Socket} from 'node:net'
+import type {ThreadHoldRelease} from '../sim/config.js'
 
 /**
  * One backend server of the loopback fleet: a real HTTP server on 127.0.0.1 whose capacity is a
@@ -57,10 +58,15 @@ export interface ServerConfig {
   connectionWindow?: number
 }
 
-/** A dependency that holds threads: requests of `type` each keep a thread for holdSeconds, then fail. */
+/**
+ * A dependency that holds threads: requests of `type` each keep a thread for holdSeconds, then
+ * fail. With every thread held, `restart`: the server stalls until restarted; `at-timeout`: it
+ * waits for held calls to time out and serves again (the scenario's thread-hold `release`).
+ */
 export interface Hold {
   type: string
   holdSeconds: number
+  release: ThreadHoldRelease
 }
 
 export interface ServerState {
@@ -329,7 +335,8 @@ export class LoopbackServer {
           this.dispatch()
         }, this.hold!.holdSeconds * 1000)
         if (this.heldNow >= threads) {
-          this.stalled = true
+          // Starved for good (release: restart), or until the first held call times out.
+          if (this.hold!.release === 'restart') this.stalled = true
           return
         }
         continue

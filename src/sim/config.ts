@@ -137,8 +137,28 @@ export interface DnsConfig {
 
 export type Fault =
   | {kind: 'broken'; pool: string; servers: number; from: number; to: number; mode: 'hang' | 'refuse'}
-  | {kind: 'thread-hold'; pool: string; type: string; holdSeconds: number; from: number; to: number}
+  | {
+      kind: 'thread-hold'
+      pool: string
+      type: string
+      holdSeconds: number
+      /** How a server gets held threads back: only by a restart, or as each held call times out (threadHoldReleases). */
+      release: ThreadHoldRelease
+      from: number
+      to: number
+    }
   | {kind: 'metadata-outage'; pool: string; from: number; to: number; lookupCapacity: number | null}
+
+/**
+ * How a server whose every thread a dependency holds gets them back:
+ * - `restart`: it does not. The server stalls and answers nothing, the end of a held call included,
+ *   until it is restarted: thread-pool starvation from a synchronous call in an asynchronous path
+ *   (the 2024 CAFE incident), which slow thread injection clears only slowly, if at all.
+ * - `at-timeout`: each held call ends after holdSeconds (the dependency's timeout) and hands its
+ *   thread back. While every thread is held the server serves nothing and its checks wait in its
+ *   queue, as its requests do; as calls time out it serves again.
+ */
+export type ThreadHoldRelease = 'restart' | 'at-timeout'
 
 /**
  * Which rules the simulator follows where the seed's model and the real software differ:

@@ -380,7 +380,7 @@ export class Fleet {
         const refuse = fault.mode === 'refuse'
         this.faults.push({pool: p, from, to, apply: (active) => pool.breakServers(victims, active, refuse)})
       } else if (fault.kind === 'thread-hold') {
-        const hold: ThreadHold = {type: this.typeIndex(fault.type), holdSeconds: fault.holdSeconds, active: false}
+        const hold: ThreadHold = {type: this.typeIndex(fault.type), holdSeconds: fault.holdSeconds, release: fault.release, active: false}
         this.holds[p] = hold
         this.faults.push({
           pool: p,

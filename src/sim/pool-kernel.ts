@@ -75,6 +75,8 @@ export class TickSums {
   cold = fraction
   holdShare = fraction
   holdDecay = fraction
+  /** Held calls hand their threads back as they time out (release: at-timeout): a server whose threads are all held waits, never stalls. */
+  holdReleases = false
   /** This tick's slot of heldRing. */
   holdSlot = 0
   /** Servers carry their queue from tick to tick (the queueing model) instead of collapsing goodput. */
@@ -316,6 +318,8 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
   const {holdShare, holdDecay, dt, serviceTime} = k
   const ring = s.heldRing
   const exact = ring.length !== 0
+  // The seed model's held threads decay at random and stall as they always did: its table stays exact.
+  const releases = exact && k.holdReleases
   const base = k.holdSlot * n
   let served = 0,
     fast = 0,
@@ -347,14 +351,22 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
     }
     // Requests of a thread-holding type never succeed and keep a thread each for holdSeconds.
     // Threads limit throughput only near exhaustion (threads left / service time); when held
-    // requests take them all the server stalls, and stays stalled until it is restarted.
+    // requests take them all the server stalls, and stays stalled until it is restarted; or, where
+    // held calls hand their threads back at their timeout, it waits for them, serving nothing.
     const heldLoad = l * holdShare
     let cap = effCap[i]
     if (heldLoad > 0 || held[i] > 0) {
-      const taken = heldLoad * dt
+      // A held call that finds no thread free waits in the queue with the rest; none is held twice.
+      const taken = releases ? Math.min(heldLoad * dt, Math.max(0, threads[i] - held[i])) : heldLoad * dt
       held[i] += taken
       if (exact) ring[base + i] = taken
       const free = threads[i] - held[i]
+      if (free <= 1e-9 && releases) {
+        // Every thread held: nothing served, checks unanswered, the queue kept for when calls time out.
+        failingOf[i] = 1
+        slow += l
+        continue
+      }
       if (free <= 0) {
         stalled[i] = 1
         down[i] = s.refuses[i] !== 0 ? 2 : 1

@@ -1,7 +1,7 @@
 import {EnvoyEjection} from './checks/envoy-ejection.js'
 import {HaproxyChecks} from './checks/haproxy-checks.js'
 import {noTimer, type CheckedPool, type PoolChecks} from './checks/pool-checks.js'
-import type {HealthCheckConfig, Policy, PoolConfig} from './config.js'
+import type {HealthCheckConfig, Policy, PoolConfig, ThreadHoldRelease} from './config.js'
 import {fraction, serveBasic, serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
 import type {Random} from './random.js'
 import {Slab} from './slab.js'
@@ -41,6 +41,7 @@ export interface ThreadHold {
   /** Index of the traffic type whose requests hold threads. */
   type: number
   holdSeconds: number
+  release: ThreadHoldRelease
   /** After the fault is fixed, threads already held are still released only as their calls time out. */
   active: boolean
 }
@@ -304,6 +305,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
       if (this.holding) {
         k.holdShare = holdShare
         k.holdDecay = holdDecay
+        k.holdReleases = hold?.release === 'at-timeout'
         k.holdSlot = this.holdTicks === 0 ? 0 : t % this.holdTicks
         k.dt = dt
         k.serviceTime = config.serviceTime

@@ -12,7 +12,7 @@ const scenario = scenarioSchema.parse({
   demand: {rps: 10, types: {mail: 0.8, search: 0.2}},
   faults: [
     {kind: 'broken', servers: 2, from: 10, to: 30, mode: 'refuse'},
-    {kind: 'thread-hold', type: 'search', holdSeconds: 20, from: 20, to: 40},
+    {kind: 'thread-hold', type: 'search', holdSeconds: 20, release: 'at-timeout', from: 20, to: 40},
     {kind: 'metadata-outage', from: 5, to: 6},
   ],
   setups: {plain: {}},
@@ -29,7 +29,7 @@ describe("a scenario's faults on the drill's clock", () => {
     const {steps, unsupported} = faultSteps(scenario, {rateScale: 1, timeScale: 0.01})
     expect(steps.map((s) => [Number(s.at.toFixed(6)), s.command])).toEqual([
       [0.1, {op: 'fault', pool: 'web', servers: [0, 1], mode: 'refuse'}],
-      [0.2, {op: 'hold', pool: 'web', type: 'search', holdSeconds: 0.2}],
+      [0.2, {op: 'hold', pool: 'web', type: 'search', holdSeconds: 0.2, release: 'at-timeout'}],
       [0.3, {op: 'fault', pool: 'web', servers: [0, 1], mode: 'none'}],
       [0.4, {op: 'hold', pool: 'web', type: null}],
     ])

@@ -147,6 +147,29 @@ describe('the loopback fleet', () => {
     expect((await get(port, '/t/search', 1000)).status).toBe(200)
   })
 
+  it('with release at-timeout, held requests that take every thread make the server wait, not stall: as calls time out it answers again, its health included, with no restart', async () => {
+    const port = await one({threads: 3})
+    await fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 0.5, release: 'at-timeout'})
+    const held = Array.from({length: 3}, () => get(port, '/t/search', 1500))
+    await sleep(100)
+    expect(fleet!.state().web[0]).toMatchObject({held: 3, stalled: false})
+    // No thread left: other traffic and the health check wait in the queue ...
+    const waiting = get(port, '/t/mail', 1500)
+    const health = get(port, '/health', 1500)
+    // ... and the held calls end at their timeout, failing; their threads come back.
+    expect((await Promise.all(held)).map((a) => a.status)).toEqual([500, 500, 500])
+    expect((await waiting).status).toBe(200)
+    expect((await health).status).toBe(200)
+    await fleet!.command({op: 'hold', pool: 'web', type: null})
+    expect((await get(port, '/t/search', 1000)).status).toBe(200)
+    expect(fleet!.state().web[0].stalled).toBe(false)
+  })
+
+  it('refuses a release it does not know', async () => {
+    await one({threads: 3})
+    await expect(fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 0.5, release: 'never' as 'restart'})).rejects.toThrow(/release/)
+  })
+
   it('a held request keeps its thread for exactly holdSeconds, then fails; with threads to spare the server serves on', async () => {
     const port = await one({threads: 3})
     await fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 0.3})

@@ -79,6 +79,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'drill-survivors-115.yaml:checks-only': {inRotation: '0b20456b8299c5e2', rest: '00b12eeea119732f'},
   'drill-survivors-90.yaml:checks-only': {inRotation: '0b20456b8299c5e2', rest: 'bc260230afd7af6e'},
   'drill-thread-hold.yaml:checks-only': {inRotation: '3a40939f4c68d466', rest: '66a8e501a73f5ade'},
+  'drill-thread-hold-at-timeout.yaml:checks-only': {inRotation: 'ead195bce976a8d1', rest: 'b581c6659a9170c2'},
   'outlook-2026-haproxy.yaml:no-guard': {inRotation: 'b4cfaa11d2b2297f', rest: '37a8e8d45808e053'},
   'outlook-2026-haproxy.yaml:observe-layer7': {inRotation: '552d59ea64660c03', rest: 'c9ef9cb679d5605a'},
   'outlook-2026.yaml:no-guard': {inRotation: 'b06fd4aec96fe5b3', rest: 'afd1b0a765d15b88'},
@@ -149,6 +150,8 @@ const seedModel: Record<string, {inRotation: string; rest: string}> = {
   'drill-survivors-115.yaml:checks-only': {inRotation: '6e3cae6d87c90a99', rest: '437e49343dc6d812'},
   'drill-survivors-90.yaml:checks-only': {inRotation: '6f95f0dfa95bb8c8', rest: 'd0cc209cc1d9c04c'},
   'drill-thread-hold.yaml:checks-only': {inRotation: '9e6b329a33a76289', rest: '4027135e43b50e21'},
+  // release is the queueing model's: the seed model's held threads decay at random and stall as before.
+  'drill-thread-hold-at-timeout.yaml:checks-only': {inRotation: '9e6b329a33a76289', rest: '4027135e43b50e21'},
 }
 
 const scenarioRuns: Array<[string, () => FleetConfig]> = []

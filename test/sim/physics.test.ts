@@ -152,6 +152,33 @@ describe('thread-holding dependency (2024 CAFE)', () => {
     expect(fullServiceSince(fleet.record)).not.toBeNull()
   })
 
+  it('with release at-timeout, servers whose threads are all held wait and serve again as calls time out; after the fix the pool comes back with no restart', () => {
+    const fleet = fleetFor(builtin('drill-thread-hold-at-timeout'), 'checks-only')
+    const pool = fleet.pools[0]
+    let everyThreadHeld = 0
+    for (let t = 60; t <= 300; t += 1) {
+      fleet.runUntil(t)
+      for (let i = 0; i < pool.size; i++) {
+        // Never stalled, and never more threads held than the server has.
+        expect(pool.stalled[i]).toBe(0)
+        expect(pool.heldThreads[i]).toBeLessThanOrEqual(pool.threads[i] + 1e-9)
+        if (pool.heldThreads[i] >= pool.threads[i] - 1e-9) everyThreadHeld++
+      }
+    }
+    // The lookups did take every thread of servers, again and again ...
+    expect(everyThreadHeld).toBeGreaterThan(pool.size)
+    fleet.run()
+    // ... and with the dependency fixed at 300 s and its last calls timed out 20 s later, every
+    // server is back in rotation and the pool at full service, no restart made.
+    expect(pool.countInRotation()).toBe(pool.size)
+    expect(fullServiceSince(fleet.record)).not.toBeNull()
+    // The same pool and fault with release: restart stalls for good without a runbook's restarts.
+    const starved = fleetFor(builtin('drill-thread-hold'), 'checks-only')
+    starved.run()
+    expect(starved.pools[0].stalled.reduce((a, b) => a + b, 0)).toBe(starved.pools[0].size)
+    expect(fullServiceSince(starved.record)).toBeNull()
+  })
+
   it('restricting the offending traffic type keeps servers from stalling', () => {
     const fleet = fleetFor(scenario, 'no-guard')
     fleet.setRestricted('decommissioned-lookup', 100)

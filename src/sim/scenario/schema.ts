@@ -251,15 +251,18 @@ const faultSchema = z.discriminatedUnion('kind', [
   }),
   /**
    * A dependency that holds threads: from `from` to `to`, each request of `type` keeps a thread for
-   * exactly holdSeconds, then fails. A server whose threads are all held stalls: it answers
-   * nothing, its health checks included, until it is restarted. The simulator (model: queueing)
-   * and the drill's fleet follow this one rule; the seed model releases held threads at random.
+   * exactly holdSeconds, then fails. What a server whose threads are all held does is `release`:
+   * `restart` (the default), it stalls and answers nothing, its health checks included, until it
+   * is restarted; `at-timeout`, it serves nothing until held calls time out and hand their threads
+   * back, then serves again. The simulator (model: queueing) and the drill's fleet follow these
+   * rules alike; the seed model releases held threads at random.
    */
   z.strictObject({
     kind: z.literal('thread-hold'),
     pool: z.string().optional(),
     type: z.string(),
     holdSeconds: span,
+    release: z.enum(['restart', 'at-timeout']).default('restart'),
     from: time,
     to: time,
   }),
