@@ -115,7 +115,7 @@ export class TickSums {
 /**
  * One tick of an overloaded or still-queueing server in the queueing model. `requests` rps ask for
  * `work` units a second of a server that does `cap`. Its FIFO queue takes what fits (queueSeconds
- * of its capacity, plus what it serves this tick); the rest is parked unanswered, as a full accept
+ * of its warm capacity in requests, plus what it serves this tick); the rest is parked unanswered, as a full accept
  * backlog leaves it, and its clients time out. What the queue takes waits behind what is already
  * queued: the part that starts within the clients' timeout is answered in time, and the rest is
  * still served, late, after its client has gone (the wasted work that was `collapse`). A server
@@ -126,7 +126,11 @@ export function queueTick(s: ServerArrays, i: number, requests: number, work: nu
   const dt = k.dt
   const queued = s.backlog[i]
   const arriving = work * dt
-  const room = k.queueSeconds * cap + cap * dt - queued
+  // The queue holds a count of requests, queueSeconds of the server's warm capacity, as a real
+  // server's accept backlog and worker queue do: a cold or thread-starved server serves it more
+  // slowly, so it holds more seconds of its work now, not fewer requests (the cold-return drill).
+  const bound = k.queueSeconds * s.capacity[i] * (requests > 0 ? work / requests : 1)
+  const room = bound + cap * dt - queued
   const taken = arriving < room ? arriving : room > 0 ? room : 0
   const inTime = (k.timeout - k.serviceTime) * cap - queued
   const good = inTime <= 0 ? 0 : inTime >= taken ? taken : inTime
