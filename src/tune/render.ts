@@ -49,6 +49,7 @@ export function renderTune(result: TuneResult, width?: number): string {
         fit([1]),
       ),
     ),
+    ...largestStepLines(result),
     '',
     `Gates: the value nearest the threshold in ${tuned.length === 1 ? 'the rehearsal' : `any of the ${tuned.length} rehearsals`} of the tuned runbook (and of the shipped one):`,
     indent(
@@ -133,4 +134,21 @@ function climbsHeading({steps, minBake}: TuneResult): string {
   const lift = "a lift's schedule is the percent of its type let back"
   if (!lifts) return `Ramps (a bake is never under the TTL of ${minBake} s):`
   return ramps ? `Ramps and lifts by degrees (a ramp's bake is never under the TTL of ${minBake} s; ${lift}):` : `Lifts by degrees (${lift}):`
+}
+
+/** Each tuned ramp's largest step against the pool it moves traffic onto, warm and cold. */
+function largestStepLines(result: TuneResult): string[] {
+  const top = Math.max(...result.robustness.demandPercents)
+  const lines = result.steps.flatMap((s) => {
+    const l = s.largestStep
+    if (l === null) return []
+    const cold =
+      l.afterRps > l.coldCapacity
+        ? `; more than the pool serves cold, taken only because the rehearsals found it warmed by then`
+        : `; within what the pool serves cold`
+    return [
+      `  ${stepName(s.index)}: +${l.points} points, ${Math.round(l.rps)} rps, to ${Math.round(l.afterRps)} rps on ${l.pool}, against ${Math.round(l.warmCapacity)} rps warm and ${Math.round(l.coldCapacity)} rps cold (every server just restarted)${cold}`,
+    ]
+  })
+  return lines.length === 0 ? [] : ['', `Largest steps, at ${top}% of the scenario's peak demand:`, ...lines]
 }

@@ -1,4 +1,6 @@
 import {describeGate} from '../runbook/gate.js'
+import {backendOf} from '../runbook/targets.js'
+import type {Scenario} from '../sim/scenario/schema.js'
 import {InputError} from '../errors.js'
 import {metricUnits} from '../ports/control-plane.js'
 import type {GateVerdict} from '../ports/io.js'
@@ -35,9 +37,29 @@ export interface TunedStep {
   schedule: number[]
   bake: number
   before: {schedule: number[]; bake: number}
+  /** Its largest step against the pool it moves traffic onto; null for a lift, or a pool with no capacity (a sorry pool). */
+  largestStep: LargestStep | null
 }
 
 /** How far a gate stayed from its threshold across every robustness rehearsal of the tuned runbook. */
+/**
+ * A ramp's largest step, in the traffic it moves at the most demand tune rehearses it at, against
+ * what the receiving pool serves warm and cold (every server just restarted): the step an operator
+ * would check first. The rehearsals judge it with the pool as it is at that moment; this says how
+ * near the cold pool's edge it goes.
+ */
+export interface LargestStep {
+  /** Percentage points of weight the step adds. */
+  points: number
+  /** What those points carry at the most demand rehearsed, rps. */
+  rps: number
+  /** The whole share on the pool after the step, rps at that demand. */
+  afterRps: number
+  pool: string
+  warmCapacity: number
+  coldCapacity: number
+}
+
 export interface GateMargin {
   /** The step's 0-based index in the runbook. */
   index: number
@@ -183,6 +205,7 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
     sites,
     found.schedules,
     found.choices.map((c) => c.bake),
+    largestStepOf(runbook, ground.scenario, Math.max(...robustness.demandFactors)),
   )
   const edited = editRamps(text, steps)
   onEvent({type: 'phase', message: `rehearsing the tuned runbook, as written, ${variants.length === 1 ? 'once' : `${variants.length} times`}`})
@@ -231,16 +254,51 @@ function outcomeOf(trial: Trial): VariantOutcome {
   }
 }
 
-function tunedSteps(sites: RampSite[], schedules: number[][], bakes: number[]): TunedStep[] {
-  return sites.map((site, i) => ({
-    index: site.index,
-    action: site.action,
-    title: site.title,
-    set: site.set,
-    schedule: schedules[i],
-    bake: bakes[i],
-    before: site.shipped,
-  }))
+function tunedSteps(
+  sites: RampSite[],
+  schedules: number[][],
+  bakes: number[],
+  largest: (site: RampSite, from: number, schedule: number[]) => LargestStep | null,
+): TunedStep[] {
+  return sites.map((site, i) => {
+    const from = site.previous === null ? site.startWeight : (schedules[site.previous].at(-1) ?? 0)
+    return {
+      index: site.index,
+      action: site.action,
+      title: site.title,
+      set: site.set,
+      schedule: schedules[i],
+      bake: bakes[i],
+      before: site.shipped,
+      largestStep: largest(site, from, schedules[i]),
+    }
+  })
+}
+
+/** How a ramp's largest step is measured against its receiving pool in this scenario, at `demandFactor` × its peak demand. */
+function largestStepOf(runbook: Runbook, scenario: Scenario, demandFactor: number) {
+  const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps)) * demandFactor
+  const sets = backendOf(runbook.targets).weightedSets ?? {}
+  return (site: RampSite, from: number, schedule: number[]): LargestStep | null => {
+    if (site.action !== 'ramp') return null
+    const pool = scenario.pools.find((p) => p.name === (sets[site.set] ?? site.set))
+    if (!pool || pool.kind !== 'servers' || pool.servers === undefined || pool.capacity === undefined) return null
+    let points = 0
+    let after = from
+    schedule.reduce((prev, next) => {
+      if (next - prev > points) [points, after] = [next - prev, next]
+      return next
+    }, from)
+    const warm = pool.servers * pool.capacity
+    return {
+      points,
+      rps: (points / 100) * peak,
+      afterRps: (after / 100) * peak,
+      pool: pool.name,
+      warmCapacity: warm,
+      coldCapacity: warm * pool.coldFactor,
+    }
+  }
 }
 
 /** Each gate of the runbook, with the verdict nearest its threshold across every trial. */

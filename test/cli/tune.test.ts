@@ -74,6 +74,17 @@ describe('sluice tune (in process)', () => {
     expect(result.robustness.shipped.filter((s) => s.seed === 1).every((s) => s.passed)).toBe(true)
     expect(result.robustness.shipped.some((s) => !s.passed)).toBe(true)
     for (const step of result.steps) expect(step.bake).toBeGreaterThanOrEqual(30)
+    // The largest step of each ramp onto mailbox, at 110% of its 1,500 rps: none onto the maintenance page.
+    for (const step of result.steps) {
+      if (step.set === 'maintenance') expect(step.largestStep).toBeNull()
+      else
+        expect(step.largestStep).toMatchObject({
+          pool: 'mailbox',
+          warmCapacity: 2000,
+          coldCapacity: 1000,
+          rps: expect.closeTo(step.largestStep!.points * 16.5, 6),
+        })
+    }
 
     // The file holds the tuned ramps and otherwise the runbook as shipped, comments and all.
     const tunedText = readFileSync(tunedFile, 'utf8')
@@ -147,6 +158,14 @@ describe('sluice tune (in process)', () => {
     expect(r.stdout).toMatch(/^ {2}step 9 +error-rate ≤ 1% over 60 s \(mailbox\) +[\d.]+% +[\d.]+ points/m)
     expect(r.stdout).toMatch(/^ {2}# steps\[7\]\n {2}- action: ramp\n {4}name: Bring the rest of the traffic back\n/m)
     expect(r.stderr).toMatch(/^pass 1 · Bring half the traffic back to the mailbox pool: \d+ tried/m)
+    // Each ramp onto mailbox (20 servers × 100 rps, cold at half that) says its largest step against
+    // the pool warm and cold; the maintenance page has no capacity to state.
+    expect(r.stdout).toContain("Largest steps, at 100% of the scenario's peak demand:")
+    const largest = [...r.stdout.matchAll(/^ {2}step (\d+): \+(\d+) points, (\d+) rps, to (\d+) rps on mailbox, against 2000 rps warm and 1000 rps cold/gm)]
+    expect(largest.map((m) => m[1])).toEqual(['5', '8'])
+    // At 1,500 rps of demand a point of weight is 15 rps.
+    for (const m of largest) expect(Number(m[3])).toBe(Number(m[2]) * 15)
+    expect(r.stdout).not.toMatch(/^ {2}step 3: /m)
   })
 
   it('refuses a bad flag with exit 2, naming it, before it rehearses anything', async () => {
