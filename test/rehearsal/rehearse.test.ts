@@ -19,6 +19,7 @@ const expected: Record<string, {exit: number; recovered: boolean}> = {
   'thread-hold-recovery.yaml': {exit: 0, recovered: true},
   'drill-thread-hold-recovery.yaml': {exit: 0, recovered: true},
   'drill-cold-return.yaml': {exit: 0, recovered: true},
+  'drill-cold-storm.yaml': {exit: 0, recovered: true},
   'drill-lift-by-degrees.yaml': {exit: 3, recovered: false},
   'drill-lift-at-once.yaml': {exit: 3, recovered: false},
   'naive-full-return.yaml': {exit: 3, recovered: false},

@@ -74,6 +74,9 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'cafe-2024.yaml:no-guard': {inRotation: 'aa138a31cd9830a2', rest: 'a359494fa771760b'},
   'cafe-2024.yaml:cap-shed-slow-start': {inRotation: '54e1d04e062b79c0', rest: '18632709cb9a5d7e'},
   'drill-cold-return.yaml:checks-only': {inRotation: '9405bf5f064ab80d', rest: '47f70deb2d15beeb'},
+  'drill-cold-storm.yaml:checks-only': {inRotation: '9405bf5f064ab80d', rest: '47f70deb2d15beeb'},
+  'drill-layer7-hang.yaml:observe-layer7': {inRotation: '1d7289ccc869602a', rest: 'b785589bd3455e44'},
+  'drill-layer7-hang.yaml:checks-only': {inRotation: '17d848b35a07d944', rest: 'f55e470066043cfa'},
   'drill-thread-hold-lingering.yaml:checks-only': {inRotation: '054c7815d1a8dc86', rest: 'ea509fbfc93fdb8d'},
   'drill-headroom.yaml:checks-only': {inRotation: '0b20456b8299c5e2', rest: '660542de195afde9'},
   'drill-retry-storm.yaml:no-budget': {inRotation: '0b20456b8299c5e2', rest: '9c1952c7b12f7b04'},
@@ -104,6 +107,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'bench:everythingOn/10:collapse-refuse': {inRotation: '94a6f74b0562d184', rest: '5112ece65e059b2b'},
   'bench:everythingOn/10:drain-restart-return': {inRotation: 'ae9ccbc239b253e1', rest: '5192159f23519a45'},
   'rehearsal:drill-cold-return.yaml': {inRotation: '8111533f173c3082', rest: '1aeefd7048b695bc'},
+  'rehearsal:drill-cold-storm.yaml': {inRotation: '8111533f173c3082', rest: '1aeefd7048b695bc'},
   'rehearsal:drill-lift-at-once.yaml': {inRotation: '2dd30f0baba8cbe5', rest: 'c7002f9a80854ca5'},
   'rehearsal:drill-lift-by-degrees.yaml': {inRotation: '7383295fcf368bea', rest: 'c99bf30e00ec116d'},
   'rehearsal:drill-thread-hold-recovery.yaml': {inRotation: '21d34f24a24dc5c6', rest: '3c4d67cce17984f0'},
@@ -120,6 +124,9 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
 // every `rest` hash unchanged.
 const seedModel: Record<string, {inRotation: string; rest: string}> = {
   'drill-cold-return.yaml:checks-only': {inRotation: 'b9d15b102f29ec08', rest: '379b72f6115be1ac'},
+  'drill-cold-storm.yaml:checks-only': {inRotation: 'b9d15b102f29ec08', rest: '379b72f6115be1ac'},
+  'drill-layer7-hang.yaml:observe-layer7': {inRotation: 'a8d5cbf20574e9c7', rest: 'e041a14bd7a8d3c8'},
+  'drill-layer7-hang.yaml:checks-only': {inRotation: '0921e17ff8bdf04a', rest: '7cbf9c11e5f760cf'},
   'drill-thread-hold-lingering.yaml:checks-only': {inRotation: 'e8c15969b9f44c29', rest: '56cd9dd5425a771d'},
   'drill-headroom.yaml:checks-only': {inRotation: '6f95f0dfa95bb8c8', rest: '0d4ca0bb82e7811c'},
   'cafe-2024.yaml:no-guard': {inRotation: '50c8c22ef9931bbe', rest: '53041ce0ad14873a'},
