@@ -339,6 +339,22 @@ describe('HAProxy checks: observe layer7, error-limit and on-error', () => {
     expect(ticksUntil(pool, 6, 40, () => pool.ejected[1] === 1)).toBe(11)
   })
 
+  it('in the queueing model a request a server never answers counts when its session ends, at timeout server; a refused one at once', () => {
+    // Checks far apart (inter 100 s), so only live traffic acts; timeout server 8 s, ticks of 1 s.
+    const hung = (refuse: boolean) => {
+      const pool = makePool(2, {inter: 100, fall: 3, rise: 2, observe: 'layer7', errorLimit: 10, onError: 'mark-down', timeoutServer: 8}, 0, null, {
+        clientTimeout: 5,
+      })
+      run(pool, 0, 1, 20)
+      pool.breakServers([1], true, refuse)
+      return ticksUntil(pool, 1, 20, () => pool.ejected[1] === 1)
+    }
+    // A hung server's requests sent from tick 1 end at tick 9: HAProxy has seen nothing fail before.
+    expect(hung(false)).toBe(9)
+    // A refused connection fails as it is made.
+    expect(hung(true)).toBe(1)
+  })
+
   it('the errors must be consecutive: fewer than the limit in a row on a broken server do nothing', () => {
     // 8 rps: 4 failed requests a tick, and a healthy tick between resets the run.
     const pool = makePool(2, {inter: 100, observe: 'layer7', errorLimit: 10, onError: 'mark-down'})

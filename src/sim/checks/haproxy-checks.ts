@@ -49,6 +49,15 @@ export class HaproxyChecks implements PoolChecks {
   readonly pending: Uint8Array
   /** Tick each server went DOWN, while it is DOWN. */
   readonly downSince: Int32Array
+  /**
+   * `observe layer7` in the queueing model: per tick slot of `timeout server` and server, the
+   * requests sent that will never be answered (the server hangs, has stalled, or its full queue
+   * parked them). HAProxy counts each as an error only when its session ends, at `timeout server`
+   * (the drill-layer7-hang drill: real servers left rotation 11-12 s after they hung, by their
+   * checks, where counting at once took them out in 0.2 s). Empty until observation starts.
+   */
+  private unanswered = new Float64Array(0)
+  private unansweredTicks = 0
   private readonly top: number
   private readonly interTicks: number
   private readonly fastTicks: number
@@ -84,7 +93,9 @@ export class HaproxyChecks implements PoolChecks {
   }
 
   afterTick(t: number, weight: Float64Array, perWeight: number, routed: boolean): void {
-    if (this.rules.observe === 'layer7' && routed) this.observe(t, weight, perWeight)
+    // The queueing model observes every tick: sessions sent earlier still end at their timeout.
+    if (this.rules.observe === 'layer7' && this.busy === 'queued') this.observeEnding(t, weight, routed ? perWeight : 0)
+    else if (this.rules.observe === 'layer7' && routed) this.observe(t, weight, perWeight)
     if (t >= this.nextDue) this.check(t, weight, perWeight)
   }
 
@@ -204,6 +215,48 @@ export class HaproxyChecks implements PoolChecks {
   }
 
   /**
+   * `observe layer7` as HAProxy sees requests end (the queueing model): a fast failure (a 5xx, a
+   * refused connection, a shed 503) and a late answer end this tick, counted at once (a late
+   * answer is a 200 to HAProxy unless it outlasts `timeout server`; counted as an error here, on
+   * the harsh side, unmeasured); a request that will never be answered ends at `timeout server`.
+   * The share of the requests ending this tick that failed is the q of observe()'s run formula;
+   * a tick in which none ended leaves the runs as they were.
+   */
+  private observeEnding(t: number, weight: Float64Array, perWeight: number): void {
+    const {registered, ejected, openConnections: done, parked, down, size, dt} = this.pool
+    if (this.unansweredTicks === 0) {
+      this.unansweredTicks = Math.max(1, Math.round(this.rules.timeoutServer / dt))
+      this.unanswered = new Float64Array(this.unansweredTicks * size)
+    }
+    const slot = (t % this.unansweredTicks) * size
+    const ring = this.unanswered
+    for (let i = 0; i < size; i++) {
+      const ending = ring[slot + i]
+      ring[slot + i] = 0
+      const inRotation = registered[i] !== 0 && ejected[i] === 0
+      const asked = inRotation ? perWeight * weight[i] * dt : 0
+      let never = 0
+      let failedNow = 0
+      if (asked > 0) {
+        const d = down[i]
+        if (d === 1) never = asked
+        else if (d === 2) failedNow = asked
+        else {
+          const q = turnedAway(asked, done[i] * dt)
+          never = asked * Math.min(q, parked[i])
+          failedNow = asked * q - never
+        }
+        ring[slot + i] = never
+      }
+      if (!inRotation) continue
+      const errors = failedNow + ending
+      const ended = asked - never + ending
+      if (ended <= 0) continue
+      this.countErrors(i, t, errors / ended, ended)
+    }
+  }
+
+  /**
    * `observe layer7`: failed live requests on each server in rotation (timeouts, 5xx, shed 503s)
    * count as consecutive errors, request by request, as HAProxy counts them. A tick is a
    * population of requests here, not a sequence: a server that fails a share q of them reaches
@@ -218,31 +271,36 @@ export class HaproxyChecks implements PoolChecks {
    */
   private observe(t: number, weight: Float64Array, perWeight: number): void {
     const {registered, ejected, openConnections: done, size, dt} = this.pool
-    const runs = this.errorRuns
-    const limit = this.rules.errorLimit
     for (let i = 0; i < size; i++) {
       if (registered[i] === 0 || ejected[i] !== 0) continue
       const asked = perWeight * weight[i] * dt
       if (asked <= 0) continue
-      const q = turnedAway(asked, done[i] * dt)
-      if (q === 0) {
-        runs[i] = 0
-        continue
-      }
-      const qL = q ** limit
-      let due = runs[i] + asked * (q === 1 ? 1 / limit : ((1 - q) * qL) / (1 - qL))
-      while (due >= 1 && ejected[i] === 0) {
-        due -= 1
-        const mode = this.rules.onError
-        if (mode === 'sudden-death' && this.health[i] > this.rules.rise) this.health[i] = this.rules.rise + 1
-        else if (mode === 'mark-down') this.health[i] = this.rules.rise
-        if (mode !== 'fastinter') this.failCheck(i, t)
-        // A check under way keeps its own end.
-        const soon = t + this.fastTicks
-        if (this.pending[i] === 0 && soon < this.nextCheck[i]) this.nextCheck[i] = soon
-        if (soon < this.nextDue) this.nextDue = soon
-      }
-      runs[i] = ejected[i] === 0 ? due : 0
+      this.countErrors(i, t, turnedAway(asked, done[i] * dt), asked)
     }
+  }
+
+  /** `requests` ended on server i this tick, a share q of them failed: the runs of errorLimit that come of them act. */
+  private countErrors(i: number, t: number, q: number, requests: number): void {
+    const runs = this.errorRuns
+    const ejected = this.pool.ejected
+    const limit = this.rules.errorLimit
+    if (q === 0) {
+      runs[i] = 0
+      return
+    }
+    const qL = q ** limit
+    let due = runs[i] + requests * (q === 1 ? 1 / limit : ((1 - q) * qL) / (1 - qL))
+    while (due >= 1 && ejected[i] === 0) {
+      due -= 1
+      const mode = this.rules.onError
+      if (mode === 'sudden-death' && this.health[i] > this.rules.rise) this.health[i] = this.rules.rise + 1
+      else if (mode === 'mark-down') this.health[i] = this.rules.rise
+      if (mode !== 'fastinter') this.failCheck(i, t)
+      // A check under way keeps its own end.
+      const soon = t + this.fastTicks
+      if (this.pending[i] === 0 && soon < this.nextCheck[i]) this.nextCheck[i] = soon
+      if (soon < this.nextDue) this.nextDue = soon
+    }
+    runs[i] = ejected[i] === 0 ? due : 0
   }
 }
