@@ -1,3 +1,4 @@
+import type {ControlIntent} from './ports/controls.js'
 import type {GateVerdict, Mutation, PlannedStep, RunEvent, StepStatus} from './ports/io.js'
 
 // The run's vocabulary as text, in one place, so that the terminal, the journal and the reports
@@ -10,6 +11,11 @@ export function formatMetric(value: number | null, unit: string): string {
   if (unit === '%') return `${value.toFixed(2)}%`
   if (unit === 'ms') return `${Math.round(value)} ms`
   return `${value.toFixed(1)} ${unit}`
+}
+
+/** A control as the command line that sent it: `promote --full`, `abort --rollback`, `pause`. */
+export function controlName(c: Pick<ControlIntent, 'kind' | 'full' | 'rollback'>): string {
+  return `${c.kind}${c.full ? ' --full' : ''}${c.rollback ? ' --rollback' : ''}`
 }
 
 /** Events and verdicts carry the runbook's 0-based step index; people count from 1. */
@@ -207,6 +213,8 @@ export function formatEvent(event: RunEvent): string[] {
     case 'run-end':
       return [`run: ${event.outcome} ${event.message}`.trimEnd()]
     case 'control':
-      return [`control: ${event.control.kind} by ${event.control.operator} on ${event.control.host} (pid ${event.control.pid}): ${event.did ?? event.effect}`]
+      return [
+        `control: ${controlName(event.control)} by ${event.control.operator} on ${event.control.host} (pid ${event.control.pid}): ${event.did ?? event.effect}`,
+      ]
   }
 }

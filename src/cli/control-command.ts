@@ -4,6 +4,7 @@ import type {ControlSent} from '../state/controls.js'
 import type {StateStore} from '../ports/state-store.js'
 import {openStateStore} from './state-store.js'
 import {thisHost} from '../state/journal.js'
+import {controlName} from '../format.js'
 import {SluiceCommand} from './base.js'
 import {awsFlags, awsOptionsOf, stateFlags, type FlagValues} from './flags.js'
 import {operator} from './run-runbook.js'
@@ -37,6 +38,9 @@ const effects: Record<ControlKind, string> = {
   abort: 'It stops at its next safe point (a ramp puts back its last good weights) and ends with exit 130',
 }
 
+const fullEffect =
+  'It continues if paused, or answers what waits now (a bake, an approval); from then on every bake and wait ends as soon as its gate has passed the times in a row it needs, and an approve step still asks'
+
 /**
  * The controls an operator sends a live run from any terminal: an intent written to the run's
  * state store, which the running process reads within a second and records in its journal with
@@ -45,7 +49,11 @@ const effects: Record<ControlKind, string> = {
 export abstract class ControlCommand extends SluiceCommand {
   protected abstract readonly kind: ControlKind
 
-  protected async send(args: {run?: string}, flags: FlagValues<typeof stateFlags & typeof awsFlags>, options: {rollback?: boolean} = {}): Promise<ControlJson> {
+  protected async send(
+    args: {run?: string},
+    flags: FlagValues<typeof stateFlags & typeof awsFlags>,
+    options: {rollback?: boolean; full?: boolean} = {},
+  ): Promise<ControlJson> {
     const store = await openStateStore(flags.state, awsOptionsOf(flags))
     const runId = args.run ?? (await this.theLiveRun(store))
     const {sendControl} = await import('../state/controls.js')
@@ -53,9 +61,10 @@ export abstract class ControlCommand extends SluiceCommand {
     const by = sent.runningBy
     const {taken} = sent
     // What the run did with it, in its own words ("approved step 6", "nothing was waiting: …").
-    const took = taken ? `the run took it up: ${taken.did}` : `the run is alive but has not taken it up yet; it will at its next look. ${effects[this.kind]}`
+    const effect = options.full ? fullEffect : effects[this.kind]
+    const took = taken ? `the run took it up: ${taken.did}` : `the run is alive but has not taken it up yet; it will at its next look. ${effect}`
     this.log(
-      `${this.kind} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}; ${took}`,
+      `${controlName({kind: this.kind, ...options})} sent to run ${sent.runId} (${sent.runbook}, run by ${by.operator} on ${by.host}, pid ${by.pid}) as control ${sent.control.seq}; ${took}`,
     )
     // A promote nothing was waiting for did nothing: not done (exit 4), so a script does not go on as if it had.
     if (taken?.effect === 'nothing waiting') this.endWith('refused')

@@ -286,7 +286,7 @@ function actionContext(
         await clock.sleep(seconds, signal)
         return signal.aborted ? 'interrupted' : 'done'
       }
-      out.emit({type: 'bake', step: step.index, seconds, at: at()})
+      out.emit(bakeOrFull(step.index, seconds, controls, at(), 'it ends at once'))
       return holdFor(seconds, {
         clock,
         signal,
@@ -322,7 +322,16 @@ function actionContext(
       }
     },
     watch: (gate, bake, context) => {
-      if (bake > 0) out.emit({type: 'bake', step: step.index, seconds: bake, at: at()})
+      if (bake > 0)
+        out.emit(
+          bakeOrFull(
+            step.index,
+            bake,
+            controls,
+            at(),
+            `it ends as soon as its gate has passed ${gate.successes} time${gate.successes === 1 ? '' : 's'} in a row`,
+          ),
+        )
       const before = baseline
       baseline = undefined
       return watchGate({
@@ -342,4 +351,14 @@ function actionContext(
     restrictions: () => need(control.restrictions, 'a listener (targets.listener) or a HAProxy restriction map (targets.haproxy.restrictMap)'),
     metrics: () => need(control.metrics, 'metrics (targets.metrics)'),
   }
+}
+
+/**
+ * A bake's start: its countdown, or after a `promote --full` a line saying who ended it and how
+ * it ends (no countdown: there is no bake to count down).
+ */
+function bakeOrFull(step: number, seconds: number, controls: RunControls | undefined, at: number, ends: string): RunEvent {
+  const by = controls?.fullyPromotedBy
+  if (!by) return {type: 'bake', step, seconds, at}
+  return {type: 'progress', step, message: `promoted fully by ${by.operator} on ${by.host} (sluice promote --full): no bake of ${seconds} s; ${ends}`, at}
 }

@@ -1,5 +1,5 @@
 import type {GateVerdict, Mutation} from '../ports/io.js'
-import {mutationText, stepName, verdictText} from '../format.js'
+import {controlName, mutationText, stepName, verdictText} from '../format.js'
 import {formatTable} from './table.js'
 import {runStatus} from '../state/journal.js'
 import type {RunListing} from '../state/run-life.js'
@@ -75,7 +75,7 @@ export function entryText(runId: string, e: JournalEntry): {text: string; detail
       return {text: 'rolled back', detail: false}
     case 'control': {
       const c = e.control as ControlIntent
-      return {text: `${c.kind} by ${c.operator} on ${c.host} (pid ${c.pid}): ${said(e.did ?? e.effect)}`, detail: false}
+      return {text: `${controlName(c)} by ${c.operator} on ${c.host} (pid ${c.pid}): ${said(e.did ?? e.effect)}`, detail: false}
     }
     default:
       return null

@@ -1,5 +1,5 @@
 import {RefusedError} from '../errors.js'
-import type {ControlEffect, ControlIntent, ControlKind, ControlSender, PromoteListener, RunControls} from '../ports/controls.js'
+import type {ControlEffect, ControlIntent, ControlKind, ControlSender, PromoteListener, PromoteWait, RunControls} from '../ports/controls.js'
 import {checkRunId, journalLock, type JournalRead, type StateStore} from '../ports/state-store.js'
 import {runStart} from './journal.js'
 import {byPid} from './liveness.js'
@@ -34,7 +34,7 @@ export async function sendControl(
   kind: ControlKind,
   sender: ControlSender,
   notify: (m: string) => void = () => undefined,
-  options: {rollback?: boolean} = {},
+  options: {rollback?: boolean; full?: boolean} = {},
 ): Promise<ControlSent> {
   checkRunId(runId)
   const read = await store.read(runId)
@@ -43,7 +43,13 @@ export async function sendControl(
     notify(`run ${runId} is held by pid ${lock.pid} on ${lock.host}: watching its lease for up to ${lock.leaseSeconds} s to tell whether that process is alive`)
   const life = await judgeRun(store, runId, read)
   if (life.state !== 'running') throw new RefusedError(notRunning(runId, life, read))
-  const control = await store.sendControl(runId, {...sender, kind, at: new Date().toISOString(), ...(options.rollback ? {rollback: true} : {})})
+  const control = await store.sendControl(runId, {
+    ...sender,
+    kind,
+    at: new Date().toISOString(),
+    ...(options.rollback ? {rollback: true} : {}),
+    ...(options.full ? {full: true} : {}),
+  })
   const {operator, host, pid} = life.holder
   const sent = {runId, runbook: runStart(read).runbookName, control, runningBy: {operator, host, pid}}
   const give = performance.now() + Math.min(ACK_SECONDS, life.holder.leaseSeconds) * 1000
@@ -81,9 +87,14 @@ type Listener = (control: ControlIntent, effect: ControlEffect, did: string) => 
 
 /** A wait listening for a promote, oldest first: the first takes the next one. */
 interface Waiting {
+  waits: PromoteWait
   did: () => string
   take: (who: ControlSender) => void
 }
+
+/** What a taken `promote --full` goes on to do, said to its sender and in the journal. */
+const fullFromHere =
+  'every bake and wait from here ends as soon as its gate has passed the times in a row it needs (a gate is still judged); an approve step still asks'
 
 /**
  * The running process's side: it polls the store for controls newer than those it found when it
@@ -93,6 +104,7 @@ interface Waiting {
  */
 export class ControlPoller implements RunControls {
   pausedBy: ControlSender | null = null
+  fullyPromotedBy: ControlSender | null = null
   private seen = 0
   private timer?: NodeJS.Timeout
   private polling?: Promise<void>
@@ -142,11 +154,17 @@ export class ControlPoller implements RunControls {
     this.now = what
   }
 
-  listenForPromote(did: () => string, signal: AbortSignal): PromoteListener {
+  listenForPromote(did: () => string, signal: AbortSignal, waits: PromoteWait = 'bake'): PromoteListener {
     let taken = false
     let resolve!: (who: ControlSender | null) => void
     const promoted = new Promise<ControlSender | null>((r) => (resolve = r))
+    // After a `promote --full` a bake is promoted as it starts: its gate is still judged.
+    if (waits === 'bake' && this.fullyPromotedBy && !signal.aborted) {
+      resolve(this.fullyPromotedBy)
+      return {promoted, taken: () => true, release: () => undefined}
+    }
     const waiting: Waiting = {
+      waits,
       did,
       take: (who) => {
         taken = true
@@ -192,6 +210,8 @@ export class ControlPoller implements RunControls {
       effect = this.pausedBy ? 'already paused' : 'paused'
       did = this.pausedBy ? `already paused by ${this.pausedBy.operator}: ${this.now}` : `paused: ${this.now}`
       this.pausedBy ??= who
+    } else if (c.kind === 'promote' && c.full) {
+      ;[effect, did] = this.promoteFully(who)
     } else if (c.kind === 'promote') {
       const waiting = this.waiting[0]
       if (this.pausedBy) {
@@ -218,6 +238,31 @@ export class ControlPoller implements RunControls {
       this.onAbort(c)
       for (const w of [...this.wake]) w()
     }
+  }
+
+  /**
+   * `promote --full`: what a promote does now (continue a pause, or answer the wait listening:
+   * a bake, or an approval asking now), and from here on every bake and wait is promoted as it
+   * starts. Approvals yet to come still ask: the runbook put a person there, and this operator
+   * answered what was before them, not questions not yet asked.
+   */
+  private promoteFully(who: ControlSender): [ControlEffect, string] {
+    let now: string
+    if (this.pausedBy) {
+      now = `continued from the pause: ${this.now}`
+      this.pausedBy = null
+      for (const w of [...this.wake]) w()
+    } else if (this.waiting[0]) {
+      const waiting = this.waiting[0]
+      now = waiting.did()
+      waiting.take(who)
+    } else now = `nothing was waiting now: ${this.now}`
+    const already = this.fullyPromotedBy
+    this.fullyPromotedBy ??= who
+    // A bake listening behind the first (a way back's hold beside its gate) is ended too.
+    for (const w of this.waiting.filter((x) => x.waits === 'bake')) w.take(who)
+    const ahead = already ? `already promoted fully by ${already.operator} on ${already.host}` : fullFromHere
+    return ['promoted fully', `promoted fully: ${now}; ${ahead}`]
   }
 
   whilePaused(signal: AbortSignal): Promise<void> {

@@ -274,6 +274,7 @@ const controlSchema = z.object({
   host: z.string(),
   pid: int,
   rollback: z.boolean().optional(),
+  full: z.boolean().optional(),
 })
 
 /** A control record (`sluice pause`, `promote`, `abort`), checked. */

@@ -1,4 +1,4 @@
-import {formatMetric, mutationText, shortenArns, statusWord, stepName, verdictMeasure, verdictText} from '../format.js'
+import {controlName, formatMetric, mutationText, shortenArns, statusWord, stepName, verdictMeasure, verdictText} from '../format.js'
 import type {ControlIntent} from '../ports/controls.js'
 import type {GateVerdict, Mutation, PlannedStep, RecordedMutation, StepStatus} from '../ports/io.js'
 import type {JournalEntry, JournalRead} from '../ports/state-store.js'
@@ -301,7 +301,7 @@ export function timelineMarkdown(runId: string, read: JournalRead): string {
         const when = late >= 1 ? ` (sent at ${time(c.at)}, taken up ${durationText(late)} later)` : ''
         const effect = said(e.effect)
         const did = typeof e.did === 'string' ? (e.did.startsWith(effect) ? e.did : `${e.did} (${effect})`) : effect
-        add(e, led(`sluice ${c.kind}`, `${did}${when}`), whoOf(c))
+        add(e, led(`sluice ${controlName(c)}`, `${did}${when}`), whoOf(c))
         return
       }
       case 'drift': {
@@ -435,7 +435,7 @@ export function timelineMarkdown(runId: string, read: JournalRead): string {
     controls.length === 0
       ? 'none received'
       : md(
-          `${controls.length} received: ${controls.map((e) => `${(e.control as ControlIntent).kind} by ${whoOf(e.control as ControlIntent)} at ${time(e.at)} (${said(e.effect)})`).join('; ')}`,
+          `${controls.length} received: ${controls.map((e) => `${controlName(e.control as ControlIntent)} by ${whoOf(e.control as ControlIntent)} at ${time(e.at)} (${said(e.effect)})`).join('; ')}`,
         ),
   ])
   const drifts = entries.filter((e) => e.type === 'drift')

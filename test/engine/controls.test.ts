@@ -18,6 +18,7 @@ import {control, FakeClock, RecordingIO, runbook} from '../helpers/fakes.js'
 class HandControls implements RunControls {
   runId = '20261130-054012-a1b2'
   pausedBy: ControlSender | null = null
+  fullyPromotedBy: ControlSender | null = null
   /** What each promote did, as the sender is told. */
   said: string[] = []
   now = ''

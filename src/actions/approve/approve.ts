@@ -64,7 +64,8 @@ async function awaitApproval(step: ApproveStep, ctx: ActionContext): Promise<Ste
   const settled = new AbortController()
   const onStop = () => settled.abort()
   ctx.signal.addEventListener('abort', onStop, {once: true})
-  const promote = controls.listenForPromote(() => `approved step ${step.index + 1} (Approval: ${step.message})`, settled.signal)
+  // An approval, not a bake: a `promote --full` sent before it asks does not answer it.
+  const promote = controls.listenForPromote(() => `approved step ${step.index + 1} (Approval: ${step.message})`, settled.signal, 'approval')
   ctx.progress(`waiting for approval up to ${limit} s: answer here, or run \`sluice promote ${controls.runId}\` from any terminal`)
   try {
     const answers: Array<Promise<StepOutcome | null>> = [
