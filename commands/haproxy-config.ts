@@ -1,7 +1,7 @@
 import {SluiceCommand} from '../src/cli/base.js'
 import {runbookArg} from '../src/cli/flags.js'
 import {InputError} from '../src/errors.js'
-import {haproxySnippets, snippetText, type HaproxySnippets} from '../src/haproxy/config-snippets.js'
+import {haproxySnippets, snippetText, type HaproxySnippets} from '../src/wiring/haproxy-snippets.js'
 import {loadRunbook} from '../src/loader/shipped.js'
 
 export default class HaproxyConfig extends SluiceCommand {

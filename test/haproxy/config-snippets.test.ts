@@ -2,7 +2,7 @@ import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import type {HaproxySnippets} from '../../src/haproxy/config-snippets.js'
+import type {HaproxySnippets} from '../../src/wiring/haproxy-snippets.js'
 import {spawnCollected} from '../helpers/cli.js'
 import {sluiceInProcess} from '../helpers/command.js'
 

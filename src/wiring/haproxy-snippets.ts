@@ -1,8 +1,8 @@
 import {InputError} from '../errors.js'
 import {parseAddress} from '../input/address.js'
-import type {HaproxyTargetsOf} from './backend.js'
-import {restrictionConfig} from './rules.js'
-import {rampConfig} from './weights.js'
+import type {HaproxyTargetsOf} from '../haproxy/backend.js'
+import {restrictionConfig} from '../haproxy/rules.js'
+import {rampConfig} from '../haproxy/weights.js'
 
 /** A map file the snippets read, and what it holds when HAProxy starts. */
 export interface SnippetMap {
@@ -27,7 +27,8 @@ export interface HaproxySnippets {
 }
 
 /**
- * The haproxy.cfg lines for a runbook's targets.haproxy: the admin socket its `socket` names, the
+ * Here, beside the wiring that picks the HAProxy adapters, because the lines are theirs: the
+ * haproxy.cfg lines for a runbook's targets.haproxy: the admin socket its `socket` names, the
  * restriction and ramp lines (the same `restrictionConfig` and `rampConfig` a drill's HAProxy runs),
  * and in each backend what a runbook's fields declare (`slowstart`) or its gates need (`option
  * abortonclose` for gates on HAProxy's counters). `rampSets` are the backends the runbook's ramps
