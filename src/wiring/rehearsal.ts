@@ -135,11 +135,34 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   return {mode: 'rehearsal', run, runId: null, rehearsal}
 }
 
-/** Checks a runbook against its own rehearsal scenario and setup, as `validate` does without running it. */
+/** Checks a runbook against its own rehearsal scenario and setup, as a rehearsal does before it starts: exit 2 with every problem. */
 export function checkRehearsalScenario(runbook: Runbook): void {
   const {scenario} = rehearsalScenario(runbook, {pace: null})
   checkAgainstScenario(runbook, scenario, {pace: null})
 }
+
+/**
+ * Whether a runbook's own rehearsal scenario (and setup) can rehearse it, as `validate` asks
+ * without running it: what keeps it from doing so, each line naming the scenario, or none. A
+ * separate question from the runbook's validity: a live runbook stays runnable whatever its
+ * scenario lacks, so these are warnings, never a refusal.
+ */
+export function rehearsalWarnings(runbook: Runbook): string[] {
+  const ref = runbook.rehearsal?.scenario
+  if (ref === undefined) return []
+  let scenario: Scenario
+  try {
+    scenario = rehearsalScenario(runbook, {pace: null}).scenario
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error
+    return error.problems.map((p) => `the rehearsal scenario ${ref} cannot rehearse it: ${p}`)
+  }
+  return scenarioProblems(runbook, scenario, {pace: null}).map((p) => namesScenario(p, scenario.name))
+}
+
+/** A problem that does not already name the scenario, said to be about it. */
+const namesScenario = (problem: string, scenario: string): string =>
+  problem.includes(scenario) ? problem : `${problem} (in the rehearsal scenario ${scenario})`
 
 /** Loads a scenario named on the command line, for a single-action command to take its pools as targets. */
 export function loadRehearsalScenario(ref: string): Scenario {
@@ -198,14 +221,20 @@ export function rehearsalScenario(
 
 /**
  * Every pool and traffic type the runbook names must exist in the scenario it rehearses against,
- * every batch fit in its pool, and the rehearsal start inside the scenario.
+ * every batch fit in its pool, and the rehearsal start inside the scenario: a rehearsal refuses
+ * (exit 2) with every problem found.
  */
 function checkAgainstScenario(runbook: Runbook, scenario: Scenario, settings: RehearsalSettings): void {
+  const problems = scenarioProblems(runbook, scenario, settings)
+  if (problems.length > 0) throw new InputError(problems)
+}
+
+/** What keeps a scenario from rehearsing a runbook, each at its file:line:column (or the flag), in the runbook's order. */
+function scenarioProblems(runbook: Runbook, scenario: Scenario, settings: RehearsalSettings): string[] {
+  const problems: string[] = []
   const pools = new Set(scenario.pools.map((p) => p.name))
   const types = new Set(Object.keys(scenario.demand.types))
-  const fail = (path: ReadonlyArray<PropertyKey>, message: string): never => {
-    throw new InputError(`${runbook.locate(path)}: ${message}`)
-  }
+  const fail = (path: ReadonlyArray<PropertyKey>, message: string): void => void problems.push(`${runbook.locate(path)}: ${message}`)
   const backend = backendOf(runbook.targets)
   for (const [set, pool] of Object.entries(backend.weightedSets ?? {}))
     if (!pools.has(pool)) fail(backend.setPath(set), `the rehearsal scenario ${scenario.name} has no pool "${pool}"; its pools are ${[...pools].join(', ')}`)
@@ -227,7 +256,8 @@ function checkAgainstScenario(runbook: Runbook, scenario: Scenario, settings: Re
   const startAt = settings.startAt ?? (settings.scenario === undefined ? runbook.rehearsal?.startAt : undefined)
   if (startAt !== undefined && startAt >= scenario.duration) {
     const message = `expected a start before the end of the rehearsal scenario ${scenario.name} (${scenario.duration} s), got ${startAt} s`
-    if (fromFlag) throw new InputError(`--start-at: ${message}`)
-    fail(['rehearsal', 'startAt'], `rehearsal.startAt: ${message}`)
+    if (fromFlag) problems.push(`--start-at: ${message}`)
+    else fail(['rehearsal', 'startAt'], `rehearsal.startAt: ${message}`)
   }
+  return problems
 }
