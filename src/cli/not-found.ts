@@ -43,6 +43,15 @@ const commandNotFound: Hook.CommandNotFound = async function (options) {
   // With a space between topic and command, oclif joins the arguments into the id too
   // (`pasue RUN` arrives as `pasue:RUN`): the longest leading part with a close command is the command.
   const parts = options.id.split(':')
+  const given = [...parts.slice(1), ...(options.argv ?? [])]
+  const ends = given.indexOf('--')
+  // Under --json the error is a JSON object on stdout, as every command's is (src/cli/base.ts), and nothing is asked.
+  const json = (ends === -1 ? given : given.slice(0, ends)).includes('--json')
+  const fail = (message: string, suggestion?: string) => {
+    if (json) process.stdout.write(`${JSON.stringify({error: {message, exit: exitCodeOf('bad-input'), ...(suggestion ? {suggestion} : {})}}, null, 2)}\n`)
+    else process.stderr.write(`Error: ${message}\n`)
+    return this.exit(exitCodeOf('bad-input'))
+  }
   let k = parts.length
   while (k > 1 && closest(parts.slice(0, k).join(':'), visible) === undefined) k--
   const suggestion = closest(parts.slice(0, k).join(':'), visible)
@@ -53,24 +62,30 @@ const commandNotFound: Hook.CommandNotFound = async function (options) {
   if (exact >= 0) {
     const command = toConfiguredId(parts.slice(0, exact + 1).join(':'), config)
     const extra = parts.slice(exact + 1).join(' ')
-    process.stderr.write(`Error: ${command} takes no argument ${JSON.stringify(extra)}; \`${config.bin} ${command} --help\` shows its flags\n`)
-    return this.exit(exitCodeOf('bad-input'))
+    return fail(`${command} takes no argument ${JSON.stringify(extra)}; \`${config.bin} ${command} --help\` shows its flags`)
   }
-  const hint = suggestion === undefined ? '' : ` did you mean ${toConfiguredId(suggestion, config)}?`
-  const refuse = () => {
-    process.stderr.write(`Error: ${typed} is not a ${config.bin} command;${hint} (${config.bin} help lists every command)\n`)
-    this.exit(exitCodeOf('bad-input'))
-  }
-  if (suggestion === undefined || !process.stdin.isTTY || !process.stderr.isTTY) return refuse()
+  const hint = suggestion === undefined ? '' : `; did you mean ${toConfiguredId(suggestion, config)}?`
+  const refuse = () =>
+    fail(`${typed} is not a ${config.bin} command${hint} (${config.bin} help lists every command)`, suggestion && toConfiguredId(suggestion, config))
+  if (suggestion === undefined || json || !process.stdin.isTTY || !process.stderr.isTTY) return refuse()
   const argv = [...parts.slice(k), ...(options.argv ?? [])]
   const {ask} = await import('./terminal/prompt.js')
   const meant = toConfiguredId(suggestion, config)
   if (!(await ask(`${typed} is not a ${config.bin} command. Did you mean ${meant}?`, process.stderr))) return refuse()
-  if (!leaveLiveStateAlone.has(suggestion)) {
+  if (!leaveLiveStateAlone.has(suggestion) && !isDryRun(argv, config.findCommand(suggestion)?.flags)) {
     const line = [config.bin, meant, ...argv].join(' ')
     if (!(await ask(`${line} can change live state. Run exactly that?`, process.stderr))) return refuse()
   }
   return config.runCommand(suggestion, argv)
+}
+
+/**
+ * Whether the command line is a rehearsal: `--dry-run` given (before any `--`) to a command that
+ * takes it, which then changes no live state, so a guess at it needs no second yes.
+ */
+export function isDryRun(argv: string[], flags: Record<string, unknown> | undefined): boolean {
+  const ends = argv.indexOf('--')
+  return flags !== undefined && 'dry-run' in flags && (ends === -1 ? argv : argv.slice(0, ends)).includes('--dry-run')
 }
 
 export default commandNotFound

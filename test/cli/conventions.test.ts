@@ -19,6 +19,33 @@ describe('oclif conventions', () => {
     expect(stderr).toBe('Error: rn is not a sluice command; did you mean run? (sluice help lists every command)\n')
   })
 
+  it('a mistyped command under --json: the error as a JSON object on stdout, with the command meant, nothing on stderr (exit 2)', async () => {
+    for (const [args, error] of [
+      [['rn', '--json'], {message: 'rn is not a sluice command; did you mean run? (sluice help lists every command)', exit: 2, suggestion: 'run'}],
+      [['zzzzzz', '--json'], {message: 'zzzzzz is not a sluice command (sluice help lists every command)', exit: 2}],
+      [['simulate', 'outlook-2026', '--json'], {message: 'simulate takes no argument "outlook-2026"; `sluice simulate --help` shows its flags', exit: 2}],
+    ] as const) {
+      const {code, stdout, stderr} = await sluice([...args])
+      expect(code, args.join(' ')).toBe(2)
+      expect(stderr).toBe('')
+      expect(JSON.parse(stdout)).toEqual({error})
+    }
+    // After `--` it is an argument, not the flag: text as ever.
+    const after = await sluice(['rn', '--', '--json'])
+    expect(after.stdout).toBe('')
+    expect(after.stderr).toMatch(/^Error: rn is not a sluice command; did you mean run\?/)
+  })
+
+  it('a guess at a command that can change live state is a dry run only with --dry-run before any `--`, on a command that takes it', async () => {
+    const {isDryRun} = await import('../../src/cli/not-found.js')
+    const takes = {'dry-run': {}, yes: {}}
+    expect(isDryRun(['outlook-staged-return', '--dry-run'], takes)).toBe(true)
+    expect(isDryRun(['outlook-staged-return'], takes)).toBe(false)
+    expect(isDryRun(['outlook-staged-return', '--', '--dry-run'], takes)).toBe(false)
+    expect(isDryRun(['RUN', '--dry-run'], {yes: {}})).toBe(false)
+    expect(isDryRun(['--dry-run'], undefined)).toBe(false)
+  })
+
   it('a mistyped flag names the flag meant', async () => {
     const {code, stderr} = await sluice(['run', 'outlook-staged-return', '--dryrun'])
     expect(code).toBe(2)

@@ -56,6 +56,26 @@ describe.concurrent('a mistyped command (spawned)', () => {
   }, 60_000)
 })
 
+describe.concurrent('a mistyped command that changes nothing (spawned)', () => {
+  it('a guess whose command line is a dry run runs after one yes, never called a change to live state', async () => {
+    const run = spawnInTerminal(['rn', 'regional-dns-ramp', '--dry-run', '--yes'], env())
+    await shown(run, /Did you mean run\? \(y\/N\)/)
+    run.type('y\r')
+    const end = await run.ended
+    expect(end.code, end.screen).toBe(0)
+    expect(end.screen).not.toContain('can change live state')
+    expect(end.screen).toContain('Rehearsal of regional-dns-ramp')
+  }, 120_000)
+
+  it('under --json on a terminal nothing is asked: the error is a JSON object on stdout (exit 2)', async () => {
+    const run = spawnInTerminal(['rn', 'regional-dns-ramp', '--json'], env())
+    const end = await run.ended
+    expect(end.code, end.screen).toBe(2)
+    expect(end.screen).not.toContain('Did you mean')
+    expect(end.screen).toContain('"suggestion": "run"')
+  }, 60_000)
+})
+
 describe('colour (spawned)', () => {
   it('--no-color takes the colour out of what a terminal would show in colour, as NO_COLOR does', async () => {
     // A real terminal, from util-linux's script(1): on one, the report and its chart are coloured.
