@@ -5,11 +5,12 @@
  * the one under the cursor, maybe empty); what it prints is the protocol, kept to lines so any
  * shell can read it:
  *
- * - nothing: not a position sluice completes by value (a command name, a flag, free text); the
- *   shell falls back to oclif's static completion of commands and flags;
+ * - nothing: not a position sluice completes (a command name, a flag right after the command,
+ *   free text); the shell falls back to oclif's static completion of commands and flags;
  * - otherwise a first line saying what else the shell adds, `:files` (YAML files and directories,
  *   for a runbook or scenario, which may be a file) or `:values` (nothing), then one candidate a
- *   line, already filtered by what has been typed of the word.
+ *   line, already filtered by what has been typed of the word: a value, or a flag's name after an
+ *   argument or another flag, where the static scripts find no command.
  *
  * Everything here reads and never writes, and any failure completes nothing: see `complete`.
  */
@@ -24,7 +25,10 @@ export interface CommandShape {
   id: string
   /** In their order on the command line. */
   args: Record<string, unknown>
-  flags: Record<string, {type: 'boolean' | 'option'; char?: string; options?: readonly string[]; default?: unknown}>
+  flags: Record<
+    string,
+    {type: 'boolean' | 'option'; char?: string; options?: readonly string[]; default?: unknown; hidden?: boolean; multiple?: boolean; allowNo?: boolean}
+  >
   /** false: more arguments than declared are taken (validate's runbooks), each like the last. */
   strict?: boolean
 }
@@ -71,6 +75,7 @@ export function positionOf(words: string[], find: (id: string) => CommandShape |
   const takesValue = (name: string | undefined) => name !== undefined && command.flags[name]?.type === 'option'
   const flags: Record<string, string> = {}
   const args: string[] = []
+  const given = new Set<string>()
   let pending: string | undefined
   let onlyArgs = false
   for (const word of rest) {
@@ -81,6 +86,7 @@ export function positionOf(words: string[], find: (id: string) => CommandShape |
     else if (word === '--') onlyArgs = true
     else {
       const {name, value} = flagWord(word, byChar)
+      if (name !== undefined) given.add(name.replace(/^no-/, ''))
       if (value !== undefined) flags[name ?? ''] = value
       else if (takesValue(name)) pending = name
     }
@@ -92,11 +98,22 @@ export function positionOf(words: string[], find: (id: string) => CommandShape |
     // Only `--name=value`: a shell completes the value after the `=` as a word of its own; in
     // `-sVALUE` it would replace the flag too.
     const {name, value} = current.startsWith('--') ? flagWord(current, byChar) : {}
-    return value !== undefined && takesValue(name) ? at(flagKind(command, name!), value) : null
+    if (value !== undefined) return takesValue(name) ? at(flagKind(command, name!), value) : null
+    // A flag's name after an argument or another flag (`run outlook-staged-return --`): the
+    // plugin's static scripts look the command up by every word before the cursor and find none
+    // there. Right after the command they find it, and zsh's shows each flag's description: left to them.
+    return rest.length > 0 ? at({options: flagNames(command, given)}, current) : null
   }
   const names = Object.keys(command.args)
   const name = names[args.length] ?? (command.strict === false ? names.at(-1) : undefined)
   return at(name === undefined ? undefined : argKinds[name], current)
+}
+
+/** The command's flags as typed (`--name`, `--no-name` for a negatable one), leaving out hidden ones and those given already that cannot be given twice. */
+function flagNames(command: CommandShape, given: Set<string>): string[] {
+  return Object.entries(command.flags).flatMap(([name, f]) =>
+    f.hidden || (given.has(name) && !f.multiple) ? [] : [`--${name}`, ...(f.allowNo ? [`--no-${name}`] : [])],
+  )
 }
 
 /** `--name=value`, `--name`, `-c`, `-cVALUE` as a flag name (undefined if unknown) and its value if it carries one. */

@@ -79,6 +79,23 @@ describe('sluice complete: argument and flag values for the shells (in process)'
     expect(lines((await complete(['run', 'x', '--rollback', ''])).stdout)).toEqual([':values', 'ramped', 'now'])
   })
 
+  it("flags after the runbook argument or another flag: the command's flags matching what is typed, less those given once already", async () => {
+    const after = await complete(['run', 'outlook-staged-return', '--'])
+    expect(after.code, after.stderr).toBe(0)
+    const offered = lines(after.stdout)
+    expect(offered[0]).toBe(':values')
+    expect(offered).toEqual(expect.arrayContaining(['--dry-run', '--yes', '--scenario', '--setup', '--json', '--state', '--approve']))
+    // Hidden flags are not offered, and every one offered is run's.
+    expect(offered.slice(1).every((f) => f.startsWith('--'))).toBe(true)
+    expect(lines((await complete(['run', 'outlook-staged-return', '--dr'])).stdout)).toEqual([':values', '--dry-run'])
+    // Given already: not again; --approve may be given again.
+    const again = lines((await complete(['run', 'outlook-staged-return', '--dry-run', '--approve', '2', '--'])).stdout)
+    expect(again).not.toContain('--dry-run')
+    expect(again).toContain('--approve')
+    expect(lines((await complete(['promote', '20261204-060000-1b1b', '--f'])).stdout)).toEqual([':values', '--full'])
+    expect(lines((await complete(['validate', 'a.yaml', 'b.yaml', '--j'])).stdout)).toEqual([':values', '--json'])
+  })
+
   it('a broken store, a team store or a runbook that does not load: nothing on stderr, exit 0', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'sluice-complete-broken-')), 'not-a-dir')
     writeFileSync(file, 'x')

@@ -58,6 +58,11 @@ describe('sluice autocomplete writes scripts that complete values (spawned)', ()
     expect((await bashCompletes(['run', 'outlook'], env, cwd)).sort()).toEqual(['outlook-mine.yaml', 'outlook-staged-return', 'outlook-staged-return-haproxy'])
     expect(await bashCompletes(['simulate', '--scenario', '=', 'two'], env)).toEqual(['two-regions'])
     expect(await bashCompletes(['journ'], env)).toEqual(['journal'])
+    // Flags after the runbook argument (the plugin's static function finds no command there) and after another flag.
+    expect(await bashCompletes(['run', 'outlook-staged-return', '--dr'], env)).toEqual(['--dry-run'])
+    expect(await bashCompletes(['run', 'outlook-staged-return', '--dry-run', '--ye'], env)).toEqual(['--yes'])
+    // Right after the command, the static function still answers.
+    expect(await bashCompletes(['run', '--dr'], env)).toEqual(['--dry-run'])
   })
 
   it('the zsh script keeps the plugin function as _sluice_static behind a _sluice that asks sluice complete, and parses', () => {
