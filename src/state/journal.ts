@@ -183,7 +183,8 @@ export function pauseInForce(read: JournalRead): (ControlSender & {at: string}) 
     if (e.type !== 'control') continue
     const c = e.control as ControlIntent
     if (e.effect === 'paused') paused = {operator: c.operator, host: c.host, pid: c.pid, at: c.at}
-    else if (e.effect === 'continued' || e.effect === 'aborting') paused = null
+    // A promote --full continues a pause as a promote does.
+    else if (e.effect === 'continued' || e.effect === 'promoted fully' || e.effect === 'aborting') paused = null
   }
   return paused
 }

@@ -155,4 +155,30 @@ describe('promote --full (a real control poller over a state store)', () => {
     // The 50% step's bake was never counted down: only the first bake, the one promoted, began as a bake.
     expect(io.of('bake')).toHaveLength(1)
   }, 60_000)
+
+  it('sent while the run is paused, it continues it (as a promote does) and every bake from then on is promoted', async () => {
+    const store = new LocalStore(mkdtempSync(join(tmpdir(), 'sluice-promote-full-')))
+    const runId = '20261206-120000-f2f2'
+    const poller = new ControlPoller(
+      store,
+      runId,
+      () => undefined,
+      () => undefined,
+    )
+    await poller.start(20)
+    const seen: string[] = []
+    poller.subscribe((_c, effect, did) => seen.push(`${effect}: ${did}`))
+    await store.sendControl(runId, {...bob, kind: 'pause', at: new Date().toISOString()})
+    await until(() => poller.pausedBy !== null, 'the pause is taken')
+    await store.sendControl(runId, {...alice, kind: 'promote', full: true, at: new Date().toISOString()})
+    await until(() => seen.length === 2, 'the promote --full is taken')
+    expect(poller.pausedBy).toBeNull()
+    expect(poller.fullyPromotedBy).toEqual(alice)
+    expect(seen[1]).toMatch(/^promoted fully: promoted fully: continued from the pause: /)
+    // A bake listening now is promoted from its first instant; an approval is not.
+    const signal = new AbortController().signal
+    expect(poller.listenForPromote(() => 'bake', signal).taken()).toBe(true)
+    expect(poller.listenForPromote(() => 'approval', signal, 'approval').taken()).toBe(false)
+    await poller.stop()
+  }, 60_000)
 })

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import type {Mutation} from '../../src/ports/io.js'
 import type {JournalEntry, JournalRead} from '../../src/ports/state-store.js'
 import {parseJournal} from '../../src/state/records.js'
-import {firstUnfinishedStep, isOnWayBack, lastAttempt, mutations, runStart, runStatus} from '../../src/state/journal.js'
+import {firstUnfinishedStep, isOnWayBack, lastAttempt, mutations, pauseInForce, runStart, runStatus} from '../../src/state/journal.js'
 
 let seq = 0
 const e = (type: string, extra: Record<string, unknown> = {}): JournalEntry => ({
@@ -87,6 +87,15 @@ describe('journal helpers', () => {
     const found = mutations(read(first, second, outcome))
     expect(found[0].outcome).toBeUndefined()
     expect(found[1].outcome).toEqual({ok: true, error: undefined, found: 'applied'})
+  })
+
+  it('pauseInForce: a pause holds until a promote continues it, a promote --full included (a resumed run is not paused by a pause it took back)', () => {
+    const bob = {operator: 'bob', host: 'ops-2', pid: 8}
+    const control = (kind: string, effect: string, extra: Record<string, unknown> = {}) =>
+      e('control', {control: {...bob, seq: seq + 1, kind, at: '2026-11-04T10:00:00.000Z', ...extra}, effect})
+    expect(pauseInForce(read(e('run-start'), control('pause', 'paused')))).toMatchObject(bob)
+    expect(pauseInForce(read(e('run-start'), control('pause', 'paused'), control('promote', 'continued')))).toBeNull()
+    expect(pauseInForce(read(e('run-start'), control('pause', 'paused'), control('promote', 'promoted fully', {full: true})))).toBeNull()
   })
 
   it('firstUnfinishedStep: the first step whose last end was not done; all steps when every one is done', () => {

@@ -270,7 +270,7 @@ export class ListrView {
     if (!bake || this.clock !== 'wall') return
     const now = Date.now() / 1000
     if (effect === 'paused' && bake.pausedAt === undefined) bake.pausedAt = now
-    else if ((effect === 'continued' || effect === 'aborting') && bake.pausedAt !== undefined) {
+    else if ((effect === 'continued' || effect === 'promoted fully' || effect === 'aborting') && bake.pausedAt !== undefined) {
       bake.since += now - bake.pausedAt
       bake.pausedAt = undefined
     }
