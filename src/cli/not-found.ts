@@ -24,6 +24,7 @@ export const leaveLiveStateAlone: ReadonlySet<string> = new Set([
   'simulate',
   'freeze:check',
   'iam-policy',
+  'haproxy-config',
   'drill',
   'tune',
   'autocomplete',
