@@ -1,6 +1,6 @@
 import {checkOutputName, writeOutput} from './output-file.js'
 import type {StepResult} from '../engine/engine.js'
-import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, type RehearsalFigures} from '../report/rehearsal.js'
+import {rehearsalFigures, rehearsalHtml, rehearsalSvg, renderLiveRun, renderRehearsal, renderSingleAction, type RehearsalFigures} from '../report/rehearsal.js'
 import type {Runbook} from '../loader/runbook.js'
 import {runIn, type Mode} from '../runner.js'
 import {exitCodeOf} from './exit-codes.js'
@@ -61,7 +61,7 @@ export function modeOf(flags: ModeFlags): Mode {
 export async function executeRunbook(
   runbook: Runbook,
   mode: Mode,
-  options: {yes: boolean; json: boolean; approve?: string[]; svg?: string; html?: string},
+  options: {yes: boolean; json: boolean; approve?: string[]; svg?: string; html?: string; single?: {name: string; changesTraffic: boolean}},
   out: Printer,
 ): Promise<RunJson> {
   checkOutputName('--svg', options.svg)
@@ -98,7 +98,13 @@ export async function executeRunbook(
   }
   if (!options.json) {
     const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
-    out.log(rehearsal ? renderRehearsal(rehearsal, {color: out.color, width}) : renderLiveRun(run))
+    // A single action rehearsed says what it does, not the scenario's whole story (--svg and --html still draw it).
+    const text = !rehearsal
+      ? renderLiveRun(run)
+      : options.single
+        ? renderSingleAction(rehearsal, options.single)
+        : renderRehearsal(rehearsal, {color: out.color, width})
+    out.log(text)
   }
   // A rehearsed rollback that held on a failing gate is what `sluice rollback` would exit 3 for.
   const exitCode = run.outcome === 'completed' && rehearsal?.rollback?.outcome === 'held' ? exitCodeOf('held') : exitCodeOf(run.outcome)

@@ -130,5 +130,6 @@ export async function runSingleStep(
     targets = liveTargets(flags)
   }
   const runbook = singleStepRunbook(step, targets, paths)
-  return executeRunbook(runbook, mode, {yes: flags.yes ?? false, json, svg: flags.svg, html: flags.html}, out)
+  const single = {name: String(step.action), changesTraffic: (actionNamed(step.action as Step['action']) as ActionDefinition).changes !== undefined}
+  return executeRunbook(runbook, mode, {yes: flags.yes ?? false, json, svg: flags.svg, html: flags.html, single}, out)
 }

@@ -14,6 +14,7 @@ import {rollbackHow, rollbackLine} from './rollback.js'
 import {rollbackFigures, type RollbackFigures} from '../drill/rollback-figures.js'
 import {perSecond, simTimeline} from '../drill/timeline.js'
 import {fullServiceWindow} from '../drill/report-card.js'
+import {rehearsalOutcome, singleActionOutcome, type OutcomeFacts} from './outcome.js'
 
 /**
  * What a rehearsal did: the engine's result and the simulated fleet's record around it. The
@@ -145,9 +146,10 @@ function stepsAndVerdicts(run: RunResult): string[] {
   ]
 }
 
-/** The end of a live run: the outcome, each step, every gate verdict. */
+/** The end of a live run: the outcome, each step, every gate verdict, and the outcome again last. */
 export function renderLiveRun(run: RunResult): string {
-  return [`Run of ${run.runbook}`, `Outcome: ${run.outcome} — ${run.message}`, '', ...stepsAndVerdicts(run)].join('\n')
+  const outcome = `Outcome: ${run.outcome} — ${run.message}`
+  return [`Run of ${run.runbook}`, outcome, '', ...stepsAndVerdicts(run), '', outcome].join('\n')
 }
 
 /** Seconds the chart runs on after the runbook ends: enough to see a relapse begin, not the scenario's whole tail. */
@@ -244,10 +246,43 @@ export function rampAndGatesPanel(r: Rehearsal): ChartPanel | null {
   }
 }
 
-/** The end of a rehearsal as a person reads it: the verdict, the figures, every gate verdict, then the chart. */
+function outcomeFacts(r: Rehearsal, f: RehearsalFigures): OutcomeFacts {
+  return {
+    run: r.run,
+    record: r.record,
+    startAt: r.startAt,
+    endAt: r.endAt,
+    recovered: r.recovered,
+    fullServiceFrom: f.fullServiceFrom,
+    restrictedAtEnd: f.restrictedAtEnd,
+    restrictedPercentAtEnd: f.restrictedPercentAtEnd,
+    ...(r.rollback ? {rollbackOutcome: r.rollback.outcome} : {}),
+  }
+}
+
+/** The outcome in two sentences: what the runbook did from its own start, and whether it would be safe to run. */
+export function rehearsalHeadline(r: Rehearsal): string[] {
+  return rehearsalOutcome(outcomeFacts(r, rehearsalFigures(r)))
+}
+
+/** A single action rehearsed: what it does and what it did to the rehearsal fleet, then its gate verdicts, the outcome last. */
+export function renderSingleAction(r: Rehearsal, action: {name: string; changesTraffic: boolean}): string {
+  const outcome = singleActionOutcome(outcomeFacts(r, rehearsalFigures(r)), action)
+  const verdicts = groupedVerdictLines(r.run.steps.flatMap((s) => s.verdicts))
+  if (verdicts.length === 0) return outcome.join('\n')
+  return [...outcome, '', 'Gate verdicts:', ...verdicts.map((l) => `  ${l}`), '', ...outcome].join('\n')
+}
+
+/**
+ * The end of a rehearsal as a person reads it: the outcome first, the figures, every gate verdict,
+ * the chart, and the outcome again last, where a short terminal leaves the eye.
+ */
 export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: number}): string {
   const f = rehearsalFigures(r)
+  const headline = rehearsalOutcome(outcomeFacts(r, f))
   const lines = [
+    ...headline,
+    '',
     `Rehearsal of ${r.run.runbook} against ${f.scenario} (setup ${f.setup}), from ${f.startAt} s to ${round(f.endAt, 1)} s`,
     `Outcome: ${r.run.outcome} — ${r.run.message}`,
     `Recovered: ${recoveredText(r, f)}`,
@@ -258,6 +293,8 @@ export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: n
     ...rollbackLines(f),
     '',
     renderTerminalChart(rehearsalPanel(r), {color: options.color, width: options.width, height: 10}),
+    '',
+    ...headline,
   ]
   return lines.join('\n')
 }
@@ -277,6 +314,9 @@ export function rehearsalHtml(r: Rehearsal): string {
 <style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1000px}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left}.pass{color:#1a7f37}.fail{color:#cf222e}.inconclusive{color:#9a6700}</style>
 </head><body>
 <h1>Rehearsal of ${e(r.run.runbook)}</h1>
+${rehearsalOutcome(outcomeFacts(r, f))
+  .map((l) => `<p class="outcome"><b>${e(l)}</b></p>`)
+  .join('\n')}
 <p>Against <b>${e(f.scenario)}</b> (setup ${e(f.setup)}), from ${f.startAt} s to ${round(f.endAt, 1)} s.</p>
 <p><b>Outcome:</b> ${e(r.run.outcome)} — ${e(r.run.message)}</p>
 ${rehearsalSvg(r)}

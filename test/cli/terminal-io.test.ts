@@ -323,6 +323,51 @@ describe("'tty' mode", () => {
     expect(frame.split('\n').filter((l) => l.includes(line))).toHaveLength(2)
   })
 
+  it('folds a step done to one line once the next starts, so the frame stays a line a step; the last keeps its lines', async () => {
+    const out = capture()
+    const io = terminal({mode: 'tty', stream: out.stream})
+    io.notify({type: 'plan', runbook: 'recover', steps})
+    io.notify({type: 'step-start', step: 0, title: 'Freeze changes', at: 0})
+    io.notify({type: 'progress', step: 0, message: 'writing the freeze record', at: 1})
+    io.notify({type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 2})
+    io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: 3})
+    io.notify({type: 'bake', step: 1, seconds: 60, at: 60})
+    io.notify({type: 'verdict', verdict: {...verdict, at: 80}})
+    io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 5%', at: 120})
+    io.notify({type: 'run-end', outcome: 'completed', message: ''})
+    await io.close()
+    const text = plain(out.text())
+    const frame = text.slice(text.lastIndexOf('Freeze changes: frozen'))
+    // The first step: its title and what it ended with, on one line; nothing under it.
+    expect(frame).toMatch(/^Freeze changes: frozen \[[\dm. ]+s\]\n\S+ Ramp to site b/)
+    expect(frame).not.toContain('writing the freeze record')
+    // The step the run ended on keeps its last status and verdict under it.
+    expect(frame).toMatch(/Ramp to site b \[[\dm. ]+s\]\n\s+› b at 5%\n\s+gate error-rate ≤ 1% over 60 s: 0\.40% pass \(ramp 5%\), bake 20\/60 s/)
+  })
+
+  it('draws a burst of changes in a few frames, not a frame per change', async () => {
+    const out = capture()
+    const io = terminal({mode: 'tty', stream: out.stream})
+    io.notify({type: 'plan', runbook: 'recover', steps})
+    io.notify({type: 'step-start', step: 0, title: 'Freeze changes', at: 0})
+    io.notify({type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 0})
+    io.notify({type: 'step-start', step: 1, title: 'Ramp to site b', at: 1})
+    io.notify({type: 'bake', step: 1, seconds: 600, at: 1})
+    // Let listr2 start the step, then say 200 things at once, as a rehearsal in virtual time does.
+    await new Promise((r) => setTimeout(r, 300))
+    for (let i = 0; i < 200; i++) io.notify({type: 'verdict', verdict: {...verdict, at: 2 + i}})
+    await new Promise((r) => setTimeout(r, 300))
+    io.notify({type: 'step-end', step: 1, status: 'done', message: 'b at 5%', at: 300})
+    io.notify({type: 'run-end', outcome: 'completed', message: ''})
+    await io.close()
+    const text = plain(out.text())
+    // Each frame draws the running step's line once: every count drawn is a frame.
+    const counts = text.match(/bake \d+\/600 s/g) ?? []
+    expect(counts.length).toBeGreaterThan(0)
+    expect(counts.length).toBeLessThan(20)
+    expect(text).toContain('bake 200/600 s')
+  })
+
   it('marks steps that never started as not run', async () => {
     const out = capture()
     const io = terminal({mode: 'tty', stream: out.stream})

@@ -9,7 +9,7 @@ import {ask, confirmAdapter} from './prompt.js'
 type Listr2 = typeof import('listr2')
 type Renderer = typeof DefaultRenderer
 type TaskHandle = ListrTaskWrapper<unknown, Renderer, Renderer>
-type StepList = Listr<unknown, 'default', 'default'>
+type StepList = Listr<unknown, Renderer, Renderer>
 
 interface Deferred<T> {
   promise: Promise<T>
@@ -38,6 +38,8 @@ interface Slot {
   planned: PlannedStep
   /** Settles on the step's step-end, or as not run at run-end; listr2 may start the task later. */
   end: Deferred<StepEnd>
+  /** Settles true when a later step starts, false when the run ends first: whether the step folds to one line. */
+  followed: Deferred<boolean>
   /** Settles when listr2 starts the task: only then can it show output or a prompt. */
   started: Deferred<TaskHandle>
   task?: TaskHandle
@@ -59,6 +61,58 @@ interface Slot {
 /** How often the countdown moves between a live run's events (ms). */
 const TICK_MS = 1000
 
+/**
+ * At most one frame per this many ms. listr2 redraws the whole frame, measuring and wrapping every
+ * line to the terminal's width (about 10 ms a frame), on each change of a task's state, title or
+ * output; a rehearsal in virtual time changes them hundreds of times a second, and drawn one by
+ * one they made a terminal run three times slower than a piped one. Its spinner moves every 100 ms,
+ * so a person sees no less.
+ */
+const FRAME_MS = 100
+
+/**
+ * listr2's default renderer, drawing at most one frame per FRAME_MS: a change schedules the next
+ * frame rather than drawing at once, and the last frame is drawn whole at the end. A frame is drawn
+ * at once when more tasks are enabled, or a prompt starts or ends, than the last frame knew of:
+ * listr2 starts listening to a task's output, and to a prompt's, only when a frame first draws it,
+ * so what was said before that frame would be lost.
+ */
+function throttledRenderer(m: Listr2): Renderer {
+  return class ThrottledRenderer extends m.DefaultRenderer {
+    private next?: NodeJS.Timeout
+    private readonly listed: ConstructorParameters<Renderer>[0]
+    private enabledDrawn = 0
+    private promptDrawn?: string
+
+    constructor(...args: ConstructorParameters<Renderer>) {
+      super(...args)
+      this.listed = args[0]
+    }
+
+    override update(): void {
+      const enabled = this.listed.filter((t) => t.isEnabled()).length
+      const prompting = this.listed.find((t) => t.isPrompt())?.id
+      if (enabled > this.enabledDrawn || prompting !== this.promptDrawn) {
+        this.enabledDrawn = enabled
+        this.promptDrawn = prompting
+        clearTimeout(this.next)
+        this.next = undefined
+        return super.update()
+      }
+      this.next ??= setTimeout(() => {
+        this.next = undefined
+        super.update()
+      }, FRAME_MS)
+    }
+
+    override end(): void {
+      clearTimeout(this.next)
+      this.next = undefined
+      super.end()
+    }
+  }
+}
+
 /** The task's line once the step is over: failures and skips replace the title in listr2. */
 function endText(title: string, end: StepEnd): string {
   switch (end.status) {
@@ -71,7 +125,17 @@ function endText(title: string, end: StepEnd): string {
   }
 }
 
-function finishTask(slot: Slot, task: TaskHandle, end: StepEnd): void {
+/**
+ * The task's last lines. A step done, once a later one has started, folds to one line, its title and
+ * what it ended with, so the frame stays a line a step and fits the screen however long the
+ * runbook; the step the run ends on, and any step not done, keeps its lines under it.
+ */
+function finishTask(slot: Slot, task: TaskHandle, end: StepEnd, followed: boolean): void {
+  if (followed && end.status === 'done') {
+    task.title = end.message ? `${slot.planned.title}: ${end.message}` : slot.planned.title
+    task.output = ''
+    return
+  }
   const kept = [slot.control ?? '', end.status === 'done' ? end.message : '', slot.verdict ?? ''].filter(Boolean)
   task.output = kept.join('\n')
   if (end.status === 'done') return
@@ -99,6 +163,7 @@ export class ListrView {
       case 'plan':
         return this.plan(event.steps, event.runId)
       case 'step-start':
+        for (const slot of this.slots.values()) if (slot.planned.index < event.step) slot.followed.resolve(true)
         return this.slots.has(event.step) ? this.start() : this.print(formatEvent(event))
       case 'progress':
         return this.show(event.step, event.message, event)
@@ -181,7 +246,7 @@ export class ListrView {
     if (this.module) return
     // The plan is read before anything runs; listr2 then shows the same steps as tasks.
     this.print(planLines(steps, runId))
-    for (const planned of steps) this.slots.set(planned.index, {planned, end: deferred(), started: deferred()})
+    for (const planned of steps) this.slots.set(planned.index, {planned, end: deferred(), followed: deferred(), started: deferred()})
     this.module = import('listr2').catch((error: Error) => {
       this.write([`progress display unavailable: ${error.message}`])
       return undefined
@@ -220,12 +285,13 @@ export class ListrView {
       rendererOptions: taskOptions,
       fallbackRendererOptions: taskOptions,
     }))
-    return new m.Listr<unknown, 'default', 'default'>(tasks, {
-      renderer: 'default',
+    const renderer = throttledRenderer(m)
+    return new m.Listr<unknown, Renderer, Renderer>(tasks, {
+      renderer,
       rendererOptions,
       // listr2 falls back when process.stdout is not a TTY, but we draw on stderr and chooseMode
       // has checked that one; forceTTY would instead overwrite process.stdout.isTTY for everyone.
-      fallbackRenderer: 'default',
+      fallbackRenderer: renderer,
       fallbackRendererOptions: rendererOptions,
       // Its SIGINT handler calls process.exit; the engine handles SIGINT.
       registerSignalListeners: false,
@@ -238,7 +304,10 @@ export class ListrView {
     slot.task = task
     slot.started.resolve(task)
     if (slot.output) task.output = slot.output
-    finishTask(slot, task, await slot.end.promise)
+    const end = await slot.end.promise
+    // listr2 stops listening to a task's output once it completes, so the task waits to learn
+    // whether its lines fold (a later step started) or stay (the run ended on it).
+    finishTask(slot, task, end, await slot.followed.promise)
   }
 
   /** The first step not yet over: the one running, or the one listr2 is about to start. */
@@ -339,7 +408,10 @@ export class ListrView {
   }
 
   private settleAll(): void {
-    for (const slot of this.slots.values()) slot.end.resolve({status: 'not-run', message: ''})
+    for (const slot of this.slots.values()) {
+      slot.end.resolve({status: 'not-run', message: ''})
+      slot.followed.resolve(false)
+    }
   }
 
   private write(lines: string[]): void {
