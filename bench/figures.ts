@@ -14,6 +14,7 @@ import type {EngineIO} from '../src/ports/io.js'
 import {rehearse} from '../src/wiring/rehearsal.js'
 import {loadRunbookFile} from '../src/loader/load-runbook.js'
 import {readdirSync} from 'node:fs'
+import {terminalRendering} from './terminal.js'
 
 function emit(name: string, value: number, unit: string): void {
   process.stdout.write(`${JSON.stringify({name, value: Number(value.toPrecision(4)), unit})}\n`)
@@ -246,3 +247,4 @@ sweepSized()
 seedScenario()
 await rehearsals()
 startTimes()
+terminalRendering()

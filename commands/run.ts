@@ -8,7 +8,7 @@ export default class Run extends SluiceCommand {
 
   static override description = `Shows the plan, then runs the steps in order: freeze, restrict, cycle, ramp, approve, wait, check. Every gate verdict is printed with the measured value and the threshold. A failed gate puts back the last good state and exits 3.
 
-With --dry-run the runbook runs against its rehearsal scenario in virtual time: the same steps, gates and exit code as live, in well under a second, ending with a report and a chart.
+With --dry-run the runbook runs against its rehearsal scenario in virtual time: the same steps, gates and exit code as live, in about half a second for a 20-minute runbook, ending with a report and a chart.
 
 --yes confirms the plan. A live approve step is answered at the prompt, by \`sluice promote RUN\` from any terminal, or in advance with --approve STEP; unanswered, it holds the run after its timeout (default 1 h) with exit 4, for \`sluice resume\`. In a rehearsal --yes answers approve steps too.
 

@@ -1,3 +1,6 @@
+import {mkdtempSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {isolatedEnv} from '../helpers/cli.js'
 import {commands} from '../helpers/single-action-cases.js'
@@ -105,5 +108,15 @@ describe('a single action rehearsed says what it does, not the scenario (in proc
         /^On the rehearsal fleet, over \d+ s: [\d.]+% of demand completed before it, [\d.]+% after; nothing restricted at its end; no gate judged it\.$/,
       ),
     ])
+  })
+
+  it('keeps the chart for --svg: the whole rehearsal drawn, completed requests against demand', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sluice-outcome-')), 'ramp.svg')
+    const r = await sluiceInProcess([...byName.ramp, '--dry-run', '--svg', file])
+    expect(r.exit, r.stderr).toBe(0)
+    const svg = readFileSync(file, 'utf8')
+    expect(svg).toMatch(/<polyline/)
+    expect(svg).toContain('completed')
+    expect(svg).toContain('demand')
   })
 })

@@ -14,11 +14,15 @@ export function expectBadInput(result: CliResult, message: string | RegExp): voi
   expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/)
 }
 
-/** A completed one-step rehearsal: exit 0, the report on stdout, the step's progress on stderr. */
+/**
+ * A completed one-step rehearsal: exit 0, what the action did on stdout (issue 48: the action's
+ * outcome, not the scenario's report and chart; the chart is the --svg's, test/commands/outcome-first-and-last.test.ts),
+ * the step's progress on stderr.
+ */
 export function expectCompleted(result: CliResult, doneLine: RegExp): void {
   expect(result.code, result.stderr).toBe(0)
-  expect(result.stdout).toMatch(/^Outcome: completed — [a-z]+-from-the-command-line: its step is done$/m)
-  expect(result.stdout).toMatch(/[\u2801-\u28ff]/)
+  expect(result.stdout).toMatch(/^sluice [a-z]+ \(rehearsed; nothing live changed\) done: .*\.$/m)
+  expect(result.stdout.trimEnd().split('\n').at(-1)).toMatch(/^(It changes no traffic|On the rehearsal fleet)/)
   expect(result.stderr).toMatch(/^plan: 1 step$/m)
   expect(result.stderr).toMatch(/^\[\+\d\d:\d\d\] \[step 1\] start /m)
   expect(result.stderr).toMatch(doneLine)

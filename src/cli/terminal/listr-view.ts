@@ -73,9 +73,9 @@ const FRAME_MS = 100
 /**
  * listr2's default renderer, drawing at most one frame per FRAME_MS: a change schedules the next
  * frame rather than drawing at once, and the last frame is drawn whole at the end. A frame is drawn
- * at once when more tasks are enabled, or a prompt starts or ends, than the last frame knew of:
- * listr2 starts listening to a task's output, and to a prompt's, only when a frame first draws it,
- * so what was said before that frame would be lost.
+ * at once when the tasks are all enabled, and when a prompt starts or ends: listr2 starts listening
+ * to a task's output, and to a prompt's, only when a frame first draws it, so what was said before
+ * that frame would be lost.
  */
 function throttledRenderer(m: Listr2): Renderer {
   return class ThrottledRenderer extends m.DefaultRenderer {
@@ -92,7 +92,8 @@ function throttledRenderer(m: Listr2): Renderer {
     override update(): void {
       const enabled = this.listed.filter((t) => t.isEnabled()).length
       const prompting = this.listed.find((t) => t.isPrompt())?.id
-      if (enabled > this.enabledDrawn || prompting !== this.promptDrawn) {
+      // Every task is enabled before any runs (listr2 checks them all first): one frame then sets them all up.
+      if ((enabled === this.listed.length && enabled > this.enabledDrawn) || prompting !== this.promptDrawn) {
         this.enabledDrawn = enabled
         this.promptDrawn = prompting
         clearTimeout(this.next)
