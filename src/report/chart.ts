@@ -318,28 +318,35 @@ function drawBand(canvas: Canvas, band: {lo: Float64Array; hi: Float64Array}, sc
   }
 }
 
-/** How a series' line is drawn and shown in the legend: which of its path's dots are set. */
-interface LineStyle {
+/**
+ * How a series' line is drawn and shown in the legend: which of its path's dots are set on a
+ * terminal, and the same pattern as an SVG dash (svg.ts), so a chart looks one way wherever it is read.
+ */
+export interface LineStyle {
   glyph: string
   drawn: (k: number) => boolean
+  /** stroke-dasharray in SVG pixels, with round caps: '' for a solid line. */
+  dash: string
 }
 
-// Without colour (NO_COLOR, a pipe, a log) a line is told from another only by its pattern: on
-// each axis, each series gets the next pattern, solid first on the left, dotted first on the right.
+// Without colour (NO_COLOR, a pipe, a log, greyscale print, a colour-blind reader) a line is told
+// from another only by its pattern: on each axis, each series gets the next pattern, solid first
+// on the left, dotted first on the right. The SVG dashes follow the terminal's: long dashes for
+// ╍, dots for ┅ and ┈ (closer for ┈), a short dash far apart for ╌.
 const lineStyles: Record<'left' | 'right', LineStyle[]> = {
   left: [
-    {glyph: '━', drawn: () => true},
-    {glyph: '╍', drawn: (k) => k % 6 < 3},
-    {glyph: '┅', drawn: (k) => k % 3 === 0},
+    {glyph: '━', drawn: () => true, dash: ''},
+    {glyph: '╍', drawn: (k) => k % 6 < 3, dash: '7 5'},
+    {glyph: '┅', drawn: (k) => k % 3 === 0, dash: '0.5 6'},
   ],
   right: [
-    {glyph: '┈', drawn: (k) => k % 2 === 0},
-    {glyph: '╌', drawn: (k) => k % 8 < 2},
+    {glyph: '┈', drawn: (k) => k % 2 === 0, dash: '0.5 3'},
+    {glyph: '╌', drawn: (k) => k % 8 < 2, dash: '3 9'},
   ],
 }
 
 /** The style of each series of a panel, by its place among the series on its axis. */
-function seriesStyles(panel: ChartPanel): LineStyle[] {
+export function seriesStyles(panel: ChartPanel): LineStyle[] {
   const seen = {left: 0, right: 0}
   return panel.series.map((s) => {
     const axis = isRightAxis(s) ? 'right' : 'left'

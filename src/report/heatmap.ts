@@ -8,10 +8,14 @@ import {outcomeCounts, type SetupSweep, type SweepResult} from '../sweep/sweep.j
 import {htmlPage, inlineSvg} from './html.js'
 import {escapeXml} from './svg.js'
 
+// Each outcome has one look wherever a map is read: a glyph on the terminal, and in SVG a fill
+// with the same cue as a pattern over it (· dots, ▒ hatching, █ solid), in hues that stay apart
+// for the common colour blindnesses and in lightness apart in greyscale (pale, mid, dark): no
+// green against red.
 const glyphs: Record<CellOutcome, string> = {unharmed: '·', recovered: '▒', stuck: '█'}
 /** A pool back at full service by the fix and one that needed time after it are both "recovered"; an operator cares which. */
 const backByTheFix = '░'
-const ansi: Record<CellOutcome, number> = {unharmed: 32, recovered: 33, stuck: 31}
+const ansi: Record<CellOutcome, number> = {unharmed: 36, recovered: 33, stuck: 31}
 
 function glyph(cell: CellResult): string {
   return cell.outcome === 'recovered' && cell.recoveredSecondsAfterFix === 0 ? backByTheFix : glyphs[cell.outcome]
@@ -194,7 +198,16 @@ export function renderSweep(result: SweepResult, options: {color: boolean; width
 
 // ---- SVG ------------------------------------------------------------------
 
-const fills = {unharmed: '#2e8b3e', stuck: '#c0392b'}
+/** The SVG's fills: a pale sky blue, and a dark red-brown; recovered cells shade between two oranges (recoveredFill). */
+export const fills = {unharmed: '#d4ecf9', stuck: '#6b1d00'}
+/** The pattern drawn over each outcome's cells, by id: the SVG's second cue, after the terminal's glyphs. */
+export const cellPatterns: Record<CellOutcome, string | null> = {unharmed: 'cells-dotted', recovered: 'cells-hatched', stuck: null}
+const patternDefs = [
+  // · : a dot in each 6 px square, dark enough to show on the pale fill.
+  '<pattern id="cells-dotted" width="6" height="6" patternUnits="userSpaceOnUse"><circle cx="3" cy="3" r="1.2" fill="#1f4e6b"/></pattern>',
+  // ▒ : dark diagonal hatching, over the lightest orange and the darkest alike.
+  '<pattern id="cells-hatched" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="2" height="5" fill="#000" fill-opacity="0.55"/></pattern>',
+]
 // The top margin holds the setup's name, its counts, then the y axis title on a line of its own.
 const MARGIN = {left: 70, right: 24, top: 58, bottom: 62}
 const CHAR_WIDTH = 6.5
@@ -206,7 +219,8 @@ function recoveredFill(seconds: number, slowest: number): string {
     Math.round(a + (b - a) * f)
       .toString(16)
       .padStart(2, '0')
-  return `#${mix(0xf6, 0xd3)}${mix(0xd7, 0x6b)}${mix(0x76, 0x1a)}`
+  // From a light yellow-orange to Okabe and Ito's orange: lighter than stuck's fill at its darkest.
+  return `#${mix(0xfb, 0xe6)}${mix(0xdf, 0x9f)}${mix(0x8f, 0x00)}`
 }
 
 const n1 = (v: number): string => String(Math.round(v * 10) / 10)
@@ -269,6 +283,17 @@ function svgPanel(result: SweepResult, setup: SetupSweep, left: number, g: Panel
       `<rect x="${n1(plotLeft + xi * g.cell)}" y="${n1(plotBottom - (yi + 1) * g.cellHeight)}" width="${n1(g.cell)}" height="${n1(g.cellHeight)}" fill="${fill}"><title>${escapeXml(`${at}: ${c.outcome}${detail}`)}</title></rect>`,
     )
   })
+  // Each outcome's pattern over its cells, one path a pattern: a second cue beside the fill.
+  for (const outcome of ['unharmed', 'recovered'] as const) {
+    const d = setup.cells
+      .map((c, i) =>
+        c.outcome === outcome
+          ? `M${n1(plotLeft + (i % nx) * g.cell)} ${n1(plotBottom - (Math.floor(i / nx) + 1) * g.cellHeight)}h${n1(g.cell)}v${n1(g.cellHeight)}h-${n1(g.cell)}z`
+          : '',
+      )
+      .join('')
+    if (d) out.push(`<path d="${d}" fill="url(#${cellPatterns[outcome]})" class="cells-${outcome}"/>`)
+  }
   // The bisected edges, where the grid alone would only say "between two cells".
   const xOf = (v: number): number => plotLeft + (((v - x.from) / (x.to - x.from)) * (nx - 1) + 0.5) * g.cell
   setup.edges.forEach((line, yi) => {
@@ -339,24 +364,29 @@ export function sweepSvg(result: SweepResult, overlay?: MapOverlay): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11" fill="#333">`,
     `<title>${escapeXml(sweepTitle(result))}</title>`,
     `<rect width="${width}" height="${height}" fill="#fff"/>`,
-    ...(overlay?.arrows.length
-      ? [
-          '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#111"/></marker></defs>',
-        ]
-      : []),
+    `<defs>${patternDefs.join('')}${
+      overlay?.arrows.length
+        ? '<marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#111"/></marker>'
+        : ''
+    }</defs>`,
     svgText(MARGIN.left, 24, sweepTitle(result), ' font-size="16" font-weight="bold"'),
     '<g transform="translate(0,40)">',
     ...result.setups.flatMap((s, i) => svgPanel(result, s, i * g.width, g, slowest, overlay)),
     '</g>',
   ]
-  const swatches: Array<[string, string]> = [
-    [fills.unharmed, legend.unharmed],
-    [recoveredFill(slowest / 2, slowest), `${legend.recovered} (darker: slower, up to ${formatNumber(slowest)} s after the fix)`],
-    [fills.stuck, legend.stuck],
+  const swatches: Array<[CellOutcome, string, string]> = [
+    ['unharmed', fills.unharmed, legend.unharmed],
+    ['recovered', recoveredFill(slowest / 2, slowest), `${legend.recovered} (darker: slower, up to ${formatNumber(slowest)} s after the fix)`],
+    ['stuck', fills.stuck, legend.stuck],
   ]
-  swatches.forEach(([fill, label], i) => {
+  swatches.forEach(([outcome, fill, label], i) => {
     const top = legendTop + i * 18
-    out.push(`<rect x="${MARGIN.left}" y="${top}" width="12" height="12" fill="${fill}"/>`, svgText(MARGIN.left + 18, top + 10, label))
+    const pattern = cellPatterns[outcome]
+    out.push(
+      `<rect x="${MARGIN.left}" y="${top}" width="12" height="12" fill="${fill}"/>`,
+      ...(pattern ? [`<rect x="${MARGIN.left}" y="${top}" width="12" height="12" fill="url(#${pattern})"/>`] : []),
+      svgText(MARGIN.left + 18, top + 10, `${glyphs[outcome]} ${label}`),
+    )
   })
   notes.forEach((note, i) => out.push(svgText(MARGIN.left, legendTop + 3 * 18 + 16 + i * 18, note)))
   out.push('</svg>')

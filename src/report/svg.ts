@@ -11,6 +11,7 @@ import {
   formatAxisNumber,
   isRightAxis,
   legendLabel,
+  seriesStyles,
   timeRange,
   timeTicks,
   valueScale,
@@ -22,9 +23,14 @@ export interface SvgOptions {
   title?: string
 }
 
-// Same hues as the terminal palette (cyan, yellow, magenta, green), darkened for white paper.
-const PALETTE = ['#0e7c86', '#c98a00', '#b03a8c', '#2e8b3e']
+// Okabe and Ito's colour-blind-safe hues (blue, orange, reddish purple, bluish green): the first
+// two, the usual pair (completed and demand), also far apart in lightness, so greyscale keeps them
+// apart; every line also has the terminal's pattern as its dash (chart.ts's lineStyles), which
+// tells them apart with no colour at all.
+export const PALETTE = ['#0072b2', '#e69f00', '#cc79a7', '#009e73']
 const MARKER_COLOR = '#777'
+// Wide enough that a dotted line's round caps read as dots.
+const STROKE_WIDTH = 2
 const GRID_COLOR = '#e6e6e6'
 const AXIS_COLOR = '#999'
 const TEXT_COLOR = '#333'
@@ -110,7 +116,7 @@ function segments(t: ArrayLike<number>, values: ArrayLike<number>, range: TimeRa
   return out
 }
 
-function polyline(seg: Segment, scale: ValueScale, range: TimeRange, plot: Plot, stroke: string, dashed: boolean): string {
+function polyline(seg: Segment, scale: ValueScale, range: TimeRange, plot: Plot, stroke: string, dasharray: string): string {
   const points: string[] = []
   for (const [t, v] of seg) {
     const p = `${num(xOf(t, range, plot))},${num(yOf(v, scale, plot))}`
@@ -118,8 +124,8 @@ function polyline(seg: Segment, scale: ValueScale, range: TimeRange, plot: Plot,
   }
   // A lone point needs a zero-length line (drawn as a dot by the round cap).
   if (points.length === 1) points.push(points[0])
-  const dash = dashed ? ' stroke-dasharray="5 3"' : ''
-  return `<polyline fill="none" stroke="${stroke}" stroke-width="1.5" stroke-linejoin="round" stroke-linecap="round"${dash} points="${points.join(' ')}"/>`
+  const dash = dasharray ? ` stroke-dasharray="${dasharray}"` : ''
+  return `<polyline fill="none" stroke="${stroke}" stroke-width="${STROKE_WIDTH}" stroke-linejoin="round" stroke-linecap="round"${dash} points="${points.join(' ')}"/>`
 }
 
 function yAxis(scale: ValueScale, plot: Plot, side: 'left' | 'right', unit: string): string[] {
@@ -188,16 +194,28 @@ function markers(panel: ChartPanel, range: TimeRange, plot: Plot): string[] {
   return out
 }
 
+/** A legend's sample of a line: long enough to show each dash pattern at least twice. */
+const SAMPLE = 24
+
 function legend(panel: ChartPanel, plot: Plot): string[] {
   const out: string[] = []
   const y = plot.top + plot.height + 36
+  const styles = seriesStyles(panel)
   let x = plot.left
   panel.series.forEach((s, i) => {
-    const dash = isRightAxis(s) ? ' stroke-dasharray="5 3"' : ''
-    out.push(line(x, y - 4, x + 18, y - 4, `stroke="${PALETTE[i % PALETTE.length]}" stroke-width="2"${dash}`))
+    const dash = styles[i].dash ? ` stroke-dasharray="${styles[i].dash}"` : ''
+    out.push(
+      line(
+        x,
+        y - 4,
+        x + SAMPLE,
+        y - 4,
+        `stroke="${PALETTE[i % PALETTE.length]}" stroke-width="${STROKE_WIDTH}" stroke-linecap="round"${dash} class="legend-line"`,
+      ),
+    )
     const label = legendLabel(panel, s)
-    out.push(text(x + 22, y, label))
-    x += 22 + label.length * CHAR_WIDTH + 16
+    out.push(text(x + SAMPLE + 4, y, label))
+    x += SAMPLE + 4 + label.length * CHAR_WIDTH + 16
   })
   if (panel.note) out.push(text(x, y, `(${panel.note})`, ` fill="${MARKER_COLOR}"`))
   return out
@@ -231,9 +249,10 @@ function band(panel: ChartPanel, s: ChartSeries, fill: string, scale: ValueScale
 
 function seriesLines(panel: ChartPanel, s: ChartSeries, i: number, scale: ValueScale, range: TimeRange, plot: Plot): string[] {
   const stroke = PALETTE[i % PALETTE.length]
+  const dash = seriesStyles(panel)[i].dash
   return [
     ...band(panel, s, stroke, scale, range, plot),
-    ...segments(panel.t, s.values, range, Math.max(1, Math.floor(plot.width))).map((seg) => polyline(seg, scale, range, plot, stroke, isRightAxis(s))),
+    ...segments(panel.t, s.values, range, Math.max(1, Math.floor(plot.width))).map((seg) => polyline(seg, scale, range, plot, stroke, dash)),
   ]
 }
 

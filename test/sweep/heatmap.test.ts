@@ -96,7 +96,8 @@ describe('the SVG and HTML maps', () => {
     const svg = sweepSvg(result())
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true)
     expect(svg.trimEnd().endsWith('</svg>')).toBe(true)
-    expect(svg.match(/<rect x=/g)).toHaveLength(12 + 3)
+    // A rect per cell, a swatch per outcome in the legend, and the pattern over the two patterned swatches (issue 48).
+    expect(svg.match(/<rect x=/g)).toHaveLength(12 + 3 + 2)
     expect(svg).toContain('>no-guard</text>')
     expect(svg).toContain('>cap-third</text>')
     expect(svg).toContain('demand (rps)')
