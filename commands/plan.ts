@@ -3,15 +3,15 @@ import {SluiceCommand} from '../src/cli/base.js'
 import {awsFlags, awsOptionsOf, runbookArg, stateFlags} from '../src/cli/flags.js'
 import type {PlannedStep} from '../src/ports/io.js'
 import {planRunbook} from '../src/engine/plan.js'
-import {shortenArns} from '../src/format.js'
+import {livePlanVerdict, shortenArns} from '../src/format.js'
 import {loadRunbook} from '../src/loader/shipped.js'
 
 interface PlanJson {
   runbook: string
   description: string
   steps: PlannedStep[]
-  /** With --live: what was read, where and as whom (the AWS account; null on HAProxy), and how many steps find the world other than they expect. */
-  live?: {on: string; identity: {account: string; arn: string} | null; now: string[]; drift: number}
+  /** With --live: what was read, where and as whom (the AWS account; null on HAProxy), how many steps find the world other than they expect, and how many it read nothing for. */
+  live?: {on: string; identity: {account: string; arn: string} | null; now: string[]; drift: number; unread: number}
 }
 
 export default class Plan extends SluiceCommand {
@@ -53,7 +53,7 @@ With --live, it first reads the real resources, as a live run does before it ask
       const aws = awsOptionsOf(flags)
       const read = await planLive(runbook, aws, await openStateStore(flags.state, aws))
       steps = read.plan
-      live = {on: read.on, identity: read.identity, now: read.now, drift: steps.filter((s) => s.drift).length}
+      live = {on: read.on, identity: read.identity, now: read.now, drift: steps.filter((s) => s.drift).length, unread: steps.filter((s) => s.unread).length}
     }
     this.log(`${runbook.name}: ${runbook.description}`)
     if (live) {
@@ -64,11 +64,9 @@ With --live, it first reads the real resources, as a live run does before it ask
       this.log(`\n${step.index + 1}. ${step.title}  [${step.action}]`)
       for (const line of step.details) this.log(`   ${text(line)}`)
       for (const line of step.drift ?? []) this.log(`   ! ${text(line)}`)
+      for (const line of step.unread ?? []) this.log(`   ? ${text(line)}`)
     }
-    if (live)
-      this.log(
-        `\n${live.drift === 0 ? 'Every step finds what it expects.' : `${live.drift} of ${steps.length} steps find the world other than they expect (marked !).`}`,
-      )
+    if (live) this.log(`\n${livePlanVerdict(steps)}`)
     return {runbook: runbook.name, description: runbook.description, steps, ...(live ? {live} : {})}
   }
 }

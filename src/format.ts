@@ -175,6 +175,20 @@ export function shortenArns(text: string): string {
   return text.replace(arnPattern, (_arn, service: string, resource: string) => shortArn(service, resource))
 }
 
+/**
+ * The last line of a live plan: how many steps find the world other than they expect, and how
+ * many it could not judge because it read nothing for them; "every step" only when it read every one.
+ */
+export function livePlanVerdict(steps: PlannedStep[]): string {
+  const drifted = steps.filter((s) => s.drift).length
+  const unread = steps.filter((s) => s.unread)
+  const notRead = unread.length === 0 ? '' : `${unread.length === 1 ? `step ${unread[0].index + 1} was` : `${unread.length} steps were`} not read (marked ?)`
+  if (drifted > 0) return `${drifted} of ${steps.length} steps find the world other than they expect (marked !)${notRead ? `; ${notRead}` : ''}.`
+  if (unread.length === 0) return 'Every step finds what it expects.'
+  if (unread.length === steps.length) return `No step was read: ${notRead}.`
+  return `Every step read finds what it expects; ${notRead}.`
+}
+
 export function planLines(steps: PlannedStep[], runId?: string): string[] {
   const head = `plan: ${steps.length} step${steps.length === 1 ? '' : 's'}${runId ? `, live run ${runId}` : ''}`
   return [
@@ -182,6 +196,7 @@ export function planLines(steps: PlannedStep[], runId?: string): string[] {
     ...steps.flatMap((s) => [
       `  ${s.index + 1}. ${s.title}${s.details.length ? `: ${shortenArns(s.details.join('; '))}` : ''}`,
       ...(s.drift ?? []).map((d) => `     ! not as the runbook expects: ${shortenArns(d)}`),
+      ...(s.unread ?? []).map((u) => `     ? ${u}`),
     ]),
   ]
 }

@@ -15,12 +15,19 @@ export function planRunbook(runbook: Runbook, live?: LiveView, fromStep = 0): Pl
   for (const step of runbook.steps.slice(fromStep)) {
     const action = actionOf(step)
     const drift = now && action.expects ? action.expects(step, {targets: runbook.targets, live: now}) : []
+    // A step that changes the live system with nothing read for it (a weighted split between target
+    // groups): the plan says so rather than count it among the steps that find what they expect.
+    const unread =
+      now && action.changesLive && !action.expects
+        ? [`not read: a live plan does not read what this ${step.action} step changes; the step reads it when it starts`]
+        : []
     plan.push({
       index: step.index,
       action: step.action,
       title: step.title,
       details: action.plan(step, {targets: runbook.targets, live: now}),
       ...(drift.length > 0 ? {drift} : {}),
+      ...(unread.length > 0 ? {unread} : {}),
     })
     if (now && action.project) now = action.project(step, now)
   }

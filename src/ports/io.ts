@@ -37,6 +37,8 @@ export interface PlannedStep {
   details: string[]
   /** In a live plan: where what is there now is not what the step takes for granted (ActionDefinition.expects). */
   drift?: string[]
+  /** In a live plan: what the step changes that the plan did not read, so it cannot say the step finds what it expects. */
+  unread?: string[]
 }
 
 /**

@@ -146,6 +146,25 @@ describe('weighted-target-groups against moto', () => {
     expect(weightsOf(await forwardOf(ruleArn))).toEqual({blue: 100, green: 0})
   }, 120_000)
 
+  it('plan --live says it did not read the split the step shifts, rather than that every step finds what it expects (issue 48)', async () => {
+    const file = runbook(
+      'plan-unread',
+      `  - {action: freeze, reason: INC-3}
+  - {action: weighted-target-groups, rule: ${ruleArn}, pool: green, schedule: [10, 100], bake: 2}
+`,
+    )
+    const out = await sluice(['plan', file, '--live'], {env: fx.env})
+    expect(out.code, out.stderr).toBe(0)
+    expect(out.stdout).toMatch(/^ {3}\? not read: a live plan does not read what this weighted-target-groups step changes; the step reads it when it starts$/m)
+    expect(out.stdout).not.toContain('Every step finds what it expects.')
+    expect(out.stdout.trimEnd().split('\n').at(-1)).toBe('Every step read finds what it expects; step 2 was not read (marked ?).')
+    const json = await sluice(['plan', file, '--live', '--json'], {env: fx.env})
+    expect(json.code, json.stderr).toBe(0)
+    const plan = JSON.parse(json.stdout) as {live: {drift: number; unread: number}; steps: Array<{unread?: string[]}>}
+    expect(plan.live).toMatchObject({drift: 0, unread: 1})
+    expect(plan.steps.map((s) => s.unread?.length ?? 0)).toEqual([0, 1])
+  }, 60_000)
+
   it("on a listener's default action (a plain forward to blue), adds green to the forward and shifts with ModifyListener", async () => {
     await seedMetrics(fx, 0)
     const file = runbook(
