@@ -39,6 +39,17 @@ export function statusWord(status: StepStatus): string {
   return statusWords[status]
 }
 
+/**
+ * A step's status with its message, the status said once: a message that begins with it
+ * (`interrupted at green 25%; …`) follows the word without repeating it (`INTERRUPTED at green
+ * 25%; …`, not `INTERRUPTED interrupted at…` or `interrupted, interrupted at…`).
+ */
+export function statusWithMessage(word: string, status: StepStatus, message: string, separator = ' '): string {
+  const repeated = new RegExp(`^${status}\\b\\s*`, 'i')
+  if (repeated.test(message)) return `${word} ${message.replace(repeated, '')}`.trimEnd()
+  return message ? `${word}${separator}${message}` : word
+}
+
 /** `gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%)`; a verdict taken outside any phase has no parentheses. */
 export function verdictText(v: GateVerdict): string {
   const why = v.why && v.why !== noDataWhy ? `, ${v.why}` : ''
@@ -224,7 +235,7 @@ export function formatEvent(event: RunEvent): string[] {
     case 'warning':
       return [event.step === undefined ? `warning: ${event.message}` : `${label(event.step)} warning ${event.message}`]
     case 'step-end':
-      return [`${label(event.step)} ${statusWord(event.status)} ${event.message}`.trimEnd()]
+      return [`${label(event.step)} ${statusWithMessage(statusWord(event.status), event.status, event.message)}`]
     case 'run-end':
       return [`run: ${event.outcome} ${event.message}`.trimEnd()]
     case 'control':

@@ -1,4 +1,4 @@
-import {controlName, formatMetric, mutationText, shortenArns, statusWord, stepName, verdictMeasure, verdictText} from '../format.js'
+import {controlName, formatMetric, mutationText, shortenArns, statusWithMessage, statusWord, stepName, verdictMeasure, verdictText} from '../format.js'
 import type {ControlIntent} from '../ports/controls.js'
 import type {GateVerdict, Mutation, PlannedStep, RecordedMutation, StepStatus} from '../ports/io.js'
 import type {JournalEntry, JournalRead} from '../ports/state-store.js'
@@ -226,7 +226,7 @@ export function timelineMarkdown(runId: string, read: JournalRead): string {
       case 'step-end': {
         const status = e.status as StepStatus
         const word = typeof statusWord(status) === 'string' ? statusWord(status) : said(e.status)
-        const text = `${capital(stepName(e.step as number))} ${word}: ${said(e.message)}`
+        const text = `${capital(stepName(e.step as number))} ${typeof statusWord(status) === 'string' ? statusWithMessage(word, status, said(e.message), ': ') : `${word}: ${said(e.message)}`}`
         add(e, status === 'done' || status === 'skipped' ? md(text) : `**${md(text)}**`)
         return
       }

@@ -368,6 +368,30 @@ describe("'tty' mode", () => {
     expect(text).toContain('bake 200/600 s')
   })
 
+  it('says the status once when the message begins with it: "interrupted at …", not "interrupted, interrupted at …" (issue 48)', async () => {
+    const message = 'interrupted at ramp 5%; weights back to b 1% (a=99 b=1)'
+    const events: RunEvent[] = [
+      {type: 'plan', runbook: 'recover', steps},
+      {type: 'step-start', step: 0, title: 'Freeze changes', at: 0},
+      {type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 0},
+      {type: 'step-start', step: 1, title: 'Ramp to site b', at: 1},
+      {type: 'step-end', step: 1, status: 'interrupted', message, at: 2},
+      {type: 'run-end', outcome: 'interrupted', message: `step 2 (Ramp to site b): ${message}`},
+    ]
+    const drawn = capture()
+    const tty = terminal({mode: 'tty', stream: drawn.stream})
+    for (const e of events) tty.notify(e)
+    await tty.close()
+    expect(plain(drawn.text())).toContain('Ramp to site b: interrupted at ramp 5%; weights back to b 1% (a=99 b=1)')
+    expect(plain(drawn.text())).not.toMatch(/interrupted,? interrupted/i)
+    const printed = capture()
+    const lines = terminal({mode: 'lines', stream: printed.stream})
+    for (const e of events) lines.notify(e)
+    await lines.close()
+    expect(printed.text()).toMatch(/^\[\+00:02\] \[step 2\] INTERRUPTED at ramp 5%; weights back to b 1% \(a=99 b=1\)$/m)
+    expect(printed.text()).not.toMatch(/INTERRUPTED interrupted/)
+  })
+
   it('marks steps that never started as not run', async () => {
     const out = capture()
     const io = terminal({mode: 'tty', stream: out.stream})

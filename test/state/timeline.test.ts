@@ -433,3 +433,20 @@ describe('--markdown: text from the journal cannot break the Markdown', () => {
     expect(shown(escaped)).toBe(text.replace(/\r\n/g, '\n'))
   })
 })
+
+describe('--markdown: a step that stopped says its status once (issue 48)', () => {
+  it('"Step 2 INTERRUPTED at green 25%; …", not "INTERRUPTED: interrupted at …"', () => {
+    const md = timelineMarkdown(
+      RUN,
+      journal(
+        ['10:00:00', 'run-start', start('alice', 'ops-1')],
+        ['10:00:01', 'step-start', {step: 1, title: 'Ramp green'}],
+        ['10:00:09', 'step-end', {step: 1, status: 'interrupted', message: 'interrupted at green 25%; weights back to green 5% (blue=95 green=5)'}],
+        ['10:00:10', 'run-end', {outcome: 'interrupted', message: 'step 2 (Ramp green): interrupted at green 25%'}],
+      ),
+    )
+    const ended = timeline(md).find((r) => r.what.includes('Step 2 INTERRUPTED'))
+    expect(shown(ended!.what)).toContain('Step 2 INTERRUPTED at green 25%; weights back to green 5% (blue=95 green=5)')
+    expect(md).not.toMatch(/INTERRUPTED: interrupted/)
+  })
+})

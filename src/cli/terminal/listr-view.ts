@@ -1,5 +1,5 @@
 import type {DefaultRenderer, Listr, ListrDefaultRendererLogLevels, ListrTaskWrapper} from 'listr2'
-import {formatEvent, planLines, terminalMutationText, verdictText, type ClockKind} from '../../format.js'
+import {formatEvent, planLines, statusWithMessage, terminalMutationText, verdictText, type ClockKind} from '../../format.js'
 import type {GateVerdict, PlannedStep, RunEvent, StepStatus} from '../../ports/io.js'
 import {ask, confirmAdapter} from './prompt.js'
 
@@ -122,7 +122,7 @@ function endText(title: string, end: StepEnd): string {
     case 'skipped':
       return `${title}: ${end.message || 'skipped'}`
     default:
-      return `${title}: ${end.status}${end.message ? `, ${end.message}` : ''}`
+      return `${title}: ${statusWithMessage(end.status, end.status, end.message, ', ')}`
   }
 }
 
