@@ -127,7 +127,7 @@ Without --out the scenario goes to stdout and the table of figures to stderr; wi
       close()
     }
     const period = source.period
-    const table = formatTable(['figure', 'value', '90%', 'how', 'from'], figureRows(calibration), {width: this.width, free: [4], wrap: true})
+    const table = formatTable(['figure', 'value', '90%', 'how', 'from'], figureRows(calibration), {width: this.width, free: [0, 4], wrap: true})
     const summary = [
       `${calibration.settings.label}, ${calibration.window.periods} periods of ${period} s:`,
       table,

@@ -4,6 +4,7 @@ import {decimal, scenarioFlag, seconds} from '../src/cli/flags.js'
 import {related} from '../src/cli/flag-relations.js'
 import {InputError} from '../src/errors.js'
 import {chooseMode} from '../src/cli/terminal/mode.js'
+import {outputWidth} from '../src/cli/output-width.js'
 import {renderSweep, sweepHtml, sweepSvg} from '../src/report/heatmap.js'
 import {renderSimulation, simulationHtml, simulationSvg} from '../src/report/simulation.js'
 import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load-scenario.js'
@@ -120,7 +121,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     if (flags.html) this.save('--html', flags.html, simulationHtml(report), 'page')
     if (!this.jsonEnabled()) {
       const width = Math.max(40, Math.min(100, (process.stdout.columns ?? 100) - 16))
-      this.log(renderSimulation(report, {color: this.color, width}))
+      this.log(renderSimulation(report, {color: this.color, width, tableWidth: outputWidth()}))
     }
     return simulationJson(report)
   }

@@ -350,5 +350,20 @@ export function figureRows(c: Calibration): string[][] {
   ]
   return rows
     .filter((r): r is [string, Estimate, string] => r[1] !== null)
-    .map(([name, e, unit]) => [name, `${round(e.value, 2)}${unit ? ` ${unit}` : ''}`, interval(e).replace(/^ \(90%: (.*)\)$/, '$1'), e.how, e.source])
+    .map(([name, e, unit]) => [
+      name,
+      `${round(e.value, 2)}${unit ? ` ${unit}` : ''}`,
+      interval(e).replace(/^ \(90%: (.*)\)$/, '$1'),
+      e.how,
+      shortPaths(e.source, c.settings.label),
+    ])
+}
+
+/**
+ * A table cell with each file path the line above the table names in full (the settings' label:
+ * `queries and settings from /etc/sluice/mailbox.yaml`) cut to its file name, `mailbox.yaml:4:20`:
+ * said once in full, the path need not be split across a narrow column on every row.
+ */
+function shortPaths(cell: string, label: string): string {
+  return cell.replace(/(\/[^\s:]*\/)([^/\s:]+)/g, (path, dir: string, file: string) => (label.includes(path) ? file : path))
 }

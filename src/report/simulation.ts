@@ -39,9 +39,12 @@ function simulationRows(report: SimulationReport): string[][] {
   return rows
 }
 
-/** The summary table: one row per setup. Load during the fault: attempts (new requests and retries) reaching the pools ÷ user requests. */
-export function simulationTable(report: SimulationReport): string {
-  return formatTable(tableHeader, simulationRows(report))
+/**
+ * The summary table: one row per setup. Load during the fault: attempts (new requests and retries)
+ * reaching the pools ÷ user requests. Fitted to `width` by breaking the long names over two lines.
+ */
+export function simulationTable(report: SimulationReport, width?: number): string {
+  return formatTable(tableHeader, simulationRows(report), width === undefined ? {} : {width, wrapHeader: true})
 }
 
 /**
@@ -90,8 +93,8 @@ export function simulationPanels(report: SimulationReport): ChartPanel[] {
 }
 
 /** What `sluice simulate` prints for people: the scenario, the table, then a chart per setup. */
-export function renderSimulation(report: SimulationReport, options: {color: boolean; width: number}): string {
-  const parts = [`${report.scenario.name}: ${describeScenario(report)}`, '', simulationTable(report)]
+export function renderSimulation(report: SimulationReport, options: {color: boolean; width: number; tableWidth?: number}): string {
+  const parts = [`${report.scenario.name}: ${describeScenario(report)}`, '', simulationTable(report, options.tableWidth)]
   for (const panel of simulationPanels(report)) {
     parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
   }

@@ -14,6 +14,12 @@ export interface TableFit {
    * at a time (the journal's runs) is cut, one line a row.
    */
   wrap?: boolean
+  /**
+   * Fit by breaking the header's names at spaces, onto lines of their own, before anything else:
+   * every column may narrow to its widest cell or its header's longest word, so no figure is cut
+   * and no name split (a table of figures under long names, `simulate --compare`'s).
+   */
+  wrapHeader?: boolean
 }
 
 /** A free column is not cut below this (or its header, or its widest cell if that is narrower). */
@@ -28,26 +34,39 @@ const gap = '  '
 export function formatTable(header: string[], rows: string[][], fit: TableFit = {}): string {
   const length = (s: string): number => [...s].length
   const widths = header.map((h, c) => Math.max(length(h), ...rows.map((r) => length(r[c] ?? ''))))
-  if (fit.width !== undefined) shrink(widths, header, fit.width, fit.free ?? [])
+  if (fit.width !== undefined && fit.wrapHeader) {
+    const floors = header.map((h, c) => Math.max(...h.split(' ').map(length), ...rows.map((r) => length(r[c] ?? ''))))
+    shrinkTo(widths, fit.width, new Map(floors.map((f, c) => [c, f])))
+  }
+  if (fit.width !== undefined) shrink(widths, header, rows, fit.width, fit.free ?? [], fit.wrap ?? false)
   const line = (cells: string[]): string =>
     header
       .map((_, c) => (c === header.length - 1 ? cells[c] : cells[c] + ' '.repeat(widths[c] - length(cells[c]))))
       .join(gap)
       .trimEnd()
-  const lines = (cells: string[]): string[] => {
-    const parts = header.map((_, c) => (fit.wrap ? wrapText(cells[c] ?? '', widths[c]) : [cut(cells[c] ?? '', widths[c])]))
+  const lines = (cells: string[], wrap = fit.wrap): string[] => {
+    const parts = header.map((_, c) => (wrap ? wrapText(cells[c] ?? '', widths[c]) : [cut(cells[c] ?? '', widths[c])]))
     return Array.from({length: Math.max(...parts.map((p) => p.length))}, (_, i) => line(parts.map((p) => p[i] ?? '')))
   }
-  return [...lines(header), widths.map((w) => '─'.repeat(w)).join(gap), ...rows.flatMap(lines)].join('\n')
+  return [...lines(header, fit.wrap || fit.wrapHeader), widths.map((w) => '─'.repeat(w)).join(gap), ...rows.flatMap((r) => lines(r))].join('\n')
 }
 
-/** Narrows the widest free column, one character at a time, until the table fits or none can give more. */
-function shrink(widths: number[], header: string[], width: number, free: number[]): void {
-  const floor = (c: number): number => Math.min(widths[c], Math.max(narrowest, [...header[c]].length))
-  const floors = new Map(free.map((c) => [c, floor(c)]))
+/**
+ * Narrows the widest free column, one character at a time, until the table fits or none can give
+ * more. A column that wraps never narrows below its longest word: a name (a file, a metric, a
+ * host) is never split across lines, though the table may then be wider than asked.
+ */
+function shrink(widths: number[], header: string[], rows: string[][], width: number, free: number[], wrap: boolean): void {
+  const longestWord = (c: number): number => Math.max(0, ...rows.flatMap((r) => (r[c] ?? '').split(' ').map((w) => [...w].length)))
+  const floor = (c: number): number => Math.min(widths[c], Math.max(narrowest, [...header[c]].length, wrap ? longestWord(c) : 0))
+  shrinkTo(widths, width, new Map(free.map((c) => [c, floor(c)])))
+}
+
+/** Narrows the widest of the columns given, each down to its floor, one character at a time, until the table fits or none can give more. */
+function shrinkTo(widths: number[], width: number, floors: Map<number, number>): void {
   const total = (): number => widths.reduce((a, b) => a + b, 0) + gap.length * (widths.length - 1)
   while (total() > width) {
-    const widest = free.filter((c) => widths[c] > floors.get(c)!).sort((a, b) => widths[b] - widths[a])[0]
+    const widest = [...floors.keys()].filter((c) => widths[c] > floors.get(c)!).sort((a, b) => widths[b] - widths[a])[0]
     if (widest === undefined) return
     widths[widest]--
   }
@@ -59,7 +78,7 @@ function cut(cell: string, width: number): string {
   return chars.length <= width ? cell : `${chars.slice(0, width - 1).join('')}…`
 }
 
-/** The cell in lines of at most `width`, broken at spaces, a word longer than that broken where it must. */
+/** The cell in lines of at most `width`, broken at spaces; a word longer than that (only where a column is given less than its longest word) broken where it must. */
 function wrapText(cell: string, width: number): string[] {
   const out: string[] = []
   let current = ''

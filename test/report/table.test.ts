@@ -50,14 +50,14 @@ describe('formatTable', () => {
     expect(formatTable(header, rows, {width: 200, free: [1, 2]})).toBe(formatTable(header, rows))
   })
 
-  it('wraps a free cell at spaces onto lines of its own, the other columns blank there, a word too long broken; the header whole', () => {
+  it('wraps a free cell at spaces onto lines of its own, the other columns blank there; the header whole', () => {
     const table = formatTable(
       ['name', 'description'],
       [
         ['alpha', 'one two three four five'],
-        ['beta', 'abcdefghijklmnop'],
+        ['beta', 'abcdefghijk lmnop'],
       ],
-      {width: 17, free: [1], wrap: true},
+      {width: 18, free: [1], wrap: true},
     )
     expect(table.split('\n')).toEqual([
       'name   description',
@@ -68,6 +68,18 @@ describe('formatTable', () => {
       'beta   abcdefghijk',
       '       lmnop',
     ])
+  })
+
+  it('never splits a word to wrap (issue 48): a name longer than the width asked keeps the column that wide', () => {
+    const table = formatTable(
+      ['name', 'description'],
+      [
+        ['alpha', 'one two three four five'],
+        ['beta', 'abcdefghijklmnop'],
+      ],
+      {width: 17, free: [1], wrap: true},
+    )
+    expect(table.split('\n')).toEqual(['name   description', '─────  ────────────────', 'alpha  one two three', '       four five', 'beta   abcdefghijklmnop'])
   })
 
   it('counts characters, not bytes: box-drawing and dashes take one column', () => {
