@@ -36,7 +36,16 @@ export function formatTable(header: string[], rows: string[][], fit: TableFit = 
   const widths = header.map((h, c) => Math.max(length(h), ...rows.map((r) => length(r[c] ?? ''))))
   if (fit.width !== undefined && fit.wrapHeader) {
     const floors = header.map((h, c) => Math.max(...h.split(' ').map(length), ...rows.map((r) => length(r[c] ?? ''))))
-    shrinkTo(widths, fit.width, new Map(floors.map((f, c) => [c, f])))
+    // A name narrows a line break at a time (`full service after fix` to `full service`), the widest
+    // first, so as few names break, into as few lines, as the width allows.
+    const narrower = (c: number): number | undefined => {
+      for (let w = widths[c] - 1; w >= floors[c]; w--) {
+        const next = Math.max(floors[c], ...wrapText(header[c], w).map(length))
+        if (next < widths[c]) return next
+      }
+      return undefined
+    }
+    shrinkTo(widths, fit.width, new Map(floors.map((f, c) => [c, f])), narrower)
   }
   if (fit.width !== undefined) shrink(widths, header, rows, fit.width, fit.free ?? [], fit.wrap ?? false)
   const line = (cells: string[]): string =>
@@ -62,13 +71,16 @@ function shrink(widths: number[], header: string[], rows: string[][], width: num
   shrinkTo(widths, width, new Map(free.map((c) => [c, floor(c)])))
 }
 
-/** Narrows the widest of the columns given, each down to its floor, one character at a time, until the table fits or none can give more. */
-function shrinkTo(widths: number[], width: number, floors: Map<number, number>): void {
+/**
+ * Narrows the widest of the columns given, each down to its floor, one character at a time (or to
+ * the width `narrower` says is its next), until the table fits or none can give more.
+ */
+function shrinkTo(widths: number[], width: number, floors: Map<number, number>, narrower?: (c: number) => number | undefined): void {
   const total = (): number => widths.reduce((a, b) => a + b, 0) + gap.length * (widths.length - 1)
   while (total() > width) {
     const widest = [...floors.keys()].filter((c) => widths[c] > floors.get(c)!).sort((a, b) => widths[b] - widths[a])[0]
     if (widest === undefined) return
-    widths[widest]--
+    widths[widest] = narrower?.(widest) ?? widths[widest] - 1
   }
 }
 

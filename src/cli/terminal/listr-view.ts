@@ -65,7 +65,7 @@ const TICK_MS = 1000
  * At most one frame per this many ms. listr2 redraws the whole frame, measuring and wrapping every
  * line to the terminal's width (about 10 ms a frame), on each change of a task's state, title or
  * output; a rehearsal in virtual time changes them hundreds of times a second, and drawn one by
- * one they made a terminal run three times slower than a piped one. Its spinner moves every 100 ms,
+ * one they made a terminal run 3 to 5 times slower than a piped one. Its spinner moves every 100 ms,
  * so a person sees no less.
  */
 const FRAME_MS = 100
