@@ -92,9 +92,21 @@ export function simulationPanels(report: SimulationReport): ChartPanel[] {
   }))
 }
 
+/** A line of `; `-separated clauses, broken after a clause where it would pass `width` (never inside one), the rest indented. */
+function fitClauses(line: string, width?: number): string[] {
+  if (width === undefined || [...line].length <= width) return [line]
+  const out: string[] = []
+  for (const clause of line.split('; ')) {
+    const last = out.at(-1)
+    if (last !== undefined && [...`${last}; ${clause}`].length <= width) out[out.length - 1] = `${last}; ${clause}`
+    else out.push(last === undefined ? clause : `  ${clause}`)
+  }
+  return out.map((l, i) => (i < out.length - 1 ? `${l};` : l))
+}
+
 /** What `sluice simulate` prints for people: the scenario, the table, then a chart per setup. */
 export function renderSimulation(report: SimulationReport, options: {color: boolean; width: number; tableWidth?: number}): string {
-  const parts = [`${report.scenario.name}: ${describeScenario(report)}`, '', simulationTable(report, options.tableWidth)]
+  const parts = [...fitClauses(`${report.scenario.name}: ${describeScenario(report)}`, options.tableWidth), '', simulationTable(report, options.tableWidth)]
   for (const panel of simulationPanels(report)) {
     parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
   }

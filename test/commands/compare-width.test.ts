@@ -17,6 +17,10 @@ describe('simulate --compare at 80 columns (in process)', () => {
     const n = tableOf(narrow.stdout)
     const w = tableOf(wide.stdout)
     for (const line of [...n.header, ...n.rows]) expect([...line].length, line).toBeLessThanOrEqual(80)
+    // The scenario's line above it too, broken between clauses.
+    const above = narrow.stdout.split('\n').slice(0, narrow.stdout.split('\n').indexOf(''))
+    expect(above.join(' ').replace(/;\s+/g, '; ')).toBe(wide.stdout.split('\n')[0])
+    for (const line of above) expect([...line].length, line).toBeLessThanOrEqual(80)
     // The same cells, only closer together.
     expect(n.rows.map((r) => r.split(/\s{2,}/))).toEqual(w.rows.map((r) => r.split(/\s{2,}/)))
     expect(n.rows.map((r) => r.split(/\s{2,}/)[0])).toEqual(['no-guard', 'cap-third', 'panic-50', 'cap-shed-slow-start'])
