@@ -175,7 +175,8 @@ describe('sluice calibrate and assess against moto: a day of CloudWatch metrics,
     const plain = await sluice([...args, ...until], {env: fx.env})
     expect(plain.code, plain.stderr).toBe(0)
     expect(plain.stdout).toBe(text)
-    expect(plain.stderr).toMatch(/capacity per server\s+\d+(\.\d+)? rps\s+[\d.]+–[\d.]+\s+fitted/)
+    // The figure's name wraps at its spaces to leave the explanation room, never inside a word.
+    expect(plain.stderr).toMatch(/^capacity\s+\d+(\.\d+)? rps\s+[\d.]+–[\d.]+\s+fitted .*\nper\s.*\nserver\b/m)
 
     // assess reads the pool now from the same APIs and places it on the map of the scenario calibrate wrote.
     await putNow(750)
