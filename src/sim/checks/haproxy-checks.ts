@@ -217,8 +217,9 @@ export class HaproxyChecks implements PoolChecks {
   /**
    * `observe layer7` as HAProxy sees requests end (the queueing model): a fast failure (a 5xx, a
    * refused connection, a shed 503) and a late answer end this tick, counted at once (a late
-   * answer is a 200 to HAProxy unless it outlasts `timeout server`; counted as an error here, on
-   * the harsh side, unmeasured); a request that will never be answered ends at `timeout server`.
+   * answer is a 200 to HAProxy unless it outlasts `timeout server`, a success that ends a run of
+   * errors in its response analyser; counted as an error here, on the harsh side, until a drill
+   * measures what it changes); a request that will never be answered ends at `timeout server`.
    * The share of the requests ending this tick that failed is the q of observe()'s run formula;
    * a tick in which none ended leaves the runs as they were.
    */
