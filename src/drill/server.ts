@@ -322,7 +322,13 @@ export class LoopbackServer {
         continue
       }
       if (this.inService + this.heldNow >= threads) return
-      if (head.kind === 'held') {
+      // A request that arrived while the dependency held threads and is started after it was
+      // fixed finds the dependency answering: it is served as any other. (Read through a null
+      // hold, it threw in the timer and wedged the server: drill-thread-hold-at-timeout's pool
+      // never came back after the fix.)
+      const hold = this.hold
+      if (head.kind === 'held' && hold === null) head.kind = 'work'
+      if (head.kind === 'held' && hold !== null) {
         this.queue.shift()
         this.heldNow++
         const gen = this.generation
@@ -333,10 +339,10 @@ export class LoopbackServer {
           if (this.stalled) return
           answer(head.res, 500, 'dependency timed out')
           this.dispatch()
-        }, this.hold!.holdSeconds * 1000)
+        }, hold.holdSeconds * 1000)
         if (this.heldNow >= threads) {
           // Starved for good (release: restart), or until the first held call times out.
-          if (this.hold!.release === 'restart') this.stalled = true
+          if (hold.release === 'restart') this.stalled = true
           return
         }
         continue

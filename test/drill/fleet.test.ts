@@ -165,6 +165,21 @@ describe('the loopback fleet', () => {
     expect(fleet!.state().web[0].stalled).toBe(false)
   })
 
+  it('a held-type request still queued when the dependency is fixed is served as any other, and the server goes on', async () => {
+    const port = await one({threads: 3})
+    await fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 0.5, release: 'at-timeout'})
+    const held = Array.from({length: 3}, () => get(port, '/t/search', 2000))
+    await sleep(100)
+    // A fourth search waits in the queue for a thread; the dependency is fixed meanwhile.
+    const queued = get(port, '/t/search', 2000)
+    await sleep(50)
+    await fleet!.command({op: 'hold', pool: 'web', type: null})
+    expect((await Promise.all(held)).map((a) => a.status)).toEqual([500, 500, 500])
+    expect((await queued).status).toBe(200)
+    expect((await get(port, '/t/mail', 1000)).status).toBe(200)
+    expect((await get(port, '/health', 1000)).status).toBe(200)
+  })
+
   it('refuses a release it does not know', async () => {
     await one({threads: 3})
     await expect(fleet!.command({op: 'hold', pool: 'web', type: 'search', holdSeconds: 0.5, release: 'never' as 'restart'})).rejects.toThrow(/release/)
