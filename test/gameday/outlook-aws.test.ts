@@ -136,8 +136,15 @@ describe('game day: the Outlook ejection cascade, AWS path', () => {
     const continued = await sluice(['promote', attemptId], {env: bob()})
     expect(continued.stdout).toContain('the run took it up: continued from the pause')
     await promotePast(attempt, attemptId, /mailbox at 5%/, /mailbox at 10%/)
-    await promotePast(attempt, attemptId, /mailbox at 10%/, /mailbox at 25%/)
-    await promotePast(attempt, attemptId, /mailbox at 25%/, /waiting for approval/)
+    // bob has seen enough: one `promote --full` ends every bake left, each gate still judged, but
+    // it does not answer the approval ahead (issue 48): the run stops there and asks.
+    const full = await sluice(['promote', attemptId, '--full'], {env: bob()})
+    expect(full.code, full.stderr + full.stdout).toBe(0)
+    expect(full.stdout).toContain('the run took it up: promoted fully')
+    await attempt.seen(/promoted fully by bob .*\(sluice promote --full\): no bake of/)
+    await attempt.seen(/mailbox at 25%/)
+    await attempt.seen(/waiting for approval/)
+    expect(await dns()).toEqual({mailbox: 25, maintenance: 75})
     // A promote with nothing waiting for it would say so; this one answers the approval.
     const approved = await sluice(['promote', attemptId], {env: bob()})
     expect(approved.code, approved.stderr).toBe(0)
