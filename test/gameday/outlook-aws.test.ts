@@ -142,18 +142,23 @@ describe('game day: the Outlook ejection cascade, AWS path', () => {
     expect(full.code, full.stderr + full.stdout).toBe(0)
     expect(full.stdout).toContain('the run took it up: promoted fully')
     await attempt.seen(/promoted fully by bob .*\(sluice promote --full\): no bake of/)
-    await attempt.seen(/mailbox at 25%/)
+    // Under promote --full a stage's "baking" status lasts no time and the log prints the change
+    // line alone (src/cli/terminal/line-log.ts), so the weights it set are what is looked for.
+    await attempt.seen(/→ \{mailbox:25,maintenance:75\}/)
     await attempt.seen(/waiting for approval/)
     expect(await dns()).toEqual({mailbox: 25, maintenance: 75})
+    // The trigger is not fixed: mailbox falls over as half the traffic reaches it. The error rate
+    // is set before the approval because under promote --full the 50% stage's gate is judged
+    // within a second of the change; no gate reads mailbox between here and that change.
+    metrics.set('error-rate', 'mailbox', 9)
     // A promote with nothing waiting for it would say so; this one answers the approval.
     const approved = await sluice(['promote', attemptId], {env: bob()})
     expect(approved.code, approved.stderr).toBe(0)
     expect(approved.stdout).toContain('the run took it up: approved step 3 (Approval: Bring half the traffic back?)')
-    // The trigger is not fixed: mailbox falls over as half the traffic reaches it.
-    await attempt.seen(/mailbox at 50%/)
-    metrics.set('error-rate', 'mailbox', 9)
     const relapsed = await attempt.ended
     expect(relapsed.code, relapsed.stderr).toBe(3)
+    expect(relapsed.stderr).toMatch(/→ \{mailbox:50,maintenance:50\}/)
+    expect(relapsed.stderr).not.toMatch(/→ \{mailbox:100,/)
     expect(relapsed.stderr).toMatch(/FAILED/)
     // The ramp holds at its last good weights, not at the step that failed.
     expect(await dns()).toEqual({mailbox: 25, maintenance: 75})
