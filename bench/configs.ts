@@ -10,6 +10,7 @@ export function everythingOn(scale = 1): FleetConfig {
     kind: 'servers' as const,
     capacity: 100,
     capacitySpread: 0.2,
+    serviceSpread: 1,
     slowMinority: null,
     balance: 'round-robin' as const,
     collapse: 1,
@@ -57,7 +58,7 @@ export function everythingOn(scale = 1): FleetConfig {
         {name: 'sync', share: 0.25},
         {name: 'lookup', share: 0.05},
       ],
-      arrivals: 'mean',
+      arrivals: 'poisson',
     },
     faults: [
       {kind: 'broken', pool: 'east', servers: Math.round(1800 * scale), from: 600, to: 1500, mode: 'hang'},

@@ -19,6 +19,14 @@ import {checkOutputName, writeOutput} from '../src/cli/output-file.js'
 import {runSweep, sweepJson, type SweepJson} from '../src/sweep/sweep.js'
 import {cellRunner, defaultWorkers} from '../src/sweep/workers.js'
 
+/** The scenario with --randomness in place of its own; the seed model draws nothing, so asking it to is refused. */
+function withRandomness(scenario: Scenario, randomness: 'drawn' | 'none' | undefined): Scenario {
+  if (randomness === undefined) return scenario
+  if (randomness === 'drawn' && scenario.model === 'seed')
+    throw new InputError(`--randomness: ${scenario.name} runs the seed model, which draws nothing (its table was computed at the mean); leave out --randomness`)
+  return {...scenario, randomness}
+}
+
 /** The flags that set what a sweep parameter varies. */
 const sweptByFlag = {broken: 'broken', demand: 'demand', servers: 'servers', capacity: 'capacity', 'fix-at': 'fault-duration'} as const
 
@@ -65,7 +73,22 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
       helpValue: 'KEY=VALUE,...',
     }),
     scenario: scenarioFlag,
+    randomness: Flags.option({
+      options: ['drawn', 'none'] as const,
+      description:
+        "drawn: requests arrive as a Poisson process and service times vary, from the seed; none: arrivals at the mean, every service time exact. Default: the scenario's (none unless it says).",
+    })(),
     seed: Flags.integer({description: 'Seed for every random draw.'}),
+    seeds: related(
+      Flags.integer({
+        description: 'Also run every setup on this many seeds, from the scenario’s (or --seed’s), and say on how many it held and when the others tipped.',
+        min: 1,
+        max: 100,
+        default: 1,
+        helpValue: 'N',
+      }),
+      {exclusive: {flags: ['sweep'], why: 'a sweep runs each cell on one seed'}},
+    ),
     servers: Flags.integer({description: 'Servers in the first pool.', min: 1, max: scenarioLimits.maxServers}),
     setup: Flags.string({description: 'A setup the scenario declares (repeatable). Default: the first one.', multiple: true, helpValue: 'NAME'}),
     svg: Flags.string({description: 'Also save the chart (with --sweep, the maps side by side) as an SVG file.', helpValue: 'FILE'}),
@@ -99,7 +122,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
       )
       if (clash) throw new InputError(`--${clash[0]}: the sweep varies ${clash[1]}; leave out --${clash[0]} or its --sweep`)
     }
-    const {scenario} = loadScenario(flags.scenario, {
+    const {scenario: loaded} = loadScenario(flags.scenario, {
       servers: flags.servers,
       capacity: flags.capacity,
       demand: flags.demand,
@@ -109,6 +132,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
       duration: flags.duration,
       seed: flags.seed,
     })
+    const scenario = withRandomness(loaded, flags.randomness)
     const custom = flags.policy === undefined ? [] : [{name: 'custom', policy: parsePolicy(flags.policy)}]
     // A sweep is a map of every setup unless told which; a single run shows the first.
     const byDefault = flags.sweep ? pickSetups(scenario, 'all') : pickSetups(scenario, 'all').slice(0, 1)
@@ -116,7 +140,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     const setups = [...named, ...custom]
     if (flags.sweep) return this.sweep(scenario, setups, flags.sweep, flags)
 
-    const report = simulateSetups(scenario, setups)
+    const report = simulateSetups(scenario, setups, flags.seeds)
     if (flags.svg) this.save('--svg', flags.svg, simulationSvg(report), 'chart')
     if (flags.html) this.save('--html', flags.html, simulationHtml(report), 'page')
     if (!this.jsonEnabled()) {

@@ -64,7 +64,7 @@ export async function startFleet(config: FleetConfig): Promise<RunningFleet> {
   for (const pool of config.pools) {
     const servers: LoopbackServer[] = []
     for (let i = 0; i < pool.servers; i++) {
-      servers.push(new LoopbackServer({...pool, capacity: pool.capacities?.[i] ?? pool.capacity}, pool.ports?.[i] ?? 0))
+      servers.push(new LoopbackServer({...pool, capacity: pool.capacities?.[i] ?? pool.capacity, seed: (pool.seed ?? 1) * 1000 + i}, pool.ports?.[i] ?? 0))
     }
     pools.set(pool.name, servers)
   }

@@ -1,4 +1,4 @@
-import {fleetConfig} from '../sim/scenario/load-scenario.js'
+import {fleetConfig, serviceSpreadOf} from '../sim/scenario/load-scenario.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import type {FleetConfig, FleetPoolConfig} from './fleet.js'
 import {loadSeries, type LoadClients, type LoadConfig, type LoadRecord, type LoadSeriesKey, type LoadTarget} from './load-generator.js'
@@ -117,6 +117,9 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales): Fleet
             (p.slowMinority && i >= servers - Math.round(p.slowMinority.share * servers) ? p.slowMinority.factor : 1),
         ),
         serviceTime: p.serviceTime,
+        // The spread the model draws with (the loader's default under randomness: drawn), each server its own seeded stream.
+        serviceSpread: serviceSpreadOf(scenario, p),
+        seed: scenario.seed,
         threads,
         queueLimit: Math.max(workers, Math.ceil(capacity * p.queueSeconds! * timeScale)),
         coldFactor: p.coldFactor,

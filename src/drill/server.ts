@@ -1,6 +1,7 @@
 import http from 'node:http'
 import type {Socket} from 'node:net'
 import type {ThreadHoldRelease} from '../sim/config.js'
+import {Random} from '../sim/random.js'
 
 /**
  * One backend server of the loopback fleet: a real HTTP server on 127.0.0.1 whose capacity is a
@@ -56,6 +57,10 @@ export interface ServerConfig {
    * them all. Needed only when handshakeCost is above 1.
    */
   connectionWindow?: number
+  /** The coefficient of variation of a request's service time (the scenario's serviceSpread); 0 or missing: every request takes exactly its service time. */
+  serviceSpread?: number
+  /** Seeds the server's service-time draws, so a run repeats them. */
+  seed?: number
 }
 
 /**
@@ -115,6 +120,8 @@ export function trafficType(req: http.IncomingMessage): string | undefined {
 
 export class LoopbackServer {
   readonly workers: number
+  /** Service times drawn with the scenario's spread, seeded per server. */
+  private readonly serviceDraw: Random
   private readonly http: http.Server
   private readonly sockets = new Set<Socket>()
   private queue: Pending[] = []
@@ -149,6 +156,7 @@ export class LoopbackServer {
     public port = 0,
   ) {
     this.workers = workersFor(config)
+    this.serviceDraw = new Random(config.seed ?? 1)
     this.http = http.createServer((req, res) => this.onRequest(req, res))
     // A hanging server hangs for as long as the client waits; Node's own request timeout would answer 408.
     this.http.requestTimeout = 0
@@ -360,7 +368,7 @@ export class LoopbackServer {
       // the next starts it when the first was due to end, or when the next came in if later.
       const start = this.freedAt === null ? now : Math.max(this.freedAt, head.arrivedAt)
       this.freedAt = null
-      const end = start + this.serviceSeconds() * (head.fresh ? this.config.handshakeCost : 1) * 1000
+      const end = start + this.serviceSeconds() * this.serviceDraw.spread(this.config.serviceSpread ?? 0) * (head.fresh ? this.config.handshakeCost : 1) * 1000
       setTimeout(
         () => {
           if (gen !== this.generation) return

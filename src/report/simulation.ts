@@ -1,3 +1,5 @@
+import {clockStamp} from '../format.js'
+import {overSeedsSentence, seedWindowSeconds} from '../sim/seeds.js'
 import type {SimulationReport} from '../sim/simulate.js'
 import {amplificationDuringFault} from '../sim/summary.js'
 import type {RecordSeriesKey, SimulationRecord} from '../sim/record.js'
@@ -104,9 +106,26 @@ function fitClauses(line: string, width?: number): string[] {
   return out.map((l, i) => (i < out.length - 1 ? `${l};` : l))
 }
 
-/** What `sluice simulate` prints for people: the scenario, the table, then a chart per setup. */
+/**
+ * Each setup over the seeds of --seeds, in words: on how many it held and when the others tipped.
+ * With nothing drawn, a seed changes only which servers a fault breaks, and that is said too.
+ */
+export function overSeedsLines(report: SimulationReport): string[] {
+  const over = report.overSeeds
+  if (!over) return []
+  const stamp = (at: number) => clockStamp(at, 'scenario').slice(1, -1)
+  const heading =
+    over.randomness === 'drawn'
+      ? `Over ${over.seeds.length} seeds (${over.seeds[0]}–${over.seeds.at(-1)}), arrivals and service times drawn; held means at full service over the last ${seedWindowSeconds} s:`
+      : `Over ${over.seeds.length} seeds (${over.seeds[0]}–${over.seeds.at(-1)}), with nothing drawn (randomness: none), so a seed changes only which servers a fault breaks:`
+  return [heading, ...over.setups.map((setup) => `  ${setup.name}: ${overSeedsSentence(setup, stamp)}`)]
+}
+
+/** What `sluice simulate` prints for people: the scenario, the table, the verdict over seeds, then a chart per setup. */
 export function renderSimulation(report: SimulationReport, options: {color: boolean; width: number; tableWidth?: number}): string {
   const parts = [...fitClauses(`${report.scenario.name}: ${describeScenario(report)}`, options.tableWidth), '', simulationTable(report, options.tableWidth)]
+  const seeds = overSeedsLines(report)
+  if (seeds.length > 0) parts.push('', ...seeds)
   for (const panel of simulationPanels(report)) {
     parts.push('', renderTerminalChart(panel, {color: options.color, width: options.width, height: 8}))
   }
@@ -125,6 +144,12 @@ export function simulationHtml(report: SimulationReport): string {
 <h2>Figures</h2>
 ${htmlTable(tableHeader, simulationRows(report))}
 ${htmlParagraphs(['Full service: completed requests within 1% of demand from that second to the end of the run. Load during the fault: attempts (new requests and retries) reaching the pools ÷ user requests.'])}
+${
+  report.overSeeds
+    ? `<h2>Over seeds</h2>
+${htmlParagraphs(overSeedsLines(report))}`
+    : ''
+}
 <h2>Charts</h2>
 ${inlineSvg(simulationSvg(report))}`,
   )

@@ -13,6 +13,12 @@ export interface PoolConfig {
   capacity: number
   /** Per-server capacity is drawn uniformly from capacity × (1 ± spread). */
   capacitySpread: number
+  /**
+   * The coefficient of variation of a request's service time (1: exponential, as M/M/c assumes;
+   * 0: every request takes exactly serviceTime). A server near capacity completes a drawn count
+   * each tick; the queueing model only.
+   */
+  serviceSpread: number
   /** A share of the servers, drawn by seed, at `factor` of the capacity; null: none. */
   slowMinority: {share: number; factor: number} | null
   /** How the load balancer spreads requests over the servers in rotation. */

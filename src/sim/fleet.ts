@@ -2,7 +2,8 @@ import {ClientPopulation, type TypeFailures} from './clients.js'
 import {rateAt} from './curve.js'
 import type {FleetConfig} from './config.js'
 import {WeightedDns} from './dns.js'
-import {ServerPool, type PoolTick, type ThreadHold} from './pool.js'
+import {normalsSize} from './pool-kernel.js'
+import {noServiceDraws, ServerPool, type PoolTick, type ServiceDraws, type ThreadHold} from './pool.js'
 import {Random} from './random.js'
 import {SimulationRecord, type PoolTickValues, type TickValues} from './record.js'
 import {faultWindow} from './fault-window.js'
@@ -81,6 +82,7 @@ export class Fleet {
     const random = new Random(config.seed)
     // A stream of its own, so that drawing arrivals leaves every other draw of the seed as it was.
     this.arrivalDraw = config.demand.arrivals === 'poisson' ? new Random(config.seed ^ 0x5a17a1) : null
+    const service = config.pools.some((p) => p.serviceSpread > 0) ? serviceDraws(config) : null
     this.typeNames = config.demand.types.map((t) => t.name)
     const types = this.typeNames.length
     this.pools = config.pools.map(
@@ -92,7 +94,7 @@ export class Fleet {
           this.dt,
           random,
           config.clients.thinkTime,
-          config.model === 'seed' ? null : {clientTimeout: config.clients.timeout},
+          config.model === 'seed' ? null : {clientTimeout: config.clients.timeout, service: service ?? noServiceDraws},
         ),
     )
     this.weights = Float64Array.from(config.pools, (p) => config.dns.weights[p.name] ?? 0)
@@ -403,4 +405,13 @@ export class Fleet {
         apply: (active) => this.setRestricted(r.type, active ? r.share : 0, r.retryAfter),
       })
   }
+}
+
+/** The fleet's table of standard normals for service times, from a stream of its own so every other draw of the seed is as it was. */
+function serviceDraws(config: FleetConfig): ServiceDraws {
+  const draw = new Random(config.seed ^ 0x5e41ce)
+  const normals = new Float64Array(normalsSize)
+  // Box–Muller: 1 − next() is in (0, 1], so the logarithm is finite.
+  for (let i = 0; i < normalsSize; i++) normals[i] = Math.sqrt(-2 * Math.log(1 - draw.next())) * Math.cos(2 * Math.PI * draw.next())
+  return {normals, draw, sampleScale: config.demand.sampleScale ?? 1}
 }

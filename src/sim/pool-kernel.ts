@@ -4,7 +4,7 @@
  * what the pool uses:
  *
  * - `serveBasic` when no server holds threads and new connections cost nothing extra, none are
- *   churned or refused and no server is warming up (the seed's pools);
+ *   churned or refused, no server is warming up and service times are not drawn (the seed's pools);
  * - `serveLean` for a pool where no server holds or has ever held threads (no thread-hold fault
  *   has been active on it), which is every pool of most scenarios and most ticks of the rest;
  * - `serveHolding` once threads are held, which adds the thread accounting.
@@ -44,6 +44,8 @@ export interface ServerArrays {
   readonly backlog: Float64Array
   /** Share of the work a full queue turned away this tick. */
   readonly parked: Float64Array
+  /** The standard deviation of a server's completions a second (TickSums.noiseScale × √ its capacity now). */
+  readonly completionSpread: Float64Array
 }
 
 /**
@@ -60,6 +62,34 @@ export const queueState = {ok: 0, checkLate: 1, turnedAway: 2, requestsLate: 3} 
  * start as one. (-0 is not a small integer to V8.)
  */
 export const fraction = -0
+
+const noNormals = new Float64Array(1)
+
+/** Draws in a pool's table of normals: a power of two, so the next index is a mask away. */
+export const normalsSize = 4096
+
+/**
+ * The capacity a server shows this tick: its mean, spread as the count of requests it completes
+ * spreads when service times vary (a coefficient of variation cv gives a count's standard
+ * deviation cv × √(cap × tick)), never below 0. Only servers at or near capacity ask: below it the
+ * spread changes nothing they serve.
+ */
+export function capacityNow(cap: number, spread: number, z: number): number {
+  const drawn = cap + spread * z
+  return drawn > 0 ? drawn : 0
+}
+
+/**
+ * Sets a server's warmth and its capacity now with it, and the spread of its completions (kept per
+ * server so that a tick takes no square root per server; a thread-limited server's is its
+ * capacity's, a little wide, on the harsh side).
+ */
+export function warmTo(s: ServerArrays, i: number, warmth: number, cold: number, noiseScale: number): void {
+  s.warmth[i] = warmth
+  const cap = s.capacity[i] * (cold + (1 - cold) * warmth)
+  s.effectiveCapacity[i] = cap
+  s.completionSpread[i] = noiseScale * Math.sqrt(cap)
+}
 
 /** What a tick's loop adds up, and the constants it needs (set by the caller before each loop). */
 export class TickSums {
@@ -87,6 +117,20 @@ export class TickSums {
   checkTimeout = fraction
   dt = fraction
   serviceTime = fraction
+  /**
+   * Service times drawn (a pool's serviceSpread): a server at capacity completes cap ± noiseScale ×
+   * √cap a second this tick, as a count of completions spreads; 0 when the pool draws none.
+   */
+  noiseScale = fraction
+  /**
+   * A server whose work is below `quiet` × its capacity and has no queue is served in full without a
+   * draw: the spread cannot take its capacity below its work there (4 standard deviations at the
+   * pool's smallest capacity). 1 when nothing is drawn, so the loops' arithmetic is what it was.
+   */
+  quiet = fraction
+  /** Standard normal draws the pool's servers read in turn, from this tick's offset. */
+  normals: Float64Array = noNormals
+  noiseAt = 0
   // outputs
   served = fraction
   fast = fraction
@@ -171,8 +215,11 @@ export function queueTick(s: ServerArrays, i: number, requests: number, work: nu
 export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
   const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap, backlog: queue} = s
   const backlogOn = k.backlogOn
-  const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
-  const {capacity, warmth} = s
+  const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold, quiet, noiseScale, normals} = k
+  // This tick's draws are read in turn from the pool's table, from the offset the pool drew.
+  let noiseAt = k.noiseAt
+  const spreadOf = s.completionSpread
+  const {warmth} = s
   const refusedShare = 1 - admission
   let served = 0,
     fast = 0,
@@ -193,7 +240,7 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
       else slow += l
       continue
     }
-    const cap = effCap[i]
+    let cap = effCap[i]
     const kept = open[i] * keep
     const onOpen = l < kept ? l : kept
     let fresh = l - onOpen
@@ -208,7 +255,10 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
     capUp += cap
     let done: number
     let late = 0
-    if (work <= cap && queue[i] === 0) {
+    if (work <= cap * quiet && queue[i] === 0) {
+      done = onOpen + fresh
+    } else if (noiseScale !== 0 && work <= (cap = capacityNow(cap, spreadOf[i], normals[noiseAt++ & (normalsSize - 1)])) && queue[i] === 0) {
+      // Near capacity: what it completes this tick, drawn, covers the work.
       done = onOpen + fresh
     } else if (shedding) {
       done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
@@ -230,8 +280,7 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
     served += done
     if (warmStep !== 0 && warmth[i] < 1 && done > 0) {
       const w = Math.min(1, warmth[i] + warmStep)
-      warmth[i] = w
-      effCap[i] = capacity[i] * (cold + (1 - cold) * w)
+      warmTo(s, i, w, cold, noiseScale)
       if (w === 1) warmed++
     }
   }
@@ -317,8 +366,11 @@ export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n
 export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums, n: number): void {
   const {openConnections: open, failing: failingOf, down, effectiveCapacity: effCap, backlog: queue} = s
   const backlogOn = k.backlogOn
-  const {heldThreads: held, threads, stalled, capacity, warmth} = s
-  const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold} = k
+  const {heldThreads: held, threads, stalled, warmth} = s
+  const {perWeight, keep, handshake: h, admission, shed: shedding, collapse, warmStep, cold, quiet, noiseScale, normals} = k
+  // This tick's draws are read in turn from the pool's table, from the offset the pool drew.
+  let noiseAt = k.noiseAt
+  const spreadOf = s.completionSpread
   const {holdShare, holdDecay, dt, serviceTime} = k
   const ring = s.heldRing
   const exact = ring.length !== 0
@@ -399,7 +451,10 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
     capUp += cap
     let done: number
     let late = 0
-    if (work <= cap && queue[i] === 0) {
+    if (work <= cap * quiet && queue[i] === 0) {
+      done = onOpen + fresh
+    } else if (noiseScale !== 0 && work <= (cap = capacityNow(cap, spreadOf[i], normals[noiseAt++ & (normalsSize - 1)])) && queue[i] === 0) {
+      // Near capacity: what it completes this tick, drawn, covers the work.
       done = onOpen + fresh
     } else if (shedding) {
       done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
@@ -421,8 +476,7 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
     served += done
     if (warmStep !== 0 && warmth[i] < 1 && done > 0) {
       const w = Math.min(1, warmth[i] + warmStep)
-      warmth[i] = w
-      effCap[i] = capacity[i] * (cold + (1 - cold) * w)
+      warmTo(s, i, w, cold, noiseScale)
       if (w === 1) warmed++
     }
   }

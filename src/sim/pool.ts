@@ -2,8 +2,8 @@ import {EnvoyEjection} from './checks/envoy-ejection.js'
 import {HaproxyChecks} from './checks/haproxy-checks.js'
 import {noTimer, type CheckedPool, type PoolChecks} from './checks/pool-checks.js'
 import type {HealthCheckConfig, Policy, PoolConfig, ThreadHoldRelease} from './config.js'
-import {fraction, serveBasic, serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
-import type {Random} from './random.js'
+import {fraction, normalsSize, serveBasic, warmTo, serveHolding, serveLean, TickSums, type ServerArrays} from './pool-kernel.js'
+import {Random} from './random.js'
 import {Slab} from './slab.js'
 
 function sumInOrder(values: Float64Array, n: number): number {
@@ -55,6 +55,20 @@ export interface ThreadHold {
  * State is kept in typed arrays indexed by server so a tick is a few tight loops with no
  * per-request or per-server objects.
  */
+/**
+ * What a fleet gives its pools to draw service times with: one table of standard normals (made
+ * once, so a sweep's thousands of small pools do not each make one), a stream that picks where
+ * each tick starts reading it, and the share of the requests counted (a drill's sample).
+ */
+export interface ServiceDraws {
+  normals: Float64Array
+  draw: Random
+  sampleScale: number
+}
+
+/** For a fleet whose pools draw no service times (serviceSpread 0): never read. */
+export const noServiceDraws: ServiceDraws = {normals: new Float64Array(0), draw: new Random(0), sampleScale: 1}
+
 export class ServerPool implements ServerArrays, CheckedPool {
   readonly size: number
   readonly capacity: Float64Array
@@ -96,6 +110,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
   heldRing = new Float64Array(0)
   readonly backlog: Float64Array
   readonly parked: Float64Array
+  readonly completionSpread: Float64Array
   private holdTicks = 0
   private readonly thinkTicks: number
   private readonly weight: Float64Array
@@ -136,6 +151,8 @@ export class ServerPool implements ServerArrays, CheckedPool {
   /** For random picks: the draw, and this tick's weights with the wobble of independent picks. */
   private readonly random: Random | null
   private readonly noisy: Float64Array
+  /** Where this tick's servers start reading the table of normals; null when service times are not drawn. */
+  private readonly serviceDraw: Random | null = null
 
   constructor(
     readonly config: PoolConfig,
@@ -150,14 +167,14 @@ export class ServerPool implements ServerArrays, CheckedPool {
      * from tick to tick, and held threads are released exactly holdSeconds after they were taken.
      * Without them, the seed's: goodput collapses by `collapse`, held threads go at random.
      */
-    private readonly queueing: {clientTimeout: number} | null,
+    private readonly queueing: {clientTimeout: number; service: ServiceDraws} | null,
   ) {
     this.policy = {...policy}
     const n = config.kind === 'servers' ? config.servers : 0
     this.size = n
     // Every per-server array is a view on one buffer: a sweep builds thousands of small pools, and
     // one allocation costs less than twenty.
-    const slab = new Slab(n, 10, 5, 7)
+    const slab = new Slab(n, 11, 5, 7)
     this.capacity = slab.float64()
     this.threads = slab.float64()
     this.warmth = slab.float64().fill(1)
@@ -178,6 +195,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
     this.registeredWeight = slab.float64().fill(1)
     this.backlog = slab.float64()
     this.parked = slab.float64()
+    this.completionSpread = slab.float64()
     this.ejectedUntil = slab.int32()
     this.timesEjected = slab.int32()
     this.slowStartSince = slab.int32().fill(-1)
@@ -219,8 +237,20 @@ export class ServerPool implements ServerArrays, CheckedPool {
     this.checks = health.haproxy
       ? new HaproxyChecks(this, health.haproxy, health.interval, queueing !== null ? 'queued' : busyAnswersInTime ? 'busy-in-time' : 'busy-late', random)
       : new EnvoyEjection(this, health, random)
+    this.sums.quiet = 1
     if (queueing !== null) {
       const k = this.sums
+      if (config.serviceSpread > 0 && n > 0) {
+        // Per request, a spread cv in service time; per tick, a server's completions spread by
+        // cv × √(completions), counted at the drill's sample of the requests where it has one.
+        k.noiseScale = config.serviceSpread / Math.sqrt(dt * queueing.service.sampleScale)
+        k.normals = queueing.service.normals
+        let least = Infinity
+        for (let i = 0; i < n; i++) least = Math.min(least, this.capacity[i] * cold)
+        k.quiet = least > 0 ? Math.max(0, 1 - (4 * k.noiseScale) / Math.sqrt(least)) : 0
+        for (let i = 0; i < n; i++) warmTo(this, i, this.warmth[i], cold, k.noiseScale)
+        this.serviceDraw = queueing.service.draw
+      }
       k.backlogOn = true
       k.queueSeconds = config.queueSeconds ?? Infinity
       k.timeout = queueing.clientTimeout
@@ -295,6 +325,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
       if (this.holding) this.releaseHeld(t, holdDecay)
     } else {
       k.perWeight = routed / totalWeight
+      if (this.serviceDraw !== null) k.noiseAt = this.serviceDraw.below(normalsSize)
       k.keep = 1 - Math.min(1, config.connectionChurn * dt * this.thinkTicks)
       k.handshake = config.handshakeCost
       k.admission = this.newConnectionAdmission
@@ -310,7 +341,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
         k.dt = dt
         k.serviceTime = config.serviceTime
         serveHolding(this, weight, k, n)
-      } else if (k.handshake === 1 && k.keep === 1 && k.admission === 1 && k.warmStep === 0) {
+      } else if (k.handshake === 1 && k.keep === 1 && k.admission === 1 && k.warmStep === 0 && k.noiseScale === 0) {
         serveBasic(this, weight, k, n)
       } else {
         serveLean(this, weight, k, n)
@@ -563,9 +594,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
       for (let at = i; at < this.heldRing.length; at += this.size) this.heldRing[at] = 0
       for (const slot of this.answeredSlots) slot[i] = 0
       if (this.warmth[i] === 1) this.warming++
-      this.warmth[i] = 0
-      const cold = this.config.coldFactor
-      this.effectiveCapacity[i] = this.capacity[i] * (cold + (1 - cold) * this.warmth[i])
+      warmTo(this, i, 0, this.config.coldFactor, this.sums.noiseScale)
       this.restartingUntil[i] = t + Math.max(1, Math.round(downSeconds / this.dt))
       this.syncDown(i)
     }

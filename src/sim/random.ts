@@ -72,4 +72,36 @@ export class Random {
     const z = Math.sqrt(-2 * Math.log(1 - this.next())) * Math.cos(2 * Math.PI * this.next())
     return Math.max(0, Math.round(mean + Math.sqrt(mean) * z))
   }
+
+  /** A standard normal (Box–Muller; 1 − next() is in (0, 1], so the logarithm is finite). */
+  normal(): number {
+    return Math.sqrt(-2 * Math.log(1 - this.next())) * Math.cos(2 * Math.PI * this.next())
+  }
+
+  /**
+   * A draw of mean 1 whose coefficient of variation is `cv`: a Gamma of shape 1 / cv², scaled
+   * (cv 1 is exponential, a service time under M/M/c); exactly 1 for cv 0. Marsaglia and Tsang's
+   * method, with a shape below 1 raised by one and paid back with a power of a uniform.
+   */
+  spread(cv: number): number {
+    if (cv <= 0) return 1
+    const shape = 1 / (cv * cv)
+    const boosted = shape < 1 ? shape + 1 : shape
+    const d = boosted - 1 / 3
+    const c = 1 / Math.sqrt(9 * d)
+    let g: number
+    for (;;) {
+      const z = this.normal()
+      const v0 = 1 + c * z
+      if (v0 <= 0) continue
+      const v = v0 * v0 * v0
+      const u = 1 - this.next()
+      if (Math.log(u) < 0.5 * z * z + d - d * v + d * Math.log(v)) {
+        g = d * v
+        break
+      }
+    }
+    if (shape < 1) g *= Math.pow(1 - this.next(), 1 / shape)
+    return g / shape
+  }
 }

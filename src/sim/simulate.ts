@@ -4,6 +4,7 @@ import {ScenarioRun} from './scenario-run.js'
 import {amplificationDuringFault, type RunSummary} from './summary.js'
 import {faultWindow, type FaultWindow} from './fault-window.js'
 import type {Scenario} from './scenario/schema.js'
+import {overSeeds, type OverSeeds} from './seeds.js'
 
 export interface SetupRun {
   name: string
@@ -16,10 +17,15 @@ export interface SimulationReport {
   scenario: Scenario
   window: FaultWindow | null
   setups: SetupRun[]
+  /** Every setup again on more seeds (--seeds): where it held and where it tipped. Null for one seed. */
+  overSeeds: OverSeeds | null
 }
 
-/** Runs the scenario once per setup, each from the same seed, so setups differ only by policy. */
-export function simulateSetups(scenario: Scenario, setups: Array<{name: string; policy: Policy}>): SimulationReport {
+/**
+ * Runs the scenario once per setup, each from the same seed, so setups differ only by policy; with
+ * `seeds` above 1, every setup also on that many seeds from the scenario's own.
+ */
+export function simulateSetups(scenario: Scenario, setups: Array<{name: string; policy: Policy}>, seeds = 1): SimulationReport {
   const window = faultWindow(scenario.faults)
   return {
     scenario,
@@ -28,6 +34,7 @@ export function simulateSetups(scenario: Scenario, setups: Array<{name: string; 
       const {record, summary} = new ScenarioRun(scenario, policy).finish()
       return {name, policy, record, summary}
     }),
+    overSeeds: seeds > 1 ? overSeeds(scenario, setups, seeds) : null,
   }
 }
 
@@ -64,6 +71,15 @@ export function simulationJson(report: SimulationReport) {
     scenario: report.scenario.name,
     faultWindow: report.window,
     setups: report.setups.map(setupJson),
+    overSeeds: report.overSeeds && {
+      randomness: report.overSeeds.randomness,
+      seeds: report.overSeeds.seeds,
+      setups: report.overSeeds.setups.map(({name, outcomes}) => ({
+        name,
+        held: outcomes.filter((o) => !o.tipped).length,
+        outcomes: outcomes.map((o) => ({...o, lostPercent: round(o.lostPercent), tippedAt: o.tippedAt === null ? null : round(o.tippedAt)})),
+      })),
+    },
   }
 }
 

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {noGuard, type HaproxyCheck, type PoolConfig} from '../../src/sim/config.js'
 import {haproxySlowStartWeight, type HaproxyChecks} from '../../src/sim/checks/haproxy-checks.js'
-import {ServerPool, type PoolTick} from '../../src/sim/pool.js'
+import {noServiceDraws, ServerPool, type PoolTick} from '../../src/sim/pool.js'
 import {Random} from '../../src/sim/random.js'
 
 // HAProxy's check rules, each pinned on a tiny pool stepped by hand (1 s ticks, one traffic type).
@@ -12,6 +12,7 @@ const poolConfig = (servers: number): PoolConfig => ({
   servers,
   capacity: 100,
   capacitySpread: 0,
+  serviceSpread: 0,
   slowMinority: null,
   balance: 'round-robin',
   collapse: 1,
@@ -52,7 +53,7 @@ function makePool(
     1,
     new Random(1),
     1,
-    queueing,
+    queueing && {...queueing, service: noServiceDraws},
   )
 }
 

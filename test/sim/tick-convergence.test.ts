@@ -45,8 +45,12 @@ describe('the queueing model does not hang on its tick', () => {
   for (const file of readdirSync('scenarios')
     .filter((f) => f.endsWith('.yaml'))
     .sort()) {
-    const {scenario} = loadScenario(join('scenarios', file))
-    if (scenario.model !== 'queueing') continue
+    const loaded = loadScenario(join('scenarios', file)).scenario
+    if (loaded.model !== 'queueing') continue
+    // One seed's draws at two ticks are two samples, not one run at two resolutions: a scenario
+    // that draws (near-capacity) is held to its tick with nothing drawn. Whether its verdict over
+    // seeds moves with the tick is not tested here.
+    const scenario: Scenario = {...loaded, randomness: 'none'}
     for (const {name} of pickSetups(scenario, 'all')) {
       const key = `${file}:${name}`
       it(`${key}: at tick ${scenario.tick} s and at a fifth of it`, () => {

@@ -5,7 +5,7 @@ import {packageRoot} from '../../package-root.js'
 import {builtinNames, resolveBuiltinOrFile, type Builtins} from '../../input/builtin.js'
 import {formatPath, type Path} from '../../input/problems.js'
 import {readNamedInput, validate, YamlSource} from '../../input/yaml-source.js'
-import {haproxyDefaults, haproxyGuardProblems, policyKeys, policySchema, scenarioSchema, type Scenario, type SetupPolicy} from './schema.js'
+import {haproxyDefaults, haproxyGuardProblems, policyKeys, policySchema, randomnessOf, scenarioSchema, type Scenario, type SetupPolicy} from './schema.js'
 
 /** The scenarios that ship with sluice, in `scenarios/` at the package root. */
 const builtinScenarios: Builtins = {dir: join(packageRoot, 'scenarios'), kind: 'scenario'}
@@ -139,6 +139,12 @@ export function parsePolicy(text: string): Policy {
  * The simulator's input for one of the scenario's setups (or a custom policy). A setup's `clients`
  * are set over the scenario's, key by key.
  */
+/** A pool's spread of service times: its own, else 1 where the scenario draws (randomnessOf); the seed model draws none. */
+export function serviceSpreadOf(scenario: Scenario, pool: Scenario['pools'][number]): number {
+  if (scenario.model === 'seed') return 0
+  return pool.serviceSpread ?? (randomnessOf(scenario) === 'drawn' ? 1 : 0)
+}
+
 export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): FleetConfig {
   const {clients, healthCheck: checkOverride, ...policy} = setup as SetupPolicy
   let healthCheck: HealthCheckConfig = scenario.healthCheck as HealthCheckConfig
@@ -170,6 +176,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
   const firstPool = scenario.pools[0].name
   const servingPools = scenario.pools.filter((p) => p.kind === 'servers')
   const clientConfig = {...scenario.clients, ...clients}
+  const drawn = randomnessOf(scenario) === 'drawn'
   return {
     model: scenario.model,
     duration: scenario.duration,
@@ -181,6 +188,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
       servers: p.servers ?? 0,
       capacity: p.capacity ?? 0,
       capacitySpread: p.capacitySpread,
+      serviceSpread: serviceSpreadOf(scenario, p),
       slowMinority: p.slowMinority ?? null,
       balance: p.balance,
       // A queue that empties before the clients give up answers every request it took while its client
@@ -205,7 +213,7 @@ export function fleetConfig(scenario: Scenario, setup: Policy | SetupPolicy): Fl
     demand: {
       curve: scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]],
       types: Object.entries(scenario.demand.types).map(([name, share]) => ({name, share})),
-      arrivals: scenario.demand.arrivals,
+      arrivals: scenario.demand.arrivals ?? (drawn ? 'poisson' : 'mean'),
       sampleScale: scenario.demand.sampleScale,
     },
     faults: scenario.faults.map((f) => ({...f, pool: f.pool ?? firstPool})),

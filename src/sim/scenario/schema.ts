@@ -226,6 +226,12 @@ export const poolSchema = z
     threads: positive.optional(),
     serviceTime: span.default(0.1),
     /**
+     * How much one request's service time varies, as a coefficient of variation: 1 (the default
+     * under `randomness: drawn`, else 0) is exponential, as M/M/c assumes; 0, every request takes
+     * exactly serviceTime. A server near capacity completes a drawn count of requests each tick.
+     */
+    serviceSpread: z.number().min(0).max(4).optional(),
+    /**
      * Seconds of work a server queues before it stops reading new requests (they wait unanswered
      * until their clients give up). Unset, the queue is unbounded: an overloaded server answers
      * everything late, and answers to clients that have gone are the wasted work of `collapse`.
@@ -323,14 +329,23 @@ export const scenarioSchema = z
       .describe(
         "The simulator's rules: queueing (what the drills check against real software) or seed (the rules the seed's table was computed with: every fast 503 makes clients wait retryAfter; held threads are released at random).",
       ),
+    randomness: z
+      .enum(['drawn', 'none'])
+      .optional()
+      .describe(
+        "drawn: requests arrive as a Poisson process and service times vary (demand.arrivals poisson, each pool's serviceSpread 1), seeded, so a verdict is one seed's and is given over several (simulate --seeds); none (the default for now, and the seed model's only one): arrivals at the mean and every service time exact, the deterministic model. An explicit demand.arrivals or serviceSpread wins over either.",
+      ),
     pools: z.array(poolSchema).min(1),
     demand: z
       .strictObject({
         rps: rate.optional(),
         curve: z.array(curvePoint).min(1).optional(),
         types: z.record(z.string(), z.number().min(0).max(1)).default({all: 1}),
-        /** `mean`: the rate exactly, every tick; `poisson`: each tick's requests a seeded draw around it, as independent users arrive. */
-        arrivals: z.enum(['mean', 'poisson']).default('mean'),
+        /**
+         * `poisson`: each tick's requests a seeded draw around the rate, as independent users arrive
+         * (the default under `randomness: drawn`); `mean`: the rate exactly, every tick.
+         */
+        arrivals: z.enum(['mean', 'poisson']).optional(),
         /**
          * The share of the scenario's requests the Poisson draws are made at: a drill at rate scale r
          * and time scale s sends r × s of them, and a smaller count bursts by more (1 / √(r s)).
@@ -393,6 +408,12 @@ export const scenarioSchema = z
   })
   .transform((scenario) => ({...scenario, tick: scenario.tick ?? defaultTick(scenario)}))
   .superRefine((scenario, ctx) => {
+    if (scenario.model === 'seed' && scenario.randomness === 'drawn')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['randomness'],
+        message: "expected none (or nothing) with model seed: the seed's table was computed at the mean, and the seed model draws no service times",
+      })
     const cost = simulationCost(scenario)
     if (cost.serverTicks > scenarioLimits.maxServerTicks)
       ctx.addIssue({
@@ -530,6 +551,14 @@ function simulationCost(scenario: {
 
 export type ScenarioInput = z.input<typeof scenarioSchema>
 export type Scenario = z.output<typeof scenarioSchema>
+
+/**
+ * Whether a scenario's runs draw arrivals and service times: its own word, else none. The seed
+ * model never draws. (Issue 47 asks for drawn by default in the queueing model; flipping it fails
+ * shipped runbooks' rehearsals and most mechanism pins, so it waits for the runbooks' re-tuning.)
+ */
+export const randomnessOf = (scenario: Pick<Scenario, 'randomness' | 'model'>): 'drawn' | 'none' =>
+  scenario.model === 'seed' ? 'none' : (scenario.randomness ?? 'none')
 export type PolicyInput = z.input<typeof policySchema>
 /** A setup as a scenario declares it: guards, and the clients' policy where it sets one. */
 export type SetupPolicy = z.output<typeof setupSchema>
