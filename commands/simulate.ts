@@ -7,7 +7,7 @@ import {chooseMode} from '../src/cli/terminal/mode.js'
 import {outputWidth} from '../src/cli/output-width.js'
 import {renderSweep, sweepHtml, sweepSvg} from '../src/report/heatmap.js'
 import {renderSimulation, simulationHtml, simulationSvg} from '../src/report/simulation.js'
-import {loadScenario, parsePolicy, pickSetups} from '../src/sim/scenario/load-scenario.js'
+import {loadScenario, parsePolicy, pickSetups, withRandomness} from '../src/sim/scenario/load-scenario.js'
 import type {Policy} from '../src/sim/config.js'
 import {scenarioLimits, type Scenario} from '../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson, type SimulationJson} from '../src/sim/simulate.js'
@@ -18,14 +18,6 @@ import {StatusLine} from '../src/cli/terminal/status-line.js'
 import {checkOutputName, writeOutput} from '../src/cli/output-file.js'
 import {runSweep, sweepJson, type SweepJson} from '../src/sweep/sweep.js'
 import {cellRunner, defaultWorkers} from '../src/sweep/workers.js'
-
-/** The scenario with --randomness in place of its own; the seed model draws nothing, so asking it to is refused. */
-function withRandomness(scenario: Scenario, randomness: 'drawn' | 'none' | undefined): Scenario {
-  if (randomness === undefined) return scenario
-  if (randomness === 'drawn' && scenario.model === 'seed')
-    throw new InputError(`--randomness: ${scenario.name} runs the seed model, which draws nothing (its table was computed at the mean); leave out --randomness`)
-  return {...scenario, randomness}
-}
 
 /** The flags that set what a sweep parameter varies. */
 const sweptByFlag = {broken: 'broken', demand: 'demand', servers: 'servers', capacity: 'capacity', 'fix-at': 'fault-duration'} as const

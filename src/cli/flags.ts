@@ -197,6 +197,18 @@ export const rehearsalFlags = {
       'Once the runbook has ended, rehearse `sluice rollback` of its run: ramped (in steps onto the receiving pool, behind the gates) or now (at once, --now). The report says what the way back cost.',
     options: ['ramped', 'now'] as const,
   })(),
+  randomness: Flags.option({
+    description:
+      "drawn: requests arrive as a Poisson process and service times vary, from the scenario's seed; none: arrivals at the mean, every service time exact. Default: the scenario's (none unless it says).",
+    options: ['drawn', 'none'] as const,
+  })(),
+  seeds: Flags.integer({
+    description:
+      "Rehearse on this many seeds, the scenario's own first (the one reported) and the ones after it, and say on how many it was safe and how each other one ended; the exit code is the worst run's. The others run with every approval answered yes.",
+    min: 1,
+    max: 50,
+    helpValue: 'N',
+  }),
 }
 
 /**

@@ -42,7 +42,15 @@ type ModeFlags = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
  */
 export function modeOf(flags: ModeFlags): Mode {
   if (flags['dry-run'])
-    return {kind: 'rehearsal', scenario: flags.scenario, setup: flags.setup, pace: flags.pace ?? null, ...(flags.rollback ? {rollback: flags.rollback} : {})}
+    return {
+      kind: 'rehearsal',
+      scenario: flags.scenario,
+      setup: flags.setup,
+      pace: flags.pace ?? null,
+      ...(flags.rollback ? {rollback: flags.rollback} : {}),
+      ...(flags.randomness ? {randomness: flags.randomness} : {}),
+      ...(flags.seeds ? {seeds: flags.seeds} : {}),
+    }
   return {
     kind: 'live',
     aws: awsOptionsOf(flags),
@@ -107,7 +115,10 @@ export async function executeRunbook(
     out.log(text)
   }
   // A rehearsed rollback that held on a failing gate is what `sluice rollback` would exit 3 for.
-  const exitCode = run.outcome === 'completed' && rehearsal?.rollback?.outcome === 'held' ? exitCodeOf('held') : exitCodeOf(run.outcome)
+  const shown = run.outcome === 'completed' && rehearsal?.rollback?.outcome === 'held' ? exitCodeOf('held') : exitCodeOf(run.outcome)
+  // Over seeds, a seed that stopped is what the rehearsal exits for when the one shown did not.
+  const stopped = rehearsal?.overSeeds?.seeds.find((s) => s.outcome !== 'completed')
+  const exitCode = shown === 0 && stopped ? exitCodeOf(stopped.outcome) : shown
   process.exitCode = exitCode
   return {
     runbook: run.runbook,

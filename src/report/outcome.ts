@@ -71,7 +71,7 @@ function didSentence(f: OutcomeFacts): string {
 }
 
 /** How a run that did not complete stopped, as a verb phrase. */
-const stoppedWords: Record<Exclude<RunResult['outcome'], 'completed'>, string> = {
+export const stoppedWords: Record<Exclude<RunResult['outcome'], 'completed'>, string> = {
   'gate-failed': 'stopped on a failed gate',
   held: 'held',
   failed: 'failed',

@@ -14,7 +14,7 @@ import {rollbackHow, rollbackLine} from './rollback.js'
 import {rollbackFigures, type RollbackFigures} from '../drill/rollback-figures.js'
 import {perSecond, simTimeline} from '../drill/timeline.js'
 import {fullServiceWindow} from '../drill/report-card.js'
-import {rehearsalOutcome, singleActionOutcome, type OutcomeFacts} from './outcome.js'
+import {rehearsalOutcome, singleActionOutcome, stoppedWords, type OutcomeFacts} from './outcome.js'
 
 /**
  * What a rehearsal did: the engine's result and the simulated fleet's record around it. The
@@ -39,6 +39,43 @@ export interface Rehearsal {
   weights: WeightChange[]
   /** The rollback after the runbook (settings.rollback), in scenario seconds; null when none was asked for or the run was interrupted. */
   rollback: ({how: 'ramped' | 'now'} & RollbackAfterRun) | null
+  /** The same rehearsal on the seeds after the scenario's (--seeds); null for one seed, or when the first was interrupted. */
+  overSeeds: OverSeedsRehearsed | null
+}
+
+/** A runbook rehearsed on more seeds: with randomness drawn, each is one sample of arrivals and service times. */
+export interface OverSeedsRehearsed {
+  randomness: 'drawn' | 'none'
+  /** Every seed, the scenario's own (the rehearsal shown) first. */
+  seeds: RehearsalSeed[]
+}
+
+export interface RehearsalSeed {
+  seed: number
+  outcome: RunResult['outcome']
+  /** Where it stopped, when it did not complete. */
+  stoppedAt: {step: number; title: string; message: string} | null
+  recovered: boolean
+  lostPercent: number
+}
+
+/** Safe on a seed as the rehearsal's own verdict means it: completed, and service at full at the end. */
+export const safeOnSeed = (s: RehearsalSeed): boolean => s.outcome === 'completed' && s.recovered
+
+/** The verdict over seeds in one or two lines: on how many seeds it was safe, and how each other one ended. */
+export function overSeedsLines(over: OverSeedsRehearsed | null): string[] {
+  if (!over) return []
+  const n = over.seeds.length
+  const safe = over.seeds.filter(safeOnSeed).length
+  const drawn =
+    over.randomness === 'drawn' ? 'arrivals and service times drawn' : 'nothing drawn (randomness: none), so a seed changes only which servers a fault breaks'
+  const others = over.seeds.filter((s) => !safeOnSeed(s))
+  const how = (s: RehearsalSeed): string =>
+    s.outcome === 'completed'
+      ? `seed ${s.seed} completed with service not back to full`
+      : `seed ${s.seed} ${stoppedWords[s.outcome]}${s.stoppedAt ? ` at step ${s.stoppedAt.step + 1} (${s.stoppedAt.title})` : ''}`
+  const listed = others.slice(0, 4).map(how).join('; ') + (others.length > 4 ? `; and ${others.length - 4} more` : '')
+  return [`Over ${n} seeds (${over.seeds[0].seed}–${over.seeds[n - 1].seed}), ${drawn}: safe on ${safe} of ${n}${others.length > 0 ? `; ${listed}` : ''}.`]
 }
 
 export interface WeightChange {
@@ -69,6 +106,8 @@ export interface RehearsalFigures {
   fromStart: {lostPercent: number; peakErrorRatePercent: number; minInRotation: number}
   /** The rollback after the runbook (--rollback): what the way back cost from its start. */
   rollback: RollbackFigures | null
+  /** The rehearsal on every seed of --seeds (the scenario's own first): how many were safe, and each one's end; null for one seed. */
+  overSeeds: {randomness: 'drawn' | 'none'; safe: number; seeds: RehearsalSeed[]} | null
 }
 
 const round = (x: number, places = 3): number => Math.round(x * 10 ** places) / 10 ** places
@@ -89,6 +128,11 @@ export function rehearsalFigures(r: Rehearsal): RehearsalFigures {
     restrictedPercentAtEnd: round(r.restrictedPercentAtEnd),
     fromStart: fromStartOf(r),
     rollback: rollbackOf(r),
+    overSeeds: r.overSeeds && {
+      randomness: r.overSeeds.randomness,
+      safe: r.overSeeds.seeds.filter(safeOnSeed).length,
+      seeds: r.overSeeds.seeds.map((s) => ({...s, lostPercent: round(s.lostPercent)})),
+    },
   }
 }
 
@@ -279,7 +323,7 @@ export function renderSingleAction(r: Rehearsal, action: {name: string; changesT
  */
 export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: number}): string {
   const f = rehearsalFigures(r)
-  const headline = rehearsalOutcome(outcomeFacts(r, f))
+  const headline = [...rehearsalOutcome(outcomeFacts(r, f)), ...overSeedsLines(r.overSeeds)]
   const lines = [
     ...headline,
     '',

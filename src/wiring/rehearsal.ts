@@ -11,11 +11,11 @@ import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
 import {ScenarioRun} from '../sim/scenario-run.js'
 import {scenarioAssessor} from './assessor.js'
 import {resolveScenarioRef} from './scenario-ref.js'
-import {loadScenario, pickSetups} from '../sim/scenario/load-scenario.js'
-import type {Scenario} from '../sim/scenario/schema.js'
+import {loadScenario, pickSetups, withRandomness} from '../sim/scenario/load-scenario.js'
+import {randomnessOf, type Scenario} from '../sim/scenario/schema.js'
 import type {ChangeRecorder} from '../way-back/history.js'
 import {rollBackAfterRun} from '../way-back/undo-run.js'
-import type {Rehearsal, WeightChange} from '../report/rehearsal.js'
+import type {OverSeedsRehearsed, Rehearsal, RehearsalSeed, WeightChange} from '../report/rehearsal.js'
 
 /** Seconds of simulated history before a runbook starts, at the least. */
 export const historySeconds = 60
@@ -40,6 +40,13 @@ export interface RehearsalSettings {
    * as `sluice rollback` would: in steps onto the receiving pool behind the gates, or at once.
    */
   rollback?: 'ramped' | 'now'
+  /** Overrides the scenario's randomness (--randomness). */
+  randomness?: 'drawn' | 'none'
+  /**
+   * Rehearse on this many seeds, the scenario's own first (the one shown) and the ones after it,
+   * the others with nobody watching and every approval answered yes: a verdict over seeds.
+   */
+  seeds?: number
 }
 
 /** A rehearsal's report: the engine's result and the rehearsal's record. */
@@ -131,8 +138,46 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
     weights,
     restrictedPercentAtEnd: record.ticksRecorded > 0 && record.last.demand > 0 ? (record.last.restrictedDemand / record.last.demand) * 100 : 0,
     rollback,
+    overSeeds: null,
   }
+  const seeds = settings.seeds ?? 1
+  if (seeds > 1 && run.outcome !== 'interrupted') rehearsal.overSeeds = await overMoreSeeds(runbook, inputs, settings, scenario, setup.name, rehearsal, seeds)
   return {mode: 'rehearsal', run, runId: null, rehearsal}
+}
+
+/** The rehearsal again on the seeds after the scenario's, with nobody watching; stops early only if the first is stopped. */
+async function overMoreSeeds(
+  runbook: Runbook,
+  inputs: RunInputs,
+  settings: RehearsalSettings,
+  scenario: Scenario,
+  setup: string,
+  first: Rehearsal,
+  seeds: number,
+): Promise<OverSeedsRehearsed> {
+  const quiet: EngineIO = {confirm: async () => true, notify: () => {}}
+  const approved = runbook.steps.filter((s) => s.action === 'approve').map((s) => s.index)
+  const outcomes = [seedOutcome(scenario.seed, first)]
+  for (let seed = scenario.seed + 1; seed < scenario.seed + seeds && !inputs.signal.aborted; seed++) {
+    const {rehearsal} = await rehearse(
+      runbook,
+      {...inputs, io: quiet, approved},
+      {...settings, scenario: {...scenario, seed}, setup, seeds: 1, startAt: first.startAt, pace: null},
+    )
+    outcomes.push(seedOutcome(seed, rehearsal))
+  }
+  return {randomness: randomnessOf(scenario), seeds: outcomes}
+}
+
+function seedOutcome(seed: number, r: Rehearsal): RehearsalSeed {
+  const at = r.run.stoppedAt
+  return {
+    seed,
+    outcome: r.run.outcome,
+    stoppedAt: at ? {step: at.step, title: at.title, message: at.message} : null,
+    recovered: r.recovered,
+    lostPercent: r.summary.lostPercent,
+  }
 }
 
 /** Checks a runbook against its own rehearsal scenario and setup, as a rehearsal does before it starts: exit 2 with every problem. */
@@ -210,6 +255,7 @@ export function rehearsalScenario(
   else if (own)
     scenario = loadScenario(resolveScenarioRef(own.scenario, runbook.file), {}, `${runbook.locate(['rehearsal', 'scenario'])}: rehearsal.scenario`).scenario
   else throw new InputError(`${runbook.locate(['name'])}: the runbook has no rehearsal.scenario; give one there or pass --scenario`)
+  scenario = withRandomness(scenario, settings.randomness)
   const [setup] =
     settings.setup !== undefined
       ? pickSetups(scenario, [settings.setup])

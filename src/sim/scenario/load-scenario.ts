@@ -139,6 +139,14 @@ export function parsePolicy(text: string): Policy {
  * The simulator's input for one of the scenario's setups (or a custom policy). A setup's `clients`
  * are set over the scenario's, key by key.
  */
+/** The scenario with --randomness in place of its own; the seed model draws nothing, so asking it to is refused. */
+export function withRandomness(scenario: Scenario, randomness: 'drawn' | 'none' | undefined): Scenario {
+  if (randomness === undefined) return scenario
+  if (randomness === 'drawn' && scenario.model === 'seed')
+    throw new InputError(`--randomness: ${scenario.name} runs the seed model, which draws nothing (its table was computed at the mean); leave out --randomness`)
+  return {...scenario, randomness}
+}
+
 /** A pool's spread of service times: its own, else 1 where the scenario draws (randomnessOf); the seed model draws none. */
 export function serviceSpreadOf(scenario: Scenario, pool: Scenario['pools'][number]): number {
   if (scenario.model === 'seed') return 0

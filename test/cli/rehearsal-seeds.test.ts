@@ -1,0 +1,52 @@
+import {describe, expect, it} from 'vitest'
+import type {RunJson} from '../../src/cli/run-runbook.js'
+import {inProcess as sluice} from '../helpers/command.js'
+
+// A rehearsal on several seeds (issue 47): with arrivals and service times drawn, one seed is one
+// sample, so `run --dry-run --seeds N` reports the scenario's own seed and says on how many seeds
+// the runbook was safe, how each other one ended, and exits as the worst did.
+describe('sluice run --dry-run --seeds', () => {
+  it('thread-hold-recovery drawn on 5 seeds: not safe on every seed; the text, the JSON and the exit code say the same', async () => {
+    const args = ['run', 'thread-hold-recovery', '--dry-run', '--randomness', 'drawn', '--seeds', '5']
+    const [text, json] = await Promise.all([sluice(args), sluice([...args, '--json'])])
+    const report = (JSON.parse(json.stdout) as RunJson).report!
+    const over = report.overSeeds!
+    expect(over.randomness).toBe('drawn')
+    expect(over.seeds.map((s) => s.seed)).toEqual([1, 2, 3, 4, 5])
+    const unsafe = over.seeds.filter((s) => !(s.outcome === 'completed' && s.recovered))
+    expect(unsafe.length).toBeGreaterThan(0)
+    expect(over.safe).toBe(5 - unsafe.length)
+    // The scenario's own seed is the rehearsal reported above the verdict.
+    expect(over.seeds[0].recovered).toBe(report.recovered)
+    const line = text.stdout.split('\n').find((l) => l.startsWith('Over 5 seeds (1–5), arrivals and service times drawn: '))!
+    expect(line).toContain(`safe on ${over.safe} of 5; `)
+    for (const s of unsafe) expect(line).toContain(`seed ${s.seed} `)
+    const stopped = unsafe.find((s) => s.outcome !== 'completed')!
+    expect(line).toContain(`seed ${stopped.seed} stopped on a failed gate at step ${stopped.stoppedAt!.step + 1} (${stopped.stoppedAt!.title})`)
+    expect(text.code).toBe(3)
+    expect(JSON.parse(json.stdout).exitCode).toBe(3)
+  })
+
+  it('the same runbook at the mean (randomness: none) is safe on every seed, exit 0, and says seeds change only the servers a fault breaks', async () => {
+    const {code, stdout, stderr} = await sluice(['run', 'thread-hold-recovery', '--dry-run', '--randomness', 'none', '--seeds', '3'])
+    expect(code, stderr).toBe(0)
+    expect(stdout).toContain('Over 3 seeds (1–3), nothing drawn (randomness: none), so a seed changes only which servers a fault breaks: safe on 3 of 3.')
+  })
+
+  it('outlook-staged-return drawn is safe on 5 of 5; one seed (the default) gives no verdict over seeds', async () => {
+    const five = await sluice(['run', 'outlook-staged-return', '--dry-run', '--randomness', 'drawn', '--seeds', '5', '--json'])
+    expect(five.code, five.stderr).toBe(0)
+    expect((JSON.parse(five.stdout) as RunJson).report!.overSeeds!.safe).toBe(5)
+    const one = await sluice(['run', 'outlook-staged-return', '--dry-run', '--json'])
+    expect((JSON.parse(one.stdout) as RunJson).report!.overSeeds).toBeNull()
+  })
+
+  it('--seeds and --randomness are rehearsal flags: refused live, and drawn refused on the seed model', async () => {
+    const live = await sluice(['run', 'outlook-staged-return', '--seeds', '3'])
+    expect(live.code).toBe(2)
+    expect(live.stderr).toMatch(/--seeds/)
+    const seedModel = await sluice(['run', 'outlook-staged-return', '--dry-run', '--scenario', 'outlook-2026', '--randomness', 'drawn'])
+    expect(seedModel.code).toBe(2)
+    expect(seedModel.stderr).toMatch(/--randomness: outlook-2026 runs the seed model/)
+  })
+})
