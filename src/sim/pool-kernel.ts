@@ -158,7 +158,8 @@ export class TickSums {
 
 /**
  * One tick of an overloaded or still-queueing server in the queueing model. `requests` rps ask for
- * `work` units a second of a server that does `cap`. Its FIFO queue takes what fits (queueSeconds
+ * `work` units a second of a server that does `cap` on the mean and `now` this tick (the same
+ * unless its service times are drawn). Its FIFO queue takes what fits (queueSeconds
  * of its warm capacity in requests, plus what it serves this tick); the rest is parked unanswered, as a full accept
  * backlog leaves it, and its clients time out. What the queue takes waits behind what is already
  * queued: the part that starts within the clients' timeout is answered in time, and the rest is
@@ -166,7 +167,7 @@ export class TickSums {
  * out of rotation drains its queue, so it comes back with room. Returns the requests answered in
  * time and sets the server's queue, parked share and failing state.
  */
-export function queueTick(s: ServerArrays, i: number, requests: number, work: number, cap: number, k: TickSums): number {
+export function queueTick(s: ServerArrays, i: number, requests: number, work: number, now: number, cap: number, k: TickSums): number {
   const dt = k.dt
   const queued = s.backlog[i]
   const arriving = work * dt
@@ -174,11 +175,13 @@ export function queueTick(s: ServerArrays, i: number, requests: number, work: nu
   // server's accept backlog and worker queue do: a cold or thread-starved server serves it more
   // slowly, so it holds more seconds of its work now, not fewer requests (the cold-return drill).
   const bound = k.queueSeconds * s.capacity[i] * (requests > 0 ? work / requests : 1)
-  const room = bound + cap * dt - queued
+  const room = bound + now * dt - queued
   const taken = arriving < room ? arriving : room > 0 ? room : 0
+  // Whether a request starts within its client's timeout is a matter of seconds of the server's
+  // mean capacity: this tick's draw (`now`) says only what it completes this tick.
   const inTime = (k.timeout - k.serviceTime) * cap - queued
   const good = inTime <= 0 ? 0 : inTime >= taken ? taken : inTime
-  const left = queued + taken - cap * dt
+  const left = queued + taken - now * dt
   const after = left > 0 ? left : 0
   s.backlog[i] = after
   const parked = arriving > 0 ? (arriving - taken) / arriving : 0
@@ -240,7 +243,9 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
       else slow += l
       continue
     }
-    let cap = effCap[i]
+    const cap = effCap[i]
+    /** What it completes this tick: its capacity, or near it a draw around it (capacityNow). */
+    let now = cap
     const kept = open[i] * keep
     const onOpen = l < kept ? l : kept
     let fresh = l - onOpen
@@ -257,16 +262,16 @@ export function serveLean(s: ServerArrays, weight: Float64Array, k: TickSums, n:
     let late = 0
     if (work <= cap * quiet && queue[i] === 0) {
       done = onOpen + fresh
-    } else if (noiseScale !== 0 && work <= (cap = capacityNow(cap, spreadOf[i], normals[noiseAt++ & (normalsSize - 1)])) && queue[i] === 0) {
+    } else if (noiseScale !== 0 && work <= (now = capacityNow(cap, spreadOf[i], normals[noiseAt++ & (normalsSize - 1)])) && queue[i] === 0) {
       // Near capacity: what it completes this tick, drawn, covers the work.
       done = onOpen + fresh
     } else if (shedding) {
-      done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
+      done = onOpen >= now ? now : onOpen + (now - onOpen) / h
       const rejected = onOpen + fresh - done
       shed += rejected
       fast += rejected
     } else if (backlogOn) {
-      done = queueTick(s, i, onOpen + fresh, work, cap, k)
+      done = queueTick(s, i, onOpen + fresh, work, now, cap, k)
       slow += onOpen + fresh - done
       late = failingOf[i]
     } else {
@@ -339,7 +344,7 @@ export function serveBasic(s: ServerArrays, weight: Float64Array, k: TickSums, n
         shed += rejected
         fast += rejected
       } else if (backlogOn) {
-        done = queueTick(s, i, work, work, cap, k)
+        done = queueTick(s, i, work, work, cap, cap, k)
         slow += work - done
         late = failingOf[i]
       } else {
@@ -449,20 +454,22 @@ export function serveHolding(s: ServerArrays, weight: Float64Array, k: TickSums,
     const work = onOpen + fresh * h
     loadUp += work
     capUp += cap
+    /** What it completes this tick: its capacity, or near it a draw around it (capacityNow). */
+    let now = cap
     let done: number
     let late = 0
     if (work <= cap * quiet && queue[i] === 0) {
       done = onOpen + fresh
-    } else if (noiseScale !== 0 && work <= (cap = capacityNow(cap, spreadOf[i], normals[noiseAt++ & (normalsSize - 1)])) && queue[i] === 0) {
+    } else if (noiseScale !== 0 && work <= (now = capacityNow(cap, spreadOf[i], normals[noiseAt++ & (normalsSize - 1)])) && queue[i] === 0) {
       // Near capacity: what it completes this tick, drawn, covers the work.
       done = onOpen + fresh
     } else if (shedding) {
-      done = onOpen >= cap ? cap : onOpen + (cap - onOpen) / h
+      done = onOpen >= now ? now : onOpen + (now - onOpen) / h
       const rejected = onOpen + fresh - done
       shed += rejected
       fast += rejected
     } else if (backlogOn) {
-      done = queueTick(s, i, onOpen + fresh, work, cap, k)
+      done = queueTick(s, i, onOpen + fresh, work, now, cap, k)
       slow += onOpen + fresh - done
       late = failingOf[i]
     } else {
