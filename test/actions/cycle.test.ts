@@ -107,6 +107,31 @@ ${extra}`
     expect(group.deregistrations).toEqual([])
   })
 
+  it('restarts a batch that is already out of rotation whatever the headroom: a pool whose every server has stalled serves nothing either way', async () => {
+    // The 2024 CAFE incident: a dependency held every thread and every front end stalled. The
+    // guard used to count 0 targets left against the demand and refuse the one way out (found
+    // by rehearsing thread-hold-recovery with randomness drawn, issue 47).
+    const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
+    for (const id of ['b0', 'b1', 'b2', 'b3']) group.sick.add(id)
+    const metrics = new FakeMetrics((kind) => (kind === 'request-rate' ? 300 : 0))
+    const restarted: string[] = []
+    // A restart clears the stall.
+    const hooks = {
+      async run(_kind: 'restart' | 'remediate', _hook: unknown, target: {id: string}) {
+        restarted.push(target.id)
+        group.sick.delete(target.id)
+      },
+    }
+    const steps = cycleStep('    headroom: 20\n    capacityPerTarget: 100\n')
+    const result = await runRunbook(runbook(steps), {
+      control: control({pools: new Map([['blue', group]]), metrics, hooks}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
+    expect(result.outcome, result.message).toBe('completed')
+    expect(restarted).toEqual(['b0', 'b1', 'b2', 'b3'])
+  })
+
   it('stops at a batch whose restart fails, names it, and leaves that batch out of rotation', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     const hooks = new FakeHooks()

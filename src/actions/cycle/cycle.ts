@@ -135,9 +135,12 @@ async function cycleBatch(
     const healthy = now.filter((t) => t.health === 'healthy')
     const out = size - healthy.length
     const taking = healthy.filter((t) => inBatch.has(t.id)).length
-    // Restarting targets that are already out of rotation takes no capacity away.
+    // Restarting targets that are already out of rotation takes no capacity away: neither the
+    // budget nor the headroom guard stands in its way. (A pool whose every server has stalled, as
+    // in the 2024 CAFE incident, serves nothing; a guard that refused to restart them because the
+    // targets left serve less than the demand would block the one way out.)
     if (taking === 0 || out + taking <= budget) {
-      const refusal = await headroom(step, ctx, healthy.length - taking)
+      const refusal = taking === 0 ? null : await headroom(step, ctx, healthy.length - taking)
       if (refusal) return {status: 'failed', message: `${which}: ${refusal}`, verdicts}
       break
     }
