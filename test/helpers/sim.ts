@@ -16,6 +16,14 @@ export function builtin(name: string): Scenario {
   return loadScenario(name).scenario
 }
 
+/**
+ * A shipped scenario with nothing drawn (randomness: none): for a test that pins a mechanism's
+ * figures, which are the mean model's, whatever randomness the scenario runs with by default.
+ */
+export function atTheMean(name: string): Scenario {
+  return {...builtin(name), randomness: 'none'}
+}
+
 /** A scenario from YAML text, read through the loader as a file would be. */
 export function scenarioFrom(yaml: string): Scenario {
   const file = join(mkdtempSync(join(tmpdir(), 'sluice-scenario-')), 'scenario.yaml')

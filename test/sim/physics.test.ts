@@ -3,7 +3,10 @@ import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load
 import {simulateSetups, simulationJson} from '../../src/sim/simulate.js'
 import {Fleet} from '../../src/sim/fleet.js'
 import {fullServiceSince} from '../../src/sim/summary.js'
-import {builtin, fleetFor, mean, pointAt} from '../helpers/sim.js'
+import {atTheMean, fleetFor, mean, pointAt} from '../helpers/sim.js'
+
+// Each mechanism below is pinned at the mean (atTheMean: nothing drawn): its figures are the
+// deterministic model's, whatever randomness a shipped scenario runs with by default.
 
 describe('the model is not hard-wired to collapse', () => {
   it('with 40% of servers broken at 50% utilisation, no setup cascades', () => {
@@ -29,7 +32,7 @@ describe('the model is not hard-wired to collapse', () => {
 })
 
 describe('retries multiply load', () => {
-  const scenario = builtin('retry-storm')
+  const scenario = atTheMean('retry-storm')
   // The scenario's two setups differ only in the clients' retry budget, which each sets over the scenario's clients.
   const ratio = (setup: string): number => {
     const record = fleetFor(scenario, setup).run()
@@ -58,7 +61,7 @@ describe('retries multiply load', () => {
 })
 
 describe('healthy until traffic reaches them', () => {
-  const scenario = builtin('relapse')
+  const scenario = atTheMean('relapse')
   const all = Int32Array.from({length: 20}, (_, i) => i)
 
   /**
@@ -128,7 +131,7 @@ describe('healthy until traffic reaches them', () => {
 })
 
 describe('thread-holding dependency (2024 CAFE)', () => {
-  const scenario = builtin('cafe-2024')
+  const scenario = atTheMean('cafe-2024')
 
   it('stalls servers as the peak arrives, and stalled servers stay down after the fix until restarted', () => {
     const fleet = fleetFor(scenario, 'no-guard')
@@ -153,7 +156,7 @@ describe('thread-holding dependency (2024 CAFE)', () => {
   })
 
   it('with release at-timeout, servers whose threads are all held wait and serve again as calls time out; after the fix the pool comes back with no restart', () => {
-    const fleet = fleetFor(builtin('drill-thread-hold-at-timeout'), 'checks-only')
+    const fleet = fleetFor(atTheMean('drill-thread-hold-at-timeout'), 'checks-only')
     const pool = fleet.pools[0]
     let everyThreadHeld = 0
     for (let t = 60; t <= 300; t += 1) {
@@ -173,7 +176,7 @@ describe('thread-holding dependency (2024 CAFE)', () => {
     expect(pool.countInRotation()).toBe(pool.size)
     expect(fullServiceSince(fleet.record)).not.toBeNull()
     // The same pool and fault with release: restart stalls for good without a runbook's restarts.
-    const starved = fleetFor(builtin('drill-thread-hold'), 'checks-only')
+    const starved = fleetFor(atTheMean('drill-thread-hold'), 'checks-only')
     starved.run()
     expect(starved.pools[0].stalled.reduce((a, b) => a + b, 0)).toBe(starved.pools[0].size)
     expect(fullServiceSince(starved.record)).toBeNull()
@@ -210,7 +213,7 @@ describe('thread-holding dependency (2024 CAFE)', () => {
 
 describe('shared metadata outage (2022 SQL)', () => {
   it('open connections keep working while new ones fail, so service drains away, then returns paced', () => {
-    const record = fleetFor(builtin('sql-2022'), 'no-guard').run()
+    const record = fleetFor(atTheMean('sql-2022'), 'no-guard').run()
     const at = (s: number) => record.served[pointAt(record, s)]
     expect(at(59)).toBeCloseTo(3000, 3)
     // A minute in, most connections are still open and working.
@@ -226,7 +229,7 @@ describe('shared metadata outage (2022 SQL)', () => {
 describe('determinism', () => {
   it('the same scenario and seed give byte-identical JSON', () => {
     for (const name of ['outlook-2026', 'cafe-2024', 'sql-2022', 'relapse']) {
-      const scenario = builtin(name)
+      const scenario = atTheMean(name)
       const a = JSON.stringify(simulationJson(simulateSetups(scenario, pickSetups(scenario, 'all'))))
       const b = JSON.stringify(simulationJson(simulateSetups(scenario, pickSetups(scenario, 'all'))))
       expect(a).toBe(b)

@@ -9,6 +9,8 @@ import {scenarioFrom} from '../helpers/sim.js'
 // own, which carries no Retry-After.
 const scenarioText = (model: SimulationModel, faulty: boolean) => `
 name: retry-after
+# A mechanism pinned at the mean: exact arrivals and service times (issue 47's randomness off).
+randomness: none
 duration: 120
 model: ${model}
 pools:

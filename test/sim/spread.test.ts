@@ -7,6 +7,8 @@ import {scenarioFrom} from '../helpers/sim.js'
 const fleet = (pool: string, rps: number, seed = 1) => {
   const s = scenarioFrom(`
 name: spread
+# A mechanism pinned at the mean: exact arrivals and service times (issue 47's randomness off).
+randomness: none
 duration: 60
 seed: ${seed}
 pools:

@@ -12,6 +12,8 @@ import {scenarioFrom} from '../helpers/sim.js'
 function secondsOfNewConnections(tick: number, thinkTime: number): number {
   const s = scenarioFrom(`
 name: think
+# A mechanism pinned at the mean: exact arrivals and service times (issue 47's randomness off).
+randomness: none
 duration: 30
 tick: ${tick}
 pools:

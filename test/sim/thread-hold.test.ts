@@ -9,6 +9,8 @@ import {scenarioFrom} from '../helpers/sim.js'
 const scenario = (model: SimulationModel, threads: number) =>
   scenarioFrom(`
 name: hold
+# A mechanism pinned at the mean: exact arrivals and service times (issue 47's randomness off).
+randomness: none
 duration: 80
 model: ${model}
 pools:
