@@ -143,6 +143,7 @@ describe('sluice run on a HAProxy runbook', () => {
   it('a. cycles a backend in batches within its budget, running the restart hook per server', async () => {
     const log = join(dir, 'cycle-a.log')
     const {file, state} = runbook('cycle', `  - {action: cycle, pool: blue, batch: 1, budget: 1, restart: ${restartHook(log, 300)}}\n`)
+    await until('every server in rotation', allInRotation)
     const sampling = sampleBlue()
     const run = await sluice(['run', file, '--yes', '--state', state])
     const seen = await sampling.stop()
@@ -152,10 +153,18 @@ describe('sluice run on a HAProxy runbook', () => {
     expect(seen.mostOut).toBe(1)
     expect(seen.wentOut).toEqual(['b1', 'b2', 'b3'])
     expect(await health('blue')).toEqual(['healthy', 'healthy', 'healthy'])
-    // The journal agrees: three drains of one server each, each returned.
+    // The journal agrees: three drains of one server each, each returned before the next drain.
+    // Which goes first is the cycle's to choose: one a busy machine's check took out of rotation
+    // goes first (the CI saw b3 first once), so the order is not asserted.
     const {entries} = onlyRun(state)
-    expect(mutations(entries, 'deregister').map((m) => m.before)).toEqual([['b1'], ['b2'], ['b3']])
-    expect(mutations(entries, 'register').map((m) => m.after)).toEqual([['b1'], ['b2'], ['b3']])
+    const drained = mutations(entries, 'deregister').map((m) => m.before as string[])
+    expect(drained.every((batch) => batch.length === 1)).toBe(true)
+    expect(drained.flat().sort()).toEqual(['b1', 'b2', 'b3'])
+    expect(mutations(entries, 'register').map((m) => m.after)).toEqual(drained)
+    const order = entries
+      .filter((e) => e.type === 'mutation' && e.mutation.phase === 'outcome' && ['deregister', 'register'].includes(e.mutation.kind))
+      .map((e) => e.mutation.kind)
+    expect(order).toEqual(['deregister', 'register', 'deregister', 'register', 'deregister', 'register'])
   }, 60_000)
 
   it('b. drains until sessions reach zero: a server with a request open on /slow is not restarted until it is answered', async () => {
