@@ -116,9 +116,9 @@ export async function executeRunbook(
   }
   // A rehearsed rollback that held on a failing gate is what `sluice rollback` would exit 3 for.
   const shown = run.outcome === 'completed' && rehearsal?.rollback?.outcome === 'held' ? exitCodeOf('held') : exitCodeOf(run.outcome)
-  // Over seeds, a seed that stopped is what the rehearsal exits for when the one shown did not.
-  const stopped = rehearsal?.overSeeds?.seeds.find((s) => s.outcome !== 'completed')
-  const exitCode = shown === 0 && stopped ? exitCodeOf(stopped.outcome) : shown
+  // Over seeds, a seed that stopped (or whose rollback held) is what the rehearsal exits for when the one shown did not.
+  const stopped = rehearsal?.overSeeds?.seeds.find((s) => s.outcome !== 'completed' || s.rollback === 'held')
+  const exitCode = shown === 0 && stopped ? (stopped.outcome !== 'completed' ? exitCodeOf(stopped.outcome) : exitCodeOf('held')) : shown
   process.exitCode = exitCode
   return {
     runbook: run.runbook,

@@ -1,5 +1,6 @@
 import type {RunResult} from '../engine/engine.js'
 import type {SimulationRecord} from '../sim/record.js'
+import type {RollbackAfterRun} from '../way-back/undo-run.js'
 
 /**
  * A rehearsal's outcome in two sentences, the first and last lines of its report: what the
@@ -18,7 +19,7 @@ export interface OutcomeFacts {
   /** Share of demand turned away by restrictions in the last tick. */
   restrictedPercentAtEnd: number
   /** How the rollback after the runbook ended (--rollback), when one was rehearsed. */
-  rollbackOutcome?: string
+  rollbackOutcome?: RollbackAfterRun['outcome']
 }
 
 const oneDecimal = (x: number): string => (Math.round(x * 10) / 10).toString()
@@ -90,7 +91,9 @@ function safeSentence(f: OutcomeFacts): string {
   const dipped = worst < before - 2 ? `, though service fell to ${oneDecimal(worst)}% on the way (from ${oneDecimal(before)}% at its start)` : ''
   if (run.outcome === 'interrupted') return 'Not judged safe or unsafe: the rehearsal was interrupted before it ended.'
   if (run.outcome !== 'completed') return `Not safe to run as written: ${run.stoppedAt?.message ?? run.message}.`
-  if (f.rollbackOutcome && f.rollbackOutcome !== 'completed') return `Not safe to run as written: the rollback after it ${f.rollbackOutcome}.`
+  // A rollback's outcome is the way back's own: done, held (a gate failed on the way) or interrupted.
+  if (f.rollbackOutcome && f.rollbackOutcome !== 'done')
+    return `Not safe to run as written: the rollback after it ${f.rollbackOutcome === 'interrupted' ? 'was interrupted' : f.rollbackOutcome}.`
   if (!f.recovered) return 'Not shown safe: it completed, but the service it leaves is not at full.'
   const gates =
     verdicts.length === 0

@@ -57,10 +57,12 @@ export interface RehearsalSeed {
   stoppedAt: {step: number; title: string; message: string} | null
   recovered: boolean
   lostPercent: number
+  /** How the rehearsed rollback after it ended (--rollback); null without one. */
+  rollback: RollbackAfterRun['outcome'] | null
 }
 
-/** Safe on a seed as the rehearsal's own verdict means it: completed, and service at full at the end. */
-export const safeOnSeed = (s: RehearsalSeed): boolean => s.outcome === 'completed' && s.recovered
+/** Safe on a seed as the rehearsal's own verdict means it: completed, service at full at the end, and any rollback after it completed. */
+export const safeOnSeed = (s: RehearsalSeed): boolean => s.outcome === 'completed' && s.recovered && (s.rollback === null || s.rollback === 'done')
 
 /** The verdict over seeds in one or two lines: on how many seeds it was safe, and how each other one ended. */
 export function overSeedsLines(over: OverSeedsRehearsed | null): string[] {
@@ -72,7 +74,9 @@ export function overSeedsLines(over: OverSeedsRehearsed | null): string[] {
   const others = over.seeds.filter((s) => !safeOnSeed(s))
   const how = (s: RehearsalSeed): string =>
     s.outcome === 'completed'
-      ? `seed ${s.seed} completed with service not back to full`
+      ? s.rollback !== null && s.rollback !== 'done'
+        ? `seed ${s.seed}'s rollback ${s.rollback}`
+        : `seed ${s.seed} completed with service not back to full`
       : `seed ${s.seed} ${stoppedWords[s.outcome]}${s.stoppedAt ? ` at step ${s.stoppedAt.step + 1} (${s.stoppedAt.title})` : ''}`
   const listed = others.slice(0, 4).map(how).join('; ') + (others.length > 4 ? `; and ${others.length - 4} more` : '')
   return [`Over ${n} seeds (${over.seeds[0].seed}–${over.seeds[n - 1].seed}), ${drawn}: safe on ${safe} of ${n}${others.length > 0 ? `; ${listed}` : ''}.`]

@@ -177,6 +177,7 @@ function seedOutcome(seed: number, r: Rehearsal): RehearsalSeed {
     stoppedAt: at ? {step: at.step, title: at.title, message: at.message} : null,
     recovered: r.recovered,
     lostPercent: r.summary.lostPercent,
+    rollback: r.rollback?.outcome ?? null,
   }
 }
 

@@ -1,3 +1,6 @@
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import type {RunJson} from '../../src/cli/run-runbook.js'
@@ -46,6 +49,27 @@ describe('sluice run --dry-run --seeds', () => {
     expect((JSON.parse(five.stdout) as RunJson).report!.overSeeds!.safe).toBe(5)
     const one = await sluice(['run', 'outlook-staged-return', '--dry-run', '--json'])
     expect((JSON.parse(one.stdout) as RunJson).report!.overSeeds).toBeNull()
+  })
+
+  it('with --rollback, a seed whose way back held is not safe, and the rehearsal exits as that rollback would', async () => {
+    // drill-cold-return with 250 rps a target: the way back's first step sends cold blue 89% at once
+    // (test/cli/rollback-rehearsal.test.ts). Its own seed is shown; the verdict names the others.
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-rehearsal-seeds-'))
+    const file = join(dir, 'cold-return-250.yaml')
+    const text = readFileSync(join(import.meta.dirname, '../../runbooks/drill-cold-return.yaml'), 'utf8')
+    expect(text).toMatch(/capacityPerTarget:\n {4}blue: 100\n/)
+    const scenario = join(import.meta.dirname, '../../scenarios/drill-cold-return.yaml')
+    writeFileSync(file, text.replace(/(capacityPerTarget:\n {4}blue: )100\n/, '$1250\n').replace('scenario: drill-cold-return', `scenario: ${scenario}`))
+    const args = ['run', file, '--dry-run', '--rollback', 'ramped', '--randomness', 'drawn', '--seeds', '4']
+    const [json, human] = await Promise.all([sluice([...args, '--json']), sluice(args)])
+    const over = (JSON.parse(json.stdout) as RunJson).report!.overSeeds!
+    const held = over.seeds.filter((s) => s.rollback === 'held')
+    expect(held.length).toBeGreaterThan(0)
+    expect(over.safe).toBe(over.seeds.filter((s) => s.outcome === 'completed' && s.recovered && s.rollback === 'done').length)
+    expect(over.safe).toBeLessThan(4)
+    for (const s of held.filter((h) => h.outcome === 'completed')) expect(human.stdout).toContain(`seed ${s.seed}'s rollback held`)
+    expect(human.code).toBe(3)
+    expect(JSON.parse(json.stdout).exitCode).toBe(3)
   })
 
   it('--seeds and --randomness are rehearsal flags: refused live, and drawn refused on the seed model', async () => {

@@ -56,6 +56,8 @@ describe('sluice run --dry-run --rollback', () => {
     expect(r.stdout).toMatch(/^ {2}1\. set the weights of .* back to blue=100 green=0 in 3 steps/m)
     expect(r.stdout).toMatch(/^ {2}rollback · way back: blue 35% · error-rate ≤ 2% over 20 s \(blue\): 0\.00% ✓ ×\d+$/m)
     expect(r.stdout).toMatch(/^ .*\brollback\b.*\bend\b/m)
+    // The headline judges the way back by its own outcome: done is safe (it once read "the rollback after it done").
+    expect(r.stdout).toMatch(/^Safe to run as rehearsed: /m)
   })
 
   it('a gate that fails on the way back holds there and exits 3, as `sluice rollback` would', async () => {
@@ -70,6 +72,8 @@ describe('sluice run --dry-run --rollback', () => {
     expect(back.plan[0]).toMatch(/in 2 steps \(blue 89% → 100%\)/)
     expect(back.verdicts.at(-1)!.outcome).toBe('fail')
     expect(back.message).toMatch(/failed at way back: blue 89%: measured [\d.]+% of [\d,]+ requests, threshold 2\.00%; holding at blue=89 green=11$/)
+    const text = await sluice(['run', coldReturn(250), '--dry-run', '--rollback', 'ramped'])
+    expect(text.stdout).toMatch(/^Not safe to run as written: the rollback after it held\.$/m)
   })
 
   it('is refused for a live run, by name', async () => {
