@@ -250,6 +250,7 @@ export class ServerPool implements ServerArrays, CheckedPool {
         k.quiet = least > 0 ? Math.max(0, 1 - (4 * k.noiseScale) / Math.sqrt(least)) : 0
         for (let i = 0; i < n; i++) warmTo(this, i, this.warmth[i], cold, k.noiseScale)
         this.serviceDraw = queueing.service.draw
+        k.draw = queueing.service.draw
       }
       k.backlogOn = true
       k.queueSeconds = config.queueSeconds ?? Infinity

@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {Fleet} from '../../src/sim/fleet.js'
+import {capacityNow, smallCount} from '../../src/sim/pool-kernel.js'
 import {Random} from '../../src/sim/random.js'
 import {fleetConfig, loadScenario, pickSetups} from '../../src/sim/scenario/load-scenario.js'
 import {overSeeds, tipOf} from '../../src/sim/seeds.js'
@@ -59,6 +60,33 @@ describe('randomness: service times drawn as well as arrivals (issue 47)', () =>
       expect(m.cv).toBeLessThan(cv * 1.05)
     }
     expect(random.spread(0)).toBe(1)
+  })
+
+  it("a server's drawn capacity keeps its mean and spread, never below 0: a Poisson count where a tick's count is small, a normal where it is large", () => {
+    const draw = new Random(5)
+    for (const [cap, m] of [
+      [100, 1.25], // a drill's scale: 100 rps at a sample of 0.125 and a 0.1 s tick, cv 1
+      [100, 8],
+      [100, smallCount * 4],
+    ]) {
+      const spread = cap / Math.sqrt(m)
+      let n = 0
+      let sum = 0
+      let squares = 0
+      let least = Infinity
+      for (let i = 0; i < 200_000; i++) {
+        const c = capacityNow(cap, spread, draw.normal(), draw)
+        n++
+        sum += c
+        squares += c * c
+        least = Math.min(least, c)
+      }
+      const mean = sum / n
+      expect(Math.abs(mean / cap - 1), `m = ${m}`).toBeLessThan(0.01)
+      expect(Math.sqrt(squares / n - mean * mean) / spread).toBeGreaterThan(0.97)
+      expect(Math.sqrt(squares / n - mean * mean) / spread).toBeLessThan(1.03)
+      expect(least).toBeGreaterThanOrEqual(0)
+    }
   })
 
   it('a pool at 90% never queues with exact service times; with a spread its servers carry queues from tick to tick, and serve everything', () => {
