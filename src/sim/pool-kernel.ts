@@ -84,7 +84,7 @@ export const smallCount = 30
  * deviation cv × √(cap × tick)). Only servers at or near capacity ask: below it the spread changes
  * nothing they serve. The count is a normal draw `z` where it is large; where it is small (m =
  * (cap ÷ spread)² under smallCount) a Poisson count of mean m scaled to cap, which keeps the mean
- * and the spread and is never negative (Knuth's product of uniforms, from `draw`).
+ * and the spread and is never negative (Random.poisson: Knuth's product of uniforms there).
  */
 export function capacityNow(cap: number, spread: number, z: number, draw: Random): number {
   const m = (cap / spread) ** 2
@@ -92,14 +92,7 @@ export function capacityNow(cap: number, spread: number, z: number, draw: Random
     const drawn = cap + spread * z
     return drawn > 0 ? drawn : 0
   }
-  const limit = Math.exp(-m)
-  let count = 0
-  let product = draw.next()
-  while (product > limit) {
-    count++
-    product *= draw.next()
-  }
-  return (count * cap) / m
+  return (draw.poisson(m) * cap) / m
 }
 
 /**

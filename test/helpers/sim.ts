@@ -44,3 +44,16 @@ export function mean(values: ArrayLike<number>, from: number, to: number): numbe
   for (let i = from; i < to; i++) sum += values[i]
   return sum / (to - from)
 }
+
+/** Sample mean and variance of n draws. */
+export function moments(draw: () => number, n: number): {mean: number; variance: number} {
+  let sum = 0
+  let squares = 0
+  for (let i = 0; i < n; i++) {
+    const x = draw()
+    sum += x
+    squares += x * x
+  }
+  const mean = sum / n
+  return {mean, variance: squares / n - mean * mean}
+}

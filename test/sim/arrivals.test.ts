@@ -2,20 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {Fleet} from '../../src/sim/fleet.js'
 import {Random} from '../../src/sim/random.js'
 import {fleetConfig} from '../../src/sim/scenario/load-scenario.js'
-import {scenarioFrom} from '../helpers/sim.js'
-
-/** Sample mean and variance of n draws. */
-function moments(draw: () => number, n: number): {mean: number; variance: number} {
-  let sum = 0
-  let squares = 0
-  for (let i = 0; i < n; i++) {
-    const x = draw()
-    sum += x
-    squares += x * x
-  }
-  const mean = sum / n
-  return {mean, variance: squares / n - mean * mean}
-}
+import {moments, scenarioFrom} from '../helpers/sim.js'
 
 // Ten servers of 100 rps at half load, so that nothing fails and every arrival is offered once.
 const fleet = (arrivals: string, seed: number, sampleScale = 1) => {
