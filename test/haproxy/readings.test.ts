@@ -8,7 +8,18 @@ import {isolatedEnv} from '../helpers/cli.js'
 import {inProcess as sluice} from '../helpers/command.js'
 import {spawnRun} from '../aws/spawned-run.js'
 import {stopsBefore} from '../aws/stops-before.js'
-import {blueGreenConfig, blueGreenMaps, freePort, get, startBackend, startHaproxy, stopBackend, type Backend, type RunningHaproxy} from './helpers/haproxy.js'
+import {
+  blueGreenConfig,
+  blueGreenMaps,
+  freePort,
+  get,
+  startBackend,
+  startHaproxy,
+  stopBackend,
+  until,
+  type Backend,
+  type RunningHaproxy,
+} from './helpers/haproxy.js'
 
 // What sluice reads from HAProxy's maps is what HAProxy does with them: a ramp map whose entries
 // are not a split the snippet routes by is refused, a restriction entry that keeps 100% is named
@@ -86,6 +97,9 @@ function onlyRun(): {runId: string; entries: Array<Record<string, any>>} {
 
 /** How many of `n` fresh requests to `path` each backend answered (x-backend), and how many HAProxy answered 503. */
 async function spread(path: string, n: number): Promise<{b1: number; g1: number; restricted: number}> {
+  // A busy machine's missed checks can leave a backend with no server UP for a moment, and
+  // HAProxy's own 503 then is not the restriction's: wait until a request reaches a server.
+  await until('a request reaches a server', async () => (await get(port, '/')).status !== 503)
   const out = {b1: 0, g1: 0, restricted: 0}
   for (let i = 0; i < n; i++) {
     const reply = await get(port, path)
