@@ -31,6 +31,30 @@ ${extra}`
     expect([...group.registered].sort()).toEqual(['b0', 'b1', 'b2', 'b3', 'b4'])
   })
 
+  it('reads the pool again before every batch: a target that fell out of rotation meanwhile goes in the next one, not behind the budget', async () => {
+    // Found rehearsing outlook-staged-return with randomness drawn (issue 47): the last server a
+    // collapsing pool's traffic reached held minutes of queue and stayed out; left to the last
+    // batch, it filled the budget and batch 2 waited for it until the cycle failed.
+    const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'])
+    const restarted: string[] = []
+    const hooks = {
+      async run(_kind: 'restart' | 'remediate', _hook: unknown, target: {id: string}) {
+        restarted.push(target.id)
+        group.sick.delete(target.id)
+        // While the first batch restarts, b4 falls out of rotation.
+        if (target.id === 'b0') group.sick.add('b4')
+      },
+    }
+    const result = await runRunbook(runbook(cycleStep().replace('budget: 3', 'budget: 2')), {
+      control: control({pools: new Map([['blue', group]]), hooks}),
+      io: new RecordingIO(),
+      signal: noAbort(),
+    })
+    expect(result.outcome, result.message).toBe('completed')
+    expect(restarted).toEqual(['b0', 'b1', 'b4', 'b2', 'b3', 'b5'])
+    expect(result.steps[0].message).toContain('cycled 6 targets in 3 batches')
+  })
+
   it('resuming a batch a killed run left draining: not deregistered again, restarted only after its drain, then returned', async () => {
     const group = new FakeGroup('blue', ['b0', 'b1', 'b2', 'b3'])
     group.keepDraining = true

@@ -62,26 +62,36 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
     if (before !== step.slowStart) await ctx.change('slow-start', group.label, before, step.slowStart, () => group.setSlowStart(step.slowStart!))
   }
 
-  const left = all.filter((t) => !done.has(t.id) && !pending.has(t.id))
-  // Targets already out of rotation go first: restarting them gives capacity back and takes none away.
-  const order = [...left.filter((t) => t.health !== 'healthy'), ...left.filter((t) => t.health === 'healthy')]
-  const batches: Target[][] = pending.size > 0 ? [[...pending.values()]] : []
-  for (let k = 0; k < order.length; k += batchSize) batches.push(order.slice(k, k + batchSize))
-  const total = batches.reduce((n, b) => n + b.length, 0)
+  let left = all.filter((t) => !done.has(t.id) && !pending.has(t.id))
+  const count = (pending.size > 0 ? 1 : 0) + Math.ceil(left.length / batchSize)
+  const total = pending.size + left.length
   const verdicts: GateVerdict[] = []
-  for (const [b, batch] of batches.entries()) {
-    const name = `batch ${b + 1} of ${batches.length}`
+  for (let b = 0; b < count; b++) {
+    const name = `batch ${b + 1} of ${count}`
     // A pause (`sluice pause`) holds here, between batches, with every earlier batch back in service.
     if (b > 0) await ctx.checkpoint(`before ${name}`)
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${name}; earlier batches are back in service`, verdicts}
+    const batch = b === 0 && pending.size > 0 ? [...pending.values()] : nextBatch(left, b === 0 ? all : await group.targets(), batchSize)
+    left = left.filter((t) => !batch.includes(t))
     const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts, ran)
     if (outcome) return outcome
   }
   return {
     status: 'done',
-    message: `cycled ${total} targets in ${batches.length} batches${ctx.resumed ? ` (after ${done.size} cycled before the resume)` : ''}`,
+    message: `cycled ${total} targets in ${count} batches${ctx.resumed ? ` (after ${done.size} cycled before the resume)` : ''}`,
     verdicts,
   }
+}
+
+/**
+ * The next batch, from the targets as they stand now: those out of rotation go first, since
+ * restarting them gives capacity back and takes none away. Read again before every batch, because
+ * a target can fall out while the cycle runs (one that took a collapsing pool's last traffic holds
+ * minutes of queue), and one left to a later batch would block the budget meanwhile.
+ */
+function nextBatch(left: Target[], now: Target[], size: number): Target[] {
+  const healthy = new Set(now.filter((t) => t.health === 'healthy').map((t) => t.id))
+  return [...left.filter((t) => !healthy.has(t.id)), ...left.filter((t) => healthy.has(t.id))].slice(0, size)
 }
 
 /** Per hook, the targets it has run on. */
@@ -111,6 +121,14 @@ function targetFromId(id: string): Target {
     ...(isIP(host) !== 0 ? {ip: host} : {}),
     ...(port === undefined || Number.isNaN(port) ? {} : {port}),
   }
+}
+
+/** Which targets are out of rotation and how each stands, so a wait or a refusal can be checked by name. */
+function outOfRotation(targets: Target[], size: number): string {
+  const out = targets.filter((t) => t.health !== 'healthy')
+  const named = out.slice(0, 4).map((t) => `${t.id} ${t.health}`)
+  const gone = size - targets.length
+  return [...named, ...(out.length > 4 ? [`${out.length - 4} more`] : []), ...(gone > 0 ? [`${gone} not registered`] : [])].join(', ')
 }
 
 async function cycleBatch(
@@ -147,10 +165,10 @@ async function cycleBatch(
     if (ctx.control.clock.now() >= deadline)
       return {
         status: 'failed',
-        message: `${which}: ${out} of ${size} targets are already out of rotation; taking ${taking} more would exceed the disruption budget of ${budget}`,
+        message: `${which}: ${out} of ${size} targets are already out of rotation (${outOfRotation(now, size)}); taking ${taking} more would exceed the disruption budget of ${budget}`,
         verdicts,
       }
-    ctx.progress(`${which}: waiting for room in the disruption budget (${out} out, budget ${budget})`)
+    ctx.progress(`${which}: waiting for room in the disruption budget (${out} out: ${outOfRotation(now, size)}; budget ${budget})`)
     await ctx.control.clock.sleep(budgetPoll, ctx.signal)
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${which}`, verdicts}
   }
