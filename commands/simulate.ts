@@ -11,6 +11,7 @@ import {loadScenario, parsePolicy, pickSetups, withRandomness} from '../src/sim/
 import type {Policy} from '../src/sim/config.js'
 import {scenarioLimits, type Scenario} from '../src/sim/scenario/schema.js'
 import {simulateSetups, simulationJson, type SimulationJson} from '../src/sim/simulate.js'
+import {defaultSeeds} from '../src/sim/seeds.js'
 import {buildAxes} from '../src/sweep/grid.js'
 import {sweepParams} from '../src/sweep/params.js'
 import {sweepProgress} from '../src/cli/sweep-progress.js'
@@ -68,15 +69,15 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     randomness: Flags.option({
       options: ['drawn', 'none'] as const,
       description:
-        "drawn: requests arrive as a Poisson process and service times vary, from the seed; none: arrivals at the mean, every service time exact. Default: the scenario's (none unless it says).",
+        "drawn: requests arrive as a Poisson process and service times vary, from the seed; none: arrivals at the mean, every service time exact. Default: the scenario's (drawn unless it says none).",
     })(),
     seed: Flags.integer({description: 'Seed for every random draw.'}),
     seeds: related(
       Flags.integer({
-        description: 'Also run every setup on this many seeds, from the scenario’s (or --seed’s), and say on how many it held and when the others tipped.',
+        description:
+          'Run every setup on this many seeds, from the scenario’s (or --seed’s), and say on how many it held and when the others tipped. Default: 10 where randomness is drawn, 1 where none.',
         min: 1,
         max: 100,
-        default: 1,
         helpValue: 'N',
       }),
       {exclusive: {flags: ['sweep'], why: 'a sweep runs each cell on one seed'}},
@@ -132,7 +133,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
     const setups = [...named, ...custom]
     if (flags.sweep) return this.sweep(scenario, setups, flags.sweep, flags)
 
-    const report = simulateSetups(scenario, setups, flags.seeds)
+    const report = simulateSetups(scenario, setups, flags.seeds ?? defaultSeeds(scenario))
     if (flags.svg) this.save('--svg', flags.svg, simulationSvg(report), 'chart')
     if (flags.html) this.save('--html', flags.html, simulationHtml(report), 'page')
     if (!this.jsonEnabled()) {

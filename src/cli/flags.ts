@@ -199,12 +199,12 @@ export const rehearsalFlags = {
   })(),
   randomness: Flags.option({
     description:
-      "drawn: requests arrive as a Poisson process and service times vary, from the scenario's seed; none: arrivals at the mean, every service time exact. Default: the scenario's (none unless it says).",
+      "drawn: requests arrive as a Poisson process and service times vary, from the scenario's seed; none: arrivals at the mean, every service time exact. Default: the scenario's (drawn unless it says none).",
     options: ['drawn', 'none'] as const,
   })(),
   seeds: Flags.integer({
     description:
-      "Rehearse on this many seeds, the scenario's own first (the one reported) and the ones after it, and say on how many it was safe and how each other one ended; the exit code is the worst run's. The others run with every approval answered yes.",
+      "Rehearse on this many seeds, the scenario's own first (the one reported) and the ones after it, and say on how many it was safe and how each other one ended; the exit code is the worst run's. The others run with every approval answered yes. Default: 10 where randomness is drawn, 1 where none.",
     min: 1,
     max: 50,
     helpValue: 'N',

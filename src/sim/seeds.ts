@@ -36,6 +36,13 @@ export interface OverSeeds {
  */
 export const seedWindowSeconds = 10
 
+/**
+ * Seeds a verdict is drawn from when nobody says: with randomness drawn one seed is one sample,
+ * and a pool near its edge holds on some and tips on others, so ten; with none every seed gives
+ * the same arrivals, so one.
+ */
+export const defaultSeeds = (scenario: Pick<Scenario, 'randomness' | 'model'>): number => (randomnessOf(scenario) === 'drawn' ? 10 : 1)
+
 /** Runs every setup on `count` seeds from the scenario's own; seeds differ only where the scenario draws. */
 export function overSeeds(scenario: Scenario, setups: Array<{name: string; policy: Policy}>, count: number): OverSeeds {
   const seeds = Array.from({length: count}, (_, i) => scenario.seed + i)

@@ -136,6 +136,8 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
       scenario: variantScenario(ground.scenario, variant),
       setup: ground.setup,
       startAt: ground.startAt,
+      // The robustness set is tune's own seeds, one rehearsal each.
+      seeds: 1,
     },
   )
   const miss = firstMiss as GateVerdict | null
@@ -166,7 +168,7 @@ export async function groundOf(runbook: Runbook, choice: {scenario?: string; set
   const {rehearsal} = await rehearse(
     runbook,
     {io, signal: new AbortController().signal, operator: 'sluice tune', approved: approveSteps(runbook)},
-    {pace: null, ...choice},
+    {pace: null, seeds: 1, ...choice},
   )
   return {ground: {scenario: rehearsal.scenario, setup: rehearsal.setup, startAt: rehearsal.startAt}}
 }

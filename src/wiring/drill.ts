@@ -387,6 +387,8 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
       // Handing the scenario over would otherwise start the runbook at the least history a rehearsal gives.
       ...(target.runbook.rehearsal ? {startAt: target.runbook.rehearsal.startAt} : {}),
       pace: null,
+      // The drill's own --seeds draws the others.
+      seeds: 1,
       ...(target.rollback ? {rollback: target.rollback} : {}),
     },
   )

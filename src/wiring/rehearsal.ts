@@ -13,6 +13,8 @@ import {scenarioAssessor} from './assessor.js'
 import {resolveScenarioRef} from './scenario-ref.js'
 import {loadScenario, pickSetups, withRandomness} from '../sim/scenario/load-scenario.js'
 import {randomnessOf, type Scenario} from '../sim/scenario/schema.js'
+import {defaultSeeds, seedWindowSeconds} from '../sim/seeds.js'
+import type {SimulationRecord} from '../sim/record.js'
 import type {ChangeRecorder} from '../way-back/history.js'
 import {rollBackAfterRun} from '../way-back/undo-run.js'
 import type {OverSeedsRehearsed, Rehearsal, RehearsalSeed, WeightChange} from '../report/rehearsal.js'
@@ -44,7 +46,8 @@ export interface RehearsalSettings {
   randomness?: 'drawn' | 'none'
   /**
    * Rehearse on this many seeds, the scenario's own first (the one shown) and the ones after it,
-   * the others with nobody watching and every approval answered yes: a verdict over seeds.
+   * the others with nobody watching and every approval answered yes: a verdict over seeds. Default:
+   * defaultSeeds (ten where the scenario draws, one where it does not).
    */
   seeds?: number
 }
@@ -136,13 +139,28 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
     recovered: run.outcome !== 'interrupted' && summary.recoveredSecondsAfterFix !== null,
     restrictedAtEnd: fleet.typeNames.filter((type) => fleet.isRestricted(type)),
     weights,
-    restrictedPercentAtEnd: record.ticksRecorded > 0 && record.last.demand > 0 ? (record.last.restrictedDemand / record.last.demand) * 100 : 0,
+    restrictedPercentAtEnd: restrictedShareAtEnd(record),
     rollback,
     overSeeds: null,
   }
-  const seeds = settings.seeds ?? 1
+  const seeds = settings.seeds ?? defaultSeeds(scenario)
   if (seeds > 1 && run.outcome !== 'interrupted') rehearsal.overSeeds = await overMoreSeeds(runbook, inputs, settings, scenario, setup.name, rehearsal, seeds)
   return {mode: 'rehearsal', run, runId: null, rehearsal}
+}
+
+/**
+ * The share of demand turned away over the record's last seedWindowSeconds: with arrivals drawn,
+ * one tick's share is a sample of a few requests, not the restriction's share.
+ */
+function restrictedShareAtEnd(record: SimulationRecord): number {
+  const per = Math.max(1, Math.round(seedWindowSeconds / record.resolution))
+  let asked = 0
+  let away = 0
+  for (let i = Math.max(0, record.ticks - per); i < record.ticks; i++) {
+    asked += record.demand[i]
+    away += record.restrictedDemand[i]
+  }
+  return asked > 0 ? (away / asked) * 100 : 0
 }
 
 /** The rehearsal again on the seeds after the scenario's, with nobody watching; stops early only if the first is stopped. */

@@ -20,7 +20,7 @@ export function rehearsedRunbooks(runbooks: Array<{ref: string; runbook: Runbook
         report = await rehearse(
           runbook,
           {io: quiet, signal: new AbortController().signal, operator: 'assess', approved: runbook.steps.map((s) => s.index)},
-          {scenario, setup: setup.name, startAt: fixAt, pace: null},
+          {scenario, setup: setup.name, startAt: fixAt, pace: null, seeds: 1},
         )
       } catch (error) {
         // A runbook written for other pools cannot be rehearsed on this one: a lever that does not apply, said why, not a failed assessment.

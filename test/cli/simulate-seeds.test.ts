@@ -28,9 +28,13 @@ describe('sluice simulate --seeds', () => {
     expect(stdout).toContain('  no-guard: held on 4 of 4 seeds\n')
   })
 
-  it('one seed (the default) prints no verdict over seeds and --json has none', async () => {
-    const {stdout} = await sluice(['simulate', '--scenario', 'near-capacity', '--json'])
-    expect(JSON.parse(stdout).overSeeds).toBeNull()
+  it('by default a drawn scenario runs on 10 seeds; --seeds 1, or randomness none, prints no verdict over seeds and --json has none', async () => {
+    const drawn = await sluice(['simulate', '--scenario', 'near-capacity', '--json'])
+    expect(JSON.parse(drawn.stdout).overSeeds.seeds).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    const one = await sluice(['simulate', '--scenario', 'near-capacity', '--seeds', '1', '--json'])
+    expect(JSON.parse(one.stdout).overSeeds).toBeNull()
+    const mean = await sluice(['simulate', '--scenario', 'near-capacity', '--randomness', 'none', '--json'])
+    expect(JSON.parse(mean.stdout).overSeeds).toBeNull()
   })
 
   it('refuses --randomness drawn on the seed model, and --seeds with --sweep, naming the flag', async () => {

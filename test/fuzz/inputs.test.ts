@@ -135,7 +135,8 @@ async function oneCase(n: number): Promise<'ran' | 'refused'> {
   try {
     if (isRunbook) {
       const runbook = loadRunbookFile(file)
-      await rehearse(runbook, {operator: 'fuzz', io: new RecordingIO('no-tty'), signal: new AbortController().signal}, {pace: null})
+      // One seed: the input is what is under test, and the default's ten rehearse the same input ten times.
+      await rehearse(runbook, {operator: 'fuzz', io: new RecordingIO('no-tty'), signal: new AbortController().signal}, {pace: null, seeds: 1})
     } else {
       const {scenario} = loadScenario(file)
       // Scenarios may ask for up to 15 s of work by design (scenarioLimits); the fuzzer simulates the ones a dry run does in a moment.

@@ -95,7 +95,7 @@ describe('randomness: service times drawn as well as arrivals (issue 47)', () =>
     expect(Math.max(...drawn.backlog)).toBe(0)
   })
 
-  it('randomness: drawn gives Poisson arrivals and a spread of 1; none (the default) neither; an explicit setting wins', () => {
+  it('randomness: drawn (the default) gives Poisson arrivals and a spread of 1; none neither; an explicit setting wins', () => {
     const config = (extra: string, spread: number | null = null) => {
       const s = scenarioFrom(`
 name: r
@@ -109,8 +109,9 @@ setups:
       const c = fleetConfig(s, s.setups.plain)
       return [c.demand.arrivals, c.pools[0].serviceSpread]
     }
-    expect(config('')).toEqual(['mean', 0])
+    expect(config('')).toEqual(['poisson', 1])
     expect(config('randomness: none')).toEqual(['mean', 0])
+    expect(config('randomness: none', 0.5)).toEqual(['mean', 0.5])
     expect(config('randomness: drawn')).toEqual(['poisson', 1])
     expect(config('randomness: drawn', 0.5)).toEqual(['poisson', 0.5])
     // The seed model draws no service times whatever a pool says.
