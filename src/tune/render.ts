@@ -90,14 +90,20 @@ function shippedLine(climbs: TuneResult['climbs'], shipped: VariantOutcome[], be
   const first = before === null ? ' (and the nominal rehearsal does not complete, so there is no time to compare with)' : ''
   return [
     `The shipped ${climbs} pass ${shipped.length - failed.length} of ${count(shipped.length, 'rehearsal')}${first}:`,
-    ...[...byReason.values()].map(
-      (ts) =>
-        `  fail at demand ${[...new Set(ts.map((t) => t.demandPercent))]
-          .sort((a, b) => a - b)
-          .map((p) => `${p}%`)
-          .join(', ')} (seeds ${range(ts.map((t) => t.seed))}${ts[0].slowMinority ? ', slow servers' : ''}): ${ts[0].reason ?? ts[0].outcome}`,
-    ),
+    ...[...byReason.values()].map((ts) => `  fail at demand ${where(ts)}: ${ts[0].reason ?? ts[0].outcome}`),
   ].join('\n')
+}
+
+/** "90%, 110% (seeds 1–5)", or where the seeds differ by demand, "90% (seeds 2, 4); 100%, 110% (seeds 1–5)": never more than failed. */
+function where(ts: VariantOutcome[]): string {
+  const slow = ts[0].slowMinority ? ', slow servers' : ''
+  const demands = [...new Set(ts.map((t) => t.demandPercent))].sort((a, b) => a - b)
+  const bySeeds = new Map<string, number[]>()
+  for (const d of demands) {
+    const seeds = range(ts.filter((t) => t.demandPercent === d).map((t) => t.seed))
+    bySeeds.set(seeds, [...(bySeeds.get(seeds) ?? []), d])
+  }
+  return [...bySeeds].map(([seeds, ds]) => `${ds.map((p) => `${p}%`).join(', ')} (seeds ${seeds}${slow})`).join('; ')
 }
 
 function count(n: number, one: string, many = `${one}s`): string {

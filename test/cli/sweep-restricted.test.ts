@@ -26,15 +26,26 @@ writeFileSync(
 
 describe('a restriction as a lever in a sweep', () => {
   it('--sweep restricted varies the share of the scenario\u2019s restriction and finds where the pool holds', async () => {
-    const r = await sluice(['simulate', '--scenario', scenario, '--sweep', 'restricted=40..50:11', '--json'])
+    // At the mean, where the arithmetic above is the model's to the thread.
+    const r = await sluice(['simulate', '--scenario', scenario, '--randomness', 'none', '--sweep', 'restricted=40..50:11', '--json'])
     expect(r.code, r.stderr).toBe(0)
     const json = JSON.parse(r.stdout) as {setups: Array<{cells: Array<{x: number; outcome: string}>; tipping: {transitions: unknown[]}}>}
     const outcome = (x: number) => json.setups[0].cells.find((c) => c.x === x)!.outcome
     for (let x = 40; x <= 44; x++) expect(outcome(x), `${x}%`).toBe('stuck')
     for (let x = 45; x <= 50; x++) expect(outcome(x), `${x}%`).not.toBe('stuck')
     expect(json.setups[0].tipping.transitions).toEqual([{direction: 'out-of-stuck', holds: 45, stuck: 44}])
-    const text = await sluice(['simulate', '--scenario', scenario, '--sweep', 'restricted=40..50:11'])
+    const text = await sluice(['simulate', '--scenario', scenario, '--randomness', 'none', '--sweep', 'restricted=40..50:11'])
     expect(text.stdout).toContain('is stuck up to 44% of lookup turned away and holds from 45% of lookup turned away')
+  })
+
+  it('drawn (the default), the pool needs more turned away than at the mean, never less: held threads vary around 1,000 × (1 − share) + 45', async () => {
+    const r = await sluice(['simulate', '--scenario', scenario, '--sweep', 'restricted=40..60:21', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const json = JSON.parse(r.stdout) as {setups: Array<{tipping: {transitions: Array<{holds: number; stuck: number}>}}>}
+    const [edge] = json.setups[0].tipping.transitions
+    expect(edge.holds).toBeGreaterThanOrEqual(45)
+    // Not far: at 55% turned away the mean is 495 threads of 600, four standard deviations below.
+    expect(edge.holds).toBeLessThanOrEqual(55)
   })
 
   it('is refused on a scenario without a restriction, and a restriction of a type the scenario lacks is refused where it is written', async () => {

@@ -70,9 +70,10 @@ describe('sluice tune (in process)', () => {
     expect(result.robustness.tuned.map((t) => t.passed)).toEqual(Array(16).fill(true))
     expect(result.robustness.tuned.filter((t) => t.slowMinority)).toMatchObject([{seed: 1, demandPercent: 100}])
     expect(result.gates.every((g) => g.margin !== null && g.margin >= 0)).toBe(true)
-    // The shipped runbook passes on the scenario's own seed; on others, whose servers differ by ±10%, it misses somewhere.
-    expect(result.robustness.shipped.filter((s) => s.seed === 1).every((s) => s.passed)).toBe(true)
-    expect(result.robustness.shipped.some((s) => !s.passed)).toBe(true)
+    // The shipped runbook passes its own robustness set (issue 47): its cycle once gated every batch
+    // on the whole pool's health and held in 2 of 15 variants, on servers still working off the
+    // collapse's queue.
+    expect(result.robustness.shipped.map((s) => s.passed)).toEqual(Array(16).fill(true))
     for (const step of result.steps) expect(step.bake).toBeGreaterThanOrEqual(30)
     // The largest step of each ramp onto mailbox, at 110% of its 1,500 rps: none onto the maintenance page.
     for (const step of result.steps) {

@@ -1,3 +1,6 @@
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import type {GateVerdict} from '../../src/ports/io.js'
 import {rehearse} from '../../src/wiring/rehearsal.js'
@@ -88,6 +91,18 @@ describe('tune: one rehearsal of a candidate', () => {
 })
 
 describe('tune: gate margins', () => {
+  // The shipped runbook with a gate on the whole pool's health after each batch of its cycle (step
+  // 4), as it once had: one gate of each direction.
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-margins-'))
+  const file = join(dir, 'outlook-with-health-gate.yaml')
+  const cycleBake = '    bake: 30\n  - action: ramp\n    name: Bring half'
+  const shippedText = readFileSync('runbooks/outlook-staged-return.yaml', 'utf8')
+  expect(shippedText).toContain(cycleBake)
+  writeFileSync(
+    file,
+    shippedText.replace(cycleBake, cycleBake.replace('bake: 30\n', 'bake: 30\n    gate: {metric: healthy-targets, threshold: 95, pool: mailbox}\n')),
+  )
+  const withHealthGate = loadRunbookFile(file)
   const verdict = (step: number, metric: GateVerdict['metric'], value: number | null, context = ''): GateVerdict => ({
     step,
     gate: '',
@@ -103,7 +118,7 @@ describe('tune: gate margins', () => {
     ({variant: {seed, demandFactor, slowMinority: null}, verdicts}) as unknown as Trial
 
   it("takes the value nearest each gate's threshold across every trial: the lowest healthy share, the highest error rate", () => {
-    const margins = gateMargins(outlook, [
+    const margins = gateMargins(withHealthGate, [
       trial(1, 1, [verdict(3, 'healthy-targets', 100), verdict(4, 'error-rate', 0.5), verdict(8, 'error-rate', null)]),
       trial(2, 1.1, [verdict(3, 'healthy-targets', 97, 'batch 2 of 4'), verdict(4, 'error-rate', 1.25, 'mailbox 5%'), verdict(4, 'error-rate', 0)]),
     ])
