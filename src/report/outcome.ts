@@ -80,6 +80,8 @@ export const stoppedWords: Record<Exclude<RunResult['outcome'], 'completed'>, st
   interrupted: 'was interrupted',
 }
 
+export const safeToRun = 'Safe to run as rehearsed: '
+
 /** Whether the rehearsal shows it safe to run: it completed, no gate failed, service ended full and never fell below where it started. */
 function safeSentence(f: OutcomeFacts): string {
   const {run} = f
@@ -101,7 +103,7 @@ function safeSentence(f: OutcomeFacts): string {
       : failed === 0
         ? `every gate passed (${verdicts.length} verdicts)`
         : `${failed} of ${verdicts.length} gate verdicts failed on the way and it went on`
-  return `Safe to run as rehearsed: ${gates}${dipped}.`
+  return `${safeToRun}${gates}${dipped}.`
 }
 
 export function rehearsalOutcome(f: OutcomeFacts): string[] {

@@ -1,4 +1,4 @@
-import {mkdtempSync, readFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -31,12 +31,14 @@ describe('a rehearsal report leads and ends with its outcome (in process)', () =
     const out = lines(r.stdout)
     expect(out[0]).toBe('outlook-staged-return did all 10 steps in 1354 s: service back to full 1061 s after its start.')
     expect(out[1]).toMatch(/^Safe to run as rehearsed: every gate passed \(\d+ verdicts\)\.$/)
+    // Drawn by default, on ten seeds: the verdict over them is the third line.
+    expect(out[2]).toBe('Over 10 seeds (1–10), arrivals and service times drawn: safe on 10 of 10.')
     // The outage before the runbook is not the headline: its figures come later, labelled.
-    expect(out.slice(0, 2).join('\n')).not.toMatch(/requests lost|peak error rate|fewest in rotation/)
-    expect(out.slice(-2)).toEqual(out.slice(0, 2))
+    expect(out.slice(0, 3).join('\n')).not.toMatch(/requests lost|peak error rate|fewest in rotation/)
+    expect(out.slice(-3)).toEqual(out.slice(0, 3))
     // The chart is above the last lines, not below them.
-    expect(out.at(-3)).toBe('')
-    expect(out.at(-4)).toMatch(/completed \(rps\)/)
+    expect(out.at(-4)).toBe('')
+    expect(out.at(-5)).toMatch(/completed \(rps\)/)
   })
 
   it('a runbook a gate stops: where it stopped, and not safe, naming the gate', async () => {
@@ -47,7 +49,38 @@ describe('a rehearsal report leads and ends with its outcome (in process)', () =
       /^naive-full-return held at step 1 \(Restart the whole pool at once\) after 150 s: 0% of demand completed at its end, 0% at its start\.$/,
     )
     expect(out[1]).toMatch(/^Not safe to run as written: gate returned targets healthy within 120 s failed .*threshold 100%\.$/)
-    expect(out.slice(-2)).toEqual(out.slice(0, 2))
+    expect(out[2]).toMatch(/^Over 10 seeds \(1–10\), arrivals and service times drawn: safe on 0 of 10; seed 1 held at step 1 /)
+    expect(out.slice(-3)).toEqual(out.slice(0, 3))
+  })
+
+  it('safe on the seed shown but not on another: the second line says so, and never "safe to run"', async () => {
+    // A shift onto a cold pool behind a 1% gate: drawn, seed 6's 50% step fails it (1.09%).
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-outcome-seeds-'))
+    const file = join(dir, 'onto-west.yaml')
+    const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0123456789abcdef`
+    writeFileSync(
+      file,
+      `name: onto-west
+targets:
+  targetGroups: {east: ${tg('east')}, west: ${tg('west')}}
+  metrics: {source: cloudwatch, loadBalancer: app/api/9f0d3a2b1c4e5f67}
+rehearsal: {scenario: two-regions, setup: cap-shed-slow-start, startAt: 60}
+steps:
+  - action: weighted-target-groups
+    rule: arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/api/9f0d3a2b1c4e5f67/abcdef0123456789/0123456789abcdef
+    pool: west
+    schedule: [1, 10, 50]
+    bake: 60
+    gate: {metric: error-rate, threshold: 1, window: 30, interval: 10, pool: west, minRequests: 300}
+`,
+    )
+    const r = await sluiceInProcess(['run', file, '--dry-run'])
+    expect(r.exit).toBe(3)
+    const out = lines(r.stdout)
+    expect(out[0]).toMatch(/^onto-west did its step in \d+ s/)
+    expect(out[1]).toMatch(/^Safe on the seed shown only: every gate passed \(\d+ verdicts\).*; not on every seed:$/)
+    expect(out[2]).toMatch(/^Over 10 seeds \(1–10\), arrivals and service times drawn: safe on 9 of 10; seed 6 stopped on a failed gate at step 1 /)
+    expect(r.stdout).not.toContain('Safe to run')
   })
 
   it('a live run ends with its outcome line too', () => {
