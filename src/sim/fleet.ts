@@ -5,7 +5,7 @@ import {WeightedDns} from './dns.js'
 import {normalsSize} from './pool-kernel.js'
 import {noServiceDraws, ServerPool, type PoolTick, type ServiceDraws, type ThreadHold} from './pool.js'
 import {Random} from './random.js'
-import {SimulationRecord, type PoolTickValues, type TickValues} from './record.js'
+import {fullServiceWindowSeconds, SimulationRecord, type PoolTickValues, type TickValues} from './record.js'
 import {faultWindow} from './fault-window.js'
 
 interface ScheduledFault {
@@ -120,6 +120,8 @@ export class Fleet {
       this.dt,
       config.pools.map((p) => p.name),
       faultWindow(config.faults),
+      undefined,
+      this.arrivalDraw !== null || service !== null ? Math.max(1, Math.round(fullServiceWindowSeconds / this.dt)) : 1,
     )
     this.scheduleFaults(random)
 

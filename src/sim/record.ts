@@ -88,6 +88,13 @@ export interface RunningFigures {
 export const fullServiceShare = 0.99
 
 /**
+ * Seconds over which full service is judged where arrivals or service times are drawn: a tick's
+ * requests can wait in a queue into the next and still be served in time, so one tick below 99% is
+ * chance; ten seconds of it is not. At the mean every tick is judged on its own, exactly.
+ */
+export const fullServiceWindowSeconds = 10
+
+/**
  * The time series of one run, as typed arrays, at a bounded resolution. Each point is the mean of
  * `stride` ticks (1 until the run outgrows `fullResolutionPoints`); once points stand for more
  * than one tick, `envelope` keeps each point's lowest and highest tick too, so a chart still shows
@@ -138,6 +145,8 @@ export class SimulationRecord {
   fromMark: {at: number; demand: number; served: number; minInRotation: number; peakErrorRate: number} | null = null
   /** Ticks recorded so far. */
   ticksRecorded = 0
+  /** The last ticks' completed and asked requests and their times, a ring over which full service is judged. */
+  private readonly fullWindow: {served: Float64Array; asked: Float64Array; t: Float64Array; n: number}
   /** Ticks in the point being filled (the last one). */
   private filling = 0
   private capacity: number
@@ -160,7 +169,10 @@ export class SimulationRecord {
     poolNames: string[],
     readonly window: FaultWindow | null = null,
     maxPoints = fullResolutionPoints,
+    /** Ticks each judgement of full service sums (fullServiceWindowSeconds where the run draws; else 1). */
+    fullWindowTicks = 1,
   ) {
+    this.fullWindow = {served: new Float64Array(fullWindowTicks), asked: new Float64Array(fullWindowTicks), t: new Float64Array(fullWindowTicks), n: 0}
     this.maxPoints = Math.max(2, 2 * Math.floor(maxPoints / 2))
     maxPoints = this.maxPoints
     this.capacity = Math.max(1, Math.min(ticks, maxPoints))
@@ -295,8 +307,22 @@ export class SimulationRecord {
       f.demandDuringFault += tick.demand
     }
     const asked = Math.max(0, tick.demand - tick.restrictedDemand)
-    if (tick.served + 1e-9 < fullServiceShare * asked) f.fullSince = null
-    else if (f.fullSince === null) f.fullSince = tick.t
+    // Judged over the last fullWindowTicks ticks (one at the mean): since the oldest of them.
+    const w = this.fullWindow
+    const size = w.served.length
+    const slot = w.n % size
+    w.served[slot] = tick.served
+    w.asked[slot] = asked
+    w.t[slot] = tick.t
+    w.n++
+    let served = 0
+    let askedSum = 0
+    for (let k = 0; k < size && k < w.n; k++) {
+      served += w.served[k]
+      askedSum += w.asked[k]
+    }
+    if (served + 1e-9 < fullServiceShare * askedSum) f.fullSince = null
+    else if (f.fullSince === null) f.fullSince = w.n > size ? w.t[w.n % size] : w.t[0]
   }
 
   /** Starts a new point with the last tick. */

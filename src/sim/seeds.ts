@@ -1,5 +1,5 @@
 import type {Policy} from './config.js'
-import {fullServiceShare, type SimulationRecord} from './record.js'
+import {fullServiceShare, fullServiceWindowSeconds, type SimulationRecord} from './record.js'
 import {ScenarioRun} from './scenario-run.js'
 import {randomnessOf, type Scenario} from './scenario/schema.js'
 
@@ -34,7 +34,7 @@ export interface OverSeeds {
  * service times one tick's requests can wait in a queue into the next and be served in time: a
  * single tick below 99% is chance, ten seconds of it is not.
  */
-export const seedWindowSeconds = 10
+export const seedWindowSeconds = fullServiceWindowSeconds
 
 /**
  * Seeds a verdict is drawn from when nobody says: with randomness drawn one seed is one sample,

@@ -29,7 +29,7 @@ describe('a rehearsal report leads and ends with its outcome (in process)', () =
     const r = await sluiceInProcess(['run', 'outlook-staged-return', '--dry-run'])
     expect(r.exit, r.stderr).toBe(0)
     const out = lines(r.stdout)
-    expect(out[0]).toBe('outlook-staged-return did all 10 steps in 1354 s: service back to full 1061 s after its start.')
+    expect(out[0]).toBe('outlook-staged-return did all 10 steps in 1354 s: service back to full 1056 s after its start.')
     expect(out[1]).toMatch(/^Safe to run as rehearsed: every gate passed \(\d+ verdicts\)\.$/)
     // Drawn by default, on ten seeds: the verdict over them is the third line.
     expect(out[2]).toBe('Over 10 seeds (1–10), arrivals and service times drawn: safe on 10 of 10.')

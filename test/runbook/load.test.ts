@@ -37,11 +37,11 @@ describe('the runbook loader (in process)', () => {
     expect(runbook.steps.map((s) => s.action)).toEqual(['freeze', 'restrict', 'ramp', 'cycle', 'ramp', 'lift', 'check', 'ramp', 'check', 'unfreeze'])
     expect(runbook.steps[2].title).toBe('Park traffic on the maintenance page')
     expect(runbook.steps[3].title).toBe('Cycle mailbox in batches of 25%')
-    // The cycle's gate takes window, interval, successes and failureLimit from defaults.gate.
-    const cycle = runbook.steps[3] as Extract<Runbook['steps'][number], {action: 'cycle'}>
-    expect(cycle.gate).toEqual({
-      metric: 'healthy-targets',
-      threshold: 95,
+    // The first ramp's gate takes window, interval, successes and failureLimit from defaults.gate.
+    const back = runbook.steps[4] as Extract<Runbook['steps'][number], {action: 'ramp'}>
+    expect(back.gate).toEqual({
+      metric: 'error-rate',
+      threshold: 2,
       window: 30,
       interval: 10,
       successes: 3,
@@ -49,6 +49,9 @@ describe('the runbook loader (in process)', () => {
       inconclusiveLimit: gateDefaults.inconclusiveLimit,
       pool: 'mailbox',
     })
+    // The cycle has no gate of its own (each batch must come back healthy), only its bake.
+    const cycle = runbook.steps[3] as Extract<Runbook['steps'][number], {action: 'cycle'}>
+    expect(cycle.gate).toBeUndefined()
     expect(cycle.bake).toBe(30)
     // The last check sets its own window.
     expect((runbook.steps[8] as Extract<Runbook['steps'][number], {action: 'check'}>).gate.window).toBe(60)
