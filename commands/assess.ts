@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {awsFlags, awsOptionsOf, decimal, prometheusFlags, prometheusOf, seconds} from '../src/cli/flags.js'
+import {awsFlags, awsOptionsOf, decimal, prometheusFlags, prometheusOf, randomnessFlag, seconds} from '../src/cli/flags.js'
 import {writeOutput} from '../src/cli/output-file.js'
 import {related} from '../src/cli/flag-relations.js'
 import {InputError} from '../src/errors.js'
@@ -90,6 +90,14 @@ It says demand against what the servers in rotation can serve. It changes nothin
       multiple: true,
     }),
     quick: Flags.boolean({description: 'No map: the verdict, the tipping points and the levers only (about a second).'}),
+    randomness: randomnessFlag,
+    seeds: Flags.integer({
+      description:
+        'Ask "fixed now, does it come back?" on this many seeds, and say on how many it tipped and when: tipped on every one is STUCK, on some AT RISK (exit 3 either way). Default: 10 where randomness is drawn, 1 where none.',
+      min: 1,
+      max: 50,
+      helpValue: 'N',
+    }),
     watch: related(seconds({description: 'Re-assess a live pool every this many seconds until Ctrl-C.', min: 5, max: 3600}), {
       some: {flags: ['target-group', 'haproxy', 'prometheus'], why: 'it re-assesses a live pool'},
     }),
@@ -111,13 +119,13 @@ It says demand against what the servers in rotation can serve. It changes nothin
     const described = flags.demand !== undefined
     const live = !described
 
-    const [{loadScenario, pickSetups}, {assess, familyOf}, {cellRunner, defaultWorkers}, {renderAssessment, assessSvg, assessHtml}] = await Promise.all([
+    const [{loadScenario, pickSetups, withRandomness}, {assess, familyOf}, {cellRunner, defaultWorkers}, {renderAssessment, assessSvg, assessHtml}] = await Promise.all([
       import('../src/sim/scenario/load-scenario.js'),
       import('../src/assess/assess.js'),
       import('../src/sweep/workers.js'),
       import('../src/report/assess.js'),
     ])
-    const {scenario} = loadScenario(flags.scenario)
+    const scenario = withRandomness(loadScenario(flags.scenario).scenario, flags.randomness)
     const setup = pickSetups(scenario, flags.setup ? [flags.setup] : 'all')[0]
     const poolServers = flags.servers ?? scenario.pools[0].servers ?? 0
     if (described && flags['in-rotation']! > poolServers)
@@ -166,6 +174,7 @@ It says demand against what the servers in rotation can serve. It changes nothin
           runbooks,
           budget: flags.budget,
           source,
+          seeds: flags.seeds,
         })
         if (flags.svg && assessment.map) writeOutput('--svg', flags.svg, assessSvg(assessment)!)
         else if (flags.svg) this.note(`--svg: ${flags.svg} not written: the map was left out to stay within the budget`)
@@ -179,8 +188,8 @@ It says demand against what the servers in rotation can serve. It changes nothin
           this.log(
             `${flags.watch === undefined ? '' : `${new Date().toISOString()}\n`}${renderAssessment(assessment, {color: this.color, width: this.width, source})}`,
           )
-        // Ctrl-C ends --watch as the last assessment ended: 3 while stuck.
-        if (assessment.region === 'stuck') this.endWith('gate-failed')
+        // Ctrl-C ends --watch as the last assessment ended: 3 while stuck or at risk.
+        if (assessment.region === 'stuck' || assessment.region === 'at-risk') this.endWith('gate-failed')
         else process.exitCode = 0
         if (flags.watch === undefined || stop.signal.aborted) return assessment
         await new Promise((resolve) => {

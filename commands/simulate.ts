@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {SluiceCommand} from '../src/cli/base.js'
-import {decimal, scenarioFlag, seconds} from '../src/cli/flags.js'
+import {decimal, randomnessFlag, scenarioFlag, seconds} from '../src/cli/flags.js'
 import {related} from '../src/cli/flag-relations.js'
 import {InputError} from '../src/errors.js'
 import {chooseMode} from '../src/cli/terminal/mode.js'
@@ -66,11 +66,7 @@ PARAM is one of: ${sweepParams.map((p) => p.name + (p.unit ? ` (${p.unit})` : ''
       helpValue: 'KEY=VALUE,...',
     }),
     scenario: scenarioFlag,
-    randomness: Flags.option({
-      options: ['drawn', 'none'] as const,
-      description:
-        "drawn: requests arrive as a Poisson process and service times vary, from the seed; none: arrivals at the mean, every service time exact. Default: the scenario's (drawn unless it says none).",
-    })(),
+    randomness: randomnessFlag,
     seed: Flags.integer({description: 'Seed for every random draw.'}),
     seeds: related(
       Flags.integer({

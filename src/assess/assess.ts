@@ -1,6 +1,7 @@
 import {FailedError} from '../errors.js'
 import type {PoolFamily, PoolNow} from '../ports/pool-readings.js'
 import {scenarioLimits, type Scenario, type SetupPolicy} from '../sim/scenario/schema.js'
+import {defaultSeeds, overSeeds} from '../sim/seeds.js'
 import {runCell, type CellResult, type SweepJob} from '../sweep/classify.js'
 import {formatNumber} from '../sweep/params.js'
 import type {SweepResult} from '../sweep/sweep.js'
@@ -10,8 +11,19 @@ import {AssessBudgetError, BudgetExhausted, defaultBudget, meteredRunner, runCos
 import {axis, findLevers, sweepOn, type Lever} from './levers.js'
 import {fromModel, isScaled, mapInPool, modelScenario, modelState, rpsFromModel, runBudget, scaleModel, toModel} from './scale.js'
 
-/** Where the pool is on its map: serving in full, coming back on its own once the trigger is fixed, or stuck. */
-export type Region = 'unharmed' | 'recovering' | 'stuck'
+/**
+ * Where the pool is on its map: serving in full, coming back on its own once the trigger is fixed,
+ * stuck, or at risk: with arrivals and service times drawn, it tips on some seeds and not on
+ * others (a pool near its capacity with retrying clients; a single run would be a coin toss).
+ */
+export type Region = 'unharmed' | 'recovering' | 'at-risk' | 'stuck'
+
+/** The question asked again on more seeds: on which it tipped, and when (seconds after the fix, or from now when nothing is out). */
+export interface AssessSeeds {
+  randomness: 'drawn' | 'none'
+  from: 'the fix' | 'now'
+  seeds: Array<{seed: number; tipped: boolean; tippedAfter: number | null}>
+}
 
 /** What fronts the pool: which levers it has (an ALB has routing failover but no ejection cap, and sheds whole types only). */
 export type Family = PoolFamily
@@ -46,6 +58,8 @@ export interface Assessment {
   region: Region
   /** With the trigger fixed now and nothing else done: seconds to full service, or null when it stays stuck. */
   backInSeconds: number | null
+  /** The question on several seeds (default: ten where the scenario draws); null on one, or when the budget left it out. */
+  overSeeds: AssessSeeds | null
   /** Along demand at this many servers out: the demand above which it is stuck (null: not within 0–2× now). */
   stuckAboveDemand: number | null
   /** Along servers out at this demand: the stretches of servers out with which it is stuck, [first, last]; empty: it comes back with any. */
@@ -164,7 +178,17 @@ export async function assess(
   base: Scenario,
   setup: {name: string; policy: SetupPolicy},
   state: PoolNow,
-  options: {family: Family; quick: boolean; runner: CellRunner; broken?: number; runbooks?: RunbookLevers; budget?: number; source?: string},
+  options: {
+    family: Family
+    quick: boolean
+    runner: CellRunner
+    broken?: number
+    runbooks?: RunbookLevers
+    budget?: number
+    source?: string
+    /** Seeds the question is asked on (default: defaultSeeds of the scenario). */
+    seeds?: number
+  },
 ): Promise<Assessment> {
   checkReading(state, options.source)
   const meter = new WorkMeter(options.budget ?? (options.quick ? defaultBudget.quick : defaultBudget.map))
@@ -229,7 +253,7 @@ export async function assess(
     })
     return {stuckOut, plausible, stuckBroken, out, scenario, fixAt, here, region: regionOf(here), sensitivity}
   }
-  const {scenario, fixAt, here, region} = verdict
+  const {scenario, fixAt, here} = verdict
   const backInSeconds = here.outcome === 'stuck' ? null : (here.recoveredSecondsAfterFix ?? 0)
 
   // Past the verdict, each part is done while the budget has room for it, in the order an operator needs them.
@@ -242,6 +266,32 @@ export async function assess(
       return null
     }
   }
+  // The question on more seeds: a pool near its edge holds on some and tips on others, and which it
+  // is on one seed is chance. Tipped on every seed is stuck; on some, at risk.
+  const seedCount = options.seeds ?? defaultSeeds(scenario)
+  const seeds =
+    seedCount > 1
+      ? await ifRoom('the verdict over seeds', async () => {
+          meter.charge(runCost(scenario) * seedCount)
+          const from = verdict.out === 0 ? 0 : fixAt
+          const over = overSeeds(scenario, [setup], seedCount)
+          return {
+            randomness: over.randomness,
+            from: verdict.out === 0 ? 'now' : 'the fix',
+            seeds: over.setups[0].outcomes.map((o) => ({seed: o.seed, tipped: o.tipped, tippedAfter: o.tippedAt === null ? null : Math.max(0, o.tippedAt - from)})),
+          } satisfies AssessSeeds
+        })
+      : null
+  const tipped = seeds?.seeds.filter((s) => s.tipped).length ?? 0
+  // A pool serving in full with nothing out and within its capacity is not stuck whatever the seeds
+  // say: it is at risk of tipping, on every seed or on some. (Past its capacity it is an overload.)
+  const servingNow = verdict.out === 0 && state.errorRate < 0.01 && state.demand <= capacityOf(base, state).inRotation
+  const region: Region =
+    !seeds || (tipped === 0 && verdict.region !== 'stuck')
+      ? verdict.region
+      : tipped === seeds.seeds.length && !servingNow
+        ? 'stuck'
+        : 'at-risk'
   // How far from the edge along demand at this many out. Odd counts from 0 to twice today's demand put today's on a grid row, where the map marks the pool.
   const demandTop = Math.max(now.demand * 2, 1)
   const alongDemand = await ifRoom(skippedDemand, () => sweepOn(scenario, [setup], [axis('demand', 0, demandTop, options.quick ? 11 : 21)], runner))
@@ -250,6 +300,7 @@ export async function assess(
   const count = (b: number): number => (b === outNow ? state.servers - state.healthy : b === brokenGiven ? options.broken! : fromModel(model, b))
   const out = count(verdict.out)
   const levers = [
+    // Levers are for a pool that is stuck: each is checked on one run, and at risk one run holds by chance.
     ...(region === 'stuck'
       ? await findLevers(
           {scenario, setup, fixAt, family: options.family, quick: options.quick, runner, meter, model, demand: state.demand, fullCapacity: capacity.pool},
@@ -284,6 +335,7 @@ export async function assess(
     stuckBroken: unique(verdict.stuckBroken.map(count)),
     region,
     backInSeconds,
+    overSeeds: seeds,
     stuckAboveDemand: stuckAbove === null ? null : rpsFromModel(model, stuckAbove),
     stuckOut: verdict.stuckOut.map(([first, last]) => [fromModel(model, first), fromModel(model, last)]),
     capacity,
@@ -327,9 +379,29 @@ function sentencesOf(a: Assessment, base: Scenario): string[] {
     lines.push(
       `STUCK: with ${where}, fixing the trigger now would not bring it back on its own: the model of ${base.name} is still short of full service ${formatNumber(a.watchedSeconds)} s after the fix.`,
     )
-  else if (a.region === 'recovering')
+  else if (a.region === 'at-risk') {
+    const o = a.overSeeds!
+    const tipped = o.seeds.filter((x) => x.tipped)
+    const after = (t: number): string => `${formatNumber(Math.round(t))} s ${o.from === 'now' ? 'from now' : 'after the fix'}`
+    const when = tipped
+      .slice(0, 5)
+      .map((x) => `seed ${x.seed} ${after(x.tippedAfter ?? 0)}`)
+      .join(', ')
+    lines.push(
+      `AT RISK: with ${where}, ${o.from === 'now' ? 'left as it is' : 'fixed now'} it tips on ${tipped.length} of ${o.seeds.length} seeds (arrivals and service times drawn): ${when}${tipped.length > 5 ? `, and ${tipped.length - 5} more` : ''}${tipped.length < o.seeds.length ? `; on the other ${o.seeds.length - tipped.length} it is at full service ${after(a.watchedSeconds)}` : ''}.`,
+    )
+  } else if (a.region === 'recovering')
     lines.push(`RECOVERING: with ${where}, fixed now it comes back on its own, at full service ${formatNumber(a.backInSeconds ?? 0)} s after the fix.`)
   else lines.push(`UNHARMED: every server in rotation at ${rps} rps, ${percent(s.errorRate)} errors.`)
+  if (a.overSeeds && a.region !== 'at-risk') {
+    const n = a.overSeeds.seeds.length
+    const drawn = a.overSeeds.randomness === 'drawn' ? 'arrivals and service times drawn' : 'nothing drawn'
+    lines.push(
+      a.region === 'stuck'
+        ? `Stuck on all ${n} seeds, ${drawn}.`
+        : `At full service on all ${n} seeds, ${drawn}, ${formatNumber(a.watchedSeconds)} s ${a.overSeeds.from === 'now' ? 'from now' : 'after the fix'}.`,
+    )
+  }
   if (decides) lines.push(decides)
   const load = loadSentence(a)
   if (load) lines.push(load)
@@ -359,7 +431,11 @@ function sentencesOf(a: Assessment, base: Scenario): string[] {
       ? `The verdict holds with every server 10% weaker or 10% stronger than calibrated.`
       : `The verdict rests on the calibration: with every server ${flips.map((v) => (v.capacityFactor < 1 ? '10% weaker' : '10% stronger')).join(' or ')} it is ${flips.map((v) => v.region.toUpperCase()).join(' / ')}.`,
   )
-  if (a.region === 'stuck') {
+  if (a.region === 'at-risk')
+    lines.push(
+      'At risk is chance near the edge, not a trigger to fix: less demand, more servers or fewer retries move it away; no lever is checked, since one run of it would hold or tip by chance as well.',
+    )
+  else if (a.region === 'stuck') {
     const holding = a.levers.filter((l) => l.holds)
     lines.push(
       holding.length === 0

@@ -187,6 +187,13 @@ export const lockFlags = {
   }),
 }
 
+/** Whether a simulated run draws its arrivals and service times: rehearsals, simulate and assess alike. */
+export const randomnessFlag = Flags.option({
+  description:
+    "drawn: requests arrive as a Poisson process and service times vary, from the seed; none: arrivals at the mean, every service time exact. Default: the scenario's (drawn unless it says none).",
+  options: ['drawn', 'none'] as const,
+})()
+
 /** What a rehearsal runs against. */
 export const rehearsalFlags = {
   pace: decimal({description: 'Rehearse at this many simulated seconds per real second, to watch it unfold (default: as fast as possible).', min: 0.001}),
@@ -197,11 +204,7 @@ export const rehearsalFlags = {
       'Once the runbook has ended, rehearse `sluice rollback` of its run: ramped (in steps onto the receiving pool, behind the gates) or now (at once, --now). The report says what the way back cost.',
     options: ['ramped', 'now'] as const,
   })(),
-  randomness: Flags.option({
-    description:
-      "drawn: requests arrive as a Poisson process and service times vary, from the scenario's seed; none: arrivals at the mean, every service time exact. Default: the scenario's (drawn unless it says none).",
-    options: ['drawn', 'none'] as const,
-  })(),
+  randomness: randomnessFlag,
   seeds: Flags.integer({
     description:
       "Rehearse on this many seeds, the scenario's own first (the one reported) and the ones after it, and say on how many it was safe and how each other one ended; the exit code is the worst run's. The others run with every approval answered yes. Default: 10 where randomness is drawn, 1 where none.",

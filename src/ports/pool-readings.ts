@@ -141,7 +141,7 @@ export interface OpenedReadings {
 
 /** Where a pool stands on its calibrated map, the trigger fixed now (src/assess/assess.ts says how it is found). */
 export interface PoolVerdict {
-  region: 'unharmed' | 'recovering' | 'stuck'
+  region: 'unharmed' | 'recovering' | 'at-risk' | 'stuck'
   /** What an operator reads: where it is, how far from the edge, the way out. */
   sentences: string[]
 }

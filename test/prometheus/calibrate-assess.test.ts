@@ -115,11 +115,21 @@ describe('sluice calibrate and assess --prometheus against a fake Prometheus: a 
     expect(b.levers.map((l) => l.kind)).not.toContain('cap')
     expect(b.levers.map((l) => l.kind)).toContain('panic')
 
-    // Every server in rotation at the same demand: outside it.
+    // Every server in rotation at the same demand, 94% of what the calibrated eight serve: nothing
+    // out and serving in full, but drawn it tips (on every seed here), so at risk (exit 3), never
+    // unharmed, and not stuck: nothing is broken to fix.
     fake.now = {rps: 750, healthy: 8, servers: 8, errorRate: 0}
     const whole = await sluice(where)
-    expect(whole.code, whole.stderr).toBe(0)
-    expect(JSON.parse(whole.stdout)).toMatchObject({region: 'unharmed', state: {healthy: 8, servers: 8}})
+    expect(whole.code, whole.stderr).toBe(3)
+    const w = JSON.parse(whole.stdout) as AssessJson & {overSeeds: {seeds: Array<{tipped: boolean}>}}
+    expect(w).toMatchObject({region: 'at-risk', state: {healthy: 8, servers: 8}})
+    expect(w.overSeeds.seeds.some((s) => s.tipped)).toBe(true)
+    expect(w.sentences[0]).toMatch(/^AT RISK: with 0 of 8 servers out of rotation at 750 rps, left as it is it tips on \d+ of 10 seeds/)
+    // At 600 rps (75%): outside it on every seed.
+    fake.now = {rps: 600, healthy: 8, servers: 8, errorRate: 0}
+    const roomy = await sluice(where)
+    expect(roomy.code, roomy.stderr).toBe(0)
+    expect(JSON.parse(roomy.stdout)).toMatchObject({region: 'unharmed', state: {healthy: 8, servers: 8}})
   }, 120_000)
 
   it('refuses flags that name no pool, two pools, or a URL it will not use: exit 2, naming the flag', async () => {

@@ -53,7 +53,8 @@ export const assess: ActionDefinition<AssessStep, typeof assessSchema> = {
     }
     const verdict = await assessor.assess(step.scenario, step.setup, now)
     for (const sentence of verdict.sentences.slice(1)) ctx.progress(sentence)
-    if (verdict.region !== 'stuck') return {status: 'done', message: verdict.sentences[0]}
+    // At risk (tips on some seeds, drawn) stops the run as stuck does: not a pool to ramp into on a coin toss.
+    if (verdict.region !== 'stuck' && verdict.region !== 'at-risk') return {status: 'done', message: verdict.sentences[0]}
     const way = verdict.sentences.find((s) => s.startsWith('The smallest lever')) ?? ''
     return {status: step.onFailure === 'hold' ? 'held' : 'failed', message: `${verdict.sentences[0]}${way ? ` ${way}` : ''}`}
   },
