@@ -121,7 +121,7 @@ describe('sluice calibrate and assess --prometheus against a fake Prometheus: a 
     fake.now = {rps: 750, healthy: 8, servers: 8, errorRate: 0}
     const whole = await sluice(where)
     expect(whole.code, whole.stderr).toBe(3)
-    const w = JSON.parse(whole.stdout) as AssessJson & {overSeeds: {seeds: Array<{tipped: boolean}>}}
+    const w = JSON.parse(whole.stdout) as AssessJson & {overSeeds: {seeds: Array<{tipped: boolean}>}; sentences: string[]}
     expect(w).toMatchObject({region: 'at-risk', state: {healthy: 8, servers: 8}})
     expect(w.overSeeds.seeds.some((s) => s.tipped)).toBe(true)
     expect(w.sentences[0]).toMatch(/^AT RISK: with 0 of 8 servers out of rotation at 750 rps, left as it is it tips on \d+ of 10 seeds/)
