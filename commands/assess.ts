@@ -119,12 +119,13 @@ It says demand against what the servers in rotation can serve. It changes nothin
     const described = flags.demand !== undefined
     const live = !described
 
-    const [{loadScenario, pickSetups, withRandomness}, {assess, familyOf}, {cellRunner, defaultWorkers}, {renderAssessment, assessSvg, assessHtml}] = await Promise.all([
-      import('../src/sim/scenario/load-scenario.js'),
-      import('../src/assess/assess.js'),
-      import('../src/sweep/workers.js'),
-      import('../src/report/assess.js'),
-    ])
+    const [{loadScenario, pickSetups, withRandomness}, {assess, familyOf}, {cellRunner, defaultWorkers}, {renderAssessment, assessSvg, assessHtml}] =
+      await Promise.all([
+        import('../src/sim/scenario/load-scenario.js'),
+        import('../src/assess/assess.js'),
+        import('../src/sweep/workers.js'),
+        import('../src/report/assess.js'),
+      ])
     const scenario = withRandomness(loadScenario(flags.scenario).scenario, flags.randomness)
     const setup = pickSetups(scenario, flags.setup ? [flags.setup] : 'all')[0]
     const poolServers = flags.servers ?? scenario.pools[0].servers ?? 0

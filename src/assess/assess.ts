@@ -278,7 +278,11 @@ export async function assess(
           return {
             randomness: over.randomness,
             from: verdict.out === 0 ? 'now' : 'the fix',
-            seeds: over.setups[0].outcomes.map((o) => ({seed: o.seed, tipped: o.tipped, tippedAfter: o.tippedAt === null ? null : Math.max(0, o.tippedAt - from)})),
+            seeds: over.setups[0].outcomes.map((o) => ({
+              seed: o.seed,
+              tipped: o.tipped,
+              tippedAfter: o.tippedAt === null ? null : Math.max(0, o.tippedAt - from),
+            })),
           } satisfies AssessSeeds
         })
       : null
@@ -287,11 +291,7 @@ export async function assess(
   // say: it is at risk of tipping, on every seed or on some. (Past its capacity it is an overload.)
   const servingNow = verdict.out === 0 && state.errorRate < 0.01 && state.demand <= capacityOf(base, state).inRotation
   const region: Region =
-    !seeds || (tipped === 0 && verdict.region !== 'stuck')
-      ? verdict.region
-      : tipped === seeds.seeds.length && !servingNow
-        ? 'stuck'
-        : 'at-risk'
+    !seeds || (tipped === 0 && verdict.region !== 'stuck') ? verdict.region : tipped === seeds.seeds.length && !servingNow ? 'stuck' : 'at-risk'
   // How far from the edge along demand at this many out. Odd counts from 0 to twice today's demand put today's on a grid row, where the map marks the pool.
   const demandTop = Math.max(now.demand * 2, 1)
   const alongDemand = await ifRoom(skippedDemand, () => sweepOn(scenario, [setup], [axis('demand', 0, demandTop, options.quick ? 11 : 21)], runner))
