@@ -128,6 +128,10 @@ steps:
     pool: cafe
     batch: 50%
     budget: 50%
+    # Headroom as a careful operator writes it. Every front end has stalled: a batch already out
+    # of rotation takes no capacity away, so the guard must not refuse the one way out.
+    headroom: 10
+    capacityPerTarget: 50
     restart: {command: ${bench.restartHook()}, timeout: 30}
     drainTimeout: 10
     healthyTimeout: 20
