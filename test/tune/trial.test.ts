@@ -77,6 +77,15 @@ describe('tune: one rehearsal of a candidate', () => {
     expect(trial.startWeights.get(4)).toEqual({mailbox: 0, maintenance: 100})
   })
 
+  it('times full traffic to the microsecond where ticks of a tenth of a second add up with float noise (it once read 1364.6000000000001 s)', async () => {
+    const haproxy = loadRunbookFile('runbooks/outlook-staged-return-haproxy.yaml')
+    const {ground} = await groundOf(haproxy)
+    const trial = await runTrial(haproxy, ground, {seed: ground.scenario.seed, demandFactor: 1, slowMinority: null}, {stopEarly: true})
+    expect(trial.secondsToFullTraffic).not.toBeNull()
+    expect(Math.round(trial.secondsToFullTraffic! * 1e6) / 1e6).toBe(trial.secondsToFullTraffic)
+    expect(String(trial.secondsToFullTraffic)).toMatch(/^\d+(\.\d{1,6})?$/)
+  })
+
   it('shows the shipped runbook fail with demand 30% up, and stops at the first verdict that does not pass when asked', async () => {
     const {ground} = await groundOf(outlook)
     const whole = await runTrial(outlook, ground, {seed: 1, demandFactor: 1.3, slowMinority: null}, {stopEarly: false})
