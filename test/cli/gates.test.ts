@@ -1,36 +1,10 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import type {RunJson} from '../../src/cli/run-runbook.js'
 import {isolatedInProcess} from '../helpers/command.js'
+import {ontoWestRunbook} from '../helpers/onto-west.js'
 
 const sluice = isolatedInProcess('gates')
-const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'))
-const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0123456789abcdef`
-const rule = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/api/9f0d3a2b1c4e5f67/abcdef0123456789/0123456789abcdef'
-
-/** A runbook that moves traffic to west behind `gate`, rehearsed on two-regions (1,700 rps, all on east). */
-function runbookWith(name: string, gate: string): string {
-  const file = join(dir, `${name}.yaml`)
-  writeFileSync(
-    file,
-    `name: ${name}
-targets:
-  targetGroups: {east: ${tg('east')}, west: ${tg('west')}}
-  metrics: {source: cloudwatch, loadBalancer: app/api/9f0d3a2b1c4e5f67}
-rehearsal: {scenario: two-regions, setup: cap-shed-slow-start, startAt: 60}
-steps:
-  - action: weighted-target-groups
-    rule: ${rule}
-    pool: west
-    schedule: [1, 10, 50]
-    bake: 60
-    gate: ${gate}
-`,
-  )
-  return file
-}
+const runbookWith = ontoWestRunbook
 
 describe('gates for incidents, rehearsed through the CLI', () => {
   it('a gate at 1% weight with too few requests stays inconclusive, says how many it saw, and never passes', async () => {

@@ -1,10 +1,11 @@
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {isolatedEnv} from '../helpers/cli.js'
 import {commands} from '../helpers/single-action-cases.js'
 import {sluiceInProcess} from '../helpers/command.js'
+import {ontoWestRunbook} from '../helpers/onto-west.js'
 import {renderLiveRun} from '../../src/report/rehearsal.js'
 
 // Issue 48: a rehearsal's outcome is its first and last lines, in one or two sentences: what the
@@ -55,25 +56,7 @@ describe('a rehearsal report leads and ends with its outcome (in process)', () =
 
   it('safe on the seed shown but not on another: the second line says so, and never "safe to run"', async () => {
     // A shift onto a cold pool behind a 1% gate: drawn, seed 6's 50% step fails it (1.09%).
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-outcome-seeds-'))
-    const file = join(dir, 'onto-west.yaml')
-    const tg = (name: string) => `arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/${name}/0123456789abcdef`
-    writeFileSync(
-      file,
-      `name: onto-west
-targets:
-  targetGroups: {east: ${tg('east')}, west: ${tg('west')}}
-  metrics: {source: cloudwatch, loadBalancer: app/api/9f0d3a2b1c4e5f67}
-rehearsal: {scenario: two-regions, setup: cap-shed-slow-start, startAt: 60}
-steps:
-  - action: weighted-target-groups
-    rule: arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/api/9f0d3a2b1c4e5f67/abcdef0123456789/0123456789abcdef
-    pool: west
-    schedule: [1, 10, 50]
-    bake: 60
-    gate: {metric: error-rate, threshold: 1, window: 30, interval: 10, pool: west, minRequests: 300}
-`,
-    )
+    const file = ontoWestRunbook('onto-west', '{metric: error-rate, threshold: 1, window: 30, interval: 10, pool: west, minRequests: 300}')
     const r = await sluiceInProcess(['run', file, '--dry-run'])
     expect(r.exit).toBe(3)
     const out = lines(r.stdout)
