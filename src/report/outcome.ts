@@ -20,6 +20,8 @@ export interface OutcomeFacts {
   restrictedPercentAtEnd: number
   /** How the rollback after the runbook ended (--rollback), when one was rehearsed. */
   rollbackOutcome?: RollbackAfterRun['outcome']
+  /** Other seeds of the rehearsal were not safe (run --dry-run over seeds). */
+  safeOnShownSeedOnly?: boolean
 }
 
 const oneDecimal = (x: number): string => (Math.round(x * 10) / 10).toString()
@@ -80,8 +82,6 @@ export const stoppedWords: Record<Exclude<RunResult['outcome'], 'completed'>, st
   interrupted: 'was interrupted',
 }
 
-export const safeToRun = 'Safe to run as rehearsed: '
-
 /** Whether the rehearsal shows it safe to run: it completed, no gate failed, service ended full and never fell below where it started. */
 function safeSentence(f: OutcomeFacts): string {
   const {run} = f
@@ -103,7 +103,8 @@ function safeSentence(f: OutcomeFacts): string {
       : failed === 0
         ? `every gate passed (${verdicts.length} verdicts)`
         : `${failed} of ${verdicts.length} gate verdicts failed on the way and it went on`
-  return `${safeToRun}${gates}${dipped}.`
+  // Safe on the seed shown while another seed was not: said so, never "safe to run", and the verdict over seeds follows.
+  return f.safeOnShownSeedOnly ? `Safe on the seed shown only: ${gates}${dipped}; not on every seed:` : `Safe to run as rehearsed: ${gates}${dipped}.`
 }
 
 export function rehearsalOutcome(f: OutcomeFacts): string[] {

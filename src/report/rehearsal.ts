@@ -14,7 +14,7 @@ import {rollbackHow, rollbackLine} from './rollback.js'
 import {rollbackFigures, type RollbackFigures} from '../drill/rollback-figures.js'
 import {perSecond, simTimeline} from '../drill/timeline.js'
 import {fullServiceWindow} from '../drill/report-card.js'
-import {rehearsalOutcome, safeToRun, singleActionOutcome, stoppedWords, type OutcomeFacts} from './outcome.js'
+import {rehearsalOutcome, singleActionOutcome, stoppedWords, type OutcomeFacts} from './outcome.js'
 
 /**
  * What a rehearsal did: the engine's result and the simulated fleet's record around it. The
@@ -63,16 +63,6 @@ export interface RehearsalSeed {
 
 /** Safe on a seed as the rehearsal's own verdict means it: completed, service at full at the end, and any rollback after it completed. */
 export const safeOnSeed = (s: RehearsalSeed): boolean => s.outcome === 'completed' && s.recovered && (s.rollback === null || s.rollback === 'done')
-
-/**
- * The outcome lines with the verdict over seeds after them. Where the seed shown was safe and
- * another was not, its "safe to run" would contradict the line below it: it says it held on the
- * seed shown only.
- */
-export function seedsHeadline([did, safe]: string[], over: OverSeedsRehearsed | null): string[] {
-  if (!over || over.seeds.every(safeOnSeed) || !safe.startsWith(safeToRun)) return [did, safe, ...overSeedsLines(over)]
-  return [did, `Safe on the seed shown only: ${safe.slice(safeToRun.length).replace(/\.$/, '')}; not on every seed:`, ...overSeedsLines(over)]
-}
 
 /** The verdict over seeds in one or two lines: on how many seeds it was safe, and how each other one ended. */
 export function overSeedsLines(over: OverSeedsRehearsed | null): string[] {
@@ -337,7 +327,8 @@ export function renderSingleAction(r: Rehearsal, action: {name: string; changesT
  */
 export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: number}): string {
   const f = rehearsalFigures(r)
-  const headline = seedsHeadline(rehearsalOutcome(outcomeFacts(r, f)), r.overSeeds)
+  const unsafeSeed = r.overSeeds !== null && !r.overSeeds.seeds.every(safeOnSeed)
+  const headline = [...rehearsalOutcome({...outcomeFacts(r, f), safeOnShownSeedOnly: unsafeSeed}), ...overSeedsLines(r.overSeeds)]
   const lines = [
     ...headline,
     '',

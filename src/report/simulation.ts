@@ -1,5 +1,6 @@
 import {clockStamp} from '../format.js'
-import {overSeedsSentence, seedWindowSeconds} from '../sim/seeds.js'
+import {overSeedsSentence} from '../sim/seeds.js'
+import {fullServiceWindowSeconds} from '../sim/record.js'
 import type {SimulationReport} from '../sim/simulate.js'
 import {amplificationDuringFault} from '../sim/summary.js'
 import type {RecordSeriesKey, SimulationRecord} from '../sim/record.js'
@@ -116,7 +117,7 @@ export function overSeedsLines(report: SimulationReport): string[] {
   const stamp = (at: number) => clockStamp(at, 'scenario').slice(1, -1)
   const heading =
     over.randomness === 'drawn'
-      ? `Over ${over.seeds.length} seeds (${over.seeds[0]}–${over.seeds.at(-1)}), arrivals and service times drawn; held means at full service over the last ${seedWindowSeconds} s:`
+      ? `Over ${over.seeds.length} seeds (${over.seeds[0]}–${over.seeds.at(-1)}), arrivals and service times drawn; held means at full service over the last ${fullServiceWindowSeconds} s:`
       : `Over ${over.seeds.length} seeds (${over.seeds[0]}–${over.seeds.at(-1)}), with nothing drawn (randomness: none), so a seed changes only which servers a fault breaks:`
   return [heading, ...over.setups.map((setup) => `  ${setup.name}: ${overSeedsSentence(setup, stamp)}`)]
 }

@@ -29,14 +29,6 @@ export interface OverSeeds {
 }
 
 /**
- * Seconds of a window judged at full service: completed requests within 1% of what was asked, as
- * a tick is judged (fullServiceShare), but over ten seconds, because with drawn arrivals and
- * service times one tick's requests can wait in a queue into the next and be served in time: a
- * single tick below 99% is chance, ten seconds of it is not.
- */
-export const seedWindowSeconds = fullServiceWindowSeconds
-
-/**
  * Seeds a verdict is drawn from when nobody says: with randomness drawn one seed is one sample,
  * and a pool near its edge holds on some and tips on others, so ten; with none every seed gives
  * the same arrivals, so one.
@@ -59,10 +51,10 @@ export function overSeeds(scenario: Scenario, setups: Array<{name: string; polic
   }
 }
 
-/** Whether a run ended below full service, judged over windows of seedWindowSeconds, and since when. */
+/** Whether a run ended below full service, judged over windows of fullServiceWindowSeconds, and since when. */
 export function tipOf(record: SimulationRecord): {tipped: boolean; tippedAt: number | null} {
   const points = record.ticks
-  const per = Math.max(1, Math.round(seedWindowSeconds / record.resolution))
+  const per = Math.max(1, Math.round(fullServiceWindowSeconds / record.resolution))
   const full = (from: number, to: number): boolean => {
     let served = 0
     let asked = 0

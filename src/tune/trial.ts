@@ -151,7 +151,7 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
     // same value fold into one line of the report.
     reason: passed ? null : miss ? `${stepName(miss.step)}: ${verdictText({...miss, requests: null})}` : run.message,
     failedStep: passed ? null : (miss?.step ?? run.stoppedAt?.step ?? null),
-    // Ticks of a twentieth of a second add up with float noise (1364.6000000000001 s): to the microsecond.
+    // Ticks of a tenth of a second add up with float noise (1364.6000000000001 s): to the microsecond.
     secondsToFullTraffic: completed && fullAt !== null ? Math.round((fullAt - rehearsal.startAt) * 1e6) / 1e6 : null,
     seconds: rehearsal.endAt - rehearsal.startAt,
     verdicts,

@@ -13,8 +13,8 @@ import {scenarioAssessor} from './assessor.js'
 import {resolveScenarioRef} from './scenario-ref.js'
 import {loadScenario, pickSetups, withRandomness} from '../sim/scenario/load-scenario.js'
 import {randomnessOf, type Scenario} from '../sim/scenario/schema.js'
-import {defaultSeeds, seedWindowSeconds} from '../sim/seeds.js'
-import type {SimulationRecord} from '../sim/record.js'
+import {defaultSeeds} from '../sim/seeds.js'
+import {fullServiceWindowSeconds, type SimulationRecord} from '../sim/record.js'
 import type {ChangeRecorder} from '../way-back/history.js'
 import {rollBackAfterRun} from '../way-back/undo-run.js'
 import type {OverSeedsRehearsed, Rehearsal, RehearsalSeed, WeightChange} from '../report/rehearsal.js'
@@ -149,11 +149,11 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
 }
 
 /**
- * The share of demand turned away over the record's last seedWindowSeconds: with arrivals drawn,
+ * The share of demand turned away over the record's last fullServiceWindowSeconds: with arrivals drawn,
  * one tick's share is a sample of a few requests, not the restriction's share.
  */
 function restrictedShareAtEnd(record: SimulationRecord): number {
-  const per = Math.max(1, Math.round(seedWindowSeconds / record.resolution))
+  const per = Math.max(1, Math.round(fullServiceWindowSeconds / record.resolution))
   let asked = 0
   let away = 0
   for (let i = Math.max(0, record.ticks - per); i < record.ticks; i++) {
