@@ -356,6 +356,29 @@ describe('HAProxy checks: observe layer7, error-limit and on-error', () => {
     expect(hung(true)).toBe(1)
   })
 
+  it('in the queueing model a late answer is a success: an overloaded server whose answers come after its clients gave up is not marked down', () => {
+    // HAProxy 2.6 on loopback, 40 requests answered after 2 s with their clients gone at 0.5 s:
+    // hrsp_2xx 40, hanafail 0, the server UP. Two servers at 150 rps each on 100: the queue grows
+    // 50 requests a second, past the clients' 5 s timeout after 10 s; unbounded, nothing is
+    // parked, so every request is answered, late ones included. Checks far apart (inter 100 s).
+    const overloaded = (queueSeconds: number | null, rps: number) => {
+      const pool = makePool(2, {inter: 100, fall: 3, rise: 2, observe: 'layer7', errorLimit: 10, onError: 'mark-down', timeoutServer: 8}, 0, queueSeconds, {
+        clientTimeout: 5,
+      })
+      const o = run(pool, 0, 40, rps)
+      return {pool, o}
+    }
+    const late = overloaded(null, 300)
+    // Most of what it answers is late by now: the clients see failures, HAProxy sees 200s.
+    expect(late.o.served).toBeLessThan(150)
+    expect(late.pool.countInRotation()).toBe(2)
+    // Bounded at 3 s of work and asked five times what they serve, the queues park four requests
+    // in five: never answered, those end at timeout server (8 s) as errors, in runs long enough
+    // to mark the servers down (one parked in three would be too scattered to make a run of 10).
+    const parked = overloaded(3, 1000)
+    expect(parked.pool.countInRotation()).toBe(0)
+  })
+
   it('the errors must be consecutive: fewer than the limit in a row on a broken server do nothing', () => {
     // 8 rps: 4 failed requests a tick, and a healthy tick between resets the run.
     const pool = makePool(2, {inter: 100, observe: 'layer7', errorLimit: 10, onError: 'mark-down'})

@@ -63,23 +63,25 @@ describe('outlook-2026-haproxy', () => {
     expect(setup('no-guard').summary.meanServedDuringFault!).toBeGreaterThan(0)
   })
 
-  it('observe-layer7 empties the pool sooner: requests that time out in a queue mark a server down before its checks do', () => {
-    expect(firstEmpty('observe-layer7')).toBeLessThan(firstEmpty('no-guard'))
-    expect(setup('observe-layer7').summary.minInRotation).toBe(0)
+  it('observe-layer7 empties the pool when the checks do: an overloaded survivor answers late, and a late answer is a 200 to HAProxy', () => {
+    // The survivors' queues are unbounded here, so nothing is parked unanswered and no request
+    // ends at timeout server: live traffic never counts against them, and their checks take them
+    // out as with checks only. (The model counted late answers as errors until the collapse
+    // drill under observe layer7 found it kinder than HAProxy: every survivor marked down in one
+    // second, the pool empty, and back with drained queues; HAProxy measured counts them as 2xx.)
+    expect(firstEmpty('observe-layer7')).toBe(firstEmpty('no-guard'))
+    expect(setup('observe-layer7').summary.meanServedDuringFault).toBeCloseTo(setup('no-guard').summary.meanServedDuringFault!, 6)
   })
 
-  it('both recover once the fault is fixed; checks alone bring the servers back one at a time, each onto the whole load, so it takes longer', () => {
-    const recovered = (name: string) => setup(name).summary.recoveredSecondsAfterFix
-    // Layer-7 observation took the survivors out as they failed requests, so their queues are
-    // short: every server is back within rise checks of the fix, each check starting an interval
-    // after the last one ended and waiting behind what is queued (10.1 s measured at 0.02 s).
-    expect(recovered('observe-layer7')).not.toBeNull()
-    expect(recovered('observe-layer7')!).toBeLessThanOrEqual(2 * (rise + 1) * inter)
-    // With checks only the survivors' queues were full when they went DOWN, and the servers come
-    // back one check phase at a time onto the whole load (54 s measured).
-    expect(recovered('no-guard')).not.toBeNull()
-    expect(recovered('no-guard')!).toBeGreaterThan((rise + 1) * inter)
-    expect(recovered('no-guard')!).toBeLessThan(60)
+  it('both recover once the fault is fixed, the servers back one check phase at a time onto the whole load', () => {
+    // The survivors' queues were full when they went DOWN: each comes back after its queue drains
+    // below a check's timeout and rise checks pass, onto the whole load (54 s measured).
+    for (const name of ['no-guard', 'observe-layer7']) {
+      const recovered = setup(name).summary.recoveredSecondsAfterFix
+      expect(recovered).not.toBeNull()
+      expect(recovered!).toBeGreaterThan((rise + 1) * inter)
+      expect(recovered!).toBeLessThan(60)
+    }
   })
 
   it("unlike Envoy's ejection on the same numbers, which also empties the pool but does not recover in the run", () => {

@@ -24,6 +24,8 @@ export interface CheckedPool {
   /** Work queued at each server (the queueing model), and what it completes a second: a check waits backlog ÷ capacity. */
   readonly backlog: Float64Array
   readonly effectiveCapacity: Float64Array
+  /** Share of new connections the shared metadata store routes this tick (1 = all); the rest are refused. */
+  readonly newConnectionAdmission: number
   readonly timesEjected: Int32Array
   readonly ejectedCount: number
   readonly maxEjected: number
