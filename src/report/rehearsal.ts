@@ -85,6 +85,15 @@ export function overSeedsLines(over: OverSeedsRehearsed | null): string[] {
 export interface WeightChange {
   at: number
   weights: WeightMap
+  /** What the run's own steps changed (not a rollback's): the step, its weights before, and the pools as the change found them. */
+  taken?: {
+    step: number
+    before: WeightMap
+    /** Each server pool's serving capacity at that moment (ServerPool.servingCapacity), rps. */
+    capacityRps: Record<string, number>
+    /** The demand the split shares out then, at the mean, restrictions taken off, rps. */
+    demandRps: number
+  }
 }
 
 export interface RehearsalFigures {

@@ -192,6 +192,17 @@ export class Fleet {
     return this.restricted[this.typeIndex(type)] * 100
   }
 
+  /** The demand the load balancers send on to pools now, rps at the mean: every type's, less what its restriction turns away. */
+  splitDemand(): number {
+    const demand = this.demandAt(this.time)
+    return this.config.demand.types.reduce((rps, type, j) => rps + demand * type.share * (1 - this.restricted[j]), 0)
+  }
+
+  /** Each server pool's serving capacity now (ServerPool.servingCapacity), by name. */
+  servingCapacities(): Record<string, number> {
+    return Object.fromEntries(this.pools.filter((p) => p.config.kind !== 'sorry').map((p) => [p.config.name, p.servingCapacity()]))
+  }
+
   demandAt(seconds: number): number {
     return rateAt(this.config.demand.curve, seconds)
   }

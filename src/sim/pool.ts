@@ -532,6 +532,13 @@ export class ServerPool implements ServerArrays, CheckedPool {
     return c
   }
 
+  /** What the servers in rotation and up serve now, rps, each at its warmth (a restarted server serves coldFactor of its capacity until warmed). */
+  servingCapacity(): number {
+    let rps = 0
+    for (let i = 0; i < this.size; i++) if (this.registered[i] && !this.ejected[i] && this.down[i] === 0) rps += this.effectiveCapacity[i]
+    return rps
+  }
+
   /** A fault starts (or ends) on these servers: broken while any fault on them is active. */
   breakServers(ids: ArrayLike<number>, active: boolean, refuse: boolean): void {
     for (let k = 0; k < ids.length; k++) {

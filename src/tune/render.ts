@@ -1,6 +1,7 @@
 import {formatMetric, stepName} from '../format.js'
 import {formatTable} from '../report/table.js'
 import type {TuneResult, VariantOutcome} from './tune.js'
+import {loadText} from './overreach.js'
 
 /**
  * What `sluice tune` prints: the times before and after, the ramps, each gate's margin, and the
@@ -49,7 +50,7 @@ export function renderTune(result: TuneResult, width?: number): string {
         fit([1]),
       ),
     ),
-    ...largestStepLines(result),
+    ...tightestStepLines(result),
     '',
     `Gates: the value nearest the threshold in ${tuned.length === 1 ? 'the rehearsal' : `any of the ${tuned.length} rehearsals`} of the tuned runbook (and of the shipped one):`,
     indent(
@@ -142,19 +143,15 @@ function climbsHeading({steps, minBake}: TuneResult): string {
   return ramps ? `Ramps and lifts by degrees (a ramp's bake is never under the TTL of ${minBake} s; ${lift}):` : `Lifts by degrees (${lift}):`
 }
 
-/** Each tuned ramp's largest step against the pool it moves traffic onto, warm and cold. */
-function largestStepLines(result: TuneResult): string[] {
-  const top = Math.max(...result.robustness.demandPercents)
+/**
+ * Each tuned ramp's change that came nearest what its receiving pool served then, with where: no
+ * candidate with a change past it is taken (src/tune/overreach.ts).
+ */
+function tightestStepLines(result: TuneResult): string[] {
   const lines = result.steps.flatMap((s) => {
-    const l = s.largestStep
+    const l = s.tightestStep
     if (l === null) return []
-    const cold =
-      l.afterRps > l.coldCapacity
-        ? `; more than the pool serves cold, taken only because the rehearsals found it warmed by then`
-        : `; within what the pool serves cold`
-    return [
-      `  ${stepName(s.index)}: +${l.points} points, ${Math.round(l.rps)} rps, to ${Math.round(l.afterRps)} rps on ${l.pool}, against ${Math.round(l.warmCapacity)} rps warm and ${Math.round(l.coldCapacity)} rps cold (every server just restarted)${cold}`,
-    ]
+    return [`  ${stepName(s.index)}: ${loadText(l)} [seed ${l.at.seed}, demand ${l.at.demandPercent}%${l.at.slowMinority ? ', slow servers' : ''}]`]
   })
-  return lines.length === 0 ? [] : ['', `Largest steps, at ${top}% of the scenario's peak demand:`, ...lines]
+  return lines.length === 0 ? [] : ['', `Each ramp's step nearest what its pool could take, in any rehearsal (a candidate asking more is not taken):`, ...lines]
 }

@@ -5,6 +5,8 @@ import type {EngineIO, GateVerdict} from '../ports/io.js'
 import {rehearse} from '../wiring/rehearsal.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {Scenario} from '../sim/scenario/schema.js'
+import {backendOf} from '../runbook/targets.js'
+import {overreaches, overreachText, stepLoads, type StepLoad} from './overreach.js'
 import {lastReturnIndex} from './ramps.js'
 
 // One rehearsal of a candidate, in process, with nobody watching: the same `rehearse` that
@@ -45,6 +47,8 @@ export interface Trial {
   verdicts: GateVerdict[]
   /** Each ramp step's weights before its first change: where a ramp starts from. */
   startWeights: Map<number, WeightMap>
+  /** What each weight change asked of the pool it moved traffic onto, against what that pool served then. */
+  loads: StepLoad[]
 }
 
 /**
@@ -141,21 +145,29 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
     },
   )
   const miss = firstMiss as GateVerdict | null
-  const passed = run.outcome === 'completed' && miss === null
   const completed = run.outcome === 'completed'
+  // A step that asked its pool for more than it served then fails the trial even where the gates
+  // passed: a rehearsal at full scale can ride out such a step that a real pool does not (tune's
+  // Outlook proposal, drilled, failed at its 30% step onto the just-restarted pool).
+  const loads = stepLoads(rehearsal.weights, backendOf(runbook.targets).weightedSets ?? {}, rehearsal.scenario)
+  const overreach = loads.find(overreaches) ?? null
+  const failedAt = miss?.step ?? run.stoppedAt?.step ?? null
+  const overreached = overreach !== null && (failedAt === null || overreach.step <= failedAt)
+  const passed = completed && miss === null && overreach === null
   return {
     variant,
     outcome: run.outcome,
     passed,
     // Without the sample size, which differs with every seed and demand: trials that failed on the
     // same value fold into one line of the report.
-    reason: passed ? null : miss ? `${stepName(miss.step)}: ${verdictText({...miss, requests: null})}` : run.message,
-    failedStep: passed ? null : (miss?.step ?? run.stoppedAt?.step ?? null),
+    reason: passed ? null : overreached ? overreachText(overreach) : miss ? `${stepName(miss.step)}: ${verdictText({...miss, requests: null})}` : run.message,
+    failedStep: passed ? null : overreached ? overreach.step : failedAt,
     // Ticks of a tenth of a second add up with float noise (1364.6000000000001 s): to the microsecond.
     secondsToFullTraffic: completed && fullAt !== null ? Math.round((fullAt - rehearsal.startAt) * 1e6) / 1e6 : null,
     seconds: rehearsal.endAt - rehearsal.startAt,
     verdicts,
     startWeights,
+    loads,
   }
 }
 

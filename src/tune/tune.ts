@@ -1,11 +1,10 @@
 import {describeGate} from '../runbook/gate.js'
-import {backendOf} from '../runbook/targets.js'
-import type {Scenario} from '../sim/scenario/schema.js'
 import {InputError} from '../errors.js'
 import {metricUnits} from '../ports/control-plane.js'
 import type {GateVerdict} from '../ports/io.js'
 import {parseRunbook} from '../loader/load-runbook.js'
 import type {Runbook} from '../loader/runbook.js'
+import type {StepLoad} from './overreach.js'
 import {climbSteps, climbsNoun, rampSites, type ClimbsNoun, type RampSite} from './ramps.js'
 import {Evaluator, robustnessVariants, searchRamps, type Robustness, type SearchEvent, type Standing} from './search.js'
 import {allowsSlowMinority, groundOf, runTrial, tuneSlowMinority, type Ground, type SlowMinority, type Trial, type Variant} from './trial.js'
@@ -37,29 +36,18 @@ export interface TunedStep {
   schedule: number[]
   bake: number
   before: {schedule: number[]; bake: number}
-  /** Its largest step against the pool it moves traffic onto; null for a lift, or a pool with no capacity (a sorry pool). */
-  largestStep: LargestStep | null
+  /** Its change nearest what the pool it moves traffic onto served then; null for a lift, or a pool with no capacity (a sorry pool). */
+  tightestStep: TightestStep | null
 }
+
+/**
+ * A tuned ramp step's change that came nearest what its receiving pool served at that moment,
+ * across every rehearsal of the tuned runbook (src/tune/overreach.ts): the step an operator would
+ * check first. tune takes no candidate with a change past it.
+ */
+export type TightestStep = StepLoad & {at: {seed: number; demandPercent: number; slowMinority: boolean}}
 
 /** How far a gate stayed from its threshold across every robustness rehearsal of the tuned runbook. */
-/**
- * A ramp's largest step, in the traffic it moves at the most demand tune rehearses it at, against
- * what the receiving pool serves warm and cold (every server just restarted): the step an operator
- * would check first. The rehearsals judge it with the pool as it is at that moment; this says how
- * near the cold pool's edge it goes.
- */
-export interface LargestStep {
-  /** Percentage points of weight the step adds. */
-  points: number
-  /** What those points carry at the most demand rehearsed, rps. */
-  rps: number
-  /** The whole share on the pool after the step, rps at that demand. */
-  afterRps: number
-  pool: string
-  warmCapacity: number
-  coldCapacity: number
-}
-
 export interface GateMargin {
   /** The step's 0-based index in the runbook. */
   index: number
@@ -201,17 +189,17 @@ export async function tuneRunbook(runbook: Runbook, settings: TuneSettings, onEv
     }
   }
 
-  const steps = tunedSteps(
+  const schedules = tunedSteps(
     sites,
     found.schedules,
     found.choices.map((c) => c.bake),
-    largestStepOf(runbook, ground.scenario, Math.max(...robustness.demandFactors)),
   )
-  const edited = editRamps(text, steps)
+  const edited = editRamps(text, schedules)
   onEvent({type: 'phase', message: `rehearsing the tuned runbook, as written, ${variants.length === 1 ? 'once' : `${variants.length} times`}`})
   // The proof is the text a person will save: loaded and checked as `run` would, then rehearsed.
   const tuned = parseRunbook(runbook.file, edited.text)
   const tunedTrials = await allVariants(tuned, ground, variants)
+  const steps = schedules.map((step) => ({...step, tightestStep: tightestOf(step.index, tunedTrials)}))
   const after = tunedTrials[0].passed ? tunedTrials[0].secondsToFullTraffic : null
   // The search rehearsed the same ramps; should the text rehearse otherwise, it is not offered to save.
   const verified = tunedTrials.every((t) => t.passed)
@@ -254,51 +242,30 @@ function outcomeOf(trial: Trial): VariantOutcome {
   }
 }
 
-function tunedSteps(
-  sites: RampSite[],
-  schedules: number[][],
-  bakes: number[],
-  largest: (site: RampSite, from: number, schedule: number[]) => LargestStep | null,
-): TunedStep[] {
-  return sites.map((site, i) => {
-    const from = site.previous === null ? site.startWeight : (schedules[site.previous].at(-1) ?? 0)
-    return {
-      index: site.index,
-      action: site.action,
-      title: site.title,
-      set: site.set,
-      schedule: schedules[i],
-      bake: bakes[i],
-      before: site.shipped,
-      largestStep: largest(site, from, schedules[i]),
-    }
-  })
+function tunedSteps(sites: RampSite[], schedules: number[][], bakes: number[]): TunedStep[] {
+  return sites.map((site, i) => ({
+    index: site.index,
+    action: site.action,
+    title: site.title,
+    set: site.set,
+    schedule: schedules[i],
+    bake: bakes[i],
+    before: site.shipped,
+    tightestStep: null,
+  }))
 }
 
-/** How a ramp's largest step is measured against its receiving pool in this scenario, at `demandFactor` × its peak demand. */
-function largestStepOf(runbook: Runbook, scenario: Scenario, demandFactor: number) {
-  const peak = Math.max(...(scenario.demand.curve ?? [[0, scenario.demand.rps ?? 0]]).map(([, rps]) => rps)) * demandFactor
-  const sets = backendOf(runbook.targets).weightedSets ?? {}
-  return (site: RampSite, from: number, schedule: number[]): LargestStep | null => {
-    if (site.action !== 'ramp') return null
-    const pool = scenario.pools.find((p) => p.name === (sets[site.set] ?? site.set))
-    if (!pool || pool.kind !== 'servers' || pool.servers === undefined || pool.capacity === undefined) return null
-    let points = 0
-    let after = from
-    schedule.reduce((prev, next) => {
-      if (next - prev > points) [points, after] = [next - prev, next]
-      return next
-    }, from)
-    const warm = pool.servers * pool.capacity
-    return {
-      points,
-      rps: (points / 100) * peak,
-      afterRps: (after / 100) * peak,
-      pool: pool.name,
-      warmCapacity: warm,
-      coldCapacity: warm * pool.coldFactor,
+/** The step's change that asked the most of its pool for what the pool served then, across the trials. */
+function tightestOf(step: number, trials: Trial[]): TightestStep | null {
+  let tightest: TightestStep | null = null
+  for (const trial of trials)
+    for (const load of trial.loads) {
+      if (load.step !== step) continue
+      if (tightest !== null && load.workRps / load.capacityRps <= tightest.workRps / tightest.capacityRps) continue
+      const {seed, demandFactor, slowMinority} = trial.variant
+      tightest = {...load, at: {seed, demandPercent: demandPercent(demandFactor), slowMinority: slowMinority !== null}}
     }
-  }
+  return tightest
 }
 
 /** Each gate of the runbook, with the verdict nearest its threshold across every trial. */

@@ -8,6 +8,7 @@ import type {RunbookInput} from '../loader/runbook-schema.js'
 import {backendOf} from '../runbook/targets.js'
 import type {RunInputs} from '../ports/run.js'
 import {simulatedControlPlane} from '../sim/adapters/control-plane.js'
+import type {Fleet} from '../sim/fleet.js'
 import {ScenarioRun} from '../sim/scenario-run.js'
 import {scenarioAssessor} from './assessor.js'
 import {resolveScenarioRef} from './scenario-ref.js'
@@ -60,12 +61,18 @@ export interface RehearsalReport {
   rehearsal: Rehearsal
 }
 
-/** The run's I/O, noting each weight change that took effect on the way through; the rest as it was. */
-function recordingWeights(io: EngineIO, into: WeightChange[]): EngineIO {
+/** The run's I/O, noting each weight change that took effect on the way through, with the fleet as it found it; the rest as it was. */
+function recordingWeights(io: EngineIO, into: WeightChange[], fleet: Fleet): EngineIO {
   const tap: Pick<EngineIO, 'notify'> = {
     notify(event) {
-      if (event.type === 'mutation' && event.mutation.kind === 'weights' && event.mutation.phase === 'outcome' && event.mutation.ok)
-        into.push({at: event.at, weights: event.mutation.after as WeightMap})
+      if (event.type === 'mutation' && event.mutation.kind === 'weights' && event.mutation.phase === 'outcome' && event.mutation.ok) {
+        const m = event.mutation
+        into.push({
+          at: event.at,
+          weights: m.after as WeightMap,
+          taken: {step: m.step, before: m.before as WeightMap, capacityRps: fleet.servingCapacities(), demandRps: fleet.splitDemand()},
+        })
+      }
       io.notify(event)
     },
   }
@@ -118,7 +125,7 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   }
   const weights: WeightChange[] = []
   const recorded: RecordedMutation[] = []
-  const io = tapChanges(recordingWeights(inputs.io, weights), recorded)
+  const io = tapChanges(recordingWeights(inputs.io, weights, fleet), recorded)
   const run = await runRunbook(runbook, {control, io, signal: inputs.signal, approved: inputs.approved})
   const how = settings.rollback
   const rollback =

@@ -75,16 +75,15 @@ describe('sluice tune (in process)', () => {
     // collapse's queue.
     expect(result.robustness.shipped.map((s) => s.passed)).toEqual(Array(16).fill(true))
     for (const step of result.steps) expect(step.bake).toBeGreaterThanOrEqual(30)
-    // The largest step of each ramp onto mailbox, at 110% of its 1,500 rps: none onto the maintenance page.
+    // Each ramp onto mailbox says its change nearest what the pool served then, and none asks more
+    // (tune takes no candidate that does); none onto the maintenance page, which has no capacity.
     for (const step of result.steps) {
-      if (step.set === 'maintenance') expect(step.largestStep).toBeNull()
-      else
-        expect(step.largestStep).toMatchObject({
-          pool: 'mailbox',
-          warmCapacity: 2000,
-          coldCapacity: 1000,
-          rps: expect.closeTo(step.largestStep!.points * 16.5, 6),
-        })
+      if (step.set === 'maintenance') expect(step.tightestStep).toBeNull()
+      else {
+        expect(step.tightestStep).toMatchObject({pool: 'mailbox', warmRps: 2000, handshakeCost: 4})
+        expect(step.tightestStep!.workRps).toBeLessThanOrEqual(step.tightestStep!.capacityRps)
+        expect(result.robustness.demandPercents).toContain(step.tightestStep!.at.demandPercent)
+      }
     }
 
     // The file holds the tuned ramps and otherwise the runbook as shipped, comments and all.
@@ -159,13 +158,17 @@ describe('sluice tune (in process)', () => {
     expect(r.stdout).toMatch(/^ {2}step 9 +error-rate ≤ 1% over 60 s \(mailbox\) +[\d.]+% +[\d.]+ points/m)
     expect(r.stdout).toMatch(/^ {2}# steps\[7\]\n {2}- action: ramp\n {4}name: Bring the rest of the traffic back\n/m)
     expect(r.stderr).toMatch(/^pass 1 · Bring half the traffic back to the mailbox pool: \d+ tried/m)
-    // Each ramp onto mailbox (20 servers × 100 rps, cold at half that) says its largest step against
-    // the pool warm and cold; the maintenance page has no capacity to state.
-    expect(r.stdout).toContain("Largest steps, at 100% of the scenario's peak demand:")
-    const largest = [...r.stdout.matchAll(/^ {2}step (\d+): \+(\d+) points, (\d+) rps, to (\d+) rps on mailbox, against 2000 rps warm and 1000 rps cold/gm)]
-    expect(largest.map((m) => m[1])).toEqual(['5', '8'])
-    // At 1,500 rps of demand a point of weight is 15 rps.
-    for (const m of largest) expect(Number(m[3])).toBe(Number(m[2]) * 15)
+    // Each ramp onto mailbox (20 servers × 100 rps, cold at half that) says its change nearest what
+    // the pool served then; the maintenance page has no capacity to state.
+    expect(r.stdout).toContain("Each ramp's step nearest what its pool could take, in any rehearsal (a candidate asking more is not taken):")
+    const tightest = [
+      ...r.stdout.matchAll(
+        /^ {2}step (\d+): \+[\d.]+ points, [\d,]+ rps onto mailbox, its new connections at 4× a request's work: ([\d,]+) rps of work against ([\d,]+) rps served then by its servers in rotation(, 2,000 rps when warm)? \[seed \d+, demand 100%(, slow servers)?\]$/gm,
+      ),
+    ]
+    expect(tightest.map((m) => m[1])).toEqual(['5', '8'])
+    const rps = (text: string) => Number(text.replaceAll(',', ''))
+    for (const m of tightest) expect(rps(m[2])).toBeLessThanOrEqual(rps(m[3]))
     expect(r.stdout).not.toMatch(/^ {2}step 3: /m)
   })
 

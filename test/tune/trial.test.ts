@@ -150,4 +150,34 @@ describe('tune: gate margins', () => {
     expect(margins[4]).toMatchObject({worst: null, margin: null, at: null, verdicts: 1})
     expect(margins[2]).toMatchObject({worst: null, margin: null, verdicts: 0})
   })
+
+  it("refuses a step its pool could not take then, even where the rehearsal's gates passed: tune's drilled Outlook proposal, 30% at once onto the just-restarted pool", async () => {
+    // Proposed by tune on 2026-12-06 (--demand-margin 0) and drilled against HAProxy: the real
+    // run failed its gate at this step. Its 360 rps arrive on new connections at 4× a request's
+    // work, 1,440 rps of work onto twenty servers serving 1,000 rps cold.
+    const shipped = readFileSync('runbooks/outlook-staged-return-haproxy.yaml', 'utf8')
+    const proposal = shipped.replace('schedule: [1, 5, 10, 20, 30, 40, 50]\n    bake: 30', 'schedule: [30]\n    bake: 10')
+    expect(proposal).not.toBe(shipped)
+    const file = join(mkdtempSync(join(tmpdir(), 'sluice-overreach-')), 'proposal.yaml')
+    writeFileSync(file, proposal)
+    const runbook = loadRunbookFile(file)
+    const {ground} = await groundOf(runbook)
+    const trial = await runTrial(runbook, ground, {seed: ground.scenario.seed, demandFactor: 1, slowMinority: null}, {stopEarly: false})
+    expect(trial.outcome).toBe('completed')
+    expect(trial.passed).toBe(false)
+    expect(trial.failedStep).toBe(4)
+    expect(trial.reason).toMatch(
+      /^step 5: \+30 points, 360 rps onto mailbox, its new connections at 4× a request's work: 1,440 rps of work against [\d,]+ rps served then by its servers in rotation, 2,000 rps when warm, more than the pool could take$/,
+    )
+    // The shipped ramp's steps stay within what the pool serves at each.
+    const own = await runTrial(
+      loadRunbookFile('runbooks/outlook-staged-return-haproxy.yaml'),
+      ground,
+      {seed: ground.scenario.seed, demandFactor: 1, slowMinority: null},
+      {stopEarly: false},
+    )
+    expect(own.passed).toBe(true)
+    expect(own.loads.filter((l) => l.step === 4).map((l) => l.points)).toEqual([1, 4, 5, 10, 10, 10, 10])
+    for (const load of own.loads) expect(load.workRps).toBeLessThanOrEqual(load.capacityRps)
+  })
 })

@@ -1,0 +1,87 @@
+import {stepName} from '../format.js'
+import type {WeightMap} from '../ports/control-plane.js'
+import type {WeightChange} from '../report/rehearsal.js'
+import type {Scenario} from '../sim/scenario/schema.js'
+
+/**
+ * What a weight change asked of the pool it moved traffic onto, against what the pool's servers
+ * in rotation served at that moment. Asking more is the step a cold pool cannot take (an
+ * overreach). Traffic moved onto a pool arrives on new connections, and a
+ * new connection's first request costs `handshakeCost` requests of work (TLS, session set-up: the
+ * step the Outlook incident's servers were overwhelmed at), so a step's work is what the pool then
+ * carries plus the handshakes of what moved. A weighted DNS change reaches clients over its TTL,
+ * so its handshakes spread over it; a load balancer's split moves every client at once.
+ */
+export interface StepLoad {
+  step: number
+  pool: string
+  /** Percentage points of the split the step moved onto the pool. */
+  points: number
+  /** What those points carry at the demand then, rps. */
+  movedRps: number
+  /** The pool's work in the worst second after the change, in requests' work a second. */
+  workRps: number
+  /** What its servers in rotation served at that moment, each at its warmth; and warm, every server. */
+  capacityRps: number
+  warmRps: number
+  handshakeCost: number
+}
+
+/** Each pool's share of the split, 0–1, from a set's weights and the pool each set routes to. */
+function poolShares(weights: WeightMap, sets: Record<string, string>): Map<string, number> {
+  const total = Object.values(weights).reduce((a, b) => a + b, 0)
+  const shares = new Map<string, number>()
+  if (total <= 0) return shares
+  for (const [set, w] of Object.entries(weights)) {
+    const pool = sets[set] ?? set
+    shares.set(pool, (shares.get(pool) ?? 0) + w / total)
+  }
+  return shares
+}
+
+/** What each of the run's weight changes asked of every pool it moved traffic onto, in order. */
+export function stepLoads(changes: WeightChange[], sets: Record<string, string>, scenario: Pick<Scenario, 'pools' | 'dns' | 'clients'>): StepLoad[] {
+  // Spread over a TTL, the handshakes of any one second are the share of clients whose answers expire in it.
+  const spread = Math.min(1, scenario.clients.thinkTime / Math.max(scenario.dns.ttl, 1e-9))
+  const found: StepLoad[] = []
+  for (const change of changes) {
+    const taken = change.taken
+    if (!taken) continue
+    const before = poolShares(taken.before, sets)
+    const after = poolShares(change.weights, sets)
+    for (const [name, share] of after) {
+      const pool = scenario.pools.find((p) => p.name === name)
+      const capacityRps = taken.capacityRps[name]
+      if (!pool || pool.kind !== 'servers' || capacityRps === undefined) continue
+      const moved = share - (before.get(name) ?? 0)
+      if (moved <= 1e-9) continue
+      const movedRps = moved * taken.demandRps
+      found.push({
+        step: taken.step,
+        pool: name,
+        points: Math.round(moved * 1000) / 10,
+        movedRps,
+        workRps: share * taken.demandRps + (pool.handshakeCost - 1) * movedRps * spread,
+        capacityRps,
+        warmRps: (pool.servers ?? 0) * (pool.capacity ?? 0),
+        handshakeCost: pool.handshakeCost,
+      })
+    }
+  }
+  return found
+}
+
+/** Whether a change asked its pool for more work than the pool served then. */
+export const overreaches = (load: StepLoad): boolean => load.workRps > load.capacityRps
+
+const rps = (n: number) => `${Math.round(n).toLocaleString('en-US')} rps`
+
+/** What a change asked of its pool, in the words of tune's report: the work against the capacity then. */
+export function loadText(l: StepLoad): string {
+  const handshakes = l.handshakeCost > 1 ? `, its new connections at ${l.handshakeCost}× a request's work` : ''
+  const cold = l.capacityRps < l.warmRps - 0.5 ? `, ${rps(l.warmRps)} when warm` : ''
+  return `+${l.points} points, ${rps(l.movedRps)} onto ${l.pool}${handshakes}: ${rps(l.workRps)} of work against ${rps(l.capacityRps)} served then by its servers in rotation${cold}`
+}
+
+/** An overreach as the reason a rehearsal did not pass. */
+export const overreachText = (l: StepLoad): string => `${stepName(l.step)}: ${loadText(l)}, more than the pool could take`
