@@ -317,9 +317,13 @@ function outcomeFacts(r: Rehearsal, f: RehearsalFigures): OutcomeFacts {
   }
 }
 
-/** The outcome in two sentences: what the runbook did from its own start, and whether it would be safe to run. */
-export function rehearsalHeadline(r: Rehearsal): string[] {
-  return rehearsalOutcome(outcomeFacts(r, rehearsalFigures(r)))
+/**
+ * The outcome in two sentences, what the runbook did from its own start and whether it would be
+ * safe to run, then the verdict over seeds: the terminal's and the page's first lines alike.
+ */
+function rehearsalHeadline(r: Rehearsal, f: RehearsalFigures): string[] {
+  const unsafeSeed = r.overSeeds !== null && !r.overSeeds.seeds.every(safeOnSeed)
+  return [...rehearsalOutcome({...outcomeFacts(r, f), safeOnShownSeedOnly: unsafeSeed}), ...overSeedsLines(r.overSeeds)]
 }
 
 /** A single action rehearsed: what it does and what it did to the rehearsal fleet, then its gate verdicts, the outcome last. */
@@ -336,8 +340,7 @@ export function renderSingleAction(r: Rehearsal, action: {name: string; changesT
  */
 export function renderRehearsal(r: Rehearsal, options: {color: boolean; width: number}): string {
   const f = rehearsalFigures(r)
-  const unsafeSeed = r.overSeeds !== null && !r.overSeeds.seeds.every(safeOnSeed)
-  const headline = [...rehearsalOutcome({...outcomeFacts(r, f), safeOnShownSeedOnly: unsafeSeed}), ...overSeedsLines(r.overSeeds)]
+  const headline = rehearsalHeadline(r, f)
   const lines = [
     ...headline,
     '',
@@ -372,7 +375,7 @@ export function rehearsalHtml(r: Rehearsal): string {
 <style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1000px}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left}.pass{color:#1a7f37}.fail{color:#cf222e}.inconclusive{color:#9a6700}</style>
 </head><body>
 <h1>Rehearsal of ${e(r.run.runbook)}</h1>
-${rehearsalOutcome(outcomeFacts(r, f))
+${rehearsalHeadline(r, f)
   .map((l) => `<p class="outcome"><b>${e(l)}</b></p>`)
   .join('\n')}
 <p>Against <b>${e(f.scenario)}</b> (setup ${e(f.setup)}), from ${f.startAt} s to ${round(f.endAt, 1)} s.</p>

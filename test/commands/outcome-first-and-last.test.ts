@@ -57,13 +57,19 @@ describe('a rehearsal report leads and ends with its outcome (in process)', () =
   it('safe on the seed shown but not on another: the second line says so, and never "safe to run"', async () => {
     // A shift onto a cold pool behind a 1% gate: drawn, seed 6's 50% step fails it (1.09%).
     const file = ontoWestRunbook('onto-west', '{metric: error-rate, threshold: 1, window: 30, interval: 10, pool: west, minRequests: 300}')
-    const r = await sluiceInProcess(['run', file, '--dry-run'])
+    const page = join(mkdtempSync(join(tmpdir(), 'sluice-outcome-')), 'rehearsal.html')
+    const r = await sluiceInProcess(['run', file, '--dry-run', '--html', page])
     expect(r.exit).toBe(3)
     const out = lines(r.stdout)
     expect(out[0]).toMatch(/^onto-west did its step in \d+ s/)
     expect(out[1]).toMatch(/^Safe on the seed shown only: every gate passed \(\d+ verdicts\).*; not on every seed:$/)
     expect(out[2]).toMatch(/^Over 10 seeds \(1–10\), arrivals and service times drawn: safe on 9 of 10; seed 6 stopped on a failed gate at step 1 /)
     expect(r.stdout).not.toContain('Safe to run')
+    // The page leads with the same three lines (it once led with the shown seed's "Safe to run as rehearsed").
+    const html = readFileSync(page, 'utf8')
+    const outcome = [...html.matchAll(/<p class="outcome"><b>(.*?)<\/b><\/p>/g)].map((m) => m[1].replaceAll('&amp;', '&'))
+    expect(outcome).toEqual(out.slice(0, 3).map((l) => l.replaceAll('&lt;', '<')))
+    expect(html).not.toContain('Safe to run')
   })
 
   it('a live run ends with its outcome line too', () => {
