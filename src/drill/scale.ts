@@ -127,6 +127,7 @@ export function drillFleetConfig(scenario: Scenario, scales: DrillScales): Fleet
         restartSeconds: p.restartSeconds * timeScale,
         handshakeCost: p.handshakeCost,
         connectionWindow: scenario.clients.thinkTime * timeScale,
+        clientTimeout: scenario.clients.timeout * timeScale,
       }
     })
   return {pools}

@@ -57,6 +57,15 @@ export interface ServerConfig {
    * them all. Needed only when handshakeCost is above 1.
    */
   connectionWindow?: number
+  /**
+   * Wall seconds the scenario's clients wait for an answer. An answer later than that reaches a
+   * client that has closed its connection (HTTP/1.1 cannot cancel a request, so a client that
+   * gives up drops the connection and asks again on a new one), so only answers in time keep a
+   * connection open, as in the simulator (done: started within the timeout). HAProxy keeps its own
+   * side open and takes the late answer, so the server cannot tell by its socket. Missing: every
+   * answer keeps one.
+   */
+  clientTimeout?: number
   /** The coefficient of variation of a request's service time (the scenario's serviceSpread); 0 or missing: every request takes exactly its service time. */
   serviceSpread?: number
   /** Seeds the server's service-time draws, so a run repeats them. */
@@ -375,7 +384,8 @@ export class LoopbackServer {
           this.inService--
           this.served++
           this.warm()
-          if (!head.res.destroyed) this.connections.answered()
+          const timeout = this.config.clientTimeout
+          if (!head.res.destroyed && (timeout === undefined || end - head.arrivedAt <= timeout * 1000)) this.connections.answered()
           answer(head.res, 200, 'ok')
           this.freedAt = end
           this.dispatch()

@@ -262,6 +262,30 @@ describe('the loopback fleet', () => {
     expect(fresh.ms).toBeGreaterThanOrEqual(190)
   })
 
+  it("an answer later than the clients' timeout keeps no connection open: after a burst answered late, requests come on new connections", async () => {
+    // One worker at 50 ms a request; a burst of 20 is answered over a second. Through HAProxy the
+    // server's socket stays open whoever waits, so the clients here wait, and only the server's
+    // own rule (clientTimeout, 150 ms) says which answers their clients were still there for.
+    const newAfterBurst = async (clientTimeout: number | undefined) => {
+      const port = await one({handshakeCost: 4, connectionWindow: 0.2, ...(clientTimeout === undefined ? {} : {clientTimeout})})
+      // A few windows of steady asking first: the first window is taken as the steady state.
+      for (let k = 0; k < 6; k++) {
+        expect((await get(port, '/t/a', 2000)).ms).toBeLessThan(150)
+        await sleep(100)
+      }
+      await Promise.all(Array.from({length: 20}, () => get(port, '/t/a', 5000)))
+      let fresh = 0
+      for (let k = 0; k < 8; k++) if ((await get(port, '/t/a', 2000)).ms >= 190) fresh++
+      await fleet!.stop()
+      fleet = null
+      return fresh
+    }
+    // Answered late, the burst's clients had gone: their asking again is on new connections.
+    expect(await newAfterBurst(0.15)).toBeGreaterThanOrEqual(2)
+    // Every answer counted (the rule before): the burst left every connection open.
+    expect(await newAfterBurst(undefined)).toBe(0)
+  })
+
   it('serves at its capacity while its event loop runs late: a late timer does not cost the next request its time', async () => {
     const port = await one({queueLimit: 100, threads: 100})
     const pending = Array.from({length: 80}, () => get(port, '/t/a', 10_000))
