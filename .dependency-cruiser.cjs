@@ -13,7 +13,7 @@ const LISTR2 = npm('listr2')
 const INQUIRER = npm('@inquirer')
 const OCLIF = npm('@oclif')
 
-const CORE = '^src/(runbook|loader|actions|engine)/'
+const CORE = '^src/(runbook|loader|actions|pacing|engine)/'
 const ADAPTERS = '^src/(aws|haproxy|local|prometheus|sim/adapters)/'
 /** The composition roots: the only modules that pick concrete adapters and hand them to the engine. */
 const WIRING = '^src/wiring/'
@@ -62,6 +62,13 @@ module.exports = {
       comment: 'Inside the core, each floor uses only those below it: the loader uses the actions, which use what a runbook is; the engine runs the actions. A runbook never knows its actions, and an action never knows the engine that runs it.',
       severity: 'error',
       from: {path: '^src/runbook/'},
+      to: {path: '^src/(loader|actions|pacing|engine)/'},
+    },
+    {
+      name: 'pacing-below-actions',
+      comment: 'How much a pool can take is one rule that actions, tune and the way back ask; it knows no action, loader or engine.',
+      severity: 'error',
+      from: {path: '^src/pacing/'},
       to: {path: '^src/(loader|actions|engine)/'},
     },
     {

@@ -119,6 +119,8 @@ export interface LiveView {
   freeze?: FreezeRecord | null
   /** Who plans: a freeze in place may be its own (a resumed run's, an operator's by hand). */
   planner?: {runId?: string; operator: string; byHand?: boolean}
+  /** Per paced ramp (by step index), what it would do if it started now (src/pacing). */
+  pacedNow?: Map<number, string>
 }
 
 /** One change that puts a piece of live state back, as rollback shows and records it. */

@@ -3,6 +3,9 @@ import type {GateVerdict, MutationKind} from '../ports/io.js'
 import type {Gate} from '../runbook/gate.js'
 import type {TargetsData} from '../runbook/schema.js'
 import type {StepCommon} from '../runbook/step-common.js'
+import type {PaceRule} from '../pacing/rule.js'
+import {RampPacer} from '../pacing/ramp-pacer.js'
+import {seenText, waitForSplit, type SplitPlan} from '../pacing/split.js'
 import {gateFailure, sameState, type ActionContext, type MutationRules, type StepOutcome} from './action.js'
 
 // A ramp of weights, whoever keeps them: a weighted DNS record (ramp), a load balancer rule's
@@ -33,12 +36,15 @@ export function weightsAt(percent: number, set: string, start: WeightMap): Weigh
  * first step (traffic parked elsewhere), and the weights are not all 0 (where DNS answers every
  * set alike). A fresh ramp goes through every step from the first, whatever it finds.
  */
-export function rampExpects(set: string, first: number, weights: WeightMap, label: string): string[] {
+export function rampExpects(set: string, first: number, weights: WeightMap, label: string, paced = false): string[] {
   const total = Object.values(weights).reduce((a, b) => a + b, 0)
   if (total === 0)
-    return [`every set of ${label} is at 0 now (${describeWeights(weights)}), so clients get all of them alike; the ramp's first change gives ${set} ${first}%`]
+    return [
+      `every set of ${label} is at 0 now (${describeWeights(weights)}), so clients get all of them alike; the ramp's first change gives ${set} ${paced ? 'its first paced share' : `${first}%`}`,
+    ]
   const share = (weights[set] / total) * 100
-  if (share <= first) return []
+  // A paced ramp goes on from where the set stands.
+  if (paced || share <= first) return []
   return [`${set} has ${Math.round(share)}% of ${label} now, more than the ramp's first step of ${first}%: its first change takes ${set} down to ${first}%`]
 }
 
@@ -66,7 +72,12 @@ export function wayBackPlan(targets: TargetsData, receiving: string[]): string {
 /** What a weights ramp steps through: the key that gains traffic, its schedule in %, the bake and gate per step. */
 export interface WeightsRampStep extends StepCommon {
   set: string
+  /** The weights in %; a paced ramp's is where it ends. */
   schedule: number[]
+  /** `schedule: auto`: each next share is found as the ramp runs (src/pacing). */
+  pace?: PaceRule
+  /** Whether each change's split is seen served before its bake (absent: never, as for a one-off command without metrics). */
+  split?: SplitPlan
   bake: number
   allowShortBake: boolean
   gate?: Gate
@@ -97,9 +108,9 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
   const first = ctx.resumed?.find((m) => m.kind === kind && m.phase === 'intent')
   const start = (first?.before as WeightMap | undefined) ?? now
   let from = 0
-  if (ctx.resumed) {
-    const total = Object.values(now).reduce((a, b) => a + b, 0)
-    const share = total > 0 ? (now[step.set] / total) * 100 : 0
+  const shareNow = shareOf(now, step.set)
+  if (ctx.resumed && !step.pace) {
+    const share = shareNow
     from = step.schedule.findIndex((p) => p >= share - 0.5)
     if (from < 0) from = step.schedule.length
     if (from > 0)
@@ -117,6 +128,28 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
   let ours: {weights: WeightMap[]; how: string} = {weights: [now], how: 'read'}
   let lastGood = from > 0 ? weightsAt(step.schedule[from - 1], step.set, start) : start
   let lastGoodLabel = from > 0 ? `${step.set} ${step.schedule[from - 1]}% (${describeWeights(lastGood)})` : `the starting weights (${describeWeights(start)})`
+  // A paced ramp resumed goes on from the share it reached: the change that took it there moved
+  // on only from weights whose gate passed (its `before`), and the share now is judged again.
+  let rejudge: number | null = null
+  if (step.pace && ctx.resumed) {
+    const last = ctx.resumed.filter((m) => m.kind === kind && m.phase === 'intent').at(-1)
+    if (last && sameWeights(last.after as WeightMap, now) && shareOf(last.before as WeightMap, step.set) < shareNow) {
+      lastGood = last.before as WeightMap
+      lastGoodLabel = `${step.set} ${Math.round(shareOf(lastGood, step.set))}% (${describeWeights(lastGood)})`
+      rejudge = Math.round(shareNow)
+      ctx.progress(`resuming at ${step.set} ${rejudge}%, judged again before the next paced step`)
+    }
+  }
+  const pacer = step.pace
+    ? new RampPacer(
+        step.pace,
+        {control: ctx.control, metrics: () => ctx.metrics(), signal: ctx.signal, hold: (t, w) => ctx.hold(t, w), progress: (m) => ctx.progress(m)},
+        step.gate?.window ?? Math.max(step.bake, 60),
+        step.gate?.interval ?? 10,
+        step.bake,
+      )
+    : null
+  const end = step.schedule.at(-1)!
   const verdicts: GateVerdict[] = []
   const handChange = (signal: AbortSignal) => changedByHand(dns, ours, ctx.controls?.runId, signal)
   // Puts the weights back to the last step that passed, and says so (or why it could not). It
@@ -144,9 +177,29 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
   }
   const interrupted = async (at: string): Promise<StepOutcome> => ({status: 'interrupted', message: `interrupted at ${at}; ${(await revert()).text}`, verdicts})
 
-  for (const [k, percent] of step.schedule.slice(from).entries()) {
-    // A pause (`sluice pause`) holds here, between steps, on weights whose gate passed.
-    if (k > 0) await ctx.checkpoint(`before ${step.set} ${percent}%, at ${lastGoodLabel}`)
+  const fixed = step.schedule.slice(from)
+  for (let k = 0; ; k++) {
+    let percent: number
+    if (pacer === null) {
+      if (k >= fixed.length) break
+      percent = fixed[k]
+      // A pause (`sluice pause`) holds here, between steps, on weights whose gate passed.
+      if (k > 0) await ctx.checkpoint(`before ${step.set} ${percent}%, at ${lastGoodLabel}`)
+    } else {
+      const reached = shareOf(lastGood, step.set)
+      if (rejudge === null && reached >= end - 0.5) break
+      if (k > 0) await ctx.checkpoint(`before the next paced step, at ${lastGoodLabel}`)
+      if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before the next paced step; holding at ${lastGoodLabel}`, verdicts}
+      if (rejudge !== null) {
+        percent = rejudge
+        rejudge = null
+      } else {
+        const next = await pacer.next(Math.round(reached), end)
+        if (next.kind === 'interrupted') return {status: 'interrupted', message: `stopped while waiting for room; holding at ${lastGoodLabel}`, verdicts}
+        if (next.kind === 'held') return {status: 'held', message: `${next.message}; holding at ${lastGoodLabel}`, verdicts}
+        percent = next.to
+      }
+    }
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${step.set} ${percent}%; holding at ${lastGoodLabel}`, verdicts}
     const weights = weightsAt(percent, step.set, start)
     const at = `${step.set} ${percent}%`
@@ -162,6 +215,7 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
       }
       if (drift) return {status: 'refused', message: `stopped before ${at}: ${drift}`, verdicts}
     }
+    let served = ''
     if (!sameWeights(weights, current)) {
       const before = current
       // From here the weights may be the new ones, whether or not the change reports back.
@@ -175,8 +229,22 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
         return {status: 'error', message: `${(error as Error).message}; ${(await revert()).text}`, verdicts}
       }
       ours = {weights: [weights], how: 'set'}
+      // The bake judges the split set only once it is served.
+      if (step.split?.kind === 'measure') {
+        const split = await waitForSplit(
+          step.split,
+          before,
+          weights,
+          step.set,
+          {metrics: () => ctx.metrics(), now: () => ctx.control.clock.now(), signal: ctx.signal, hold: (t, w) => ctx.hold(t, w)},
+          step.gate?.interval ?? splitLook,
+        )
+        if (split.kind === 'interrupted') return interrupted(at)
+        if (split.kind === 'late') return {status: 'held', message: `${at}: ${split.why}; ${(await revert()).text}`, verdicts}
+        served = `; ${split.kind === 'seen' ? seenText(split.seen) : split.why}`
+      }
     }
-    ctx.progress(`${step.set} at ${percent}% (${describeWeights(weights)}), baking ${step.bake} s`)
+    ctx.progress(`${step.set} at ${percent}% (${describeWeights(weights)})${served}, baking ${step.bake} s`)
     if (step.gate) {
       const result = await ctx.watch(step.gate, step.bake, at)
       verdicts.push(...result.verdicts)
@@ -193,8 +261,15 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
     }
     lastGood = weights
     lastGoodLabel = `${step.set} ${percent}% (${describeWeights(weights)})`
+    if (pacer && (await pacer.took(percent)) === 'interrupted') return {status: 'interrupted', message: `stopped at ${lastGoodLabel}`, verdicts}
   }
-  return {status: 'done', message: `${step.set} at ${step.schedule.at(-1)}%`, verdicts}
+  return {status: 'done', message: `${step.set} at ${end}%`, verdicts}
+}
+
+/** A key's share of a weights map, in %. */
+export function shareOf(weights: WeightMap, key: string): number {
+  const total = Object.values(weights).reduce((a, b) => a + b, 0)
+  return total > 0 ? ((weights[key] ?? 0) / total) * 100 : 0
 }
 
 /**
@@ -235,6 +310,9 @@ const describeFound = (weights: Record<string, number | undefined>): string =>
  * the run's signal, because it has to run after an interruption.
  */
 const revertDeadline = 20
+
+/** Seconds between looks at the split served, for a ramp without a gate to take its interval from. */
+const splitLook = 10
 
 /**
  * How a weights change is settled, undone and checked for drift, whichever port it went through:

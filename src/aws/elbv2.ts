@@ -59,13 +59,41 @@ export class Elbv2TargetGroup implements PoolPort {
       (abortSignal) => this.elbv2.describeTargetHealth({TargetGroupArn: this.arn}, abortSignal),
       signal,
     )
-    return (out.TargetHealthDescriptions ?? []).map((d) => ({
-      id: targetKey(d.Target!.Id!, d.Target!.Port),
-      targetId: d.Target!.Id!,
-      health: toHealth(d.TargetHealth?.State),
-      ...(/^\d+\.\d+\.\d+\.\d+$/.test(d.Target!.Id!) ? {ip: d.Target!.Id!} : {}),
-      ...(d.Target!.Port === undefined ? {} : {port: d.Target!.Port}),
-    }))
+    return (out.TargetHealthDescriptions ?? []).map((d) => {
+      const id = targetKey(d.Target!.Id!, d.Target!.Port)
+      const health = toHealth(d.TargetHealth?.State)
+      const warmth = this.slowStartShare(id, health)
+      return {
+        id,
+        targetId: d.Target!.Id!,
+        health,
+        ...(/^\d+\.\d+\.\d+\.\d+$/.test(d.Target!.Id!) ? {ip: d.Target!.Id!} : {}),
+        ...(d.Target!.Port === undefined ? {} : {port: d.Target!.Port}),
+        ...(warmth < 1 ? {warmth} : {}),
+      }
+    })
+  }
+
+  /**
+   * Targets this process registered while the group has a slow start: the duration, and when each
+   * was first seen healthy (null until then). An ALB does not report slow start, but it starts it
+   * when a target turns healthy and ramps its share linearly over the duration, so a target this
+   * run brought back is counted at that share; one brought back by another process, as warm.
+   */
+  private readonly warming = new Map<string, number | null>()
+  private warmingFor = 0
+
+  private slowStartShare(id: string, health: TargetHealth): number {
+    if (!this.warming.has(id) || this.warmingFor <= 0) return 1
+    if (health !== 'healthy') {
+      this.warming.set(id, null)
+      return 1
+    }
+    const since = this.warming.get(id) ?? this.clock.now()
+    this.warming.set(id, since)
+    const share = (this.clock.now() - since) / this.warmingFor
+    if (share >= 1) this.warming.delete(id)
+    return Math.max(0.01, Math.min(1, share))
   }
 
   async deregister(ids: string[]): Promise<void> {
@@ -80,6 +108,10 @@ export class Elbv2TargetGroup implements PoolPort {
       await awsCall('ELBv2', 'RegisterTargets', this.label, (abortSignal) =>
         this.elbv2.registerTargets({TargetGroupArn: this.arn, Targets: part.map(parseKey)}, abortSignal),
       )
+    // Read after the targets are back: a slow start that cannot be read must not keep them out
+    // (they are then counted warm, as those another process brought back are).
+    this.warmingFor = await this.slowStart().catch(() => 0)
+    if (this.warmingFor > 0) for (const id of ids) this.warming.set(id, null)
   }
 
   async waitDrained(ids: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {

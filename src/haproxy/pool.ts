@@ -66,13 +66,28 @@ export class HaproxyPool implements PoolPort {
   }
 
   async targets(signal?: AbortSignal): Promise<Target[]> {
-    return (await serversState(this.api, this.backend, signal)).map((row) => ({
-      id: row.srv_name,
-      targetId: row.srv_name,
-      health: healthOf(row),
-      ...(row.srv_addr && row.srv_addr !== '-' ? {ip: row.srv_addr} : {}),
-      ...(Number(row.srv_port) > 0 ? {port: Number(row.srv_port)} : {}),
-    }))
+    return (await serversState(this.api, this.backend, signal)).map((row) => {
+      const warmth = this.slowStartShare(row)
+      return {
+        id: row.srv_name,
+        targetId: row.srv_name,
+        health: healthOf(row),
+        ...(row.srv_addr && row.srv_addr !== '-' ? {ip: row.srv_addr} : {}),
+        ...(Number(row.srv_port) > 0 ? {port: Number(row.srv_port)} : {}),
+        ...(warmth < 1 ? {warmth} : {}),
+      }
+    })
+  }
+
+  /**
+   * A server in slow start (operational state `starting`) takes a weight growing linearly over the
+   * declared `slowstart` from its last change of state, as HAProxy computes it; 1 otherwise, and
+   * where no slow start is declared (HAProxy does not report it).
+   */
+  private slowStartShare(row: Row): number {
+    const slowStart = this.options.slowStartSeconds ?? 0
+    if (Number(row.srv_op_state) !== op.starting || slowStart <= 0) return 1
+    return Math.max(0.01, Math.min(1, Number(row.srv_time_since_last_change) / slowStart))
   }
 
   async deregister(ids: string[]): Promise<void> {

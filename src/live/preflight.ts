@@ -1,12 +1,13 @@
 import type {LiveView} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
-import {describeWeights} from '../actions/weights-ramp.js'
+import {describeWeights, shareOf} from '../actions/weights-ramp.js'
+import {firstStepNow} from '../pacing/pacer.js'
 import {describeRestrictions, restricts} from '../actions/restrict/restriction.js'
 import {planRunbook} from '../engine/plan.js'
 import {FailedError, InputError, RefusedError} from '../errors.js'
 import {problemLine, type Problem} from '../input/problems.js'
 import {endpointVariable} from '../input/endpoint-url.js'
-import type {ControlPlane} from '../ports/control-plane.js'
+import type {ControlPlane, WeightMap} from '../ports/control-plane.js'
 import type {PlannedStep} from '../ports/io.js'
 import type {Runbook} from '../loader/runbook.js'
 import {backendOf} from '../runbook/targets.js'
@@ -61,10 +62,38 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
   // What a gate on this source cannot see, said before anything is asked.
   if (runbook.steps.some((s) => 'gate' in s && s.gate) && control.metrics?.caveats)
     for (const caveat of await control.metrics.caveats(signal)) lines.push(`! ${control.metrics.label}: ${caveat}`)
+  live.pacedNow = await pacedNow(runbook, control, live.weights, fromStep, signal)
   // Who reads it: the plan tells this run's own freeze (or, typed by hand, this operator's) from another's.
   live.planner = {operator: control.operator, ...(control.runId === undefined ? {} : {runId: control.runId}), ...(control.byHand ? {byHand: true} : {})}
   return {now: lines, plan: planRunbook(runbook, live, fromStep)}
 }
+
+/**
+ * What each paced ramp would do if it started now, from the weights now: its rule read against the
+ * pool's room and demand this moment (demand over 10 s, not the gate's window: HAProxy's counters
+ * answer a first read only after the whole window, and a plan should not wait for it).
+ */
+async function pacedNow(
+  runbook: Runbook,
+  control: ControlPlane,
+  weights: WeightMap | undefined,
+  fromStep: number,
+  signal?: AbortSignal,
+): Promise<Map<number, string>> {
+  const found = new Map<number, string>()
+  for (const step of runbook.steps.slice(fromStep)) {
+    if ((step.action !== 'ramp' && step.action !== 'weighted-target-groups') || !step.pace) continue
+    const now = async (): Promise<string> => {
+      const split = step.action === 'ramp' ? weights : await control.poolWeights?.(step.at).readWeights(signal)
+      const share = split ? shareOf(split, step.action === 'ramp' ? step.set : step.pool) : 0
+      return firstStepNow(step.pace!, control, share, planDemandWindow, signal)
+    }
+    found.set(step.index, await now().catch((error: Error) => `now: cannot tell: ${error.message}`))
+  }
+  return found
+}
+
+const planDemandWindow = 10
 
 export interface Preflight {
   /** What is true now, one line per resource the run touches. */

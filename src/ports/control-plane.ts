@@ -46,6 +46,12 @@ export interface Target {
   health: TargetHealth
   ip?: string
   port?: number
+  /**
+   * The share of its capacity a target in rotation serves now, 0–1, where the load balancer shows
+   * it or this process started its slow start (a paced ramp counts it at this); absent when warm
+   * or not known.
+   */
+  warmth?: number
 }
 
 export interface PoolPort {

@@ -141,7 +141,7 @@ export const runbookFields = {
         .record(name, z.number().positive())
         .optional()
         .describe(
-          'Pool name → requests per second one of its targets serves warm. A rollback sizes its steps back by it: each step sends the receiving pool at most a quarter of what its healthy targets serve.',
+          'Pool name → requests per second one of its targets serves warm. A paced ramp (`schedule: auto`) steps to the largest share its receiving pool can take by it; a rollback sizes its steps back by it: each step sends the receiving pool at most a quarter of what its healthy targets serve.',
         ),
       listener: z.string().min(1).optional().describe('The load balancer listener ARN where restriction rules go.'),
       metrics: z

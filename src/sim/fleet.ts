@@ -326,9 +326,15 @@ export class Fleet {
       const ps = this.poolValues
       // A pool's own series leave out the requests a restriction turned away on purpose: gates
       // judge the traffic the service was asked to serve (the run's totals still count them).
-      ps.offered = out.offered - out.restricted
+      // A maintenance pool's too: a load balancer applies the restriction before it picks a pool
+      // (HAProxy's frontend, an ALB rule of higher priority), so no pool counts them, and a split
+      // measured by each pool's requests compares like with like. (Those clients still get the
+      // maintenance page's answer here, not the restriction's.)
+      let turnedAway = out.restricted
+      if (sorry) for (let j = 0; j < types; j++) turnedAway += this.poolArrivals[j] * this.restricted[j]
+      ps.offered = out.offered - turnedAway
       ps.served = out.served
-      ps.failed = out.failedFast + out.failedSlow - out.restricted
+      ps.failed = out.failedFast + out.failedSlow - turnedAway
       ps.inRotation = out.inRotation
       ps.latencyP99 = this.latencyP99(pool, out)
       record.pool(p, ps)

@@ -492,6 +492,14 @@ export class ServerPool implements ServerArrays, CheckedPool {
     this.totalWeight = sumInOrder(weight, this.size)
   }
 
+  /** The share of its weight the load balancer gives server i at tick t: below 1 in slow start, as the balancer shows it. */
+  slowStartShare(i: number, t: number): number {
+    const slowTicks = this.policy.slowStart / this.dt
+    const elapsed = t - this.slowStartSince[i]
+    if (this.slowStartSince[i] < 0 || elapsed >= slowTicks) return 1
+    return this.checks.slowStartWeight(elapsed, slowTicks, this.policy.slowStartMinWeightPercent / 100)
+  }
+
   /**
    * The weight of a server in slow start at tick t, growing with the time since it began; once
    * that has run its course the slow start ends (slowStartSince −1) and the weight is 1.

@@ -2,15 +2,12 @@ import {stepName} from '../format.js'
 import type {WeightMap} from '../ports/control-plane.js'
 import type {WeightChange} from '../report/rehearsal.js'
 import type {Scenario} from '../sim/scenario/schema.js'
+import {rps, stepWork} from '../pacing/room.js'
 
 /**
  * What a weight change asked of the pool it moved traffic onto, against what the pool's servers
- * in rotation served at that moment. Asking more is the step a cold pool cannot take (an
- * overreach). Traffic moved onto a pool arrives on new connections, and a
- * new connection's first request costs `handshakeCost` requests of work (TLS, session set-up: the
- * step the Outlook incident's servers were overwhelmed at), so a step's work is what the pool then
- * carries plus the handshakes of what moved. A weighted DNS change reaches clients over its TTL,
- * so its handshakes spread over it; a load balancer's split moves every client at once.
+ * in rotation served at that moment (src/pacing/room.ts: the rule a paced ramp steps by live).
+ * Asking more is the step a cold pool cannot take (an overreach).
  */
 export interface StepLoad {
   step: number
@@ -53,7 +50,8 @@ export function stepLoads(changes: WeightChange[], sets: Record<string, string>,
       const pool = scenario.pools.find((p) => p.name === name)
       const capacityRps = taken.capacityRps[name]
       if (!pool || pool.kind !== 'servers' || capacityRps === undefined) continue
-      const moved = share - (before.get(name) ?? 0)
+      const from = before.get(name) ?? 0
+      const moved = share - from
       if (moved <= 1e-9) continue
       const movedRps = moved * taken.demandRps
       found.push({
@@ -61,7 +59,7 @@ export function stepLoads(changes: WeightChange[], sets: Record<string, string>,
         pool: name,
         points: Math.round(moved * 1000) / 10,
         movedRps,
-        workRps: share * taken.demandRps + (pool.handshakeCost - 1) * movedRps * spread,
+        workRps: stepWork(from, share, taken.demandRps, {handshakeCost: pool.handshakeCost, spread}),
         capacityRps,
         warmRps: (pool.servers ?? 0) * (pool.capacity ?? 0),
         handshakeCost: pool.handshakeCost,
@@ -73,8 +71,6 @@ export function stepLoads(changes: WeightChange[], sets: Record<string, string>,
 
 /** Whether a change asked its pool for more work than the pool served then. */
 export const overreaches = (load: StepLoad): boolean => load.workRps > load.capacityRps
-
-const rps = (n: number) => `${Math.round(n).toLocaleString('en-US')} rps`
 
 /** What a change asked of its pool, in the words of tune's report: the work against the capacity then. */
 export function loadText(l: StepLoad): string {

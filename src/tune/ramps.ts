@@ -11,12 +11,15 @@ import type {Runbook} from '../loader/runbook.js'
 export type ClimbStep = RampStep | (LiftStep & {schedule: number[]; bake: number})
 
 /**
- * The steps tune reshapes: every ramp, and every lift the author wrote with a schedule (a lift at
+ * The steps tune reshapes: every ramp with a written schedule, and every lift the author wrote with a schedule (a lift at
  * once stays at once: letting a type back by degrees needs a gate per step that only the author
  * can say).
  */
 export function climbSteps(runbook: Runbook): ClimbStep[] {
-  return runbook.steps.filter((s): s is ClimbStep => s.action === 'ramp' || (s.action === 'lift' && s.schedule !== undefined && s.bake !== undefined))
+  // A paced ramp (`schedule: auto`) finds its steps as it runs: there is no schedule to reshape.
+  return runbook.steps.filter(
+    (s): s is ClimbStep => (s.action === 'ramp' && s.pace === undefined) || (s.action === 'lift' && s.schedule !== undefined && s.bake !== undefined),
+  )
 }
 
 /** What the climbs are called in a sentence: "ramps", "lifts", or "ramps and lifts". */

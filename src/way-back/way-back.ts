@@ -1,5 +1,5 @@
 import type {WeightMap} from '../ports/control-plane.js'
-import {describeWeights} from '../actions/weights-ramp.js'
+import {describeWeights, shareOf as share} from '../actions/weights-ramp.js'
 
 /**
  * A step back may add at most this share of what the receiving pool can serve in rotation. A pool
@@ -25,11 +25,6 @@ export interface WayBack {
   why: string
   /** Set when the receiving pool cannot serve its final share at today's demand. */
   shortfall?: string
-}
-
-const share = (weights: WeightMap, key: string): number => {
-  const total = Object.values(weights).reduce((a, b) => a + b, 0)
-  return total > 0 ? ((weights[key] ?? 0) / total) * 100 : 0
 }
 
 /** The one key whose weight rises on the way from `from` to `to`; null when none or several do. */

@@ -31,7 +31,7 @@ import {scaleRunbookRates, scaleRunbookTimes} from '../loader/scale-times.js'
 import type {Runbook} from '../loader/runbook.js'
 import {rollBackAfterRun, type RollbackAfterRun} from '../way-back/undo-run.js'
 import {rollbackFigures} from '../drill/rollback-figures.js'
-import {resolveCount} from '../runbook/units.js'
+import {mostOutAtOnce} from '../actions/cycle/cycle.js'
 import {
   chooseScales,
   drillBudget,
@@ -351,7 +351,7 @@ function heldOutByRunbook(runbook: Runbook, scenario: Scenario): number {
   for (const step of runbook.steps) {
     if (step.action !== 'cycle') continue
     const pool = scenario.pools.find((p) => p.name === step.pool)
-    most = Math.max(most, resolveCount(step.budget ?? step.batch, pool?.servers ?? 0))
+    most = Math.max(most, mostOutAtOnce(step, pool?.servers ?? 0))
   }
   return most
 }

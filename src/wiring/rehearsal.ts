@@ -321,7 +321,9 @@ function scenarioProblems(runbook: Runbook, scenario: Scenario, settings: Rehear
     if (step.action === 'cycle' && scenario.pools.find((p) => p.name === step.pool)?.kind === 'sorry')
       fail(['steps', step.index, 'pool'], `pool "${step.pool}" is a sorry pool in ${scenario.name}; it has no targets to cycle`)
     const beyond =
-      step.action === 'cycle' ? batchBeyondPool(step.batch, scenario.pools.find((p) => p.name === step.pool)?.servers ?? Number.POSITIVE_INFINITY) : undefined
+      step.action === 'cycle' && step.batch !== 'auto'
+        ? batchBeyondPool(step.batch, scenario.pools.find((p) => p.name === step.pool)?.servers ?? Number.POSITIVE_INFINITY)
+        : undefined
     if (beyond) fail(['steps', step.index, 'batch'], `steps[${step.index}].batch: ${beyond} in the rehearsal scenario ${scenario.name}`)
   }
   const fromFlag = settings.startAt !== undefined

@@ -78,6 +78,7 @@ describe('weighted-target-groups: loading', () => {
     expect(actionOf(onRule).plan(onRule, {targets: runbook.targets})).toEqual([
       `west 10% → 50% of listener rule ${rule} (the rest to east)`,
       'bake 60 s per step',
+      "after each change the bake starts once east and west's requests show the split within ±5 points of it (and at least half the step), waiting up to 300 s",
       'gate: error-rate ≤ 1% over 30 s (west), every 5 s, 2 passes in a row; on failure: rollback',
       'rollback: back through the weights it passed, each judged on the pool receiving the traffic; `sluice rollback --now` moves at once',
     ])

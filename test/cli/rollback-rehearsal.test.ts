@@ -55,7 +55,7 @@ describe('sluice run --dry-run --rollback', () => {
   it('in the text report: the plan, the way back, its verdicts, and a rollback mark on the chart', async () => {
     const r = await sluice(['run', 'drill-cold-return', '--dry-run', '--rollback', 'ramped'])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/^Rollback after the runbook \(in steps onto the receiving pool\): rolled back, 111–171 s; from its start 0\.0% of demand lost/m)
+    expect(r.stdout).toMatch(/^Rollback after the runbook \(in steps onto the receiving pool\): rolled back, 116–176 s; from its start 0\.0% of demand lost/m)
     expect(r.stdout).toMatch(/^ {2}1\. set the weights of .* back to blue=100 green=0 in 3 steps/m)
     expect(r.stdout).toMatch(/^ {2}rollback · way back: blue 3\d% · error-rate ≤ 2% over 20 s \(blue\): 0\.00% ✓ ×\d+$/m)
     expect(r.stdout).toMatch(/^ .*\brollback\b.*\bend\b/m)

@@ -6,7 +6,7 @@ import {parseRunbook} from '../../src/loader/load-runbook.js'
 import type {Reading} from '../../src/ports/control-plane.js'
 import {describeGate, gateDefaults, type Gate} from '../../src/runbook/gate.js'
 import {verdictText} from '../../src/format.js'
-import {control, FakeDns, FakeMetrics, RecordingIO, runbook} from '../helpers/fakes.js'
+import {control, FakeDns, FakeMetrics, RecordingIO, runbook, servedAsSet} from '../helpers/fakes.js'
 
 const noAbort = () => new AbortController().signal
 const reading = (value: number | null, requests: number | null): Reading => ({value, requests})
@@ -80,8 +80,12 @@ describe('gates in a run', () => {
   it('at 1% weight a window of a handful of requests stays inconclusive and says so, and the run does not pass on it', async () => {
     const split = new FakeDns({blue: 100, green: 0}, 0)
     // 100 rps in all: green's window holds its share of 30 s of requests; one failure in five at 1%.
-    const metrics = new FakeMetrics((_kind, pool) =>
-      pool === 'green' ? reading(split.weights.green >= 10 ? 0.2 : 20, split.weights.green * 30) : reading(0.1, 3000),
+    const metrics = new FakeMetrics((kind, pool) =>
+      kind === 'request-rate'
+        ? servedAsSet(split.weights, pool, 100)
+        : pool === 'green'
+          ? reading(split.weights.green >= 10 ? 0.2 : 20, split.weights.green * 30)
+          : reading(0.1, 3000),
     )
     const runbook = twoPools('{metric: error-rate, threshold: 1, window: 30, interval: 10, pool: green, minRequests: 100, inconclusiveLimit: 3}')
     const io = new RecordingIO()
@@ -99,7 +103,13 @@ describe('gates in a run', () => {
   it('a baseline gate passes while the absolute error rate is over its threshold, no worse than stable, and fails when worse', async () => {
     const split = new FakeDns({blue: 100, green: 0}, 0)
     // Mid-outage the stable pool fails 30% of its requests; green does as well, until it takes half.
-    const metrics = new FakeMetrics((_kind, pool) => (pool === 'green' ? reading(split.weights.green >= 100 ? 45 : 30.5, 5000) : reading(30, 90000)))
+    const metrics = new FakeMetrics((kind, pool) =>
+      kind === 'request-rate'
+        ? servedAsSet(split.weights, pool, 100)
+        : pool === 'green'
+          ? reading(split.weights.green >= 100 ? 45 : 30.5, 5000)
+          : reading(30, 90000),
+    )
     const io = new RecordingIO()
     const runbook = twoPools('{metric: error-rate, threshold: 1, window: 30, interval: 10, pool: green, relativeTo: stable}')
     const result = await runRunbook(runbook, {control: control({poolWeights: () => split, metrics}), io, signal: noAbort()})
@@ -109,8 +119,8 @@ describe('gates in a run', () => {
     expect(verdicts[0]).toMatchObject({value: 30.5, requests: 5000, bound: 31, threshold: 1, baseline: {of: 'pool blue', value: 30, requests: 90000}})
     expect(verdicts.at(-1)).toMatchObject({context: 'green 100%', outcome: 'fail', value: 45, bound: 31})
     expect(result.message).toContain('measured 45.00% of 5,000 requests, bound 31.00% from pool blue 30.00% of 90,000 requests')
-    // Both pools were read for each verdict, over the same window.
-    expect(metrics.reads.filter((r) => r.pool === 'blue').length).toBe(verdicts.length)
+    // Both pools were read for each verdict, over the same window (and for the split served, by request rate).
+    expect(metrics.reads.filter((r) => r.pool === 'blue' && r.kind === 'error-rate').length).toBe(verdicts.length)
     expect(split.weights).toEqual({blue: 90, green: 10})
   })
 

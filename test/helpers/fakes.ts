@@ -63,6 +63,17 @@ export class FakeMetrics implements MetricsPort {
   }
 }
 
+/**
+ * A request rate served as the weights set, as a load balancer serves its split: each pool its
+ * share of `total` rps (a pool's share by its own key), `total` over all. For fakes of metrics
+ * whose runbook counts every pool, so a ramp's measured split sees its change served.
+ */
+export function servedAsSet(weights: WeightMap, pool: string | undefined, total: number): number {
+  if (pool === undefined) return total
+  const sum = Object.values(weights).reduce((a, b) => a + b, 0)
+  return sum > 0 ? (total * (weights[pool] ?? 0)) / sum : 0
+}
+
 export class FakeGroup implements PoolPort {
   readonly label: string
   registered: Set<string>
@@ -83,11 +94,14 @@ export class FakeGroup implements PoolPort {
     this.label = `target group ${name}`
     this.registered = new Set(ids)
   }
+  /** Targets in slow start, with the share of their weight the balancer gives them. */
+  warmth = new Map<string, number>()
   async targets(): Promise<Target[]> {
     return this.ids.map((id) => ({
       id,
       targetId: id,
       health: this.draining.has(id) ? 'draining' : !this.registered.has(id) ? 'unused' : this.sick.has(id) ? 'unhealthy' : 'healthy',
+      ...(this.warmth.has(id) ? {warmth: this.warmth.get(id)!} : {}),
     }))
   }
   async deregister(ids: string[]): Promise<void> {

@@ -45,14 +45,17 @@ export const commands: Array<{name: string; args: string[]; done: RegExp; live?:
     name: 'ramp',
     args: ramp,
     // The last stage's gate window goes on the step's end line.
-    done: /^\[\+05:00\] \[step 1\] done west at 50% — gate error-rate ≤ 1% over 60 s \(west\): 6\/6 passes, last 0\.00%, 60 s \(west 50%\)$/m,
+    done: /^\[\+\d\d:\d\d\] \[step 1\] done west at 50% — gate error-rate ≤ 1% over 60 s \(west\): 6\/6 passes, last 0\.00%, 60 s \(west 50%\)$/m,
     live: '--zone, --record and --sets',
     more({stderr}) {
       // One DNS change per step of the schedule, ending with west at 50%.
       const changes = stderr.split('\n').filter((l) => /^\[\+\d\d:\d\d\] \[step 1\] (start .* — )?change weights /.test(l))
       expect(changes).toHaveLength(4)
-      // Each change carries the status that follows it at the same second.
-      expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\} — west at 50% \(east=50 west=50\), baking 60 s$/)
+      expect(changes.at(-1)).toMatch(/→ \{(west:50,east:50|east:50,west:50)\}$/)
+      // Each bake starts once the clients have moved (a TTL of 60 s): the split served is said with it.
+      expect(stderr).toMatch(
+        /progress west at 50% \(east=50 west=50\); west served \d+(\.\d)?% of [\d,]+ rps against 50% set, \d+ s after the change, baking 60 s$/m,
+      )
     },
   },
   {name: 'cycle', args: cycle, done: /^\[\+\d\d:\d\d\] \[step 1\] done cycled 20 targets in 10 batches$/m, live: '--target-group POOL=ARN'},

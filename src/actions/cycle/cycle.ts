@@ -6,6 +6,8 @@ import {cycleSchema, type CycleStep} from './schema.js'
 import {batchBeyondPool, describeCount, resolveCount, type CountOrPercent} from '../../runbook/units.js'
 import {backendOf} from '../../runbook/targets.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from '../action.js'
+import {largestBatch, roomLeft} from '../../pacing/batch.js'
+import {roomText, rps, usable} from '../../pacing/room.js'
 
 /** Seconds between looks at the group while waiting for room in the disruption budget. */
 const budgetPoll = 10
@@ -42,14 +44,15 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   // left out is no longer in the group (ELBv2 forgets deregistered targets), but still in the pool.
   const size = new Set([...all.map((t) => t.id), ...pending.keys()]).size
   if (size === 0 && !ctx.resumed) return {status: 'failed', message: `${group.label} has no targets`}
-  const beyond = batchBeyondPool(step.batch, size)
+  const auto = step.batch === 'auto'
+  const beyond = step.batch === 'auto' ? undefined : batchBeyondPool(step.batch, size)
   if (beyond) return {status: 'failed', message: `${group.label}: ${beyond}`}
-  const batchSize = resolveCount(step.batch, size)
+  const batchSize = step.batch === 'auto' ? autoMost(step, size) : resolveCount(step.batch, size)
   const budget = step.budget ? resolveCount(step.budget, size) : batchSize
-  if (batchSize > budget)
+  if (!auto && batchSize > budget)
     return {
       status: 'failed',
-      message: `a batch of ${describeCount(step.batch)} (${batchSize} of ${size}) is larger than the disruption budget of ${describeCount(step.budget!)} (${budget})`,
+      message: `a batch of ${describeBatch(step.batch)} (${batchSize} of ${size}) is larger than the disruption budget of ${describeCount(step.budget!)} (${budget})`,
     }
 
   if (step.failoverPercent !== undefined) {
@@ -63,25 +66,96 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   }
 
   let left = all.filter((t) => !done.has(t.id) && !pending.has(t.id))
-  const count = (pending.size > 0 ? 1 : 0) + Math.ceil(left.length / batchSize)
+  // An auto batch is sized before it is taken, so how many there will be is known only at the end.
+  const count = auto ? null : (pending.size > 0 ? 1 : 0) + Math.ceil(left.length / batchSize)
   const total = pending.size + left.length
   const verdicts: GateVerdict[] = []
-  for (let b = 0; b < count; b++) {
-    const name = `batch ${b + 1} of ${count}`
+  let b = 0
+  for (; count === null ? (b === 0 && pending.size > 0) || left.length > 0 : b < count; b++) {
+    const name = count === null ? `batch ${b + 1}` : `batch ${b + 1} of ${count}`
     // A pause (`sluice pause`) holds here, between batches, with every earlier batch back in service.
     if (b > 0) await ctx.checkpoint(`before ${name}`)
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${name}; earlier batches are back in service`, verdicts}
-    const batch = b === 0 && pending.size > 0 ? [...pending.values()] : nextBatch(left, b === 0 ? all : await group.targets(), batchSize)
+    let batch: Target[]
+    if (b === 0 && pending.size > 0) batch = [...pending.values()]
+    else if (auto) {
+      const sized = await autoBatch(step, ctx, group, left, name, batchSize, budget, size)
+      if ('status' in sized) return {...sized, verdicts}
+      batch = sized.batch
+    } else batch = nextBatch(left, b === 0 ? all : await group.targets(), batchSize)
     left = left.filter((t) => !batch.includes(t))
     const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts, ran)
     if (outcome) return outcome
   }
   return {
     status: 'done',
-    message: `cycled ${total} targets in ${count} batches${ctx.resumed ? ` (after ${done.size} cycled before the resume)` : ''}`,
+    message: `cycled ${total} targets in ${b} batches${ctx.resumed ? ` (after ${done.size} cycled before the resume)` : ''}`,
     verdicts,
   }
 }
+
+/** Without a budget, an auto batch takes at most half the pool: a restart that goes wrong takes no more. */
+const autoMost = (step: CycleStep, size: number): number => (step.budget ? resolveCount(step.budget, size) : Math.max(1, Math.floor(size / 2)))
+
+/** The most targets of a pool of `size` a cycle takes out of rotation at once: its budget, else its batch (an auto batch's most). */
+export const mostOutAtOnce = (step: CycleStep, size: number): number =>
+  step.batch === 'auto' ? autoMost(step, size) : resolveCount(step.budget ?? step.batch, size)
+
+/**
+ * The next auto batch: the largest the targets left in rotation can cover with the headroom kept,
+ * read now (targets, their warm-up, the pool's demand). When not even one target can go, it waits
+ * for room (targets warming, demand falling) up to healthyTimeout, then stops with the numbers.
+ */
+async function autoBatch(
+  step: CycleStep,
+  ctx: ActionContext,
+  group: PoolPort,
+  left: Target[],
+  name: string,
+  most: number,
+  budget: number,
+  size: number,
+): Promise<{batch: Target[]} | StepOutcome> {
+  const perTarget = step.capacityPerTarget!
+  const headroomShare = (step.headroom ?? defaultAutoHeadroom) / 100
+  const deadline = ctx.control.clock.now() + step.healthyTimeout
+  for (;;) {
+    const now = await group.targets()
+    const inRotation = now.filter((t) => t.health === 'healthy')
+    const {value: demand} = await ctx.metrics().read('request-rate', demandWindow, step.pool, ctx.signal)
+    if (demand === null)
+      return {status: 'held', message: `${name}: cannot size an auto batch: no request-rate data for ${step.pool} (missing data is never room)`}
+    const sized = largestBatch(
+      step.pool,
+      nextBatch(left, now, left.length),
+      inRotation,
+      demand,
+      perTarget,
+      headroomShare,
+      most,
+      budget - (size - inRotation.length),
+    )
+    if (sized.batch.length > 0) {
+      ctx.progress(`${name}: ${sized.why}`)
+      return sized
+    }
+    if (ctx.control.clock.now() >= deadline)
+      return {
+        status: step.onFailure === 'hold' ? 'held' : 'failed',
+        message: `${name}: no target can be taken out within ${step.healthyTimeout} s: ${sized.why}`,
+      }
+    ctx.progress(`${name}: waiting for room: ${sized.why}`)
+    await ctx.control.clock.sleep(budgetPoll, ctx.signal)
+    if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${name}; earlier batches are back in service`}
+  }
+}
+
+/** An auto batch's headroom where the step gives none, in %. */
+const defaultAutoHeadroom = 20
+/** Seconds of the pool's requests its demand is read over. */
+const demandWindow = 60
+
+const describeBatch = (batch: CycleStep['batch']): string => (batch === 'auto' ? 'auto' : describeCount(batch))
 
 /**
  * The next batch, from the targets as they stand now: those out of rotation go first, since
@@ -158,7 +232,7 @@ async function cycleBatch(
     // in the 2024 CAFE incident, serves nothing; a guard that refused to restart them because the
     // targets left serve less than the demand would block the one way out.)
     if (taking === 0 || out + taking <= budget) {
-      const refusal = taking === 0 ? null : await headroom(step, ctx, healthy.length - taking)
+      const refusal = taking === 0 ? null : await headroom(step, ctx, healthy, inBatch)
       if (refusal) return {status: 'failed', message: `${which}: ${refusal}`, verdicts}
       break
     }
@@ -283,15 +357,18 @@ async function refusals(step: CycleStep, control: ControlPlane, signal?: AbortSi
 }
 
 /** Why taking targets out would leave too little capacity, or null when there is room. */
-async function headroom(step: CycleStep, ctx: ActionContext, remaining: number): Promise<string | null> {
-  if (step.headroom === undefined) return null
+async function headroom(step: CycleStep, ctx: ActionContext, inRotation: Target[], out: Set<string>): Promise<string | null> {
+  const percent = step.headroom ?? (step.batch === 'auto' ? defaultAutoHeadroom : undefined)
+  if (percent === undefined) return null
   // Said first: on HAProxy a process's first read of its counters takes the whole window.
-  ctx.progress(`measuring demand on ${step.pool} over 60 s for the ${step.headroom}% headroom check`)
-  const {value: demand} = await ctx.metrics().read('request-rate', 60, step.pool, ctx.signal)
-  if (demand === null) return `cannot check the ${step.headroom}% headroom: no request-rate data for ${step.pool} (missing data is never a pass)`
-  const usable = remaining * step.capacityPerTarget! * (1 - step.headroom / 100)
-  if (usable >= demand) return null
-  return `refusing to drain: the ${remaining} targets left can serve ${Math.round(remaining * step.capacityPerTarget!)} rps, ${Math.round(usable)} rps after ${step.headroom}% headroom, below the current ${Math.round(demand)} rps`
+  ctx.progress(`measuring demand on ${step.pool} over ${demandWindow} s for the ${percent}% headroom check`)
+  const {value: demand} = await ctx.metrics().read('request-rate', demandWindow, step.pool, ctx.signal)
+  if (demand === null) return `cannot check the ${percent}% headroom: no request-rate data for ${step.pool} (missing data is never a pass)`
+  const left = roomLeft(step.pool, inRotation, out, step.capacityPerTarget!)
+  const kept = usable(left, percent / 100)
+  if (kept >= demand) return null
+  const now = left.warming > 0 ? ` now (${roomText(left)})` : ''
+  return `refusing to drain: the ${left.inRotation} targets left can serve ${rps(left.capacityRps)}${now}, ${rps(kept)} after ${percent}% headroom, below the current ${rps(demand)}`
 }
 
 /**
@@ -453,13 +530,16 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
   action: 'cycle',
   schema: cycleSchema,
   defaultOnFailure: 'hold',
-  title: (step) => `Cycle ${step.pool} in batches of ${describeCount(step.batch)}`,
+  title: (step) =>
+    step.batch === 'auto' ? `Cycle ${step.pool} in batches sized by its room` : `Cycle ${step.pool} in batches of ${describeCount(step.batch)}`,
   plan(step, {targets, live}) {
     const size = live?.groupSizes.get(step.pool)
     return [
-      `${backendOf(targets).poolInPlan(step.pool)} in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
-      ...(size === undefined ? [] : [`all ${size} targets now in the group, ${resolveCount(step.batch, size)} per batch`]),
-      ...(step.headroom === undefined ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
+      step.batch === 'auto'
+        ? `${backendOf(targets).poolInPlan(step.pool)} in batches sized before each one: the most targets the ones left in rotation (${step.capacityPerTarget} rps each, at their warm-up) can spare with ${step.headroom ?? defaultAutoHeadroom}% headroom at the pool's demand over ${demandWindow} s; at most ${step.budget ? `${describeCount(step.budget)} out of rotation` : 'half the pool at once (no budget given)'}`
+        : `${backendOf(targets).poolInPlan(step.pool)} in batches of ${describeCount(step.batch)}, at most ${describeCount(step.budget ?? step.batch)} out of rotation`,
+      ...(size === undefined || step.batch === 'auto' ? [] : [`all ${size} targets now in the group, ${resolveCount(step.batch, size)} per batch`]),
+      ...(step.headroom === undefined || step.batch === 'auto' ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
       ...(step.failoverPercent === undefined ? [] : [`set routing failover: below ${step.failoverPercent}% healthy, route to every target`]),
       `drain → ${step.restart ? `restart (${step.restart.command.join(' ')}) → ` : ''}${step.remediate ? `remediate (${step.remediate.command.join(' ')}) → ` : ''}return${step.slowStart !== undefined ? ` with ${step.slowStart} s slow start` : ''}`,
       ...(step.bake > 0 ? [`bake ${step.bake} s per batch`] : []),
@@ -471,16 +551,22 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
   refusals,
   changesLive: true,
   changes: 'pools',
-  resolve(raw, {common, path, fail, gate: resolveGate, backend, defaults}) {
+  resolve(raw, {common, path, fail, gate: resolveGate, backend, defaults, targets}) {
     for (const problem of backend.stepProblems(raw, path)) fail(problem.path, problem.message)
-    if (raw.budget && exceeds(raw.batch, raw.budget))
+    if (raw.budget && raw.batch !== 'auto' && exceeds(raw.batch, raw.budget))
       fail([...path, 'batch'], `a batch of ${describeCount(raw.batch)} is larger than the disruption budget of ${describeCount(raw.budget)}`)
-    if (raw.headroom !== undefined && raw.capacityPerTarget === undefined)
+    const capacityPerTarget = raw.capacityPerTarget ?? targets.capacityPerTarget?.[raw.pool]
+    if (raw.batch === 'auto' && capacityPerTarget === undefined)
+      fail(
+        [...path, 'batch'],
+        `batch: auto sizes each batch by what the targets left can serve: give capacityPerTarget, or ${raw.pool}'s in targets.capacityPerTarget`,
+      )
+    else if (raw.headroom !== undefined && capacityPerTarget === undefined)
       fail([...path, 'headroom'], 'a headroom guard needs capacityPerTarget (requests per second one target can serve)')
     const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
-    return {...raw, ...common, gate, bake: raw.bake ?? defaults.bake ?? (gate ? gate.window : 0)}
+    return {...raw, ...common, gate, bake: raw.bake ?? defaults.bake ?? (gate ? gate.window : 0), capacityPerTarget}
   },
-  metricsRead: (raw) => [...(raw.gate ? [raw.gate.metric] : []), ...(raw.headroom === undefined ? [] : ['request-rate' as const])],
+  metricsRead: (raw) => [...(raw.gate ? [raw.gate.metric] : []), ...(raw.headroom === undefined && raw.batch !== 'auto' ? [] : ['request-rate' as const])],
   scaleTimes: (step, {seconds: s, gate}) => ({
     ...step,
     drainTimeout: s(step.drainTimeout),

@@ -25,10 +25,28 @@ export const cycleSchema = z.strictObject({
   action: action('cycle', 'Drain, restart, remediate and return a pool a batch at a time.'),
   ...common,
   pool: name.describe('The pool to cycle; targets.targetGroups names its target group, or targets.haproxy.backends its backend.'),
-  batch: countOrPercent.describe('Targets taken out at once: a count (3) or a share of the group (25%).'),
+  batch: z
+    .union([
+      countOrPercent,
+      z
+        .literal('auto')
+        .describe(
+          "The largest batch the targets left in rotation can cover with the headroom kept (capacityPerTarget, or targets.capacityPerTarget, × each one's warm-up, against the pool's demand), found again before every batch; at most the budget, or half the pool without one.",
+        ),
+    ])
+    .describe('Targets taken out at once: a count (3), a share of the group (25%), or `auto`.'),
   budget: countOrPercent.optional().describe('Never more than this out of rotation at once, counting targets that are already unhealthy.'),
-  headroom: z.number().min(0).max(100).optional().describe('Refuse a batch unless the servers left can carry current demand with this much spare, in %.'),
-  capacityPerTarget: z.number().positive().optional().describe('Requests per second one target can serve; the headroom guard needs it.'),
+  headroom: z
+    .number()
+    .min(0)
+    .max(100)
+    .optional()
+    .describe('Refuse a batch unless the servers left can carry current demand with this much spare, in % (with `batch: auto`, default 20).'),
+  capacityPerTarget: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Requests per second one target can serve; the headroom guard and `batch: auto` need it (default: targets.capacityPerTarget of the pool).'),
   restart: hookSchema.optional().describe('The command that restarts each drained target.'),
   remediate: hookSchema.optional().describe('The command that repairs each target after its restart, before it returns.'),
   slowStart: duration

@@ -1,4 +1,6 @@
-import {expandSchedule} from '../../runbook/schedule.js'
+import {expandSchedule, type ScheduleData} from '../../runbook/schedule.js'
+import {pacePlan, resolvePace, scheduleTitle} from '../../pacing/rule.js'
+import {planSplit, splitPlanText} from '../../pacing/split.js'
 import {defaultBake} from '../../runbook/step-common.js'
 import {backendOf} from '../../runbook/targets.js'
 import type {PoolSplit} from '../../ports/backend.js'
@@ -26,32 +28,39 @@ export const weightedTargetGroups: ActionDefinition<WeightedTargetGroupsStep, ty
   action: 'weighted-target-groups',
   schema: weightedTargetGroupsSchema,
   defaultOnFailure: 'rollback',
-  title: (step) => `Shift to ${step.pool}: ${step.schedule.map((p) => `${p}%`).join(' → ')}`,
-  plan(step, {targets}) {
+  title: (step) => `Shift to ${step.pool}: ${scheduleTitle(step.schedule, step.pace)}`,
+  plan(step, {targets, live}) {
     const split = splitOf(step, targets)
     const others = split.pools.filter((p) => p !== step.pool)
     return [
-      `${step.pool} ${step.schedule.map((p) => `${p}%`).join(' → ')} of ${split.label} (the rest to ${others.join(', ')})`,
+      `${step.pool} ${scheduleTitle(step.schedule, step.pace)} of ${split.label} (the rest to ${others.join(', ')})`,
+      ...(step.pace ? pacePlan(step.pace) : []),
+      ...(live?.pacedNow?.has(step.index) ? [live.pacedNow.get(step.index)!] : []),
       `bake ${step.bake} s per step`,
+      splitPlanText(step.split, undefined),
       ...gatePlan(step),
       wayBackPlan(targets, others),
     ]
   },
   changesLive: true,
-  resolve(raw, {common, path, fail, gate: resolveGate, backend, defaults}) {
+  resolve(raw, {common, path, fail, gate: resolveGate, backend, defaults, targets}) {
     const split = backend.poolSplit(raw.rule, path)
     let at = ''
+    let pools: string[] = []
     if ('problems' in split) for (const problem of split.problems) fail(problem.path, problem.message)
     else {
       at = split.at
+      pools = split.pools
       if (!split.pools.includes(raw.pool))
         fail([...path, 'pool'], `no pool "${raw.pool}" to weigh in ${split.label}; it has ${split.pools.join(', ') || 'none'}`)
       else if (split.pools.length < 2) fail([...path, 'pool'], `a weighted split moves traffic between pools: the targets name only ${raw.pool}`)
     }
-    const schedule = expandSchedule(raw.schedule, [...path, 'schedule'], fail)
+    const pace = resolvePace(raw, path, fail, raw.pool, targets.capacityPerTarget)
+    const schedule = pace ? [pace.to] : expandSchedule(raw.schedule as ScheduleData, [...path, 'schedule'], fail)
     const bake = raw.bake ?? defaults.bake ?? defaultBake
     const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
-    return {...raw, ...common, schedule, bake, gate, at}
+    const measured = planSplit(targets, Object.fromEntries(pools.map((p) => [p, p])), raw.split)
+    return {...raw, ...common, schedule, bake, gate, at, pace, split: measured}
   },
   metricsRead: (raw) => (raw.gate ? [raw.gate.metric] : []),
   scaleTimes: (step, {seconds, gate}) => ({...step, bake: seconds(step.bake), ...(step.gate ? {gate: gate(step.gate)} : {})}),

@@ -26,14 +26,23 @@ export class SimTargetGroup implements PoolPort {
     return 'healthy'
   }
 
+  /**
+   * Each server as the balancer lists it. A server in slow start shows its share of weight (what a
+   * live balancer shows), not how cold it is: a live run cannot see that, so a rehearsal does not.
+   */
   async targets(): Promise<Target[]> {
-    return Array.from({length: this.pool.size}, (_, i) => ({
-      id: targetId(this.name, i, this.pool.size),
-      targetId: targetId(this.name, i, this.pool.size),
-      health: this.health(i),
-      ip: `10.0.${i >> 8}.${i & 255}`,
-      port: 443,
-    }))
+    return Array.from({length: this.pool.size}, (_, i) => {
+      const health = this.health(i)
+      const warmth = health === 'healthy' ? this.pool.slowStartShare(i, this.fleet.tick) : 1
+      return {
+        id: targetId(this.name, i, this.pool.size),
+        targetId: targetId(this.name, i, this.pool.size),
+        health,
+        ip: `10.0.${i >> 8}.${i & 255}`,
+        port: 443,
+        ...(warmth < 1 ? {warmth} : {}),
+      }
+    })
   }
 
   async deregister(ids: string[]): Promise<void> {

@@ -45,11 +45,36 @@ describe('an ELBv2 target group over a fake of its narrow interface', () => {
     const ids = Array.from({length: 150}, (_, k) => `10.0.${Math.floor(k / 100)}.${k % 100}:443`)
     await tg.deregister(ids)
     await tg.register(['i-0abc:443', 'i-0def'])
-    expect(names(made)).toEqual(['deregisterTargets', 'deregisterTargets', 'registerTargets'])
-    const sent = made.map((m) => (m.input as {Targets: unknown[]}).Targets)
+    // After a registration, the group's slow start is read: a target it brought back counts at its share while it lasts.
+    expect(names(made)).toEqual(['deregisterTargets', 'deregisterTargets', 'registerTargets', 'describeTargetGroupAttributes'])
+    const sent = made.slice(0, 3).map((m) => (m.input as {Targets: unknown[]}).Targets)
     expect(sent.map((t) => t.length)).toEqual([100, 50, 2])
     expect(sent[0][0]).toEqual({Id: '10.0.0.0', Port: 443})
     expect(sent[2]).toEqual([{Id: 'i-0abc', Port: 443}, {Id: 'i-0def'}])
+  })
+
+  it('counts a target it brought back at its slow-start share, from when it turned healthy, as an ALB ramps it', async () => {
+    const states: Record<string, State> = {'i-0abc': 'healthy', 'i-0def': 'initial'}
+    const {calls} = fakeCalls<TargetGroupCalls>({
+      describeTargetHealth: async () => ({
+        TargetHealthDescriptions: Object.entries(states).map(([Id, State]) => ({Target: {Id, Port: 443}, TargetHealth: {State}})),
+      }),
+      registerTargets: async () => ({}),
+      describeTargetGroupAttributes: async () => ({Attributes: [{Key: 'slow_start.duration_seconds', Value: '60'}]}),
+    })
+    const clock = new FakeClock()
+    const tg = new Elbv2TargetGroup(calls, clock, 'blue', arn)
+    await tg.register(['i-0def:443'])
+    const warmth = async () => Object.fromEntries((await tg.targets()).map((t) => [t.id, t.warmth]))
+    // Still initial: no slow start yet; the other target was not brought back by this process.
+    expect(await warmth()).toEqual({'i-0abc:443': undefined, 'i-0def:443': undefined})
+    clock.t = 30
+    states['i-0def'] = 'healthy'
+    expect((await warmth())['i-0def:443']).toBe(0.01)
+    clock.t = 60
+    expect((await warmth())['i-0def:443']).toBeCloseTo(0.5)
+    clock.t = 90
+    expect((await warmth())['i-0def:443']).toBeUndefined()
   })
 
   it('waits for a drain no longer than the deregistration delay (and one poll), on the clock', async () => {
