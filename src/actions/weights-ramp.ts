@@ -147,6 +147,7 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
         step.gate?.window ?? Math.max(step.bake, 60),
         step.gate?.interval ?? 10,
         step.bake,
+        ttl,
       )
     : null
   const end = step.schedule.at(-1)!

@@ -86,7 +86,8 @@ async function pacedNow(
     const now = async (): Promise<string> => {
       const split = step.action === 'ramp' ? weights : await control.poolWeights?.(step.at).readWeights(signal)
       const share = split ? shareOf(split, step.action === 'ramp' ? step.set : step.pool) : 0
-      return firstStepNow(step.pace!, control, share, planDemandWindow, signal)
+      const ttl = step.action === 'ramp' ? ((await control.weights?.ttl(signal)) ?? 0) : 0
+      return firstStepNow(step.pace!, control, share, planDemandWindow, ttl, signal)
     }
     found.set(step.index, await now().catch((error: Error) => `now: cannot tell: ${error.message}`))
   }

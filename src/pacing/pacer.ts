@@ -1,5 +1,5 @@
 import type {ControlPlane, MetricsPort} from '../ports/control-plane.js'
-import {atOnce, largestShare, roomOf, roomText, rps, stepWork, usable, type PoolRoom} from './room.js'
+import {atOnce, largestShare, roomOf, roomText, rps, stepWork, usable, type MoveCost, type PoolRoom} from './room.js'
 import type {PaceRule} from './rule.js'
 
 const pct = (share: number) => `${Math.round(share * 10) / 10}%`
@@ -57,9 +57,9 @@ export type PaceDecision = {kind: 'step'; to: number; why: string} | {kind: 'wai
  * headroom kept, at most maxStep on, and at least minStep on (or the end, when nearer); a wait,
  * with the numbers, when even that is more than the pool can take now.
  */
-export function nextShare(rule: PaceRule, from: number, end: number, reading: PaceReading): PaceDecision {
+export function nextShare(rule: PaceRule, from: number, end: number, reading: PaceReading, ttl = 0): PaceDecision {
   const {room, demandRps} = reading
-  const cost = {...atOnce, handshakeCost: rule.handshakeCost}
+  const cost = moveCost(rule, ttl)
   const headroom = rule.headroom / 100
   const largest = largestShare(from / 100, demandRps, room, headroom, cost) * 100
   const minTo = Math.min(end, from + rule.minStep)
@@ -82,6 +82,15 @@ export function nextShare(rule: PaceRule, from: number, end: number, reading: Pa
     to,
     why: `${roomText(room)}; ${pct(to)} of ${at} asks it for ${rps(stepWork(from / 100, to / 100, demandRps, cost))} of the ${may}${to < from + rule.maxStep && to < end ? ` (room for ${pct(largest)})` : ''}`,
   }
+}
+
+/**
+ * What moving traffic costs under the rule: its handshakes all in one second, or behind a DNS TTL,
+ * for clients that ask every clientInterval s, the share of them whose answers expire in it.
+ */
+export function moveCost(rule: Pick<PaceRule, 'handshakeCost' | 'clientInterval'>, ttl: number): MoveCost {
+  const spread = rule.clientInterval === undefined || ttl <= 0 ? 1 : Math.min(1, rule.clientInterval / ttl)
+  return {...atOnce, handshakeCost: rule.handshakeCost, spread}
 }
 
 /** The receiving pool's latency and errors over a window: the band a probe keeps to. */
@@ -127,11 +136,11 @@ export class ProbeStep {
 }
 
 /** What a paced ramp would do if it started now, from `share` (%): for the live plan. */
-export async function firstStepNow(rule: PaceRule, control: ControlPlane, share: number, window: number, signal?: AbortSignal): Promise<string> {
+export async function firstStepNow(rule: PaceRule, control: ControlPlane, share: number, window: number, ttl: number, signal?: AbortSignal): Promise<string> {
   if (rule.perTarget === null) return `now: it would probe, a first step of ${rule.minStep} points to ${Math.min(rule.to, Math.round(share) + rule.minStep)}%`
   if (share >= rule.to - 0.5) return `now: ${rule.pool} already has ${Math.round(share)}%, the ramp's end; it changes nothing`
   const reading = await readRoom({...rule, perTarget: rule.perTarget}, control, window, share, signal)
   if (typeof reading === 'string') return `now: it would hold: ${reading}`
-  const decision = nextShare(rule, Math.round(share), rule.to, reading)
+  const decision = nextShare(rule, Math.round(share), rule.to, reading, ttl)
   return decision.kind === 'step' ? `now: its first step would be to ${decision.to}%: ${decision.why}` : `now: it would wait for room: ${decision.why}`
 }

@@ -33,6 +33,8 @@ export class RampPacer {
     /** Seconds between looks while the pool has no room: the gate's interval. */
     private readonly interval: number,
     private readonly bake: number,
+    /** The weights' TTL: behind weighted DNS a step's handshakes spread over it (0 behind a load balancer). */
+    private readonly ttl: number,
   ) {
     this.probe = new ProbeStep(rule)
   }
@@ -52,7 +54,7 @@ export class RampPacer {
     for (;;) {
       const reading = await readRoom({...rule, perTarget: rule.perTarget}, ctx.control, this.window, from, ctx.signal)
       if (typeof reading === 'string') return {kind: 'held', message: `holding at ${from}%: ${reading}`}
-      const decision = nextShare(rule, from, end, reading)
+      const decision = nextShare(rule, from, end, reading, this.ttl)
       if (decision.kind === 'step') {
         ctx.progress(`paced to ${decision.to}%: ${decision.why}`)
         return {kind: 'step', to: decision.to}

@@ -41,6 +41,11 @@ export const paceSchema = z
       .describe(
         "A new connection's first request, in requests of work (TLS and session set-up), counted for the traffic a step moves, all of it at once (default 1: no extra cost).",
       ),
+    clientInterval: duration
+      .optional()
+      .describe(
+        "Seconds between one client's requests, where known. Behind weighted DNS, clients move as their answers expire, so only this share of the TTL of a step's handshakes fall in any one second (default: all at once, as behind a load balancer's split).",
+      ),
     wait: duration
       .default(300)
       .describe('Seconds a step waits for the pool to have room (targets warming, returning) before the ramp holds where it is (default 300).'),
@@ -73,6 +78,7 @@ export interface PaceRule {
   maxStep: number
   headroom: number
   handshakeCost: number
+  clientInterval?: number
   wait: number
   latencyRise: number
   errorRise: number
@@ -98,19 +104,20 @@ export function resolvePace(
   return {pool, perTarget: capacityPerTarget?.[pool] ?? null, ...pace}
 }
 
-/** What a ramp's title says of its schedule: "5% → 25% → 100%", or "paced on mailbox to 100% (5–50 points a step)". */
+/** What a ramp's title says of its schedule: "5% → 25% → 100%", or "paced to 100% on mailbox's room (5–50 points a step)". */
 export function scheduleTitle(schedule: number[], pace: PaceRule | undefined): string {
-  if (pace) return `paced on ${pace.pool} to ${pace.to}% (${pace.minStep}–${pace.maxStep} points a step)`
+  if (pace) return `paced to ${pace.to}% on ${pace.pool}'s room (${pace.minStep}–${pace.maxStep} points a step)`
   return schedule.map((p) => `${p}%`).join(' → ')
 }
 
 /** The plan's lines for the rule: what it reads, what it steps by, and when it holds. */
 export function pacePlan(pace: PaceRule): string[] {
-  const handshakes = pace.handshakeCost > 1 ? `, with the handshakes of what moved at ${pace.handshakeCost}× a request` : ''
+  const spread = pace.clientInterval === undefined ? 'all at once' : `spread over the TTL for clients asking every ${pace.clientInterval} s`
+  const handshakes = pace.handshakeCost > 1 ? `, with the handshakes of what moved at ${pace.handshakeCost}× a request (${spread})` : ''
   const how =
     pace.perTarget === null
       ? `no capacity of ${pace.pool} is stated (targets.capacityPerTarget), so it probes: steps from ${pace.minStep} points, doubling while ${pace.pool}'s p99 latency stays within ${pace.latencyRise}% and its error rate within ${pace.errorRise} points of the window before each step, halving and waiting a bake on a rise`
-      : `each step is the largest ${pace.pool} can take now: its targets in rotation × ${rps(pace.perTarget)} × each one's warm-up, less ${pace.headroom}% headroom, against the demand over the gate's window${handshakes}`
+      : `each step is the largest ${pace.pool} can take now: its targets in rotation × ${rps(pace.perTarget)} × each one's warm-up, less ${pace.headroom}% headroom, against the demand over the gate's window (once ${pace.pool} has a share, what it receives, scaled to the whole)${handshakes}`
   return [
     `schedule auto: ${how}; between ${pace.minStep} and ${pace.maxStep} points a step`,
     `a step ${pace.pool} cannot take waits up to ${pace.wait} s for room, then holds where it is and says why`,

@@ -134,10 +134,10 @@ describe('ramp with schedule: auto', () => {
 
   it('plans the rule it paces by, and refuses bounds that cannot hold', () => {
     const step = pacedRunbook('{headroom: 30, handshakeCost: 4}', 200).steps[0] as RampStep
-    expect(ramp.title(step)).toBe('Ramp green: paced on green to 100% (5–50 points a step)')
+    expect(ramp.title(step)).toBe("Ramp green: paced to 100% on green's room (5–50 points a step)")
     const lines = ramp.plan(step, {targets: pacedRunbook('', 200).targets})
     expect(lines.join('\n')).toContain(
-      "schedule auto: each step is the largest green can take now: its targets in rotation × 200 rps × each one's warm-up, less 30% headroom, against the demand over the gate's window, with the handshakes of what moved at 4× a request",
+      "schedule auto: each step is the largest green can take now: its targets in rotation × 200 rps × each one's warm-up, less 30% headroom, against the demand over the gate's window (once green has a share, what it receives, scaled to the whole), with the handshakes of what moved at 4× a request (all at once)",
     )
     const probing = pacedRunbook('', null).steps[0] as RampStep
     expect(ramp.plan(probing, {targets: pacedRunbook('', null).targets}).join('\n')).toContain('so it probes')

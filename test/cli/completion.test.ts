@@ -25,7 +25,7 @@ describe('sluice complete: argument and flag values for the shells (in process)'
   it('a runbook argument: shipped runbook names matching what is typed, and YAML files (:files)', async () => {
     const r = await complete(['run', 'outlook'])
     expect(r.code, r.stderr).toBe(0)
-    expect(lines(r.stdout)).toEqual([':files', 'outlook-staged-return', 'outlook-staged-return-haproxy'])
+    expect(lines(r.stdout)).toEqual([':files', 'outlook-paced-return', 'outlook-staged-return', 'outlook-staged-return-haproxy'])
     for (const command of [['plan'], ['validate', 'a.yaml'], ['iam-policy'], ['tune'], ['status']]) {
       const each = await complete([...command, 'regional'])
       expect(lines(each.stdout), command.join(' ')).toEqual([':files', 'regional-dns-ramp'])

@@ -63,6 +63,7 @@ describe('oclif conventions', () => {
       ['drill-lift-by-degrees', 'drill-thread-hold-lingering'],
       ['drill-thread-hold-recovery', 'drill-thread-hold'],
       ['naive-full-return', 'outlook-recovery'],
+      ['outlook-paced-return', 'outlook-recovery'],
       ['outlook-staged-return', 'outlook-recovery'],
       ['outlook-staged-return-haproxy', 'outlook-recovery-haproxy'],
       ['regional-dns-ramp', 'two-regions'],
@@ -82,7 +83,7 @@ describe('oclif conventions', () => {
     expect(code).toBe(2)
     expect(stdout).toBe('')
     expect(stderr).toBe(
-      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are drill-cold-return, drill-cold-storm, drill-lift-at-once, drill-lift-by-degrees, drill-thread-hold-recovery, naive-full-return, outlook-staged-return, outlook-staged-return-haproxy, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
+      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are drill-cold-return, drill-cold-storm, drill-lift-at-once, drill-lift-by-degrees, drill-thread-hold-recovery, naive-full-return, outlook-paced-return, outlook-staged-return, outlook-staged-return-haproxy, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
     )
   })
 })

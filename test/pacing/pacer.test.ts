@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {bandRise, nextShare, ProbeStep} from '../../src/pacing/pacer.js'
+import {bandRise, moveCost, nextShare, ProbeStep} from '../../src/pacing/pacer.js'
 import {largestShare, roomOf, stepWork} from '../../src/pacing/room.js'
 import {paceSchema, type PaceRule} from '../../src/pacing/rule.js'
 
@@ -50,6 +50,16 @@ describe('nextShare', () => {
     // (800 / 2000) / 4 = 10%.
     expect(d).toMatchObject({kind: 'step', to: 10})
     expect(d.why).toContain('800 rps')
+  })
+
+  it("behind weighted DNS, spreads a step's handshakes over the TTL for clients that ask every clientInterval s", () => {
+    expect(moveCost(rule({handshakeCost: 4}), 30)).toEqual({handshakeCost: 4, spread: 1})
+    expect(moveCost(rule({handshakeCost: 4, clientInterval: 3}), 30)).toEqual({handshakeCost: 4, spread: 0.1})
+    // Behind a load balancer's split (no TTL) every moved client reconnects at once.
+    expect(moveCost(rule({handshakeCost: 4, clientInterval: 3}), 0)).toEqual({handshakeCost: 4, spread: 1})
+    // 800 usable of 2,000 rps: at once (800/2000)/4 = 10%; a tenth a second, 0.4 / 1.3 = 30%.
+    const room = {room: roomOf('green', Array(10).fill(1), 100), demandRps: 2000}
+    expect(nextShare(rule({handshakeCost: 4, clientInterval: 3}), 0, 100, room, 30)).toMatchObject({kind: 'step', to: 30})
   })
 
   it('counts targets in slow start at their share, and waits, in numbers, when even the smallest step is too much', () => {

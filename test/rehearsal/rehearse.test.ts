@@ -14,6 +14,7 @@ const dir = 'runbooks'
 const rehearse = async (runbook: Runbook, inputs: RunInputs) => (await rehearseReport(runbook, inputs, {pace: null})).rehearsal
 const expected: Record<string, {exit: number; recovered: boolean}> = {
   'outlook-staged-return.yaml': {exit: 0, recovered: true},
+  'outlook-paced-return.yaml': {exit: 0, recovered: true},
   'outlook-staged-return-haproxy.yaml': {exit: 0, recovered: true},
   'regional-dns-ramp.yaml': {exit: 0, recovered: true},
   'thread-hold-recovery.yaml': {exit: 0, recovered: true},

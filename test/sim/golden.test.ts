@@ -125,6 +125,7 @@ const golden: Record<string, {inRotation: string; rest: string}> = {
   'rehearsal:drill-thread-hold-recovery.yaml': {inRotation: '30bea17247f544b7', rest: 'c5230a63e3715f2a'},
   'rehearsal:naive-full-return.yaml': {inRotation: '73b6f32fbca72edb', rest: '7fcb2d0ff148d583'},
   'rehearsal:outlook-staged-return-haproxy.yaml': {inRotation: '9ae2ea33c1de42fd', rest: '6fbfec4bb71e9ecd'},
+  'rehearsal:outlook-paced-return.yaml': {inRotation: 'a41dab6022a77f37', rest: 'ff266a4add908184'},
   'rehearsal:outlook-staged-return.yaml': {inRotation: '1481cf5babfb3d43', rest: 'f1c4620ff0aecbce'},
   'rehearsal:regional-dns-ramp.yaml': {inRotation: '142aea6bbeb09ba1', rest: 'd5c98e883fbb4b10'},
   'rehearsal:thread-hold-recovery.yaml': {inRotation: 'd6258a6c0e3020a8', rest: '19221de50e2413f3'},
