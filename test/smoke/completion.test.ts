@@ -55,7 +55,12 @@ describe('sluice autocomplete writes scripts that complete values (spawned)', ()
     const cwd = mkdtempSync(join(tmpdir(), 'sluice-autocomplete-cwd-'))
     writeFileSync(join(cwd, 'outlook-mine.yaml'), '')
     writeFileSync(join(cwd, 'outlook-notes.txt'), '')
-    expect((await bashCompletes(['run', 'outlook'], env, cwd)).sort()).toEqual(['outlook-mine.yaml', 'outlook-paced-return', 'outlook-staged-return', 'outlook-staged-return-haproxy'])
+    expect((await bashCompletes(['run', 'outlook'], env, cwd)).sort()).toEqual([
+      'outlook-mine.yaml',
+      'outlook-paced-return',
+      'outlook-staged-return',
+      'outlook-staged-return-haproxy',
+    ])
     expect(await bashCompletes(['simulate', '--scenario', '=', 'two'], env)).toEqual(['two-regions'])
     expect(await bashCompletes(['journ'], env)).toEqual(['journal'])
     // Flags after the runbook argument (the plugin's static function finds no command there) and after another flag.
