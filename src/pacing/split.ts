@@ -18,11 +18,20 @@ export interface SplitRule {
 export const defaultSplit: SplitRule = {tolerance: 5, deadline: 300}
 
 export const splitSchema = z
-  .strictObject({
-    tolerance: z.number().gt(0).max(50).optional().describe(`Points the served share may be off the share set (default ${defaultSplit.tolerance}).`),
-    deadline: duration.optional().describe(`Seconds a change may take to be served before the ramp holds (default ${defaultSplit.deadline}).`),
-  })
-  .describe("After each change, the bake starts once the pools' request counts show the split set, within the tolerance (where the metrics count each pool).")
+  .union([
+    z
+      .strictObject({
+        tolerance: z.number().gt(0).max(50).optional().describe(`Points the served share may be off the share set (default ${defaultSplit.tolerance}).`),
+        deadline: duration.optional().describe(`Seconds a change may take to be served before the ramp holds (default ${defaultSplit.deadline}).`),
+      })
+      .describe(
+        "After each change, the bake starts once the pools' request counts show the split set, within the tolerance (where the metrics count each pool).",
+      ),
+    z
+      .literal('off')
+      .describe('Each bake starts at the change, unmeasured: for counts that lag minutes behind the data plane, with a bake long enough to cover it.'),
+  ])
+  .describe("Whether each change's split is seen served before its bake, and how closely.")
 
 /**
  * Why the runbook's metrics cannot show the split between `pools`, or null when they count each
@@ -95,10 +104,11 @@ export async function readServed(
 }
 
 /** How a ramp step meets the split: measured among its pools, or not (with why, for the plan). */
-export type SplitPlan = {kind: 'measure'; rule: SplitRule; poolOf: Record<string, string>; pools: string[]} | {kind: 'unseen'; why: string}
+export type SplitPlan = {kind: 'measure'; rule: SplitRule; poolOf: Record<string, string>; pools: string[]} | {kind: 'unseen'; why: string} | {kind: 'off'}
 
 /** A ramp's split plan from its runbook: each key's pool, and whether the metrics count them. */
-export function planSplit(targets: TargetsData, poolOf: Record<string, string>, rule: Partial<SplitRule> | undefined): SplitPlan {
+export function planSplit(targets: TargetsData, poolOf: Record<string, string>, rule: Partial<SplitRule> | 'off' | undefined): SplitPlan {
+  if (rule === 'off') return {kind: 'off'}
   const pools = [...new Set(Object.values(poolOf))].sort()
   const why = splitUnseen(targets, pools)
   if (why !== null) return {kind: 'unseen', why}
@@ -107,6 +117,7 @@ export function planSplit(targets: TargetsData, poolOf: Record<string, string>, 
 
 /** The plan's line for it. */
 export function splitPlanText(plan: SplitPlan, ttl: number | undefined): string {
+  if (plan.kind === 'off') return `split: off, so each bake starts at the change, unmeasured${ttl ? `, and lasts at least the TTL of ${ttl} s` : ''}`
   if (plan.kind === 'unseen')
     return `the metrics cannot show the split served (${plan.why}), so each bake starts at the change${ttl ? ` and lasts at least the TTL of ${ttl} s` : ''}`
   return `after each change the bake starts once ${plan.pools.join(' and ')}'s requests show the split within ±${plan.rule.tolerance} points of it (and at least half the step), waiting up to ${plan.rule.deadline} s`

@@ -9,6 +9,10 @@ import {seedTargetGroupBeside} from './seed.js'
 import {spawnRun, when} from './spawned-run.js'
 import {stopsBefore} from './stops-before.js'
 
+// The weighted-target-groups steps here say `split: off`: what they test is the rule's changes, and their
+// CloudWatch seed counts the blue group only. The split served, measured from each group's
+// RequestCount as it lags a change, is test/aws/live-split-served.test.ts.
+
 // A person changes the weights in the middle of a ramp, between two of its steps: the next step
 // reads them first, finds they are not what sluice set, and stops there (exit 4, as resume stops
 // on drift), naming the weights it set and those it found, and leaves the person's change alone.
@@ -105,6 +109,7 @@ describe('a hand change to the weights in the middle of a ramp', () => {
       `  targetGroups: {blue: ${fx.targets.targetGroupArn}, green: ${green}}
 steps:
   - action: weighted-target-groups
+    split: off
     rule: ${ruleArn}
     pool: green
     schedule: [10, 50, 100]

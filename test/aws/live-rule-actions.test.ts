@@ -13,6 +13,10 @@ import {inProcess as sluice} from '../helpers/command.js'
 import {cfg, dnsRunbook, useLiveFixture, type Fixture} from './live-fixture.js'
 import {seedTargetGroupBeside} from './seed.js'
 
+// The weighted-target-groups steps here say `split: off`: what they test is the rule's changes, and their
+// CloudWatch seed counts the blue group only. The split served, measured from each group's
+// RequestCount as it lags a change, is test/aws/live-split-served.test.ts.
+
 // Listener rules as AWS holds them, not as moto does. DescribeRules leaves an authenticate-oidc
 // action's ClientSecret out of its answer, and ModifyRule refuses the action back without it
 // unless UseExistingClientSecret is true: the test proxy does both (test/aws/proxy.ts), and a
@@ -107,6 +111,7 @@ describe('a rule with an authenticate-oidc action', () => {
       `  targetGroups: {blue: ${fx.targets.targetGroupArn}, green: ${green}}
 steps:
   - action: weighted-target-groups
+    split: off
     rule: ${ruleArn}
     pool: green
     schedule: [50, 100]

@@ -14,6 +14,10 @@ import type {GateVerdict} from '../../src/ports/io.js'
 import {cfg, seedMetrics, useLiveFixture, type Fixture} from './live-fixture.js'
 import {putAlbMetrics, seedTargetGroupBeside} from './seed.js'
 
+// The weighted-target-groups steps here say `split: off`: what they test is the rule's changes, and their
+// CloudWatch seed counts the blue group only. The split served, measured from each group's
+// RequestCount as it lags a change, is test/aws/live-split-served.test.ts.
+
 // The ALB-native ramp (weighted-target-groups) through the real SDK against moto, gated by
 // CloudWatch like the DNS ramp. moto keeps a rule's weighted forward as given, so what sluice
 // sent is read back from the API; the weights each change carried are read from the proxy.
@@ -68,6 +72,7 @@ ${step}`,
 }
 
 const gated = (at: string) => `  - action: weighted-target-groups
+    split: off
     ${at}
     pool: green
     schedule: [10, 50, 100]
@@ -150,7 +155,7 @@ describe('weighted-target-groups against moto', () => {
     const file = runbook(
       'plan-unread',
       `  - {action: freeze, reason: INC-3}
-  - {action: weighted-target-groups, rule: ${ruleArn}, pool: green, schedule: [10, 100], bake: 2}
+  - {action: weighted-target-groups, split: off, rule: ${ruleArn}, pool: green, schedule: [10, 100], bake: 2}
 `,
     )
     const out = await sluice(['plan', file, '--live'], {env: fx.env})
@@ -169,7 +174,7 @@ describe('weighted-target-groups against moto', () => {
     await seedMetrics(fx, 0)
     const file = runbook(
       'shift-default',
-      `  - {action: weighted-target-groups, rule: ${fx.targets.listenerArn}, pool: green, schedule: [25, 100], bake: 1}
+      `  - {action: weighted-target-groups, split: off, rule: ${fx.targets.listenerArn}, pool: green, schedule: [25, 100], bake: 1}
 `,
     )
     const result = await sluice(['run', file, '--yes', '--json'], {env: fx.env})
@@ -200,6 +205,7 @@ describe('weighted-target-groups against moto', () => {
     const file = runbook(
       'relative-green',
       `  - action: weighted-target-groups
+    split: off
     rule: ${ruleArn}
     pool: green
     schedule: [10, 100]
@@ -224,6 +230,7 @@ describe('weighted-target-groups against moto', () => {
     const file = runbook(
       'too-few',
       `  - action: weighted-target-groups
+    split: off
     rule: ${ruleArn}
     pool: green
     schedule: [1, 100]
