@@ -105,6 +105,14 @@ describe('the actions on HAProxy', () => {
     expect((await blue.targets()).map((t) => t.health)).toEqual(['healthy', 'healthy', 'healthy'])
     // Each came back through HAProxy's slow start (30 s in the config): starting, not yet running.
     expect((await serversState(api, 'blue')).map((r) => r.srv_op_state)).toEqual(['1', '1', '1'])
+    // A paced ramp counts each at its share of the slow start so far (issue 49), and the share grows.
+    const shares = async () => (await blue.targets()).map((t) => t.warmth ?? 1)
+    const first = await shares()
+    for (const w of first) expect(w).toBeGreaterThan(0)
+    for (const w of first) expect(w).toBeLessThan(1)
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    const later = await shares()
+    later.forEach((w, k) => expect(w).toBeGreaterThan(first[k]))
   })
 
   it('ramps onto a broken backend until its gate fails, then puts the split back to the last step that passed', async () => {
