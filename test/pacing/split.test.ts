@@ -2,6 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {runRunbook} from '../../src/engine/engine.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {planSplit, splitUnseen} from '../../src/pacing/split.js'
+import {rehearse} from '../../src/wiring/rehearsal.js'
 import type {MetricKind} from '../../src/ports/control-plane.js'
 import {control, FakeClock, FakeDns, FakeMetrics, RecordingIO} from '../helpers/fakes.js'
 
@@ -90,5 +91,45 @@ describe('the split served', () => {
       'green 50%: the split set did not reach the data plane within 120 s: green served 10% of 1,000 rps against 50% set, 120 s after the change (±5 points); weights back to green 10%',
     )
     expect(dns.weights).toEqual({blue: 90, green: 10})
+  })
+})
+
+describe('the split served, rehearsed', () => {
+  it('behind a 60 s TTL the simulated clients move over the TTL, and each bake starts once they have', async () => {
+    const runbook = parseRunbook(
+      'ttl.yaml',
+      `name: ttl
+targets:
+  dns: {zone: Z1, record: api.example.com., ttl: 60, sets: {api-east: east, api-west: west}}
+  targetGroups: {east: arn:east, west: arn:west}
+  metrics: {source: cloudwatch, loadBalancer: app/api/1}
+rehearsal: {scenario: two-regions, setup: cap-shed-slow-start, startAt: 60}
+steps:
+  - action: ramp
+    set: api-west
+    schedule: [5, 25, 50]
+    bake: 60
+    gate: {metric: error-rate, threshold: 1, window: 60, interval: 15, pool: west}
+`,
+    )
+    const io = new RecordingIO(true)
+    const {run} = await rehearse(runbook, {io, signal: noAbort(), operator: 't'}, {pace: null, seeds: 1, randomness: 'none'})
+    expect(run.outcome, run.message).toBe('completed')
+    const seen = io.of('progress').flatMap((e) => {
+      const m = /west served ([\d.]+)% of [\d,]+ rps against (\d+)% set, (\d+) s after the change/.exec(e.message)
+      return m ? [{served: Number(m[1]), set: Number(m[2]), seconds: Number(m[3])}] : []
+    })
+    expect(seen.map((s) => s.set)).toEqual([5, 25, 50])
+    // Clients move as their answers expire, evenly over the 60 s: each step is seen within half of
+    // itself (and 5 points) only once a good part of the TTL has passed, never at the first look (15 s).
+    for (const s of seen) expect(s.seconds).toBeGreaterThanOrEqual(30)
+    for (const s of seen) expect(s.served).toBeLessThanOrEqual(s.set)
+    // Each step's first verdict comes an interval after its split was seen, not an interval after its change.
+    const changes = io
+      .of('mutation')
+      .filter((e) => e.mutation.phase === 'intent')
+      .map((e) => e.at)
+    const firsts = [5, 25, 50].map((p) => run.steps[0].verdicts.find((v) => v.context === `api-west ${p}%`)!.at)
+    firsts.forEach((at, k) => expect(at - changes[k]).toBe(seen[k].seconds + 15))
   })
 })
