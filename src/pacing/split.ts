@@ -123,6 +123,8 @@ export function splitPlanText(plan: SplitPlan, ttl: number | undefined): string 
   return `after each change the bake starts once ${plan.pools.join(' and ')}'s requests show the split within ±${plan.rule.tolerance} points of it (and at least half the step), waiting up to ${plan.rule.deadline} s`
 }
 
+const noneYet = 'no requests counted yet'
+
 export interface SplitContext {
   metrics: () => MetricsPort
   now: () => number
@@ -130,11 +132,12 @@ export interface SplitContext {
   hold(seconds: number, where: string): Promise<'done' | 'promoted' | 'interrupted'>
 }
 
-export type SplitOutcome = {kind: 'seen'; seen: SplitSeen} | {kind: 'late'; why: string} | {kind: 'interrupted'} | {kind: 'promoted'; why: string}
+export type SplitOutcome =
+  {kind: 'seen'; seen: SplitSeen} | {kind: 'late'; why: string} | {kind: 'interrupted'} | {kind: 'promoted'; why: string} | {kind: 'empty'; why: string}
 
 /**
  * Waits until the share `key`'s pool serves is within the tolerance of what `weights` set, reading
- * each pool's requests over the last `window` s every `window` s. Late past the deadline: the
+ * each pool's requests over the last `window` s at once and then every `window` s. Late past the deadline: the
  * change did not reach the data plane (a held-back config, a name server that did not answer),
  * and nothing judged on it would mean anything.
  */
@@ -152,20 +155,25 @@ export async function waitForSplit(
   // A small step is seen served once at least half of it is: 0.1% served of a 1% step is not the step.
   const tolerance = Math.min(plan.rule.tolerance, Math.abs(set - shareOf(before)) / 2)
   const started = ctx.now()
-  let last = 'no requests counted yet'
+  let last = noneYet
   for (;;) {
+    // Read at once, then every window: a source that averages the window just gone (the
+    // simulator, CloudWatch) shows the old split at first, never within half the step of the new
+    // one; one that samples from now (HAProxy's counters, on a first read) shows the change itself.
+    const served = await readServed(ctx.metrics(), pool, plan.pools, window, ctx.signal)
     const seconds = ctx.now() - started
-    // The first read looks at the window after the change, not before it.
-    if (seconds >= window) {
-      const served = await readServed(ctx.metrics(), pool, plan.pools, window, ctx.signal)
-      if (served !== null) {
-        const seen: SplitSeen = {pool, set, served: served.served, totalRps: served.totalRps, seconds}
-        if (Math.abs(served.served - set) <= tolerance) return {kind: 'seen', seen}
-        last = seenText(seen)
-      }
-      if (seconds >= plan.rule.deadline)
-        return {kind: 'late', why: `the split set did not reach the data plane within ${plan.rule.deadline} s: ${last} (±${round(tolerance)} points)`}
+    // Not one request counted on any pool of the split: there is nothing to see the split in
+    // (no traffic, or a source that has counted none yet), and nothing judged on it either: a
+    // gate reads no data as inconclusive. The bake goes on, saying so, rather than wait for traffic.
+    if (served === null && last === noneYet)
+      return {kind: 'empty', why: `no request counted on ${plan.pools.join(' or ')} over the last ${window} s, so the split served cannot be seen`}
+    if (served !== null) {
+      const seen: SplitSeen = {pool, set, served: served.served, totalRps: served.totalRps, seconds}
+      if (Math.abs(served.served - set) <= tolerance) return {kind: 'seen', seen}
+      last = seenText(seen)
     }
+    if (seconds >= plan.rule.deadline)
+      return {kind: 'late', why: `the split set did not reach the data plane within ${plan.rule.deadline} s: ${last} (±${round(tolerance)} points)`}
     const waited = await ctx.hold(window, `waiting for ${pool}'s share to reach ${pct(set)}`)
     if (waited === 'interrupted') return {kind: 'interrupted'}
     if (waited === 'promoted') return {kind: 'promoted', why: `promoted before the split was seen served (${last})`}

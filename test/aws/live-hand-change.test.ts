@@ -1,11 +1,11 @@
 import {readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {CreateRuleCommand, DescribeRulesCommand, ElasticLoadBalancingV2Client, ModifyRuleCommand} from '@aws-sdk/client-elastic-load-balancing-v2'
+import {DescribeRulesCommand, ElasticLoadBalancingV2Client, ModifyRuleCommand} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {inProcess as sluice} from '../helpers/command.js'
 import {setWeightsByHand} from './by-hand.js'
 import {cfg, dnsRunbook, useLiveFixture, weightChanges, weights, type Fixture} from './live-fixture.js'
-import {seedTargetGroupBeside} from './seed.js'
+import {seedTargetGroupBeside, seedWeightedRule} from './seed.js'
 import {spawnRun, when} from './spawned-run.js'
 import {stopsBefore} from './stops-before.js'
 
@@ -28,30 +28,7 @@ const current = useLiveFixture()
 beforeEach(async () => {
   fx = current()
   green = await seedTargetGroupBeside(cfg, fx.targets.targetGroupArn)
-  const elb = new ElasticLoadBalancingV2Client(cfg)
-  try {
-    const rule = await elb.send(
-      new CreateRuleCommand({
-        ListenerArn: fx.targets.listenerArn,
-        Priority: 100,
-        Conditions: [{Field: 'path-pattern', PathPatternConfig: {Values: ['/mail/*']}}],
-        Actions: [
-          {
-            Type: 'forward',
-            ForwardConfig: {
-              TargetGroups: [
-                {TargetGroupArn: fx.targets.targetGroupArn, Weight: 100},
-                {TargetGroupArn: green, Weight: 0},
-              ],
-            },
-          },
-        ],
-      }),
-    )
-    ruleArn = rule.Rules![0].RuleArn!
-  } finally {
-    elb.destroy()
-  }
+  ruleArn = await seedWeightedRule(cfg, fx.targets.listenerArn, fx.targets.targetGroupArn, green)
 })
 
 /** The rule's forward weights now, as blue/green, read straight from moto. */

@@ -1,6 +1,5 @@
 import {CloudWatchClient, GetMetricDataCommand, PutMetricDataCommand, type MetricDatum} from '@aws-sdk/client-cloudwatch'
 import {
-  CreateRuleCommand,
   DescribeListenersCommand,
   DescribeRulesCommand,
   ElasticLoadBalancingV2Client,
@@ -15,7 +14,7 @@ import {parseRunbook} from '../../src/loader/load-runbook.js'
 import type {WeightMap} from '../../src/ports/control-plane.js'
 import {control, FakeClock, RecordingIO} from '../helpers/fakes.js'
 import {cfg, useLiveFixture, type Fixture} from './live-fixture.js'
-import {seedTargetGroupBeside} from './seed.js'
+import {seedTargetGroupBeside, seedWeightedRule} from './seed.js'
 
 // The split served, measured from CloudWatch's per-target-group RequestCount (issue 49), through
 // the real SDK and the recording proxy to moto. moto answers what was put, at once; a load
@@ -32,30 +31,7 @@ const current = useLiveFixture()
 beforeEach(async () => {
   fx = current()
   green = await seedTargetGroupBeside(cfg, fx.targets.targetGroupArn)
-  const elb = new ElasticLoadBalancingV2Client(cfg)
-  try {
-    const rule = await elb.send(
-      new CreateRuleCommand({
-        ListenerArn: fx.targets.listenerArn,
-        Priority: 100,
-        Conditions: [{Field: 'path-pattern', PathPatternConfig: {Values: ['/mail/*']}}],
-        Actions: [
-          {
-            Type: 'forward',
-            ForwardConfig: {
-              TargetGroups: [
-                {TargetGroupArn: fx.targets.targetGroupArn, Weight: 100},
-                {TargetGroupArn: green, Weight: 0},
-              ],
-            },
-          },
-        ],
-      }),
-    )
-    ruleArn = rule.Rules![0].RuleArn!
-  } finally {
-    elb.destroy()
-  }
+  ruleArn = await seedWeightedRule(cfg, fx.targets.listenerArn, fx.targets.targetGroupArn, green)
 })
 
 /** An ALB's counts as CloudWatch gets them: 100 requests a second, split as the rule stood `lag` s before. */

@@ -1,18 +1,12 @@
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {
-  CreateRuleCommand,
-  DescribeListenersCommand,
-  DescribeRulesCommand,
-  ElasticLoadBalancingV2Client,
-  type Action,
-} from '@aws-sdk/client-elastic-load-balancing-v2'
+import {DescribeListenersCommand, DescribeRulesCommand, ElasticLoadBalancingV2Client, type Action} from '@aws-sdk/client-elastic-load-balancing-v2'
 import {beforeEach, describe, expect, it} from 'vitest'
 import {inProcess as sluice} from '../helpers/command.js'
 import {targetGroupDimension} from '../../src/aws/cloudwatch.js'
 import type {GateVerdict} from '../../src/ports/io.js'
 import {cfg, seedMetrics, useLiveFixture, type Fixture} from './live-fixture.js'
-import {putAlbMetrics, seedTargetGroupBeside} from './seed.js'
+import {putAlbMetrics, seedTargetGroupBeside, seedWeightedRule} from './seed.js'
 
 // The weighted-target-groups steps here say `split: off`: what they test is the rule's changes, and their
 // CloudWatch seed counts the blue group only. The split served, measured from each group's
@@ -30,31 +24,7 @@ const current = useLiveFixture()
 beforeEach(async () => {
   fx = current()
   green = await seedTargetGroupBeside(cfg, fx.targets.targetGroupArn)
-  const elb = new ElasticLoadBalancingV2Client(cfg)
-  try {
-    const rule = await elb.send(
-      new CreateRuleCommand({
-        ListenerArn: fx.targets.listenerArn,
-        Priority: 100,
-        Conditions: [{Field: 'path-pattern', PathPatternConfig: {Values: ['/mail/*']}}],
-        Actions: [
-          {
-            Type: 'forward',
-            ForwardConfig: {
-              TargetGroups: [
-                {TargetGroupArn: fx.targets.targetGroupArn, Weight: 100},
-                {TargetGroupArn: green, Weight: 0},
-              ],
-              TargetGroupStickinessConfig: {Enabled: true, DurationSeconds: 300},
-            },
-          },
-        ],
-      }),
-    )
-    ruleArn = rule.Rules![0].RuleArn!
-  } finally {
-    elb.destroy()
-  }
+  ruleArn = await seedWeightedRule(cfg, fx.targets.listenerArn, fx.targets.targetGroupArn, green, true)
 })
 
 function runbook(name: string, step: string): string {

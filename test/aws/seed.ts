@@ -4,6 +4,7 @@ import {CreateSubnetCommand, CreateVpcCommand, EC2Client} from '@aws-sdk/client-
 import {
   CreateListenerCommand,
   CreateLoadBalancerCommand,
+  CreateRuleCommand,
   CreateTargetGroupCommand,
   DescribeTargetGroupsCommand,
   ElasticLoadBalancingV2Client,
@@ -207,4 +208,37 @@ function fqdn(record: string, zoneName: string): string {
   const zone = zoneName.replace(/\.$/, '')
   const name = record.replace(/\.$/, '')
   return name === zone || name.endsWith(`.${zone}`) ? `${name}.` : `${name}.${zone}.`
+}
+
+/**
+ * A listener rule (priority 100, /mail/*) whose forward sends everything to `blue` and nothing
+ * to `green`: what a weighted-target-groups step shifts. Its ARN. `stickiness` adds the forward's
+ * target-group stickiness, which a shift must keep.
+ */
+export async function seedWeightedRule(cfg: AwsClientConfig, listenerArn: string, blue: string, green: string, stickiness = false): Promise<string> {
+  const elb = new ElasticLoadBalancingV2Client(cfg)
+  try {
+    const rule = await elb.send(
+      new CreateRuleCommand({
+        ListenerArn: listenerArn,
+        Priority: 100,
+        Conditions: [{Field: 'path-pattern', PathPatternConfig: {Values: ['/mail/*']}}],
+        Actions: [
+          {
+            Type: 'forward',
+            ForwardConfig: {
+              TargetGroups: [
+                {TargetGroupArn: blue, Weight: 100},
+                {TargetGroupArn: green, Weight: 0},
+              ],
+              ...(stickiness ? {TargetGroupStickinessConfig: {Enabled: true, DurationSeconds: 300}} : {}),
+            },
+          },
+        ],
+      }),
+    )
+    return rule.Rules![0].RuleArn!
+  } finally {
+    elb.destroy()
+  }
 }

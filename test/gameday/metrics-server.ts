@@ -8,7 +8,7 @@ import type {AddressInfo} from 'node:net'
  * game day's runbooks write them; anything else, or a value not set, is no data.
  */
 export class MetricsServer {
-  private readonly values = new Map<string, number>()
+  private readonly values = new Map<string, number | (() => Promise<number>)>()
   private server?: Server
   url = ''
   /** Every query asked, in order: which gates read what. */
@@ -22,8 +22,13 @@ export class MetricsServer {
     this.values.set(`${metric}{pool="${pool}"}`, value)
   }
 
+  /** A metric read at each query: a pool's request rate that follows the split set now, as a load balancer's counts do. */
+  follow(metric: string, pool: string, value: () => Promise<number>): void {
+    this.values.set(`${metric}{pool="${pool}"}`, value)
+  }
+
   async start(): Promise<void> {
-    this.server = createServer((req, res) => {
+    this.server = createServer(async (req, res) => {
       const query = new URL(req.url ?? '/', 'http://x').searchParams.get('query') ?? ''
       this.asked.push(query)
       this.sent.push({authorization: req.headers.authorization, url: req.url ?? ''})
@@ -33,7 +38,8 @@ export class MetricsServer {
         res.end(JSON.stringify({status: 'error', errorType: 'unauthorized', error: `refused ${req.url} with Authorization: ${req.headers.authorization}`}))
         return
       }
-      const value = this.values.get(query)
+      const given = this.values.get(query)
+      const value = typeof given === 'function' ? await given() : given
       const result = value === undefined ? [] : [{metric: {}, value: [Date.now() / 1000, String(value)]}]
       res.setHeader('content-type', 'application/json')
       res.end(JSON.stringify({status: 'success', data: {resultType: 'vector', result}}))
@@ -57,4 +63,17 @@ export function metricsTargets(url: string): string {
       request-rate: 'request-rate{pool="$pool"}'
       healthy-targets: 'healthy-targets{pool="$pool"}'
 `
+}
+
+/**
+ * Each pool's request rate as a share of `total`, by the weights its record has now: what a
+ * dashboard of a weighted DNS split shows once clients have moved (a game day's TTL is 1 s).
+ */
+export function requestsFollowWeights(metrics: MetricsServer, pools: string[], total: number, weights: () => Promise<Record<string, number>>): void {
+  for (const pool of pools)
+    metrics.follow('request-rate', pool, async () => {
+      const w = await weights()
+      const sum = Object.values(w).reduce((a, b) => a + b, 0)
+      return sum > 0 ? (total * (w[pool] ?? 0)) / sum : total / pools.length
+    })
 }

@@ -4,7 +4,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {ruleCount, useLiveFixture, weightChanges, weights, type Fixture} from '../aws/live-fixture.js'
 import {spawnRun, type SpawnedRun} from '../aws/spawned-run.js'
-import {MetricsServer, metricsTargets} from './metrics-server.js'
+import {MetricsServer, metricsTargets, requestsFollowWeights} from './metrics-server.js'
 import {writeTimeline} from './timeline.js'
 
 // The Outlook ejection cascade of November 2026, played on the AWS path (Route 53, ELBv2 and a
@@ -25,6 +25,8 @@ beforeEach(async () => {
     metrics.set('request-rate', pool, 1500)
     metrics.set('healthy-targets', pool, 100)
   }
+  // Each pool's requests follow the record's weights, so a ramp sees each change served (issue 49).
+  requestsFollowWeights(metrics, ['mailbox', 'maintenance'], 1500, () => weights(fx.targets.zoneId, fx.targets.record))
 })
 afterEach(() => metrics.stop())
 

@@ -6,7 +6,7 @@ import {elsewhere} from '../helpers/elsewhere.js'
 import {ruleCount, useLiveFixture, weightChanges, weights, type Fixture} from '../aws/live-fixture.js'
 import {uniqueName} from '../aws/seed.js'
 import {spawnRun, type SpawnedRun} from '../aws/spawned-run.js'
-import {MetricsServer, metricsTargets} from './metrics-server.js'
+import {MetricsServer, metricsTargets, requestsFollowWeights} from './metrics-server.js'
 import {writeTimeline} from './timeline.js'
 
 // Two operators and a newer run on one team store (DynamoDB, in moto): alice on this host, bob
@@ -24,6 +24,8 @@ beforeEach(async () => {
     metrics.set('error-rate', pool, 0.1)
     metrics.set('request-rate', pool, 800)
   }
+  // Each pool's requests follow the record's weights, so a ramp sees each change served (issue 49).
+  requestsFollowWeights(metrics, ['mailbox', 'maintenance'], 800, () => weights(fx.targets.zoneId, fx.targets.record))
 })
 afterEach(() => metrics.stop())
 

@@ -345,7 +345,7 @@ describe('sluice run on a HAProxy runbook', () => {
     const run = spawnRun(['run', file, '--yes', '--state', state], leaseEnv)
     try {
       const runId = await run.runId()
-      await run.seen(/green at 100% \(blue=0 green=100\), baking 10 s/)
+      await run.seen(/green at 100% \(blue=0 green=100\).*, baking 10 s/)
       // The ramp has no gate: the way back is taken ungated, as the operator says.
       const aborted = await sluice(['abort', runId, '--rollback', '--ungated', '--yes', '--json', '--state', state])
       expect(aborted.code, aborted.stderr).toBe(0)
@@ -496,12 +496,14 @@ describe('sluice run on a HAProxy runbook', () => {
       const held = await sluice(['run', few.file, '--yes', '--json', '--state', few.state])
       expect(held.code, held.stderr).toBe(exitCodeOf('gate-failed'))
       const json = JSON.parse(held.stdout) as {message: string; steps: Array<{verdicts: GateVerdict[]}>}
-      // The bake (2 s, a pass needed) ends before the third inconclusive verdict: never a pass either way.
+      // The bake (2 s, a pass needed) ends with no pass, by its end or at the third inconclusive
+      // verdict (which comes first depends on how soon HAProxy's counters answer a read): never a pass either way.
       const last = json.steps[0].verdicts.at(-1)!
       expect(
         json.steps[0].verdicts.every((v) => v.outcome === 'inconclusive' && v.why === `${v.requests} requests in the window, fewer than minRequests 100000000`),
       ).toBe(true)
-      expect(json.message).toContain(`at green 5% (last: 100.00% of ${last.requests!.toLocaleString('en-US')} requests, ${last.why})`)
+      expect(json.message).toMatch(/(did not pass 1 times in a row by the end of the bake|was inconclusive 3 times) at green 5% \(last: /)
+      expect(json.message).toContain(`${last.why})`)
       expect(await weights()).toEqual({blue: 100, green: 0})
     } finally {
       loading = false

@@ -94,6 +94,20 @@ describe('the split served', () => {
   })
 })
 
+describe('the split with no traffic', () => {
+  it('a change no request has reached cannot be seen: the bake goes on at once, saying so', async () => {
+    const dns = new FakeDns({blue: 100, green: 0})
+    // The gate's error rate reads a value; the split's request rates have nothing to count.
+    const metrics = new FakeMetrics((kind: MetricKind) => (kind === 'request-rate' ? null : 0.1))
+    const io = new RecordingIO()
+    const result = await runRunbook(book(dnsTargets), {control: control({weights: dns, metrics}), io, signal: noAbort()})
+    expect(result.outcome, result.message).toBe('completed')
+    expect(io.of('progress').map((e) => e.message)).toContain(
+      'green at 10% (blue=90 green=10); no request counted on blue or green over the last 10 s, so the split served cannot be seen, baking 60 s',
+    )
+  })
+})
+
 describe('the split served, rehearsed', () => {
   it('behind a 60 s TTL the simulated clients move over the TTL, and each bake starts once they have', async () => {
     const runbook = parseRunbook(
