@@ -1,4 +1,4 @@
-import {createServer, type Server} from 'node:http'
+import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
 /**
@@ -28,24 +28,27 @@ export class MetricsServer {
   }
 
   async start(): Promise<void> {
-    this.server = createServer(async (req, res) => {
-      const query = new URL(req.url ?? '/', 'http://x').searchParams.get('query') ?? ''
-      this.asked.push(query)
-      this.sent.push({authorization: req.headers.authorization, url: req.url ?? ''})
-      if ([...this.echoing].some((metric) => query.startsWith(`${metric}{`))) {
-        res.statusCode = 401
-        res.setHeader('content-type', 'application/json')
-        res.end(JSON.stringify({status: 'error', errorType: 'unauthorized', error: `refused ${req.url} with Authorization: ${req.headers.authorization}`}))
-        return
-      }
-      const given = this.values.get(query)
-      const value = typeof given === 'function' ? await given() : given
-      const result = value === undefined ? [] : [{metric: {}, value: [Date.now() / 1000, String(value)]}]
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify({status: 'success', data: {resultType: 'vector', result}}))
-    })
+    this.server = createServer((req, res) => void this.answer(req, res))
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
+  }
+
+  /** One instant query: its value as set, or as read now for one that follows (follow). */
+  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const query = new URL(req.url ?? '/', 'http://x').searchParams.get('query') ?? ''
+    this.asked.push(query)
+    this.sent.push({authorization: req.headers.authorization, url: req.url ?? ''})
+    if ([...this.echoing].some((metric) => query.startsWith(`${metric}{`))) {
+      res.statusCode = 401
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({status: 'error', errorType: 'unauthorized', error: `refused ${req.url} with Authorization: ${req.headers.authorization}`}))
+      return
+    }
+    const given = this.values.get(query)
+    const value = typeof given === 'function' ? await given() : given
+    const result = value === undefined ? [] : [{metric: {}, value: [Date.now() / 1000, String(value)]}]
+    res.setHeader('content-type', 'application/json')
+    res.end(JSON.stringify({status: 'success', data: {resultType: 'vector', result}}))
   }
 
   async stop(): Promise<void> {
