@@ -1,5 +1,6 @@
 import type {ControlPlane, MetricsPort} from '../ports/control-plane.js'
 import {bandRise, nextShare, ProbeStep, readBand, readRoom, type Band} from './pacer.js'
+import {waitSaidEvery} from './room.js'
 import type {PaceRule} from './rule.js'
 
 /** What a paced ramp needs of its run: the ports it reads, a pausable wait, and a line to say what it does. */
@@ -10,9 +11,6 @@ export interface PaceContext {
   hold(seconds: number, where: string): Promise<'done' | 'promoted' | 'interrupted'>
   progress(message: string): void
 }
-
-/** Seconds between the lines a ramp waiting for room writes. */
-const sayEvery = 60
 
 export type PacedNext = {kind: 'step'; to: number} | {kind: 'held'; message: string} | {kind: 'interrupted'}
 
@@ -62,7 +60,7 @@ export class RampPacer {
       const waited = ctx.control.clock.now() - started
       if (waited >= rule.wait) return {kind: 'held', message: `holding at ${from}% after waiting ${Math.round(waited)} s for room: ${decision.why}`}
       // Said when the wait starts and once a minute after: a look every gate interval is too many lines.
-      if (waited - said >= sayEvery) {
+      if (waited - said >= waitSaidEvery) {
         ctx.progress(`waiting for room at ${from}% (${Math.round(waited)} of ${rule.wait} s): ${decision.why}`)
         said = waited
       }

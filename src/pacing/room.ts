@@ -79,3 +79,6 @@ export function roomText(room: PoolRoom): string {
   const warm = room.capacityRps < room.warmRps - 0.5 ? `, ${rps(room.warmRps)} warm` : ''
   return `${room.pool}: ${room.inRotation} target${room.inRotation === 1 ? '' : 's'} in rotation${warming} × ${rps(room.perTarget)} = ${rps(room.capacityRps)} now${warm}`
 }
+
+/** Seconds between the lines a step waiting for room writes: a look every gate interval is too many lines. */
+export const waitSaidEvery = 60

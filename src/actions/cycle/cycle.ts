@@ -7,7 +7,7 @@ import {batchBeyondPool, describeCount, resolveCount, type CountOrPercent} from 
 import {backendOf} from '../../runbook/targets.js'
 import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from '../action.js'
 import {largestBatch, roomLeft} from '../../pacing/batch.js'
-import {roomText, rps, usable} from '../../pacing/room.js'
+import {roomText, rps, usable, waitSaidEvery} from '../../pacing/room.js'
 
 /** Seconds between looks at the group while waiting for room in the disruption budget. */
 const budgetPoll = 10
@@ -118,7 +118,9 @@ async function autoBatch(
 ): Promise<{batch: Target[]} | StepOutcome> {
   const perTarget = step.capacityPerTarget!
   const headroomShare = (step.headroom ?? defaultAutoHeadroom) / 100
-  const deadline = ctx.control.clock.now() + step.healthyTimeout
+  const started = ctx.control.clock.now()
+  const deadline = started + step.healthyTimeout
+  let said = -Infinity
   for (;;) {
     const now = await group.targets()
     const inRotation = now.filter((t) => t.health === 'healthy')
@@ -144,7 +146,12 @@ async function autoBatch(
         status: step.onFailure === 'hold' ? 'held' : 'failed',
         message: `${name}: no target can be taken out within ${step.healthyTimeout} s: ${sized.why}`,
       }
-    ctx.progress(`${name}: waiting for room: ${sized.why}`)
+    // Said when the wait starts and once a minute after, not at every look.
+    const waited = ctx.control.clock.now() - started
+    if (waited - said >= waitSaidEvery) {
+      ctx.progress(`${name}: waiting for room (${Math.round(waited)} of ${step.healthyTimeout} s): ${sized.why}`)
+      said = waited
+    }
     await ctx.control.clock.sleep(budgetPoll, ctx.signal)
     if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped before ${name}; earlier batches are back in service`}
   }
