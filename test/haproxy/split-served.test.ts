@@ -100,8 +100,9 @@ describe('the split served, on a real HAProxy', () => {
     expect(seen.map((s) => s.set)).toEqual([20, 60])
     for (const s of seen) {
       expect(Math.abs(s.served - s.set)).toBeLessThanOrEqual(5)
-      // The first look: one gate interval of requests after the change, and HAProxy's counters sampled over one more.
-      expect(s.seconds).toBeLessThanOrEqual(3)
+      // Seen at one of the first looks (a second each; a look whose sample of a loaded machine's few
+      // hundred requests lands past 5 points is looked at again), nothing like a TTL or a minute of counts.
+      expect(s.seconds).toBeLessThan(20)
     }
   })
 
