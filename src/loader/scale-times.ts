@@ -22,7 +22,7 @@ export function scaleRunbookTimes(runbook: Runbook, timeScale: number): Runbook 
 /**
  * The runbook with every rate it states times `rateScale`, and every count of requests times both
  * scales, so that live reads of a drill's scaled pool are judged on its scale: a target's stated
- * capacity (targets.capacityPerTarget, a cycle's capacityPerTarget) and a gate's minRequests.
+ * capacity (targets.capacityPerTarget, a cycle's capacityPerTarget, a paced ramp's) and a gate's minRequests.
  */
 export function scaleRunbookRates(runbook: Runbook, scales: {rateScale: number; timeScale: number}): Runbook {
   const {rateScale, timeScale} = scales
@@ -35,6 +35,9 @@ export function scaleRunbookRates(runbook: Runbook, scales: {rateScale: number; 
     let scaled: Step = step
     if ('capacityPerTarget' in scaled && typeof scaled.capacityPerTarget === 'number')
       scaled = {...scaled, capacityPerTarget: scaled.capacityPerTarget * rateScale}
+    // A paced ramp took its pool's capacity from targets.capacityPerTarget when it was resolved.
+    if ('pace' in scaled && scaled.pace && scaled.pace.perTarget !== null)
+      scaled = {...scaled, pace: {...scaled.pace, perTarget: scaled.pace.perTarget * rateScale}}
     if ('gate' in scaled && scaled.gate) scaled = {...scaled, gate: gate(scaled.gate)}
     return scaled
   })

@@ -212,9 +212,14 @@ targets:
 steps:
   - {action: weighted-target-groups, pool: green, schedule: [100], bake: 60, gate: {metric: error-rate, threshold: 2, pool: green, minRequests: 1000}}
   - {action: cycle, pool: blue, batch: 1, headroom: 10, capacityPerTarget: 80, restart: {command: [x], timeout: 60}}
+  - {action: weighted-target-groups, name: paced, pool: blue, schedule: auto, bake: 60}
 `,
     )
     const scaled = scaleRunbookRates(runbook, {rateScale: 0.25, timeScale: 0.5})
+    // A paced ramp sizes its steps by blue's capacity at the drill's scale, as its demand is read there
+    // (the first paced drill stepped to 50% on a cold pool with the capacity of the incident's scale).
+    expect(scaled.steps.find((s) => s.name === 'paced')).toMatchObject({pace: {pool: 'blue', perTarget: 25}})
+    expect(runbook.steps.find((s) => s.name === 'paced')).toMatchObject({pace: {pool: 'blue', perTarget: 100}})
     expect(scaled.targets.capacityPerTarget).toEqual({blue: 25})
     const shift = stepOf(scaled.steps, 'weighted-target-groups')
     // 1,000 requests of the incident are a quarter of the rate over half the time.
