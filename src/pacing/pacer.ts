@@ -99,8 +99,15 @@ export interface Band {
   errors: number | null
 }
 
+/**
+ * The pool's band now. A source without latency percentiles (HAProxy's counters) bands on errors
+ * alone: its read of latency fails, and that is no band, not a failed step.
+ */
 export async function readBand(metrics: MetricsPort, pool: string, window: number, signal?: AbortSignal): Promise<Band> {
-  const [latency, errors] = await Promise.all([metrics.read('latency-p99', window, pool, signal), metrics.read('error-rate', window, pool, signal)])
+  const [latency, errors] = await Promise.all([
+    metrics.read('latency-p99', window, pool, signal).catch(() => ({value: null})),
+    metrics.read('error-rate', window, pool, signal),
+  ])
   return {latency: latency.value, errors: errors.value}
 }
 

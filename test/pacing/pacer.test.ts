@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {bandRise, moveCost, nextShare, ProbeStep} from '../../src/pacing/pacer.js'
+import {bandRise, moveCost, nextShare, ProbeStep, readBand} from '../../src/pacing/pacer.js'
 import {largestShare, roomOf, stepWork} from '../../src/pacing/room.js'
 import {paceSchema, type PaceRule} from '../../src/pacing/rule.js'
 
@@ -105,5 +105,18 @@ describe('probing', () => {
     expect(bandRise(r, {latency: 100, errors: 0.1}, {latency: 100, errors: 0.7})).toContain('error rate rose from 0.10% to 0.70%')
     // Nothing to compare is no rise (the gate judges missing data).
     expect(bandRise(r, {latency: null, errors: null}, {latency: 900, errors: 9})).toBeNull()
+  })
+})
+
+describe('the band', () => {
+  it('a source with no latency percentiles bands on errors alone, rather than fail the step', async () => {
+    const metrics = {
+      label: 'haproxy-like',
+      read: async (kind: string) => {
+        if (kind === 'latency-p99') throw new Error('no latency percentiles')
+        return {value: 0.4, requests: 100}
+      },
+    }
+    expect(await readBand(metrics, 'green', 10)).toEqual({latency: null, errors: 0.4})
   })
 })
