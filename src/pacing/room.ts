@@ -58,6 +58,17 @@ export function largestShare(from: number, demandRps: number, room: Pick<PoolRoo
   return (usable(room, headroom) / demandRps + extra * from) / (1 + extra)
 }
 
+/** Each pool's share of a split, 0–1, from its keys' weights and the pool each key sends traffic to. */
+export function poolShares(weights: Record<string, number>, poolOf: (key: string) => string): Map<string, number> {
+  const total = Object.values(weights).reduce((a, b) => a + b, 0)
+  const shares = new Map<string, number>()
+  for (const [key, w] of Object.entries(weights)) {
+    const pool = poolOf(key)
+    shares.set(pool, (shares.get(pool) ?? 0) + (total > 0 ? w / total : 0))
+  }
+  return shares
+}
+
 /** A pool's room from its targets as a port lists them: in rotation, each at its warm-up (1 when warm). */
 export function roomOf(pool: string, warmths: number[], perTarget: number): PoolRoom {
   const capacity = warmths.reduce((sum, w) => sum + w, 0) * perTarget

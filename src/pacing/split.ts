@@ -2,6 +2,7 @@ import {z} from 'zod'
 import type {TargetsData} from '../runbook/schema.js'
 import type {MetricsPort, WeightMap} from '../ports/control-plane.js'
 import {duration} from '../runbook/units.js'
+import {poolShares} from './room.js'
 
 // Weights set are not weights served: a weighted DNS change reaches clients over the TTL, an ALB
 // applies a change when it has, a shim may hold a HAProxy map change back. A gate that bakes
@@ -74,17 +75,6 @@ const pct = (n: number) => `${round(n)}%`
 export const seenText = (s: SplitSeen): string =>
   `${s.pool} served ${pct(s.served)} of ${Math.round(s.totalRps).toLocaleString('en-US')} rps against ${pct(s.set)} set, ${Math.round(s.seconds)} s after the change`
 
-/** Each pool's share of a weights map, in %, by the pool each key sends traffic to. */
-export function poolShares(weights: WeightMap, poolOf: (key: string) => string): Map<string, number> {
-  const total = Object.values(weights).reduce((a, b) => a + b, 0)
-  const shares = new Map<string, number>()
-  for (const [key, w] of Object.entries(weights)) {
-    const pool = poolOf(key)
-    shares.set(pool, (shares.get(pool) ?? 0) + (total > 0 ? (w / total) * 100 : 0))
-  }
-  return shares
-}
-
 /**
  * The served share of `pool` among `pools` over the last `window` s: each pool's request rate
  * over their sum. A pool with no requests in the window counts 0 (it has been moved off); null when
@@ -150,7 +140,7 @@ export async function waitForSplit(
   window: number,
 ): Promise<SplitOutcome> {
   const pool = plan.poolOf[key] ?? key
-  const shareOf = (w: WeightMap) => poolShares(w, (k) => plan.poolOf[k] ?? k).get(pool) ?? 0
+  const shareOf = (w: WeightMap) => (poolShares(w, (k) => plan.poolOf[k] ?? k).get(pool) ?? 0) * 100
   const set = shareOf(weights)
   // A small step is seen served once at least half of it is: 0.1% served of a 1% step is not the step.
   const tolerance = Math.min(plan.rule.tolerance, Math.abs(set - shareOf(before)) / 2)

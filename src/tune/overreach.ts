@@ -1,8 +1,7 @@
 import {stepName} from '../format.js'
-import type {WeightMap} from '../ports/control-plane.js'
 import type {WeightChange} from '../report/rehearsal.js'
 import type {Scenario} from '../sim/scenario/schema.js'
-import {rps, stepWork} from '../pacing/room.js'
+import {poolShares, rps, stepWork} from '../pacing/room.js'
 
 /**
  * What a weight change asked of the pool it moved traffic onto, against what the pool's servers
@@ -24,18 +23,6 @@ export interface StepLoad {
   handshakeCost: number
 }
 
-/** Each pool's share of the split, 0–1, from a set's weights and the pool each set routes to. */
-function poolShares(weights: WeightMap, sets: Record<string, string>): Map<string, number> {
-  const total = Object.values(weights).reduce((a, b) => a + b, 0)
-  const shares = new Map<string, number>()
-  if (total <= 0) return shares
-  for (const [set, w] of Object.entries(weights)) {
-    const pool = sets[set] ?? set
-    shares.set(pool, (shares.get(pool) ?? 0) + w / total)
-  }
-  return shares
-}
-
 /** What each of the run's weight changes asked of every pool it moved traffic onto, in order. */
 export function stepLoads(changes: WeightChange[], sets: Record<string, string>, scenario: Pick<Scenario, 'pools' | 'dns' | 'clients'>): StepLoad[] {
   // Spread over a TTL, the handshakes of any one second are the share of clients whose answers expire in it.
@@ -44,8 +31,8 @@ export function stepLoads(changes: WeightChange[], sets: Record<string, string>,
   for (const change of changes) {
     const taken = change.taken
     if (!taken) continue
-    const before = poolShares(taken.before, sets)
-    const after = poolShares(change.weights, sets)
+    const before = poolShares(taken.before, (k) => sets[k] ?? k)
+    const after = poolShares(change.weights, (k) => sets[k] ?? k)
     for (const [name, share] of after) {
       const pool = scenario.pools.find((p) => p.name === name)
       const capacityRps = taken.capacityRps[name]
