@@ -106,7 +106,7 @@ module.exports = {
       from: {path: '^src/way-back/'},
       to: {
         path: '^(src|commands|bench)/',
-        pathNot: ['^src/(way-back|runbook|loader|actions|engine|ports)/', '^src/(errors|format)\\.ts$'],
+        pathNot: ['^src/(way-back|runbook|loader|actions|pacing|engine|ports)/', '^src/(errors|format)\\.ts$'],
       },
     },
     {

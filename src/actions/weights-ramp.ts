@@ -262,7 +262,9 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
     }
     lastGood = weights
     lastGoodLabel = `${step.set} ${percent}% (${describeWeights(weights)})`
-    if (pacer && (await pacer.took(percent)) === 'interrupted') return {status: 'interrupted', message: `stopped at ${lastGoodLabel}`, verdicts}
+    const settled = pacer ? await pacer.took(percent) : {kind: 'done' as const}
+    if (settled.kind === 'interrupted') return {status: 'interrupted', message: `stopped at ${lastGoodLabel}`, verdicts}
+    if (settled.kind === 'held') return {status: 'held', message: `${settled.message}; holding at ${lastGoodLabel}`, verdicts}
   }
   return {status: 'done', message: `${step.set} at ${end}%`, verdicts}
 }

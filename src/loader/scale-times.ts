@@ -13,7 +13,12 @@ export function scaleRunbookTimes(runbook: Runbook, timeScale: number): Runbook 
   const seconds = (s: number): number => s * timeScale
   const gate = (g: Gate): Gate => ({...g, window: seconds(g.window), interval: seconds(g.interval)})
   const steps = runbook.steps.map((step): Step => {
-    const timed = step.timeout === undefined ? step : {...step, timeout: seconds(step.timeout)}
+    let timed = step.timeout === undefined ? step : {...step, timeout: seconds(step.timeout)}
+    // A paced step's rule is the same for every action that paces: its wait for room, and its clients' interval.
+    if ('pace' in timed && timed.pace) {
+      const {wait, clientInterval} = timed.pace
+      timed = {...timed, pace: {...timed.pace, wait: seconds(wait), ...(clientInterval === undefined ? {} : {clientInterval: seconds(clientInterval)})}}
+    }
     return actionOf(timed).scaleTimes?.(timed, {seconds, gate}) ?? timed
   })
   return {...runbook, steps}

@@ -44,7 +44,7 @@ export class RampPacer {
       // A probe's band is the window before the step, as long as the bake that will be compared with it.
       this.before = await readBand(ctx.metrics(), rule.pool, this.bandWindow(), ctx.signal)
       const to = this.probe.next(from, end)
-      ctx.progress(`probing ${rule.pool}: a step of ${to - from} points to ${to}% (no capacity stated)`)
+      ctx.progress(`probing ${rule.pool}: a step of ${to - from} points to ${to}%`)
       return {kind: 'step', to}
     }
     const started = ctx.control.clock.now()
@@ -77,20 +77,37 @@ export class RampPacer {
 
   /**
    * After a step's gate passed: a probe compares the pool's band with the window before the step,
-   * grows its next step when the pool stayed in it, and halves it and waits a bake when it did not.
+   * grows its next step when the pool stayed in it, and halves it when it did not, then waits a
+   * bake and steps again only once the pool has stopped rising: its band then within the rule of
+   * the one read right after the step. A pool still rising is looked at every interval up to
+   * `wait`, then the ramp holds where it is (a p99 that rose tenfold and keeps rising leaves room
+   * for no step, however small; one that rose to a new level and stays there does).
    */
-  async took(at: number): Promise<'done' | 'interrupted'> {
+  async took(at: number): Promise<{kind: 'done'} | {kind: 'held'; message: string} | {kind: 'interrupted'}> {
     const {rule, ctx} = this
-    if (rule.perTarget !== null || this.before === null) return 'done'
+    if (rule.perTarget !== null || this.before === null) return {kind: 'done'}
     const after = await readBand(ctx.metrics(), rule.pool, this.bandWindow(), ctx.signal)
     const rise = bandRise(rule, this.before, after)
     if (rise === null) {
       this.probe.grow()
-      return 'done'
+      return {kind: 'done'}
     }
     this.probe.halve()
-    ctx.progress(`${rise}: the next step is ${this.probe.points} points, after a bake at ${at}%`)
-    return (await ctx.hold(this.bake, `letting ${rule.pool} settle at ${at}%`)) === 'interrupted' ? 'interrupted' : 'done'
+    ctx.progress(`${rise}: the next step is ${this.probe.points} points, after a bake at ${at}% and once ${rule.pool} has stopped rising`)
+    const started = ctx.control.clock.now()
+    let look = this.bake
+    for (;;) {
+      const held = await ctx.hold(look, `letting ${rule.pool} settle at ${at}%`)
+      if (held === 'interrupted') return {kind: 'interrupted'}
+      // A promote goes on from here on the operator's word, with the halved step; the journal has the promote.
+      if (held === 'promoted') return {kind: 'done'}
+      const rising = bandRise(rule, after, await readBand(ctx.metrics(), rule.pool, this.bandWindow(), ctx.signal))
+      if (rising === null) return {kind: 'done'}
+      const waited = ctx.control.clock.now() - started
+      if (waited >= rule.wait)
+        return {kind: 'held', message: `holding at ${at}% after waiting ${Math.round(waited)} s for ${rule.pool} to stop rising: ${rising}`}
+      look = Math.min(this.interval, rule.wait - waited)
+    }
   }
 
   private bandWindow(): number {

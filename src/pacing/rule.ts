@@ -104,19 +104,26 @@ export function resolvePace(
   return {pool, perTarget: capacityPerTarget?.[pool] ?? null, ...pace}
 }
 
-/** What a ramp's title says of its schedule: "5% → 25% → 100%", or "paced to 100% on mailbox's room (5–50 points a step)". */
+/**
+ * What a ramp's title says of its schedule: "5% → 25% → 100%", "paced to 100% on mailbox's room
+ * (5–50 points a step)", or "probing to 100% on mailbox (5–50 points a step)".
+ */
 export function scheduleTitle(schedule: number[], pace: PaceRule | undefined): string {
-  if (pace) return `paced to ${pace.to}% on ${pace.pool}'s room (${pace.minStep}–${pace.maxStep} points a step)`
+  if (pace)
+    return `${pace.perTarget === null ? 'probing' : 'paced'} to ${pace.to}% on ${pace.pool}${pace.perTarget === null ? '' : "'s room"} (${pace.minStep}–${pace.maxStep} points a step)`
   return schedule.map((p) => `${p}%`).join(' → ')
 }
 
-/** The plan's lines for the rule: what it reads, what it steps by, and when it holds. */
-export function pacePlan(pace: PaceRule): string[] {
+/**
+ * The plan's lines for the rule: what it reads, what it steps by, and when it holds. `probes`
+ * says why a probe probes (by default: no capacity stated).
+ */
+export function pacePlan(pace: PaceRule, probes = `no capacity of ${pace.pool} is stated (targets.capacityPerTarget)`): string[] {
   const spread = pace.clientInterval === undefined ? 'all at once' : `spread over the TTL for clients asking every ${pace.clientInterval} s`
   const handshakes = pace.handshakeCost > 1 ? `, with the handshakes of what moved at ${pace.handshakeCost}× a request (${spread})` : ''
   const how =
     pace.perTarget === null
-      ? `no capacity of ${pace.pool} is stated (targets.capacityPerTarget), so it probes: steps from ${pace.minStep} points, doubling while ${pace.pool}'s p99 latency stays within ${pace.latencyRise}% and its error rate within ${pace.errorRise} points of the window before each step, halving and waiting a bake on a rise`
+      ? `${probes}, so it probes: steps from ${pace.minStep} points, doubling while ${pace.pool}'s p99 latency stays within ${pace.latencyRise}% and its error rate within ${pace.errorRise} points of the window before each step, halving on a rise and stepping again after a bake once the pool has stopped rising (up to ${pace.wait} s, then holding)`
       : `each step is the largest ${pace.pool} can take now: its targets in rotation × ${rps(pace.perTarget)} × each one's warm-up, less ${pace.headroom}% headroom, against the demand over the gate's window (once ${pace.pool} has a share, what it receives, scaled to the whole)${handshakes}`
   return [
     `schedule auto: ${how}; between ${pace.minStep} and ${pace.maxStep} points a step`,

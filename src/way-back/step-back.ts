@@ -10,7 +10,11 @@ import type {EngineIO, GateVerdict, RecordedMutation} from '../ports/io.js'
 import {describeGate, type Gate} from '../runbook/gate.js'
 import {backendOf} from '../runbook/targets.js'
 import {applyRecorded, type ChangeRecorder} from './history.js'
-import {receivingKey, wayBack, type ReceivingCapacity, type WayBack} from './way-back.js'
+import {firstStepNow} from '../pacing/pacer.js'
+import {RampPacer} from '../pacing/ramp-pacer.js'
+import type {PaceRule} from '../pacing/rule.js'
+import {shareOf} from '../actions/weights-ramp.js'
+import {receivingKey, wayBack, wayBackStepShare, weightsWith, type ReceivingCapacity, type WayBack} from './way-back.js'
 
 /** A weights undo taken as a ramp: its steps, why those, and the gate and bake it is judged by. */
 export interface SteppedUndo {
@@ -24,6 +28,18 @@ export interface SteppedUndo {
   bake: number
   /** Where the receiving pool failed a gate in this run, when it did: the plan says so. */
   receivingFailed?: string
+  /** Set when a ramp that moved these weights was paced: the way back is paced on the receiving pool, its steps found as it goes. */
+  paced?: PacedBack
+}
+
+/** A paced way back: the moving ramp's rule read on the receiving pool, and what it reads by. */
+export interface PacedBack {
+  rule: PaceRule & {perTarget: number}
+  /** The gate's window (demand is read over it) and interval (a look for room every one). */
+  window: number
+  interval: number
+  /** The weights' TTL: behind weighted DNS a step's handshakes spread over it. */
+  ttl: number
 }
 
 /** What the run's journal tells a plan of the way back. */
@@ -106,7 +122,53 @@ export async function planStepBack(
   const baking = source ?? runbook.steps.find((s) => s.index === changes[0].step)
   const bake = baking && 'bake' in baking && typeof baking.bake === 'number' ? baking.bake : (gate?.window ?? 60)
   const receivingFailed = receiving === null ? undefined : context.failed.get(receiving)
-  return {undo, way, receiving, ...(gate ? {gate} : {}), gateFrom, bake, ...(receivingFailed ? {receivingFailed} : {})}
+  const pace = moved.map(paceOf).find((p) => p !== undefined)
+  const paced = pace && typeof capacity !== 'string' ? await pacedBack(pace, capacity, undo, control, gate) : undefined
+  return {
+    undo,
+    way: paced ? {...way, steps: [to], why: paced.why} : way,
+    receiving,
+    ...(gate ? {gate} : {}),
+    gateFrom,
+    bake,
+    ...(receivingFailed ? {receivingFailed} : {}),
+    ...(paced ? {paced: paced.back} : {}),
+  }
+}
+
+const paceOf = (s: Runbook['steps'][number] | undefined): PaceRule | undefined => (s && 'pace' in s ? s.pace : undefined)
+
+/**
+ * The way back of a paced ramp, paced the same way onto the pool traffic returns to: each step the
+ * largest it can take now (targets in rotation, each at its warm-up, less the headroom), and never
+ * more than the quarter of what it serves in rotation a written way back would take. A pool traffic
+ * left is cold in ways no slow start shows (caches, connection pools), which the quarter allows
+ * for and the room does not. `why` says so, with the step it would take now.
+ */
+async function pacedBack(
+  pace: PaceRule,
+  capacity: ReceivingCapacity,
+  undo: Undo,
+  control: ControlPlane,
+  gate: Gate | undefined,
+): Promise<{back: PacedBack; why: string}> {
+  const from = undo.before as WeightMap
+  const key = receivingKey(from, undo.after as WeightMap)!
+  const quarter = Math.max(1, Math.floor(((wayBackStepShare * capacity.healthy * capacity.perTarget) / Math.max(capacity.demand, 1e-9)) * 100))
+  const maxStep = Math.min(pace.maxStep, quarter)
+  const rule = {
+    ...pace,
+    pool: capacity.pool,
+    perTarget: capacity.perTarget,
+    to: shareOf(undo.after as WeightMap, key),
+    maxStep,
+    minStep: Math.min(pace.minStep, maxStep),
+  }
+  const ttl = undo.kind === 'weights' && control.weights ? await control.weights.ttl() : 0
+  const back: PacedBack = {rule, window: gate?.window ?? 60, interval: gate?.interval ?? 10, ttl}
+  const now = await firstStepNow(rule, control, shareOf(from, key), back.window, ttl)
+  const why = `paced as the ramp that moved them was, on ${capacity.pool}'s room: each step the largest it can take now with ${rule.headroom}% headroom, between ${rule.minStep} and ${maxStep} points (at most a quarter of what its ${capacity.healthy} healthy targets serve); ${now}`
+  return {back, why}
 }
 
 /** The plan line of a stepped undo: where it goes, onto which pool, in how many steps, behind what, and why. */
@@ -115,7 +177,7 @@ export function describeStepBack(s: SteppedUndo): string {
   const steps = s.way.steps
   const shares = key === null ? '' : ` (${key} ${steps.map((w) => `${w[key]}%`).join(' → ')})`
   const behind = s.gate ? `, each baked ${s.bake} s behind ${s.gateFrom}: ${describeGate(s.gate)}` : `, each held ${s.bake} s ungated (${s.gateFrom})`
-  const how = steps.length === 1 ? ' in one step' : ` in ${steps.length} steps${shares}${behind}`
+  const how = s.paced ? ` in paced steps${behind}` : steps.length === 1 ? ' in one step' : ` in ${steps.length} steps${shares}${behind}`
   const onto = s.receiving ? `; traffic goes onto ${s.receiving}${s.receivingFailed ? `, which failed a gate in this run (${s.receivingFailed})` : ''}` : ''
   return `${s.undo.describe}${how}${onto}: ${s.way.why}${s.way.shortfall ? `. Warning: ${s.way.shortfall}` : ''}`
 }
@@ -135,22 +197,67 @@ export async function walkStepBack(
 ): Promise<StepBackResult> {
   const {control, record: journal, io, signal, controls} = run
   const now = () => control.clock.now()
+  const say = (message: string) => io.notify({type: 'progress', step: -1, message, at: now()})
   let current = s.undo.before as WeightMap
-  const key = receivingKey(current, s.undo.after as WeightMap)
+  const found = s.undo.after as WeightMap
+  const key = receivingKey(current, found)
   const stopped = () => ({outcome: 'interrupted' as const, at: current, message: `stopped on the way back at ${describeWeights(current)}`})
-  for (const [i, weights] of s.way.steps.entries()) {
+  const hold = async (seconds: number, where: string): Promise<'done' | 'promoted' | 'interrupted'> =>
+    controls
+      ? holdFor(seconds, {
+          clock: control.clock,
+          signal,
+          controls,
+          paused: (left) => {
+            say(`paused: holding ${where}, ${Math.ceil(left)} s left`)
+            return controls.whilePaused(signal)
+          },
+          did: (left) => `ended the hold of the way back at ${where} early, ${Math.ceil(left)} s before its end`,
+        })
+      : control.clock.sleep(seconds, signal).then(() => (signal.aborted ? 'interrupted' : 'done'))
+  const pacer =
+    s.paced && key !== null && control.metrics
+      ? new RampPacer(
+          s.paced.rule,
+          {control, metrics: () => control.metrics!, signal, hold, progress: say},
+          s.paced.window,
+          s.paced.interval,
+          s.bake,
+          s.paced.ttl,
+        )
+      : null
+  /** The next step back from `current`: the planned one, or the paced one found now; a hold, with why. */
+  const nextStep = async (i: number): Promise<{weights: WeightMap; last: boolean} | StepBackResult> => {
+    if (pacer === null || key === null) return {weights: s.way.steps[i], last: i === s.way.steps.length - 1}
+    const from = Math.round(shareOf(current, key))
+    const end = Math.round(shareOf(found, key))
+    const next = await pacer.next(from, end)
+    if (next.kind === 'interrupted') return stopped()
+    let to = next.kind === 'step' ? next.to : null
+    if (to === null) {
+      // As after a failed gate on the way back: the person at the terminal may take the smallest step anyway; nobody there, it holds.
+      const message = (next as {message: string}).message
+      const smallest = Math.min(end, from + s.paced!.rule.minStep)
+      const go = io.ask
+        ? await io.ask(`No room on ${s.paced!.rule.pool} for the next step back. Take the smallest step, to ${key} ${smallest}%, anyway?`, [message], signal)
+        : null
+      if (go !== true) return {outcome: 'held', at: current, message: `way back ${message}`}
+      to = smallest
+    }
+    return to >= end ? {weights: found, last: true} : {weights: weightsWith(key, to, current, found), last: false}
+  }
+  for (let i = 0; ; i++) {
     if (signal.aborted) return stopped()
     if (controls?.pausedBy) {
-      io.notify({
-        type: 'progress',
-        step: -1,
-        message: `paused by ${controls.pausedBy.operator} on ${controls.pausedBy.host}: holding at ${describeWeights(current)} (\`sluice promote ${controls.runId}\` continues)`,
-        at: now(),
-      })
+      say(
+        `paused by ${controls.pausedBy.operator} on ${controls.pausedBy.host}: holding at ${describeWeights(current)} (\`sluice promote ${controls.runId}\` continues)`,
+      )
       await controls.whilePaused(signal)
       if (signal.aborted) return stopped()
     }
-    const last = i === s.way.steps.length - 1
+    const next = await nextStep(i)
+    if ('outcome' in next) return next
+    const {weights, last} = next
     await applyRecorded(journal, {
       ...s.undo,
       before: current,
@@ -159,23 +266,11 @@ export async function walkStepBack(
     })
     current = weights
     const where = `way back: ${key === null ? describeWeights(weights) : `${key} ${weights[key]}%`}`
-    io.notify({type: 'progress', step: -1, message: `${where} (${describeWeights(weights)})${last ? '' : `, baking ${s.bake} s`}`, at: now()})
+    say(`${where} (${describeWeights(weights)})${last ? '' : `, baking ${s.bake} s`}`)
     if (last) break
     io.notify({type: 'bake', step: -1, seconds: s.bake, at: now()})
     if (!s.gate || !control.metrics) {
-      const held = controls
-        ? await holdFor(s.bake, {
-            clock: control.clock,
-            signal,
-            controls,
-            paused: (left) => {
-              io.notify({type: 'progress', step: -1, message: `paused: holding ${where}, ${Math.ceil(left)} s left`, at: now()})
-              return controls.whilePaused(signal)
-            },
-            did: (left) => `ended the hold of the way back at ${where} early, ${Math.ceil(left)} s before its end`,
-          })
-        : await control.clock.sleep(s.bake, signal).then(() => (signal.aborted ? 'interrupted' : 'done'))
-      if (held === 'interrupted') return stopped()
+      if ((await hold(s.bake, where)) === 'interrupted') return stopped()
       continue
     }
     const result = await watchGate({

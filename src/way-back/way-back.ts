@@ -38,7 +38,7 @@ export function receivingKey(from: WeightMap, to: WeightMap): string | null {
  * the rest as they do at `to`, or as at `from` where `to` gives them none, in whole weights
  * summing to 100.
  */
-function weightsWith(key: string, percent: number, from: WeightMap, to: WeightMap): WeightMap {
+export function weightsWith(key: string, percent: number, from: WeightMap, to: WeightMap): WeightMap {
   const others = Object.keys({...from, ...to})
     .filter((k) => k !== key)
     .sort()

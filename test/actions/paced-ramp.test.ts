@@ -97,7 +97,9 @@ describe('ramp with schedule: auto', () => {
     expect(result.outcome).toBe('completed')
     // 5, +10, +20 = 35 (a rise: halve to 10), +10 = 45 (in band at 200 ms: 20), +40 = 105 → 100.
     expect(s.dns.applied.map((w) => w.green)).toEqual([5, 15, 35, 45, 65, 100])
-    expect(progress(s.io)).toContain("green's p99 latency rose from 100 to 200 ms, more than 25%: the next step is 10 points, after a bake at 35%")
+    expect(progress(s.io)).toContain(
+      "green's p99 latency rose from 100 to 200 ms, more than 25%: the next step is 10 points, after a bake at 35% and once green has stopped rising",
+    )
   })
 
   it('a gate failure on a paced step goes back to the last step that passed, as a written ramp does', async () => {

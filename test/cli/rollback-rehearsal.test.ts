@@ -97,3 +97,61 @@ describe('sluice run --dry-run --rollback', () => {
     expect(r.stderr).toMatch(/ramped, now/)
   })
 })
+
+/** drill-cold-return with its move to green paced (`schedule: auto`), green's capacity stated, and blue's set to `blue`. */
+function pacedColdReturn(blue: number): string {
+  const file = join(dir, `paced-cold-return-${blue}.yaml`)
+  const text = readFileSync(coldReturn(blue), 'utf8')
+  expect(text).toMatch(/ {4}schedule: \[100\]\n {4}bake: 30\n/)
+  writeFileSync(
+    file,
+    text
+      .replace(/( {4}blue: \d+\n)/, `$1    green: 100\n`)
+      .replace(/ {4}schedule: \[100\]\n/, '    schedule: auto\n    pace: {handshakeCost: 3, minStep: 5}\n'),
+  )
+  return file
+}
+
+// A paced ramp's way back is paced too, onto the pool traffic returns to: each step the largest blue
+// can take now with the headroom kept, never more than the quarter a written way back takes.
+describe('sluice run --dry-run --rollback ramped, after a paced ramp', () => {
+  it('paces the way back on blue: steps found as it goes, none over the quarter, every one judged, done', async () => {
+    const r = await sluice(['run', pacedColdReturn(100), '--dry-run', '--rollback', 'ramped', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const back = (JSON.parse(r.stdout) as RunJson).report!.rollback!
+    expect(back.outcome).toBe('done')
+    expect(back.plan[0]).toMatch(/ in paced steps, each baked 30 s behind the gate of step 1: error-rate ≤ 2% over 20 s \(blue\); traffic goes onto blue: /)
+    const [, maxStep] =
+      /paced as the ramp that moved them was, on blue's room: each step the largest it can take now with 20% headroom, between 5 and (\d+) points \(at most a quarter of what its 6 healthy targets serve\); now: its first step would be to \d+%/.exec(
+        back.plan[0],
+      )!
+    const steps = [...new Set(back.verdicts.map((v) => Number(/blue (\d+)%/.exec(v.context)![1])))]
+    expect(steps.length).toBeGreaterThan(1)
+    let from = 0
+    for (const to of steps) {
+      expect(to - from).toBeGreaterThanOrEqual(5)
+      expect(to - from).toBeLessThanOrEqual(Number(maxStep))
+      from = to
+    }
+    expect(back.verdicts.every((v) => v.outcome === 'pass')).toBe(true)
+  })
+
+  it('a pool with no room for the next step waits, then holds there and exits 3; it never sends the rest at once', async () => {
+    // 6 × 30 rps less 20% is 144 rps: about a third of the 420 rps coming back.
+    const r = await sluice(['run', pacedColdReturn(30), '--dry-run', '--rollback', 'ramped', '--json'])
+    expect(r.code, r.stderr).toBe(3)
+    const back = (JSON.parse(r.stdout) as RunJson).report!.rollback!
+    expect(back.outcome).toBe('held')
+    const held =
+      /way back holding at (\d+)% after waiting (\d+) s for room: blue: 6 targets in rotation × 30 rps = 180 rps now; (\d+)% of .* would ask it for ([\d,]+) rps, more than the 144 rps with 20% headroom$/.exec(
+        back.message!,
+      )
+    expect(held, back.message!).not.toBeNull()
+    const [, at, waited, next] = held!.map(Number)
+    expect(at).toBeGreaterThan(20)
+    expect(at).toBeLessThan(40)
+    expect(next).toBe(at + 5)
+    expect(waited).toBeGreaterThanOrEqual(300)
+    expect(back.endedAt - back.startedAt).toBeGreaterThan(300)
+  })
+})

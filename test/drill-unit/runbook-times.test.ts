@@ -200,6 +200,27 @@ describe('onDrillHaproxy', () => {
   })
 })
 
+describe('scaleRunbookTimes on a paced step', () => {
+  it("scales the pace's wait for room and its clients' interval with the rest of the runbook's durations", () => {
+    const runbook = parseRunbook(
+      'paced-times.yaml',
+      `name: paced-times
+targets:
+  haproxy: {socket: /run/haproxy/admin.sock, backends: {blue: blue, green: green}, rampMap: /etc/haproxy/ramp.map, restrictMap: /etc/haproxy/r.map}
+  metrics: {source: haproxy}
+  capacityPerTarget: {blue: 100}
+steps:
+  - {action: weighted-target-groups, name: paced, pool: blue, schedule: auto, pace: {wait: 200, clientInterval: 4}, bake: 60}
+  - {action: lift, name: lift, type: sync, schedule: auto, bake: 60, gate: {metric: error-rate, threshold: 2, pool: blue}}
+`,
+    )
+    const scaled = scaleRunbookTimes(runbook, 0.25)
+    expect(scaled.steps.find((s) => s.name === 'paced')).toMatchObject({bake: 15, pace: {wait: 50, clientInterval: 1, perTarget: 100}})
+    expect(scaled.steps.find((s) => s.name === 'lift')).toMatchObject({bake: 15, pace: {wait: 75, perTarget: null}})
+    expect(runbook.steps.find((s) => s.name === 'paced')).toMatchObject({pace: {wait: 200, clientInterval: 4}})
+  })
+})
+
 describe('scaleRunbookRates', () => {
   it('scales stated capacities by the rate scale and a gate minimum of requests by both scales, and nothing else', () => {
     const runbook = parseRunbook(

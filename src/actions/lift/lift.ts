@@ -16,7 +16,9 @@ import {
   shareOf,
 } from '../restrict/restriction.js'
 import {backendOf} from '../../runbook/targets.js'
-import {expandSchedule} from '../../runbook/schedule.js'
+import {expandSchedule, type ScheduleData} from '../../runbook/schedule.js'
+import {pacePlan, resolvePace, scheduleTitle} from '../../pacing/rule.js'
+import {RampPacer} from '../../pacing/ramp-pacer.js'
 import {defaultBake} from '../../runbook/step-common.js'
 
 /** A change of the share a restriction turns away: a lift by degrees, or its undo. */
@@ -56,11 +58,12 @@ export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
   schema: liftSchema,
   defaultOnFailure: 'abort',
   title: (step) =>
-    step.schedule ? `Lift the restriction on ${step.type}: ${step.schedule.map((p) => `${p}%`).join(' → ')}` : `Lift the restriction on ${step.type} traffic`,
+    step.schedule ? `Lift the restriction on ${step.type}: ${scheduleTitle(step.schedule, step.pace)}` : `Lift the restriction on ${step.type} traffic`,
   plan: (step, {targets, live}) => [
     step.schedule
-      ? `let ${step.type} back by degrees, ${step.schedule.map((p) => `${p}%`).join(' → ')} of it, on ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`
+      ? `let ${step.type} back by degrees, ${scheduleTitle(step.schedule, step.pace)} of it, on ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`
       : `remove the restriction on ${step.type} from ${live?.rulesLabel ?? backendOf(targets).restrictionsLabel}`,
+    ...(step.pace ? pacePlan(step.pace, probesWhy(step.type)) : []),
     ...(step.schedule ? [`bake ${step.bake} s per step`, ...gatePlan(step)] : []),
     ...(live?.restricted ? [`restricted: ${describeTypes(live.restricted)} → ${describeTypes(live.restricted.filter((t) => t !== step.type))}`] : []),
   ],
@@ -80,12 +83,20 @@ export const lift: ActionDefinition<LiftStep, typeof liftSchema> = {
   changes: 'restrictions',
   resolve(raw, ctx) {
     checkRestriction(raw, ctx)
-    const {schedule: written, gate: writtenGate, bake, ...rest} = raw
+    const {schedule: written, gate: writtenGate, bake, pace: _pace, ...rest} = raw
     const step = {...rest, ...ctx.common}
-    if (written === undefined) return step
-    const schedule = expandSchedule(written, [...ctx.path, 'schedule'], ctx.fail)
-    if (schedule.at(-1) !== 100) ctx.fail([...ctx.path, 'schedule'], `expected the schedule to end at 100% (the type let back whole), got ${schedule.at(-1)}%`)
     const gate = writtenGate ? ctx.gate(writtenGate, [...ctx.path, 'gate']) : undefined
+    // A written schedule refuses `pace` here, as a ramp's does; a lift at once has none to bound.
+    const pace = resolvePace({schedule: written ?? null, pace: raw.pace}, ctx.path, ctx.fail, gate?.pool ?? '', undefined)
+    if (written === undefined) return step
+    if (pace) {
+      // The type's demand cannot be read (see probesWhy), so a paced lift always probes, on the pool its gate reads.
+      if (!gate?.pool) ctx.fail([...ctx.path, 'gate'], 'a lift with `schedule: auto` probes the pool its gate reads: give it a gate with a `pool`')
+      if (pace.to !== 100) ctx.fail([...ctx.path, 'pace', 'to'], `expected a lift to end with the type let back whole (100), got ${pace.to}`)
+      return {...step, schedule: [100], pace, ...(gate ? {gate} : {}), bake: bake ?? ctx.defaults.bake ?? defaultBake}
+    }
+    const schedule = expandSchedule(written as ScheduleData, [...ctx.path, 'schedule'], ctx.fail)
+    if (schedule.at(-1) !== 100) ctx.fail([...ctx.path, 'schedule'], `expected the schedule to end at 100% (the type let back whole), got ${schedule.at(-1)}%`)
     return {...step, schedule, ...(gate ? {gate} : {}), bake: bake ?? ctx.defaults.bake ?? defaultBake}
   },
   metricsRead: (raw) => (raw.gate ? [raw.gate.metric] : []),
@@ -153,6 +164,7 @@ async function liftByDegrees(step: LiftStep & {schedule: number[]; bake: number}
   let current: Restriction | null = existing
   let lastGood: Restriction = existing
   const verdicts: GateVerdict[] = []
+  const taken: number[] = []
   const revert = async (): Promise<string> => {
     if (current !== null && shareOf(current) === shareOf(lastGood)) return `restriction back to ${describeRestriction(lastGood)}`
     const back = restore(ctx.control, rules.label, current, lastGood, '')
@@ -164,11 +176,36 @@ async function liftByDegrees(step: LiftStep & {schedule: number[]; bake: number}
     current = lastGood
     return `restriction back to ${describeRestriction(lastGood)}`
   }
-  for (const [k, percent] of step.schedule.entries()) {
+  const pacer = step.pace
+    ? new RampPacer(
+        step.pace,
+        {control: ctx.control, metrics: () => ctx.metrics(), signal: ctx.signal, hold: (t, w) => ctx.hold(t, w), progress: (m) => ctx.progress(m)},
+        step.gate?.window ?? Math.max(step.bake, 60),
+        step.gate?.interval ?? 10,
+        step.bake,
+        0,
+      )
+    : null
+  for (let k = 0; ; k++) {
+    let percent: number
+    if (pacer === null) {
+      if (k >= step.schedule.length) break
+      percent = step.schedule[k]
+      // Steps that would turn away as much as now, or more, are already behind the restriction's share.
+      if (100 - percent >= shareOf(current)) continue
+      if (k > 0) await ctx.checkpoint(`before ${step.type} ${percent}%, at ${describeRestriction(lastGood)}`)
+    } else {
+      const reached = 100 - shareOf(lastGood)
+      if (current === null) break
+      if (k > 0) await ctx.checkpoint(`before the next paced step, at ${describeRestriction(lastGood)}`)
+      if (ctx.signal.aborted)
+        return {status: 'interrupted', message: `stopped before the next paced step; holding at ${describeRestriction(lastGood)}`, verdicts}
+      const next = await pacer.next(Math.round(reached), 100)
+      if (next.kind === 'interrupted') return {status: 'interrupted', message: `stopped; holding at ${describeRestriction(lastGood)}`, verdicts}
+      if (next.kind === 'held') return {status: 'held', message: `${next.message}; holding at ${describeRestriction(lastGood)}`, verdicts}
+      percent = next.to
+    }
     const away = 100 - percent
-    // Steps that would turn away as much as now, or more, are already behind the restriction's share.
-    if (away >= shareOf(current)) continue
-    if (k > 0) await ctx.checkpoint(`before ${step.type} ${percent}%, at ${describeRestriction(lastGood)}`)
     if (ctx.signal.aborted)
       return {status: 'interrupted', message: `stopped before ${step.type} ${percent}%; holding at ${describeRestriction(lastGood)}`, verdicts}
     const at = `${step.type} ${percent}% back`
@@ -190,6 +227,14 @@ async function liftByDegrees(step: LiftStep & {schedule: number[]; bake: number}
     } else if ((await ctx.hold(step.bake, `in the bake at ${at}`)) === 'interrupted')
       return {status: 'interrupted', message: `interrupted at ${at}; ${await revert()}`, verdicts}
     if (next !== null) lastGood = next
+    taken.push(percent)
+    const settled = pacer ? await pacer.took(percent) : {kind: 'done' as const}
+    if (settled.kind === 'interrupted') return {status: 'interrupted', message: `stopped at ${at}`, verdicts}
+    if (settled.kind === 'held') return {status: 'held', message: `${settled.message}; holding at ${describeRestriction(lastGood)}`, verdicts}
   }
-  return {status: 'done', message: `${step.type} traffic is let through again, by degrees: ${step.schedule.map((p) => `${p}%`).join(' → ')}`, verdicts}
+  return {status: 'done', message: `${step.type} traffic is let through again, by degrees: ${taken.map((p) => `${p}%`).join(' → ')}`, verdicts}
 }
+
+/** Why a paced lift probes rather than sizing its steps: the plan says it. */
+const probesWhy = (type: string) =>
+  `the share of ${type} let back probes the gate's pool: no source sluice reads counts the ${type} requests a restriction turns away (HAProxy answers them in the frontend, before any backend counts them), so its demand is unknown and never guessed`
