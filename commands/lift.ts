@@ -26,15 +26,18 @@ export default class Lift extends SluiceCommand {
     ...gateFlags,
     'gate-metric': related(gateFlags['gate-metric'], {dependsOn: {flags: ['schedule'], why: byDegrees}}),
     bake: related(seconds({description: 'How long each step of the schedule is held and judged.'}), {dependsOn: {flags: ['schedule'], why: byDegrees}}),
-    schedule: Flags.string({description: 'Let the type back by degrees: the percent let through at each step, comma-separated, ending at 100: 10,25,50,100.'}),
+    schedule: Flags.string({
+      description:
+        "Let the type back by degrees: the percent let through at each step, comma-separated, ending at 100: 10,25,50,100; or auto, which probes the gate's pool (needs --gate-pool).",
+    }),
     type: Flags.string({description: 'The traffic type whose restriction to remove.', required: true}),
   }
 
   async run(): Promise<RunJson> {
     const {flags} = await this.parse(Lift)
-    const schedule = flags.schedule?.split(',').map((p) => Number(p.trim().replace(/%$/, '')))
-    if (schedule?.some((p) => !Number.isFinite(p)))
-      throw new InputError(`--schedule: expected comma-separated percentages such as 10,25,50,100, got "${flags.schedule}"`)
+    const schedule = flags.schedule?.trim() === 'auto' ? 'auto' : flags.schedule?.split(',').map((p) => Number(p.trim().replace(/%$/, '')))
+    if (schedule !== 'auto' && schedule?.some((p) => !Number.isFinite(p)))
+      throw new InputError(`--schedule: expected comma-separated percentages such as 10,25,50,100, or auto, got "${flags.schedule}"`)
     const gate = gateFromFlags(flags)
     const step = {
       action: 'lift',

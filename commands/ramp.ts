@@ -21,15 +21,19 @@ export default class Ramp extends SluiceCommand {
     ...gateFlags,
     'allow-short-bake': Flags.boolean({description: "Allow a bake shorter than the record's TTL.", default: false}),
     bake: seconds({description: 'How long each step is held and judged (at least the TTL).'}),
-    schedule: Flags.string({description: 'Percentages of traffic for the set, comma-separated: 1,5,25,50,100.', required: true}),
+    schedule: Flags.string({
+      description:
+        "Percentages of traffic for the set, comma-separated: 1,5,25,50,100; or auto, which probes the set's pool (steps from 5 points, doubling while the gate pool's latency and errors stay in their band).",
+      required: true,
+    }),
     set: Flags.string({description: 'The weighted set identifier that gains traffic.', required: true}),
   }
 
   async run(): Promise<RunJson> {
     const {flags} = await this.parse(Ramp)
-    const schedule = flags.schedule.split(',').map((p) => Number(p.trim().replace(/%$/, '')))
-    if (schedule.some((p) => !Number.isFinite(p)))
-      throw new InputError(`--schedule: expected comma-separated percentages such as 1,5,25,50,100, got "${flags.schedule}"`)
+    const schedule = flags.schedule.trim() === 'auto' ? 'auto' : flags.schedule.split(',').map((p) => Number(p.trim().replace(/%$/, '')))
+    if (schedule !== 'auto' && schedule.some((p) => !Number.isFinite(p)))
+      throw new InputError(`--schedule: expected comma-separated percentages such as 1,5,25,50,100, or auto, got "${flags.schedule}"`)
     const gate = gateFromFlags(flags)
     const step = {
       action: 'ramp',

@@ -110,3 +110,62 @@ steps:
     )
   })
 })
+
+describe('--schedule auto from flags', () => {
+  it('sluice ramp --schedule auto probes the set (no capacity stated) and reaches 100% behind its gate', async () => {
+    const r = await sluice([
+      'ramp',
+      '--set',
+      'west',
+      '--schedule',
+      'auto',
+      '--bake',
+      '60',
+      '--gate-metric',
+      'error-rate',
+      '--gate-threshold',
+      '1',
+      '--gate-pool',
+      'west',
+      '--scenario',
+      'two-regions',
+      '--dry-run',
+      '--json',
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    const json = JSON.parse(r.stdout) as RunJson
+    expect(json.steps[0].title).toBe('Ramp west: probing to 100% on west (5–50 points a step)')
+    const shares = [...new Set(json.steps[0].verdicts.map((v) => Number(/west (\d+)%/.exec(v.context)![1])))]
+    // The probe's first step is 5 points, and it grows while west stays in its band.
+    expect(shares[0]).toBe(5)
+    expect(shares[1] - shares[0]).toBe(10)
+    expect(shares.at(-1)).toBe(100)
+  })
+
+  it('sluice lift --schedule auto needs the pool it probes, by flag', async () => {
+    const r = await sluice([
+      'lift',
+      '--type',
+      'lookup',
+      '--schedule',
+      'auto',
+      '--bake',
+      '60',
+      '--gate-metric',
+      'error-rate',
+      '--gate-threshold',
+      '2',
+      '--scenario',
+      'drill-thread-hold-lingering',
+      '--dry-run',
+    ])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/a lift with `schedule: auto` probes the pool its gate reads: give it a gate with a `pool`/)
+  })
+
+  it('refuses a schedule that is neither percentages nor auto, naming the flag', async () => {
+    const r = await sluice(['ramp', '--set', 'west', '--schedule', 'fast', '--scenario', 'two-regions', '--dry-run'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/--schedule: expected comma-separated percentages such as 1,5,25,50,100, or auto, got "fast"/)
+  })
+})
