@@ -4,7 +4,7 @@ import type {Gate} from '../runbook/gate.js'
 import type {TargetsData} from '../runbook/schema.js'
 import type {StepCommon} from '../runbook/step-common.js'
 import type {PaceRule} from '../pacing/rule.js'
-import {RampPacer} from '../pacing/ramp-pacer.js'
+import {pacerOf} from './pacer-of.js'
 import {seenText, waitForSplit, type SplitPlan} from '../pacing/split.js'
 import {gateFailure, sameState, type ActionContext, type MutationRules, type StepOutcome} from './action.js'
 
@@ -140,16 +140,7 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
       ctx.progress(`resuming at ${step.set} ${rejudge}%, judged again before the next paced step`)
     }
   }
-  const pacer = step.pace
-    ? new RampPacer(
-        step.pace,
-        {control: ctx.control, metrics: () => ctx.metrics(), signal: ctx.signal, hold: (t, w) => ctx.hold(t, w), progress: (m) => ctx.progress(m)},
-        step.gate?.window ?? Math.max(step.bake, 60),
-        step.gate?.interval ?? 10,
-        step.bake,
-        ttl,
-      )
-    : null
+  const pacer = pacerOf(step, ctx, ttl)
   const end = step.schedule.at(-1)!
   const verdicts: GateVerdict[] = []
   const handChange = (signal: AbortSignal) => changedByHand(dns, ours, ctx.controls?.runId, signal)

@@ -113,25 +113,11 @@ steps:
 
 describe('--schedule auto from flags', () => {
   it('sluice ramp --schedule auto probes the set (no capacity stated) and reaches 100% behind its gate', async () => {
-    const r = await sluice([
-      'ramp',
-      '--set',
-      'west',
-      '--schedule',
-      'auto',
-      '--bake',
-      '60',
-      '--gate-metric',
-      'error-rate',
-      '--gate-threshold',
-      '1',
-      '--gate-pool',
-      'west',
-      '--scenario',
-      'two-regions',
-      '--dry-run',
-      '--json',
-    ])
+    const r = await sluice(
+      `ramp --set west --schedule auto --bake 60 --gate-metric error-rate --gate-threshold 1 --gate-pool west --scenario two-regions --dry-run --json`.split(
+        ' ',
+      ),
+    )
     expect(r.code, r.stderr).toBe(0)
     const json = JSON.parse(r.stdout) as RunJson
     expect(json.steps[0].title).toBe('Ramp west: probing to 100% on west (5–50 points a step)')
@@ -143,22 +129,9 @@ describe('--schedule auto from flags', () => {
   })
 
   it('sluice lift --schedule auto needs the pool it probes, by flag', async () => {
-    const r = await sluice([
-      'lift',
-      '--type',
-      'lookup',
-      '--schedule',
-      'auto',
-      '--bake',
-      '60',
-      '--gate-metric',
-      'error-rate',
-      '--gate-threshold',
-      '2',
-      '--scenario',
-      'drill-thread-hold-lingering',
-      '--dry-run',
-    ])
+    const r = await sluice(
+      `lift --type lookup --schedule auto --bake 60 --gate-metric error-rate --gate-threshold 2 --scenario drill-thread-hold-lingering --dry-run`.split(' '),
+    )
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/a lift with `schedule: auto` probes the pool its gate reads: give it a gate with a `pool`/)
   })

@@ -8,18 +8,7 @@ import {HaproxyWeights} from '../../src/haproxy/weights.js'
 import {WallClock} from '../../src/local/wall-clock.js'
 import type {ControlPlane, HookPort, Target} from '../../src/ports/control-plane.js'
 import {control, RecordingIO, runbook} from '../helpers/fakes.js'
-import {
-  blueGreenConfig,
-  blueGreenMaps,
-  freePort,
-  get,
-  startBackend,
-  startHaproxy,
-  stopBackend,
-  until,
-  type Backend,
-  type RunningHaproxy,
-} from './helpers/haproxy.js'
+import {get, startBackend, stopBackend, until, type Backend, type RunningHaproxy, startBlueGreen, type BlueGreen} from './helpers/haproxy.js'
 
 // The engine and the actions as they are, on HAProxy adapters: only the control plane differs.
 let haproxy: RunningHaproxy
@@ -27,17 +16,16 @@ let port: number
 let api: RuntimeApi
 /** The ports as a live control plane would get them from `targets.haproxy`. */
 let ports: HaproxyPorts
-const servers = new Map<string, Backend>()
+let servers: Map<string, Backend>
+let fleet: BlueGreen | undefined
 const clock = new WallClock()
 const noAbort = () => new AbortController().signal
 /** The test control plane (fake freeze, operator, run id) on wall time and the given HAProxy adapters. */
 const onHaproxy = (parts: Partial<Omit<ControlPlane, 'clock'>>): ControlPlane => ({...control(parts), clock})
 
 beforeAll(async () => {
-  for (const name of ['b1', 'b2', 'b3', 'g1']) servers.set(name, await startBackend(name))
-  port = await freePort()
-  const at = (name: string) => ({name, port: servers.get(name)!.port})
-  haproxy = await startHaproxy(blueGreenConfig({port, blue: ['b1', 'b2', 'b3'].map(at), green: at('g1'), slowstartSeconds: 30}), blueGreenMaps)
+  fleet = await startBlueGreen({blue: ['b1', 'b2', 'b3'], green: 'g1', slowstartSeconds: 30})
+  ;({haproxy, port, servers} = fleet)
   ports = haproxyPorts(
     {
       socket: haproxy.socket,
@@ -55,8 +43,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await haproxy?.stop()
-  for (const b of servers.values()) await stopBackend(b)
+  await fleet?.stop()
 })
 
 /** A restart that really stops the server long enough for HAProxy's checks (fall 2 × 200 ms) to see it down. */

@@ -7,18 +7,7 @@ import {HaproxyRules} from '../../src/haproxy/rules.js'
 import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {HaproxyWeights} from '../../src/haproxy/weights.js'
 import {WallClock} from '../../src/local/wall-clock.js'
-import {
-  blueGreenConfig,
-  blueGreenMaps,
-  freePort,
-  get,
-  startBackend,
-  startHaproxy,
-  stopBackend,
-  until,
-  type Backend,
-  type RunningHaproxy,
-} from './helpers/haproxy.js'
+import {freePort, get, startBackend, stopBackend, until, type Backend, type RunningHaproxy, startBlueGreen, type BlueGreen} from './helpers/haproxy.js'
 
 // One HAProxy for the file: the frontend restricts by a runtime map, then splits between blue
 // and green by another; blue's three servers are checked on /health every 200 ms.
@@ -28,31 +17,22 @@ let port: number
 let tcpPort: number
 let api: RuntimeApi
 const backends: Backend[] = []
+let fleet: BlueGreen | undefined
 const clock = new WallClock()
 
 beforeAll(async () => {
-  for (const name of ['b1', 'b2', 'b3', 'g1']) backends.push(await startBackend(name))
-  port = await freePort()
   tcpPort = await freePort()
-  const [b1, b2, b3, g1] = backends
-  haproxy = await startHaproxy(
-    blueGreenConfig({
-      port,
-      tcpPort,
-      blue: [b1, b2, b3].map((b, i) => ({name: `b${i + 1}`, port: b.port})),
-      green: {name: 'g1', port: g1.port},
-      slowstartSeconds: 2,
-    }),
-    blueGreenMaps,
-  )
+  fleet = await startBlueGreen({blue: ['b1', 'b2', 'b3'], green: 'g1', slowstartSeconds: 2, tcpPort})
+  ;({haproxy, port} = fleet)
+  // b1, b2, b3, g1: blue's in order, then green's.
+  backends.push(...fleet.servers.values())
   api = new RuntimeApi(`unix:${haproxy.socket}`)
   const blue = new HaproxyPool(api, clock, 'web', 'blue')
   await until('blue servers up', async () => (await blue.targets()).every((t) => t.health === 'healthy'))
 })
 
 afterAll(async () => {
-  await haproxy?.stop()
-  for (const b of backends) await stopBackend(b)
+  await fleet?.stop()
 })
 
 describe('the runtime API client', () => {
@@ -134,6 +114,7 @@ describe('a backend as a target group', () => {
     await until('b3 unhealthy', async () => (await blue.targets()).find((t) => t.id === 'b3')!.health === 'unhealthy')
     expect(await blue.waitHealthy(['b3'], 0.5)).toBe(false)
     backends[2] = await startBackend('b3', b3.port)
+    fleet!.servers.set('b3', backends[2])
     expect(await blue.waitHealthy(['b3'], 20)).toBe(true)
   })
 

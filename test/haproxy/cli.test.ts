@@ -10,19 +10,7 @@ import {RuntimeApi} from '../../src/haproxy/runtime.js'
 import {serversState} from '../../src/haproxy/stats.js'
 import {isolatedInProcess as isolatedSluice} from '../helpers/command.js'
 import {spawnRun} from '../aws/spawned-run.js'
-import {
-  blueGreenConfig,
-  blueGreenMaps,
-  freePort,
-  get,
-  startBackend,
-  startHaproxy,
-  stopBackend,
-  until,
-  withTimeouts,
-  type Backend,
-  type RunningHaproxy,
-} from './helpers/haproxy.js'
+import {get, until, type Backend, type RunningHaproxy, startBlueGreen, type BlueGreen} from './helpers/haproxy.js'
 
 // `sluice run RUNBOOK --yes` and the commands around it, spawned as a user runs them, on a
 // runbook whose targets are one real HAProxy: everything is checked against HAProxy itself
@@ -33,18 +21,17 @@ let api: RuntimeApi
 let dir: string
 let rampMap: RuntimeMap
 let restrictMap: RuntimeMap
-const servers = new Map<string, Backend>()
+let servers: Map<string, Backend>
+let fleet: BlueGreen | undefined
 // A killed run's locks are taken over once their lease (3 s here) passes with no renewal.
 const leaseEnv = {SLUICE_LEASE_SECONDS: '3'}
 const isolated = isolatedSluice('haproxy-cli')
 const sluice = (args: string[]) => isolated(args, {env: leaseEnv})
 
 beforeAll(async () => {
-  for (const name of ['b1', 'b2', 'b3', 'g1']) servers.set(name, await startBackend(name))
-  port = await freePort()
-  const at = (name: string) => ({name, port: servers.get(name)!.port})
   // Requests held open on /slow must outlast a spawned run's start and drain, however slow the machine.
-  haproxy = await startHaproxy(withTimeouts(blueGreenConfig({port, blue: ['b1', 'b2', 'b3'].map(at), green: at('g1'), slowstartSeconds: 1}), 60), blueGreenMaps)
+  fleet = await startBlueGreen({blue: ['b1', 'b2', 'b3'], green: 'g1', slowstartSeconds: 1, timeouts: 60})
+  ;({haproxy, port, servers} = fleet)
   api = new RuntimeApi(haproxy.socket)
   rampMap = new RuntimeMap(api, join(haproxy.dir, 'ramp.map'))
   restrictMap = new RuntimeMap(api, join(haproxy.dir, 'restricted.map'))
@@ -53,8 +40,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await haproxy?.stop()
-  for (const b of servers.values()) await stopBackend(b)
+  await fleet?.stop()
   if (dir) rmSync(dir, {recursive: true, force: true})
 })
 

@@ -8,18 +8,7 @@ import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {WallClock} from '../../src/local/wall-clock.js'
 import type {ControlPlane, WeightMap, WeightsPort} from '../../src/ports/control-plane.js'
 import {control, RecordingIO} from '../helpers/fakes.js'
-import {
-  blueGreenConfig,
-  blueGreenMaps,
-  freePort,
-  get,
-  startBackend,
-  startHaproxy,
-  stopBackend,
-  until,
-  type Backend,
-  type RunningHaproxy,
-} from './helpers/haproxy.js'
+import {get, until, type RunningHaproxy, startBlueGreen, type BlueGreen} from './helpers/haproxy.js'
 
 // Weights set are not weights served (issue 49): after each change a ramp reads each backend's
 // requests and bakes only once the split is seen served. On a real HAProxy a map change is served
@@ -29,7 +18,7 @@ let haproxy: RunningHaproxy
 let port: number
 let api: RuntimeApi
 let ports: HaproxyPorts
-const servers = new Map<string, Backend>()
+let fleet: BlueGreen | undefined
 const clock = new WallClock()
 const onHaproxy = (parts: Partial<Omit<ControlPlane, 'clock'>>): ControlPlane => ({...control(parts), clock})
 
@@ -70,18 +59,15 @@ async function underLoad<T>(body: () => Promise<T>): Promise<T> {
 }
 
 beforeAll(async () => {
-  for (const name of ['b1', 'g1']) servers.set(name, await startBackend(name))
-  port = await freePort()
-  const at = (name: string) => ({name, port: servers.get(name)!.port})
-  haproxy = await startHaproxy(blueGreenConfig({port, blue: [at('b1')], green: at('g1'), slowstartSeconds: 0}), blueGreenMaps)
+  fleet = await startBlueGreen({blue: ['b1'], green: 'g1', slowstartSeconds: 0})
+  ;({haproxy, port} = fleet)
   ports = haproxyPorts({socket: haproxy.socket, backends: {blue: 'blue', green: 'green'}, rampMap: join(haproxy.dir, 'ramp.map'), metrics: true}, clock)
   api = new RuntimeApi(haproxy.socket)
   await until('servers up', async () => (await ports.pools.get('blue')!.targets()).every((t) => t.health === 'healthy'))
 })
 
 afterAll(async () => {
-  await haproxy?.stop()
-  for (const b of servers.values()) await stopBackend(b)
+  await fleet?.stop()
 })
 
 describe('the split served, on a real HAProxy', () => {

@@ -18,7 +18,7 @@ import {
 import {backendOf} from '../../runbook/targets.js'
 import {expandSchedule, type ScheduleData} from '../../runbook/schedule.js'
 import {pacePlan, resolvePace, scheduleTitle} from '../../pacing/rule.js'
-import {RampPacer} from '../../pacing/ramp-pacer.js'
+import {pacerOf} from '../pacer-of.js'
 import {defaultBake} from '../../runbook/step-common.js'
 
 /** A change of the share a restriction turns away: a lift by degrees, or its undo. */
@@ -176,16 +176,7 @@ async function liftByDegrees(step: LiftStep & {schedule: number[]; bake: number}
     current = lastGood
     return `restriction back to ${describeRestriction(lastGood)}`
   }
-  const pacer = step.pace
-    ? new RampPacer(
-        step.pace,
-        {control: ctx.control, metrics: () => ctx.metrics(), signal: ctx.signal, hold: (t, w) => ctx.hold(t, w), progress: (m) => ctx.progress(m)},
-        step.gate?.window ?? Math.max(step.bake, 60),
-        step.gate?.interval ?? 10,
-        step.bake,
-        0,
-      )
-    : null
+  const pacer = pacerOf(step, ctx, 0)
   for (let k = 0; ; k++) {
     let percent: number
     if (pacer === null) {

@@ -143,3 +143,45 @@ export const blueGreenMaps = {'restricted.map': '', 'ramp.map': 'blue 100\ngreen
 export function withTimeouts(config: (dir: string) => string, seconds: number): (dir: string) => string {
   return (dir) => config(dir).replace(/timeout (client|server) \d+s/g, `timeout $1 ${seconds}s`)
 }
+
+/** Blue's and green's servers started and one HAProxy over them (blueGreenConfig), as most HAProxy test files begin. */
+export interface BlueGreen {
+  haproxy: RunningHaproxy
+  /** The frontend's port. */
+  port: number
+  /** Each server by name; a test that restarts one puts the new one here. */
+  servers: Map<string, Backend>
+  /** Stops HAProxy and every server in `servers`. */
+  stop(): Promise<void>
+}
+
+export async function startBlueGreen(options: {
+  blue: string[]
+  green: string
+  slowstartSeconds: number
+  tcpPort?: number
+  /** Client and server timeouts, seconds, where not blueGreenConfig's 10 (withTimeouts). */
+  timeouts?: number
+}): Promise<BlueGreen> {
+  const servers = new Map<string, Backend>()
+  for (const name of [...options.blue, options.green]) servers.set(name, await startBackend(name))
+  const port = await freePort()
+  const at = (name: string) => ({name, port: servers.get(name)!.port})
+  const config = blueGreenConfig({
+    port,
+    blue: options.blue.map(at),
+    green: at(options.green),
+    slowstartSeconds: options.slowstartSeconds,
+    ...(options.tcpPort === undefined ? {} : {tcpPort: options.tcpPort}),
+  })
+  const haproxy = await startHaproxy(options.timeouts === undefined ? config : withTimeouts(config, options.timeouts), blueGreenMaps)
+  return {
+    haproxy,
+    port,
+    servers,
+    async stop() {
+      await haproxy.stop()
+      for (const b of servers.values()) await stopBackend(b)
+    },
+  }
+}
