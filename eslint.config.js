@@ -47,4 +47,9 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
+  {
+    // The page `sluice serve` sends: it runs in the browser, not in Node.
+    files: ['assets/**/*.js'],
+    languageOptions: {globals: globals.browser, sourceType: 'script'},
+  },
 )

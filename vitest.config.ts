@@ -21,10 +21,12 @@ import {defineConfig} from 'vitest/config'
  *   loopback fleet, and the drills on it; each started and stopped by its test file.
  * - gameday: whole incidents played end to end through the CLI against HAProxy and moto.
  * - pack: `npm pack` of the built package, installed from npm's cache into an empty folder and run.
+ * - browser: `sluice serve`'s page in Debian's Chromium driven by playwright-core (.ci/run installs
+ *   the browser; nothing is downloaded), each file saving its screenshots to .artifacts/.
  *
  * One file alone: `npx vitest run test/path/file.test.ts` (its project is found from its path).
  */
-const endToEnd = ['test/e2e/**', 'test/aws/**', 'test/haproxy/**', 'test/drill/**', 'test/gameday/**', 'test/pack/**']
+const endToEnd = ['test/e2e/**', 'test/aws/**', 'test/haproxy/**', 'test/drill/**', 'test/gameday/**', 'test/pack/**', 'test/browser/**']
 
 export default defineConfig({
   test: {
@@ -111,6 +113,14 @@ export default defineConfig({
           include: ['test/gameday/**/*.test.ts'],
           testTimeout: 300_000,
           globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 120_000,
         },
       },
       {

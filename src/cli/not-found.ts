@@ -26,6 +26,8 @@ export const leaveLiveStateAlone: ReadonlySet<string> = new Set([
   'iam-policy',
   'haproxy-config',
   'drill',
+  // It reads the store; a control from its page (--controls) is confirmed there, and sent by a person.
+  'serve',
   'tune',
   'autocomplete',
   'complete',

@@ -121,7 +121,9 @@ describe('the split served, on a real HAProxy', () => {
       /green 50%: the split set did not reach the data plane within 6 s: green served \d+(\.\d)?% of [\d,]+ rps against 50% set, \d+ s after the change \(±5 points\); weights back to green 10%/,
     )
     const served = Number(/green served ([\d.]+)%/.exec(result.message)![1])
-    expect(served).toBeLessThan(20)
+    // Nearer the 10% HAProxy kept serving than the 50% the shim said: a few hundred requests a look
+    // on a loaded machine put a 10% split anywhere from 5 to 21% (21.4% seen in CI on 2026-12-07).
+    expect(served).toBeLessThan(30)
     expect(await real.readWeights()).toEqual({blue: 90, green: 10})
   })
 })

@@ -1,0 +1,506 @@
+// sluice serve's page: the runs in the state store, and one run as it goes. Everything from the
+// journal is set as text (never as markup); no file is fetched from anywhere but this server.
+'use strict'
+
+const main = document.getElementById('main')
+const connection = document.getElementById('connection')
+const storeLabel = document.getElementById('store')
+const svgNs = 'http://www.w3.org/2000/svg'
+
+/** An element with attributes and children; strings become text nodes. */
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue
+    if (k === 'class') e.className = v
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v)
+    else e.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) e.append(c instanceof Node ? c : String(c))
+  return e
+}
+
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(svgNs, tag)
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v))
+  if (text !== undefined) e.textContent = text
+  return e
+}
+
+const time = (iso) => (typeof iso === 'string' && iso.length >= 19 ? iso.slice(11, 19) : String(iso))
+const ago = (iso) => {
+  const s = Math.round((Date.now() - Date.parse(iso)) / 1000)
+  if (!Number.isFinite(s)) return ''
+  if (s < 60) return `${s} s ago`
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min ago`
+}
+
+/** Status as a glyph and a word: never colour alone. */
+const glyphs = {
+  running: '▶',
+  completed: '✓',
+  'rolled-back': '↩',
+  'gate-failed': '✗',
+  failed: '✗',
+  held: '■',
+  'rollback-held': '■',
+  refused: '⊘',
+  interrupted: '⏹',
+  dead: '†',
+  unfinished: '…',
+  torn: '⚠',
+  unreadable: '⚠',
+}
+const statusText = (status, detail) => `${glyphs[status] || '•'} ${status}${detail ? ` (${detail})` : ''}`
+
+let current = null
+function closeStream() {
+  if (current) current.close()
+  current = null
+}
+
+/** Follows an event stream of views, drawing each; says when the connection drops and comes back. */
+function follow(url, draw) {
+  closeStream()
+  const source = new EventSource(url)
+  current = source
+  source.onopen = () => {
+    connection.textContent = '● live'
+    connection.dataset.state = 'live'
+  }
+  source.onerror = () => {
+    connection.textContent = '○ reconnecting…'
+    connection.dataset.state = 'lost'
+  }
+  source.onmessage = (m) => draw(JSON.parse(m.data))
+  source.addEventListener('trouble', (m) => {
+    connection.textContent = `⚠ ${JSON.parse(m.data).error}`
+  })
+}
+
+function route() {
+  const run = /^#\/run\/([0-9a-f-]+)$/.exec(location.hash)
+  if (run) showRun(run[1])
+  else showBoard()
+}
+window.addEventListener('hashchange', route)
+route()
+
+// ---------------------------------------------------------------- all runs
+
+function showBoard() {
+  document.title = 'sluice: runs'
+  main.replaceChildren(el('p', {}, 'Reading the state store…'))
+  follow('/api/board/events', drawBoard)
+}
+
+function drawBoard(board) {
+  storeLabel.textContent = board.store
+  const freeze = board.freeze
+    ? el(
+        'p',
+        {class: 'freeze', id: 'freeze'},
+        `❄ Deploys frozen by ${board.freeze.by} since ${board.freeze.since}: ${board.freeze.reason}`,
+        board.freeze.expires ? ` (expires ${board.freeze.expires})` : '',
+      )
+    : el('p', {class: 'freeze none', id: 'freeze'}, 'No freeze in force.')
+  const rows = board.runs.map((r) =>
+    el(
+      'tr',
+      {'data-status': r.status},
+      el('td', {}, el('a', {href: `#/run/${r.runId}`}, r.runId)),
+      el('td', {}, r.runbook),
+      el('td', {class: 'status'}, statusText(r.status, r.detail), r.pausedBy ? el('div', {}, `⏸ paused by ${r.pausedBy}`) : ''),
+      el('td', {}, r.step || ''),
+      el('td', {}, `${r.operator}@${r.host}`),
+      el('td', {}, `${time(r.startedAt)} (${ago(r.startedAt)})`),
+    ),
+  )
+  const locks = board.locks.map((l) => {
+    const left = Math.round((Date.parse(l.heartbeat) + l.leaseSeconds * 1000 - Date.now()) / 1000)
+    return el(
+      'tr',
+      {},
+      el('td', {}, l.resource),
+      el('td', {}, el('a', {href: `#/run/${l.runId}`}, l.runId)),
+      el('td', {}, `${l.operator}@${l.host} (pid ${l.pid})`),
+      el('td', {}, `${time(l.heartbeat)} (${ago(l.heartbeat)})`),
+      el('td', {}, left > 0 ? `lapses in ${left} s without a renewal` : 'lease lapsed unless renewed'),
+    )
+  })
+  main.replaceChildren(
+    el('h1', {}, `Runs (${board.runs.length})`),
+    freeze,
+    el(
+      'table',
+      {id: 'runs'},
+      el('caption', {}, 'Every run in the store, newest first'),
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          ['Run', 'Runbook', 'Status', 'Step', 'Operator', 'Started'].map((h) => el('th', {scope: 'col'}, h)),
+        ),
+      ),
+      el('tbody', {}, rows.length ? rows : el('tr', {}, el('td', {colspan: 6}, 'No runs yet.'))),
+    ),
+    el('h2', {}, `Locks and leases (${board.locks.length})`),
+    el(
+      'table',
+      {id: 'locks'},
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          ['Resource', 'Run', 'Holder', 'Last heartbeat', 'Lease'].map((h) => el('th', {scope: 'col'}, h)),
+        ),
+      ),
+      el('tbody', {}, locks.length ? locks : el('tr', {}, el('td', {colspan: 5}, 'No locks held.'))),
+    ),
+  )
+}
+
+// ---------------------------------------------------------------- one run
+
+let controlsOn = false
+
+function showRun(runId) {
+  document.title = `sluice: ${runId}`
+  main.replaceChildren(el('p', {}, `Reading run ${runId}…`))
+  fetch('/api/board', {headers: authHeaders()})
+    .then((r) => r.json())
+    .then((b) => {
+      controlsOn = b.controls === true
+      storeLabel.textContent = b.store || ''
+    })
+    .catch(() => undefined)
+    .finally(() => follow(`/api/runs/${runId}/events`, drawRun))
+}
+
+function authHeaders() {
+  const token = sessionStorage.getItem('sluice-token')
+  return token ? {authorization: `Bearer ${token}`} : {}
+}
+
+/** Parts of the run view the reader may have switched between: kept across redraws. */
+const shown = {weights: 'chart', verdicts: 'chart'}
+
+function drawRun(run) {
+  document.title = `sluice: ${run.runbook} ${run.life.status}`
+  const current = run.steps.find((s) => s.state === 'running')
+  const focus = document.activeElement && document.activeElement.id
+  main.replaceChildren(
+    el('p', {}, el('a', {href: '#/'}, '← all runs')),
+    el('h1', {}, `${run.runbook} `, el('span', {class: 'run-id'}, run.runId)),
+    el(
+      'p',
+      {class: 'status', id: 'run-status', 'data-status': run.life.status},
+      statusText(run.life.status, run.life.detail),
+      run.phase === 'back' ? ' · on the way back' : '',
+      run.pausedBy ? ` · ⏸ paused by ${run.pausedBy}` : '',
+    ),
+    el('p', {}, `Started by ${run.operator}@${run.host} at ${run.startedAt}; last entry ${run.lastSeq}.`),
+    run.torn ? el('p', {class: 'warning'}, `⚠ ${run.torn}`) : '',
+    controlsOn ? controlPanel(run) : '',
+    el('h2', {}, 'Steps'),
+    el(
+      'ol',
+      {id: 'steps', class: 'steps'},
+      run.steps.map((s) =>
+        el(
+          'li',
+          {'data-state': s.state, 'aria-current': s === current ? 'step' : false},
+          el('span', {class: 'mark'}, {running: '▶ now', done: '✓', skipped: '–', stopped: '✗', waiting: '·'}[s.state]),
+          ' ',
+          el('strong', {}, s.title),
+          s.end ? el('div', {class: 'end'}, s.end) : '',
+          s.details.length
+            ? el(
+                'details',
+                {},
+                el('summary', {}, 'plan'),
+                el(
+                  'ul',
+                  {},
+                  s.details.map((d) => el('li', {}, d)),
+                ),
+              )
+            : '',
+        ),
+      ),
+    ),
+    section('weights', 'Weights over time', weightsChart(run), weightsTable(run)),
+    section('verdicts', 'Gate verdicts', verdictsChart(run), verdictsTable(run)),
+    el('h2', {}, `Changes (${run.changes.length})`),
+    table(
+      'changes',
+      ['Time', 'Step', 'Change', 'Outcome'],
+      run.changes.map((c) => [
+        time(c.at),
+        c.step,
+        c.text,
+        c.outcome === 'made' ? '✓ made' : c.outcome === 'failed' ? `✗ failed: ${c.error || ''}` : '? no outcome recorded',
+      ]),
+    ),
+    el('h2', {}, `Controls (${run.controls.length})`),
+    table(
+      'controls',
+      ['Time', 'Control', 'By', 'What it did'],
+      run.controls.map((c) => [time(c.at), c.control, c.by, c.did]),
+    ),
+    el('h2', {}, 'Locks it holds'),
+    table(
+      'run-locks',
+      ['Resource', 'Holder', 'Heartbeat', 'Lease'],
+      run.locks.map((l) => [l.resource, `${l.operator}@${l.host} (pid ${l.pid})`, time(l.heartbeat), `${l.leaseSeconds} s`]),
+    ),
+    el('h2', {}, 'Journal'),
+    el(
+      'ol',
+      {id: 'journal', class: 'journal'},
+      run.lines.slice(-300).map((l) => el('li', {value: l.seq}, `${time(l.at)} ${l.text}`)),
+    ),
+  )
+  if (focus) document.getElementById(focus)?.focus()
+}
+
+/** A part with a chart and the same data as a table, the reader's choice kept across redraws. */
+function section(key, title, chart, tableView) {
+  const pick = (how) => () => {
+    shown[key] = how
+    document.getElementById(`${key}-chart`).hidden = how !== 'chart'
+    document.getElementById(`${key}-table`).hidden = how !== 'table'
+    document.getElementById(`${key}-as-chart`).setAttribute('aria-pressed', String(how === 'chart'))
+    document.getElementById(`${key}-as-table`).setAttribute('aria-pressed', String(how === 'table'))
+  }
+  return el(
+    'section',
+    {id: key},
+    el(
+      'h2',
+      {},
+      title,
+      ' ',
+      el('button', {id: `${key}-as-chart`, type: 'button', 'aria-pressed': String(shown[key] === 'chart'), onclick: pick('chart')}, 'chart'),
+      el('button', {id: `${key}-as-table`, type: 'button', 'aria-pressed': String(shown[key] === 'table'), onclick: pick('table')}, 'table'),
+    ),
+    el('div', {id: `${key}-chart`, hidden: shown[key] !== 'chart'}, chart),
+    el('div', {id: `${key}-table`, hidden: shown[key] !== 'table'}, tableView),
+  )
+}
+
+function table(id, heads, rows) {
+  return el(
+    'table',
+    {id},
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        heads.map((h) => el('th', {scope: 'col'}, h)),
+      ),
+    ),
+    el(
+      'tbody',
+      {},
+      rows.length
+        ? rows.map((r) =>
+            el(
+              'tr',
+              {},
+              r.map((c) => el('td', {}, c)),
+            ),
+          )
+        : el('tr', {}, el('td', {colspan: heads.length}, 'None.')),
+    ),
+  )
+}
+
+// Each series has its own dash pattern and glyph, as the terminal's charts do: no colour alone.
+const patterns = [
+  {dash: '', glyph: '●'},
+  {dash: '8 4', glyph: '■'},
+  {dash: '2 4', glyph: '▲'},
+  {dash: '12 4 2 4', glyph: '◆'},
+]
+
+/**
+ * Stepped lines over time on an axis from 0 to `top` (100 for shares; a little over the largest
+ * value or bound for a gate), one per series, each labelled with its glyph at its last value.
+ */
+function stepChart(label, times, series, marks, options) {
+  const unit = (options && options.unit) || '%'
+  const yMax = (options && options.max) || 100
+  const w = 1000
+  const h = 280
+  const left = 64
+  const right = 300
+  const top = 20
+  const bottom = 36
+  const t0 = Math.min(...times)
+  const t1 = Math.max(...times, t0 + 1)
+  const x = (t) => left + ((t - t0) / (t1 - t0)) * (w - left - right)
+  const y = (v) => top + (1 - Math.max(0, Math.min(yMax, v)) / yMax) * (h - top - bottom)
+  const chart = svg('svg', {viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-label': label, class: 'chart'})
+  for (let k = 0; k <= 4; k++) {
+    const v = (yMax * k) / 4
+    chart.append(svg('line', {x1: left, x2: w - right, y1: y(v), y2: y(v), class: 'grid'}))
+    chart.append(svg('text', {x: left - 8, y: y(v) + 5, 'text-anchor': 'end', class: 'axis'}, `${Math.round(v * 100) / 100}${unit}`))
+  }
+  for (const [t, anchor] of [
+    [t0, 'start'],
+    [(t0 + t1) / 2, 'middle'],
+    [t1, 'end'],
+  ])
+    chart.append(svg('text', {x: x(t), y: h - 8, 'text-anchor': anchor, class: 'axis'}, new Date(t).toISOString().slice(11, 19)))
+  const legends = []
+  series.forEach((s, i) => {
+    const p = patterns[i % patterns.length]
+    let d = ''
+    s.points.forEach(([t, v], k) => {
+      d += k === 0 ? `M${x(t)},${y(v)}` : `H${x(t)}V${y(v)}`
+    })
+    if (s.points.length) d += `H${w - right}`
+    chart.append(svg('path', {d, class: `series s${i % patterns.length}`, 'stroke-dasharray': p.dash}))
+    for (const [t, v] of s.points) chart.append(svg('text', {x: x(t), y: y(v) + 5, 'text-anchor': 'middle', class: `glyph s${i % patterns.length}`}, p.glyph))
+    const lastV = s.points.length ? s.points[s.points.length - 1][1] : 0
+    legends.push({y: y(lastV) + 5, text: `${p.glyph} ${s.name}: ${lastV}${unit}`, cls: `legend s${i % patterns.length}`})
+  })
+  // Labels that would sit on one another are moved apart, in the order of their values.
+  legends.sort((a, b) => a.y - b.y)
+  for (let k = 1; k < legends.length; k++) legends[k].y = Math.max(legends[k].y, legends[k - 1].y + 20)
+  for (const l of legends) chart.append(svg('text', {x: w - right + 10, y: l.y, class: l.cls}, l.text))
+  for (const m of marks || [])
+    chart.append(svg('text', {x: x(m.t), y: top - 4, 'text-anchor': 'middle', class: `mark ${m.ok ? 'ok' : 'bad'}`}, m.ok ? '✓' : '✗'))
+  return chart
+}
+
+function weightsChart(run) {
+  if (run.weights.length === 0) return el('p', {}, 'No weights changed yet.')
+  const keys = [...new Set(run.weights.flatMap((p) => Object.keys(p.shares)))].sort()
+  const times = run.weights.map((p) => Date.parse(p.at))
+  times.push(Date.now())
+  const series = keys.map((k) => ({name: k, points: run.weights.map((p) => [Date.parse(p.at), p.shares[k] ?? 0])}))
+  return stepChart('Each pool’s share of the weight over time', times, series, [])
+}
+
+function weightsTable(run) {
+  const keys = [...new Set(run.weights.flatMap((p) => Object.keys(p.shares)))].sort()
+  return table(
+    'weights-rows',
+    ['Time', 'Where', ...keys],
+    run.weights.map((p) => [time(p.at), p.resource, ...keys.map((k) => `${p.shares[k] ?? 0}%`)]),
+  )
+}
+
+function verdictsChart(run) {
+  const numeric = run.verdicts.filter((v) => v.unit === '%' && v.value !== null)
+  if (run.verdicts.length === 0) return el('p', {}, 'No gate has been judged yet.')
+  if (numeric.length === 0) return el('p', {}, 'No verdict in % to draw; the table has them all.')
+  const gates = [...new Set(numeric.map((v) => v.gate))]
+  const times = numeric.map((v) => Date.parse(v.at))
+  const series = gates.map((g) => ({name: g, points: numeric.filter((v) => v.gate === g).map((v) => [Date.parse(v.at), Math.round(v.value * 100) / 100])}))
+  const marks = numeric.map((v) => ({t: Date.parse(v.at), ok: v.outcome === 'pass'}))
+  // Bounds drawn as lines of their own, so a value's distance to its bound is seen.
+  const bounds = gates.map((g) => ({
+    name: `${g} bound`,
+    points: numeric.filter((v) => v.gate === g && v.bound !== null).map((v) => [Date.parse(v.at), v.bound]),
+  }))
+  const max = Math.max(...numeric.map((v) => v.value), ...numeric.map((v) => v.bound || 0)) * 1.25 || 1
+  return stepChart('Each gate’s measured value and its bound over time, ✓ for a pass and ✗ for a fail', times, [...series, ...bounds], marks, {max})
+}
+
+function verdictsTable(run) {
+  return table(
+    'verdict-rows',
+    ['Time', 'Step', 'At', 'Gate', 'Measured', 'Bound', 'Baseline', 'Verdict'],
+    run.verdicts.map((v) => [
+      time(v.at),
+      v.step,
+      v.context,
+      v.gate,
+      v.measured,
+      v.bound === null ? '' : `${v.bound}${v.unit === '%' ? '%' : ` ${v.unit}`}`,
+      v.baseline || '',
+      `${v.outcome === 'pass' ? '✓ pass' : v.outcome === 'fail' ? '✗ fail' : '? inconclusive'}${v.why ? `: ${v.why}` : ''}`,
+    ]),
+  )
+}
+
+// ---------------------------------------------------------------- controls
+
+/** The panel is made once per run and kept across redraws, so what the operator is typing stays. */
+let panel = null
+function controlPanel(run) {
+  if (!panel || panel.dataset.run !== run.runId) panel = makePanel(run)
+  const running = run.life.status === 'running'
+  for (const b of panel.querySelectorAll('button')) b.disabled = !running
+  panel.querySelector('#not-running').hidden = running
+  return panel
+}
+
+function makePanel(run) {
+  const operator = el('input', {id: 'operator', type: 'text', autocomplete: 'name', value: localStorage.getItem('sluice-operator') || ''})
+  const token = el('input', {id: 'token', type: 'password', autocomplete: 'off', value: sessionStorage.getItem('sluice-token') || ''})
+  const result = el('p', {id: 'control-result', role: 'status', 'aria-live': 'polite'})
+  const act = (kind, label, extra) =>
+    el(
+      'button',
+      {
+        type: 'button',
+        id: `control-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`,
+        onclick: async () => {
+          const who = operator.value.trim()
+          if (!who) {
+            result.textContent = 'Give your name first: the journal records who sent each control.'
+            operator.focus()
+            return
+          }
+          if (!window.confirm(`${label} run ${run.runId} (${run.runbook}) as ${who}?`)) return
+          localStorage.setItem('sluice-operator', who)
+          sessionStorage.setItem('sluice-token', token.value)
+          result.textContent = `${label}: sent, waiting for the run to take it up…`
+          try {
+            const r = await fetch(`/api/runs/${run.runId}/control`, {
+              method: 'POST',
+              headers: {'content-type': 'application/json', authorization: `Bearer ${token.value}`},
+              body: JSON.stringify({kind, operator: who, ...extra}),
+            })
+            const body = await r.json()
+            result.textContent = r.ok
+              ? `${label}: ${body.taken ? `the run took it up: ${body.taken.did}` : 'sent; the run has not taken it up yet'}`
+              : `${label} refused (${r.status}): ${body.error}`
+          } catch (error) {
+            result.textContent = `${label} not sent: ${error.message}`
+          }
+        },
+      },
+      label,
+    )
+  return el(
+    'section',
+    {id: 'controls-panel', 'aria-label': 'Controls', 'data-run': run.runId},
+    el('h2', {}, 'Controls'),
+    el('p', {}, el('label', {for: 'operator'}, 'Your name '), operator, ' ', el('label', {for: 'token'}, 'Token '), token),
+    el(
+      'p',
+      {},
+      act('pause', 'Pause', {}),
+      ' ',
+      act('promote', 'Promote', {}),
+      ' ',
+      act('abort', 'Abort', {}),
+      ' ',
+      act('abort', 'Abort and roll back', {rollback: true}),
+    ),
+    el('p', {id: 'not-running'}, 'The run is not running: there is nothing to steer.'),
+    result,
+  )
+}

@@ -1,0 +1,116 @@
+import type {FreezeRecord} from '../ports/control-plane.js'
+import type {StateStore} from '../ports/state-store.js'
+import {pauseInForce, runStart} from '../state/journal.js'
+import {LeaseObserver} from '../state/liveness.js'
+import {lifeAt, lifeStatus} from '../state/run-life.js'
+import {runView, type RunView} from './run-view.js'
+
+// What the page reads from the state store, looked at again and again by one `serve` process: its
+// lease observer carries across looks, so a run held on another host is judged as its lease moves
+// or lapses, and no look waits a lease to find out (as `sluice journal` may).
+
+export interface RunRow {
+  runId: string
+  runbook: string
+  operator: string
+  host: string
+  startedAt: string
+  /** How it ended, or running, dead (with why), unfinished (held elsewhere, not yet judged). */
+  status: string
+  detail: string | null
+  /** The entry it is on: its step now, or how it ended. */
+  lastSeq: number
+  step: string | null
+  pausedBy: string | null
+}
+
+export interface LockRow {
+  resource: string
+  runId: string
+  operator: string
+  host: string
+  pid: number
+  since: string
+  heartbeat: string
+  leaseSeconds: number
+}
+
+export interface Board {
+  store: string
+  freeze: FreezeRecord | null
+  runs: RunRow[]
+  locks: LockRow[]
+}
+
+export type RunPage = RunView & {life: {status: string; detail: string | null}}
+
+export class BoardReader {
+  private readonly observer = new LeaseObserver()
+
+  constructor(private readonly store: StateStore) {}
+
+  /** Every run in the store, newest first, with the freeze and every lock. */
+  async board(): Promise<Board> {
+    const [ids, locks, freeze] = await Promise.all([this.store.runIds(), this.store.locks(), this.store.freeze.get()])
+    const runs = await Promise.all(
+      ids.map(async (runId): Promise<RunRow> => {
+        try {
+          const read = await this.store.read(runId)
+          const start = runStart(read)
+          const life = read.torn ? {status: 'torn'} : lifeStatus(lifeAt(runId, read, locks, this.observer), read)
+          let step: string | null = null
+          for (const e of read.entries) if (e.type === 'step-start') step = `step ${Number(e.step) + 1}: ${String(e.title)}`
+          const paused = pauseInForce(read)
+          return {
+            runId,
+            runbook: start.runbookName,
+            operator: start.operator,
+            host: start.host,
+            startedAt: read.entries[0].at,
+            status: life.status,
+            detail: 'detail' in life ? (life.detail ?? null) : null,
+            lastSeq: read.entries.at(-1)?.seq ?? 0,
+            step,
+            pausedBy: paused ? `${paused.operator}@${paused.host}` : null,
+          }
+        } catch (error) {
+          return {
+            runId,
+            runbook: '?',
+            operator: '?',
+            host: '?',
+            startedAt: '?',
+            status: 'unreadable',
+            detail: (error as Error).message,
+            lastSeq: 0,
+            step: null,
+            pausedBy: null,
+          }
+        }
+      }),
+    )
+    runs.sort((a, b) => (a.runId < b.runId ? 1 : -1))
+    return {
+      store: this.store.label,
+      freeze,
+      runs,
+      locks: locks.map((l) => ({
+        resource: l.resource,
+        runId: l.runId,
+        operator: l.operator,
+        host: l.host,
+        pid: l.pid,
+        since: l.since,
+        heartbeat: l.heartbeat,
+        leaseSeconds: l.leaseSeconds,
+      })),
+    }
+  }
+
+  /** One run's page: its journal's view and whether it is running now. */
+  async run(runId: string): Promise<RunPage> {
+    const [read, locks] = await Promise.all([this.store.read(runId), this.store.locks()])
+    const life = lifeStatus(lifeAt(runId, read, locks, this.observer), read)
+    return {...runView(runId, read, locks), life: {status: life.status, detail: life.detail ?? null}}
+  }
+}

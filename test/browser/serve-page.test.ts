@@ -1,0 +1,208 @@
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import type {Browser, Page} from 'playwright-core'
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+import {LocalStore} from '../../src/local/local-store.js'
+import {packageRoot} from '../../src/package-root.js'
+import {journalLock} from '../../src/ports/state-store.js'
+import {ControlPoller} from '../../src/state/controls.js'
+import {JournalWriter, thisHost} from '../../src/state/journal.js'
+import {serve, type Serving} from '../../src/serve/server.js'
+import {runStartFields} from '../helpers/journal-entries.js'
+import {launch, screenshot} from './helpers/browser.js'
+
+// `sluice serve`'s page in a real browser, over a state directory a run writes to as the test goes.
+
+const token = 'browser-test-token-0123456789abcdef'
+/** Markup and a terminal escape where a runbook's name and an operator's go: the page must show them as text. */
+const hostile = '<img src=x onerror="window.__pwned=1">\u001b[31mred'
+
+let browser: Browser
+const servers: Serving[] = []
+const cleanups: Array<() => Promise<void>> = []
+
+beforeAll(async () => {
+  browser = await launch()
+})
+afterAll(async () => {
+  await browser?.close()
+})
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close()
+  for (const c of cleanups.splice(0)) await c()
+})
+
+async function storeWithRun() {
+  const store = new LocalStore(join(mkdtempSync(join(tmpdir(), 'sluice-browser-')), 'state'))
+  const runId = '20261207-031500-c0de'
+  await store.append(runId, {
+    seq: 1,
+    at: new Date().toISOString(),
+    type: 'run-start',
+    ...runStartFields(runId),
+    runbookName: hostile,
+    operator: hostile,
+    host: thisHost,
+  })
+  await store.acquire([journalLock(runId)], {runId, operator: 'alice', host: thisHost})
+  const writer = new JournalWriter(store, runId, 2)
+  await writer.record({
+    type: 'plan',
+    runbook: hostile,
+    steps: [
+      {index: 0, action: 'freeze', title: 'Freeze deploys', details: []},
+      {index: 1, action: 'ramp', title: 'Ramp green back', details: ['green 10% → 25% → 50% → 100%']},
+    ],
+  })
+  await writer.record({type: 'step-start', step: 0, title: 'Freeze deploys', at: 0})
+  await writer.record({type: 'step-end', step: 0, status: 'done', message: 'frozen', at: 1})
+  await writer.record({type: 'step-start', step: 1, title: 'Ramp green back', at: 1})
+  cleanups.push(() => store.release([], runId))
+  return {store, runId, writer}
+}
+
+async function start(store: LocalStore, controls: boolean, port = 0) {
+  const s = await serve({store, host: '127.0.0.1', port, controls, token, assets: join(packageRoot, 'assets', 'serve'), pollMs: 250})
+  servers.push(s)
+  return s
+}
+
+/** A ramp step's change and its verdict, as a run journals them. */
+async function rampTo(writer: JournalWriter, green: number, at: number) {
+  const before = {blue: 100 - (green === 10 ? 0 : green / 2), green: green === 10 ? 0 : green / 2}
+  const after = {blue: 100 - green, green}
+  await writer.record({type: 'mutation', mutation: {step: 1, phase: 'intent', kind: 'weights', resource: 'zone Z1 app.example.com.', before, after}, at})
+  await writer.record({type: 'mutation', mutation: {step: 1, phase: 'outcome', kind: 'weights', resource: 'zone Z1 app.example.com.', after, ok: true}, at})
+  await writer.record({
+    type: 'verdict',
+    verdict: {
+      step: 1,
+      gate: 'error-rate ≤ 2% over 30 s (green)',
+      metric: 'error-rate',
+      value: 0.4,
+      threshold: 2,
+      unit: '%',
+      outcome: 'pass',
+      requests: 1203,
+      bound: 2,
+      at,
+      context: `green ${green}%`,
+    },
+  })
+}
+
+const pageErrors = (page: Page) => {
+  const errors: string[] = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text())
+  })
+  return errors
+}
+
+describe('sluice serve in a browser', () => {
+  it('lists the runs, shows a hostile name as text, and follows a run within a second of each journal entry', async () => {
+    const {store, runId, writer} = await storeWithRun()
+    const s = await start(store, false)
+    const page = await browser.newPage({viewport: {width: 1400, height: 1000}})
+    const errors = pageErrors(page)
+    await page.goto(s.url)
+    await page.locator('#runs tbody tr').first().waitFor()
+    const row = page.locator('#runs tbody tr').first()
+    expect(await row.locator('td').nth(1).textContent()).toBe('<img src=x onerror="window.__pwned=1">\\x1b[31mred')
+    expect(await row.locator('td').nth(2).textContent()).toMatch(/^▶ running/)
+    expect(await page.locator('#runs img').count()).toBe(0)
+    await screenshot(page, 'list')
+    await page.click(`a[href="#/run/${runId}"]`)
+    await page.locator('#steps li[aria-current="step"]').waitFor()
+    expect(await page.locator('#steps li[aria-current="step"]').textContent()).toContain('▶ now Ramp green back')
+    // Each entry reaches the page within a second of being written.
+    const lags: number[] = []
+    for (const [k, green] of [10, 25, 50].entries()) {
+      const written = performance.now()
+      await rampTo(writer, green, 10 + k * 60)
+      await page.locator('#verdict-rows tbody tr', {hasText: `green ${green}%`}).waitFor({state: 'attached', timeout: 5000})
+      lags.push(performance.now() - written)
+    }
+    expect(Math.max(...lags), `lags ${lags.map(Math.round).join(', ')} ms`).toBeLessThan(1000)
+    expect(await page.locator('#weights-chart svg path.series').count()).toBe(2)
+    expect(await page.locator('#changes tbody tr').count()).toBe(3)
+    expect(await page.evaluate('globalThis.__pwned')).toBeUndefined()
+    await screenshot(page, 'run')
+    // The table view holds what the chart draws.
+    await page.click('#weights-as-table')
+    expect(await page.locator('#weights-rows tbody tr').last().textContent()).toContain('50%')
+    // Still shown as a table after the next entry redraws the page.
+    await rampTo(writer, 100, 200)
+    await page.locator('#weights-rows tbody tr', {hasText: '100%'}).waitFor({state: 'attached'})
+    expect(await page.locator('#weights-table').isVisible()).toBe(true)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it('pauses a run from the page with the token, asked to confirm, and the journal names who; without the token nothing is sent', async () => {
+    const {store, runId, writer} = await storeWithRun()
+    const poller = new ControlPoller(
+      store,
+      runId,
+      () => undefined,
+      () => undefined,
+    )
+    poller.subscribe((control, effect, did) => void writer.record({type: 'control', control, effect, did}))
+    await poller.start(100)
+    cleanups.push(() => poller.stop())
+    const s = await start(store, true)
+    const page = await browser.newPage({viewport: {width: 1400, height: 1000}})
+    const errors = pageErrors(page)
+    const asked: string[] = []
+    page.on('dialog', (d) => {
+      asked.push(d.message())
+      void d.accept()
+    })
+    await page.goto(`${s.url}#/run/${runId}`)
+    await page.locator('#control-pause').waitFor()
+    await page.fill('#operator', 'dave')
+    await page.fill('#token', 'not-the-token')
+    await page.click('#control-pause')
+    await page.locator('#control-result', {hasText: 'refused (401)'}).waitFor()
+    expect(await store.controls(runId)).toEqual([])
+    await page.fill('#token', token)
+    await page.click('#control-pause')
+    await page.locator('#control-result', {hasText: 'the run took it up'}).waitFor({timeout: 15_000})
+    expect(asked).toEqual([`Pause run ${runId} (${'<img src=x onerror="window.__pwned=1">\\x1b[31mred'}) as dave?`, expect.stringContaining('Pause run')])
+    await page.locator('#run-status', {hasText: 'paused by dave@'}).waitFor()
+    const journal = await store.read(runId)
+    const control = journal.entries.find((e) => e.type === 'control')!
+    expect(control).toMatchObject({effect: 'paused', control: {kind: 'pause', operator: 'dave', host: `${thisHost} (sluice serve)`}})
+    expect(poller.pausedBy?.operator).toBe('dave')
+    await writer.record({type: 'step-end', step: 1, status: 'held', message: 'holding at green 50% after waiting 300 s for room', at: 400})
+    await writer.record({type: 'run-end', outcome: 'held', message: 'held at step 2'})
+    await page.locator('#run-status', {hasText: '■ held'}).waitFor()
+    expect(await page.locator('#control-pause').isDisabled()).toBe(true)
+    await screenshot(page, 'held')
+    expect(errors.filter((e) => !/401/.test(e))).toEqual([])
+    await page.close()
+  })
+
+  it('reconnects when serve is restarted, and shows what the run wrote meanwhile once, with no row twice', async () => {
+    const {store, runId, writer} = await storeWithRun()
+    const first = await start(store, false)
+    const page = await browser.newPage()
+    await page.goto(`${first.url}#/run/${runId}`)
+    await page.locator('#steps li[aria-current="step"]').waitFor()
+    await rampTo(writer, 10, 10)
+    await page.locator('#verdict-rows tbody tr', {hasText: 'green 10%'}).waitFor({state: 'attached'})
+    const {port} = new URL(first.url)
+    await first.close()
+    servers.splice(servers.indexOf(first), 1)
+    await page.locator('#connection', {hasText: 'reconnecting'}).waitFor()
+    await rampTo(writer, 25, 70)
+    await start(store, false, Number(port))
+    await page.locator('#verdict-rows tbody tr', {hasText: 'green 25%'}).waitFor({state: 'attached', timeout: 10_000})
+    await page.locator('#connection', {hasText: 'live'}).waitFor()
+    expect(await page.locator('#verdict-rows tbody tr').count()).toBe(2)
+    expect(await page.locator('#changes tbody tr').count()).toBe(2)
+    await page.close()
+  })
+})
