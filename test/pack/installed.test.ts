@@ -56,6 +56,9 @@ describe('the npm pack tarball', () => {
       'runbook.schema.json',
       'runbooks/outlook-staged-return.yaml',
       'scenarios/outlook-2026.yaml',
+      'assets/serve/index.html',
+      'assets/serve/app.js',
+      'assets/serve/app.css',
       'LICENSE',
     ])
       expect(paths).toContain(needed)
@@ -72,6 +75,19 @@ describe.concurrent('sluice installed from the npm pack tarball', () => {
     expect(code, stderr).toBe(0)
     expect(stdout).toMatch(/^VERSION\n {2}sluice\/\d+\.\d+\.\d+ /m)
     for (const command of ['run', 'simulate', 'journal', 'runbooks', 'drill']) expect(stdout).toMatch(new RegExp(`^ {2}${command} +\\S`, 'm'))
+  })
+
+  it('serves its page from the installed package (sluice serve)', async () => {
+    const {spawn} = await import('node:child_process')
+    const {createInterface} = await import('node:readline')
+    const child = spawn(installed, ['serve', '--port', '0', '--json'], {cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe']})
+    try {
+      const line = await new Promise<string>((resolve) => createInterface({input: child.stdout}).once('line', resolve))
+      const {url} = JSON.parse(line) as {url: string}
+      for (const asset of ['', 'app.js', 'app.css']) expect((await fetch(`${url}${asset}`)).status, asset).toBe(200)
+    } finally {
+      child.kill('SIGTERM')
+    }
   })
 
   it('rehearses a shipped runbook by its name', async () => {
