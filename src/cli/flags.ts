@@ -163,6 +163,25 @@ export const runFlags = {
   }),
 }
 
+/** A live run started in a process and session of its own (`sluice run … --detach`), and the id the detached process runs under. */
+export const detachFlags = {
+  detach: related(
+    Flags.boolean({
+      description:
+        'Start the live run as a process of its own, away from this terminal (its output in a log beside the state), print its run id and the commands to watch and steer it, and exit; it keeps going when this terminal or its session goes.',
+      default: false,
+    }),
+    // It needs --yes too (detachNeedsYes): oclif counts a boolean with a default as given, so that is checked by the command.
+    {exclusive: {flags: ['dry-run'], why: 'a rehearsal changes nothing and takes seconds: run it here'}},
+  ),
+  // The run id a detached run's own process runs under: minted by the terminal that started it, which prints it.
+  'run-id': Flags.string({hidden: true}),
+}
+
+/** Why --detach needs --yes, said when it is missing. */
+export const detachNeedsYes =
+  '--detach: needs --yes; a detached run has no terminal to confirm its plan on (approve steps are answered by `sluice promote RUN` or --approve)'
+
 /** Approve steps answered in advance, for scripted runs. */
 export const approveFlags = {
   approve: Flags.string({

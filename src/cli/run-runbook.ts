@@ -8,7 +8,18 @@ import {operatorName} from '../state/journal.js'
 import {openStateStore} from './state-store.js'
 import {checkLockId} from '../state/leases.js'
 import {onStopSignals} from './stop-signals.js'
-import {awsOptionsOf, type awsFlags, type FlagValues, type lockFlags, type rehearsalFlags, type reportFlags, type runFlags, type stateFlags} from './flags.js'
+import {
+  awsOptionsOf,
+  type awsFlags,
+  type detachFlags,
+  type FlagValues,
+  type lockFlags,
+  type rehearsalFlags,
+  type reportFlags,
+  type runFlags,
+  type stateFlags,
+} from './flags.js'
+import {checkRunId} from '../ports/state-store.js'
 
 /** What `--json` prints for `run` and the single-action commands. */
 export interface RunJson {
@@ -34,7 +45,9 @@ export interface Printer {
 export const operator = operatorName
 
 type ModeFlags = Pick<FlagValues<typeof runFlags>, 'dry-run'> &
-  Partial<FlagValues<typeof rehearsalFlags & typeof reportFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags>> & {'start-at'?: number}
+  Partial<FlagValues<typeof rehearsalFlags & typeof reportFlags & typeof awsFlags & typeof stateFlags & typeof lockFlags & typeof detachFlags>> & {
+    'start-at'?: number
+  }
 
 /**
  * The one place a command's flags pick between a rehearsal and a live run. A flag only a
@@ -58,6 +71,7 @@ export function modeOf(flags: ModeFlags): Mode {
     // Checked here, so a mistyped lock id is bad input before anything else is looked at.
     breakLock: flags['break-lock'] === undefined ? undefined : checkLockId(flags['break-lock']),
     newRun: flags['new-run'],
+    ...(flags['run-id'] === undefined ? {} : {runId: checkRunId(flags['run-id'])}),
   }
 }
 

@@ -55,6 +55,8 @@ export interface LiveSettings {
   newRun?: boolean
   /** Continue an earlier run under its own id, from a step, with what that step had changed. */
   resume?: ResumeSettings
+  /** The id to run under, minted by the terminal that started this run detached (`--detach`), which printed it. */
+  runId?: string
 }
 
 /**
@@ -75,7 +77,7 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     throw error
   })
   const store = await openStore(settings.state, settings.aws)
-  const runId = options.resume?.runId ?? newRunId()
+  const runId = options.resume?.runId ?? settings.runId ?? newRunId()
   const resources = lockedResources(runbook)
   const journal = new JournalWriter(store, runId, options.resume?.nextSeq ?? 1)
   const notify = (message: string) => inputs.io.notify({type: 'warning', message})
