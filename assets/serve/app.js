@@ -84,8 +84,6 @@ function route() {
   if (run) showRun(run[1])
   else showBoard()
 }
-window.addEventListener('hashchange', route)
-route()
 
 // ---------------------------------------------------------------- all runs
 
@@ -169,8 +167,22 @@ function drawBoard(board) {
 
 let controlsOn = false
 
+/** The rehearsal's prediction for the run shown, once it has come (or why there is none). */
+let prediction = null
+/** The run view last drawn, to draw again when the prediction comes. */
+let lastRun = null
+
 function showRun(runId) {
   document.title = `sluice: ${runId}`
+  prediction = null
+  fetch(`/api/runs/${runId}/prediction`, {headers: authHeaders()})
+    .then((r) => r.json())
+    .then((p) => {
+      prediction = {runId, ...p}
+      // Drawn at once with the run as last seen, not at its next entry.
+      if (lastRun && lastRun.runId === runId) drawRun(lastRun)
+    })
+    .catch(() => undefined)
   main.replaceChildren(el('p', {}, `Reading run ${runId}…`))
   fetch('/api/board', {headers: authHeaders()})
     .then((r) => r.json())
@@ -191,6 +203,7 @@ function authHeaders() {
 const shown = {weights: 'chart', verdicts: 'chart'}
 
 function drawRun(run) {
+  lastRun = run
   document.title = `sluice: ${run.runbook} ${run.life.status}`
   const current = run.steps.find((s) => s.state === 'running')
   const focus = document.activeElement && document.activeElement.id
@@ -205,6 +218,7 @@ function drawRun(run) {
       run.pausedBy ? ` · ⏸ paused by ${run.pausedBy}` : '',
     ),
     el('p', {}, `Started by ${run.operator}@${run.host} at ${run.startedAt}; last entry ${run.lastSeq}.`),
+    predictionLine(run),
     run.torn ? el('p', {class: 'warning'}, `⚠ ${run.torn}`) : '',
     controlsOn ? controlPanel(run) : '',
     el('h2', {}, 'Steps'),
@@ -214,7 +228,7 @@ function drawRun(run) {
       run.steps.map((s) =>
         el(
           'li',
-          {'data-state': s.state, 'aria-current': s === current ? 'step' : false},
+          {'data-state': s.state, 'aria-current': s === current ? 'step' : false, value: s.index + 1},
           el('span', {class: 'mark'}, {running: '▶ now', done: '✓', skipped: '–', stopped: '✗', waiting: '·'}[s.state]),
           ' ',
           el('strong', {}, s.title),
@@ -267,6 +281,16 @@ function drawRun(run) {
     ),
   )
   if (focus) document.getElementById(focus)?.focus()
+}
+
+function predictionLine(run) {
+  if (!prediction || prediction.runId !== run.runId) return el('p', {id: 'prediction'}, 'Rehearsing the runbook from its start…')
+  if (prediction.none) return el('p', {id: 'prediction'}, `No prediction: ${prediction.none}.`)
+  return el(
+    'p',
+    {id: 'prediction'},
+    `Rehearsed from its start against ${prediction.scenario}: ${prediction.outcome} in ${prediction.seconds} s, ${prediction.lostPercent}% of demand lost (${prediction.message}). The weights chart draws it in thin dotted lines (○).`,
+  )
 }
 
 /** A part with a chart and the same data as a table, the reader's choice kept across redraws. */
@@ -362,16 +386,17 @@ function stepChart(label, times, series, marks, options) {
     chart.append(svg('text', {x: x(t), y: h - 8, 'text-anchor': anchor, class: 'axis'}, new Date(t).toISOString().slice(11, 19)))
   const legends = []
   series.forEach((s, i) => {
-    const p = patterns[i % patterns.length]
+    const p = s.predicted ? {dash: '2 6', glyph: '○'} : patterns[i % patterns.length]
     let d = ''
     s.points.forEach(([t, v], k) => {
       d += k === 0 ? `M${x(t)},${y(v)}` : `H${x(t)}V${y(v)}`
     })
     if (s.points.length) d += `H${w - right}`
-    chart.append(svg('path', {d, class: `series s${i % patterns.length}`, 'stroke-dasharray': p.dash}))
-    for (const [t, v] of s.points) chart.append(svg('text', {x: x(t), y: y(v) + 5, 'text-anchor': 'middle', class: `glyph s${i % patterns.length}`}, p.glyph))
+    const cls = s.predicted ? 'predicted' : `s${i % patterns.length}`
+    chart.append(svg('path', {d, class: `series ${cls}`, 'stroke-dasharray': p.dash}))
+    for (const [t, v] of s.points) chart.append(svg('text', {x: x(t), y: y(v) + 5, 'text-anchor': 'middle', class: `glyph ${cls}`}, p.glyph))
     const lastV = s.points.length ? s.points[s.points.length - 1][1] : 0
-    legends.push({y: y(lastV) + 5, text: `${p.glyph} ${s.name}: ${lastV}${unit}`, cls: `legend s${i % patterns.length}`})
+    legends.push({y: y(lastV) + 5, text: `${p.glyph} ${s.name}: ${lastV}${unit}`, cls: `legend ${cls}`})
   })
   // Labels that would sit on one another are moved apart, in the order of their values.
   legends.sort((a, b) => a.y - b.y)
@@ -383,12 +408,20 @@ function stepChart(label, times, series, marks, options) {
 }
 
 function weightsChart(run) {
-  if (run.weights.length === 0) return el('p', {}, 'No weights changed yet.')
+  const predicted = prediction && prediction.runId === run.runId && prediction.weights ? prediction.weights : []
+  if (run.weights.length === 0 && predicted.length === 0) return el('p', {}, 'No weights changed yet.')
   const keys = [...new Set(run.weights.flatMap((p) => Object.keys(p.shares)))].sort()
-  const times = run.weights.map((p) => Date.parse(p.at))
-  times.push(Date.now())
+  const start = Date.parse(run.startedAt)
+  const times = [...run.weights.map((p) => Date.parse(p.at)), ...predicted.map((p) => start + p.t * 1000), Date.now()]
   const series = keys.map((k) => ({name: k, points: run.weights.map((p) => [Date.parse(p.at), p.shares[k] ?? 0])}))
-  return stepChart('Each pool’s share of the weight over time', times, series, [])
+  // The rehearsal's weights, from the run's start: only the pools the run has moved, so the two agree in name.
+  const rehearsed = keys.map((k) => ({name: `${k} predicted`, predicted: true, points: predicted.map((p) => [start + p.t * 1000, p.shares[k] ?? 0])}))
+  return stepChart(
+    'Each pool’s share of the weight over time, and the rehearsal’s prediction in dotted lines',
+    times,
+    [...series, ...rehearsed.filter((r) => r.points.length)],
+    [],
+  )
 }
 
 function weightsTable(run) {
@@ -504,3 +537,7 @@ function makePanel(run) {
     result,
   )
 }
+
+// Last, once every binding above is initialised.
+window.addEventListener('hashchange', route)
+route()

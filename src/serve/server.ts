@@ -10,6 +10,7 @@ import {RUN_ID_PATTERN, type StateStore} from '../ports/state-store.js'
 import {sendControl} from '../state/controls.js'
 import {thisHost} from '../state/journal.js'
 import {BoardReader} from './board.js'
+import {predict, type Prediction} from './prediction.js'
 
 // `sluice serve`: one page over the state store every command uses, for the incident bridge. Node's
 // own http: the page needs four JSON reads, two event streams and one POST, which no framework
@@ -93,12 +94,13 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     if (!loopback) checkToken(req)
     if (req.method === 'GET' && path === '/api/board') return send(res, 200, {...(await reader.board()), controls: options.controls})
     if (req.method === 'GET' && path === '/api/board/events') return stream(req, res, async () => ({...(await reader.board()), controls: options.controls}))
-    const run = /^\/api\/runs\/([^/]+)(\/events|\/control)?$/.exec(path)
+    const run = /^\/api\/runs\/([^/]+)(\/events|\/control|\/prediction)?$/.exec(path)
     if (run) {
       const runId = decodeURIComponent(run[1])
       if (!RUN_ID_PATTERN.test(runId)) throw new HttpError(404, 'no such run')
       if (req.method === 'GET' && run[2] === undefined) return send(res, 200, await reader.run(runId))
       if (req.method === 'GET' && run[2] === '/events') return stream(req, res, () => reader.run(runId))
+      if (req.method === 'GET' && run[2] === '/prediction') return send(res, 200, await prediction(runId))
       if (req.method === 'POST' && run[2] === '/control') return control(req, res, runId)
     }
     throw new HttpError(404, `no such page: ${req.method} ${path}`)
@@ -162,6 +164,18 @@ export async function serve(options: ServeOptions): Promise<Serving> {
         quiet = 0
       }
     }
+  }
+
+  /** The rehearsal of a run's runbook from its start: once per run, however many pages ask. */
+  const predictions = new Map<string, Promise<Prediction>>()
+  function prediction(runId: string): Promise<Prediction> {
+    let p = predictions.get(runId)
+    if (!p) {
+      p = options.store.read(runId).then(predict, (error: Error) => ({none: error.message}))
+      p = p.catch((error: Error) => ({none: `the rehearsal failed: ${error.message}`}))
+      predictions.set(runId, p)
+    }
+    return p
   }
 
   /** A control from the page, through the same path as `sluice pause`/`promote`/`abort`, in the name the page gives. */

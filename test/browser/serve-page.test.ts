@@ -1,4 +1,4 @@
-import {mkdtempSync} from 'node:fs'
+import {mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import type {Browser, Page} from 'playwright-core'
@@ -7,7 +7,7 @@ import {LocalStore} from '../../src/local/local-store.js'
 import {packageRoot} from '../../src/package-root.js'
 import {journalLock} from '../../src/ports/state-store.js'
 import {ControlPoller} from '../../src/state/controls.js'
-import {JournalWriter, thisHost} from '../../src/state/journal.js'
+import {JournalWriter, sha256, thisHost} from '../../src/state/journal.js'
 import {serve, type Serving} from '../../src/serve/server.js'
 import {runStartFields} from '../helpers/journal-entries.js'
 import {launch, screenshot} from './helpers/browser.js'
@@ -182,6 +182,48 @@ describe('sluice serve in a browser', () => {
     expect(await page.locator('#control-pause').isDisabled()).toBe(true)
     await screenshot(page, 'held')
     expect(errors.filter((e) => !/401/.test(e))).toEqual([])
+    await page.close()
+  })
+
+  it("draws the rehearsal's prediction beside the observed weights, or says why there is none", async () => {
+    const store = new LocalStore(join(mkdtempSync(join(tmpdir(), 'sluice-browser-')), 'state'))
+    const file = join(packageRoot, 'runbooks', 'outlook-staged-return.yaml')
+    const runId = '20261207-041500-fee1'
+    await store.append(runId, {
+      seq: 1,
+      at: new Date().toISOString(),
+      type: 'run-start',
+      ...runStartFields(runId),
+      runbookName: 'outlook-staged-return',
+      runbookFile: file,
+      runbookSha256: sha256(readFileSync(file, 'utf8')),
+      host: thisHost,
+    })
+    const writer = new JournalWriter(store, runId, 2)
+    await writer.record({type: 'step-start', step: 4, title: 'Ramp mailbox', at: 0})
+    await writer.record({
+      type: 'mutation',
+      mutation: {step: 4, phase: 'intent', kind: 'weights', resource: 'zone Z1', before: {mailbox: 0, maintenance: 100}, after: {mailbox: 1, maintenance: 99}},
+      at: 1,
+    })
+    await writer.record({
+      type: 'mutation',
+      mutation: {step: 4, phase: 'outcome', kind: 'weights', resource: 'zone Z1', after: {mailbox: 1, maintenance: 99}, ok: true},
+      at: 1,
+    })
+    await store.release([], runId)
+    const s = await start(store, false)
+    const page = await browser.newPage({viewport: {width: 1400, height: 1000}})
+    await page.goto(`${s.url}#/run/${runId}`)
+    await page.locator('#prediction', {hasText: 'Rehearsed from its start against outlook-recovery: completed in'}).waitFor({timeout: 20_000})
+    await page.locator('#weights-chart path.predicted').first().waitFor({state: 'attached'})
+    expect(await page.locator('#weights-chart text.legend.predicted').allTextContents()).toEqual(['○ mailbox predicted: 100%', '○ maintenance predicted: 0%'])
+    await screenshot(page, 'prediction')
+    // A run whose runbook is not on this machine says so.
+    const other = await storeWithRun()
+    const s2 = await start(other.store, false)
+    await page.goto(`${s2.url}#/run/${other.runId}`)
+    await page.locator('#prediction', {hasText: 'No prediction: its runbook /tmp/x.yaml cannot be read here'}).waitFor()
     await page.close()
   })
 
