@@ -177,7 +177,7 @@ async function main(): Promise<void> {
 
     // The list with 500 runs in the store.
     for (let k = 0; k < 499; k++) {
-      const id = `20261206-${String(100000 + k).slice(1)}-${(k % 65536).toString(16).padStart(4, '0')}`
+      const id = `20261206-${String(1000000 + k).slice(1)}-${(k % 65536).toString(16).padStart(4, '0')}`
       await store.append(id, {seq: 1, at: new Date().toISOString(), type: 'run-start', ...startFields(id, `runbook-${k % 7}`)})
       await store.append(id, {seq: 2, at: new Date().toISOString(), type: 'run-end', outcome: k % 5 === 0 ? 'gate-failed' : 'completed', message: ''})
       await store.release([], id)

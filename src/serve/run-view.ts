@@ -91,6 +91,13 @@ export interface RunView {
 
 const weightKinds = new Set(['weights', 'pool-weights'])
 
+/**
+ * What a view carries of a long run's journal: its last lines and verdicts (a gate judged every
+ * second for hours is tens of thousands), so that what is sent at every entry stays bounded. Every
+ * change and weight is kept: a run makes few.
+ */
+export const viewKeeps = {lines: 500, verdicts: 2000}
+
 /** Each key's share of a weights map, in %, or null when the value is not one. */
 function sharesOf(value: unknown): Record<string, number> | null {
   if (typeof value !== 'object' || value === null) return null
@@ -171,9 +178,9 @@ export function runView(runId: string, read: JournalRead, locks: LockRecord[]): 
     phase: isOnWayBack(read) ? 'back' : 'forward',
     pausedBy: paused ? `${paused.operator}@${paused.host} at ${paused.at}` : null,
     steps: [...steps.values()].sort((a, b) => a.index - b.index),
-    lines,
+    lines: lines.slice(-viewKeeps.lines),
     changes,
-    verdicts,
+    verdicts: verdicts.slice(-viewKeeps.verdicts),
     weights,
     controls,
     locks: locks

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import type {JournalEntry} from '../../src/ports/state-store.js'
-import {runView} from '../../src/serve/run-view.js'
+import {runView, viewKeeps} from '../../src/serve/run-view.js'
 import {runStartFields} from '../helpers/journal-entries.js'
 
 const runId = '20261207-031500-c0de'
@@ -101,5 +101,31 @@ describe('a run as the page shows it, from its journal alone', () => {
     expect(view.steps).toHaveLength(1)
     expect(view.steps[0].state).toBe('running')
     expect(view.lines.map((l) => l.text)).toContain('resumed by bob@h')
+  })
+
+  it("carries a long run's last lines and verdicts, not all of them: what is sent at each entry stays bounded", () => {
+    seq = 0
+    const entries = [e('run-start', {...runStartFields(runId)}), e('step-start', {step: 0, title: 'Ramp', clock: 0})]
+    for (let k = 0; k < 2500; k++)
+      entries.push(
+        e('verdict', {
+          verdict: {
+            step: 0,
+            gate: 'error-rate ≤ 2% over 30 s',
+            metric: 'error-rate',
+            value: 0.1,
+            threshold: 2,
+            unit: '%',
+            outcome: 'pass',
+            at: k,
+            context: `k ${k}`,
+          },
+        }),
+      )
+    const view = runView(runId, {entries, torn: null}, [])
+    expect(view.lines).toHaveLength(viewKeeps.lines)
+    expect(view.verdicts).toHaveLength(viewKeeps.verdicts)
+    expect(view.verdicts.at(-1)!.context).toBe('k 2499')
+    expect(view.lines.at(-1)!.seq).toBe(view.lastSeq)
   })
 })
