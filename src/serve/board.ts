@@ -3,36 +3,17 @@ import type {StateStore} from '../ports/state-store.js'
 import {pauseInForce, runStart} from '../state/journal.js'
 import {LeaseObserver} from '../state/liveness.js'
 import {lifeAt, lifeStatus} from '../state/run-life.js'
-import {runView, type RunView} from './run-view.js'
+import {lockRow, runView, type LockRow, type RunHeader, type RunView} from './run-view.js'
 
 // What the page reads from the state store, looked at again and again by one `serve` process: its
 // lease observer carries across looks, so a run held on another host is judged as its lease moves
 // or lapses, and no look waits a lease to find out (as `sluice journal` may).
 
-export interface RunRow {
-  runId: string
-  runbook: string
-  operator: string
-  host: string
-  startedAt: string
-  /** How it ended, or running, dead (with why), unfinished (held elsewhere, not yet judged). */
-  status: string
+export interface RunRow extends RunHeader {
+  /** Why a run is dead, or who holds one not yet judged. */
   detail: string | null
-  /** The entry it is on: its step now, or how it ended. */
-  lastSeq: number
+  /** The step it is on, or was on when it ended. */
   step: string | null
-  pausedBy: string | null
-}
-
-export interface LockRow {
-  resource: string
-  runId: string
-  operator: string
-  host: string
-  pid: number
-  since: string
-  heartbeat: string
-  leaseSeconds: number
 }
 
 export interface Board {
@@ -94,16 +75,7 @@ export class BoardReader {
       store: this.store.label,
       freeze,
       runs,
-      locks: locks.map((l) => ({
-        resource: l.resource,
-        runId: l.runId,
-        operator: l.operator,
-        host: l.host,
-        pid: l.pid,
-        since: l.since,
-        heartbeat: l.heartbeat,
-        leaseSeconds: l.leaseSeconds,
-      })),
+      locks: locks.map(lockRow),
     }
   }
 

@@ -1,7 +1,7 @@
 import {controlName, formatEvent, formatMetric, mutationText, shortenArns, stepName, verdictMeasure} from '../format.js'
 import type {ControlEffect, ControlIntent} from '../ports/controls.js'
 import type {GateVerdict, Mutation} from '../ports/io.js'
-import type {JournalEntry, JournalRead, LockRecord} from '../ports/state-store.js'
+import type {JournalEntry, JournalRead, LockHolder, LockRecord} from '../ports/state-store.js'
 import {eventOf, isOnWayBack, pauseInForce, runStart, runStatus} from '../state/journal.js'
 
 // What `sluice serve`'s page shows of one run, made from its journal alone, in the words the
@@ -66,7 +66,8 @@ export interface ControlView {
   did: string
 }
 
-export interface RunView {
+/** What the list and the run's own page both say of a run. */
+export interface RunHeader {
   runId: string
   runbook: string
   operator: string
@@ -74,10 +75,28 @@ export interface RunView {
   startedAt: string
   /** How it ended, or running / unfinished: what the journal says (the server adds liveness). */
   status: string
-  /** The last entry's number: the page asks for what came after it. */
+  /** The last entry's number. */
   lastSeq: number
-  phase: 'forward' | 'back'
+  /** Who paused it, while the pause is in force. */
   pausedBy: string | null
+}
+
+/** A lock as the page shows it: its holder and lease, not its record's version. */
+export type LockRow = Pick<LockHolder, 'resource' | 'runId' | 'operator' | 'host' | 'pid' | 'since' | 'heartbeat' | 'leaseSeconds'>
+
+export const lockRow = (l: LockHolder): LockRow => ({
+  resource: l.resource,
+  runId: l.runId,
+  operator: l.operator,
+  host: l.host,
+  pid: l.pid,
+  since: l.since,
+  heartbeat: l.heartbeat,
+  leaseSeconds: l.leaseSeconds,
+})
+
+export interface RunView extends RunHeader {
+  phase: 'forward' | 'back'
   steps: StepView[]
   /** Every line the terminal would have printed, in journal order, with its entry's number. */
   lines: Array<{seq: number; at: string; text: string}>
@@ -85,7 +104,7 @@ export interface RunView {
   verdicts: VerdictView[]
   weights: WeightsPoint[]
   controls: ControlView[]
-  locks: Array<{resource: string; operator: string; host: string; pid: number; heartbeat: string; leaseSeconds: number}>
+  locks: LockRow[]
   torn: string | null
 }
 
@@ -183,9 +202,7 @@ export function runView(runId: string, read: JournalRead, locks: LockRecord[]): 
     verdicts: verdicts.slice(-viewKeeps.verdicts),
     weights,
     controls,
-    locks: locks
-      .filter((l) => l.runId === runId)
-      .map((l) => ({resource: l.resource, operator: l.operator, host: l.host, pid: l.pid, heartbeat: l.heartbeat, leaseSeconds: l.leaseSeconds})),
+    locks: locks.filter((l) => l.runId === runId).map(lockRow),
     torn: read.torn ? `line ${read.torn.line} of the journal was cut off mid-write (${read.torn.bytes} bytes)` : null,
   }
 }

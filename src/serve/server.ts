@@ -93,7 +93,9 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     // Beyond loopback anyone on the network could read the journals: every read needs the token too.
     if (!loopback) checkToken(req)
     if (req.method === 'GET' && path === '/api/board') return send(res, 200, {...(await reader.board()), controls: options.controls})
-    if (req.method === 'GET' && path === '/api/board/events') return stream(req, res, async () => ({...(await reader.board()), controls: options.controls}))
+    // The list reads every journal in the store: looked at once a second, not at a run's pace.
+    if (req.method === 'GET' && path === '/api/board/events')
+      return stream(req, res, async () => ({...(await reader.board()), controls: options.controls}), Math.max(pollMs, 1000))
     const run = /^\/api\/runs\/([^/]+)(\/events|\/control|\/prediction)?$/.exec(path)
     if (run) {
       const runId = decodeURIComponent(run[1])
@@ -129,7 +131,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
    * pollMs. Each message is the whole view, with the journal's last entry number as its id, so
    * a page that reconnects (the server or the run restarted) draws it again and shows no row twice.
    */
-  async function stream<T extends object>(req: IncomingMessage, res: ServerResponse, view: () => Promise<T>): Promise<void> {
+  async function stream<T extends object>(req: IncomingMessage, res: ServerResponse, view: () => Promise<T>, every = pollMs): Promise<void> {
     let last = await view()
     res.writeHead(200, {...securityHeaders, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive'})
     streams.add(res)
@@ -149,7 +151,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
       streams.delete(res)
     })
     while (open) {
-      await new Promise((resolve) => setTimeout(resolve, pollMs))
+      await new Promise((resolve) => setTimeout(resolve, every))
       if (!open) break
       try {
         last = await view()
@@ -158,7 +160,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
         res.write(`event: trouble\ndata: ${JSON.stringify({error: (error as Error).message})}\n\n`)
       }
       // A comment now and then keeps proxies from closing a quiet stream.
-      quiet += pollMs
+      quiet += every
       if (quiet >= 15_000) {
         res.write(': still here\n\n')
         quiet = 0
