@@ -227,6 +227,34 @@ describe('sluice serve in a browser', () => {
     await page.close()
   })
 
+  it('is used by keyboard alone: from the list to a run, the table view, and a control, each reached with Tab', async () => {
+    const {store, runId} = await storeWithRun()
+    const s = await start(store, true)
+    const page = await browser.newPage()
+    await page.goto(s.url)
+    await page.locator('#runs tbody tr').first().waitFor()
+    // Tab until the run's link has the focus, and follow it with Enter.
+    const focusOn = async (selector: string) => {
+      for (let k = 0; k < 40; k++) {
+        await page.keyboard.press('Tab')
+        if (await page.locator(selector).evaluate((e) => e === (e.ownerDocument as unknown as {activeElement: unknown}).activeElement)) return
+      }
+      throw new Error(`Tab never reached ${selector}`)
+    }
+    await focusOn(`#runs a[href="#/run/${runId}"]`)
+    await page.keyboard.press('Enter')
+    await page.locator('#controls-panel').waitFor()
+    await focusOn('#weights-as-table')
+    await page.keyboard.press('Enter')
+    expect(await page.locator('#weights-table').isVisible()).toBe(true)
+    expect(await page.locator('#weights-as-table').getAttribute('aria-pressed')).toBe('true')
+    await focusOn('#operator')
+    await page.keyboard.type('erin')
+    await focusOn('#control-pause')
+    expect(await page.locator('#control-pause').isEnabled()).toBe(true)
+    await page.close()
+  })
+
   it('reconnects when serve is restarted, and shows what the run wrote meanwhile once, with no row twice', async () => {
     const {store, runId, writer} = await storeWithRun()
     const first = await start(store, false)
