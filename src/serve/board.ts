@@ -1,9 +1,8 @@
 import type {FreezeRecord} from '../ports/control-plane.js'
 import type {StateStore} from '../ports/state-store.js'
-import {pauseInForce, runStart} from '../state/journal.js'
 import {LeaseObserver} from '../state/liveness.js'
 import {lifeAt, lifeStatus} from '../state/run-life.js'
-import {lockRow, runView, type LockRow, type RunHeader, type RunView} from './run-view.js'
+import {lockRow, runHeader, runView, type LockRow, type RunHeader, type RunView} from './run-view.js'
 
 // What the page reads from the state store, looked at again and again by one `serve` process: its
 // lease observer carries across looks, so a run held on another host is judged as its lease moves
@@ -37,23 +36,10 @@ export class BoardReader {
       ids.map(async (runId): Promise<RunRow> => {
         try {
           const read = await this.store.read(runId)
-          const start = runStart(read)
           const life = read.torn ? {status: 'torn'} : lifeStatus(lifeAt(runId, read, locks, this.observer), read)
           let step: string | null = null
           for (const e of read.entries) if (e.type === 'step-start') step = `step ${Number(e.step) + 1}: ${String(e.title)}`
-          const paused = pauseInForce(read)
-          return {
-            runId,
-            runbook: start.runbookName,
-            operator: start.operator,
-            host: start.host,
-            startedAt: read.entries[0].at,
-            status: life.status,
-            detail: 'detail' in life ? (life.detail ?? null) : null,
-            lastSeq: read.entries.at(-1)?.seq ?? 0,
-            step,
-            pausedBy: paused ? `${paused.operator}@${paused.host}` : null,
-          }
+          return {...runHeader(runId, read), status: life.status, detail: 'detail' in life ? (life.detail ?? null) : null, step}
         } catch (error) {
           return {
             runId,

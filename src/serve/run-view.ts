@@ -95,6 +95,22 @@ export const lockRow = (l: LockHolder): LockRow => ({
   leaseSeconds: l.leaseSeconds,
 })
 
+/** What the journal says of a run at a glance: who started it, where it stands, who paused it. */
+export function runHeader(runId: string, read: JournalRead): RunHeader {
+  const start = runStart(read)
+  const paused = pauseInForce(read)
+  return {
+    runId,
+    runbook: start.runbookName,
+    operator: start.operator,
+    host: start.host,
+    startedAt: read.entries[0].at,
+    status: runStatus(read),
+    lastSeq: read.entries.at(-1)?.seq ?? 0,
+    pausedBy: paused ? `${paused.operator}@${paused.host} at ${paused.at}` : null,
+  }
+}
+
 export interface RunView extends RunHeader {
   phase: 'forward' | 'back'
   steps: StepView[]
@@ -128,7 +144,6 @@ function sharesOf(value: unknown): Record<string, number> | null {
 
 /** The view of one run from its journal, with the locks its run holds. */
 export function runView(runId: string, read: JournalRead, locks: LockRecord[]): RunView {
-  const start = runStart(read)
   const steps = new Map<number, StepView>()
   const lines: RunView['lines'] = []
   const changes: ChangeView[] = []
@@ -185,17 +200,9 @@ export function runView(runId: string, read: JournalRead, locks: LockRecord[]): 
         break
     }
   }
-  const paused = pauseInForce(read)
   return {
-    runId,
-    runbook: start.runbookName,
-    operator: start.operator,
-    host: start.host,
-    startedAt: read.entries[0].at,
-    status: runStatus(read),
-    lastSeq: read.entries.at(-1)?.seq ?? 0,
+    ...runHeader(runId, read),
     phase: isOnWayBack(read) ? 'back' : 'forward',
-    pausedBy: paused ? `${paused.operator}@${paused.host} at ${paused.at}` : null,
     steps: [...steps.values()].sort((a, b) => a.index - b.index),
     lines: lines.slice(-viewKeeps.lines),
     changes,

@@ -57,6 +57,18 @@ describe('game day: a cold return rolled back, on HAProxy', () => {
   it('the ramp onto a cold pool fails its gate and holds; the rollback onto the receiving pool is aborted mid-bake and held; resume finishes it; the map ends as before the run', async () => {
     const alice = bench.terminal('alice')
     const bob = bench.terminal('bob')
+    // carol keeps the bridge's page up throughout (`sluice serve --controls`), as the incident commander.
+    const carol = bench.terminal('carol')
+    const bridge = carol.spawn(['serve', '--port', '0', '--controls', '--json'])
+    await bridge.seen(/"token":"[^"]+"}/)
+    const page = JSON.parse(/\{"url".*\}/.exec(bridge.output())![0]) as {url: string; token: string}
+    const onPage = async (runId: string) =>
+      (await (await fetch(`${page.url}api/runs/${runId}`)).json()) as {
+        life: {status: string}
+        phase: string
+        controls: Array<{control: string; by: string}>
+        weights: Array<{shares: Record<string, number>}>
+      }
     const {marks, mark, begin} = incidentLog()
 
     // green is rebuilt: every server restarted, back cold, and in rotation again (it takes no traffic yet).
@@ -179,6 +191,20 @@ steps:
     expect(heldJournal.status).toBe('rollback-held')
     const listed = await bob.run(['journal'])
     expect(listed.stdout).toMatch(new RegExp(`${runId}\\s+rollback-held\\s+green-cold-return\\s+alice@`))
+    // The bridge's page says what the journal says: held on the way back, bob's abort, blue at 90%.
+    const heldOnPage = await onPage(runId)
+    expect(heldOnPage.life.status).toBe('rollback-held')
+    expect(heldOnPage.phase).toBe('back')
+    expect(heldOnPage.controls.map((c) => [c.control, c.by.split('@')[0]])).toEqual([['abort', 'bob']])
+    expect(heldOnPage.weights.at(-1)!.shares).toEqual({blue: 90, green: 10})
+    // A pause from the page while nothing runs is refused, and nothing reaches the journal.
+    const refused = await fetch(`${page.url}api/runs/${runId}/control`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', authorization: `Bearer ${page.token}`},
+      body: JSON.stringify({kind: 'pause', operator: 'carol'}),
+    })
+    mark('carol: pause from the bridge page (refused: not running)')
+    expect(refused.status).toBe(409)
     await sleep(2000)
     expect(await bench.map(bench.rampMap)).toEqual({blue: '90', green: '10'})
 
@@ -206,6 +232,12 @@ steps:
     // The journal: the run forwards, then its way back in two attempts, every step a change the map shows.
     const journal = JSON.parse((await bob.run(['journal', runId, '--json'])).stdout) as {status: string; entries: Array<Record<string, any>>}
     expect(journal.status).toBe('rolled-back')
+    const endOnPage = await onPage(runId)
+    expect(endOnPage.life.status).toBe('rolled-back')
+    expect(endOnPage.controls).toHaveLength(1)
+    expect(endOnPage.weights.at(-1)!.shares).toEqual({blue: 100, green: 0})
+    bridge.signal('SIGTERM')
+    expect((await bridge.ended).code).toBe(0)
     const back = journal.entries.filter((e) => e.type === 'mutation' && e.mutation.phase === 'outcome' && e.mutation.step === -1)
     expect(back.map((e) => [e.mutation.after, e.mutation.ok])).toEqual([
       [{blue: 90, green: 10}, true],
