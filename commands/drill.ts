@@ -88,6 +88,13 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       description: "Also open the drill's HAProxy admin socket at this path, for sluice calibrate or an operator to read while the drill runs.",
       helpValue: 'PATH',
     }),
+    settle: decimal({
+      description:
+        "Scenario seconds each side runs on once its runbook has ended, for what follows it to show (default: the rehearsal's settle of 180 s, and at least 60 s after the real run's end). A drill about a gate's verdict needs little.",
+      min: 0,
+      max: 3600,
+      helpValue: 'SECONDS',
+    }),
     rollback: Flags.string({
       description:
         'Once the runbook has ended, roll its run back as `sluice rollback` would, on both sides: ramped (in steps onto the receiving pool, behind the gates) or now (at once), and report what the way back cost.',
@@ -111,6 +118,7 @@ Exit code: a runbook's real run decides it, as \`sluice run\` does; a scenario's
       ...(flags.model === undefined ? {} : {model: flags.model}),
       ...(flags.socket === undefined ? {} : {socket: flags.socket}),
       ...(flags.rollback ? {rollback: flags.rollback as 'ramped' | 'now'} : {}),
+      ...(flags.settle === undefined ? {} : {settle: flags.settle}),
       json: this.jsonEnabled(),
       note: (text) => this.note(text),
     })

@@ -17,7 +17,7 @@ import {dirname, join, relative, resolve} from 'node:path'
 /** Every entry: the commands, oclif's help class and hooks, oclif itself, and the programs sluice starts as processes or threads (src/program-file.ts). */
 async function entryPoints() {
   const commands = (await readdir('dist/commands', {recursive: true})).filter((f) => f.endsWith('.js')).map((f) => join('dist/commands', f))
-  const programs = ['drill/fleet-main.js', 'drill/load-generator-main.js', 'drill/ceiling-main.js', 'sweep/sweep-worker.js']
+  const programs = ['drill/fleet-main.js', 'drill/load-generator-main.js', 'drill/ceiling-main.js', 'sweep/sweep-worker.js', 'serve/prediction-worker.js']
   return [
     ...commands,
     'dist/src/cli/oclif.js',

@@ -1,5 +1,6 @@
 import type {ControlIntent} from './ports/controls.js'
 import type {GateVerdict, Mutation, PlannedStep, RunEvent, StepStatus} from './ports/io.js'
+import type {PoolPlace} from './ports/pool-readings.js'
 
 // The run's vocabulary as text, in one place, so that the terminal, the journal and the reports
 // say the same thing the same way: a line grepped from CI output matches the journal's.
@@ -52,6 +53,7 @@ export function statusWithMessage(word: string, status: StepStatus, message: str
 
 /** `gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%)`; a verdict taken outside any phase has no parentheses. */
 export function verdictText(v: GateVerdict): string {
+  if (v.said) return `gate ${v.gate}: ${v.said}${v.context ? ` (${v.context})` : ''}`
   const why = v.why && v.why !== noDataWhy ? `, ${v.why}` : ''
   return `gate ${v.gate}: ${verdictMeasure(v)} ${v.outcome}${why}${v.context ? ` (${v.context})` : ''}`
 }
@@ -93,7 +95,9 @@ export function groupedVerdictLines(verdicts: GateVerdict[]): string[] {
       if (last?.text === text) last.times++
       else runs.push({text, times: 1})
     }
-    return `${key}: ${runs.map((r) => (r.times > 1 ? `${r.text} ×${r.times}` : r.text)).join(', ')}`
+    // A counts verdict sums up every interval before it: its last one says the whole of it.
+    const said = vs.at(-1)!.said
+    return `${key}: ${runs.map((r) => (r.times > 1 ? `${r.text} ×${r.times}` : r.text)).join(', ')}${said ? `; last: ${said}` : ''}`
   })
 }
 
@@ -124,6 +128,7 @@ export function clockStamp(at: number, clock: ClockKind): string {
  * the run of passes the window ended on, `count` every verdict in it.
  */
 export function gateWindowText(last: GateVerdict, passes: number, count: number, seconds: number): string {
+  if (last.said) return `gate ${last.gate}: ${last.said}, ${Math.round(seconds)} s${last.context ? ` (${last.context})` : ''}`
   return `gate ${last.gate}: ${passes}/${count} passes, last ${formatMetric(last.value, last.unit)}, ${Math.round(seconds)} s${last.context ? ` (${last.context})` : ''}`
 }
 
@@ -153,7 +158,7 @@ function changeText(before: unknown, after: unknown): string {
  * only one that failed is drawn. The journal and its views keep every one.
  */
 export function terminalMutationText(m: Mutation): string | undefined {
-  if ((m.kind === 'restart' || m.kind === 'remediate') && m.ok !== false) return undefined
+  if ((m.kind === 'restart' || m.kind === 'remediate' || m.kind === 'replace') && m.ok !== false) return undefined
   return mutationText(m)
 }
 
@@ -161,7 +166,7 @@ export function mutationText(m: Mutation): string | undefined {
   const subject = `change ${m.kind} ${m.resource}`
   if (m.phase === 'intent') return `${subject}${changeText(m.before, m.after)}`
   if (m.ok === false) return `${subject} failed: ${m.error ?? 'no reason given'}`
-  return undefined
+  return m.note ? `${subject}: ${m.note}` : undefined
 }
 
 const arnPattern = /\barn:aws[a-z-]*:([a-z0-9-]+):[a-z0-9-]*:\d*:([^\s,;()]+)/g
@@ -214,6 +219,21 @@ export function planLines(steps: PlannedStep[], runId?: string): string[] {
 
 const label = (step: number): string => `[${stepName(step)}]`
 
+const rps = (value: number): string => `${Math.round(value).toLocaleString('en-US')} rps`
+
+/** Where an assess step placed a pool, in numbers: `mailbox on the map of outlook-2026 (no-guard): 20 of 20 servers out of rotation at 1,500 rps, … placed at 6 broken: stuck; …`. */
+export function placeText(pool: string, p: PoolPlace): string {
+  const stretch = ([a, b]: [number, number]) => (a === b ? `${a}` : `${a}–${b}`)
+  const edges = [
+    p.stuckAboveDemand === null ? null : `stuck above ${rps(p.stuckAboveDemand)} with ${p.out} broken`,
+    p.stuckOut.length === 0 ? `back with any number broken at this demand` : `stuck with ${p.stuckOut.map(stretch).join(' or ')} broken at this demand`,
+  ].filter((e) => e !== null)
+  return (
+    `${pool} on the map of ${p.scenario} (${p.setup}): ${p.now.servers - p.now.healthy} of ${p.now.servers} servers out of rotation at ${rps(p.now.demand)}, ` +
+    `${(p.now.errorRate * 100).toFixed(1)}% errors, those in rotation able to serve ${rps(p.capacity.inRotation)}; placed at ${p.out} broken: ${p.region}; ${edges.join('; ')}`
+  )
+}
+
 /** One event as the lines a person or grep reads; none for events not worth a line. */
 export function formatEvent(event: RunEvent): string[] {
   switch (event.type) {
@@ -225,6 +245,9 @@ export function formatEvent(event: RunEvent): string[] {
       return [`${label(event.step)} progress ${event.message}`]
     case 'bake':
       // A countdown for the live views; the status line before it already says what bakes.
+      return []
+    case 'placement':
+      // The numbers behind the step's sentences, for the page's map: the sentences say it in words.
       return []
     case 'verdict':
       return [`${label(event.verdict.step)} ${verdictText(event.verdict)}`]

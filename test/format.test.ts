@@ -95,6 +95,16 @@ describe('groupedVerdictLines', () => {
   it('has nothing to say without verdicts', () => {
     expect(groupedVerdictLines([])).toEqual([])
   })
+
+  it("ends a counts gate's line with its last verdict's sentence, which sums up every interval before it", () => {
+    const said = 'green 0.5% of 10,000 against blue 0.5% of 90,000: better by 0.0 points, margin 1, >99.9% sure → pass'
+    expect(
+      groupedVerdictLines([
+        {...verdict, value: 0.5, outcome: 'inconclusive'},
+        {...verdict, value: 0.5, said},
+      ]),
+    ).toEqual([`step 3 · ramp 50% · error-rate ≤ 1% over 60 s (mailbox): 0.50% ?, 0.50% ✓; last: ${said}`])
+  })
 })
 
 describe('mutationText', () => {
@@ -172,6 +182,11 @@ describe('clockStamp', () => {
 describe('gateWindowText', () => {
   it('says a window in one line: passes in a row of all verdicts, the last value, its length', () => {
     expect(gateWindowText(verdict, 3, 9, 90.4)).toBe('gate error-rate ≤ 1% over 60 s (mailbox): 3/9 passes, last 0.25%, 90 s (ramp 50%)')
+  })
+
+  it('says a counts window by its last sentence', () => {
+    const said = 'green 3.0% of 10,000 against blue 0.5% of 90,000: worse by 2.5 points, margin 1, >99.9% sure → fail'
+    expect(gateWindowText({...verdict, said}, 0, 5, 300)).toBe(`gate error-rate ≤ 1% over 60 s (mailbox): ${said}, 300 s (ramp 50%)`)
   })
 })
 

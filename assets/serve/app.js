@@ -191,7 +191,39 @@ function showRun(runId) {
       storeLabel.textContent = b.store || ''
     })
     .catch(() => undefined)
-    .finally(() => follow(`/api/runs/${runId}/events`, drawRun))
+    .finally(() => follow(`/api/runs/${runId}/events`, (message) => drawRun(merged(lastRun, message))))
+}
+
+/** How many of each growing part a page keeps, as the server says in its first message. */
+let keep = {lines: 500, verdicts: 2000, changes: 1000, weights: 2000}
+
+/**
+ * A run's message on the page as it stands: a whole view (since 0, as on every reconnect) replaces
+ * what was drawn; any other adds what the entries after `since` added, and puts each change it
+ * touched (an outcome come after its intent) in its place.
+ */
+function merged(previous, message) {
+  if (message.since === 0 || !previous || previous.runId !== message.runId) {
+    if (message.keep) keep = message.keep
+    return message
+  }
+  const appended = (rows, added, most) => {
+    const last = rows.length ? rows[rows.length - 1].seq : 0
+    const all = rows.concat(added.filter((row) => row.seq > last))
+    return most ? all.slice(-most) : all
+  }
+  const touched = new Map(message.changes.map((c) => [c.seq, c]))
+  const changes = previous.changes.map((c) => touched.get(c.seq) || c)
+  const known = new Set(previous.changes.map((c) => c.seq))
+  return {
+    ...message,
+    lines: appended(previous.lines, message.lines, keep.lines),
+    verdicts: appended(previous.verdicts, message.verdicts, keep.verdicts),
+    changes: changes.concat(message.changes.filter((c) => !known.has(c.seq))).slice(-keep.changes),
+    weights: appended(previous.weights, message.weights, keep.weights),
+    controls: appended(previous.controls, message.controls),
+    placements: appended(previous.placements, message.placements),
+  }
 }
 
 function authHeaders() {
@@ -200,7 +232,7 @@ function authHeaders() {
 }
 
 /** Parts of the run view the reader may have switched between: kept across redraws. */
-const shown = {weights: 'chart', verdicts: 'chart'}
+const shown = {map: 'chart', weights: 'chart', verdicts: 'chart'}
 
 function drawRun(run) {
   lastRun = run
@@ -248,9 +280,10 @@ function drawRun(run) {
         ),
       ),
     ),
+    run.placements.length ? section('map', 'Pool on its map', mapChart(run.placements[run.placements.length - 1]), placementsTable(run)) : '',
     section('weights', 'Weights over time', weightsChart(run), weightsTable(run)),
     section('verdicts', 'Gate verdicts', verdictsChart(run), verdictsTable(run)),
-    el('h2', {}, `Changes (${run.changes.length})`),
+    el('h2', {}, `Changes (${run.counts.changes}${run.counts.changes > run.changes.length ? `, the last ${run.changes.length} shown` : ''})`),
     table(
       'changes',
       ['Time', 'Step', 'Change', 'Outcome'],
@@ -339,7 +372,8 @@ function table(id, heads, rows) {
             el(
               'tr',
               {},
-              r.map((c) => el('td', {}, c)),
+              // A cell with a status carries it as the reports' do (look.css colours it; the glyph and word say it).
+              r.map((c) => (c && typeof c === 'object' && 'status' in c ? el('td', {'data-status': c.status}, c.text) : el('td', {}, c))),
             ),
           )
         : el('tr', {}, el('td', {colspan: heads.length}, 'None.')),
@@ -347,13 +381,32 @@ function table(id, heads, rows) {
   )
 }
 
-// Each series has its own dash pattern and glyph, as the terminal's charts do: no colour alone.
-const patterns = [
-  {dash: '', glyph: '●'},
-  {dash: '8 4', glyph: '■'},
-  {dash: '2 4', glyph: '▲'},
-  {dash: '12 4 2 4', glyph: '◆'},
-]
+/**
+ * Each series has its own dash pattern and glyph, and a colour only as an aid: the terminal's and
+ * the --html reports' own (the server's /look.json), so a line looks the same in all three.
+ * These stand in until it has come.
+ */
+let look = {
+  series: [
+    {dash: '', glyph: '━', color: '#0072b2'},
+    {dash: '7 5', glyph: '╍', color: '#e69f00'},
+    {dash: '0.5 6', glyph: '┅', color: '#cc79a7'},
+  ],
+  predicted: {dash: '2 6', glyph: '○', color: '#777'},
+}
+const styleOf = (i) => look.series[i % look.series.length]
+
+/** A chart's frame: the svg, its scale upwards from 0 to `yMax`, and five grid lines each labelled by `say`. */
+function framed({w, h, left, right, top, bottom, yMax, label, cls, say}) {
+  const y = (v) => top + (1 - Math.max(0, Math.min(yMax, v)) / yMax) * (h - top - bottom)
+  const chart = svg('svg', {viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-label': label, class: cls})
+  for (let k = 0; k <= 4; k++) {
+    const v = (yMax * k) / 4
+    chart.append(svg('line', {x1: left, x2: w - right, y1: y(v), y2: y(v), class: 'grid'}))
+    chart.append(svg('text', {x: left - 8, y: y(v) + 5, 'text-anchor': 'end', class: 'axis'}, say(v)))
+  }
+  return {chart, y}
+}
 
 /**
  * Stepped lines over time on an axis from 0 to `top` (100 for shares; a little over the largest
@@ -371,13 +424,7 @@ function stepChart(label, times, series, marks, options) {
   const t0 = Math.min(...times)
   const t1 = Math.max(...times, t0 + 1)
   const x = (t) => left + ((t - t0) / (t1 - t0)) * (w - left - right)
-  const y = (v) => top + (1 - Math.max(0, Math.min(yMax, v)) / yMax) * (h - top - bottom)
-  const chart = svg('svg', {viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-label': label, class: 'chart'})
-  for (let k = 0; k <= 4; k++) {
-    const v = (yMax * k) / 4
-    chart.append(svg('line', {x1: left, x2: w - right, y1: y(v), y2: y(v), class: 'grid'}))
-    chart.append(svg('text', {x: left - 8, y: y(v) + 5, 'text-anchor': 'end', class: 'axis'}, `${Math.round(v * 100) / 100}${unit}`))
-  }
+  const {chart, y} = framed({w, h, left, right, top, bottom, yMax, label, cls: 'chart', say: (v) => `${Math.round(v * 100) / 100}${unit}`})
   for (const [t, anchor] of [
     [t0, 'start'],
     [(t0 + t1) / 2, 'middle'],
@@ -385,26 +432,135 @@ function stepChart(label, times, series, marks, options) {
   ])
     chart.append(svg('text', {x: x(t), y: h - 8, 'text-anchor': anchor, class: 'axis'}, new Date(t).toISOString().slice(11, 19)))
   const legends = []
-  series.forEach((s, i) => {
-    const p = s.predicted ? {dash: '2 6', glyph: '○'} : patterns[i % patterns.length]
+  let drawn = 0
+  series.forEach((s) => {
+    const p = s.predicted ? look.predicted : styleOf(drawn++)
     let d = ''
     s.points.forEach(([t, v], k) => {
       d += k === 0 ? `M${x(t)},${y(v)}` : `H${x(t)}V${y(v)}`
     })
     if (s.points.length) d += `H${w - right}`
-    const cls = s.predicted ? 'predicted' : `s${i % patterns.length}`
-    chart.append(svg('path', {d, class: `series ${cls}`, 'stroke-dasharray': p.dash}))
-    for (const [t, v] of s.points) chart.append(svg('text', {x: x(t), y: y(v) + 5, 'text-anchor': 'middle', class: `glyph ${cls}`}, p.glyph))
+    const cls = s.predicted ? 'series predicted' : 'series'
+    chart.append(svg('path', {d, class: cls, stroke: p.color, 'stroke-dasharray': p.dash}))
+    // Each point marked, so a step is seen where two lines meet.
+    for (const [t, v] of s.points) chart.append(svg('circle', {cx: x(t), cy: y(v), r: s.predicted ? 3 : 4, class: 'point', fill: p.color}))
     const lastV = s.points.length ? s.points[s.points.length - 1][1] : 0
-    legends.push({y: y(lastV) + 5, text: `${p.glyph} ${s.name}: ${lastV}${unit}`, cls: `legend ${cls}`})
+    legends.push({y: y(lastV) + 5, glyph: p.glyph, color: p.color, text: ` ${s.name}: ${lastV}${unit}`, cls: s.predicted ? 'legend predicted' : 'legend'})
   })
   // Labels that would sit on one another are moved apart, in the order of their values.
   legends.sort((a, b) => a.y - b.y)
   for (let k = 1; k < legends.length; k++) legends[k].y = Math.max(legends[k].y, legends[k - 1].y + 20)
-  for (const l of legends) chart.append(svg('text', {x: w - right + 10, y: l.y, class: l.cls}, l.text))
+  for (const l of legends) {
+    const label = svg('text', {x: w - right + 10, y: l.y, class: l.cls})
+    label.append(svg('tspan', {class: 'glyph', fill: l.color}, l.glyph), svg('tspan', {}, l.text))
+    chart.append(label)
+  }
   for (const m of marks || [])
     chart.append(svg('text', {x: x(m.t), y: top - 4, 'text-anchor': 'middle', class: `mark ${m.ok ? 'ok' : 'bad'}`}, m.ok ? '✓' : '✗'))
   return chart
+}
+
+const regionText = {unharmed: '✓ unharmed', recovering: '↗ recovering', 'at-risk': '⚠ at risk', stuck: '✗ stuck'}
+const rps = (v) => `${Math.round(v).toLocaleString('en-US')} rps`
+
+/**
+ * Where an assess step placed the pool: servers broken across, demand up, as `sluice assess`
+ * draws its map. The point (●), what the servers left can serve at each count broken (dotted),
+ * and the two lines the assessment walked through the point: along demand, where it tips (thick,
+ * ✗ above); along servers broken, the stretches where it is stuck (thick, ✗). The words under it
+ * say the same, with how many are out of rotation now.
+ */
+function mapChart(p) {
+  const place = p.place
+  const servers = place.now.servers
+  const yMax = Math.max(place.now.demand * 2, (place.stuckAboveDemand || 0) * 1.1, place.capacity.pool * 1.05, 1)
+  const w = 1000
+  const h = 360
+  const left = 90
+  const right = 260
+  const top = 24
+  const bottom = 48
+  const x = (n) => left + (n / Math.max(1, servers)) * (w - left - right)
+  const {chart, y} = framed({w, h, left, right, top, bottom, yMax, label: `${p.pool} on its map: ${p.text}`, cls: 'chart map', say: rps})
+  for (const n of [0, Math.round(servers / 2), servers]) chart.append(svg('text', {x: x(n), y: h - 22, 'text-anchor': 'middle', class: 'axis'}, String(n)))
+  chart.append(svg('text', {x: (left + w - right) / 2, y: h - 4, 'text-anchor': 'middle', class: 'axis'}, `servers broken (of ${servers})`))
+  // What those in rotation can serve, by the scenario's figure per server.
+  const [walked, stuck] = [styleOf(0), styleOf(1)]
+  const predicted = look.predicted
+  chart.append(
+    svg('line', {
+      x1: x(0),
+      y1: y(place.capacity.pool),
+      x2: x(servers),
+      y2: y(0),
+      class: 'series predicted',
+      stroke: predicted.color,
+      'stroke-dasharray': predicted.dash,
+    }),
+  )
+  chart.append(
+    svg(
+      'text',
+      {x: x(0) + 8, y: y(place.capacity.pool) - 6, class: 'legend'},
+      `${predicted.glyph} what the rest can serve (${rps(place.capacity.perServer)} a server)`,
+    ),
+  )
+  // Along demand at this many out: it comes back below the edge, stuck above it.
+  const edge = place.stuckAboveDemand
+  chart.append(svg('line', {x1: x(place.out), x2: x(place.out), y1: y(0), y2: y(edge === null ? yMax : edge), class: 'series', stroke: walked.color}))
+  if (edge !== null) {
+    chart.append(
+      svg('line', {x1: x(place.out), x2: x(place.out), y1: y(edge), y2: y(yMax), class: 'series stuck', stroke: stuck.color, 'stroke-dasharray': stuck.dash}),
+    )
+    // Said at the top of the line, clear of the row of today's demand.
+    chart.append(svg('text', {x: x(place.out) + 12, y: y(yMax) + 16, class: 'legend'}, `✗ stuck above ${rps(edge)} with ${place.out} broken`))
+  }
+  // Along servers out at today's demand: the stretches where it is stuck.
+  chart.append(svg('line', {x1: x(0), x2: x(servers), y1: y(place.now.demand), y2: y(place.now.demand), class: 'series', stroke: walked.color}))
+  for (const [a, b] of place.stuckOut) {
+    chart.append(
+      svg('line', {
+        x1: x(a),
+        x2: x(Math.max(b, a + 0.2)),
+        y1: y(place.now.demand),
+        y2: y(place.now.demand),
+        class: 'series stuck',
+        stroke: stuck.color,
+        'stroke-dasharray': stuck.dash,
+      }),
+    )
+    chart.append(
+      svg(
+        'text',
+        {x: x((a + b) / 2), y: y(place.now.demand) + 30, 'text-anchor': 'middle', class: 'legend'},
+        `✗ stuck with ${a === b ? a : `${a}–${b}`} broken`,
+      ),
+    )
+  }
+  chart.append(svg('text', {x: x(place.out), y: y(place.now.demand) + 7, 'text-anchor': 'middle', class: 'glyph now'}, '●'))
+  chart.append(svg('text', {x: w - right + 12, y: y(place.now.demand) + 5, class: 'legend now'}, `● now: ${place.out} broken, ${rps(place.now.demand)}`))
+  chart.append(svg('text', {x: w - right + 12, y: y(place.now.demand) + 29, class: 'legend now'}, regionText[place.region] || place.region))
+  return el('figure', {}, chart, el('figcaption', {id: 'map-words'}, `${p.step}, ${time(p.at)}: ${p.text}`))
+}
+
+function placementsTable(run) {
+  return table(
+    'map-rows',
+    ['Time', 'Step', 'Pool', 'Out of rotation', 'Placed at', 'Demand', 'Errors', 'In rotation can serve', 'Where', 'Stuck above', 'Stuck with'],
+    run.placements.map((p) => [
+      time(p.at),
+      p.step,
+      p.pool,
+      `${p.place.now.servers - p.place.now.healthy} of ${p.place.now.servers}`,
+      `${p.place.out} broken`,
+      rps(p.place.now.demand),
+      `${(p.place.now.errorRate * 100).toFixed(1)}%`,
+      rps(p.place.capacity.inRotation),
+      regionText[p.place.region] || p.place.region,
+      p.place.stuckAboveDemand === null ? 'not within twice today’s demand' : rps(p.place.stuckAboveDemand),
+      p.place.stuckOut.length ? p.place.stuckOut.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(' or ') + ' broken' : 'back with any number broken',
+    ]),
+  )
 }
 
 function weightsChart(run) {
@@ -462,7 +618,7 @@ function verdictsTable(run) {
       v.measured,
       v.bound === null ? '' : `${v.bound}${v.unit === '%' ? '%' : ` ${v.unit}`}`,
       v.baseline || '',
-      `${v.outcome === 'pass' ? '✓ pass' : v.outcome === 'fail' ? '✗ fail' : '? inconclusive'}${v.why ? `: ${v.why}` : ''}`,
+      {status: v.outcome, text: `${v.outcome === 'pass' ? '✓ pass' : v.outcome === 'fail' ? '✗ fail' : '? inconclusive'}${v.why ? `: ${v.why}` : ''}`},
     ]),
   )
 }
@@ -538,6 +694,12 @@ function makePanel(run) {
   )
 }
 
-// Last, once every binding above is initialised.
+// Last, once every binding above is initialised; the charts' look first, if it comes.
 window.addEventListener('hashchange', route)
-route()
+fetch('/look.json')
+  .then((r) => r.json())
+  .then((l) => {
+    look = l
+  })
+  .catch(() => undefined)
+  .finally(route)

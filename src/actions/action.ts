@@ -2,10 +2,12 @@ import type {ControlPlane, FreezeRecord, WeightsPort, MetricsPort, RestrictionPo
 import type {EngineIO, GateResult, GateVerdict, Mutation, MutationKind, RecordedMutation, StepStatus} from '../ports/io.js'
 import type {IamStatement} from '../ports/backend.js'
 import type {RunControls} from '../ports/controls.js'
+import type {PoolPlace} from '../ports/pool-readings.js'
 import type {Backend} from '../ports/backend.js'
 import type {Path, Problem} from '../input/problems.js'
 import type {z} from 'zod'
-import {describeGate, type Gate} from '../runbook/gate.js'
+import {countsLooks, describeGate, type Gate} from '../runbook/gate.js'
+import {requestsNeeded} from '../judge/counts.js'
 import type {DefaultsData, GateData, OnFailure, TargetsData} from '../runbook/schema.js'
 import type {StepCommon} from '../runbook/step-common.js'
 
@@ -121,6 +123,8 @@ export interface LiveView {
   planner?: {runId?: string; operator: string; byHand?: boolean}
   /** Per paced ramp (by step index), what it would do if it started now (src/pacing). */
   pacedNow?: Map<number, string>
+  /** Per counts-judged step (by index), how many requests its bake would hold at the demand now, beside what the judge needs (src/live/counts-now.ts). */
+  countsNow?: Map<number, string>
 }
 
 /** One change that puts a piece of live state back, as rollback shows and records it. */
@@ -192,11 +196,17 @@ export interface ActionContext {
    */
   hold(seconds: number, where: string): Promise<'done' | 'promoted' | 'interrupted'>
   progress(message: string): void
+  /** Records where an assess step placed a pool on its map, in numbers, for the journal and the page. */
+  placed(pool: string, place: PoolPlace): void
   warn(message: string): void
   /** Reports a verdict an action reached on its own (not through watch). */
   verdict(verdict: GateVerdict): void
-  /** Announces a change (intent), makes it, and reports the outcome, so a journal can account for it. */
-  change<T>(kind: MutationKind, resource: string, before: unknown, after: unknown, apply: () => Promise<T>): Promise<T>
+  /**
+   * Announces a change (intent), makes it, and reports the outcome, so a journal can account for
+   * it; `report` says what the change reported of itself (in words, and what it brought into
+   * being), for the outcome.
+   */
+  change<T>(kind: MutationKind, resource: string, before: unknown, after: unknown, apply: () => Promise<T>, report?: (value: T) => ChangeReport): Promise<T>
   /** Watches a gate through a bake, reporting each verdict. */
   watch(gate: Gate, bake: number, context: string): Promise<GateResult>
   weights(): WeightsPort
@@ -204,8 +214,19 @@ export interface ActionContext {
   metrics(): MetricsPort
 }
 
+/** What a change reports of itself on its outcome (Mutation.note, Mutation.produced). */
+export interface ChangeReport {
+  note?: string
+  produced?: string[]
+}
+
 /** A change an earlier run made, with its recorded outcome. */
-export type ResumedMutation = Mutation & {outcome?: {ok: boolean}}
+export type ResumedMutation = Mutation & {
+  /** `found`: the outcome was not recorded but read from the live system on resume (src/live/recovery.ts). */
+  outcome?: {ok: boolean; found?: string; produced?: string[]}
+  /** When the intent was recorded (ISO), where the journal says. */
+  at?: string
+}
 
 export interface StepOutcome {
   status: StepStatus
@@ -229,9 +250,26 @@ export function gateFailure(step: Pick<StepCommon, 'onFailure'>, result: GateRes
 
 /** The plan line of a step's gate, if it has one. */
 export function gatePlan(step: AnyStep & {gate?: Gate}): string[] {
-  return step.gate
-    ? [`gate: ${describeGate(step.gate)}, every ${step.gate.interval} s, ${step.gate.successes} passes in a row; on failure: ${step.onFailure}`]
-    : []
+  const gate = step.gate
+  if (!gate) return []
+  if (gate.judge === 'counts') {
+    const needed = (baselineRate: number, share: number) =>
+      requestsNeeded({
+        baselineRate,
+        marginPoints: gate.threshold,
+        share,
+        confidence: gate.confidence / 100,
+        looks: countsLooks(gate, 'bake' in step ? Number(step.bake) : 0),
+      })
+    const n = (x: number) => x.toLocaleString('en-US')
+    return [
+      `gate: ${describeGate(gate)}, on every ${gate.interval} s interval of the bake together; holds if it cannot tell by ${gate.inconclusiveLimit} intervals after the bake; on failure: ${step.onFailure}`,
+      `to tell ${gate.threshold} point${gate.threshold === 1 ? '' : 's'} apart it needs about ${n(needed(1, 0.1))} requests on ${gate.pool ?? 'the pool'} over the bake at a 1% baseline with a tenth of the traffic (${n(needed(0.1, 0.1))} at 0.1%; ${n(needed(1, 0.5))} with half)`,
+    ]
+  }
+  return [
+    `gate: ${describeGate(gate)}, every ${gate.interval} s, ${gate.successes} passes in a row${gate.consecutiveFailures ? `; fails at ${gate.consecutiveFailures} failed verdicts in a row` : ''}; on failure: ${step.onFailure}`,
+  ]
 }
 
 /** Whether two recorded states are the same, whatever the order of their keys and lists. */

@@ -241,6 +241,9 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
       const result = await ctx.watch(step.gate, step.bake, at)
       verdicts.push(...result.verdicts)
       if (result.outcome === 'interrupted') return interrupted(at)
+      // The judge could not tell: nothing shows this share worse, nor rules it out. It stays, for a person to decide.
+      if (result.outcome === 'held')
+        return {status: 'held', message: `${result.reason}; holding at ${step.set} ${percent}% (${describeWeights(weights)})`, verdicts}
       if (result.outcome === 'fail') {
         // A gate that failed, or whose source could not be read: either way not a pass.
         const back = await revert()
@@ -258,6 +261,20 @@ export async function runWeightsRamp(step: WeightsRampStep, ctx: ActionContext, 
     if (settled.kind === 'held') return {status: 'held', message: `${settled.message}; holding at ${lastGoodLabel}`, verdicts}
   }
   return {status: 'done', message: `${step.set} at ${end}%`, verdicts}
+}
+
+/**
+ * Why a counts gate cannot judge a ramp's last step, when it cannot: it weighs the receiving pool
+ * against a baseline pool over the same intervals, and at 100% a baseline in the same split takes
+ * no traffic, so that step could only hold (tune found every such candidate held at 100%).
+ */
+export function countsAtFull(gate: Gate | undefined, end: number, receiving: string, sameSplit: string[]): string | null {
+  if (gate?.judge !== 'counts' || end < 100 || !gate.baseline || gate.baseline === 'before' || !sameSplit.includes(gate.baseline.pool)) return null
+  const base = gate.baseline.pool
+  return (
+    `judge: counts weighs ${receiving} against ${base} over the same intervals, and at ${receiving} 100% ${base} takes no traffic: ` +
+    `this schedule's last step could only hold. End this ramp below 100, and take the last step in a ramp of its own behind a threshold gate (error-rate ≤ N%)`
+  )
 }
 
 /** A key's share of a weights map, in %. */

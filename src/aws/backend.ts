@@ -1,4 +1,4 @@
-import type {Backend, BackendFace, BackendProblem, BackendStep, IamStatement, PoolSplit} from '../ports/backend.js'
+import type {Backend, BackendFace, BackendProblem, BackendStep, IamStatement, PoolSplit, RestartIamNeeds} from '../ports/backend.js'
 
 /** What a runbook's targets say of AWS: the fields this family reads. */
 export interface AwsTargets {
@@ -134,6 +134,7 @@ export function awsBackend(targets: AwsTargets): Backend {
         if (attributes) write.push('elasticloadbalancing:ModifyTargetGroupAttributes')
         return [{Sid: 'CycleTargets', Effect: 'Allow', Action: write, Resource: [arn]}, readTargetHealth, ...(addresses ? [findAddresses] : [])]
       },
+      restart: (pool, needs) => (targetGroups[pool] ? restartStatements(targetGroups[pool], needs) : []),
       restrict: () =>
         listener
           ? [
@@ -193,4 +194,57 @@ export const awsFace: BackendFace<AwsTargets> = {
   family: 'aws',
   names: (targets) => targets.dns !== undefined || targets.targetGroups !== undefined || targets.listener !== undefined,
   backend: awsBackend,
+}
+
+/**
+ * What a restart adapter needs, scoped to the region and account of the pool's target group: SSM
+ * may send that one document to instances there (an AWS-owned document, such as
+ * AWS-RunShellScript, has no account in its ARN) and read, list and cancel its commands; EC2 may
+ * reboot instances there; ECS may read that one service and read and stop the tasks of its
+ * cluster. Instances and tasks are not known when the policy is written: they are the group's.
+ */
+function restartStatements(targetGroup: string, needs: RestartIamNeeds): IamStatement[] {
+  const [, partition = 'aws', , region = '*', account = '*'] = targetGroup.split(':')
+  const instances = `arn:${partition}:ec2:${region}:${account}:instance/*`
+  switch (needs.with) {
+    case 'ssm': {
+      const owner = needs.document.startsWith('AWS-') ? '' : account
+      const document = needs.document.startsWith('arn:') ? needs.document : `arn:${partition}:ssm:${region}:${owner}:document/${needs.document}`
+      return [
+        {Sid: 'RestartWithSsm', Effect: 'Allow', Action: ['ssm:SendCommand'], Resource: [document, instances]},
+        // Run Command's reads and its cancel take no resource-level permissions but the command's own.
+        {Sid: 'WaitForSsmCommands', Effect: 'Allow', Action: ['ssm:GetCommandInvocation', 'ssm:ListCommands', 'ssm:CancelCommand'], Resource: ['*']},
+      ]
+    }
+    case 'ec2-reboot':
+      return [
+        {Sid: 'RebootInstances', Effect: 'Allow', Action: ['ec2:RebootInstances'], Resource: [instances]},
+        {Sid: 'ReadInstanceStatus', Effect: 'Allow', Action: ['ec2:DescribeInstanceStatus'], Resource: ['*']},
+      ]
+    case 'ecs-replace': {
+      const cluster = needs.cluster.startsWith('arn:') ? needs.cluster.split('/').at(-1)! : needs.cluster
+      const service = needs.service.startsWith('arn:') ? needs.service.split('/').at(-1)! : needs.service
+      return [
+        {
+          Sid: 'ReadEcsService',
+          Effect: 'Allow',
+          Action: ['ecs:DescribeServices'],
+          Resource: [`arn:${partition}:ecs:${region}:${account}:service/${cluster}/${service}`],
+        },
+        {
+          Sid: 'ReplaceEcsTasks',
+          Effect: 'Allow',
+          Action: ['ecs:DescribeTasks', 'ecs:StopTask'],
+          Resource: [`arn:${partition}:ecs:${region}:${account}:task/${cluster}/*`],
+        },
+        {
+          Sid: 'ListEcsTasks',
+          Effect: 'Allow',
+          Action: ['ecs:ListTasks'],
+          Resource: [`arn:${partition}:ecs:${region}:${account}:container-instance/${cluster}/*`],
+          Condition: {ArnEquals: {'ecs:cluster': [`arn:${partition}:ecs:${region}:${account}:cluster/${cluster}`]}},
+        },
+      ]
+    }
+  }
 }

@@ -1,6 +1,9 @@
 import type {CloudWatchClient} from '@aws-sdk/client-cloudwatch'
 import type {DynamoDBClient} from '@aws-sdk/client-dynamodb'
+import type {S3Client} from '@aws-sdk/client-s3'
 import type {EC2Client} from '@aws-sdk/client-ec2'
+import type {ECSClient} from '@aws-sdk/client-ecs'
+import type {SSMClient} from '@aws-sdk/client-ssm'
 import type {ElasticLoadBalancingV2Client} from '@aws-sdk/client-elastic-load-balancing-v2'
 import type {Route53Client} from '@aws-sdk/client-route-53'
 import type {STSClient} from '@aws-sdk/client-sts'
@@ -123,8 +126,11 @@ export class AwsClients {
   private elbv2Client?: Promise<ElasticLoadBalancingV2Client>
   private cloudwatchClient?: Promise<CloudWatchClient>
   private dynamodbClient?: Promise<DynamoDBClient>
+  private s3Client?: Promise<S3Client>
   private stsClient?: Promise<STSClient>
   private ec2Client?: Promise<EC2Client>
+  private ssmClient?: Promise<SSMClient>
+  private ecsClient?: Promise<ECSClient>
   private resolved?: Promise<AwsOptions>
   /** Read when the clients are made, so a bad $SLUICE_AWS_DEADLINE_SECONDS stops a run before its first call. */
   private readonly deadlines = awsDeadlines()
@@ -192,6 +198,19 @@ export class AwsClients {
     return this.dynamodbClient
   }
 
+  s3(): Promise<S3Client> {
+    // The state store's calls, as DynamoDB's: standard retries, ten attempts. An endpoint of one's
+    // own (moto, MinIO, a VPC endpoint by address) answers for buckets in the path, not as hosts.
+    this.s3Client ??= this.settled(true).then(
+      async (o) =>
+        new (await import('@aws-sdk/client-s3')).S3Client({
+          ...this.config(o, undefined, {mode: 'standard', attempts: 10}),
+          forcePathStyle: Boolean(o.endpoint ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL),
+        }),
+    )
+    return this.s3Client
+  }
+
   sts(): Promise<STSClient> {
     // Any region answers for the caller's identity; with none configured (a runbook on Route 53
     // alone), us-east-1, where STS's global endpoint is.
@@ -204,8 +223,28 @@ export class AwsClients {
     return this.ec2Client
   }
 
+  ssm(): Promise<SSMClient> {
+    this.ssmClient ??= this.settled(true).then(async (o) => new (await import('@aws-sdk/client-ssm')).SSMClient(this.config(o)))
+    return this.ssmClient
+  }
+
+  ecs(): Promise<ECSClient> {
+    this.ecsClient ??= this.settled(true).then(async (o) => new (await import('@aws-sdk/client-ecs')).ECSClient(this.config(o)))
+    return this.ecsClient
+  }
+
   destroy(): void {
-    for (const client of [this.route53Client, this.elbv2Client, this.cloudwatchClient, this.dynamodbClient, this.stsClient, this.ec2Client])
+    for (const client of [
+      this.route53Client,
+      this.elbv2Client,
+      this.cloudwatchClient,
+      this.dynamodbClient,
+      this.s3Client,
+      this.stsClient,
+      this.ec2Client,
+      this.ssmClient,
+      this.ecsClient,
+    ])
       void client?.then(
         (c) => c.destroy(),
         () => undefined,

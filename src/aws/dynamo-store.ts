@@ -1,4 +1,4 @@
-import type {AttributeValue} from '@aws-sdk/client-dynamodb'
+import type {AttributeValue, TransactWriteItem} from '@aws-sdk/client-dynamodb'
 import {AwsClients, type AwsOptions} from './clients.js'
 import {awsCall} from './errors.js'
 import {sdkCalls, type DynamoDbCalls} from './sdk.js'
@@ -6,7 +6,7 @@ import type {FreezePort, FreezeRecord} from '../ports/control-plane.js'
 import {createHash} from 'node:crypto'
 import type {ControlIntent} from '../ports/controls.js'
 import type {JournalEntry, JournalRead, LockRecord} from '../ports/state-store.js'
-import {LeasingStore} from '../state/leases.js'
+import {fenceCheck, LeasingStore} from '../state/leases.js'
 import {checkEntry, checkStart, DamagedStateError, parseControl, parseFreeze, parseJournal, parseLock} from '../state/records.js'
 
 type Item = Record<string, AttributeValue>
@@ -34,7 +34,7 @@ export class DynamoStore extends LeasingStore {
     super()
     this.label = `dynamodb://${table}`
     this.dynamodb = calls ?? sdkCalls(new AwsClients(aws)).dynamodb
-    this.freeze = new DynamoFreeze(this)
+    this.freeze = this.runFencedFreeze()
   }
 
   /** Throttled calls since the last notice, and the backoff they waited. */
@@ -158,7 +158,8 @@ export class DynamoStore extends LeasingStore {
     }
   }
 
-  private async query(pk: string): Promise<Item[]> {
+  /** Every item under a key, or those from sort key `from` on. */
+  private async query(pk: string, from?: number): Promise<Item[]> {
     const dynamodb = await this.sdk()
     const items: Item[] = []
     let start: Item | undefined
@@ -166,8 +167,8 @@ export class DynamoStore extends LeasingStore {
       const out = await this.call('Query', () =>
         dynamodb.query({
           TableName: this.table,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: {':pk': {S: pk}},
+          KeyConditionExpression: from === undefined ? 'pk = :pk' : 'pk = :pk AND sk >= :from',
+          ExpressionAttributeValues: {':pk': {S: pk}, ...(from === undefined ? {} : {':from': {N: String(from)}})},
           ConsistentRead: true,
           ExclusiveStartKey: start,
         }),
@@ -178,21 +179,94 @@ export class DynamoStore extends LeasingStore {
     return items
   }
 
-  protected async appendEntry(runId: string, entry: JournalEntry): Promise<void> {
+  protected async appendEntry(runId: string, entry: JournalEntry, holder: LockRecord | null): Promise<void> {
     if (entry.seq === 1) await this.put({pk: {S: 'runs'}, sk: {N: String(Date.parse(entry.at) * 1000 + Math.floor(Math.random() * 1000))}, runId: {S: runId}})
-    const written = await this.put(
-      {pk: {S: `run#${runId}`}, sk: {N: String(entry.seq)}, entry: {S: JSON.stringify(entry)}},
-      {expression: 'attribute_not_exists(pk)'},
-    )
-    if (!written) throw new DamagedStateError(`${this.label} run#${runId}: the journal already has entry ${entry.seq}; another process is writing this run`)
+    const item = {pk: {S: `run#${runId}`}, sk: {N: String(entry.seq)}, entry: {S: JSON.stringify(entry)}}
+    const taken = () => new DamagedStateError(`${this.label} run#${runId}: the journal already has entry ${entry.seq}; another process is writing this run`)
+    if (!holder) {
+      if (!(await this.put(item, {expression: 'attribute_not_exists(pk)'}))) throw taken()
+      return
+    }
+    // Refused for either condition: the lock is not the writer's (named by the fence check), or the number is taken.
+    if (!(await this.underLock(holder, {Put: {TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)'}}))) throw taken()
+  }
+
+  /**
+   * One transaction: the write is made only while the journal's lock is the writer's own (its id
+   * and fencing token), so a holder woken after another took the lock writes nothing. False when
+   * the write's own condition refused it; LostLockError, naming the holder, when the lock did.
+   */
+  private async underLock(holder: LockRecord, write: TransactWriteItem): Promise<boolean> {
+    const dynamodb = await this.sdk()
+    try {
+      await this.call('TransactWriteItems', () =>
+        dynamodb.transactWriteItems({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: this.table,
+                Key: {pk: {S: `lock#${holder.resource}`}, sk: {N: '0'}},
+                ConditionExpression: 'lockId = :id AND fence = :fence',
+                ExpressionAttributeValues: {':id': {S: holder.lockId}, ':fence': {N: String(holder.fence)}},
+              },
+            },
+            write,
+          ],
+        }),
+      )
+      return true
+    } catch (error) {
+      if (!/TransactionCanceled/.test((error as Error).message)) throw error
+      fenceCheck(holder, await this.readLock(holder.resource))
+      return false
+    }
+  }
+
+  /** A run's change to the freeze, under the run's lock as its journal entries are. */
+  private runFencedFreeze(): FreezePort {
+    const plain = new DynamoFreeze(this)
+    const key = {pk: {S: 'freeze'}, sk: {N: '0'}}
+    return {
+      get: () => plain.get(),
+      set: (record, byRun = record.runId) =>
+        this.underRunLock(byRun, async (holder) => {
+          if (!holder) return plain.set(record)
+          if (!(await this.underLock(holder, {Put: {TableName: this.table, Item: {...key, record: {S: JSON.stringify(record)}}}})))
+            throw new Error(`${this.label}: the freeze was not written, though the lock is still this run's`)
+        }),
+      clear: (byRun) =>
+        this.underRunLock(byRun, async (holder) => {
+          if (!holder) return plain.clear()
+          if (!(await this.underLock(holder, {Delete: {TableName: this.table, Key: key}})))
+            throw new Error(`${this.label}: the freeze was not cleared, though the lock is still this run's`)
+        }),
+    }
   }
 
   protected async readJournal(runId: string): Promise<JournalRead | null> {
-    const items = (await this.query(`run#${runId}`)).sort((a, b) => Number(a.sk.N) - Number(b.sk.N))
+    const items = await this.query(`run#${runId}`)
     if (items.length === 0) return null
-    // DynamoDB writes an item whole or not at all: there is no torn write to find here. Each
-    // entry is checked as a journal line is, and named by its item.
     const source = `${this.label} run#${runId}`
+    return checkStart(source, this.journalOf(source, items, 0))
+  }
+
+  /** From the entry `afterSeq` itself, so a run unknown to the table is told from one with nothing new: one query either way. */
+  protected async readJournalAfter(runId: string, afterSeq: number): Promise<JournalRead | null> {
+    const items = await this.query(`run#${runId}`, afterSeq)
+    if (items.length === 0) return null
+    return this.journalOf(
+      `${this.label} run#${runId}`,
+      items.filter((i) => Number(i.sk.N) > afterSeq),
+      afterSeq,
+    )
+  }
+
+  /**
+   * Journal items as a journal. DynamoDB writes an item whole or not at all: there is no torn
+   * write to find here. Each entry is checked as a journal line is, and named by its item.
+   */
+  private journalOf(source: string, unsorted: Item[], afterSeq: number): JournalRead {
+    const items = unsorted.sort((a, b) => Number(a.sk.N) - Number(b.sk.N))
     for (const item of items) {
       const text = item.entry?.S
       if (text === undefined) throw new DamagedStateError(`${source}:${item.sk.N}: the item has no entry attribute`)
@@ -205,7 +279,7 @@ export class DynamoStore extends LeasingStore {
       const checked = checkEntry(value)
       if (typeof checked === 'string') throw new DamagedStateError(`${source}:${item.sk.N}: ${checked}`)
     }
-    return checkStart(source, parseJournal(source, items.map((i) => `${i.entry.S}\n`).join('')))
+    return parseJournal(source, items.map((i) => `${i.entry.S}\n`).join(''), {afterSeq, line: afterSeq})
   }
 
   async runIds(): Promise<string[]> {
@@ -235,6 +309,7 @@ export class DynamoStore extends LeasingStore {
       runId: {S: record.runId},
       lockId: {S: record.lockId},
       version: {S: record.version},
+      fence: {N: String(record.fence)},
       holder: {S: JSON.stringify(record)},
     }
   }

@@ -2,7 +2,23 @@ import {FailedError, SluiceError} from '../errors.js'
 import {awsDeadlines, type AwsDeadlines} from './clients.js'
 
 /** The IAM action prefix of each service sluice calls. */
-const iamPrefix = {Route53: 'route53', ELBv2: 'elasticloadbalancing', CloudWatch: 'cloudwatch', DynamoDB: 'dynamodb', EC2: 'ec2', STS: 'sts'} as const
+const iamPrefix = {
+  Route53: 'route53',
+  ELBv2: 'elasticloadbalancing',
+  CloudWatch: 'cloudwatch',
+  DynamoDB: 'dynamodb',
+  S3: 's3',
+  EC2: 'ec2',
+  STS: 'sts',
+  SSM: 'ssm',
+  ECS: 'ecs',
+} as const
+
+/** Calls whose IAM action is not named as the call is. */
+const iamActions: Record<string, string> = {'S3 ListObjectsV2': 's3:ListBucket'}
+
+/** The IAM action a call needs. */
+export const iamActionOf = (service: AwsService, operation: string): string => iamActions[`${service} ${operation}`] ?? `${iamPrefix[service]}:${operation}`
 
 export type AwsService = keyof typeof iamPrefix
 
@@ -22,7 +38,7 @@ export class AwsCallError extends FailedError {
   ) {
     super(
       denied.has(code)
-        ? `${service} ${operation} on ${resource} was denied: the caller needs IAM permission ${iamPrefix[service]}:${operation} (${detail}); \`sluice iam-policy RUNBOOK\` prints every permission a runbook needs`
+        ? `${service} ${operation} on ${resource} was denied: the caller needs IAM permission ${iamActionOf(service, operation)} (${detail}); \`sluice iam-policy RUNBOOK\` prints every permission a runbook needs`
         : `${service} ${operation} on ${resource} failed: ${code}: ${detail}`,
     )
   }

@@ -9,6 +9,7 @@ import {Elbv2TargetGroup} from './elbv2.js'
 import {ForwardWeights} from './forward-weights.js'
 import {callerIdentity} from './identity.js'
 import {InstanceAddresses} from './instances.js'
+import {awsRestarts} from './restarts/adapters.js'
 import {AlbPoolReadings, type PoolMetricsScope} from './pool-readings.js'
 import {arnRegion, targetsRegion} from './region.js'
 import {Route53Dns} from './route53.js'
@@ -72,6 +73,7 @@ export const awsFamily: BackendFamily<AwsRunTargets, AwsOptions> = {
       metrics,
       // An instance target group lists instance ids only: a hook that names {ip} gets the address from EC2.
       addresses: targets.targetGroups ? new InstanceAddresses(calls.ec2) : undefined,
+      restarts: targets.targetGroups ? awsRestarts(calls, clock) : undefined,
       close: () => clients.destroy(),
     }
   },

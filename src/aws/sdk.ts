@@ -14,8 +14,27 @@ import type {
   QueryCommandOutput,
   ScanCommandInput,
   ScanCommandOutput,
+  TransactWriteItemsCommandInput,
+  TransactWriteItemsCommandOutput,
 } from '@aws-sdk/client-dynamodb'
-import type {DescribeInstancesCommandInput, DescribeInstancesCommandOutput} from '@aws-sdk/client-ec2'
+import type {
+  DescribeInstancesCommandInput,
+  DescribeInstancesCommandOutput,
+  DescribeInstanceStatusCommandInput,
+  DescribeInstanceStatusCommandOutput,
+  RebootInstancesCommandInput,
+  RebootInstancesCommandOutput,
+} from '@aws-sdk/client-ec2'
+import type {
+  DescribeServicesCommandInput,
+  DescribeServicesCommandOutput,
+  DescribeTasksCommandInput,
+  DescribeTasksCommandOutput,
+  ListTasksCommandInput,
+  ListTasksCommandOutput,
+  StopTaskCommandInput,
+  StopTaskCommandOutput,
+} from '@aws-sdk/client-ecs'
 import type {
   CreateRuleCommandInput,
   CreateRuleCommandOutput,
@@ -52,6 +71,26 @@ import type {
   ListResourceRecordSetsCommandInput,
   ListResourceRecordSetsCommandOutput,
 } from '@aws-sdk/client-route-53'
+import type {
+  DeleteObjectCommandInput,
+  DeleteObjectCommandOutput,
+  GetObjectCommandInput,
+  GetObjectCommandOutput,
+  ListObjectsV2CommandInput,
+  ListObjectsV2CommandOutput,
+  PutObjectCommandInput,
+  PutObjectCommandOutput,
+} from '@aws-sdk/client-s3'
+import type {
+  CancelCommandCommandInput,
+  CancelCommandCommandOutput,
+  GetCommandInvocationCommandInput,
+  GetCommandInvocationCommandOutput,
+  ListCommandsCommandInput,
+  ListCommandsCommandOutput,
+  SendCommandCommandInput,
+  SendCommandCommandOutput,
+} from '@aws-sdk/client-ssm'
 import type {GetCallerIdentityCommandInput, GetCallerIdentityCommandOutput} from '@aws-sdk/client-sts'
 import type {AwsClients} from './clients.js'
 
@@ -102,6 +141,22 @@ export interface DynamoDbCalls {
   deleteItem: Call<DeleteItemCommandInput, DeleteItemCommandOutput>
   query: Call<QueryCommandInput, QueryCommandOutput>
   scan: Call<ScanCommandInput, ScanCommandOutput>
+  transactWriteItems: Call<TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput>
+}
+
+/** An object's body is read whole (a state record is small): text, not a stream. */
+export type S3GetObject = (
+  input: GetObjectCommandInput,
+  abortSignal?: AbortSignal,
+) => Promise<
+  Omit<GetObjectCommandOutput, '$metadata' | 'Body'> & {Body?: {transformToString(): Promise<string>}} & Partial<Pick<GetObjectCommandOutput, '$metadata'>>
+>
+
+export interface S3Calls {
+  putObject: Call<PutObjectCommandInput, PutObjectCommandOutput>
+  getObject: S3GetObject
+  deleteObject: Call<DeleteObjectCommandInput, DeleteObjectCommandOutput>
+  listObjectsV2: Call<ListObjectsV2CommandInput, ListObjectsV2CommandOutput>
 }
 
 export interface StsCalls {
@@ -110,6 +165,22 @@ export interface StsCalls {
 
 export interface Ec2Calls {
   describeInstances: Call<DescribeInstancesCommandInput, DescribeInstancesCommandOutput>
+  rebootInstances: Call<RebootInstancesCommandInput, RebootInstancesCommandOutput>
+  describeInstanceStatus: Call<DescribeInstanceStatusCommandInput, DescribeInstanceStatusCommandOutput>
+}
+
+export interface SsmCalls {
+  sendCommand: Call<SendCommandCommandInput, SendCommandCommandOutput>
+  getCommandInvocation: Call<GetCommandInvocationCommandInput, GetCommandInvocationCommandOutput>
+  cancelCommand: Call<CancelCommandCommandInput, CancelCommandCommandOutput>
+  listCommands: Call<ListCommandsCommandInput, ListCommandsCommandOutput>
+}
+
+export interface EcsCalls {
+  describeServices: Call<DescribeServicesCommandInput, DescribeServicesCommandOutput>
+  listTasks: Call<ListTasksCommandInput, ListTasksCommandOutput>
+  describeTasks: Call<DescribeTasksCommandInput, DescribeTasksCommandOutput>
+  stopTask: Call<StopTaskCommandInput, StopTaskCommandOutput>
 }
 
 /** Every call sluice makes, by service. */
@@ -118,8 +189,11 @@ export interface AwsCalls {
   elbv2: Elbv2Calls
   cloudwatch: CloudWatchCalls
   dynamodb: DynamoDbCalls
+  s3: S3Calls
   sts: StsCalls
   ec2: Ec2Calls
+  ssm: SsmCalls
+  ecs: EcsCalls
 }
 
 /**
@@ -132,8 +206,11 @@ export function sdkCalls(clients: AwsClients): AwsCalls {
   const elbv2 = async () => [await import('@aws-sdk/client-elastic-load-balancing-v2'), await clients.elbv2()] as const
   const cloudwatch = async () => [await import('@aws-sdk/client-cloudwatch'), await clients.cloudwatch()] as const
   const dynamodb = async () => [await import('@aws-sdk/client-dynamodb'), await clients.dynamodb()] as const
+  const s3 = async () => [await import('@aws-sdk/client-s3'), await clients.s3()] as const
   const sts = async () => [await import('@aws-sdk/client-sts'), await clients.sts()] as const
   const ec2 = async () => [await import('@aws-sdk/client-ec2'), await clients.ec2()] as const
+  const ssm = async () => [await import('@aws-sdk/client-ssm'), await clients.ssm()] as const
+  const ecs = async () => [await import('@aws-sdk/client-ecs'), await clients.ecs()] as const
   return {
     route53: {
       listResourceRecordSets: async (input, abortSignal) => {
@@ -238,6 +315,28 @@ export function sdkCalls(clients: AwsClients): AwsCalls {
         const [m, client] = await dynamodb()
         return client.send(new m.ScanCommand(input), {abortSignal})
       },
+      transactWriteItems: async (input, abortSignal) => {
+        const [m, client] = await dynamodb()
+        return client.send(new m.TransactWriteItemsCommand(input), {abortSignal})
+      },
+    },
+    s3: {
+      putObject: async (input, abortSignal) => {
+        const [m, client] = await s3()
+        return client.send(new m.PutObjectCommand(input), {abortSignal})
+      },
+      getObject: async (input, abortSignal) => {
+        const [m, client] = await s3()
+        return client.send(new m.GetObjectCommand(input), {abortSignal})
+      },
+      deleteObject: async (input, abortSignal) => {
+        const [m, client] = await s3()
+        return client.send(new m.DeleteObjectCommand(input), {abortSignal})
+      },
+      listObjectsV2: async (input, abortSignal) => {
+        const [m, client] = await s3()
+        return client.send(new m.ListObjectsV2Command(input), {abortSignal})
+      },
     },
     sts: {
       getCallerIdentity: async (input, abortSignal) => {
@@ -249,6 +348,50 @@ export function sdkCalls(clients: AwsClients): AwsCalls {
       describeInstances: async (input, abortSignal) => {
         const [m, client] = await ec2()
         return client.send(new m.DescribeInstancesCommand(input), {abortSignal})
+      },
+      rebootInstances: async (input, abortSignal) => {
+        const [m, client] = await ec2()
+        return client.send(new m.RebootInstancesCommand(input), {abortSignal})
+      },
+      describeInstanceStatus: async (input, abortSignal) => {
+        const [m, client] = await ec2()
+        return client.send(new m.DescribeInstanceStatusCommand(input), {abortSignal})
+      },
+    },
+    ssm: {
+      sendCommand: async (input, abortSignal) => {
+        const [m, client] = await ssm()
+        return client.send(new m.SendCommandCommand(input), {abortSignal})
+      },
+      getCommandInvocation: async (input, abortSignal) => {
+        const [m, client] = await ssm()
+        return client.send(new m.GetCommandInvocationCommand(input), {abortSignal})
+      },
+      cancelCommand: async (input, abortSignal) => {
+        const [m, client] = await ssm()
+        return client.send(new m.CancelCommandCommand(input), {abortSignal})
+      },
+      listCommands: async (input, abortSignal) => {
+        const [m, client] = await ssm()
+        return client.send(new m.ListCommandsCommand(input), {abortSignal})
+      },
+    },
+    ecs: {
+      describeServices: async (input, abortSignal) => {
+        const [m, client] = await ecs()
+        return client.send(new m.DescribeServicesCommand(input), {abortSignal})
+      },
+      listTasks: async (input, abortSignal) => {
+        const [m, client] = await ecs()
+        return client.send(new m.ListTasksCommand(input), {abortSignal})
+      },
+      describeTasks: async (input, abortSignal) => {
+        const [m, client] = await ecs()
+        return client.send(new m.DescribeTasksCommand(input), {abortSignal})
+      },
+      stopTask: async (input, abortSignal) => {
+        const [m, client] = await ecs()
+        return client.send(new m.StopTaskCommand(input), {abortSignal})
       },
     },
   }

@@ -19,6 +19,7 @@ export async function runDrillCommand(
     repeat: number
     seeds?: number
     rollback?: 'ramped' | 'now'
+    settle?: number
     /** A scenario file or name to predict from (drill --model). */
     model?: string
     socket?: string
@@ -37,7 +38,12 @@ export async function runDrillCommand(
   // Not declared with oclif: whether TARGET is a runbook or a scenario is known only once it is loaded.
   if (options.rollback && loaded.kind !== 'runbook')
     throw new InputError(`--rollback: rolls back what a runbook changed, and ${ref} is a scenario; drill a runbook`)
-  const target = options.rollback && loaded.kind === 'runbook' ? {...loaded, rollback: options.rollback} : loaded
+  if (options.settle !== undefined && loaded.kind !== 'runbook')
+    throw new InputError(`--settle: how long a drill runs on after its runbook ends, and ${ref} is a scenario, which runs its own duration; drill a runbook`)
+  const target =
+    loaded.kind === 'runbook'
+      ? {...loaded, ...(options.rollback ? {rollback: options.rollback} : {}), ...(options.settle === undefined ? {} : {settle: options.settle})}
+      : loaded
   const model = options.model === undefined ? undefined : {scenario: loadScenario(options.model, {}, '--model').scenario, name: options.model}
   const mode = chooseMode({json: options.json})
   const status = mode === 'silent' ? undefined : new StatusLine((text) => process.stderr.write(text), mode === 'tty')

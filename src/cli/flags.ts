@@ -146,8 +146,8 @@ export function prometheusOf(flags: Partial<FlagValues<typeof prometheusFlags>>)
 export const stateFlags = {
   state: Flags.string({
     description:
-      'Where journals, locks, controls and the freeze live: a directory, or dynamodb://TABLE for a team (default: $SLUICE_STATE, else a sluice.yaml in this tree or ~/.config/sluice/config.yaml naming it, else ~/.local/state/sluice).',
-    helpValue: 'DIR|dynamodb://TABLE',
+      'Where journals, locks, controls and the freeze live: a directory, or dynamodb://TABLE or s3://BUCKET/PREFIX for a team (default: $SLUICE_STATE, else a sluice.yaml in this tree or ~/.config/sluice/config.yaml naming it, else ~/.local/state/sluice).',
+    helpValue: 'DIR|dynamodb://TABLE|s3://BUCKET/PREFIX',
   }),
 }
 

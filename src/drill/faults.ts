@@ -7,7 +7,8 @@ import type {DrillScales} from './scale.js'
  * `from` and off at its `to`, both times the time scale, measured from `start()`.
  *
  * - broken: the pool's first `servers` servers hang or refuse (the fault's mode), then serve again;
- * - thread-hold: requests of the type hold a thread for holdSeconds × the time scale, then lifted.
+ * - thread-hold: requests of the type hold a thread for holdSeconds × the time scale, then lifted;
+ * - errors: every server of the pool answers the share of what it serves with a 500, then stops.
  *
  * A metadata outage (a shared lookup service with a capacity of its own) has no part in the
  * loopback fleet yet: such faults are returned as unsupported, for the drill to refuse by name.
@@ -33,6 +34,16 @@ export function faultSteps(scenario: Scenario, scales: DrillScales): {steps: Fau
     } else if (fault.kind === 'thread-hold') {
       steps.push({at: from, command: {op: 'hold', pool, type: fault.type, holdSeconds: fault.holdSeconds * scales.timeScale, release: fault.release}})
       steps.push({at: to, command: {op: 'hold', pool, type: null}})
+    } else if (fault.kind === 'errors') {
+      // Overlapping faults add up, as the simulator's do: each edge sets the sum of those active then.
+      const erring = scenario.faults.filter((f) => f.kind === 'errors' && (f.pool ?? firstPool) === pool)
+      const at = (s: number) =>
+        Math.min(
+          100,
+          erring.reduce((sum, f) => sum + (f.from <= s && s < f.to ? (f.kind === 'errors' ? f.percent : 0) : 0), 0),
+        )
+      steps.push({at: from, command: {op: 'errors', pool, percent: at(fault.from)}})
+      steps.push({at: to, command: {op: 'errors', pool, percent: at(fault.to)}})
     } else {
       unsupported.push(index)
     }

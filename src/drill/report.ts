@@ -1,4 +1,5 @@
 import type {RunResult} from '../engine/engine.js'
+import {verdictText} from '../format.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {Scenario, SetupPolicy} from '../sim/scenario/schema.js'
 import type {CpuWait} from './cpu-wait.js'
@@ -16,6 +17,8 @@ export type DrillTarget =
       setup: {name: string; policy: SetupPolicy}
       /** Once the runbook has ended, roll its run back as `sluice rollback` would: in steps, or at once (--now). */
       rollback?: 'ramped' | 'now'
+      /** Scenario seconds each side runs on once its runbook has ended (default: a rehearsal's settle, and at least settleAfterRunbook after the real run). */
+      settle?: number
     }
 
 export type {Failures}
@@ -39,12 +42,17 @@ export interface StepTimes {
   title: string
   startedAt: number | null
   endedAt: number | null
+  /** The step's last gate verdict in words (a counts judge's sentence), or null where it took none. */
+  lastVerdict: string | null
 }
 
 /** A run's step times on a timeline: `toScenario` turns the run's clock into scenario seconds. */
 export function stepTimes(run: Pick<RunResult, 'steps'>, toScenario: (at: number) => number): StepTimes[] {
   const on = (at: number | null) => (at === null ? null : toScenario(at))
-  return run.steps.map((s) => ({index: s.index, title: s.title, startedAt: on(s.startedAt), endedAt: on(s.endedAt)}))
+  return run.steps.map((s) => {
+    const last = s.verdicts.at(-1)
+    return {index: s.index, title: s.title, startedAt: on(s.startedAt), endedAt: on(s.endedAt), lastVerdict: last ? verdictText(last) : null}
+  })
 }
 
 export interface PredictionSpread {

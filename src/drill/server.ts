@@ -86,6 +86,8 @@ export interface Hold {
 export interface ServerState {
   port: number
   fault: FaultMode
+  /** The share of served requests it answers with a 500 (0–1). */
+  erring: number
   hold: Hold | null
   /** Down for a restart. */
   restarting: boolean
@@ -131,6 +133,8 @@ export class LoopbackServer {
   readonly workers: number
   /** Service times drawn with the scenario's spread, seeded per server. */
   private readonly serviceDraw: Random
+  /** Which served requests err, seeded per server (a stream of its own). */
+  private readonly errorDraw: Random
   private readonly http: http.Server
   private readonly sockets = new Set<Socket>()
   private queue: Pending[] = []
@@ -141,6 +145,8 @@ export class LoopbackServer {
   private served = 0
   private fault: FaultMode = 'none'
   private hold: Hold | null = null
+  /** The share of served requests answered 500 after their service (a fault of kind errors), 0–1. */
+  private erring = 0
   private restarting = false
   private stalled = false
   private restartTimer: NodeJS.Timeout | null = null
@@ -166,6 +172,7 @@ export class LoopbackServer {
   ) {
     this.workers = workersFor(config)
     this.serviceDraw = new Random(config.seed ?? 1)
+    this.errorDraw = new Random((config.seed ?? 1) ^ 0xe7702)
     this.http = http.createServer((req, res) => this.onRequest(req, res))
     // A hanging server hangs for as long as the client waits; Node's own request timeout would answer 408.
     this.http.requestTimeout = 0
@@ -190,6 +197,7 @@ export class LoopbackServer {
     return {
       port: this.port,
       fault: this.fault,
+      erring: this.erring,
       hold: this.hold,
       restarting: this.restarting,
       stalled: this.stalled,
@@ -218,6 +226,11 @@ export class LoopbackServer {
       if (mode === 'broken') this.answerQueueWith500()
       if (mode === 'none') this.dispatch()
     })
+  }
+
+  /** Answers this share (0–1) of the requests it serves with a 500, after their full service time. */
+  setErrors(share: number): void {
+    this.erring = share
   }
 
   setHold(hold: Hold | null): void {
@@ -386,7 +399,8 @@ export class LoopbackServer {
           this.warm()
           const timeout = this.config.clientTimeout
           if (!head.res.destroyed && (timeout === undefined || end - head.arrivedAt <= timeout * 1000)) this.connections.answered()
-          answer(head.res, 200, 'ok')
+          if (this.erring > 0 && this.errorDraw.next() < this.erring) answer(head.res, 500, 'erred')
+          else answer(head.res, 200, 'ok')
           this.freedAt = end
           this.dispatch()
           this.freedAt = null

@@ -299,16 +299,32 @@ function actionContext(
       })
     },
     progress: (message) => out.emit({type: 'progress', step: step.index, message, at: at()}),
+    placed: (pool, place) => out.emit({type: 'placement', step: step.index, pool, place, at: at()}),
     warn: (message) => out.emit({type: 'warning', step: step.index, message}),
     verdict: (verdict) => out.emit({type: 'verdict', verdict}),
-    async change(kind, resource, before, after, apply) {
+    async change(kind, resource, before, after, apply, report) {
       if (stepGate?.baseline === 'before' && baseline === undefined) baseline = await readBaseline(stepGate)
       out.emit({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'intent', kind, resource, before, after}})
       // Nothing changes before its intent is on record: that is what makes a resume possible.
       await out.flush()
       try {
         const value = await apply()
-        out.emit({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'outcome', kind, resource, before, after, ok: true}})
+        const {note, produced} = report?.(value) ?? {}
+        out.emit({
+          type: 'mutation',
+          at: at(),
+          mutation: {
+            step: step.index,
+            phase: 'outcome',
+            kind,
+            resource,
+            before,
+            after,
+            ok: true,
+            ...(note ? {note} : {}),
+            ...(produced?.length ? {produced} : {}),
+          },
+        })
         await out.flush()
         return value
       } catch (error) {

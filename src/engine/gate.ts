@@ -1,8 +1,9 @@
 import {metricUnits, type Clock, type MetricsPort, type Reading} from '../ports/control-plane.js'
 import type {RunControls} from '../ports/controls.js'
-import {describeBaseline, describeGate, type Gate} from '../runbook/gate.js'
+import {countsLooks, describeBaseline, describeGate, type Gate} from '../runbook/gate.js'
 import type {GateResult, GateVerdict} from '../ports/io.js'
 import {formatMetric, noDataWhy, stepName, verdictMeasure} from '../format.js'
+import {countsSentence, judgeCounts, type Counts} from '../judge/counts.js'
 
 type Judged = Pick<GateVerdict, 'outcome' | 'bound' | 'why'>
 
@@ -62,6 +63,7 @@ export interface GateWatch {
  * before.
  */
 export async function watchGate(w: GateWatch): Promise<GateResult> {
+  if (w.gate.judge === 'counts') return watchCounts(w)
   const {gate, clock} = w
   const verdicts: GateVerdict[] = []
   const span = Math.max(w.bake, gate.interval) + gate.successes * gate.interval
@@ -69,6 +71,7 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
   let counted = 0
   let last = clock.now()
   let failures = 0
+  let failingInARow = 0
   let inconclusive = 0
   let streak = 0
   let before: Reading | undefined
@@ -91,19 +94,15 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
       const woke = clock.now()
       if (!w.controls?.pausedBy) counted += woke - last
       last = woke
-      let reading: Reading
-      let baseline: Reading | undefined
-      try {
-        const other = gate.baseline && gate.baseline !== 'before' ? gate.baseline.pool : undefined
-        ;[reading, baseline] = await Promise.all([
+      const other = baselinePool(gate)
+      const read = await readLook(w, verdicts, async () =>
+        Promise.all([
           w.metrics.read(gate.metric, gate.window, gate.pool, w.signal),
           other === undefined ? (before ??= await w.before?.()) : w.metrics.read(gate.metric, gate.window, other, w.signal),
-        ])
-      } catch (error) {
-        if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
-        const sourceError = (error as Error).message
-        return {outcome: 'fail', verdicts, sourceError, reason: `gate ${describeGate(gate)} could not read its metrics at ${w.context}: ${sourceError}`}
-      }
+        ]),
+      )
+      if ('ended' in read) return read.ended
+      const [reading, baseline] = read.readings
       const {value} = reading
       const judged = judge(gate, reading, baseline)
       const verdict: GateVerdict = {
@@ -125,12 +124,13 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
       w.onVerdict(verdict)
       if (verdict.outcome === 'pass') streak++
       else streak = 0
-      if (verdict.outcome === 'fail' && ++failures >= gate.failureLimit) {
+      failingInARow = verdict.outcome === 'fail' ? failingInARow + 1 : 0
+      if (verdict.outcome === 'fail' && (++failures >= gate.failureLimit || failingInARow >= (gate.consecutiveFailures ?? Infinity))) {
         return {
           outcome: 'fail',
           verdicts,
           failing: verdict,
-          reason: `gate ${verdict.gate} failed at ${w.context}: measured ${verdictMeasure(verdict)}${verdict.baseline ? '' : `, threshold ${formatMetric(gate.threshold, verdict.unit)}`}`,
+          reason: `gate ${verdict.gate} failed at ${w.context}${failingInARow > 1 && failingInARow >= (gate.consecutiveFailures ?? Infinity) ? ` (${failingInARow} failed verdicts in a row)` : ''}: measured ${verdictMeasure(verdict)}${verdict.baseline ? '' : `, threshold ${formatMetric(gate.threshold, verdict.unit)}`}`,
         }
       }
       if (verdict.outcome === 'inconclusive' && ++inconclusive >= gate.inconclusiveLimit) {
@@ -155,5 +155,110 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
         }
       }
     }
+  }
+}
+
+/** The pool a relative gate's baseline is read from over the same window, if it is one. */
+const baselinePool = (gate: Gate): string | undefined => (gate.baseline && gate.baseline !== 'before' ? gate.baseline.pool : undefined)
+
+/**
+ * A look's readings, or how the gate ends when they could not be had: interrupted, or failed at
+ * once naming the source (the adapter has already retried within its deadline; not a measurement).
+ */
+async function readLook<T>(w: GateWatch, verdicts: GateVerdict[], read: () => Promise<T>): Promise<{readings: T} | {ended: GateResult}> {
+  try {
+    return {readings: await read()}
+  } catch (error) {
+    if (w.signal.aborted) return {ended: {outcome: 'interrupted', verdicts}}
+    const sourceError = (error as Error).message
+    return {ended: {outcome: 'fail', verdicts, sourceError, reason: `gate ${describeGate(w.gate)} could not read its metrics at ${w.context}: ${sourceError}`}}
+  }
+}
+
+/** Errors and requests of a reading, for the counts judge: none where the source cannot count requests. */
+function countsOf(reading: Reading): Counts | null {
+  if (reading.value === null || reading.requests === null) return null
+  // A source that reports rates times a window (Prometheus, the simulator) gives fractions of a request.
+  const requests = Math.round(reading.requests)
+  return {requests, errors: Math.min(requests, Math.round((reading.value / 100) * reading.requests))}
+}
+
+/**
+ * A counts gate through a bake (src/judge/counts.ts): each look reads the interval since the
+ * last, for the pool and its baseline pool, and judges every interval so far together. It fails
+ * at its first fail; passes at its first pass once the bake is over; and with neither by the end
+ * of the bake and `inconclusiveLimit` intervals more, holds: the step stops where it is, undoing
+ * nothing, for a person to decide. The confidence asked is spent over all of those looks. A look
+ * without counts (no data, a source that cannot count requests) adds nothing; the limit is the same.
+ */
+async function watchCounts(w: GateWatch): Promise<GateResult> {
+  const {gate, clock} = w
+  const basePool = baselinePool(gate)
+  const looks = countsLooks(gate, w.bake)
+  const verdicts: GateVerdict[] = []
+  const receiving: Counts[] = []
+  const baseline: Counts[] = []
+  let counted = 0
+  let last = clock.now()
+  const promote = w.controls?.listenForPromote(
+    () =>
+      `ended the bake of ${stepName(w.step)} at ${w.context} early, ${Math.max(0, Math.ceil(w.bake - counted))} s before its end: ` +
+      'it passes as soon as its judge can rule out the margin',
+    w.signal,
+  )
+  try {
+    for (let look = 1; look <= looks; look++) {
+      await clock.sleep(gate.interval, w.signal)
+      if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
+      const woke = clock.now()
+      if (!w.controls?.pausedBy) counted += woke - last
+      last = woke
+      const read = await readLook(w, verdicts, () =>
+        Promise.all([w.metrics.read(gate.metric, gate.interval, gate.pool, w.signal), w.metrics.read(gate.metric, gate.interval, basePool, w.signal)]),
+      )
+      if ('ended' in read) return read.ended
+      const [reading, other] = read.readings
+      const r = countsOf(reading)
+      const b = countsOf(other)
+      if (r && b) {
+        receiving.push(r)
+        baseline.push(b)
+      }
+      const judged = judgeCounts(receiving, baseline, {marginPoints: gate.threshold, confidence: gate.confidence / 100, looks})
+      const names = {receiving: gate.pool ?? 'the pool', baseline: describeBaseline(gate.baseline!).replace(/^pool /, '')}
+      const missing = r && b ? undefined : reading.requests === null || other.requests === null ? 'the source gives no request counts' : noDataWhy
+      const verdict: GateVerdict = {
+        step: w.step,
+        gate: describeGate(gate),
+        metric: gate.metric,
+        value: judged.receiving.requests > 0 ? judged.receiving.rate : null,
+        threshold: gate.threshold,
+        unit: metricUnits[gate.metric],
+        outcome: judged.outcome,
+        at: clock.now(),
+        context: w.context,
+        requests: judged.receiving.requests,
+        bound: null,
+        baseline: {of: describeBaseline(gate.baseline!), value: judged.baseline.requests > 0 ? judged.baseline.rate : null, requests: judged.baseline.requests},
+        said: `${countsSentence(judged, names, gate.threshold)}${missing ? ` (this interval: ${missing})` : ''}`,
+        counts: {sure: judged.sure, needs: judged.needs, dispersion: judged.dispersion, baselineDispersion: judged.baselineDispersion, margin: gate.threshold},
+        ...(judged.why === undefined ? {} : {why: judged.why}),
+      }
+      verdicts.push(verdict)
+      w.onVerdict(verdict)
+      if (verdict.outcome === 'fail')
+        return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} failed at ${w.context}: ${verdict.said}`}
+      const promoted = promote?.taken() ?? false
+      if (verdict.outcome === 'pass' && (counted >= w.bake - 1e-9 || promoted)) return {outcome: 'pass', verdicts}
+    }
+    const final = verdicts.at(-1)!
+    return {
+      outcome: 'held',
+      verdicts,
+      failing: final,
+      reason: `gate ${final.gate} could not tell in ${looks} looks at ${w.context} (last: ${final.said}); holding where it is for a person to decide`,
+    }
+  } finally {
+    promote?.release()
   }
 }

@@ -25,7 +25,7 @@ export function planRunbook(runbook: Runbook, live?: LiveView, fromStep = 0): Pl
       index: step.index,
       action: step.action,
       title: step.title,
-      details: action.plan(step, {targets: runbook.targets, live: now}),
+      details: [...action.plan(step, {targets: runbook.targets, live: now}), ...(live?.countsNow?.has(step.index) ? [live.countsNow.get(step.index)!] : [])],
       ...(drift.length > 0 ? {drift} : {}),
       ...(unread.length > 0 ? {unread} : {}),
     })

@@ -76,7 +76,7 @@ export function haproxyBackend(targets: HaproxyTargetsOf): Backend {
       pool: (pool) => (h.backends[pool] ? [lock('backend', h.backends[pool])] : []),
       restrictions: () => (h.restrictMap ? [lock('map', h.restrictMap)] : []),
     },
-    iam: {weights: () => [], pool: () => [], restrict: () => [], lift: () => [], read: () => []},
+    iam: {weights: () => [], pool: () => [], restart: () => [], restrict: () => [], lift: () => [], read: () => []},
     problems() {
       const problems: BackendProblem[] = []
       const aws: Array<[boolean, ReadonlyArray<PropertyKey>, string]> = [

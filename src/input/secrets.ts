@@ -6,8 +6,8 @@
  * in it would otherwise come back in fetch's own error, value and all), and any text an endpoint
  * answers is scrubbed of them before it reaches a message, the journal or a file.
  *
- * src/local/command-hooks.ts's redactSecrets blanks secret-looking environment variables in a
- * hook's output; the same idea, for values sluice holds rather than the environment's.
+ * redactSecrets below blanks secret-looking environment variables in a hook's or an SSM
+ * command's output; the same idea, for values sluice holds rather than the environment's.
  */
 
 /** What stands in for a secret in anything shown or stored. */
@@ -113,4 +113,25 @@ function decodeOr(text: string): string {
   } catch {
     return text
   }
+}
+
+/** Names whose values are credentials: never printed, even when a hook prints them. */
+const secretVariable = /SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|(^|_)KEY($|_)|ACCESS_KEY|SESSION/i
+
+/**
+ * A hook's output with secrets blanked out, before it reaches an error message, and so the
+ * terminal, the journal and every --json: the value of every variable the runbook hands the hook
+ * (whatever its name: SLACK_WEBHOOK_URL, GITHUB_PAT, DB_PASS), and of sluice's own secret-looking
+ * variables. Very short values are left alone (under 4 characters for a handed variable, 6 for
+ * the others): blanking `1` or `us` everywhere would garble the message and hide nothing.
+ */
+export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env, handed: readonly string[] = []): string {
+  const secrets = Object.entries(env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && entry[1] !== '' && (handed.includes(entry[0]) ? entry[1].length >= 4 : entry[1].length >= 6 && secretVariable.test(entry[0])),
+  )
+  return blankValues(
+    text,
+    secrets.map(([name, value]) => [value, `[${name} redacted]`]),
+  )
 }

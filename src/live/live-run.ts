@@ -8,7 +8,7 @@ import {FailedError, InterruptedError, RefusedError} from '../errors.js'
 import type {RecordedMutation} from '../ports/io.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import type {ControlSender} from '../ports/controls.js'
-import {journalLock, newRunId, type StateStore} from '../ports/state-store.js'
+import {journalLock, LostLockError, newRunId, type StateStore} from '../ports/state-store.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {RunResult} from '../engine/engine.js'
 import type {RunInputs} from '../ports/run.js'
@@ -140,9 +140,12 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
   const {clients} = live
   let stopped: Error | null = null
   const stoppedBy = (): Error | null => stopped ?? store.trouble(runId)
-  const control = guarded(live.control, () => {
-    const why = stoppedBy()
-    if (why) throw new FailedError(stopMessage(why, runId))
+  // Before every call to AWS: the run's locks still its own (renewed first if this process was
+  // stopped past half a lease). One lost is refused (exit 4), naming who holds it now.
+  const control = guarded(live.control, async () => {
+    const why = stopped ?? (await store.stillHolds(runId))
+    if (!why) return
+    throw why instanceof LostLockError ? new RefusedError(stopMessage(why, runId)) : new FailedError(stopMessage(why, runId))
   })
   try {
     // Ctrl-C while a read hangs stops here, before anything has changed.
@@ -219,12 +222,14 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
     const why = stoppedBy()
     if (why) {
       const message = stopMessage(why, runId)
-      options.io.notify({type: 'run-end', outcome: 'failed', message})
+      // A lock lost to another process is a refusal (exit 4): the run goes on there, not here.
+      const outcome = why instanceof LostLockError ? 'refused' : 'failed'
+      options.io.notify({type: 'run-end', outcome, message})
       return {
         mode: 'live',
         runId,
         rehearsal: null,
-        run: {...run, outcome: 'failed', message, stoppedAt: run.stoppedAt ?? {step: run.steps.length - 1, title: run.steps.at(-1)?.title ?? '', message}},
+        run: {...run, outcome, message, stoppedAt: run.stoppedAt ?? {step: run.steps.length - 1, title: run.steps.at(-1)?.title ?? '', message}},
       }
     }
     return {mode: 'live', runId, rehearsal: null, run}
@@ -262,20 +267,23 @@ async function checkDrift(resume: ResumeSettings, control: ControlPlane, journal
 
 /** Why a run stopped before its next change, and how to go on. */
 function stopMessage(why: Error, runId: string): string {
+  // Another process runs it now: there is nothing for this one to resume.
+  if (why instanceof LostLockError)
+    return `stopped before the next change: ${why.message}; \`sluice journal ${runId}\` shows what the run did and who runs it now`
   const full = (why instanceof StateFileError && (why.code === 'ENOSPC' || why.code === 'EDQUOT')) || /\((ENOSPC|EDQUOT)\)/.test(why.message)
   const fix = full ? 'free some space there' : 'fix that'
   return `stopped before the next change: ${why.message}. Nothing more was changed; ${fix}, then continue with \`sluice resume ${runId}\` (\`sluice journal ${runId}\` shows what was done)`
 }
 
 /** The control plane with every call refused once `check` throws: nothing changes after the run must stop. */
-function guarded(control: ControlPlane, check: () => void): ControlPlane {
+function guarded(control: ControlPlane, check: () => Promise<void>): ControlPlane {
   const wrap = <T extends object>(port: T): T =>
     new Proxy(port, {
       get(target, key) {
         const value: unknown = Reflect.get(target, key, target)
         if (typeof value !== 'function') return value
         return async (...args: unknown[]) => {
-          check()
+          await check()
           return (value as (...a: unknown[]) => unknown).apply(target, args)
         }
       },

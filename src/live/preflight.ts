@@ -2,6 +2,7 @@ import type {LiveView} from '../actions/action.js'
 import {actionOf} from '../actions/registry.js'
 import {describeWeights, shareOf} from '../actions/weights-ramp.js'
 import {firstStepNow} from '../pacing/pacer.js'
+import {countsNow} from './counts-now.js'
 import {describeRestrictions, restricts} from '../actions/restrict/restriction.js'
 import {planRunbook} from '../engine/plan.js'
 import {FailedError, InputError, RefusedError} from '../errors.js'
@@ -23,7 +24,13 @@ import {liveAws, liveControlPlane, liveIdentity} from '../wiring/live.js'
  * hook naming {ip} for targets with no address: exit 2, at its place in the runbook). Returns
  * what it found, and the run's one plan told in the live numbers, for the person to confirm.
  */
-export async function preflight(runbook: Runbook, control: ControlPlane, signal?: AbortSignal, fromStep = 0): Promise<Preflight> {
+export async function preflight(
+  runbook: Runbook,
+  control: ControlPlane,
+  signal?: AbortSignal,
+  fromStep = 0,
+  options: {demandNow?: boolean} = {},
+): Promise<Preflight> {
   const lines: string[] = []
   const live: LiveView = {groupSizes: new Map(), rulesLabel: control.restrictions?.label}
   if (control.weights) {
@@ -62,7 +69,15 @@ export async function preflight(runbook: Runbook, control: ControlPlane, signal?
   // What a gate on this source cannot see, said before anything is asked.
   if (runbook.steps.some((s) => 'gate' in s && s.gate) && control.metrics?.caveats)
     for (const caveat of await control.metrics.caveats(signal)) lines.push(`! ${control.metrics.label}: ${caveat}`)
-  live.pacedNow = await pacedNow(runbook, control, live.weights, fromStep, signal)
+  // Both read demand over the same seconds: at once, so a runbook with both waits for one read.
+  // What a counts gate's bake would hold is asked of `plan --live` only: on HAProxy the read takes
+  // its 10 s, which a run or a resume in an outage should not wait before it asks.
+  const [paced, counts] = await Promise.all([
+    pacedNow(runbook, control, live.weights, fromStep, signal),
+    options.demandNow ? countsNow(runbook, control, fromStep, planDemandWindow, signal) : new Map<number, string>(),
+  ])
+  live.pacedNow = paced
+  live.countsNow = counts
   // Who reads it: the plan tells this run's own freeze (or, typed by hand, this operator's) from another's.
   live.planner = {operator: control.operator, ...(control.runId === undefined ? {} : {runId: control.runId}), ...(control.byHand ? {byHand: true} : {})}
   return {now: lines, plan: planRunbook(runbook, live, fromStep)}
@@ -112,7 +127,7 @@ export async function planLive(runbook: Runbook, aws: AwsOptions, store: StateSt
   const identity = await liveIdentity(runbook, resolved)
   const {control, clients} = liveControlPlane(runbook, resolved, {operator: 'plan', freeze: store.freeze})
   try {
-    const read = await preflight(runbook, control)
+    const read = await preflight(runbook, control, undefined, 0, {demandNow: true})
     return {...read, now: [...callerLine(identity), ...read.now], on: liveTarget(runbook, resolved, identity), identity}
   } finally {
     clients.destroy()

@@ -1,6 +1,7 @@
 import {RefusedError} from '../errors.js'
 import type {StateStore} from '../ports/state-store.js'
 import {mutations, runStart, type RunStart} from '../state/journal.js'
+import {leaseSeconds} from '../state/leases.js'
 import {judgeRun, lifeLabel} from '../state/run-life.js'
 
 /**
@@ -22,6 +23,14 @@ export async function checkPreviousRun(store: StateStore, runbookName: string, n
       continue
     }
     if (start.runbookName !== runbookName) continue
+    const by = `${start.operator} on ${start.host}`
+    // A run writes its first entry before it takes its locks: one with nothing more, a lease old at
+    // most, is starting, not dead (ten runs of one runbook started at once saw each other so).
+    const age = Date.now() - Date.parse(read.entries[0].at)
+    if (read.entries.length === 1 && age < leaseSeconds() * 1000)
+      throw new RefusedError(
+        `run ${runId} of ${runbookName} (by ${by}) is starting: one run per runbook at a time. \`sluice watch ${runId}\` follows it; \`sluice pause|promote|abort ${runId}\` control it`,
+      )
     const life = await judgeRun(store, runId, read)
     // A run that ended having changed nothing (refused on a lock, not confirmed) settles nothing
     // about the runs before it: a dead run's half-done changes are still there to be dealt with.
@@ -29,7 +38,6 @@ export async function checkPreviousRun(store: StateStore, runbookName: string, n
       if (mutations(read).some((m) => m.outcome?.ok)) return null
       continue
     }
-    const by = `${start.operator} on ${start.host}`
     if (life.state === 'running' || life.state === 'unknown')
       throw new RefusedError(
         `run ${runId} of ${runbookName} (by ${by}) is running: one run per runbook at a time. \`sluice watch ${runId}\` follows it; \`sluice pause|promote|abort ${runId}\` control it`,

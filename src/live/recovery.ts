@@ -63,7 +63,7 @@ export async function settleUnknown(
       throw new RefusedError(
         `run ${journal.runId} was stopped during ${change}, and ${m.resource} now matches neither side; check it with \`sluice status\` and set it by hand before you ${what}`,
       )
-    m.outcome = {ok: found === 'applied'}
+    m.outcome = {ok: found === 'applied', found: what}
     await journal.write('mutation', {mutation: {...m, phase: 'outcome', ok: found === 'applied'}, found: `${found} (found on ${what})`})
     findings.push(`${change}: ${found}`)
   }

@@ -106,12 +106,31 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
       fail([...path, 'threshold'], `expected an error rate in % (0–100), got ${threshold}`)
     if (gate.metric === 'healthy-targets' && threshold !== undefined && threshold > 100)
       fail([...path, 'threshold'], `expected a share of healthy targets in % (0–100), got ${threshold}`)
+    const judge = gate.judge ?? d.judge ?? 'threshold'
+    const consecutiveFailures = gate.consecutiveFailures ?? d.consecutiveFailures
+    if (judge === 'counts') {
+      // The counts judge weighs a pool's requests against another's over the same intervals.
+      if (gate.metric !== 'error-rate') fail([...path, 'judge'], `judge: counts weighs requests and errors: it judges error-rate, not ${gate.metric}`)
+      else if (baseline === undefined || baseline === 'before')
+        fail(
+          [...path, baseline === undefined ? 'judge' : 'relativeTo'],
+          'judge: counts compares the pool with a baseline pool over the same intervals: give relativeTo: stable or {pool: NAME} (before is one window from before the change; the threshold judge takes it)',
+        )
+      if (compare === 'ratio') fail([...path, 'compare'], 'judge: counts reads its threshold as a margin in points: leave compare out, or points')
+      if (minRequests !== undefined) fail([...path, 'minRequests'], 'judge: counts weighs every request, however few: minRequests is for the threshold judge')
+      if (gate.window !== undefined) fail([...path, 'window'], 'judge: counts reads each interval once, from the last look to this one: leave window out')
+    } else if (gate.confidence !== undefined)
+      fail([...path, 'confidence'], 'confidence is how sure the counts judge must be: give judge: counts, or leave it out')
     const resolved: Gate = {
       metric: gate.metric,
       threshold: threshold ?? Number.NaN,
       window: gate.window ?? d.window ?? gateDefaults.window,
       interval: gate.interval ?? d.interval ?? gateDefaults.interval,
-      failureLimit: gate.failureLimit ?? d.failureLimit ?? gateDefaults.failureLimit,
+      // With a limit in a row and none in all, the limit in a row is the one.
+      failureLimit: gate.failureLimit ?? d.failureLimit ?? (consecutiveFailures === undefined ? gateDefaults.failureLimit : limits.maxVerdicts),
+      ...(consecutiveFailures === undefined ? {} : {consecutiveFailures}),
+      judge,
+      confidence: gate.confidence ?? d.confidence ?? gateDefaults.confidence,
       inconclusiveLimit: gate.inconclusiveLimit ?? d.inconclusiveLimit ?? gateDefaults.inconclusiveLimit,
       successes: gate.successes ?? d.successes ?? gateDefaults.successes,
       ...(pool === undefined ? {} : {pool}),
@@ -193,8 +212,8 @@ function checkMetricsSource(data: RunbookData, fail: (path: Path, message: strin
     for (const kind of metricsRead(step)) if (!queries[kind] && !missing.has(kind)) missing.set(kind, index)
     // Prometheus counts a window's requests only as its request rate times the window.
     const gate = 'gate' in step ? step.gate : undefined
-    if (gate && (gate.minRequests ?? data.defaults.gate?.minRequests) !== undefined && !queries['request-rate'] && !missing.has('request-rate'))
-      missing.set('request-rate', index)
+    const counting = gate && ((gate.minRequests ?? data.defaults.gate?.minRequests) !== undefined || (gate.judge ?? data.defaults.gate?.judge) === 'counts')
+    if (counting && !queries['request-rate'] && !missing.has('request-rate')) missing.set('request-rate', index)
   })
   for (const [kind, index] of missing) fail([...at, 'queries'], `expected a query for ${kind}: steps[${index}] reads it`)
 }

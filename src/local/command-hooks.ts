@@ -1,16 +1,13 @@
 import {spawn} from 'node:child_process'
 import {FailedError} from '../errors.js'
-import {blankValues} from '../input/secrets.js'
-import type {AddressBook, HookPort, HookSpec, Target, Unfilled} from '../ports/control-plane.js'
+import {redactSecrets} from '../input/secrets.js'
+import type {AddressBook, CommandSpec, Target, Unfilled} from '../ports/control-plane.js'
 
 /** Output kept from a failed hook, for the error message. */
 const tailBytes = 2000
 
 /** What any command needs to run at all; nothing here is a credential. */
 const baseEnvironment = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR']
-
-/** Names whose values are credentials: never printed, even when a hook prints them. */
-const secretName = /SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|(^|_)KEY($|_)|ACCESS_KEY|SESSION/i
 
 /** What a hook's command can name, and the target's value for each: none where the target has none (never ''). */
 function placeholders(target: Target): Record<'{id}' | '{ip}' | '{port}', string | undefined> {
@@ -22,7 +19,7 @@ function placeholders(target: Target): Record<'{id}' | '{ip}' | '{port}', string
 }
 
 /** The placeholders a hook's command names. */
-function named(hook: HookSpec): Array<keyof ReturnType<typeof placeholders>> {
+function named(hook: CommandSpec): Array<keyof ReturnType<typeof placeholders>> {
   return (['{id}', '{ip}', '{port}'] as const).filter((p) => hook.command.some((arg) => arg.includes(p)))
 }
 
@@ -31,7 +28,7 @@ function named(hook: HookSpec): Array<keyof ReturnType<typeof placeholders>> {
  * the command would run on nothing (`reapply-network-config ''`), or on whatever its own default is.
  */
 export class UnfilledPlaceholderError extends FailedError {
-  constructor(kind: string, hook: HookSpec, missing: Unfilled) {
+  constructor(kind: string, hook: CommandSpec, missing: Unfilled) {
     super(`${kind} hook ${hook.command[0]} names ${missing.placeholder}, which ${missing.target.id} cannot give: ${missing.why}; the hook was not run`)
   }
 }
@@ -42,7 +39,7 @@ export class UnfilledPlaceholderError extends FailedError {
  * not have is left unset, never set empty, so a script that checks for it (`${SLUICE_TARGET_IP:?}`)
  * stops rather than acting on nothing.
  */
-function hookEnvironment(kind: string, hook: HookSpec, target: Target): NodeJS.ProcessEnv {
+function hookEnvironment(kind: string, hook: CommandSpec, target: Target): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const name of [...baseEnvironment, ...(hook.env ?? [])]) if (process.env[name] !== undefined) env[name] = process.env[name]
   const values = placeholders(target)
@@ -57,24 +54,6 @@ function hookEnvironment(kind: string, hook: HookSpec, target: Target): NodeJS.P
 }
 
 /**
- * A hook's output with secrets blanked out, before it reaches an error message, and so the
- * terminal, the journal and every --json: the value of every variable the runbook hands the hook
- * (whatever its name: SLACK_WEBHOOK_URL, GITHUB_PAT, DB_PASS), and of sluice's own secret-looking
- * variables. Very short values are left alone (under 4 characters for a handed variable, 6 for
- * the others): blanking `1` or `us` everywhere would garble the message and hide nothing.
- */
-export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env, handed: readonly string[] = []): string {
-  const secrets = Object.entries(env).filter(
-    (entry): entry is [string, string] =>
-      entry[1] !== undefined && entry[1] !== '' && (handed.includes(entry[0]) ? entry[1].length >= 4 : entry[1].length >= 6 && secretName.test(entry[0])),
-  )
-  return blankValues(
-    text,
-    secrets.map(([name, value]) => [value, `[${name} redacted]`]),
-  )
-}
-
-/**
  * Runs restart and remediation hooks. The command is an argv template: `{id}` (the bare target id:
  * the instance id or the IP, never `id:port`), `{ip}` and `{port}` are replaced inside single
  * arguments, and the target is also passed as SLUICE_TARGET_ID, _IP and _PORT. Nothing goes through a shell, so a target id can never become a command.
@@ -84,15 +63,15 @@ export function redactSecrets(text: string, env: NodeJS.ProcessEnv = process.env
  * that still has none, or no port for `{port}`, fails its hook with UnfilledPlaceholderError. A
  * live run asks `unfilled` first, in its preflight, and refuses before anything changes.
  */
-export class CommandHooks implements HookPort {
+export class CommandHooks {
   constructor(private readonly addresses?: AddressBook) {}
 
-  async unfilled(hook: HookSpec, targets: Target[], signal?: AbortSignal): Promise<Unfilled[]> {
+  async unfilled(hook: CommandSpec, targets: Target[], signal?: AbortSignal): Promise<Unfilled[]> {
     return (await this.complete(hook, targets, signal)).unfilled
   }
 
   /** The targets with the addresses the hook names looked up where the group gave none, and what is still missing. */
-  private async complete(hook: HookSpec, targets: Target[], signal?: AbortSignal): Promise<{filled: Target[]; unfilled: Unfilled[]}> {
+  private async complete(hook: CommandSpec, targets: Target[], signal?: AbortSignal): Promise<{filled: Target[]; unfilled: Unfilled[]}> {
     const wanted = named(hook)
     const lookUp = wanted.includes('{ip}') && this.addresses ? targets.filter((t) => !t.ip).map((t) => t.targetId) : []
     const found = lookUp.length > 0 ? await this.addresses!.lookUp(lookUp, signal) : new Map<string, {ip: string} | {none: string}>()
@@ -119,7 +98,7 @@ export class CommandHooks implements HookPort {
     return {filled, unfilled}
   }
 
-  async run(kind: 'restart' | 'remediate', hook: HookSpec, given: Target, signal?: AbortSignal): Promise<void> {
+  async run(kind: 'restart' | 'remediate', hook: CommandSpec, given: Target, signal?: AbortSignal): Promise<void> {
     const {filled, unfilled} = await this.complete(hook, [given], signal)
     if (unfilled.length > 0) throw new UnfilledPlaceholderError(kind, hook, unfilled[0])
     const target = filled[0]

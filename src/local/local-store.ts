@@ -9,6 +9,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   rmSync,
   statSync,
@@ -20,7 +21,7 @@ import {FreezeFile} from './freeze-file.js'
 import {code, privateDir, writePrivateFile} from './private-files.js'
 import type {ControlIntent} from '../ports/controls.js'
 import {RUN_ID_PATTERN, type JournalEntry, type JournalRead, type LockRecord} from '../ports/state-store.js'
-import {LeasingStore} from '../state/leases.js'
+import {fenceCheck, LeasingStore} from '../state/leases.js'
 import {checkStart, DamagedStateError, parseControl, parseJournal, parseLock, stateFileError} from '../state/records.js'
 import {processRuns} from '../platform/process-place.js'
 
@@ -38,13 +39,18 @@ function lockFile(resource: string): string {
 export class LocalStore extends LeasingStore {
   readonly label: string
   readonly freeze: FreezePort
-  /** How long each journal was after this process last wrote it: anyone else's write shows. */
-  private readonly written = new Map<string, number>()
+  /** How long each journal was after this process last wrote it, and its last entry: anyone else's write shows. */
+  private readonly written = new Map<string, {bytes: number; seq: number}>()
+  /**
+   * Where this process's last few reads of each journal stopped, for a follower's next look: a
+   * few, since two followers of one run (the list's and its page's) stop at different entries.
+   */
+  private readonly readTo = new Map<string, Array<{seq: number; offset: number; line: number}>>()
 
   constructor(readonly dir: string) {
     super()
     this.label = `local state ${dir}`
-    this.freeze = new FreezeFile(dir)
+    this.freeze = this.fencedFreeze(new FreezeFile(dir))
   }
 
   private runsDir(): string {
@@ -59,10 +65,13 @@ export class LocalStore extends LeasingStore {
     return join(this.runsDir(), `${runId}.jsonl`)
   }
 
-  protected async appendEntry(runId: string, entry: JournalEntry): Promise<void> {
+  protected async appendEntry(runId: string, entry: JournalEntry, holder: LockRecord | null): Promise<void> {
     privateDir(this.dir)
     privateDir(this.runsDir())
     const file = this.journalFile(runId)
+    // The lock file read just before the write, in the same turn of the event loop: a holder whose
+    // lock was taken while it was stopped finds another's token there, and writes nothing.
+    if (holder) fenceCheck(holder, await this.readLock(holder.resource))
     let fd: number
     try {
       fd = openSync(file, entry.seq === 1 ? 'wx' : 'r+', 0o600)
@@ -75,9 +84,14 @@ export class LocalStore extends LeasingStore {
       if (entry.seq === 1) fchmodSync(fd, 0o600)
       const before = fstatSync(fd).size
       const known = this.written.get(runId)
-      if (known === undefined ? entry.seq > 1 && !this.followsOn(file, entry.seq) : known !== before)
+      if (known === undefined ? entry.seq > 1 && !this.followsOn(file, entry.seq) : known.bytes !== before)
         throw new DamagedStateError(
           `${file}: changed by another process since this one wrote entry ${entry.seq - 1}; stopped so as not to interleave two runs' entries`,
+        )
+      // As the team stores refuse a number that is taken: entries go one after another.
+      if (known !== undefined && entry.seq !== known.seq + 1)
+        throw new DamagedStateError(
+          `${file}: the journal already has entry ${known.seq}, so the next is ${known.seq + 1}, not ${entry.seq}; another process is writing this run`,
         )
       const line = Buffer.from(`${JSON.stringify(entry)}\n`)
       try {
@@ -97,7 +111,7 @@ export class LocalStore extends LeasingStore {
         }
         throw stateFileError(`append entry ${entry.seq} to`, file, error)
       }
-      this.written.set(runId, before + line.length)
+      this.written.set(runId, {bytes: before + line.length, seq: entry.seq})
     } finally {
       closeSync(fd)
     }
@@ -121,7 +135,62 @@ export class LocalStore extends LeasingStore {
   protected async readJournal(runId: string): Promise<JournalRead | null> {
     const file = this.journalFile(runId)
     const text = this.readText(file)
-    return text === null ? null : checkStart(file, parseJournal(file, text))
+    if (text === null) return null
+    const read = checkStart(file, parseJournal(file, text))
+    this.remember(runId, read, text)
+    return read
+  }
+
+  /**
+   * A journal's tail from where this process last read it to (its byte offset, entry number and
+   * line), when the caller asks after that entry: a follower's look reads only what was appended.
+   * Anything else (another entry asked after, a file shorter than before) reads it whole.
+   */
+  protected async readJournalAfter(runId: string, afterSeq: number): Promise<JournalRead | null> {
+    const file = this.journalFile(runId)
+    const mark = this.readTo.get(runId)?.find((m) => m.seq === afterSeq)
+    if (mark) {
+      let fd: number
+      try {
+        fd = openSync(file, 'r')
+      } catch (error) {
+        if (code(error) === 'ENOENT') return null
+        throw stateFileError('read', file, error)
+      }
+      try {
+        const size = fstatSync(fd).size
+        if (size >= mark.offset) {
+          const tail = Buffer.alloc(size - mark.offset)
+          let got = 0
+          while (got < tail.length) {
+            const n = readSync(fd, tail, got, tail.length - got, mark.offset + got)
+            if (n === 0) break
+            got += n
+          }
+          const text = tail.subarray(0, got).toString('utf8')
+          const read = parseJournal(file, text, {afterSeq, line: mark.line})
+          this.remember(runId, read, text, mark)
+          return read
+        }
+      } finally {
+        closeSync(fd)
+      }
+    }
+    const whole = await this.readJournal(runId)
+    return whole && {...whole, entries: whole.entries.filter((e) => e.seq > afterSeq)}
+  }
+
+  /**
+   * Where a read of a journal stopped: after its last whole line, so a torn one is read again next
+   * time. A last entry with no newline (written by something else) is not a place to go on from.
+   */
+  private remember(runId: string, read: JournalRead, text: string, before = {seq: 0, offset: 0, line: 0}): void {
+    const whole = read.torn ? text.slice(0, text.lastIndexOf('\n') + 1) : text
+    if (!read.torn && !text.endsWith('\n') && text !== '') return
+    const lines = whole.split('\n').length - 1
+    const mark = {seq: read.entries.at(-1)?.seq ?? before.seq, offset: before.offset + Buffer.byteLength(whole), line: before.line + lines}
+    const marks = (this.readTo.get(runId) ?? []).filter((m) => m.seq !== mark.seq)
+    this.readTo.set(runId, [mark, ...marks].slice(0, 8))
   }
 
   async runIds(): Promise<string[]> {

@@ -32,6 +32,16 @@ export function processStart(pid: number): string | undefined {
   return stat(pid)?.[19]
 }
 
+/**
+ * Whether the process is stopped (SIGSTOP, Ctrl-Z, a debugger): it exists, but renews nothing
+ * until it is continued, which may be never. Its locks are judged by their lease, as a holder's
+ * on another host are.
+ */
+export function processStopped(pid: number): boolean {
+  const state = stat(pid)?.[0]
+  return state === 'T' || state === 't'
+}
+
 /** Whether the process `pid`, started at `started` if that is known, still runs in this place. */
 export function processRuns(pid: number, started?: string): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false

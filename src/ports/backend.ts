@@ -1,4 +1,4 @@
-import type {AddressBook, Clock, MetricsPort, PoolPort, RestrictionPort, WeightsPort} from './control-plane.js'
+import type {AddressBook, Clock, MetricsPort, PoolPort, RestartAdapters, RestrictionPort, WeightsPort} from './control-plane.js'
 import type {PoolFamily} from './pool-readings.js'
 
 /**
@@ -25,6 +25,9 @@ export interface IamStatement {
   Resource: string[]
   Condition?: Record<string, Record<string, string[]>>
 }
+
+/** What a restart adapter acts on, for the permissions it needs. */
+export type RestartIamNeeds = {with: 'ssm'; document: string} | {with: 'ec2-reboot'} | {with: 'ecs-replace'; cluster: string; service: string}
 
 /** Where in the runbook something is wrong (a path the loader reports as file:line:column), and what. */
 export interface BackendProblem {
@@ -106,6 +109,8 @@ export interface Backend {
     weights(): IamStatement[]
     /** A cycle's: `attributes` when it sets slow start or failover, `addresses` when a hook names a target's address ({ip}). */
     pool(pool: string, changes: {attributes: boolean; addresses: boolean}): IamStatement[]
+    /** A cycle's restart or remediation through the family's own APIs (an SSM document, an EC2 reboot, an ECS service's tasks). */
+    restart(pool: string, restart: RestartIamNeeds): IamStatement[]
     restrict(): IamStatement[]
     lift(): IamStatement[]
     /** What a live run reads of every target before it asks (its preflight, `plan --live`, `status`): the weights, each pool's targets, the rules. */
@@ -152,6 +157,8 @@ export interface FamilyPorts {
   metrics?: MetricsPort
   /** Addresses the pools' own answers lack (an instance target group lists ids only), for hooks that name {ip}. */
   addresses?: AddressBook
+  /** The ways the family restarts a target through its own APIs (SSM, an EC2 reboot, an ECS replacement), beside commands. */
+  restarts?: RestartAdapters
   /** Lets go of what the ports hold (clients, connections) once the run is done with them. */
   close(): void
 }

@@ -144,27 +144,99 @@ export interface FreezeRecord {
 
 export interface FreezePort {
   get(): Promise<FreezeRecord | null>
-  set(record: FreezeRecord): Promise<void>
-  clear(): Promise<void>
+  /** `byRun`: the run writing it, whose lock the write is fenced by (the record's own run unless said: a rollback puts back another's). */
+  set(record: FreezeRecord, byRun?: string): Promise<void>
+  /** `byRun`: the run clearing it, whose lock the write is fenced by (an unfreeze step, a rollback). */
+  clear(byRun?: string): Promise<void>
 }
 
 /** A restart or remediation command: an argv template, never a shell string. */
-export interface HookSpec {
+export interface CommandSpec {
+  with: 'command'
   command: string[]
   timeoutSeconds: number
   /** Names of sluice's environment variables the command also gets; by default it gets almost none. */
   env?: string[]
 }
 
+/** SSM Run Command on the target's EC2 instance: a document and its parameters, waited on. */
+export interface SsmSpec {
+  with: 'ssm'
+  document: string
+  parameters: Record<string, string[]>
+  timeoutSeconds: number
+  /** The command's comment, by which a resumed run finds one it sent before it died: the run, the step and the kind. */
+  comment: string
+}
+
+/** A reboot of the target's EC2 instance, waited on until its status checks pass. */
+export interface Ec2RebootSpec {
+  with: 'ec2-reboot'
+  /** Seconds after the reboot before the status checks are believed: they read ok for a while after it, as before it. */
+  settleSeconds: number
+  timeoutSeconds: number
+}
+
+/** The target's ECS task stopped, and the service's replacement waited on until it serves in the service's target groups. */
+export interface EcsReplaceSpec {
+  with: 'ecs-replace'
+  cluster: string
+  service: string
+  timeoutSeconds: number
+  /** Said to ECS as the reason the task was stopped, and found again by a resumed run. */
+  reason: string
+}
+
+/** How a cycle restarts or remediates a target: a command of the operator's, or one of the AWS adapters. */
+export type HookSpec = CommandSpec | SsmSpec | Ec2RebootSpec | EcsReplaceSpec
+
+/** What a restart or remediation reports when it worked. */
+export interface HookResult {
+  /** What it did, in words for the journal: the command's id, status and output, the checks' state. */
+  note?: string
+  /**
+   * The target is back in rotation by the platform's own doing (an ECS service registers its
+   * replacement task), so the cycle registers nothing for it: the old target is gone for good.
+   */
+  rejoined?: boolean
+  /** The targets that took this one's place (an ECS service's new tasks, `ip:port`): new, so never cycled by this cycle. */
+  replacements?: string[]
+}
+
+/** One way of restarting a target through its platform's API (SSM, EC2, ECS), as a family gives it. */
+export interface RestartAdapter<S extends HookSpec> {
+  run(spec: S, target: Target, signal?: AbortSignal): Promise<HookResult>
+  /** See HookPort.finish. */
+  finish(spec: S, target: Target, since: Date, signal?: AbortSignal): Promise<HookResult>
+  refusals?(spec: S, targets: Target[], signal?: AbortSignal): Promise<string[]>
+}
+
+/** The restart adapters a family has, by the name a runbook gives them. */
+export interface RestartAdapters {
+  ssm?: RestartAdapter<SsmSpec>
+  'ec2-reboot'?: RestartAdapter<Ec2RebootSpec>
+  'ecs-replace'?: RestartAdapter<EcsReplaceSpec>
+}
+
 export interface HookPort {
   /** Runs the hook for one target; throws with the reason when it fails or times out, or when it names a value the target does not have. */
-  run(kind: 'restart' | 'remediate', hook: HookSpec, target: Target, signal?: AbortSignal): Promise<void>
+  run(kind: 'restart' | 'remediate', hook: HookSpec, target: Target, signal?: AbortSignal): Promise<HookResult | void>
+  /**
+   * Finishes a hook a run that died had begun on this target (its intent is in the journal, its
+   * outcome is not), without doing it twice: waits for the command it sent, for the instance it
+   * rebooted, for the task it stopped to be replaced; does it only where it is sure it was never
+   * done. A port that cannot tell (a local command) has none: the hook counts as run, and the
+   * target's health check on its way back says whether it worked.
+   */
+  finish?(kind: 'restart' | 'remediate', hook: HookSpec, target: Target, since: Date, signal?: AbortSignal): Promise<HookResult | void>
   /**
    * What the hook names ({ip}, {port}) that these targets cannot give it, one entry per target
    * short of one, read before a run changes anything. A port that runs no command (a rehearsal's,
    * a drill's) has nothing to fill and leaves it out.
    */
   unfilled?(hook: HookSpec, targets: Target[], signal?: AbortSignal): Promise<Unfilled[]>
+  /** Why the hook cannot act on these targets at all (an SSM command on IP targets, a service that is not there), read before a run changes anything. */
+  refusals?(hook: HookSpec, targets: Target[], signal?: AbortSignal): Promise<string[]>
 }
 
 /** A value a hook names that a target cannot give: the placeholder, and why not in words naming what the target is. */

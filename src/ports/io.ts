@@ -1,6 +1,7 @@
 import type {Outcome} from '../errors.js'
 import type {MetricKind} from './control-plane.js'
 import type {ControlEffect, ControlIntent} from './controls.js'
+import type {PoolPlace} from './pool-readings.js'
 
 /** One gate measurement: what was measured, against what, and the verdict. */
 export interface GateVerdict {
@@ -23,6 +24,10 @@ export interface GateVerdict {
   baseline?: {of: string; value: number | null; requests: number | null}
   /** Why a verdict is inconclusive: no data, too few requests, no baseline. */
   why?: string
+  /** A counts verdict in words with its numbers (src/judge/counts.ts countsSentence), which the terminal and journal show as it is. */
+  said?: string
+  /** A counts verdict's numbers: how sure it is, how sure it needed to be (%), and how much the windows vary beyond a binomial. */
+  counts?: {sure: number; needs: number; dispersion: number; baselineDispersion: number; margin: number}
   /** Clock seconds at which it was taken. */
   at: number
   /** What the step was doing: "ramp 25%", "batch 2 of 5". */
@@ -52,6 +57,7 @@ export const mutationKinds = [
   'register',
   'restart',
   'remediate',
+  'replace',
   'failover',
   'slow-start',
   'restrict',
@@ -72,6 +78,10 @@ export interface Mutation {
   after?: unknown
   ok?: boolean
   error?: string
+  /** What a change that worked reports of itself (an SSM command's id, status and output), on its outcome. */
+  note?: string
+  /** What a change that worked brought into being, on its outcome: an ECS replacement's new targets. */
+  produced?: string[]
 }
 
 /** A change as a journal holds it: its intent, with the outcome when one was recorded. */
@@ -79,7 +89,7 @@ export interface RecordedMutation extends Mutation {
   seq: number
   at: string
   /** Missing when the run died between the intent and the outcome. */
-  outcome?: {ok: boolean; error?: string; found?: string}
+  outcome?: {ok: boolean; error?: string; found?: string; note?: string; produced?: string[]}
 }
 
 export type StepStatus = 'done' | 'failed' | 'held' | 'refused' | 'interrupted' | 'error' | 'skipped'
@@ -96,6 +106,8 @@ export type RunEvent =
   | {type: 'step-end'; step: number; status: StepStatus; message: string; at: number}
   | {type: 'run-end'; outcome: RunOutcome; message: string}
   | {type: 'control'; control: ControlIntent; effect: ControlEffect; did?: string}
+  /** An assess step placed a pool on its map: the numbers behind its sentences. */
+  | {type: 'placement'; step: number; pool: string; place: PoolPlace; at: number}
 
 /** How a run ended; every outcome but bad input, which stops a run before it starts. */
 export type RunOutcome = Exclude<Outcome, 'bad-input'>
@@ -120,7 +132,8 @@ export interface EngineIO {
 
 /** How a gate's watch through a bake ended. */
 export interface GateResult {
-  outcome: 'pass' | 'fail' | 'interrupted'
+  /** held: a counts gate that could not tell either way by the end of its looks; the step holds where it is, undoing nothing. */
+  outcome: 'pass' | 'fail' | 'interrupted' | 'held'
   verdicts: GateVerdict[]
   /** Why it failed, in a sentence that names the gate, the value and the threshold (or the source). */
   reason?: string

@@ -144,6 +144,30 @@ export interface PoolVerdict {
   region: 'unharmed' | 'recovering' | 'at-risk' | 'stuck'
   /** What an operator reads: where it is, how far from the edge, the way out. */
   sentences: string[]
+  /** The same in numbers, for a page to draw. */
+  place: PoolPlace
+}
+
+/**
+ * A pool's place on its map (servers broken × demand) in numbers: the point, and the two lines
+ * through it the quick assessment walks, where it tips along demand and along servers broken.
+ */
+export interface PoolPlace {
+  scenario: string
+  setup: string
+  now: PoolNow
+  /**
+   * Servers broken, the map's across: where the pool is placed along it (the fewest broken that
+   * take it to what is out of rotation now, or every one out). Out of rotation now is servers − healthy.
+   */
+  out: number
+  region: PoolVerdict['region']
+  /** With `out` servers broken, the demand above which it is stuck; null: not within twice today's. */
+  stuckAboveDemand: number | null
+  /** At today's demand, the stretches of servers broken with which it is stuck, [first, last]. */
+  stuckOut: Array<[number, number]>
+  /** Requests a second the scenario says a server, those in rotation now, and every server can serve. */
+  capacity: {perServer: number; inRotation: number; pool: number}
 }
 
 /**

@@ -63,6 +63,32 @@ export const MAX_LEASE_SECONDS = 3600
 export interface LockRecord extends LockHolder {
   lockId: string
   version: string
+  /**
+   * The fencing token: larger for each holder than for the one before it (a takeover adds one to
+   * the token it replaces; a new lock starts from the time in microseconds), kept by renewals.
+   * Whatever its holder writes under it carries it, and a store refuses a write whose token is
+   * not the lock's now.
+   */
+  fence: number
+}
+
+/**
+ * This process wrote, or was about to write, under a lock it no longer holds (its lease lapsed
+ * while it was stopped or cut off, and another took the lock): refused, naming who holds it now,
+ * and it changes nothing more.
+ */
+export class LostLockError extends RefusedError {
+  constructor(
+    readonly resource: string,
+    readonly now: LockHolder | null,
+    why: string,
+  ) {
+    super(
+      `this process no longer holds the lock on ${resource}: ${why}; ${
+        now ? `it is held by run ${now.runId} of ${now.operator} on ${now.host} (pid ${now.pid}) since ${now.since}` : 'nobody holds it now'
+      }. This process changes nothing more`,
+    )
+  }
 }
 
 /** A run could not take a lock: another process renewed its lease while this one watched it. */
@@ -93,6 +119,12 @@ export interface StateStore {
   append(runId: string, entry: JournalEntry): Promise<void>
   /** A run's journal, every entry checked; a run id that is not one, or is unknown, is bad input. */
   read(runId: string): Promise<JournalRead>
+  /**
+   * The entries after entry number `afterSeq`, each checked as `read` checks them, and a torn last
+   * line if there is one: for a reader that follows a journal as it grows (`sluice serve`), so a
+   * look costs what was written since the last one, not the whole journal.
+   */
+  readAfter(runId: string, afterSeq: number): Promise<JournalRead>
   runIds(): Promise<string[]>
   /**
    * Takes every lock or none. A lock held by another process is taken only after a whole lease
@@ -110,6 +142,12 @@ export interface StateStore {
   breakLock(lockId: string, confirm: (lock: LockRecord) => Promise<boolean>, options?: {notify?: (message: string) => void}): Promise<LockRecord>
   /** Why this process must not change anything more for a run (a lease it lost or could not renew), or null. */
   trouble(runId: string): Error | null
+  /**
+   * The same, made sure of before a change: where this process has not renewed its locks for half
+   * a lease by its own clock (it was stopped, suspended or starved), it renews them now, and a
+   * renewal refused is the lock lost (LostLockError).
+   */
+  stillHolds(runId: string): Promise<Error | null>
   /**
    * Records a control for a run (`sluice pause`, `promote`, `abort`), numbered after the last
    * one with a write that fails if the number is taken, so two senders never share one.

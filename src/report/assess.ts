@@ -90,7 +90,7 @@ export function assessHtml(a: Assessment, source: string): string {
   return htmlPage(
     `${source}: ${a.region.toUpperCase()}`,
     `${htmlParagraphs(a.sentences)}
-${levers ? `<h2>Levers, each checked by simulation from now</h2>\n<table><thead><tr><th>lever</th><th>gets it out</th><th>full service</th><th>with</th></tr></thead><tbody>\n${levers}\n</tbody></table>` : ''}
+${levers ? `<h2>Levers, each checked by simulation from now</h2>\n<table><thead><tr><th scope="col">lever</th><th scope="col">gets it out</th><th scope="col">full service</th><th scope="col">with</th></tr></thead><tbody>\n${levers}\n</tbody></table>` : ''}
 ${svg ? `<h2>The map</h2>\n${inlineSvg(svg)}` : ''}
 ${htmlParagraphs([trust])}`,
   )

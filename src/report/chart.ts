@@ -333,7 +333,7 @@ export interface LineStyle {
 // from another only by its pattern: on each axis, each series gets the next pattern, solid first
 // on the left, dotted first on the right. The SVG dashes follow the terminal's: long dashes for
 // ╍, dots for ┅ and ┈ (closer for ┈), a short dash far apart for ╌.
-const lineStyles: Record<'left' | 'right', LineStyle[]> = {
+export const lineStyles: Record<'left' | 'right', LineStyle[]> = {
   left: [
     {glyph: '━', drawn: () => true, dash: ''},
     {glyph: '╍', drawn: (k) => k % 6 < 3, dash: '7 5'},

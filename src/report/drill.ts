@@ -236,7 +236,19 @@ function stepsRows(report: DrillReport): string[][] | null {
 
 function stepsLines(report: DrillReport, which = '', width?: number): string[] {
   const table = stepsTable(report, width)
-  return table === null ? [] : ['', `Runbook steps${which}, in scenario seconds from the start of the run:`, table]
+  return table === null ? [] : ['', `Runbook steps${which}, in scenario seconds from the start of the run:`, table, ...lastVerdictLines(report)]
+}
+
+/** Each gated step's last verdict on both sides, in the gate's words: how sure each side was, and of what. */
+function lastVerdictLines(report: DrillReport): string[] {
+  const real = report.real.runbook?.steps ?? []
+  const rehearsed = report.predicted.runbook?.steps ?? []
+  const lines = rehearsed.flatMap((b) => {
+    const a = real.find((s) => s.index === b.index)
+    if (!a?.lastVerdict && !b.lastVerdict) return []
+    return [`  ${b.index + 1} ${b.title}`, `    real:      ${a?.lastVerdict ?? 'no verdict'}`, `    rehearsal: ${b.lastVerdict ?? 'no verdict'}`]
+  })
+  return lines.length === 0 ? [] : ["Each step's last gate verdict:", ...lines]
 }
 
 /** Two panels, each with both lines: completed requests (and demand), and servers in rotation. */
@@ -335,7 +347,9 @@ function drillParts(report: DrillReport): ReportPart[] {
     comparedLine(report),
     {header: tableHeader, rows: tableRows(report)},
     // The step's title is cut to fit, its number kept; the times are never cut.
-    ...(steps === null ? [] : ['', 'Runbook steps, in scenario seconds from the start of the run:', {header: stepsHeader, rows: steps, free: [0]}]),
+    ...(steps === null
+      ? []
+      : ['', 'Runbook steps, in scenario seconds from the start of the run:', {header: stepsHeader, rows: steps, free: [0]}, ...lastVerdictLines(report)]),
     ...runbookSpanParts(report),
     ...rollbackLines(report),
     '',

@@ -10,6 +10,7 @@ import type {RollbackAfterRun} from '../way-back/undo-run.js'
 import {renderTerminalChart, stepMarkers, type ChartPanel} from './chart.js'
 import {chartSeries, inRotationLabel, resolutionNote} from './simulation.js'
 import {escapeXml, renderSvg} from './svg.js'
+import {htmlPage, inlineSvg, verdictCell} from './html.js'
 import {rollbackHow, rollbackLine} from './rollback.js'
 import {rollbackFigures, type RollbackFigures} from '../drill/rollback-figures.js'
 import {perSecond, simTimeline} from '../drill/timeline.js'
@@ -370,17 +371,14 @@ export function rehearsalHtml(r: Rehearsal): string {
   const f = rehearsalFigures(r)
   const e = escapeXml
   const verdicts = foldVerdicts(r.run.steps.flatMap((s) => s.verdicts))
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>sluice rehearsal: ${e(r.run.runbook)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1000px}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left}.pass{color:#1a7f37}.fail{color:#cf222e}.inconclusive{color:#9a6700}</style>
-</head><body>
-<h1>Rehearsal of ${e(r.run.runbook)}</h1>
-${rehearsalHeadline(r, f)
-  .map((l) => `<p class="outcome"><b>${e(l)}</b></p>`)
-  .join('\n')}
+  return htmlPage(
+    `sluice rehearsal: ${r.run.runbook}`,
+    `${rehearsalHeadline(r, f)
+      .map((l) => `<p class="outcome"><b>${e(l)}</b></p>`)
+      .join('\n')}
 <p>Against <b>${e(f.scenario)}</b> (setup ${e(f.setup)}), from ${f.startAt} s to ${round(f.endAt, 1)} s.</p>
 <p><b>Outcome:</b> ${e(r.run.outcome)} — ${e(r.run.message)}</p>
-${rehearsalSvg(r)}
+${inlineSvg(rehearsalSvg(r))}
 <table>
 <tr><th>Recovered</th><td>${e(recoveredText(r, f))}</td></tr>
 <tr><th></th><th>From the runbook's start (${f.startAt} s)</th><th>Whole scenario</th></tr>
@@ -395,10 +393,10 @@ ${r.run.steps.map((s) => `<tr><td>${s.index + 1}</td><td>${e(s.title)}</td><td>$
 </table>
 <h2>Gate verdicts</h2>
 <table><tr><th>Step</th><th>From</th><th>Gate</th><th>While</th><th>Measured</th><th>Verdict</th></tr>
-${verdicts.map(({first, last, count}) => `<tr><td>${last.step + 1}</td><td>${round(first.at, 1)} s</td><td>${e(last.gate)}</td><td>${e(last.context)}</td><td>${e(formatMetric(last.value, last.unit))}</td><td class="${last.outcome}">${last.outcome}${count > 1 ? ` ×${count}` : ''}</td></tr>`).join('\n')}
-</table>
-</body></html>
-`
+${verdicts.map(({first, last, count}) => `<tr><td>${last.step + 1}</td><td>${round(first.at, 1)} s</td><td>${e(last.gate)}</td><td>${e(last.context)}</td><td>${e(last.said ?? formatMetric(last.value, last.unit))}</td>${verdictCell(last.outcome, count > 1 ? ` ×${count}` : '')}</tr>`).join('\n')}
+</table>`,
+    `Rehearsal of ${r.run.runbook}`,
+  )
 }
 
 /** Runs of the same verdict on the same gate and step, as one row: the table is read, not scrolled. */

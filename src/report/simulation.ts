@@ -16,7 +16,15 @@ function describeScenario(report: SimulationReport): string {
     .map((p) => `${p.name}: ${p.servers} servers × ${p.capacity} rps`)
     .join('; ')
   const demand = s.demand.rps === undefined ? `demand curve ${s.demand.curve!.map(([t, r]) => `${r} rps at ${t} s`).join(', ')}` : `demand ${s.demand.rps} rps`
-  const faults = s.faults.map((f) => (f.kind === 'broken' ? `${f.servers} broken ${f.from}–${f.to} s` : `${f.kind} ${f.from}–${f.to} s`)).join('; ')
+  const faults = s.faults
+    .map((f) =>
+      f.kind === 'broken'
+        ? `${f.servers} broken ${f.from}–${f.to} s`
+        : f.kind === 'errors'
+          ? `${f.pool ?? s.pools[0].name} errs on ${f.percent}% ${f.from}–${f.to} s`
+          : `${f.kind} ${f.from}–${f.to} s`,
+    )
+    .join('; ')
   return `${pools}; ${demand}${faults ? `; ${faults}` : ''}; ${s.duration} s`
 }
 

@@ -28,7 +28,7 @@ export interface SvgOptions {
 // apart; every line also has the terminal's pattern as its dash (chart.ts's lineStyles), which
 // tells them apart with no colour at all.
 export const PALETTE = ['#0072b2', '#e69f00', '#cc79a7', '#009e73']
-const MARKER_COLOR = '#777'
+export const MARKER_COLOR = '#777'
 // Wide enough that a dotted line's round caps read as dots.
 const STROKE_WIDTH = 2
 const GRID_COLOR = '#e6e6e6'

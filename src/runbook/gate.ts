@@ -17,6 +17,12 @@ export interface Gate {
   baseline?: Baseline
   /** How a relative threshold is read (with baseline only). */
   compare?: 'points' | 'ratio'
+  /** How verdicts are reached: each window against the threshold, or the bake's counts (src/judge/counts.ts). */
+  judge: 'threshold' | 'counts'
+  /** With judge counts: how sure a verdict must be, in %, over the bake's looks together. */
+  confidence: number
+  /** Failed verdicts in a row that fail the gate, beside failureLimit. */
+  consecutiveFailures?: number
 }
 
 export type Baseline = 'before' | {pool: string}
@@ -37,7 +43,11 @@ export function describeGate(gate: Gate): string {
       ? `${gate.threshold} × ${describeBaseline(gate.baseline)}`
       : `${describeBaseline(gate.baseline)} + ${gate.threshold}${unit === '%' ? ` point${gate.threshold === 1 ? '' : 's'}` : ` ${unit}`}`
   const least = gate.minRequests === undefined ? '' : `, ${gate.minRequests}+ requests`
+  if (gate.judge === 'counts') return `${gate.metric} ${op} ${bound}, ${gate.confidence}% sure on the bake's counts${gate.pool ? ` (${gate.pool})` : ''}`
   return `${gate.metric} ${op} ${bound} over ${gate.window} s${gate.pool ? ` (${gate.pool})` : ''}${least}`
 }
 
-export const gateDefaults = {window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3}
+export const gateDefaults = {window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3, confidence: 99, judge: 'threshold' as const}
+
+/** The most looks a counts gate takes over a bake: its intervals, and inconclusiveLimit more. Its confidence is spent over all of them. */
+export const countsLooks = (gate: Gate, bake: number): number => Math.ceil(Math.max(bake, gate.interval) / gate.interval) + gate.inconclusiveLimit

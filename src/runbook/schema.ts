@@ -56,6 +56,27 @@ export const gateSchema = z.strictObject({
     .describe(
       "Judge against a baseline rather than an absolute value, for an outage where every absolute threshold is already red. before: the same metric over the window just before the step's change; stable: the other pool of the runbook over the same window (the runbook names two); {pool: NAME}: that pool. The threshold is then how far above the baseline a verdict may be (compare). error-rate and latency-p99.",
     ),
+  judge: z
+    .enum(['threshold', 'counts'])
+    .optional()
+    .describe(
+      "How verdicts are reached. threshold: each window's value against the threshold (default). counts: an error-rate gate relative to a pool (relativeTo: stable or {pool}) judged on the requests and errors of every interval of the bake together: it fails when the pool is worse than the baseline by more than the threshold (in points) with the confidence asked, passes when the data rule that out, and is otherwise inconclusive and bakes on, up to inconclusiveLimit more intervals, then holds.",
+    ),
+  confidence: z
+    .number()
+    .min(50)
+    .max(99.99)
+    .optional()
+    .describe("With judge: counts: how sure a verdict must be, in %, over all of the bake's looks together (default 99)."),
+  consecutiveFailures: z
+    .number()
+    .int()
+    .min(1)
+    .max(limits.maxVerdicts)
+    .optional()
+    .describe(
+      'Failed verdicts in a row that fail the gate, beside failureLimit (which then defaults to no limit of its own): one bad window in a noisy bake is not a relapse.',
+    ),
   compare: z
     .enum(['points', 'ratio'])
     .optional()

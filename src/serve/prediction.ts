@@ -1,4 +1,7 @@
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
+import {Worker} from 'node:worker_threads'
+import {programFile} from '../program-file.js'
 import {parseRunbook} from '../loader/load-runbook.js'
 import type {EngineIO} from '../ports/io.js'
 import type {JournalRead} from '../ports/state-store.js'
@@ -79,4 +82,24 @@ export async function predict(read: JournalRead): Promise<Prediction> {
     lostPercent: Math.round(rehearsalFigures(rehearsal).fromStart.lostPercent * 10) / 10,
     weights: changes.map((c) => ({t: Math.max(0, c.at - rehearsal.startAt), shares: shares(c.after)})),
   }
+}
+
+/**
+ * The prediction worked out on a thread of its own (prediction-worker.js): a rehearsal takes
+ * seconds of CPU, and on serve's own thread it would stop every page's stream while it ran.
+ * From TypeScript (the tests), where there is no compiled worker, it runs here.
+ */
+export function predictApart(read: JournalRead, program = programFile('serve/prediction-worker.js')): Promise<Prediction> {
+  // Only the run's start is needed, and only it crosses to the thread.
+  const start: JournalRead = {entries: read.entries.slice(0, 1), torn: null}
+  if (!existsSync(fileURLToPath(program))) return predict(start)
+  return new Promise((resolve) => {
+    const worker = new Worker(program, {workerData: start})
+    worker.once('message', (prediction: Prediction) => {
+      resolve(prediction)
+      void worker.terminate()
+    })
+    worker.once('error', (error) => resolve({none: `the rehearsal failed: ${error.message}`}))
+    worker.once('exit', (code) => resolve({none: `the rehearsal's thread ended (exit ${code}) before it answered`}))
+  })
 }

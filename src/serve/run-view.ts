@@ -1,6 +1,7 @@
-import {controlName, formatEvent, formatMetric, mutationText, shortenArns, stepName, verdictMeasure} from '../format.js'
+import {controlName, formatEvent, formatMetric, mutationText, placeText, shortenArns, stepName, verdictMeasure} from '../format.js'
 import type {ControlEffect, ControlIntent} from '../ports/controls.js'
 import type {GateVerdict, Mutation} from '../ports/io.js'
+import type {PoolPlace} from '../ports/pool-readings.js'
 import type {JournalEntry, JournalRead, LockHolder, LockRecord} from '../ports/state-store.js'
 import {eventOf, isOnWayBack, pauseInForce, runStart, runStatus} from '../state/journal.js'
 
@@ -30,6 +31,8 @@ export interface ChangeView {
   text: string
   outcome: 'made' | 'failed' | 'unknown'
   error?: string
+  /** The entry that last touched the row: its intent, then its outcome. */
+  touched: number
 }
 
 export interface VerdictView {
@@ -55,6 +58,16 @@ export interface WeightsPoint {
   /** Each key's share of the weight, in %. */
   shares: Record<string, number>
   resource: string
+}
+
+/** Where an assess step placed a pool on its map: the numbers, and the same in words. */
+export interface PlacementView {
+  seq: number
+  at: string
+  step: string
+  pool: string
+  text: string
+  place: PoolPlace
 }
 
 export interface ControlView {
@@ -120,6 +133,9 @@ export interface RunView extends RunHeader {
   verdicts: VerdictView[]
   weights: WeightsPoint[]
   controls: ControlView[]
+  placements: PlacementView[]
+  /** How many of each the run has journalled, when a view carries only the last of them. */
+  counts: {lines: number; changes: number; verdicts: number; weights: number}
   locks: LockRow[]
   torn: string | null
 }
@@ -127,11 +143,17 @@ export interface RunView extends RunHeader {
 const weightKinds = new Set(['weights', 'pool-weights'])
 
 /**
- * What a view carries of a long run's journal: its last lines and verdicts (a gate judged every
- * second for hours is tens of thousands), so that what is sent at every entry stays bounded. Every
- * change and weight is kept: a run makes few.
+ * What a view carries of a long run's journal: the last of each of its growing parts (a gate judged
+ * every second for hours is tens of thousands of verdicts; a paced ramp left running makes
+ * thousands of changes), so that what serve keeps and sends stays bounded however long the run.
+ * `counts` says how many there were.
  */
-export const viewKeeps = {lines: 500, verdicts: 2000}
+export const viewKeeps = {lines: 500, verdicts: 2000, changes: 1000, weights: 2000}
+
+/** Keeps the last `keep` of a list, trimmed now and then rather than at every entry: never past twice that. */
+function bounded<T>(list: T[], keep: number): T[] {
+  return list.length > 2 * keep ? list.slice(-keep) : list
+}
 
 /** Each key's share of a weights map, in %, or null when the value is not one. */
 function sharesOf(value: unknown): Record<string, number> | null {
@@ -142,25 +164,73 @@ function sharesOf(value: unknown): Record<string, number> | null {
   return Object.fromEntries(entries.map(([k, w]) => [k, total > 0 ? Math.round((w / total) * 1000) / 10 : 0]))
 }
 
-/** The view of one run from its journal, with the locks its run holds. */
-export function runView(runId: string, read: JournalRead, locks: LockRecord[]): RunView {
-  const steps = new Map<number, StepView>()
-  const lines: RunView['lines'] = []
-  const changes: ChangeView[] = []
-  const verdicts: VerdictView[] = []
-  const weights: WeightsPoint[] = []
-  const controls: ControlView[] = []
-  const intents = new Map<string, ChangeView>()
-  for (const entry of read.entries) {
+/** The entries that decide where a run stands: its start, each attempt's start and end, and every control. */
+const decisive = new Set(['run-start', 'resume', 'rollback-start', 'run-end', 'rollback-end', 'control'])
+
+/**
+ * What a journal says of a run at a glance, kept as entries arrive rather than read whole each
+ * time: the entries that decide its status, life and pause (few, however long the run), its last
+ * entry and the step it is on. `read()` is a journal of just those, which every function that
+ * judges a run from its journal reads alike.
+ */
+export class RunSummary {
+  private readonly kept: JournalEntry[] = []
+  private last: JournalEntry | null = null
+  private torn: JournalRead['torn'] = null
+  /** The step it is on, or was on when it ended. */
+  step: string | null = null
+
+  get lastSeq(): number {
+    return this.last?.seq ?? 0
+  }
+
+  /** Takes the entries read after the last one it has. */
+  add(read: JournalRead): void {
+    for (const entry of read.entries) {
+      if (entry.seq <= this.lastSeq) continue
+      if (decisive.has(entry.type)) this.kept.push(entry)
+      if (entry.type === 'step-start') this.step = `step ${Number(entry.step) + 1}: ${String(entry.title)}`
+      this.last = entry
+      this.entry(entry)
+    }
+    this.torn = read.torn
+  }
+
+  /** What a fold that keeps more takes from each entry. */
+  protected entry(_entry: JournalEntry): void {}
+
+  read(): JournalRead {
+    const entries = this.last && this.kept.at(-1) !== this.last ? [...this.kept, this.last] : this.kept
+    return {entries, torn: this.torn}
+  }
+}
+
+/** The view of one run, folded entry by entry: a long run costs each look only what it wrote since. */
+export class RunViewFold extends RunSummary {
+  private readonly steps = new Map<number, StepView>()
+  private lines: RunView['lines'] = []
+  private changes: ChangeView[] = []
+  private verdicts: VerdictView[] = []
+  private weights: WeightsPoint[] = []
+  private readonly counts = {lines: 0, changes: 0, verdicts: 0, weights: 0}
+  private readonly controls: ControlView[] = []
+  private readonly placements: PlacementView[] = []
+  private readonly intents = new Map<string, ChangeView>()
+
+  protected override entry(entry: JournalEntry): void {
     const event = eventOf(entry)
-    for (const text of event ? formatEvent(event) : otherLines(entry)) lines.push({seq: entry.seq, at: entry.at, text: shortenArns(text)})
-    if (!event) continue
+    for (const text of event ? formatEvent(event) : otherLines(entry)) {
+      this.lines.push({seq: entry.seq, at: entry.at, text: shortenArns(text)})
+      this.counts.lines++
+    }
+    this.lines = bounded(this.lines, viewKeeps.lines)
+    if (!event) return
     switch (event.type) {
       case 'plan':
         // A resume writes the plan again: the steps keep what they did.
         for (const s of event.steps)
-          steps.set(s.index, {
-            ...(steps.get(s.index) ?? {state: 'waiting'}),
+          this.steps.set(s.index, {
+            ...(this.steps.get(s.index) ?? {state: 'waiting'}),
             index: s.index,
             name: stepName(s.index),
             title: s.title,
@@ -168,25 +238,43 @@ export function runView(runId: string, read: JournalRead, locks: LockRecord[]): 
           })
         break
       case 'step-start': {
-        const s = steps.get(event.step) ?? {index: event.step, name: stepName(event.step), title: event.title, details: [], state: 'waiting'}
-        steps.set(event.step, {...s, state: 'running', end: undefined})
+        const s = this.steps.get(event.step) ?? {index: event.step, name: stepName(event.step), title: event.title, details: [], state: 'waiting'}
+        this.steps.set(event.step, {...s, state: 'running', end: undefined})
         break
       }
       case 'step-end': {
-        const s = steps.get(event.step)
+        const s = this.steps.get(event.step)
         const end = formatEvent(event)[0]?.replace(/^\[[^\]]+\] /, '')
-        if (s) steps.set(event.step, {...s, state: event.status === 'done' ? 'done' : event.status === 'skipped' ? 'skipped' : 'stopped', end})
+        if (s) this.steps.set(event.step, {...s, state: event.status === 'done' ? 'done' : event.status === 'skipped' ? 'skipped' : 'stopped', end})
         break
       }
-      case 'mutation':
-        change(entry, event.mutation, intents, changes, weights)
+      case 'mutation': {
+        const [changes, weights] = [this.changes.length, this.weights.length]
+        change(entry, event.mutation, this.intents, this.changes, this.weights)
+        this.counts.changes += this.changes.length - changes
+        this.counts.weights += this.weights.length - weights
+        this.changes = bounded(this.changes, viewKeeps.changes)
+        this.weights = bounded(this.weights, viewKeeps.weights)
+        break
+      }
+      case 'placement':
+        this.placements.push({
+          seq: entry.seq,
+          at: entry.at,
+          step: stepName(event.step),
+          pool: event.pool,
+          text: placeText(event.pool, event.place),
+          place: event.place,
+        })
         break
       case 'verdict':
-        verdicts.push(verdictView(entry, event.verdict))
+        this.verdicts.push(verdictView(entry, event.verdict))
+        this.counts.verdicts++
+        this.verdicts = bounded(this.verdicts, viewKeeps.verdicts)
         break
       case 'control': {
         const c: ControlIntent = event.control
-        controls.push({
+        this.controls.push({
           seq: entry.seq,
           at: entry.at,
           control: controlName(c),
@@ -200,18 +288,32 @@ export function runView(runId: string, read: JournalRead, locks: LockRecord[]): 
         break
     }
   }
-  return {
-    ...runHeader(runId, read),
-    phase: isOnWayBack(read) ? 'back' : 'forward',
-    steps: [...steps.values()].sort((a, b) => a.index - b.index),
-    lines: lines.slice(-viewKeeps.lines),
-    changes,
-    verdicts: verdicts.slice(-viewKeeps.verdicts),
-    weights,
-    controls,
-    locks: locks.filter((l) => l.runId === runId).map(lockRow),
-    torn: read.torn ? `line ${read.torn.line} of the journal was cut off mid-write (${read.torn.bytes} bytes)` : null,
+
+  /** The view as it stands, with the locks its run holds. */
+  view(runId: string, locks: LockRecord[]): RunView {
+    const read = this.read()
+    return {
+      ...runHeader(runId, read),
+      phase: isOnWayBack(read) ? 'back' : 'forward',
+      steps: [...this.steps.values()].sort((a, b) => a.index - b.index).map((s) => ({...s})),
+      lines: this.lines.slice(-viewKeeps.lines),
+      changes: this.changes.slice(-viewKeeps.changes).map((c) => ({...c})),
+      verdicts: this.verdicts.slice(-viewKeeps.verdicts),
+      weights: this.weights.slice(-viewKeeps.weights),
+      controls: [...this.controls],
+      placements: [...this.placements],
+      counts: {...this.counts},
+      locks: locks.filter((l) => l.runId === runId).map(lockRow),
+      torn: read.torn ? `line ${read.torn.line} of the journal was cut off mid-write (${read.torn.bytes} bytes)` : null,
+    }
   }
+}
+
+/** The view of one run from its whole journal, with the locks its run holds. */
+export function runView(runId: string, read: JournalRead, locks: LockRecord[]): RunView {
+  const fold = new RunViewFold()
+  fold.add(read)
+  return fold.view(runId, locks)
 }
 
 /** A change's intent and its outcome as one row; weights changed are a point of the weights chart. */
@@ -226,6 +328,7 @@ function change(entry: JournalEntry, m: Mutation, intents: Map<string, ChangeVie
       resource: shortenArns(m.resource),
       text: shortenArns(mutationText(m) ?? m.kind),
       outcome: 'unknown',
+      touched: entry.seq,
     }
     intents.set(key, row)
     changes.push(row)
@@ -234,6 +337,7 @@ function change(entry: JournalEntry, m: Mutation, intents: Map<string, ChangeVie
   const row = intents.get(key)
   intents.delete(key)
   if (row) {
+    row.touched = entry.seq
     row.outcome = m.ok === false ? 'failed' : 'made'
     if (m.error) row.error = m.error
   }
@@ -254,12 +358,14 @@ function verdictView(entry: JournalEntry, v: GateVerdict): VerdictView {
     measured: verdictMeasure(v),
     value: v.value,
     unit: v.unit,
-    bound: v.bound ?? v.threshold,
+    // A counts verdict has no bound of one window's value: the line it is judged against is the baseline's rate plus the margin.
+    bound: v.counts ? (v.baseline?.value == null ? null : v.baseline.value + v.counts.margin) : (v.bound ?? v.threshold),
     baseline: v.baseline
       ? `${v.baseline.of}: ${formatMetric(v.baseline.value, v.unit)}${v.baseline.requests == null ? '' : ` of ${v.baseline.requests} requests`}`
       : null,
     requests: v.requests ?? null,
-    why: v.why ?? null,
+    // A counts verdict says itself, numbers and all.
+    why: v.said ?? v.why ?? null,
   }
 }
 

@@ -9,8 +9,10 @@ import {controlKinds, type ControlKind} from '../ports/controls.js'
 import {RUN_ID_PATTERN, type StateStore} from '../ports/state-store.js'
 import {sendControl} from '../state/controls.js'
 import {thisHost} from '../state/journal.js'
+import {chartLook, lookCss} from '../report/look.js'
 import {BoardReader} from './board.js'
-import {predict, type Prediction} from './prediction.js'
+import {predictApart, type Prediction} from './prediction.js'
+import {viewKeeps} from './run-view.js'
 
 // `sluice serve`: one page over the state store every command uses, for the incident bridge. Node's
 // own http: the page needs four JSON reads, two event streams and one POST, which no framework
@@ -25,7 +27,7 @@ export interface ServeOptions {
   controls: boolean
   /** The token controls need, and every read too when the server listens beyond loopback. */
   token: string
-  /** The folder of the page's files (index.html, app.js, app.css). */
+  /** The folder of the page's own files (index.html, app.js, app.css); its look comes from src/report/look.ts. */
   assets: string
   /** How often a stream looks at the store for new entries, ms. */
   pollMs?: number
@@ -52,6 +54,8 @@ const assetTypes: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  'look.css': 'text/css; charset=utf-8',
+  'look.json': 'application/json; charset=utf-8',
 }
 
 class HttpError extends Error {
@@ -68,7 +72,10 @@ export async function serve(options: ServeOptions): Promise<Serving> {
   const reader = new BoardReader(options.store)
   const pollMs = options.pollMs ?? 250
   const loopback = loopbackHosts.has(options.host)
-  const assets = new Map(Object.keys(assetTypes).map((name) => [name, readFileSync(join(options.assets, name))]))
+  const assets = new Map(['index.html', 'app.js', 'app.css'].map((name) => [name, readFileSync(join(options.assets, name))]))
+  // The look every page of sluice shares: the reports carry the same stylesheet, and draw with the same dashes and glyphs.
+  assets.set('look.css', Buffer.from(lookCss()))
+  assets.set('look.json', Buffer.from(JSON.stringify(chartLook())))
   const streams = new Set<ServerResponse>()
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -94,14 +101,13 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     if (!loopback) checkToken(req)
     if (req.method === 'GET' && path === '/api/board') return send(res, 200, {...(await reader.board()), controls: options.controls})
     // The list reads every journal in the store: looked at once a second, not at a run's pace.
-    if (req.method === 'GET' && path === '/api/board/events')
-      return stream(req, res, async () => ({...(await reader.board()), controls: options.controls}), Math.max(pollMs, 1000))
+    if (req.method === 'GET' && path === '/api/board/events') return stream(req, res, boardMessage, Math.max(pollMs, 1000))
     const run = /^\/api\/runs\/([^/]+)(\/events|\/control|\/prediction)?$/.exec(path)
     if (run) {
       const runId = decodeURIComponent(run[1])
       if (!RUN_ID_PATTERN.test(runId)) throw new HttpError(404, 'no such run')
       if (req.method === 'GET' && run[2] === undefined) return send(res, 200, await reader.run(runId))
-      if (req.method === 'GET' && run[2] === '/events') return stream(req, res, () => reader.run(runId))
+      if (req.method === 'GET' && run[2] === '/events') return stream(req, res, (sent: {seq: number; rest: string} | null) => runMessage(runId, sent))
       if (req.method === 'GET' && run[2] === '/prediction') return send(res, 200, await prediction(runId))
       if (req.method === 'POST' && run[2] === '/control') return control(req, res, runId)
     }
@@ -127,24 +133,28 @@ export async function serve(options: ServeOptions): Promise<Serving> {
   }
 
   /**
-   * An event stream of a view: sent at once, then again whenever it changes, looked at every
-   * pollMs. Each message is the whole view, with the journal's last entry number as its id, so
-   * a page that reconnects (the server or the run restarted) draws it again and shows no row twice.
+   * An event stream: its first message at once, then each one `next` makes from what was sent
+   * last (null when nothing changed), looked at every `every` ms. A page that reconnects (the
+   * server or the run restarted) is sent its first message again, whole, and shows no row twice.
    */
-  async function stream<T extends object>(req: IncomingMessage, res: ServerResponse, view: () => Promise<T>, every = pollMs): Promise<void> {
-    let last = await view()
+  async function stream<S>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (sent: S | null) => Promise<{message: object; id?: number; sent: S} | null>,
+    every = pollMs,
+  ): Promise<void> {
+    // Made before the stream opens, so a run that is not there is answered as an error.
+    const first = await next(null)
     res.writeHead(200, {...securityHeaders, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive'})
     streams.add(res)
     let open = true
-    let sent = ''
-    const push = (value: T) => {
-      const text = JSON.stringify(value)
-      if (text === sent) return
-      sent = text
-      const id = 'lastSeq' in value ? `id: ${String(value.lastSeq)}\n` : ''
-      res.write(`${id}retry: 1000\ndata: ${text}\n\n`)
+    let sent: S | null = null
+    const push = (out: {message: object; id?: number; sent: S} | null) => {
+      if (!out) return
+      sent = out.sent
+      res.write(`${out.id === undefined ? '' : `id: ${out.id}\n`}retry: 1000\ndata: ${JSON.stringify(out.message)}\n\n`)
     }
-    push(last)
+    push(first)
     let quiet = 0
     req.on('close', () => {
       open = false
@@ -153,9 +163,11 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     while (open) {
       await new Promise((resolve) => setTimeout(resolve, every))
       if (!open) break
+      // A page that cannot keep up (a slow screen, a busy browser) is not sent more until it has
+      // taken what it was sent: what changed meanwhile goes in one message, not a queue in memory.
+      if (res.writableNeedDrain) continue
       try {
-        last = await view()
-        push(last)
+        push(await next(sent))
       } catch (error) {
         res.write(`event: trouble\ndata: ${JSON.stringify({error: (error as Error).message})}\n\n`)
       }
@@ -168,12 +180,48 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     }
   }
 
+  /** The list, whole, whenever it changes. */
+  async function boardMessage(sent: string | null) {
+    const text = JSON.stringify({...(await reader.board()), controls: options.controls})
+    return text === sent ? null : {message: JSON.parse(text) as object, sent: text}
+  }
+
+  /**
+   * A run's page: whole at first, then what changed. Its growing parts (lines, verdicts, changes,
+   * weights, controls, placements) are sent as those the entries after the last one sent
+   * (`since`) added or touched; the rest whole; and nothing while nothing moved.
+   */
+  async function runMessage(runId: string, sent: {seq: number; rest: string} | null) {
+    const view = await reader.run(runId)
+    const rest = JSON.stringify({...view, lines: [], verdicts: [], changes: [], weights: [], controls: [], placements: []})
+    if (sent && sent.seq === view.lastSeq && sent.rest === rest) return null
+    const since = sent && sent.seq <= view.lastSeq ? sent.seq : 0
+    const after = <T extends {seq: number}>(rows: T[]): T[] => rows.filter((r) => r.seq > since)
+    const message =
+      since === 0
+        ? {...view, since, keep: viewKeeps}
+        : {
+            ...view,
+            since,
+            lines: after(view.lines),
+            verdicts: after(view.verdicts),
+            changes: view.changes.filter((c) => c.touched > since),
+            weights: after(view.weights),
+            controls: after(view.controls),
+            placements: after(view.placements),
+          }
+    return {message, id: view.lastSeq, sent: {seq: view.lastSeq, rest}}
+  }
+
   /** The rehearsal of a run's runbook from its start: once per run, however many pages ask. */
   const predictions = new Map<string, Promise<Prediction>>()
   function prediction(runId: string): Promise<Prediction> {
     let p = predictions.get(runId)
     if (!p) {
-      p = options.store.read(runId).then(predict, (error: Error) => ({none: error.message}))
+      p = options.store.read(runId).then(
+        (read) => predictApart(read),
+        (error: Error) => ({none: error.message}),
+      )
       p = p.catch((error: Error) => ({none: `the rehearsal failed: ${error.message}`}))
       predictions.set(runId, p)
     }

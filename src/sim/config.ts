@@ -153,6 +153,7 @@ export type Fault =
       from: number
       to: number
     }
+  | {kind: 'errors'; pool: string; percent: number; from: number; to: number}
   | {kind: 'metadata-outage'; pool: string; from: number; to: number; lookupCapacity: number | null}
 
 /**

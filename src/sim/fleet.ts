@@ -35,6 +35,10 @@ export class Fleet {
   private readonly faults: ScheduledFault[] = []
   private readonly holds: Array<ThreadHold | null>
   private readonly outages: Array<{from: number; to: number; lookupCapacity: number | null} | null>
+  /** The share of each pool's served requests answered with an error (faults of kind errors), 0–1. */
+  private readonly erring: Float64Array
+  /** Draws which served requests err when arrivals are drawn; null: exactly the share of them. */
+  private readonly errorDraw: Random | null
   /** Draws each tick's arrivals when demand arrives as a Poisson process; null: the mean. */
   private readonly arrivalDraw: Random | null
   private readonly fresh: Float64Array
@@ -103,6 +107,9 @@ export class Fleet {
     this.restricted = new Float64Array(types)
     this.holds = this.pools.map(() => null)
     this.outages = this.pools.map(() => null)
+    this.erring = new Float64Array(this.pools.length)
+    // A stream of its own, so every other draw of the seed is as it was.
+    this.errorDraw = config.demand.arrivals === 'poisson' ? new Random(config.seed ^ 0xe7702) : null
     this.fresh = new Float64Array(types)
     this.arrived = new Float64Array(types * config.clients.attempts)
     this.poolArrivals = new Float64Array(types)
@@ -300,6 +307,7 @@ export class Fleet {
         out.utilization = 0
       } else {
         pool.step(t, this.poolArrivals, this.restricted, this.holds[p], out)
+        if (this.erring[p] > 0) this.answerErrors(this.erring[p], out)
       }
       // Each type's outcome at this pool, weighted by the share of the type's attempts it received.
       // Which fast answers carry Retry-After: the maintenance pool's and a restriction's (in the
@@ -385,6 +393,32 @@ export class Fleet {
     this.record.grow(ticks)
   }
 
+  /**
+   * A pool that errs answers `share` of what its servers served with a fast error (a 500 after the
+   * work, as a bad build does): those requests move from served to failed, and their types' clients
+   * learn at once. With drawn arrivals how many err is drawn too (a binomial, by its normal or
+   * Poisson approximation, on the requests a drill's scale sends), as a drill's servers draw it.
+   */
+  private answerErrors(share: number, out: PoolTick): void {
+    if (out.served <= 0) return
+    const e = Math.min(1, share)
+    let erred = out.served * e
+    const draw = this.errorDraw
+    if (draw !== null && e < 1) {
+      const per = this.dt * (this.config.demand.sampleScale ?? 1)
+      const n = out.served * per
+      const mean = n * e
+      const count = mean < 30 ? draw.poisson(mean) : Math.round(mean + Math.sqrt(mean * (1 - e)) * draw.normal())
+      erred = Math.min(n, Math.max(0, count)) / per
+    }
+    const kept = (out.served - erred) / out.served
+    const servedFraction = out.servedFraction * kept
+    out.fastFraction += out.servedFraction - servedFraction
+    out.servedFraction = servedFraction
+    out.served -= erred
+    out.failedFast += erred
+  }
+
   private scheduleFaults(random: Random): void {
     const toTick = (s: number): number => Math.round(s / this.dt)
     for (const fault of this.config.faults) {
@@ -411,6 +445,9 @@ export class Fleet {
             hold.active = active
           },
         })
+      } else if (fault.kind === 'errors') {
+        // Overlapping faults add up, to every request at most.
+        this.faults.push({pool: p, from, to, apply: (active) => (this.erring[p] = Math.max(0, this.erring[p] + (active ? 1 : -1) * (fault.percent / 100)))})
       } else {
         this.outages[p] = {from, to, lookupCapacity: fault.lookupCapacity}
       }

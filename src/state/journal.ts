@@ -80,6 +80,7 @@ export class JournalWriter {
 
 const eventTypes: ReadonlySet<string> = new Set<RunEvent['type']>([
   'plan',
+  'placement',
   'step-start',
   'progress',
   'bake',
@@ -98,7 +99,7 @@ const eventTypes: ReadonlySet<string> = new Set<RunEvent['type']>([
  */
 export function eventOf(entry: JournalEntry): RunEvent | undefined {
   if (!eventTypes.has(entry.type)) return undefined
-  const {seq: _seq, at: _at, clock, found: _found, ...data} = entry
+  const {seq: _seq, at: _at, clock, found: _found, fence: _fence, ...data} = entry
   if (entry.type === 'plan') {
     const steps = (entry.steps as Array<{index: number; action: string; title: string; details?: string[]; drift?: string[]}>).map((s) => ({
       ...s,
@@ -207,9 +208,17 @@ export function mutations(read: JournalRead): RecordedMutation[] {
             x.kind === m.kind &&
             x.step === m.step &&
             x.resource === m.resource &&
-            (m.after === undefined || sameJson(x.after, m.after)),
+            (m.after === undefined || sameJson(x.after, m.after)) &&
+            (m.before === undefined || sameJson(x.before, m.before)),
         )
-      if (open) open.outcome = {ok: m.ok ?? false, error: m.error, ...(typeof e.found === 'string' ? {found: e.found} : {})}
+      if (open)
+        open.outcome = {
+          ok: m.ok ?? false,
+          error: m.error,
+          ...(typeof e.found === 'string' ? {found: e.found} : {}),
+          ...(m.note ? {note: m.note} : {}),
+          ...(m.produced ? {produced: m.produced} : {}),
+        }
     }
   }
   return out

@@ -5,6 +5,7 @@ import type {FreezePort} from '../ports/control-plane.js'
 import type {ControlIntent} from '../ports/controls.js'
 import {operatorName} from './journal.js'
 import {byPid, judgeHolder} from './liveness.js'
+import {performance} from 'node:perf_hooks'
 import {thisPlace, thisStart} from '../platform/process-place.js'
 import {
   checkRunId,
@@ -12,6 +13,7 @@ import {
   MAX_LEASE_SECONDS,
   RUN_ID_PATTERN,
   LockedError,
+  LostLockError,
   type JournalEntry,
   type JournalRead,
   type LockRecord,
@@ -44,6 +46,31 @@ export function checkLockId(lockId: string): string {
   return lockId
 }
 
+/** A moment by both clocks: how long since it is the longer of the two (below). */
+const now = (): {mono: number; wall: number} => ({mono: performance.now(), wall: Date.now()})
+
+/**
+ * Milliseconds since a moment, by whichever clock says longer: the monotonic one runs on while a
+ * process is stopped but not while the machine sleeps (a laptop's lid closed); the wall clock runs
+ * through both, and a jump forward only renews a lease early.
+ */
+const since = (t: {mono: number; wall: number} | undefined): number => (t ? Math.max(performance.now() - t.mono, Date.now() - t.wall) : Infinity)
+
+/**
+ * What a store checks before it writes under a lock: that the lock there now is the one the writer
+ * holds (its id and fencing token). Anything else is the lock lost: refused, naming who holds it.
+ */
+export function fenceCheck(holder: LockRecord, current: LockRecord | null): void {
+  if (current && current.lockId === holder.lockId && current.fence === holder.fence) return
+  throw new LostLockError(
+    holder.resource,
+    current,
+    current
+      ? `its lease lapsed (this process was stopped, suspended or cut off for longer than ${holder.leaseSeconds} s) and another took the lock, with fencing token ${current.fence} against this process's ${holder.fence}`
+      : 'it was let go or broken while this process was stopped, suspended or cut off',
+  )
+}
+
 /** The lease algorithm, over what a store can do with one lock record atomically. */
 export abstract class LeasingStore implements StateStore {
   abstract readonly label: string
@@ -53,8 +80,11 @@ export abstract class LeasingStore implements StateStore {
   /** The locks this process holds, by resource: renewed every lease / HEARTBEATS_PER_LEASE. */
   private readonly held = new Map<string, LockRecord>()
   private readonly troubles = new Map<string, Error>()
+  /** When each held lock was last renewed (since(), above). */
+  private readonly renewedAt = new Map<string, {mono: number; wall: number}>()
   private timer?: NodeJS.Timeout
   private beat?: Promise<void>
+  private renewals: Promise<void> = Promise.resolve()
   private who?: LockRequest
 
   /** Creates the record if no lock exists on its resource. */
@@ -65,9 +95,15 @@ export abstract class LeasingStore implements StateStore {
   /** Removes the lock on a resource only if it is still at `version`. */
   protected abstract removeLock(resource: string, version: string): Promise<boolean>
   protected abstract listLocks(): Promise<LockRecord[]>
-  /** Appends a checked entry; the first entry creates the journal, and must be the first. */
-  protected abstract appendEntry(runId: string, entry: JournalEntry): Promise<void>
+  /**
+   * Appends a checked entry; the first entry creates the journal, and must be the first. After it,
+   * `holder` is the journal's lock as this process holds it: the store writes the entry only while
+   * the lock it finds is that one (its lock id and fencing token), else throws LostLockError.
+   */
+  protected abstract appendEntry(runId: string, entry: JournalEntry, holder: LockRecord | null): Promise<void>
   protected abstract readJournal(runId: string): Promise<JournalRead | null>
+  /** The entries after `afterSeq`; null for an unknown run. */
+  protected abstract readJournalAfter(runId: string, afterSeq: number): Promise<JournalRead | null>
   abstract runIds(): Promise<string[]>
   /** Writes a control only if its sequence number is free. */
   protected abstract createControl(runId: string, control: ControlIntent): Promise<boolean>
@@ -95,13 +131,89 @@ export abstract class LeasingStore implements StateStore {
   async append(runId: string, entry: JournalEntry): Promise<void> {
     // The first entry creates the journal (and only a new run writes it); anyone who writes after
     // it must hold the journal's lock, so two live processes never write one journal.
-    if (entry.seq > 1) {
-      const resource = journalLock(runId)
-      if (!this.held.has(resource)) await this.acquire([resource], {...(this.who ?? {operator: operatorName(), host: 'unknown'}), runId})
-      const lost = this.troubles.get(runId)
-      if (lost) throw lost
+    if (entry.seq === 1) return this.appendEntry(runId, entry, null)
+    const resource = journalLock(runId)
+    // A lock this process lost is not taken again behind the run's back: it stops.
+    const trouble = this.troubles.get(runId)
+    if (trouble) throw trouble
+    if (!this.held.has(resource)) await this.acquire([resource], {...(this.who ?? {operator: operatorName(), host: 'unknown'}), runId})
+    const lost = await this.stillHolds(runId)
+    if (lost) throw lost
+    const holder = this.held.get(resource)
+    if (!holder) throw new LostLockError(resource, await this.readLock(resource), 'it was let go')
+    try {
+      // The entry carries the token it was written under: whoever reads the journal sees whose it is.
+      await this.appendEntry(runId, {...entry, fence: holder.fence}, holder)
+    } catch (error) {
+      if (error instanceof LostLockError) this.lose(holder, error)
+      throw error
     }
-    await this.appendEntry(runId, entry)
+  }
+
+  /**
+   * A change a run makes to shared state besides its journal (the freeze), made under that run's
+   * journal lock as its entries are: only while the lock is still this process's, `write` given
+   * the lock to condition the write on. Without a run, or for a run this process never held (an
+   * operator's own \`sluice freeze\`), `write` gets null and writes as it is.
+   */
+  protected async underRunLock(runId: string | undefined, write: (holder: LockRecord | null) => Promise<void>): Promise<void> {
+    if (runId === undefined) return write(null)
+    const trouble = this.troubles.get(runId)
+    if (trouble) throw trouble
+    const holder = this.held.get(journalLock(runId))
+    if (!holder) return write(null)
+    const lost = await this.stillHolds(runId)
+    if (lost) throw lost
+    try {
+      await write(holder)
+    } catch (error) {
+      if (error instanceof LostLockError) this.lose(holder, error)
+      throw error
+    }
+  }
+
+  /**
+   * The freeze, with a run's changes to it fenced by the run's lock: for a store that cannot
+   * condition a write on another record (a file, an S3 object), the lock is read just before.
+   */
+  protected fencedFreeze(inner: FreezePort): FreezePort {
+    const fenced = async (holder: LockRecord | null, write: () => Promise<void>) => {
+      if (holder) fenceCheck(holder, await this.readLock(holder.resource))
+      await write()
+    }
+    return {
+      get: () => inner.get(),
+      set: (record, byRun = record.runId) => this.underRunLock(byRun, (holder) => fenced(holder, () => inner.set(record))),
+      clear: (byRun) => this.underRunLock(byRun, (holder) => fenced(holder, () => inner.clear())),
+    }
+  }
+
+  /** A lock this process held and lost: never renewed again, and the run stops before its next change. */
+  private lose(record: LockRecord, error: LostLockError): void {
+    if (this.held.get(record.resource)?.lockId === record.lockId) this.held.delete(record.resource)
+    this.troubles.set(record.runId, error)
+  }
+
+  async stillHolds(runId: string): Promise<Error | null> {
+    const trouble = this.troubles.get(runId)
+    if (trouble) return trouble
+    const stale = [...this.held.values()].filter((r) => r.runId === runId && since(this.renewedAt.get(r.resource)) > (this.lease * 1000) / 2)
+    if (stale.length === 0) return null
+    // Stopped, suspended or starved past half a lease: renewed before anything more is written or changed.
+    await this.inTurn(async () => {
+      for (const record of stale) if (since(this.renewedAt.get(record.resource)) > (this.lease * 1000) / 2) await this.renew(record.resource)
+    })
+    return this.troubles.get(runId) ?? null
+  }
+
+  /**
+   * Renewals one at a time, the heartbeat's and those made before a change alike: two in flight
+   * at once would race, the second at the version the first replaced, and find the lock "taken".
+   */
+  private inTurn(renewal: () => Promise<void>): Promise<void> {
+    const turn = this.renewals.then(renewal)
+    this.renewals = turn.catch(() => undefined)
+    return turn
   }
 
   async read(runId: string): Promise<JournalRead> {
@@ -111,9 +223,27 @@ export abstract class LeasingStore implements StateStore {
     return read
   }
 
-  private record(resource: string, who: LockRequest): LockRecord {
+  async readAfter(runId: string, afterSeq: number): Promise<JournalRead> {
+    checkRunId(runId)
+    if (afterSeq === 0) return this.read(runId)
+    const read = await this.readJournalAfter(runId, afterSeq)
+    if (!read) throw new InputError(`no run ${runId} in ${this.label}; \`sluice journal\` lists the runs`)
+    return read
+  }
+
+  /**
+   * A lock's fencing token: one more than the lock it takes over, and never less than the time in
+   * microseconds, so a lock let go and taken anew still gets a larger one than any before it (by
+   * clocks that agree to within the time between the two).
+   */
+  private fence(after?: LockRecord): number {
+    return Math.max(Date.now() * 1000, (after?.fence ?? 0) + 1)
+  }
+
+  private record(resource: string, who: LockRequest, after?: LockRecord): LockRecord {
     const at = new Date().toISOString()
     return {
+      fence: this.fence(after),
       resource,
       runId: who.runId,
       operator: who.operator,
@@ -176,7 +306,7 @@ export abstract class LeasingStore implements StateStore {
             .map(async (c) => {
               const dead = await this.watch(c, cancel)
               if (cancel.done) return
-              const record = this.record(c.resource, who)
+              const record = this.record(c.resource, who, dead)
               // Taken only if it is still the version that went unrenewed (or was let go meanwhile).
               const took = (await this.replaceLock(record, dead.version)) || ((await this.readLock(c.resource)) === null && (await this.createLock(record)))
               if (!took) throw new LockedError((await this.readLock(c.resource)) ?? dead)
@@ -217,12 +347,13 @@ export abstract class LeasingStore implements StateStore {
 
   private hold(record: LockRecord): void {
     this.held.set(record.resource, record)
+    this.renewedAt.set(record.resource, now())
     this.troubles.delete(record.runId)
     if (!this.timer) {
       this.timer = setInterval(
         () => {
           // One renewal at a time: a slow one must not race the next with a stale version.
-          this.beat ??= this.heartbeat().finally(() => {
+          this.beat ??= this.inTurn(() => this.heartbeat()).finally(() => {
             this.beat = undefined
           })
         },
@@ -235,30 +366,41 @@ export abstract class LeasingStore implements StateStore {
 
   /** Renews every lock this process holds; a lock lost or not renewed stops the run's next change. */
   private async heartbeat(): Promise<void> {
-    for (const [resource, record] of [...this.held]) {
-      const renewed = {...record, heartbeat: new Date().toISOString(), version: randomBytes(8).toString('hex')}
-      try {
-        if (await this.replaceLock(renewed, record.version)) {
-          if (this.held.get(resource) === record) this.held.set(resource, renewed)
-          continue
+    for (const resource of [...this.held.keys()]) await this.renew(resource)
+  }
+
+  /** Renews one lock at the version this process last wrote (in its turn: inTurn); one another process has taken is lost. */
+  private async renew(resource: string): Promise<void> {
+    const record = this.held.get(resource)
+    if (!record) return
+    const renewed = {...record, heartbeat: new Date().toISOString(), version: randomBytes(8).toString('hex')}
+    const asked = now()
+    try {
+      if (await this.replaceLock(renewed, record.version)) {
+        if (this.held.get(record.resource) === record) {
+          this.held.set(record.resource, renewed)
+          // From when it was asked: the lease the store now holds began no later than that.
+          this.renewedAt.set(record.resource, asked)
         }
-        const now = await this.readLock(resource)
-        this.held.delete(resource)
+        return
+      }
+      const current = await this.readLock(record.resource)
+      this.lose(
+        record,
+        new LostLockError(
+          record.resource,
+          current,
+          `its lease was not renewed for ${record.leaseSeconds} s (this process was stopped, suspended or cut off), and ${current ? 'another took the lock' : 'it was let go'}`,
+        ),
+      )
+    } catch (error) {
+      if (!this.troubles.has(record.runId))
         this.troubles.set(
           record.runId,
           new RefusedError(
-            `the lock on ${resource} was taken away from this run${now ? ` by run ${now.runId} of ${now.operator} on ${now.host}` : ''} (a lease that was not renewed for ${record.leaseSeconds} s); stopped before the next change`,
+            `could not renew the lock on ${record.resource}: ${(error as Error).message}; stopped before the next change, so as not to go on without it`,
           ),
         )
-      } catch (error) {
-        if (!this.troubles.has(record.runId))
-          this.troubles.set(
-            record.runId,
-            new RefusedError(
-              `could not renew the lock on ${resource}: ${(error as Error).message}; stopped before the next change, so as not to go on without it`,
-            ),
-          )
-      }
     }
   }
 
@@ -282,7 +424,7 @@ export abstract class LeasingStore implements StateStore {
       clearInterval(this.timer)
       this.timer = undefined
     }
-    await this.beat
+    await this.renewals
     const errors: unknown[] = []
     for (const record of records) {
       try {

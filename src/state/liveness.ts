@@ -1,6 +1,6 @@
 import type {LockRecord} from '../ports/state-store.js'
 import {thisHost} from './journal.js'
-import {processRuns, thisPlace} from '../platform/process-place.js'
+import {processRuns, processStopped, thisPlace} from '../platform/process-place.js'
 
 /**
  * Whether the process holding a lock is alive, judged the way the locks judge it and never by
@@ -19,12 +19,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
  * holder's only if it started when the holder did: a record without the start time (written by
  * hand, or damaged) could name any process that has the pid now, a shell or a daemon, which would
  * keep a dead run "running" and take its controls for nobody; such a holder is judged by its lease.
+ * So is a stopped one (SIGSTOP, Ctrl-Z): it renews nothing, and may never be continued.
  */
 export function byPid(lock: LockRecord): Liveness | undefined {
   if (!lock.place || lock.place !== thisPlace || lock.host !== thisHost) return undefined
   const dead = {alive: false as const, why: `dead (pid ${lock.pid} gone)`}
   if (!processRuns(lock.pid)) return dead
-  if (lock.started === undefined) return undefined
+  if (lock.started === undefined || processStopped(lock.pid)) return undefined
   return processRuns(lock.pid, lock.started) ? {alive: true, how: `pid ${lock.pid} runs on this host`} : dead
 }
 

@@ -130,9 +130,10 @@ export function checkEntry(value: unknown): JournalEntry | string {
 /**
  * Journal text, every line checked: JSON, a known shape, and numbered one after another. A last
  * line without its newline that does not parse is a torn write; anything else wrong is reported
- * as `source:LINE: what is wrong`.
+ * as `source:LINE: what is wrong`. `from` reads a journal's tail: the entry number and line the
+ * text follows on.
  */
-export function parseJournal(source: string, text: string): JournalRead {
+export function parseJournal(source: string, text: string, from: {afterSeq: number; line: number} = {afterSeq: 0, line: 0}): JournalRead {
   const lines = text.split('\n')
   const last = lines.pop() ?? ''
   const entries: JournalEntry[] = []
@@ -145,7 +146,7 @@ export function parseJournal(source: string, text: string): JournalRead {
     }
     const entry = checkEntry(value)
     if (typeof entry === 'string') throw new DamagedStateError(`${source}:${n}: ${entry}`)
-    const expected = (entries.at(-1)?.seq ?? 0) + 1
+    const expected = (entries.at(-1)?.seq ?? from.afterSeq) + 1
     if (entry.seq !== expected)
       throw new DamagedStateError(
         `${source}:${n}: entry number ${entry.seq} where ${expected} was expected; two processes wrote this journal, or it was edited`,
@@ -153,16 +154,16 @@ export function parseJournal(source: string, text: string): JournalRead {
     entries.push(entry)
   }
   lines.forEach((line, i) => {
-    if (line.trim() !== '') take(line, i + 1)
+    if (line.trim() !== '') take(line, from.line + i + 1)
   })
   if (last === '') return {entries, torn: null}
   try {
     JSON.parse(last)
   } catch {
-    return {entries, torn: {line: lines.length + 1, bytes: Buffer.byteLength(last), text: last.slice(0, 200)}}
+    return {entries, torn: {line: from.line + lines.length + 1, bytes: Buffer.byteLength(last), text: last.slice(0, 200)}}
   }
   // A complete entry written without its newline (unusual, but not a torn write).
-  take(last, lines.length + 1)
+  take(last, from.line + lines.length + 1)
   return {entries, torn: null}
 }
 
@@ -226,6 +227,7 @@ const lockSchema = z.looseObject({
   version: z.string().optional(),
   place: z.string().optional(),
   started: z.string().optional(),
+  fence: z.number().int().nonnegative().optional(),
 })
 
 /**
@@ -263,6 +265,8 @@ export function parseLock(resource: string, text: string, fingerprint: string, d
     version: d.version ?? fingerprint,
     ...(d.place === undefined ? {} : {place: d.place}),
     ...(d.started === undefined ? {} : {started: d.started}),
+    // A record written before fencing has none: as good as the oldest.
+    fence: d.fence ?? 0,
   }
 }
 

@@ -18,6 +18,12 @@ const stores = {
     name: /^[A-Za-z0-9_.-]{3,255}$/,
     names: 'TABLE a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -)',
   },
+  s3: {
+    form: 's3://BUCKET/PREFIX',
+    /** S3's rule for a bucket name, then an optional prefix of key-safe characters. */
+    name: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/[A-Za-z0-9!_.*'()/-]*)?$/,
+    names: "BUCKET an S3 bucket name (3 to 63 of a-z 0-9 . -) and PREFIX an optional key prefix (A-Z a-z 0-9 ! _ . * ' ( ) - /)",
+  },
 } as const
 
 export type StoreScheme = keyof typeof stores
@@ -106,7 +112,8 @@ export function parseStateAddress(raw: string, where: string, env: NodeJS.Proces
         : `is neither a directory nor a store URL: expected ${STATE_FORMS} ${asDirectory}`,
     )
   const store = stores[scheme]
-  if (!m) throw bad(`is not a ${scheme}:// address: expected ${store.form}`)
+  // `an s3://`, `a dynamodb://`: the article as the scheme is read aloud.
+  if (!m) throw bad(`is not ${/^[aefhilmnorsx]/.test(scheme) ? 'an' : 'a'} ${scheme}:// address: expected ${store.form}`)
   if (!store.name.test(m[2])) throw bad(`does not name a store: expected ${store.form}, ${store.names}`)
   return {kind: 'store', scheme, name: m[2]}
 }

@@ -1,5 +1,17 @@
-import {controlName, formatMetric, mutationText, shortenArns, statusWithMessage, statusWord, stepName, verdictMeasure, verdictText} from '../format.js'
+import {
+  controlName,
+  formatMetric,
+  mutationText,
+  placeText,
+  shortenArns,
+  statusWithMessage,
+  statusWord,
+  stepName,
+  verdictMeasure,
+  verdictText,
+} from '../format.js'
 import type {ControlIntent} from '../ports/controls.js'
+import type {PoolPlace} from '../ports/pool-readings.js'
 import type {GateVerdict, Mutation, PlannedStep, RecordedMutation, StepStatus} from '../ports/io.js'
 import type {JournalEntry, JournalRead} from '../ports/state-store.js'
 import {mutations, runStatus, type RunStatus} from './journal.js'
@@ -243,6 +255,9 @@ export function timelineMarkdown(runId: string, read: JournalRead): string {
         add(e, md(`${placeOf(e.step as number, phase)}: bakes ${said(e.seconds)} s`))
         return
       }
+      case 'placement':
+        add(e, md(`${placeOf(e.step as number, phase)}: ${placeText(said(e.pool), e.place as PoolPlace)}`))
+        return
       case 'warning':
         add(e, led('Warning', `${typeof e.step === 'number' ? `${placeOf(e.step, phase)}: ` : ''}${said(e.message)}`))
         return
@@ -350,7 +365,9 @@ export function timelineMarkdown(runId: string, read: JournalRead): string {
       const range =
         p.low !== null && p.high !== null && p.low !== p.high ? `, from ${formatMetric(p.low, p.last.unit)} to ${formatMetric(p.high, p.last.unit)}` : ''
       const context = p.last.context ? ` (${p.last.context})` : ''
-      row.what = md(`${p.place}: gate ${p.last.gate}: ${p.count} passes in a row to ${time(p.until)}${range}, last ${verdictMeasure(p.last)}${context}`)
+      // A counts judge's verdict is its sentence: the last one says how sure, of what, on how much.
+      const last = p.last.said ?? verdictMeasure(p.last)
+      row.what = md(`${p.place}: gate ${p.last.gate}: ${p.count} passes in a row to ${time(p.until)}${range}, last ${last}${context}`)
     }
   }
 

@@ -105,6 +105,14 @@ export function variantScenario(scenario: Scenario, variant: Variant): Scenario 
 }
 
 /**
+ * Whether a verdict puts a candidate out. A threshold gate's verdict that is not a pass is a window
+ * failed or without data. A counts judge's inconclusive look is its bake going on (its first
+ * three always are): only its fail is, or the step held at the end of the bake's looks, which the
+ * run's outcome says. Counted as misses, they kept tune from passing any counts-gated ramp.
+ */
+const misses = (v: GateVerdict): boolean => v.outcome === 'fail' || (v.outcome === 'inconclusive' && v.counts === undefined)
+
+/**
  * Rehearses a runbook once. With `stopEarly`, the first verdict that is not a pass ends the run
  * (as Ctrl-C would): the candidate is out, and the rest of the rehearsal would only cost time.
  */
@@ -120,7 +128,7 @@ export async function runTrial(runbook: Runbook, ground: Ground, variant: Varian
     notify(event) {
       if (event.type === 'verdict') {
         verdicts.push(event.verdict)
-        if (event.verdict.outcome !== 'pass' && firstMiss === null) {
+        if (misses(event.verdict) && firstMiss === null) {
           firstMiss = event.verdict
           if (options.stopEarly) controller.abort()
         }

@@ -283,7 +283,10 @@ export function gateMargins(runbook: Runbook, trials: Trial[]): GateMargin[] {
         if (verdict.step !== step.index) continue
         count++
         if (verdict.value === null) continue
-        const bound = verdict.bound ?? gate.threshold
+        // A counts judge's looks before it decides are its bake going on, not verdicts on the
+        // step; its bound is the baseline's rate and its margin, as a relative threshold's is.
+        if (verdict.counts && verdict.outcome === 'inconclusive') continue
+        const bound = verdict.bound ?? (verdict.counts && verdict.baseline?.value != null ? verdict.baseline.value + gate.threshold : gate.threshold)
         const margin = atLeast ? verdict.value - bound : bound - verdict.value
         if (!worst || margin < worst.margin) worst = {value: verdict.value, margin, trial, verdict}
       }

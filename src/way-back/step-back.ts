@@ -28,6 +28,12 @@ export interface SteppedUndo {
   bake: number
   /** Where the receiving pool failed a gate in this run, when it did: the plan says so. */
   receivingFailed?: string
+  /**
+   * Where the gate's baseline, the pool traffic leaves, failed a gate in this run: a verdict
+   * against it says only that the receiving pool is no worse than a pool that failed, and the
+   * plan says so (the counts game day's way back judged blue against a green erring 5%).
+   */
+  baselineFailed?: {pool: string; where: string}
   /** Set when a ramp that moved these weights was paced: the way back is paced on the receiving pool, its steps found as it goes. */
   paced?: PacedBack
 }
@@ -122,6 +128,8 @@ export async function planStepBack(
   const baking = source ?? runbook.steps.find((s) => s.index === changes[0].step)
   const bake = baking && 'bake' in baking && typeof baking.bake === 'number' ? baking.bake : (gate?.window ?? 60)
   const receivingFailed = receiving === null ? undefined : context.failed.get(receiving)
+  const baselinePool = gate?.baseline && gate.baseline !== 'before' ? gate.baseline.pool : null
+  const baselineWhere = baselinePool === null ? undefined : context.failed.get(baselinePool)
   const pace = moved.map(paceOf).find((p) => p !== undefined)
   const paced = pace && typeof capacity !== 'string' ? await pacedBack(pace, capacity, undo, control, gate) : undefined
   return {
@@ -132,6 +140,7 @@ export async function planStepBack(
     gateFrom,
     bake,
     ...(receivingFailed ? {receivingFailed} : {}),
+    ...(baselinePool !== null && baselineWhere ? {baselineFailed: {pool: baselinePool, where: baselineWhere}} : {}),
     ...(paced ? {paced: paced.back} : {}),
   }
 }
@@ -179,7 +188,10 @@ export function describeStepBack(s: SteppedUndo): string {
   const behind = s.gate ? `, each baked ${s.bake} s behind ${s.gateFrom}: ${describeGate(s.gate)}` : `, each held ${s.bake} s ungated (${s.gateFrom})`
   const how = s.paced ? ` in paced steps${behind}` : steps.length === 1 ? ' in one step' : ` in ${steps.length} steps${shares}${behind}`
   const onto = s.receiving ? `; traffic goes onto ${s.receiving}${s.receivingFailed ? `, which failed a gate in this run (${s.receivingFailed})` : ''}` : ''
-  return `${s.undo.describe}${how}${onto}: ${s.way.why}${s.way.shortfall ? `. Warning: ${s.way.shortfall}` : ''}`
+  const weak = s.baselineFailed
+    ? `. Note: the gate measures ${s.receiving ?? 'the receiving pool'} against ${s.baselineFailed.pool}, the pool traffic leaves, which failed a gate in this run (${s.baselineFailed.where}): a pass says only that it is no worse than that`
+    : ''
+  return `${s.undo.describe}${how}${onto}: ${s.way.why}${s.way.shortfall ? `. Warning: ${s.way.shortfall}` : ''}${weak}`
 }
 
 export type StepBackResult = {outcome: 'done'} | {outcome: 'held' | 'interrupted'; at: WeightMap; message: string}
@@ -285,9 +297,9 @@ export async function walkStepBack(
       onVerdict: (verdict) => io.notify({type: 'verdict', verdict}),
     })
     if (result.outcome === 'interrupted') return stopped()
-    if (result.outcome === 'fail') {
+    if (result.outcome === 'fail' || result.outcome === 'held') {
       const failing = result.failing
-      const question = `The gate failed on the way back at ${describeWeights(current)}. Go on to the next step back anyway?`
+      const question = `The gate ${result.outcome === 'fail' ? 'failed' : 'could not tell'} on the way back at ${describeWeights(current)}. Go on to the next step back anyway?`
       const context = [result.reason ?? '', ...(failing ? [verdictText(failing)] : [])]
       const go = io.ask ? await io.ask(question, context, signal) : null
       if (go !== true)

@@ -22,7 +22,20 @@ export function scenarioAssessor(runbook: Runbook): PoolAssessor {
       const runner = cellRunner({scenario, setups: [setup], params: []}, 1)
       try {
         const a = await assess(scenario, setup, now, {family, quick: true, runner})
-        return {region: a.region, sentences: a.sentences}
+        return {
+          region: a.region,
+          sentences: a.sentences,
+          place: {
+            scenario: scenario.name,
+            setup: a.setup,
+            now: a.state,
+            out: a.out,
+            region: a.region,
+            stuckAboveDemand: a.stuckAboveDemand,
+            stuckOut: a.stuckOut,
+            capacity: a.capacity,
+          },
+        }
       } finally {
         await runner.close()
       }

@@ -111,7 +111,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
   const {unsupported} = faultSteps(scenario, {rateScale: 1, timeScale: 1})
   if (unsupported.length > 0)
     throw new InputError(
-      `${scenario.name}: faults[${unsupported[0]}] is a ${scenario.faults[unsupported[0]].kind}, which the drill's fleet cannot play; drills play broken and thread-hold faults`,
+      `${scenario.name}: faults[${unsupported[0]}] is a ${scenario.faults[unsupported[0]].kind}, which the drill's fleet cannot play; drills play broken, thread-hold and errors faults`,
     )
 
   progress('predicting with the simulator')
@@ -223,7 +223,7 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
         real = await runRunbook(runbook, {control, io: tapChanges(options.io, recorded), signal, approved})
         if (target.rollback && real.outcome !== 'interrupted' && !signal.aborted)
           realRollback = await rollBackAfterRun(runbook, control, recorded, options.io, signal, {now: target.rollback === 'now'})
-        endAt = Math.max(endAt, wallNow() + settleAfterRunbook * scales.timeScale)
+        endAt = Math.max(endAt, wallNow() + (target.settle ?? settleAfterRunbook) * scales.timeScale)
       }
     }
     await sleep(endAt - wallNow())
@@ -395,7 +395,7 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
   const {rehearsal, run} = report
   // The simulated clock may have run past the end (a wait beyond the scenario extends it); the
   // drill runs what the rehearsal settles in, as `run --dry-run` reports it.
-  const ticks = Math.min(rehearsal.record.ticks, Math.ceil((rehearsal.endAt + settleSeconds) / target.scenario.tick))
+  const ticks = Math.min(rehearsal.record.ticks, Math.ceil((rehearsal.endAt + (target.settle ?? settleSeconds)) / target.scenario.tick))
   const seconds = endOf(rehearsal.record.t[ticks - 1], target.scenario.tick)
   return {
     record: rehearsal.record,

@@ -8,6 +8,7 @@ import {InputError} from '../errors.js'
 import type {Runbook} from '../loader/runbook.js'
 import {WallClock} from '../local/wall-clock.js'
 import {CommandHooks} from '../local/command-hooks.js'
+import {Restarts} from './restarts.js'
 import {scenarioAssessor} from './assessor.js'
 import {familyOf} from './families.js'
 
@@ -79,7 +80,7 @@ export function liveControlPlane(runbook: Runbook, aws: AwsOptions, options: {op
       metrics,
       assessor: scenarioAssessor(runbook),
       freeze: options.freeze,
-      hooks: new CommandHooks(ports.addresses),
+      hooks: new Restarts(new CommandHooks(ports.addresses), ports.restarts),
       operator: options.operator,
       runId: options.runId,
       byHand: runbook.source.kind === 'flags',

@@ -19,7 +19,7 @@ export function forgetOpenedStores(): void {
   opened.clear()
 }
 
-/** A local directory, or `dynamodb://TABLE` for state a team shares. */
+/** A local directory, or `dynamodb://TABLE` or `s3://BUCKET/PREFIX` for state a team shares. */
 export function openStore(flag: string | undefined, aws: AwsOptions): Promise<StateStore> {
   // A run's region may be settled later from its runbook's ARNs; the state store it shares with
   // the command that opened it first stays the same store (locks held by one are held by both).
@@ -42,6 +42,11 @@ async function open(address: StateAddress, aws: AwsOptions): Promise<StateStore>
       const {DynamoStore} = await import('../aws/dynamo-store.js')
       return new DynamoStore(address.name, aws)
     }
+    case 's3': {
+      const {S3Store} = await import('../aws/s3-store.js')
+      const [bucket, ...prefix] = address.name.split('/')
+      return new S3Store(bucket, prefix.join('/'), aws)
+    }
   }
 }
 
@@ -50,8 +55,8 @@ export type StoreReader = Pick<StateStore, 'label' | 'runIds' | 'read' | 'locks'
 
 /**
  * The state store for a reader that must never write and must answer at once (shell completion):
- * a local directory read as it is (its lock listing removes no leftovers), or null for a
- * `dynamodb://` store, whose first read creates its table and which may be a network away.
+ * a local directory read as it is (its lock listing removes no leftovers), or null for a team
+ * store, which may be a network away (and a DynamoDB one creates its table on its first read).
  */
 export function peekStore(flag: string | undefined): StoreReader | null {
   const {address} = chooseState(flag)

@@ -78,6 +78,8 @@ export function awsTestEnv(endpoint: string): Record<string, string> {
     AWS_ENDPOINT_URL_CLOUDWATCH: endpoint,
     AWS_ENDPOINT_URL_EC2: endpoint,
     AWS_ENDPOINT_URL_STS: endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    AWS_ENDPOINT_URL_S3: endpoint,
     AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'false',
     AWS_ACCESS_KEY_ID: 'testing',
     AWS_SECRET_ACCESS_KEY: 'testing',

@@ -1,4 +1,4 @@
-import {createServer, request as httpRequest, type IncomingMessage, type Server} from 'node:http'
+import {createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
 /** One AWS call as it crossed the wire. */
@@ -66,6 +66,29 @@ export interface Injection {
   contentType: string
 }
 
+/** moto's answer to a forwarded call, or the answer an interceptor gives instead. */
+export interface Answer {
+  status: number
+  /** Uncompressed. */
+  body: string
+}
+
+/** A reply the proxy gives itself, never reaching moto. */
+export interface Reply extends Answer {
+  contentType: string
+}
+
+/**
+ * What an interceptor does with a call: answer it itself (`reply`), or let it go on to moto with
+ * another request body (`body`; the recorded call keeps what the client sent) and/or with moto's
+ * answer rewritten (`rewrite`: given moto's status and body after the proxy's own emulation, it
+ * returns what the client gets; the headers stay moto's).
+ */
+export type Interception = {reply: Reply} | {body?: string; rewrite?: (answer: Answer) => Answer | Promise<Answer>}
+
+/** Consulted for each call after holds and injections; undefined lets the next interceptor, then the proxy, have it. */
+export type Interceptor = (call: RecordedCall) => Interception | undefined | Promise<Interception | undefined>
+
 function service(req: IncomingMessage): string {
   const auth = String(req.headers.authorization ?? '')
   const scope = /Credential=[^/]+\/\d+\/[^/]+\/([^/]+)\//.exec(auth)
@@ -117,13 +140,44 @@ export class RecordingProxy {
 
   constructor(private readonly target: string) {}
 
+  private readonly interceptors: Interceptor[] = []
+
+  /**
+   * From now on, `interceptor` sees each call that gets past holds, refusals and injections, in the
+   * order added; the first to return an interception has it. Returns a function that removes it.
+   */
+  intercept(interceptor: Interceptor): () => void {
+    this.interceptors.push(interceptor)
+    return () => {
+      const at = this.interceptors.indexOf(interceptor)
+      if (at >= 0) this.interceptors.splice(at, 1)
+    }
+  }
+
+  private async interception(call: RecordedCall): Promise<Interception | undefined> {
+    for (const interceptor of [...this.interceptors]) {
+      const found = await interceptor(call)
+      if (found) return found
+    }
+    return undefined
+  }
+
+  /**
+   * A deregistration made behind the proxy's back (an ECS scheduler emulated beside it, calling
+   * moto directly) drains as one made through it would, while draining is emulated.
+   */
+  noteDeregistered(targetGroupArn: string, targets: string[], at = Date.now()): void {
+    if (this.drainSeconds === null) return
+    const active = new Set(this.draining(targetGroupArn, at).map((d) => d.target))
+    for (const target of targets.filter((t) => !active.has(t))) this.drains.push({targetGroupArn, target, from: at, until: at + this.drainSeconds * 1000})
+  }
+
   async start(): Promise<string> {
-    const upstream = new URL(this.target)
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = []
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', () => {
-        let raw = Buffer.concat(chunks)
+        const raw = Buffer.concat(chunks)
         const body = raw.toString('utf8')
         const call: RecordedCall = {
           service: service(req),
@@ -157,86 +211,139 @@ export class RecordingProxy {
           res.end(injection.body)
           return
         }
-        // ELBv2 as AWS runs it: a deregistered target drains for the deregistration delay, listed
-        // as draining; deregistering it again meanwhile is accepted; registering it ends the drain.
-        const params = new URLSearchParams(body)
-        const arn = params.get('TargetGroupArn') ?? ''
-        let drainsFrom: string[] = []
-        if (this.drainSeconds !== null && call.operation === 'DeregisterTargets') {
-          const active = new Set(this.draining(arn, call.at).map((d) => d.target))
-          drainsFrom = targetsOf(params).filter((t) => !active.has(t))
-          if (drainsFrom.length === 0) {
-            call.status = 200
-            res.writeHead(200, {'content-type': 'text/xml'})
-            res.end(
-              `<DeregisterTargetsResponse xmlns="${elbv2Ns}"><DeregisterTargetsResult/><ResponseMetadata><RequestId>drain</RequestId></ResponseMetadata></DeregisterTargetsResponse>`,
-            )
-            return
-          }
-          raw = Buffer.from(withTargets(params, drainsFrom))
+        if (this.interceptors.length === 0) {
+          this.forward(call, req, res, raw)
+          return
         }
-        if (this.drainSeconds !== null && call.operation === 'RegisterTargets') {
-          const registering = new Set(targetsOf(params))
-          for (const d of this.draining(arn, call.at)) if (registering.has(d.target)) d.until = call.at
-        }
-        const rewrite = (this.drainSeconds !== null || this.failing.has(arn)) && call.operation === 'DescribeTargetHealth'
-        const hideSecrets = call.service === 'ELBv2' && (call.operation === 'DescribeRules' || call.operation === 'DescribeListeners')
-        const headers = {...req.headers, 'content-length': String(raw.length)}
-        if (rewrite || hideSecrets) delete headers['accept-encoding']
-        const forward = httpRequest({hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers}, (answer) => {
-          call.status = answer.statusCode ?? 0
-          if (drainsFrom.length > 0 && call.status === 200)
-            for (const target of drainsFrom) this.drains.push({targetGroupArn: arn, target, from: call.at, until: call.at + this.drainSeconds! * 1000})
-          if (hideSecrets && call.status === 200) {
-            const parts: Buffer[] = []
-            answer.on('data', (c: Buffer) => parts.push(c))
-            answer.on('end', () => {
-              const out = withoutClientSecrets(Buffer.concat(parts).toString('utf8'))
-              res.writeHead(200, {...answer.headers, 'content-length': String(Buffer.byteLength(out))})
-              res.end(out)
-            })
-            return
-          }
-          if (!rewrite || call.status !== 200) {
-            res.writeHead(answer.statusCode ?? 502, answer.headers)
-            answer.pipe(res)
-            return
-          }
-          const parts: Buffer[] = []
-          answer.on('data', (c: Buffer) => parts.push(c))
-          answer.on('end', () => {
-            const members = this.draining(arn, Date.now())
-              .map((d) => drainingMember(d.target))
-              .join('')
-            const failing = this.failing.get(arn) ?? new Set<string>()
-            const xml = Buffer.concat(parts)
-              .toString('utf8')
-              .replace(/<member>([\s\S]*?)<\/member>/g, (member: string) => {
-                const id = /<Id>([^<]+)<\/Id>/.exec(member)?.[1]
-                return id && failing.has(id)
-                  ? member.replace(
-                      /<TargetHealth>[\s\S]*?<\/TargetHealth>/,
-                      '<TargetHealth><State>unhealthy</State><Reason>Target.Timeout</Reason><Description>Request timed out</Description></TargetHealth>',
-                    )
-                  : member
-              })
-            const out = /<TargetHealthDescriptions\s*\/>/.test(xml)
-              ? xml.replace(/<TargetHealthDescriptions\s*\/>/, `<TargetHealthDescriptions>${members}</TargetHealthDescriptions>`)
-              : xml.replace('</TargetHealthDescriptions>', `${members}</TargetHealthDescriptions>`)
-            res.writeHead(200, {...answer.headers, 'content-length': String(Buffer.byteLength(out))})
-            res.end(out)
-          })
-        })
-        forward.on('error', (error) => {
-          res.writeHead(502)
-          res.end(String(error))
-        })
-        forward.end(raw)
+        this.interception(call).then(
+          (found) => {
+            if (found && 'reply' in found) {
+              call.status = found.reply.status
+              res.writeHead(found.reply.status, {'content-type': found.reply.contentType, 'content-length': String(Buffer.byteLength(found.reply.body))})
+              res.end(found.reply.body)
+              return
+            }
+            this.forward(call, req, res, found?.body === undefined ? raw : Buffer.from(found.body), found?.rewrite)
+          },
+          (error: unknown) => {
+            call.status = 500
+            res.writeHead(500, {'content-type': 'text/plain'})
+            res.end(`the proxy's interceptor failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+          },
+        )
       })
     })
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
     this.endpoint = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
     return this.endpoint
+  }
+
+  /** Sends a call on to moto (`raw` is the body to send), emulating what moto lacks on the way, and answers the client. */
+  private forward(call: RecordedCall, req: IncomingMessage, res: ServerResponse, raw: Buffer, hook?: (answer: Answer) => Answer | Promise<Answer>): void {
+    const upstream = new URL(this.target)
+    // ELBv2 as AWS runs it: a deregistered target drains for the deregistration delay, listed
+    // as draining; deregistering it again meanwhile is accepted; registering it ends the drain.
+    const params = new URLSearchParams(raw.toString('utf8'))
+    const arn = params.get('TargetGroupArn') ?? ''
+    let drainsFrom: string[] = []
+    if (this.drainSeconds !== null && call.operation === 'DeregisterTargets') {
+      const active = new Set(this.draining(arn, call.at).map((d) => d.target))
+      drainsFrom = targetsOf(params).filter((t) => !active.has(t))
+      if (drainsFrom.length === 0) {
+        call.status = 200
+        res.writeHead(200, {'content-type': 'text/xml'})
+        res.end(
+          `<DeregisterTargetsResponse xmlns="${elbv2Ns}"><DeregisterTargetsResult/><ResponseMetadata><RequestId>drain</RequestId></ResponseMetadata></DeregisterTargetsResponse>`,
+        )
+        return
+      }
+      raw = Buffer.from(withTargets(params, drainsFrom))
+    }
+    if (this.drainSeconds !== null && call.operation === 'RegisterTargets') {
+      const registering = new Set(targetsOf(params))
+      for (const d of this.draining(arn, call.at)) if (registering.has(d.target)) d.until = call.at
+    }
+    const rewrite = (this.drainSeconds !== null || this.failing.has(arn)) && call.operation === 'DescribeTargetHealth'
+    const hideSecrets = call.service === 'ELBv2' && (call.operation === 'DescribeRules' || call.operation === 'DescribeListeners')
+    const headers = {...req.headers, 'content-length': String(raw.length)}
+    if (rewrite || hideSecrets || hook) delete headers['accept-encoding']
+    const forward = httpRequest({hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers}, (answer) => {
+      call.status = answer.statusCode ?? 0
+      if (drainsFrom.length > 0 && call.status === 200)
+        for (const target of drainsFrom) this.drains.push({targetGroupArn: arn, target, from: call.at, until: call.at + this.drainSeconds! * 1000})
+      if (hook) {
+        const parts: Buffer[] = []
+        answer.on('data', (c: Buffer) => parts.push(c))
+        answer.on('end', () => {
+          let out = Buffer.concat(parts).toString('utf8')
+          if (hideSecrets && call.status === 200) out = withoutClientSecrets(out)
+          if (rewrite && call.status === 200) out = this.healthAsElbv2(arn, out)
+          Promise.resolve()
+            .then(() => hook({status: call.status, body: out}))
+            .then(
+              (final) => {
+                call.status = final.status
+                const {'transfer-encoding': _chunked, ...kept} = answer.headers
+                res.writeHead(final.status, {...kept, 'content-length': String(Buffer.byteLength(final.body))})
+                res.end(final.body)
+              },
+              (error: unknown) => {
+                call.status = 500
+                res.writeHead(500, {'content-type': 'text/plain'})
+                res.end(`the proxy's rewrite failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+              },
+            )
+        })
+        return
+      }
+      if (hideSecrets && call.status === 200) {
+        const parts: Buffer[] = []
+        answer.on('data', (c: Buffer) => parts.push(c))
+        answer.on('end', () => {
+          const out = withoutClientSecrets(Buffer.concat(parts).toString('utf8'))
+          res.writeHead(200, {...answer.headers, 'content-length': String(Buffer.byteLength(out))})
+          res.end(out)
+        })
+        return
+      }
+      if (!rewrite || call.status !== 200) {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+        return
+      }
+      const parts: Buffer[] = []
+      answer.on('data', (c: Buffer) => parts.push(c))
+      answer.on('end', () => {
+        const out = this.healthAsElbv2(arn, Buffer.concat(parts).toString('utf8'))
+        res.writeHead(200, {...answer.headers, 'content-length': String(Buffer.byteLength(out))})
+        res.end(out)
+      })
+    })
+    forward.on('error', (error) => {
+      res.writeHead(502)
+      res.end(String(error))
+    })
+    forward.end(raw)
+  }
+
+  /** A DescribeTargetHealth answer with the drains under way listed as draining, and the failing targets as unhealthy. */
+  private healthAsElbv2(arn: string, answer: string): string {
+    const members = this.draining(arn, Date.now())
+      .map((d) => drainingMember(d.target))
+      .join('')
+    const failing = this.failing.get(arn) ?? new Set<string>()
+    const xml = answer.replace(/<member>([\s\S]*?)<\/member>/g, (member: string) => {
+      const id = /<Id>([^<]+)<\/Id>/.exec(member)?.[1]
+      return id && failing.has(id)
+        ? member.replace(
+            /<TargetHealth>[\s\S]*?<\/TargetHealth>/,
+            '<TargetHealth><State>unhealthy</State><Reason>Target.Timeout</Reason><Description>Request timed out</Description></TargetHealth>',
+          )
+        : member
+    })
+    return /<TargetHealthDescriptions\s*\/>/.test(xml)
+      ? xml.replace(/<TargetHealthDescriptions\s*\/>/, `<TargetHealthDescriptions>${members}</TargetHealthDescriptions>`)
+      : xml.replace('</TargetHealthDescriptions>', `${members}</TargetHealthDescriptions>`)
   }
 
   /**

@@ -11,11 +11,21 @@ import {
   RegisterTargetsCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2'
 import {ChangeResourceRecordSetsCommand, CreateHostedZoneCommand, Route53Client} from '@aws-sdk/client-route-53'
+import {CreateBucketCommand, S3Client} from '@aws-sdk/client-s3'
 import type {AwsClientConfig} from './moto.js'
 
 /** A name no other test in any worker will pick; moto is shared across the whole run. */
 export function uniqueName(prefix: string, max = 32): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`.slice(0, max).toLowerCase()
+}
+
+/** A bucket of its own, and the address of an S3 state store under a prefix in it: what a team names in sluice.yaml. */
+export async function seedS3State(cfg: AwsClientConfig): Promise<string> {
+  const bucket = uniqueName('sluice-state')
+  const s3 = new S3Client({...cfg, forcePathStyle: true})
+  await s3.send(new CreateBucketCommand({Bucket: bucket}))
+  s3.destroy()
+  return `s3://${bucket}/team/sluice`
 }
 
 export interface SeededZone {

@@ -1,11 +1,11 @@
 import {chmodSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {beforeAll, describe, expect, it} from 'vitest'
 import {inProcess as sluice} from '../helpers/command.js'
 import {inTerminal} from '../helpers/terminal.js'
-import {dnsRunbook, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
-import {uniqueName} from './seed.js'
+import {cfg, dnsRunbook, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {seedS3State, uniqueName} from './seed.js'
 import {gatedRamp, spawnRun} from './spawned-run.js'
 
 let fx: Fixture
@@ -37,6 +37,11 @@ describe('controls from another terminal, through bin/run.js against moto', () =
       'the DynamoDB team store',
       () => ({...fx.env, SLUICE_STATE: `dynamodb://${table}`}),
       () => ({...fx.env, SLUICE_STATE: `dynamodb://${table}`, HOME: mkdtempSync(join(tmpdir(), 'sluice-other-'))}),
+    ],
+    [
+      'the S3 team store',
+      () => ({...fx.env, SLUICE_STATE: s3State}),
+      () => ({...fx.env, SLUICE_STATE: s3State, HOME: mkdtempSync(join(tmpdir(), 'sluice-other-'))}),
     ],
   ])(
     'with %s: promote ends a long bake early, abort stops within a gate interval at the last good weights (exit 130), each journalled with who sent it',
@@ -207,3 +212,8 @@ steps:
 })
 
 const table = uniqueName('sluice')
+/** An S3 team store in a bucket of this file's own. */
+let s3State = ''
+beforeAll(async () => {
+  s3State = await seedS3State(cfg)
+})

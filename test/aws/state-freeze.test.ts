@@ -1,19 +1,20 @@
 import {describe, expect, it} from 'vitest'
 import {inProcess as sluice} from '../helpers/command.js'
-import {uniqueName} from './seed.js'
-import {killWhen, onlyRunId, ramp, runbook, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
+import {seedS3State, uniqueName} from './seed.js'
+import {cfg, killWhen, onlyRunId, ramp, runbook, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
 useStateFixture((current) => (fx = current))
 
 describe('freeze and freeze check, one command after another', () => {
   it.each([
-    ['the local store', () => fx.env],
-    ['the team store', () => ({...fx.env, SLUICE_STATE: `dynamodb://${uniqueName('sluice')}`})],
+    ['the local store', async () => fx.env],
+    ['the DynamoDB team store', async () => ({...fx.env, SLUICE_STATE: `dynamodb://${uniqueName('sluice')}`})],
+    ['the S3 team store', async () => ({...fx.env, SLUICE_STATE: await seedS3State(cfg)})],
   ])(
     'with %s',
     async (_name, env) => {
-      const e = env()
+      const e = await env()
       expect((await sluice(['freeze', 'check'], {env: e})).code).toBe(0)
       const frozen = await sluice(['freeze', '--reason', 'mailbox recovery'], {env: e})
       expect(frozen.code, frozen.stderr).toBe(0)

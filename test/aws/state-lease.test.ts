@@ -2,8 +2,8 @@ import {describe, expect, it} from 'vitest'
 import {sluice} from '../helpers/cli.js'
 import {elsewhere} from '../helpers/elsewhere.js'
 import {spawnRun} from './spawned-run.js'
-import {uniqueName} from './seed.js'
-import {killRampWhen, LEASE, onlyRunId, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
+import {seedS3State, uniqueName} from './seed.js'
+import {cfg, killRampWhen, LEASE, onlyRunId, runbook as runbookFor, useStateFixture, weightsOf, type Fixture} from './state-fixture.js'
 
 let fx: Fixture
 useStateFixture((current) => (fx = current))
@@ -35,12 +35,13 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
 `
 
   it.each([
-    ['local', (env: Record<string, string>) => env],
-    ['DynamoDB', (env: Record<string, string>) => ({...env, SLUICE_STATE: `dynamodb://${uniqueName('sluice')}`})],
+    ['local', async (env: Record<string, string>) => env],
+    ['DynamoDB', async (env: Record<string, string>) => ({...env, SLUICE_STATE: `dynamodb://${uniqueName('sluice')}`})],
+    ['S3', async (env: Record<string, string>) => ({...env, SLUICE_STATE: await seedS3State(cfg)})],
   ])(
     '%s: `resume RUN` while RUN is running exits 4 naming the holder, and the run goes on unharmed',
     async (_store, envOf) => {
-      const env = envOf(fx.env)
+      const env = await envOf(fx.env)
       const run = await liveRun(runbook('held', held), env)
       const resumed = await sluice(['resume', run.runId, '--yes'], {env})
       expect(resumed.code, resumed.stderr).toBe(4)
@@ -61,17 +62,25 @@ describe('locks are leases: resume of a live run is refused, of a dead one proce
     120_000,
   )
 
-  it("after kill -9 on this host, resume takes the dead run's locks at once (its pid is gone) and finishes the run", async () => {
-    await killRampWhen(fx, /blue at 10%/)
-    const runId = await onlyRunId(fx.env)
-    const resumed = await sluice(['resume', runId, '--yes'], {env: fx.env})
-    expect(resumed.code, resumed.stderr).toBe(0)
-    expect(resumed.stderr).toMatch(new RegExp(`is locked by run ${runId} .*: that process is gone from this host, so its locks are taken now`))
-    expect(resumed.stderr).not.toContain('watching for up to')
-    expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
-    const locks = await sluice(['locks', '--json'], {env: fx.env})
-    expect(JSON.parse(locks.stdout)).toEqual({locks: []})
-  }, 120_000)
+  it.each([
+    ['local', async (env: Record<string, string>) => env],
+    ['S3', async (env: Record<string, string>) => ({...env, SLUICE_STATE: await seedS3State(cfg)})],
+  ])(
+    "%s: after kill -9 on this host, resume takes the dead run's locks at once (its pid is gone) and finishes the run",
+    async (_store, envOf) => {
+      const env = await envOf(fx.env)
+      await killRampWhen(fx, /blue at 10%/, env)
+      const runId = await onlyRunId(env)
+      const resumed = await sluice(['resume', runId, '--yes'], {env})
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.stderr).toMatch(new RegExp(`is locked by run ${runId} .*: that process is gone from this host, so its locks are taken now`))
+      expect(resumed.stderr).not.toContain('watching for up to')
+      expect(await weightsOf(fx)).toEqual({blue: 100, green: 0})
+      const locks = await sluice(['locks', '--json'], {env})
+      expect(JSON.parse(locks.stdout)).toEqual({locks: []})
+    },
+    120_000,
+  )
 
   it('killed mid-change on another host: resume waits one lease, not two, and says from its first line what it waits for', async () => {
     // Killed by the proxy, not the clock, so its bakes need be no longer than a second.

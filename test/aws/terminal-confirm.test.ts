@@ -4,6 +4,10 @@ import {existsSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {expectInOrder, inTerminal, spawnInTerminal} from '../helpers/terminal.js'
 import {dnsRunbook, seedMetrics, useLiveFixture, weights, type Fixture} from './live-fixture.js'
+import {awsTestEnv} from './moto.js'
+
+/** The per-service endpoint variables the test environment sets beside AWS_ENDPOINT_URL, which the question counts. */
+const perService = Object.keys(awsTestEnv('http://x')).filter((k) => k.startsWith('AWS_ENDPOINT_URL_')).length
 
 let fx: Fixture
 useLiveFixture((current) => (fx = current))
@@ -34,7 +38,7 @@ steps:
       'calls as arn:aws:sts::123456789012:user/moto (account 123456789012)',
       // The question names the account and region the run acts in (here from AWS_REGION; else the runbook's ARNs),
       // and the endpoint the calls go to when it is not AWS's own: here moto's, from the environment.
-      `Apply two-ramps on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and 5 more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
+      `Apply two-ramps on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and ${perService} more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
     ])
     expect(fx.proxy.count('ChangeResourceRecordSets')).toBe(0)
     expect(await weights(fx.targets.zoneId, fx.targets.record)).toEqual({mailbox: 100, maintenance: 0})
@@ -122,7 +126,7 @@ steps:
       'weights mailbox=50 maintenance=50 → mailbox=100 maintenance=0, one change per step',
       'Now:',
       'calls as arn:aws:sts::123456789012:user/moto (account 123456789012)',
-      `Resume two-stage on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and 5 more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
+      `Resume two-stage on AWS account 123456789012 (us-east-1) at the endpoint ${fx.proxy.endpoint} (AWS_ENDPOINT_URL and ${perService} more AWS_ENDPOINT_URL_* variables), not AWS's own?`,
     ])
     expect(screen).toContain('two-stage: not confirmed; nothing was changed')
     // Answering n changed nothing: no weight change after the question, the weights where the run left them.

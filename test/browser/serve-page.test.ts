@@ -1,4 +1,4 @@
-import {mkdtempSync, readFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import type {Browser, Page} from 'playwright-core'
@@ -8,7 +8,12 @@ import {packageRoot} from '../../src/package-root.js'
 import {journalLock} from '../../src/ports/state-store.js'
 import {ControlPoller} from '../../src/state/controls.js'
 import {JournalWriter, sha256, thisHost} from '../../src/state/journal.js'
+import {parseRunbook} from '../../src/loader/load-runbook.js'
+import type {RunEvent} from '../../src/ports/io.js'
 import {serve, type Serving} from '../../src/serve/server.js'
+import {rehearse} from '../../src/wiring/rehearsal.js'
+import {loadRunbookFile} from '../../src/loader/load-runbook.js'
+import {rehearsalHtml} from '../../src/report/rehearsal.js'
 import {runStartFields} from '../helpers/journal-entries.js'
 import {launch, screenshot} from './helpers/browser.js'
 
@@ -137,6 +142,122 @@ describe('sluice serve in a browser', () => {
     await rampTo(writer, 100, 200)
     await page.locator('#weights-rows tbody tr', {hasText: '100%'}).waitFor({state: 'attached'})
     expect(await page.locator('#weights-table').isVisible()).toBe(true)
+    // The page built its journal from what changed at each entry: line for line, it is the whole
+    // view the server makes from the journal read whole.
+    const whole = (await (await fetch(`${s.url}api/runs/${runId}`)).json()) as {
+      lines: Array<{seq: number; at: string; text: string}>
+      changes: Array<{text: string; outcome: string}>
+    }
+    // Each change in its row with its outcome, come in a later message than its intent.
+    const rows = await page.locator('#changes tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.children[2].textContent, tr.children[3].textContent]))
+    expect(rows).toEqual(whole.changes.map((c) => [c.text, c.outcome === 'made' ? '✓ made' : c.outcome]))
+    const shown = await page.locator('#journal li').evaluateAll((items) => items.map((li) => [Number(li.getAttribute('value')), li.textContent]))
+    expect(shown).toEqual(whole.lines.slice(-300).map((l) => [l.seq, `${l.at.slice(11, 19)} ${l.text}`]))
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it('draws where an assess step placed the pool on its map, the point and the edges its sentence states, with a table view', async () => {
+    // The journal of a run whose assess step found the pool stuck: a rehearsal of the fixture's
+    // runbook, its events journalled as a live run journals them.
+    const fixture = new URL('../fixtures/runbooks/assess-before-return.yaml', import.meta.url).pathname
+    const events: RunEvent[] = []
+    await rehearse(
+      parseRunbook(fixture, readFileSync(fixture, 'utf8')),
+      {io: {confirm: async () => true, notify: (e) => void events.push(e)}, signal: new AbortController().signal, operator: 'test', approved: []},
+      {pace: null, seeds: 1},
+    )
+    const store = new LocalStore(join(mkdtempSync(join(tmpdir(), 'sluice-browser-')), 'state'))
+    const runId = '20261207-052000-a55e'
+    await store.append(runId, {
+      seq: 1,
+      at: new Date().toISOString(),
+      type: 'run-start',
+      ...runStartFields(runId),
+      runbookName: 'assess-before-return',
+      host: thisHost,
+    })
+    await store.acquire([journalLock(runId)], {runId, operator: 'alice', host: thisHost})
+    cleanups.push(() => store.release([], runId))
+    const writer = new JournalWriter(store, runId, 2)
+    for (const e of events) await writer.record(e)
+    const placed = events.find((e) => e.type === 'placement') as Extract<RunEvent, {type: 'placement'}>
+    const s = await start(store, false)
+    const page = await browser.newPage({viewport: {width: 1400, height: 1000}})
+    const errors = pageErrors(page)
+    await page.goto(`${s.url}#/run/${runId}`)
+    await page.locator('#map-chart svg').waitFor()
+    const words = await page.locator('#map-words').textContent()
+    expect(words).toContain('mailbox on the map of outlook-2026 (no-guard): 20 of 20 servers out of rotation at 1,500 rps')
+    expect(words).toContain(`placed at ${placed.place.out} broken: stuck`)
+    const chart = page.locator('#map-chart svg')
+    expect(await chart.getAttribute('aria-label')).toContain('placed at 6 broken: stuck')
+    // The point, and the region in a glyph and a word beside it: no colour alone.
+    expect(await chart.locator('text.glyph.now').textContent()).toBe('●')
+    expect(await chart.locator('text.legend.now').allTextContents()).toEqual(['● now: 6 broken, 1,500 rps', '✗ stuck'])
+    // Each stretch where it is stuck along servers broken, as the step's sentence says.
+    const stretches = placed.place.stuckOut.map(([a, b]) => `✗ stuck with ${a === b ? a : `${a}–${b}`} broken`)
+    expect(stretches.length).toBeGreaterThan(0)
+    for (const text of stretches) expect(await chart.locator('text', {hasText: text}).count()).toBe(1)
+    await screenshot(page, 'map')
+    await page.click('#map-as-table')
+    const row = await page.locator('#map-rows tbody tr').first().locator('td').allTextContents()
+    expect(row.slice(1, 5)).toEqual(['step 1', 'mailbox', '20 of 20', '6 broken'])
+    expect(row[8]).toBe('✗ stuck')
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it('a --html report and the live page look alike in the browser: the same type, tables and verdict words', async () => {
+    const rehearsal = (
+      await rehearse(
+        loadRunbookFile(join(packageRoot, 'runbooks', 'regional-dns-ramp.yaml')),
+        {operator: 'test', io: {confirm: async () => true, notify: () => undefined}, signal: new AbortController().signal},
+        {pace: null},
+      )
+    ).rehearsal
+    const file = join(mkdtempSync(join(tmpdir(), 'sluice-report-')), 'rehearsal.html')
+    writeFileSync(file, rehearsalHtml(rehearsal))
+    const {store, runId, writer} = await storeWithRun()
+    await rampTo(writer, 10, 10)
+    const s = await start(store, false)
+    const page = await browser.newPage({viewport: {width: 1400, height: 1000}})
+    const errors = pageErrors(page)
+    const styles = () =>
+      page.evaluate(() => {
+        // The page's own globals, typed here: the tests are compiled without the DOM's types.
+        const w = globalThis as unknown as {
+          document: {querySelector(selector: string): object | null}
+          getComputedStyle(el: object): {getPropertyValue(name: string): string}
+        }
+        const style = (selector: string, ...names: string[]) => {
+          const el = w.document.querySelector(selector)
+          if (!el) return null
+          const computed = w.getComputedStyle(el)
+          return names.map((n) => computed.getPropertyValue(n))
+        }
+        return {
+          body: style('body', 'font-family', 'font-size', 'color'),
+          h1: style('h1', 'font-size', 'font-weight'),
+          h2: style('h2', 'font-size'),
+          th: style('th', 'border-bottom-width', 'border-bottom-color', 'text-align'),
+          td: style('td', 'padding-left', 'border-bottom-color'),
+          main: style('main', 'max-width', 'padding-left'),
+          pass: style('[data-status="pass"]', 'color'),
+        }
+      })
+    await page.goto(`file://${file}`)
+    const report = await styles()
+    await screenshot(page, 'report')
+    await page.goto(`${s.url}#/run/${runId}`)
+    await page.click('#verdicts-as-table')
+    await page.locator('#verdict-rows tbody tr').first().waitFor()
+    const live = await styles()
+    expect(report.h1).not.toBeNull()
+    expect(report.pass, 'the report marks a passing verdict as the page does').not.toBeNull()
+    expect(report).toEqual(live)
+    // The page's verdict is a word with its glyph, as the report's is.
+    expect(await page.locator('#verdict-rows tbody tr td').last().textContent()).toMatch(/^✓ pass/)
     expect(errors).toEqual([])
     await page.close()
   })

@@ -136,7 +136,7 @@ describe('sluice assess (in process): a pool placed on the map of its scenario, 
     const page = readFileSync(html, 'utf8')
     expect(page).toContain('<h1>mailbox as described: STUCK</h1>')
     expect(page).toContain('<svg role="img"')
-    expect(page).toContain('<th>gets it out</th>')
+    expect(page).toContain('<th scope="col">gets it out</th>')
     const quick = await sluice(['assess', '--scenario', 'outlook-2026', '--demand', '1500', '--in-rotation', '14', '--quick', '--svg', svg])
     expect(quick.code).toBe(2)
     expect(quick.stderr).toContain('--svg: not with --quick; it saves the map, which --quick leaves out; drop one of them')

@@ -738,10 +738,23 @@ function demoted(markdown: string): string {
     .join('\n')
 }
 
-/** What happened and when, as a game day marks it for its timeline (writeTimeline), from the moment it began. */
-export function incidentLog(): {marks: Array<{at: number; what: string}>; mark: (what: string) => void; begin: number} {
+/**
+ * What happened and when, as a game day marks it for its timeline (writeTimeline), from the moment
+ * it began; `markedIn(at)` is what was marked in the second from `at`, for loadTable's last column.
+ */
+export function incidentLog(): {
+  marks: Array<{at: number; what: string}>
+  mark: (what: string) => void
+  begin: number
+  markedIn: (at: number) => string
+} {
   const marks: Array<{at: number; what: string}> = []
-  return {marks, mark: (what) => void marks.push({at: Date.now(), what}), begin: Date.now()}
+  const markedIn = (at: number) =>
+    marks
+      .filter((m) => m.at >= at && m.at < at + 1000)
+      .map((m) => m.what)
+      .join('; ')
+  return {marks, mark: (what) => void marks.push({at: Date.now(), what}), begin: Date.now(), markedIn}
 }
 
 /**

@@ -72,7 +72,7 @@ describe('game day: the 2024 CAFE thread hold, on HAProxy', () => {
     const alice = bench.terminal('alice')
     const bob = bench.terminal('bob')
     const pipeline = bench.terminal('deploy-pipeline')
-    const {marks, mark, begin} = incidentLog()
+    const {mark, begin, markedIn} = incidentLog()
 
     // Before: every front end up, nothing restricted, every request of either type served.
     await sleep(3500)
@@ -353,12 +353,7 @@ steps:
         {runId: runIdIn(unfrozen.stderr), what: 'alice: sluice unfreeze'},
       ],
       alice,
-      loadTable(rows, ['interactive', 'lookup'], (at) =>
-        marks
-          .filter((m) => m.at >= at && m.at < at + 1000)
-          .map((m) => m.what)
-          .join('; '),
-      ),
+      loadTable(rows, ['interactive', 'lookup'], markedIn),
     )
     expect(timeline.text).toContain(runId)
 

@@ -502,6 +502,73 @@ describe('sluice run on a HAProxy runbook', () => {
     }
   }, 60_000)
 
+  it("m. judge: counts on HAProxy's counters: green failing as blue does passes, green failing alone fails, each verdict in words with its counts", async () => {
+    const ramp = `  - action: ramp
+    set: green
+    schedule: [20]
+    bake: 4
+    gate: {metric: error-rate, threshold: 5, interval: 1, pool: green, relativeTo: stable, judge: counts}
+`
+    let loading = true
+    const load = (async () => {
+      while (loading) await get(port, '/').catch(() => undefined)
+    })()
+    const every = ['b1', 'b2', 'b3', 'g1'].map((n) => servers.get(n)!)
+    try {
+      // The live plan says what the bake would hold at the demand now, beside what the judge needs.
+      const planned = runbook('counts-plan', ramp)
+      await new Promise((r) => setTimeout(r, 1500))
+      const plan = await sluice(['plan', planned.file, '--live', '--state', planned.state])
+      expect(plan.code, plan.stderr).toBe(0)
+      const now =
+        /now: ([\d,]+) rps in all, blue erring 0\.0% \(read over 10 s\); the 4 s bake holds, on green, at green 20% about ([\d,]+) of the ([\d,]+) it needs/.exec(
+          plan.stdout,
+        )
+      expect(now, plan.stdout).not.toBeNull()
+      const [rps, held, needs] = now!.slice(1).map((x) => Number(x.replaceAll(',', '')))
+      expect(rps).toBeGreaterThan(0)
+      // A fifth of the demand for the bake's 4 s, give or take the rounding of each.
+      expect(Math.abs(held - rps * 0.2 * 4)).toBeLessThanOrEqual(1)
+      expect(needs).toBeGreaterThan(held)
+      expect(plan.stdout).toContain('(short: a verdict may take the inconclusive intervals after the bake, or hold)')
+
+      // Every request fails on both sides: no worse than blue, so it passes once the bake is over.
+      for (const b of every) b.broken = true
+      const alike = runbook('counts-alike', ramp)
+      const passed = await sluice(['run', alike.file, '--yes', '--json', '--state', alike.state])
+      expect(passed.code, passed.stderr).toBe(0)
+      const verdicts = (JSON.parse(passed.stdout) as {steps: Array<{verdicts: GateVerdict[]}>}).steps[0].verdicts
+      expect(verdicts.at(-1)).toMatchObject({outcome: 'pass', value: 100, baseline: {of: 'pool blue', value: 100}})
+      // Counts from HAProxy's own totals: whole requests, growing look by look.
+      const seen = verdicts.map((v) => v.requests ?? 0)
+      expect(seen.every((n) => Number.isInteger(n))).toBe(true)
+      expect(seen.at(-1)).toBeGreaterThan(seen[0])
+      expect(verdicts.at(-1)!.said).toMatch(
+        /^green 100\.0% of [\d,]+ against blue 100\.0% of [\d,]+: (worse|better) by 0\.0 points, margin 5, [>\d.]+% sure → pass$/,
+      )
+      await rampMap.replace([
+        {key: 'blue', value: '100'},
+        {key: 'green', value: '0'},
+      ])
+
+      // Green alone fails: the gate fails and the map goes back.
+      for (const b of every) b.broken = b === servers.get('g1')
+      const alone = runbook('counts-alone', ramp)
+      const failed = await sluice(['run', alone.file, '--yes', '--state', alone.state])
+      expect(failed.code, failed.stderr).toBe(exitCodeOf('gate-failed'))
+      expect(failed.stderr).toMatch(/green 100\.0% of [\d,]+ against blue 0\.0% of [\d,]+: worse by 100\.0 points, margin 5, [>\d.]+% sure → fail/)
+      expect(await weights()).toEqual({blue: 100, green: 0})
+    } finally {
+      loading = false
+      await load
+      for (const b of every) b.broken = false
+      await rampMap.replace([
+        {key: 'blue', value: '100'},
+        {key: 'green', value: '0'},
+      ])
+    }
+  }, 60_000)
+
   it('n. restrict --share turns away that share of a type at runtime; a lift by degrees lets it back step by step; rollback puts the share back', async () => {
     const turnedAway = async (n: number) => {
       let away = 0

@@ -2,7 +2,8 @@ import {chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync} from 'n
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {CommandHooks, redactSecrets} from '../../src/local/command-hooks.js'
+import {redactSecrets} from '../../src/input/secrets.js'
+import {CommandHooks} from '../../src/local/command-hooks.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-hooks-'))
 const script = (name: string, body: string) => {
@@ -23,7 +24,11 @@ describe('restart and remediation hooks', () => {
       `printf '%s|' "$@" > '${out}'; printf '%s %s %s %s' "$SLUICE_HOOK" "$SLUICE_TARGET_ID" "$SLUICE_TARGET_IP" "$SLUICE_TARGET_PORT" >> '${out}'`,
     )
     // A target id with shell syntax in it stays one harmless argument.
-    await hooks.run('restart', {command: [hook, '--host', '{ip}', 'x{port}y', '{id}'], timeoutSeconds: 5}, {...target, targetId: '10.0.1.10;touch /tmp/pwned'})
+    await hooks.run(
+      'restart',
+      {with: 'command', command: [hook, '--host', '{ip}', 'x{port}y', '{id}'], timeoutSeconds: 5},
+      {...target, targetId: '10.0.1.10;touch /tmp/pwned'},
+    )
     expect(readFileSync(out, 'utf8')).toBe('--host|10.0.1.10|x443y|10.0.1.10;touch /tmp/pwned|restart 10.0.1.10;touch /tmp/pwned 10.0.1.10 443')
   })
 
@@ -35,7 +40,7 @@ describe('restart and remediation hooks', () => {
     )
     await hooks.run(
       'restart',
-      {command: [hook, '--instance', '{id}', '--port', '{port}'], timeoutSeconds: 5},
+      {with: 'command', command: [hook, '--instance', '{id}', '--port', '{port}'], timeoutSeconds: 5},
       {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy'},
     )
     expect(readFileSync(out, 'utf8')).toBe('--instance|i-0abc123|--port|443|i-0abc123 [unset] 443')
@@ -45,16 +50,16 @@ describe('restart and remediation hooks', () => {
     const ran = join(dir, 'ran.txt')
     const hook = script('never.sh', `echo ran > '${ran}'`)
     const instance = {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy' as const}
-    await expect(hooks.run('remediate', {command: [hook, '{ip}'], timeoutSeconds: 5}, instance)).rejects.toThrow(
+    await expect(hooks.run('remediate', {with: 'command', command: [hook, '{ip}'], timeoutSeconds: 5}, instance)).rejects.toThrow(
       /^remediate hook .*never\.sh names \{ip\}, which i-0abc123:443 cannot give: its group gives no address for i-0abc123; the hook was not run$/,
     )
     // {port} of a target registered without one (a Lambda function), likewise.
     const fn = {id: 'arn:aws:lambda:us-east-1:1:function:f', targetId: 'arn:aws:lambda:us-east-1:1:function:f', health: 'healthy' as const}
-    await expect(hooks.run('restart', {command: [hook, 'x{port}'], timeoutSeconds: 5}, fn)).rejects.toThrow(
+    await expect(hooks.run('restart', {with: 'command', command: [hook, 'x{port}'], timeoutSeconds: 5}, fn)).rejects.toThrow(
       /names \{port\}, which .* is registered without a port/,
     )
     expect(existsSync(ran)).toBe(false)
-    expect(await hooks.unfilled({command: [hook, '{ip}', '{port}'], timeoutSeconds: 5}, [instance, fn, target])).toEqual([
+    expect(await hooks.unfilled({with: 'command', command: [hook, '{ip}', '{port}'], timeoutSeconds: 5}, [instance, fn, target])).toEqual([
       {target: instance, placeholder: '{ip}', why: 'its group gives no address for i-0abc123'},
       {target: fn, placeholder: '{ip}', why: `its group gives no address for ${fn.targetId}`},
       {target: fn, placeholder: '{port}', why: `${fn.targetId} is registered without a port`},
@@ -73,20 +78,24 @@ describe('restart and remediation hooks', () => {
     }
     const looking = new CommandHooks(book)
     const instance = {id: 'i-0abc123:443', targetId: 'i-0abc123', port: 443, health: 'healthy' as const}
-    await looking.run('remediate', {command: [hook, '--ip', '{ip}'], timeoutSeconds: 5}, instance)
-    await looking.run('restart', {command: [hook, '{id}'], timeoutSeconds: 5}, instance)
+    await looking.run('remediate', {with: 'command', command: [hook, '--ip', '{ip}'], timeoutSeconds: 5}, instance)
+    await looking.run('restart', {with: 'command', command: [hook, '{id}'], timeoutSeconds: 5}, instance)
     // A target that has its address (an ip target) is not looked up.
-    await looking.run('remediate', {command: [hook, '{ip}'], timeoutSeconds: 5}, target)
+    await looking.run('remediate', {with: 'command', command: [hook, '{ip}'], timeoutSeconds: 5}, target)
     expect(readFileSync(out, 'utf8')).toBe('--ip 10.0.7.7|10.0.7.7\ni-0abc123|\n10.0.1.10|10.0.1.10\n')
     expect(asked).toEqual([['i-0abc123']])
     await expect(
-      looking.run('remediate', {command: [hook, '{ip}'], timeoutSeconds: 5}, {id: 'i-0gone:443', targetId: 'i-0gone', port: 443, health: 'healthy'}),
+      looking.run(
+        'remediate',
+        {with: 'command', command: [hook, '{ip}'], timeoutSeconds: 5},
+        {id: 'i-0gone:443', targetId: 'i-0gone', port: 443, health: 'healthy'},
+      ),
     ).rejects.toThrow(/names \{ip\}, which i-0gone:443 cannot give: EC2 instance i-0gone is terminated; the hook was not run/)
   })
 
   it('a non-zero exit fails, naming the hook and its last line of output', async () => {
     const hook = script('fail.sh', 'echo "starting"; echo "mailbox service did not come up" >&2; exit 3')
-    await expect(hooks.run('remediate', {command: [hook], timeoutSeconds: 5}, target)).rejects.toThrow(
+    await expect(hooks.run('remediate', {with: 'command', command: [hook], timeoutSeconds: 5}, target)).rejects.toThrow(
       /^remediate hook .*fail\.sh exited 3: mailbox service did not come up$/,
     )
   })
@@ -94,12 +103,14 @@ describe('restart and remediation hooks', () => {
   it('a hook that runs past its timeout is stopped and fails', async () => {
     const hook = script('slow.sh', 'sleep 30')
     const started = Date.now()
-    await expect(hooks.run('restart', {command: [hook], timeoutSeconds: 0.3}, target)).rejects.toThrow(/timed out after 0\.3 s/)
+    await expect(hooks.run('restart', {with: 'command', command: [hook], timeoutSeconds: 0.3}, target)).rejects.toThrow(/timed out after 0\.3 s/)
     expect(Date.now() - started).toBeLessThan(10_000)
   })
 
   it('a command that does not exist fails clearly', async () => {
-    await expect(hooks.run('restart', {command: [join(dir, 'missing')], timeoutSeconds: 5}, target)).rejects.toThrow(/could not start: .*ENOENT/)
+    await expect(hooks.run('restart', {with: 'command', command: [join(dir, 'missing')], timeoutSeconds: 5}, target)).rejects.toThrow(
+      /could not start: .*ENOENT/,
+    )
   })
 })
 
@@ -112,9 +123,9 @@ describe('hooks and secrets', () => {
     const hook = script('env.sh', `printf '[%s][%s][%s]' "$AWS_SECRET_ACCESS_KEY" "$SLUICE_TARGET_ID" "$PATH" > '${out}'`)
     process.env.AWS_SECRET_ACCESS_KEY = secret
     try {
-      await hooks.run('restart', {command: [hook], timeoutSeconds: 5}, target)
+      await hooks.run('restart', {with: 'command', command: [hook], timeoutSeconds: 5}, target)
       expect(readFileSync(out, 'utf8')).toBe(`[][${target.targetId}][${process.env.PATH}]`)
-      await hooks.run('restart', {command: [hook], timeoutSeconds: 5, env: ['AWS_SECRET_ACCESS_KEY']}, target)
+      await hooks.run('restart', {with: 'command', command: [hook], timeoutSeconds: 5, env: ['AWS_SECRET_ACCESS_KEY']}, target)
       expect(readFileSync(out, 'utf8')).toBe(`[${secret}][${target.targetId}][${process.env.PATH}]`)
     } finally {
       delete process.env.AWS_SECRET_ACCESS_KEY
@@ -126,7 +137,7 @@ describe('hooks and secrets', () => {
     process.env.AWS_SECRET_ACCESS_KEY = secret
     process.env.SERVICE_TOKEN = 'tok-123456789'
     try {
-      const failure = hooks.run('remediate', {command: [hook], timeoutSeconds: 5, env: ['AWS_SECRET_ACCESS_KEY', 'SERVICE_TOKEN']}, target)
+      const failure = hooks.run('remediate', {with: 'command', command: [hook], timeoutSeconds: 5, env: ['AWS_SECRET_ACCESS_KEY', 'SERVICE_TOKEN']}, target)
       await expect(failure).rejects.toThrow(/exited 1: login failed with \[AWS_SECRET_ACCESS_KEY redacted\] and \[SERVICE_TOKEN redacted\]$/)
       await expect(failure).rejects.not.toThrow(secret)
     } finally {

@@ -70,7 +70,7 @@ describe('one state home, whatever the working directory (in process)', () => {
 
     const empty = await sluice(['freeze', 'check', '--state', ''], {env: other.env, cwd: tree})
     expect(empty.code).toBe(2)
-    expect(empty.stderr).toContain('Error: --state: expected a directory or dynamodb://TABLE, got an empty value')
+    expect(empty.stderr).toContain('Error: --state: expected a directory or dynamodb://TABLE or s3://BUCKET/PREFIX, got an empty value')
 
     writeFileSync(join(other.home, '.config', 'sluice', 'config.yaml'), 'state: /tmp/x\nstat: typo\n')
     const bad = await sluice(['freeze', 'check'], {env: other.env, cwd: other.dir('anywhere')})

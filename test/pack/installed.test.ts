@@ -59,6 +59,7 @@ describe('the npm pack tarball', () => {
       'assets/serve/index.html',
       'assets/serve/app.js',
       'assets/serve/app.css',
+      'assets/look.css',
       'LICENSE',
     ])
       expect(paths).toContain(needed)
@@ -84,7 +85,7 @@ describe.concurrent('sluice installed from the npm pack tarball', () => {
     try {
       const line = await new Promise<string>((resolve) => createInterface({input: child.stdout}).once('line', resolve))
       const {url} = JSON.parse(line) as {url: string}
-      for (const asset of ['', 'app.js', 'app.css']) expect((await fetch(`${url}${asset}`)).status, asset).toBe(200)
+      for (const asset of ['', 'app.js', 'app.css', 'look.css', 'look.json']) expect((await fetch(`${url}${asset}`)).status, asset).toBe(200)
     } finally {
       child.kill('SIGTERM')
     }

@@ -24,6 +24,11 @@ const expected: Record<string, {exit: number; recovered: boolean}> = {
   'drill-lift-by-degrees.yaml': {exit: 3, recovered: false},
   'drill-lift-at-once.yaml': {exit: 3, recovered: false},
   'naive-full-return.yaml': {exit: 3, recovered: false},
+  // The counts judge's drills: green's regression fails the gate and its traffic goes back to blue;
+  // both erring alike passes it. Neither step costs service against the run's start (6% of
+  // requests err before the step as after it).
+  'drill-judge-regression.yaml': {exit: 3, recovered: true},
+  'drill-judge-shared-errors.yaml': {exit: 0, recovered: true},
 }
 
 describe('every shipped runbook is rehearsed', () => {

@@ -2,6 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {renderTerminalChart, robustLeftAxis, type ChartPanel} from '../../src/report/chart.js'
 import {drillHtml, drillPanels, drillSvg, renderDrill} from '../../src/report/drill.js'
 import {card, report, timeline} from '../helpers/drill-reports.js'
+import {lookCss} from '../../src/report/look.js'
 
 /** A drill whose real run served one second of 5× demand (a queue drained at once), and ran two runbook steps. */
 const spiky = () =>
@@ -20,14 +21,14 @@ const spiky = () =>
           outcome: 'completed',
           message: 'all steps done',
           steps: [
-            {index: 0, title: 'freeze', startedAt: 12, endedAt: 13},
-            {index: 1, title: 'cycle the broken', startedAt: 15, endedAt: 22},
+            {index: 0, title: 'freeze', startedAt: 12, endedAt: 13, lastVerdict: null},
+            {index: 1, title: 'cycle the broken', startedAt: 15, endedAt: 22, lastVerdict: null},
           ],
         },
       },
       predicted: {
         ...report({}).predicted,
-        runbook: {outcome: 'completed', message: 'all steps done', steps: [{index: 0, title: 'freeze', startedAt: 12, endedAt: 12}]},
+        runbook: {outcome: 'completed', message: 'all steps done', steps: [{index: 0, title: 'freeze', startedAt: 12, endedAt: 12, lastVerdict: null}]},
       },
     },
   )
@@ -108,7 +109,8 @@ describe('the drill page (--html)', () => {
     expect(html).toMatch(/^<!doctype html>/)
     expect(html).toContain('<title>sluice drill: staged-return</title>')
     expect(html).toContain('<h2>Verdict</h2>\n<p>The drill and the simulator agree')
-    expect(html).toContain('<th>real (HAProxy)</th><th>predicted (simulator)</th>')
+    expect(html).toContain('<th scope="col">real (HAProxy)</th><th scope="col">predicted (simulator)</th>')
+    expect(html).toContain(`<style>\n${lookCss()}</style>`)
     expect(html).toContain('<tr><td>served during fault</td><td>350 rps</td><td>350 rps</td><td>same</td>')
     expect(html).toContain('<tr><td>1 freeze</td>')
     expect(html).toContain('<p>real run: completed: all steps done</p>')

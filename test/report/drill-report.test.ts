@@ -211,9 +211,16 @@ describe('drillAgrees and renderDrill', () => {
               outcome: 'held',
               message: 'a gate failed',
               steps: [
-                {index: 0, title: 'Freeze deploys', startedAt: 60.2, endedAt: 61.4},
-                {index: 1, title: 'Ramp the pool back', startedAt: 61.4, endedAt: 212.6},
-                {index: 2, title: 'Unfreeze', startedAt: null, endedAt: null},
+                {index: 0, title: 'Freeze deploys', startedAt: 60.2, endedAt: 61.4, lastVerdict: null},
+                {
+                  index: 1,
+                  title: 'Ramp the pool back',
+                  startedAt: 61.4,
+                  endedAt: 212.6,
+                  lastVerdict:
+                    'gate error-rate ≤ pool blue + 1 point: green 1.7% of 12,046 against blue 0.0% of 12,189: worse by 1.7 points, margin 1, >99.9% sure → fail',
+                },
+                {index: 2, title: 'Unfreeze', startedAt: null, endedAt: null, lastVerdict: null},
               ],
             },
           },
@@ -223,9 +230,15 @@ describe('drillAgrees and renderDrill', () => {
               outcome: 'completed',
               message: 'its steps are done',
               steps: [
-                {index: 0, title: 'Freeze deploys', startedAt: 60, endedAt: 60},
-                {index: 1, title: 'Ramp the pool back', startedAt: 60, endedAt: 180},
-                {index: 2, title: 'Unfreeze', startedAt: 180, endedAt: 180},
+                {index: 0, title: 'Freeze deploys', startedAt: 60, endedAt: 60, lastVerdict: null},
+                {
+                  index: 1,
+                  title: 'Ramp the pool back',
+                  startedAt: 60,
+                  endedAt: 180,
+                  lastVerdict: 'gate error-rate ≤ pool blue + 1 point: green 0.4% of 9,000: … → pass',
+                },
+                {index: 2, title: 'Unfreeze', startedAt: 180, endedAt: 180, lastVerdict: null},
               ],
             },
           },
@@ -251,12 +264,17 @@ describe('drillAgrees and renderDrill', () => {
     // When each step ran on each side, and how much later the real one ended.
     const steps = lines.indexOf('Runbook steps, in scenario seconds from the start of the run:')
     expect(steps).toBeGreaterThan(2)
-    expect(lines.slice(steps + 1, steps + 6).map((l) => l.trimEnd())).toEqual([
+    expect(lines.slice(steps + 1, steps + 10).map((l) => l.trimEnd())).toEqual([
       'step                  real      rehearsal  real ends',
       '────────────────────  ────────  ─────────  ─────────',
       '1 Freeze deploys      60–61 s   60–60 s    +1 s',
       '2 Ramp the pool back  61–213 s  60–180 s   +33 s',
       '3 Unfreeze            not run   180–180 s',
+      // Each gated step's last verdict on both sides, whole: the judge's sentence is never cut.
+      "Each step's last gate verdict:",
+      '  2 Ramp the pool back',
+      '    real:      gate error-rate ≤ pool blue + 1 point: green 1.7% of 12,046 against blue 0.0% of 12,189: worse by 1.7 points, margin 1, >99.9% sure → fail',
+      '    rehearsal: gate error-rate ≤ pool blue + 1 point: green 0.4% of 9,000: … → pass',
     ])
     expect(text).toContain('real 95.7%, predicted 100.0%')
     expect(text).toContain("The drill was short of this machine: the load generator's event loop ran 250 ms late at p99 (limit 100 ms).")
@@ -317,12 +335,19 @@ describe('drillJson', () => {
     const base = report({secondsToFullServiceAfterFix: null, servedDuringFault: null, recovered: false})
     const json = drillJson({
       ...base,
-      real: {...base.real, runbook: {outcome: 'completed', message: 'done', steps: [{index: 1, title: 'Freeze', startedAt: 60.123, endedAt: null}]}},
+      real: {
+        ...base.real,
+        runbook: {outcome: 'completed', message: 'done', steps: [{index: 1, title: 'Freeze', startedAt: 60.123, endedAt: null, lastVerdict: null}]},
+      },
     })
     expect(json.real.card.secondsToFullServiceAfterFix).toBeNull()
     expect(json.real.card.servedDuringFault).toBeNull()
     expect(json.agree).toBe(false)
-    expect(json.real.runbook).toEqual({outcome: 'completed', message: 'done', steps: [{index: 1, title: 'Freeze', startedAt: 60.12, endedAt: null}]})
+    expect(json.real.runbook).toEqual({
+      outcome: 'completed',
+      message: 'done',
+      steps: [{index: 1, title: 'Freeze', startedAt: 60.12, endedAt: null, lastVerdict: null}],
+    })
   })
 })
 

@@ -1,8 +1,12 @@
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {rehearse} from '../../src/wiring/rehearsal.js'
 import {rampAndGatesPanel, rehearsalFigures, rehearsalHtml, rehearsalPanel} from '../../src/report/rehearsal.js'
 import {loadRunbookFile} from '../../src/loader/load-runbook.js'
 import {RecordingIO} from '../helpers/fakes.js'
+import {lookCss} from '../../src/report/look.js'
 
 const rehearsed = async (file: string) =>
   (await rehearse(loadRunbookFile(file), {operator: 'test', io: new RecordingIO(true), signal: new AbortController().signal}, {pace: null})).rehearsal
@@ -80,6 +84,34 @@ describe('the rehearsal report', () => {
     const verdicts = r.run.steps.flatMap((s) => s.verdicts).length
     const rows = html.slice(html.indexOf('<h2>Gate verdicts</h2>')).match(/<tr><td>/g)!.length
     expect(rows).toBeLessThan(verdicts / 2)
-    expect(html).toMatch(/pass ×\d+<\/td>/)
+    expect(html).toMatch(/<td data-status="pass">✓ pass ×\d+<\/td>/)
+    // The bridge page's look, inline: the same stylesheet, the chart named as an image.
+    expect(html).toContain(`<style>\n${lookCss()}</style>`)
+    expect(html).toContain('<svg role="img" ')
+    expect(html).toMatch(/<main>\n<h1>Rehearsal of regional-dns-ramp<\/h1>/)
+  })
+
+  it("says a counts gate's verdicts in their own words, numbers and all", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-report-counts-'))
+    const file = join(dir, 'counts.yaml')
+    writeFileSync(
+      file,
+      `name: counts-ramp
+targets:
+  dns: {zone: Z2FDTNDATAQYW2, record: api.example.com., type: A, ttl: 60, sets: {api-east: east, api-west: west}}
+  metrics: {source: cloudwatch, loadBalancer: app/api-west/9f0d3a2b1c4e5f67}
+rehearsal: {scenario: two-regions, setup: cap-shed-slow-start, startAt: 60}
+steps:
+  - action: ramp
+    set: api-west
+    schedule: [10]
+    bake: 300
+    gate: {metric: error-rate, threshold: 1, interval: 30, pool: west, relativeTo: stable, judge: counts}
+`,
+    )
+    const html = rehearsalHtml(await rehearsed(file))
+    expect(html.slice(html.indexOf('<h2>Gate verdicts</h2>'))).toMatch(
+      /<td>west [\d.]+% of [\d,]+ against east [\d.]+% of [\d,]+: (worse|better) by [\d.]+ points?, margin 1[^<]*→ pass<\/td><td data-status="pass">/,
+    )
   })
 })

@@ -106,7 +106,10 @@ describe('runbookJsonSchema', () => {
     // seconds are valid input that means the same.
     expect(step('restrict').retryAfter.default).toBe(120)
     expect(step('cycle').drainTimeout.default).toBe(300)
-    expect(step('cycle').restart.properties.timeout.default).toBe(300)
+    expect(step('cycle').restart.properties['ec2-reboot'].properties.settle.default).toBe(30)
+    // A restart's timeout depends on its way (an ECS replacement takes longer): no one default, said in words.
+    expect(step('cycle').restart.properties.timeout.default).toBeUndefined()
+    expect((step('cycle').restart.properties.timeout as Node & {description: string}).description).toMatch(/command, ssm, ec2-reboot: 300; ecs-replace: 600/)
     expect(schema.properties.rehearsal.properties.startAt.default).toBe(0)
     expect(step('ramp').allowShortBake.default).toBe(false)
     expect(step('restrict').paths.default).toEqual([])

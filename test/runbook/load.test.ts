@@ -48,6 +48,8 @@ describe('the runbook loader (in process)', () => {
       failureLimit: 2,
       inconclusiveLimit: gateDefaults.inconclusiveLimit,
       pool: 'mailbox',
+      judge: 'threshold',
+      confidence: gateDefaults.confidence,
     })
     // The cycle has no gate of its own (each batch must come back healthy), only its bake.
     const cycle = runbook.steps[3] as Extract<Runbook['steps'][number], {action: 'cycle'}>

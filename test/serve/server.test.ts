@@ -9,6 +9,9 @@ import {ControlPoller} from '../../src/state/controls.js'
 import {JournalWriter, thisHost} from '../../src/state/journal.js'
 import {serve, type Serving} from '../../src/serve/server.js'
 import {runStartFields} from '../helpers/journal-entries.js'
+import {lineStyles} from '../../src/report/chart.js'
+import {lookCss, type ChartLook} from '../../src/report/look.js'
+import {PALETTE} from '../../src/report/svg.js'
 
 const token = 'a-token-for-the-test-0123456789'
 const servers: Serving[] = []
@@ -146,6 +149,19 @@ describe('sluice serve, in process', () => {
       expect(last.data).toMatchObject({lastSeq: 5})
       expect((last.data.changes as unknown[]).length).toBe(1)
       expect(last.data.weights).toEqual([expect.objectContaining({shares: {blue: 90, green: 10}})])
+      // The first message is the whole view; each after it carries only the lines of the entries
+      // after the one it follows on from, and nothing is sent while nothing moves.
+      expect(first.data).toMatchObject({since: 0, keep: {lines: 500, verdicts: 2000}})
+      expect([...new Set((first.data.lines as Array<{seq: number}>).map((l) => l.seq))]).toEqual([1, 2, 3])
+      for (const [before, after] of stream.messages.slice(0, -1).map((m, i) => [m, stream.messages[i + 1]] as const)) {
+        expect(after.data.since).toBe(before.data.lastSeq)
+        const seqs = (after.data.lines as Array<{seq: number}>).map((l) => l.seq)
+        expect(seqs.length).toBeGreaterThan(0)
+        expect(seqs.every((q) => q > (before.data.lastSeq as number) && q <= (after.data.lastSeq as number))).toBe(true)
+      }
+      const count = stream.messages.length
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(stream.messages).toHaveLength(count)
     } finally {
       await stream.close()
     }
@@ -249,6 +265,18 @@ describe('sluice serve, in process', () => {
       expect(r.headers.get('x-content-type-options')).toBe('nosniff')
     }
     expect((await fetch(`${s.url}api/runs/nonsense`)).status).toBe(404)
+  })
+
+  it("serves the look every --html report carries: the same stylesheet, and the terminal's dashes and glyphs for its charts", async () => {
+    const {store} = await storeWithRuns()
+    const s = await start(store)
+    const css = await fetch(`${s.url}look.css`)
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8')
+    expect(await css.text()).toBe(lookCss())
+    const look = (await (await fetch(`${s.url}look.json`)).json()) as ChartLook
+    expect(look.series.map((l) => [l.dash, l.glyph])).toEqual([...lineStyles.left, ...lineStyles.right].map((l) => [l.dash, l.glyph]))
+    expect(look.series.slice(0, PALETTE.length).map((l) => l.color)).toEqual(PALETTE)
+    expect(await (await fetch(s.url)).text()).toContain('<link rel="stylesheet" href="/look.css" />')
   })
 
   it('off loopback, every read needs the token', async () => {

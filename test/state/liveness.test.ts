@@ -15,6 +15,7 @@ const lock = (over: Partial<LockRecord> = {}): LockRecord => ({
   leaseSeconds: 0.3,
   lockId: '0123456789abcdef',
   version: 'v1',
+  fence: 1,
   ...over,
 })
 

@@ -29,7 +29,7 @@ const journalFile = (store: LocalStore, runId = RUN) => join(store.dir, 'runs', 
 
 /** Another run's lock on route53:Z1 as its process left it (pid 999999 is gone): what a taker finds. */
 async function leaveLockBehind(store: LocalStore, heartbeat: string, leaseSeconds: number): Promise<void> {
-  const record: LockRecord = {resource: 'route53:Z1', ...holder(RUN), pid: 999999, heartbeat, leaseSeconds, lockId: '0123456789abcdef', version: 'v1'}
+  const record: LockRecord = {resource: 'route53:Z1', ...holder(RUN), pid: 999999, heartbeat, leaseSeconds, lockId: '0123456789abcdef', version: 'v1', fence: 1}
   await store.acquire(['x'], holder(RUN2)) // makes the locks directory
   writeFileSync(join(store.dir, 'locks', 'route53_Z1.json'), JSON.stringify(record))
 }
@@ -41,9 +41,12 @@ describe('the local state store: journals', () => {
     const start = entry(1, 'run-start', runStartFields(RUN))
     await store.append(RUN, start)
     await store.append(RUN, entry(2, 'step-start', {step: 0, title: 'ramp'}))
+    // The entry after the first carries the fencing token of the journal's lock it was written under.
+    const {fence} = (await store.locks()).find((l) => l.resource === `journal:${RUN}`)!
+    const second = {...entry(2, 'step-start', {step: 0, title: 'ramp'}), fence}
     const text = readFileSync(journalFile(store), 'utf8')
-    expect(text.split('\n')).toEqual([JSON.stringify(start), JSON.stringify(entry(2, 'step-start', {step: 0, title: 'ramp'})), ''])
-    expect(await store.read(RUN)).toEqual({entries: [start, entry(2, 'step-start', {step: 0, title: 'ramp'})], torn: null})
+    expect(text.split('\n')).toEqual([JSON.stringify(start), JSON.stringify(second), ''])
+    expect(await store.read(RUN)).toEqual({entries: [start, second], torn: null})
     await store.release([], RUN)
   })
 
@@ -72,6 +75,47 @@ describe('the local state store: journals', () => {
     const read = await store.read(RUN)
     expect(read.entries.map((e) => e.seq)).toEqual([1, 2])
     expect(read.torn).toEqual({line: 3, bytes: 30, text: '{"seq":3,"at":"2026-11-04T10:0'})
+  })
+
+  it('readAfter gives the entries after one a follower has, reading only what was appended since its last look; a torn tail, read again, comes whole', async () => {
+    const writer = fresh()
+    // The follower is another process: `sluice serve` beside the run.
+    const follower = new LocalStore(writer.dir)
+    await writer.append(RUN, entry(1, 'run-start', runStartFields(RUN)))
+    await writer.append(RUN, entry(2, 'note'))
+    await writer.append(RUN, entry(3, 'note'))
+    expect((await follower.readAfter(RUN, 0)).entries.map((e) => e.seq)).toEqual([1, 2, 3])
+    expect(await follower.readAfter(RUN, 3)).toEqual({entries: [], torn: null})
+    await writer.append(RUN, entry(4, 'note'))
+    await writer.append(RUN, entry(5, 'note'))
+    expect((await follower.readAfter(RUN, 3)).entries.map((e) => e.seq)).toEqual([4, 5])
+    // Only the tail is read: a line before it damaged in place (same length) goes unseen by the
+    // follower, and the whole read still reports it.
+    const file = journalFile(writer)
+    const text = readFileSync(file, 'utf8')
+    const second = text.split('\n')[1]
+    writeFileSync(file, text.replace(second, `X${second.slice(1)}`))
+    const half = JSON.stringify(entry(6, 'note')).slice(0, 20)
+    appendFileSync(file, half)
+    expect(await follower.readAfter(RUN, 5)).toEqual({entries: [], torn: {line: 6, bytes: 20, text: half}})
+    appendFileSync(file, `${JSON.stringify(entry(6, 'note')).slice(20)}\n`)
+    expect(await follower.readAfter(RUN, 5)).toEqual({entries: [entry(6, 'note')], torn: null})
+    await expect(follower.read(RUN)).rejects.toThrow(`${file}:2: not JSON`)
+    // Damage in the tail is named by its line in the whole file.
+    appendFileSync(file, `${JSON.stringify(entry(9, 'note'))}\n`)
+    await expect(follower.readAfter(RUN, 6)).rejects.toThrow(`${file}:7: entry number 9 where 7 was expected`)
+    await writer.release([], RUN)
+  })
+
+  it('readAfter from an entry it never stopped at reads the journal whole, and gives the same entries', async () => {
+    const store = fresh()
+    const follower = new LocalStore(store.dir)
+    await store.append(RUN, entry(1, 'run-start', runStartFields(RUN)))
+    for (let seq = 2; seq <= 6; seq++) await store.append(RUN, entry(seq, 'note'))
+    expect((await follower.readAfter(RUN, 6)).entries).toEqual([])
+    expect((await follower.readAfter(RUN, 2)).entries.map((e) => e.seq)).toEqual([3, 4, 5, 6])
+    await expect(follower.readAfter(RUN2, 4)).rejects.toThrow(`no run ${RUN2} in local state ${store.dir}`)
+    await store.release([], RUN)
   })
 
   it.each([

@@ -91,11 +91,16 @@ describe('a state address is a directory or a store sluice knows, in any case an
       ['dynamodb:/x', 'is not a dynamodb:// address: expected dynamodb://TABLE'],
       ['dynamodb:x', 'is not a dynamodb:// address: expected dynamodb://TABLE'],
       ['DynamoDB:sluice-state', 'is not a dynamodb:// address: expected dynamodb://TABLE'],
+      ['s3:bucket', 'is not an s3:// address: expected s3://BUCKET/PREFIX'],
       [
-        's3:bucket',
-        'is neither a directory nor a store URL: expected a directory or dynamodb://TABLE (a directory whose name has a colon is written ./s3:bucket)',
+        's3://Team_State',
+        "does not name a store: expected s3://BUCKET/PREFIX, BUCKET an S3 bucket name (3 to 63 of a-z 0-9 . -) and PREFIX an optional key prefix (A-Z a-z 0-9 ! _ . * ' ( ) - /)",
       ],
-      ['foo://x', 'names a store sluice does not know (foo://): expected a directory or dynamodb://TABLE'],
+      [
+        'gs:bucket',
+        'is neither a directory nor a store URL: expected a directory or dynamodb://TABLE or s3://BUCKET/PREFIX (a directory whose name has a colon is written ./gs:bucket)',
+      ],
+      ['foo://x', 'names a store sluice does not know (foo://): expected a directory or dynamodb://TABLE or s3://BUCKET/PREFIX'],
       ['dynamodb://', 'does not name a store: expected dynamodb://TABLE, TABLE a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -)'],
       ['dynamodb://sluice state', 'does not name a store: expected dynamodb://TABLE, TABLE a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -)'],
     ]
@@ -182,7 +187,7 @@ describe('a state address is a directory or a store sluice knows, in any case an
   it('an empty or relative $HOME is refused where the home is needed, not followed into the working directory', async () => {
     const u = user()
     const work = u.dir('work')
-    const fix = 'set HOME to your home directory, or name the state with --state or $SLUICE_STATE (a directory or dynamodb://TABLE)'
+    const fix = 'set HOME to your home directory, or name the state with --state or $SLUICE_STATE (a directory or dynamodb://TABLE or s3://BUCKET/PREFIX)'
     expectRefused(
       await sluiceIn(['freeze', '--reason', 'x'], {...u.env, HOME: ''}, work),
       `$HOME is empty, so sluice has no home directory to find its config file in (~/.config/sluice/config.yaml); ${fix}`,

@@ -450,3 +450,23 @@ describe('--markdown: a step that stopped says its status once (issue 48)', () =
     expect(md).not.toMatch(/INTERRUPTED: interrupted/)
   })
 })
+
+describe('--markdown: a counts judge says its sentence (issue 52)', () => {
+  it('passes of a counts gate folded into one row end with the last verdict in words, not its rate alone', () => {
+    const counts = "error-rate ≤ pool blue + 1 point, 99% sure on the bake's counts (green)"
+    const said = (n: number) => `green 0.0% of ${n.toLocaleString('en-US')} against blue 0.0% of 2,767: worse by 0.0 points, margin 1, >99.9% sure → pass`
+    const pass = (n: number) => ({verdict: {...verdict(0, 0, 'pass', 'green 25%', counts).verdict, requests: n, said: said(n)}})
+    const md = timelineMarkdown(
+      RUN,
+      journal(
+        ['10:00:00', 'run-start', start('alice', 'ops-1')],
+        ['10:00:01', 'step-start', {step: 0, title: 'Canary green'}],
+        ['10:00:10', 'verdict', pass(640)],
+        ['10:00:11', 'verdict', pass(800)],
+        ['10:00:12', 'verdict', pass(931)],
+      ),
+    )
+    const folded = timeline(md).find((r) => r.what.includes('passes in a row'))
+    expect(shown(folded!.what)).toBe(`Step 1: gate ${counts}: 3 passes in a row to 10:00:12, last ${said(931)} (green 25%)`)
+  })
+})

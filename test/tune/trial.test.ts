@@ -181,3 +181,44 @@ describe('tune: gate margins', () => {
     for (const load of own.loads) expect(load.workRps).toBeLessThanOrEqual(load.capacityRps)
   })
 })
+
+describe('tune: a candidate behind the counts judge', () => {
+  // Both pools err on 6% (scenarios/drill-judge-shared-errors.yaml); half the traffic to green for
+  // a minute behind the counts judge, then the rest behind a threshold gate.
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-tune-counts-'))
+  const file = join(dir, 'canary.yaml')
+  writeFileSync(
+    file,
+    `name: canary
+targets:
+  haproxy: {socket: /run/haproxy/admin.sock, backends: {blue: blue, green: green}, rampMap: /etc/haproxy/ramp.map}
+  metrics: {source: haproxy}
+rehearsal: {scenario: drill-judge-shared-errors, setup: checks-only}
+steps:
+  - action: ramp
+    set: green
+    schedule: [50]
+    bake: 60
+    gate: {metric: error-rate, judge: counts, relativeTo: stable, threshold: 2, pool: green, interval: 5}
+  - action: ramp
+    set: green
+    schedule: [100]
+    bake: 10
+    gate: {metric: error-rate, threshold: 8, pool: green, window: 10, interval: 5}
+`,
+  )
+  const canary = loadRunbookFile(file)
+
+  it('passes on its decision, not its first looks: the judge is always unsure before three intervals, and that is its bake going on', async () => {
+    const {ground} = await groundOf(canary)
+    const trial = await runTrial(canary, ground, {seed: ground.scenario.seed, demandFactor: 1, slowMinority: null}, {stopEarly: true})
+    expect(trial).toMatchObject({outcome: 'completed', passed: true, reason: null})
+    const looks = trial.verdicts.filter((v) => v.step === 0)
+    expect(looks.slice(0, 2).map((v) => v.outcome)).toEqual(['inconclusive', 'inconclusive'])
+    expect(looks.at(-1)!.outcome).toBe('pass')
+    // Its margin is to the baseline's rate and 2 points, as a relative gate's: pools alike leave about 2.
+    const [counts] = gateMargins(canary, [trial])
+    expect(counts.margin).toBeGreaterThan(1)
+    expect(counts.margin).toBeLessThan(3)
+  })
+})

@@ -79,7 +79,18 @@ describe('the way back is distinct and monotone', () => {
 describe('the plan of a stepped way back', () => {
   it('names the receiving pool and says when it failed a gate in this run, from the run verdicts of its steps only', async () => {
     const {failedPools, describeStepBack} = await import('../../src/way-back/step-back.js')
-    const gate = {metric: 'error-rate' as const, threshold: 2, window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3, pool: 'blue'}
+    const gate = {
+      metric: 'error-rate' as const,
+      threshold: 2,
+      window: 60,
+      interval: 10,
+      failureLimit: 1,
+      inconclusiveLimit: 3,
+      successes: 3,
+      pool: 'blue',
+      judge: 'threshold' as const,
+      confidence: 99,
+    }
     const runbook = {steps: [{index: 0, action: 'ramp', gate}]} as unknown as Parameters<typeof failedPools>[0]
     const verdict = (step: number, outcome: 'pass' | 'fail', context: string) =>
       ({
@@ -123,5 +134,26 @@ describe('the plan of a stepped way back', () => {
     })
     expect(line).toContain('traffic goes onto blue, which failed a gate in this run (step 1 at blue 50%')
     expect(line).toContain('each baked 60 s behind the gate of step 1: error-rate ≤ 2% over 60 s (blue)')
+    expect(line).not.toContain('Note:')
+
+    // A gate relative to the pool traffic leaves, which failed: a pass there is weak, and the plan says so.
+    const judged = describeStepBack({
+      undo,
+      way: {
+        steps: [
+          {blue: 50, green: 50},
+          {blue: 100, green: 0},
+        ],
+        why: 'back through the weights the run passed',
+      },
+      receiving: 'blue',
+      gate: {...gate, baseline: {pool: 'green'}, judge: 'counts'},
+      gateFrom: 'the gate of step 1',
+      bake: 60,
+      baselineFailed: {pool: 'green', where: 'step 1 at green 75%: …'},
+    })
+    expect(judged).toMatch(
+      /\. Note: the gate measures blue against green, the pool traffic leaves, which failed a gate in this run \(step 1 at green 75%: …\): a pass says only that it is no worse than that$/,
+    )
   })
 })

@@ -52,6 +52,7 @@ export const assess: ActionDefinition<AssessStep, typeof assessSchema> = {
       errorRate: (errors.value ?? 0) / 100,
     }
     const verdict = await assessor.assess(step.scenario, step.setup, now)
+    ctx.placed(step.pool, verdict.place)
     for (const sentence of verdict.sentences.slice(1)) ctx.progress(sentence)
     // At risk (tips on some seeds, drawn) stops the run as stuck does: not a pool to ramp into on a coin toss.
     if (verdict.region !== 'stuck' && verdict.region !== 'at-risk') return {status: 'done', message: verdict.sentences[0]}

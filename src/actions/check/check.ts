@@ -22,6 +22,7 @@ export const check: ActionDefinition<CheckStep, typeof checkSchema> = {
     const result = await ctx.watch(step.gate, step.bake, step.title)
     if (result.outcome === 'interrupted') return {status: 'interrupted', message: 'interrupted during the check', verdicts: result.verdicts}
     if (result.outcome === 'fail') return {status: gateFailedStatus(step, result), message: result.reason!, verdicts: result.verdicts}
+    if (result.outcome === 'held') return {status: 'held', message: result.reason!, verdicts: result.verdicts}
     return {status: 'done', message: `${result.verdicts.at(-1)!.gate}: passed`, verdicts: result.verdicts}
   },
 }

@@ -1,11 +1,12 @@
 import {isIP} from 'node:net'
-import type {ControlPlane, Target, PoolPort} from '../../ports/control-plane.js'
+import type {ControlPlane, EcsReplaceSpec, HookResult, HookSpec, Target, PoolPort} from '../../ports/control-plane.js'
 import type {Problem} from '../../input/problems.js'
 import type {GateVerdict, Mutation, MutationKind, RecordedMutation} from '../../ports/io.js'
-import {cycleSchema, type CycleStep} from './schema.js'
+import {cycleSchema, type CycleHook, type CycleStep} from './schema.js'
 import {batchBeyondPool, describeCount, resolveCount, type CountOrPercent} from '../../runbook/units.js'
 import {backendOf} from '../../runbook/targets.js'
-import {gateFailure, gatePlan, type ActionContext, type ActionDefinition, type MutationRules, type StepOutcome} from '../action.js'
+import type {RestartIamNeeds} from '../../ports/backend.js'
+import {gateFailure, gatePlan, type ActionContext, type ChangeReport, type ActionDefinition, type MutationRules, type StepOutcome} from '../action.js'
 import {largestBatch, roomLeft} from '../../pacing/batch.js'
 import {roomText, rps, usable, waitSaidEvery} from '../../pacing/room.js'
 
@@ -26,10 +27,22 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   const pending = new Map<string, Target>()
   const done = new Set<string>()
   // The hooks the earlier run ran on a target (or was running when it died): never run twice.
-  const ran: HooksRan = {restart: new Set(), remediate: new Set()}
+  const ran: HooksRan = {restart: new Set(), remediate: new Set(), finishing: {restart: new Map(), remediate: new Map()}}
   for (const m of ctx.resumed ?? []) {
     if (!m.outcome?.ok) continue
-    if (m.kind === 'restart' || m.kind === 'remediate') ran[m.kind].add(m.after as string)
+    const hook = m.kind === 'replace' ? 'restart' : m.kind === 'restart' || m.kind === 'remediate' ? m.kind : undefined
+    if (hook) {
+      const id = m.kind === 'replace' ? (m.before as string[])[0] : (m.after as string)
+      ran[hook].add(id)
+      // Begun and never seen to end: the resumed run waits for it rather than doing it again.
+      if (m.outcome.found) ran.finishing[hook].set(id, new Date(m.at ?? Date.now()))
+      // A replaced task is gone for good: the service's new one serves in its place, and is new, so not cycled.
+      else if (m.kind === 'replace') {
+        pending.delete(id)
+        done.add(id)
+      }
+      for (const replacement of m.outcome.produced ?? []) done.add(replacement)
+    }
     // The group still lists a target it has taken out of rotation (HAProxy keeps it, draining):
     // its address from there; else from the id the journal recorded.
     if (m.kind === 'deregister') for (const id of m.before as string[]) pending.set(id, all.find((t) => t.id === id) ?? targetFromId(id))
@@ -42,7 +55,8 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
   }
   // Batches are sized against the pool as it was when the cycle began: a batch the earlier run
   // left out is no longer in the group (ELBv2 forgets deregistered targets), but still in the pool.
-  const size = new Set([...all.map((t) => t.id), ...pending.keys()]).size
+  let size = new Set([...all.map((t) => t.id), ...pending.keys()]).size
+  const listedAtStart = new Set(all.map((t) => t.id))
   if (size === 0 && !ctx.resumed) return {status: 'failed', message: `${group.label} has no targets`}
   const auto = step.batch === 'auto'
   const beyond = step.batch === 'auto' ? undefined : batchBeyondPool(step.batch, size)
@@ -84,7 +98,12 @@ async function run(step: CycleStep, ctx: ActionContext): Promise<StepOutcome> {
       batch = sized.batch
     } else batch = nextBatch(left, b === 0 ? all : await group.targets(), batchSize)
     left = left.filter((t) => !batch.includes(t))
-    const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts, ran)
+    const fresh = new Set<string>()
+    const outcome = await cycleBatch(step, ctx, group, batch, name, budget, size, verdicts, ran, fresh)
+    // A replacement the service registered before this run began (finishing one a killed run began) is new: not cycled.
+    left = left.filter((t) => !fresh.has(t.id))
+    // And it was counted beside the task it replaced, which is gone: one place in the pool, not two.
+    size -= [...fresh].filter((id) => listedAtStart.has(id)).length
     if (outcome) return outcome
   }
   return {
@@ -175,8 +194,41 @@ function nextBatch(left: Target[], now: Target[], size: number): Target[] {
   return [...left.filter((t) => !healthy.has(t.id)), ...left.filter((t) => healthy.has(t.id))].slice(0, size)
 }
 
-/** Per hook, the targets it has run on. */
-type HooksRan = Record<'restart' | 'remediate', Set<string>>
+/** Per hook, the targets it has run on, and those a killed run had begun it on (with when) that the resumed run finishes. */
+type HooksRan = Record<'restart' | 'remediate', Set<string>> & {finishing: Record<'restart' | 'remediate', Map<string, Date>>}
+
+/**
+ * A step's restart or remediation as the hooks port takes it. An SSM command's comment names the
+ * run, the step and the kind, so a resumed run finds the one it sent; an ECS replacement's reason
+ * says the same to whoever reads the stopped task.
+ */
+export function hookSpecOf(hook: CycleHook, kind: 'restart' | 'remediate', step: number, runId: string | undefined): HookSpec {
+  const said = `sluice ${runId ?? 'run'} step ${step + 1} ${kind}`
+  switch (hook.with) {
+    case 'ssm':
+      return {with: 'ssm', document: hook.ssm!.document, parameters: hook.ssm!.parameters, timeoutSeconds: hook.timeout, comment: said.slice(0, 100)}
+    case 'ec2-reboot':
+      return {with: 'ec2-reboot', settleSeconds: hook['ec2-reboot']!.settle, timeoutSeconds: hook.timeout}
+    case 'ecs-replace':
+      return {with: 'ecs-replace', cluster: hook['ecs-replace']!.cluster, service: hook['ecs-replace']!.service, timeoutSeconds: hook.timeout, reason: said}
+    default:
+      return {with: 'command', command: hook.command!, timeoutSeconds: hook.timeout, env: hook.env}
+  }
+}
+
+/** What a restart is, in the plan's words. */
+export function hookWords(hook: CycleHook): string {
+  switch (hook.with) {
+    case 'ssm':
+      return `SSM ${hook.ssm!.document} on each instance, up to ${hook.timeout} s`
+    case 'ec2-reboot':
+      return `EC2 reboot of each instance until its status checks pass, up to ${hook.timeout} s`
+    case 'ecs-replace':
+      return `ECS task replaced by service ${hook['ecs-replace']!.service} (cluster ${hook['ecs-replace']!.cluster}) until the new one is healthy, up to ${hook.timeout} s`
+    default:
+      return hook.command!.join(' ')
+  }
+}
 
 /**
  * A hook run on a target, as the journal records it. Nothing reads back whether a hook ran: one
@@ -189,6 +241,13 @@ const hookRan: MutationRules = {
   undo: async (changes) => `the restarts and remediations on ${changes.at(-1)!.resource} are not undone`,
   drift: async () => null,
 }
+
+/** A restart with its timeout (and a reboot's settling) times the drill's time scale. */
+const scaleHook = (hook: CycleHook, s: (seconds: number) => number): CycleHook => ({
+  ...hook,
+  timeout: s(hook.timeout),
+  ...(hook['ec2-reboot'] ? {'ec2-reboot': {settle: s(hook['ec2-reboot'].settle)}} : {}),
+})
 
 /** A target known only by the id a journal recorded (`10.0.1.10:443`, `i-0abc:80`). */
 function targetFromId(id: string): Target {
@@ -222,6 +281,8 @@ async function cycleBatch(
   size: number,
   verdicts: GateVerdict[],
   ran: HooksRan,
+  /** Filled with the targets that took the batch's places (an ECS service's new tasks). */
+  fresh: Set<string>,
 ): Promise<StepOutcome | null> {
   const ids = batch.map((t) => t.id)
   const which = `${name} (${ids.length > 4 ? `${ids.slice(0, 3).join(', ')} … ${ids.at(-1)}` : ids.join(', ')})`
@@ -271,36 +332,68 @@ async function cycleBatch(
   // out of rotation help nobody. An interruption lets the hooks finish and the batch come back,
   // then stops (each hook still has its own timeout).
   // Each hook run is journalled, so a resume never restarts a target twice.
+  const rejoined = new Set<string>()
   for (const kind of ['restart', 'remediate'] as const) {
     const hook = step[kind]
     if (!hook) continue
+    const spec = hookSpecOf(hook, kind, step.index, ctx.control.runId)
     const due = batch.filter((t) => !ran[kind].has(t.id))
+    const finishing = batch.filter((t) => ran.finishing[kind].has(t.id))
     const before = batch.length - due.length
     ctx.progress(`${which}: ${kind}${before > 0 ? ` (${before} already ${kind === 'restart' ? 'restarted' : 'remediated'} by the run this one resumes)` : ''}`)
-    const results = await Promise.allSettled(
-      due.map((t) =>
-        ctx.change(kind, group.label, null, t.id, () => ctx.control.hooks.run(kind, {command: hook.command, timeoutSeconds: hook.timeout, env: hook.env}, t)),
+    const report = (r: HookResult | void): ChangeReport => ({note: r?.note, produced: r?.replacements})
+    const replace = (t: Target, how: () => Promise<HookResult | void>, finishing = false) =>
+      // The task goes and another takes its place: a change to the group's members, journalled as such.
+      ctx.change(
+        'replace',
+        group.label,
+        [t.id],
+        {cluster: (spec as EcsReplaceSpec).cluster, service: (spec as EcsReplaceSpec).service, ...(finishing ? {finishing} : {})},
+        how,
+        report,
+      )
+    const results = await Promise.allSettled([
+      ...due.map((t) =>
+        spec.with === 'ecs-replace'
+          ? replace(t, () => ctx.control.hooks.run(kind, spec, t))
+          : ctx.change(kind, group.label, null, t.id, () => ctx.control.hooks.run(kind, spec, t), report),
       ),
-    )
-    const failed = results.flatMap((r, k) => (r.status === 'rejected' ? [`${due[k].id}: ${(r.reason as Error).message}`] : []))
+      ...finishing.map(async (t) => {
+        const since = ran.finishing[kind].get(t.id)!
+        const finish = async () => ctx.control.hooks.finish?.(kind, spec, t, since)
+        // Finishing a replacement is journalled as one: the new tasks it waits for are the group's new members.
+        if (spec.with === 'ecs-replace') return replace(t, finish, true)
+        const result = await finish()
+        if (result?.note) ctx.progress(`${t.id}: ${result.note}`)
+        return result
+      }),
+    ])
+    for (const r of results) if (r.status === 'fulfilled') for (const id of r.value?.replacements ?? []) fresh.add(id)
+    const all = [...due, ...finishing]
+    for (const [k, r] of results.entries()) if (r.status === 'fulfilled' && r.value?.rejoined) rejoined.add(all[k].id)
+    const failed = results.flatMap((r, k) => (r.status === 'rejected' ? [`${all[k].id}: ${(r.reason as Error).message}`] : []))
     // A target whose hook failed stays out of rotation: returning it would put a broken server back.
     if (failed.length > 0) return {status: 'error', message: `${which}: ${kind} failed for ${failed.join('; ')}; the batch stays out of rotation`, verdicts}
   }
 
-  ctx.progress(`${which}: returning to service`)
-  await ctx.change('register', group.label, null, ids, () => group.register(ids))
-  const healthy = await group.waitHealthy(ids, step.healthyTimeout)
+  // A replaced task's successor was registered by its service, and waited for: the old one is gone.
+  const back = ids.filter((id) => !rejoined.has(id))
+  if (back.length > 0) {
+    ctx.progress(`${which}: returning to service`)
+    await ctx.change('register', group.label, null, back, () => group.register(back))
+  }
+  const healthy = back.length === 0 || (await group.waitHealthy(back, step.healthyTimeout))
   if (ctx.signal.aborted) return {status: 'interrupted', message: `stopped after ${which} returned to service${healthy ? '' : ' (not yet healthy)'}`, verdicts}
   if (!healthy) {
     // Returned targets that do not pass their health checks are the relapse a gate is for: it is
     // judged like one (exit 3, with the measured share), not as a runtime error.
     const now = await group.targets()
-    const healthy = now.filter((t) => ids.includes(t.id) && t.health === 'healthy').length
+    const healthy = now.filter((t) => back.includes(t.id) && t.health === 'healthy').length
     const verdict: GateVerdict = {
       step: step.index,
       gate: `returned targets healthy within ${step.healthyTimeout} s`,
       metric: 'healthy-targets',
-      value: (healthy / ids.length) * 100,
+      value: (healthy / back.length) * 100,
       threshold: 100,
       unit: '%',
       outcome: 'fail',
@@ -311,7 +404,7 @@ async function cycleBatch(
     verdicts.push(verdict)
     return {
       status: step.onFailure === 'hold' ? 'held' : 'failed',
-      message: `gate ${verdict.gate} failed at ${which}: measured ${healthy} of ${ids.length} healthy (${Math.round(verdict.value!)}%), threshold 100%`,
+      message: `gate ${verdict.gate} failed at ${which}: measured ${healthy} of ${back.length} healthy (${Math.round(verdict.value!)}%), threshold 100%`,
       verdicts,
     }
   }
@@ -320,6 +413,7 @@ async function cycleBatch(
     const result = await ctx.watch(step.gate, step.bake, which)
     verdicts.push(...result.verdicts)
     if (result.outcome === 'interrupted') return {status: 'interrupted', message: `interrupted while ${which} baked`, verdicts}
+    if (result.outcome === 'held') return {status: 'held', message: `${result.reason}; ${which} is back in service`, verdicts}
     if (result.outcome === 'fail') {
       if (step.onFailure === 'rollback') {
         await ctx.change('deregister', group.label, ids, null, () => group.deregister(ids))
@@ -343,12 +437,18 @@ async function cycleBatch(
 async function refusals(step: CycleStep, control: ControlPlane, signal?: AbortSignal): Promise<Problem[]> {
   const group = control.pools.get(step.pool)
   const hooks = (['restart', 'remediate'] as const).filter((kind) => step[kind])
-  if (!group || hooks.length === 0 || !control.hooks.unfilled) return []
+  if (!group || hooks.length === 0) return []
   const targets = await group.targets(signal)
   const problems: Problem[] = []
   for (const kind of hooks) {
     const hook = step[kind]!
-    const missing = await control.hooks.unfilled({command: hook.command, timeoutSeconds: hook.timeout, env: hook.env}, targets, signal)
+    const spec = hookSpecOf(hook, kind, step.index, control.runId)
+    if (spec.with !== 'command') {
+      for (const message of (await control.hooks.refusals?.(spec, targets, signal)) ?? [])
+        problems.push({path: ['steps', step.index, kind, spec.with], message: `${message}. Nothing was changed`})
+      continue
+    }
+    const missing = (await control.hooks.unfilled?.(spec, targets, signal)) ?? []
     for (const placeholder of [...new Set(missing.map((m) => m.placeholder))]) {
       const short = missing.filter((m) => m.placeholder === placeholder)
       const listed = short.length > 3 ? [...short.slice(0, 3).map((m) => m.why), `and ${short.length - 3} more`] : short.map((m) => m.why)
@@ -405,6 +505,8 @@ const membership: MutationRules = {
     const out = new Set<string>()
     for (const m of changes) {
       if (m.kind === 'deregister') for (const id of m.before as string[]) out.add(id)
+      // A replaced task is gone, and its service's new one registered by the service: nothing of it to return.
+      else if (m.kind === 'replace') for (const id of m.before as string[]) out.delete(id)
       else for (const id of m.after as string[]) out.delete(id)
     }
     const last = changes.at(-1)!
@@ -424,7 +526,10 @@ const membership: MutationRules = {
   async drift(changes, control) {
     // What the run left: each target it touched, in or out by its last change.
     const left = new Map<string, boolean>()
-    for (const m of changes) for (const id of (m.kind === 'deregister' ? m.before : m.after) as string[]) left.set(id, m.kind === 'register')
+    for (const m of changes) {
+      if (m.kind === 'replace') for (const id of m.before as string[]) left.delete(id)
+      else for (const id of (m.kind === 'deregister' ? m.before : m.after) as string[]) left.set(id, m.kind === 'register')
+    }
     const last = changes.at(-1)!
     const group = groupOf(last, control)
     if (!group) return null
@@ -469,6 +574,23 @@ const membership: MutationRules = {
           : []),
       ],
     }
+  },
+}
+
+/**
+ * An ECS task replaced by its service: one of the group's members, gone for good. Whether it was
+ * begun is read from ECS (a task at that address still meant to run was never stopped); undone
+ * and checked for drift with the group's other membership changes, which it leaves out.
+ */
+const replaced: MutationRules = {
+  ...membership,
+  async settle(m, control) {
+    const {cluster, service} = m.after as {cluster: string; service: string}
+    const id = (m.before as string[])[0]
+    const spec: HookSpec = {with: 'ecs-replace', cluster, service, timeoutSeconds: 0, reason: ''}
+    // The target is no task the service means to run: its stop was sent.
+    const refused = await control.hooks.refusals?.(spec, [targetFromId(id)])
+    return refused === undefined || refused.length > 0 ? 'applied' : 'not applied'
   },
 }
 
@@ -548,7 +670,7 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
       ...(size === undefined || step.batch === 'auto' ? [] : [`all ${size} targets now in the group, ${resolveCount(step.batch, size)} per batch`]),
       ...(step.headroom === undefined || step.batch === 'auto' ? [] : [`keep ${step.headroom}% headroom at ${step.capacityPerTarget} rps per target`]),
       ...(step.failoverPercent === undefined ? [] : [`set routing failover: below ${step.failoverPercent}% healthy, route to every target`]),
-      `drain → ${step.restart ? `restart (${step.restart.command.join(' ')}) → ` : ''}${step.remediate ? `remediate (${step.remediate.command.join(' ')}) → ` : ''}return${step.slowStart !== undefined ? ` with ${step.slowStart} s slow start` : ''}`,
+      `drain → ${step.restart ? `restart (${hookWords(step.restart)}) → ` : ''}${step.remediate ? `remediate (${hookWords(step.remediate)}) → ` : ''}${step.restart?.with === 'ecs-replace' ? 'the service registers the new task' : 'return'}${step.slowStart !== undefined ? ` with ${step.slowStart} s slow start` : ''}`,
       ...(step.bake > 0 ? [`bake ${step.bake} s per batch`] : []),
       ...gatePlan(step),
     ]
@@ -570,6 +692,19 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
       )
     else if (raw.headroom !== undefined && capacityPerTarget === undefined)
       fail([...path, 'headroom'], 'a headroom guard needs capacityPerTarget (requests per second one target can serve)')
+    for (const kind of ['restart', 'remediate'] as const) {
+      const hook = raw[kind]
+      if (!hook || hook.with === 'command') continue
+      if (!backend.actsThroughAws)
+        fail([...path, kind, hook.with], `${hook.with} restarts targets through AWS, and ${raw.pool} is not an AWS target group: restart it with a command`)
+      else if (hook.with === 'ecs-replace' && kind === 'remediate')
+        fail([...path, kind, hook.with], 'ecs-replace is a restart (the task is replaced by a new one): give it as restart')
+    }
+    if (raw.restart?.with === 'ecs-replace' && raw.remediate)
+      fail(
+        [...path, 'remediate'],
+        "the restart replaces each task with a new one, which starts clean: there is nothing to remediate, and the old task's address is gone",
+      )
     const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
     return {...raw, ...common, gate, bake: raw.bake ?? defaults.bake ?? (gate ? gate.window : 0), capacityPerTarget}
   },
@@ -579,22 +714,40 @@ export const cycle: ActionDefinition<CycleStep, typeof cycleSchema> = {
     drainTimeout: s(step.drainTimeout),
     healthyTimeout: s(step.healthyTimeout),
     bake: s(step.bake),
-    ...(step.restart ? {restart: {...step.restart, timeout: s(step.restart.timeout)}} : {}),
-    ...(step.remediate ? {remediate: {...step.remediate, timeout: s(step.remediate.timeout)}} : {}),
+    ...(step.restart ? {restart: scaleHook(step.restart, s)} : {}),
+    ...(step.remediate ? {remediate: scaleHook(step.remediate, s)} : {}),
     ...(step.slowStart === undefined ? {} : {slowStart: s(step.slowStart)}),
     ...(step.gate ? {gate: gate(step.gate)} : {}),
   }),
-  locks: (step, targets) => backendOf(targets).locks.pool(step.pool),
+  locks: (step, targets) => [
+    ...backendOf(targets).locks.pool(step.pool),
+    // Another run replacing tasks of the same service through another target group would take the service below its count twice over.
+    ...(step.restart?.['ecs-replace'] ? [`ecs:${step.restart['ecs-replace'].cluster}/${step.restart['ecs-replace'].service}`] : []),
+  ],
   iam: (step, targets) =>
-    backendOf(targets).iam.pool(step.pool, {
-      attributes: step.slowStart !== undefined || step.failoverPercent !== undefined,
-      addresses: [step.restart, step.remediate].some((hook) => hook?.command.some((arg) => arg.includes('{ip}'))),
-    }),
+    backendOf(targets)
+      .iam.pool(step.pool, {
+        attributes: step.slowStart !== undefined || step.failoverPercent !== undefined,
+        addresses: [step.restart, step.remediate].some((hook) => hook?.command?.some((arg) => arg.includes('{ip}'))),
+      })
+      .concat(
+        [step.restart, step.remediate].flatMap((hook) => {
+          if (!hook || hook.with === 'command') return []
+          const needs: RestartIamNeeds =
+            hook.with === 'ssm'
+              ? {with: 'ssm', document: hook.ssm!.document}
+              : hook.with === 'ecs-replace'
+                ? {with: 'ecs-replace', ...hook['ecs-replace']!}
+                : {with: 'ec2-reboot'}
+          return backendOf(targets).iam.restart(step.pool, needs)
+        }),
+      ),
   mutations: {
     deregister: membership,
     register: membership,
     restart: hookRan,
     remediate: hookRan,
+    replace: replaced,
     failover: attribute(
       'failover',
       (g) => g.failoverPercent(),

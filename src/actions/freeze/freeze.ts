@@ -40,7 +40,7 @@ export const freeze: ActionDefinition<FreezeStep, typeof freezeSchema> = {
           before: last.after,
           after: found,
           describe: found ? `put back the change freeze the run found (${found.reason})` : 'clear the change freeze the run set',
-          apply: () => (found ? control.freeze.set(found) : control.freeze.clear()),
+          apply: () => (found ? control.freeze.set(found, control.runId) : control.freeze.clear(control.runId)),
         }
       },
       async drift(changes, control) {
@@ -58,7 +58,7 @@ export const freeze: ActionDefinition<FreezeStep, typeof freezeSchema> = {
               before: null,
               after: record,
               describe: `freeze changes again (${record.reason})`,
-              apply: () => control.freeze.set(record),
+              apply: () => control.freeze.set(record, control.runId),
             },
           ],
         }
@@ -79,7 +79,7 @@ export const freeze: ActionDefinition<FreezeStep, typeof freezeSchema> = {
       ...(ctx.control.byHand ? {byHand: true} : {}),
       ...(step.expires === undefined ? {} : {expires: new Date(now.getTime() + step.expires * 1000).toISOString()}),
     }
-    await ctx.change('freeze', 'change freeze', null, record, () => ctx.control.freeze.set(record))
+    await ctx.change('freeze', 'change freeze', null, record, () => ctx.control.freeze.set(record, ctx.control.runId))
     return {status: 'done', message: `frozen by ${record.by}: ${record.reason}`}
   },
 }

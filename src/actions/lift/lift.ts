@@ -214,6 +214,7 @@ async function liftByDegrees(step: LiftStep & {schedule: number[]; bake: number}
       const result = await ctx.watch(step.gate, step.bake, at)
       verdicts.push(...result.verdicts)
       if (result.outcome === 'interrupted') return {status: 'interrupted', message: `interrupted at ${at}; ${await revert()}`, verdicts}
+      if (result.outcome === 'held') return {status: 'held', message: `${result.reason}; holding at ${at}`, verdicts}
       if (result.outcome === 'fail') return {...gateFailure(step, result, await revert()), verdicts}
     } else if ((await ctx.hold(step.bake, `in the bake at ${at}`)) === 'interrupted')
       return {status: 'interrupted', message: `interrupted at ${at}; ${await revert()}`, verdicts}

@@ -5,7 +5,7 @@ import {gatePlan, type ActionDefinition} from '../action.js'
 import {expandSchedule, type ScheduleData} from '../../runbook/schedule.js'
 import {pacePlan, resolvePace, scheduleTitle} from '../../pacing/rule.js'
 import {planSplit, splitPlanText} from '../../pacing/split.js'
-import {describeWeights, rampExpects, runWeightsRamp, wayBackPlan, weightsAt, weightsRules} from '../weights-ramp.js'
+import {countsAtFull, describeWeights, rampExpects, runWeightsRamp, wayBackPlan, weightsAt, weightsRules} from '../weights-ramp.js'
 
 export const ramp: ActionDefinition<RampStep, typeof rampSchema> = {
   action: 'ramp',
@@ -45,6 +45,11 @@ export const ramp: ActionDefinition<RampStep, typeof rampSchema> = {
         `a bake of ${bake} s is shorter than the record's TTL of ${ttl} s, so not every client would have seen a step before it is judged; make it at least ${ttl} s, or set allowShortBake: true`,
       )
     const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
+    const others = Object.entries(sets ?? {})
+      .filter(([set]) => set !== raw.set)
+      .map(([, pool]) => pool)
+    const atFull = countsAtFull(gate, schedule.at(-1) ?? 0, raw.set, others)
+    if (atFull) fail([...path, 'schedule'], atFull)
     const split = planSplit(targets, sets ?? {}, raw.split)
     return {...raw, ...common, schedule, bake, gate, pace, split}
   },

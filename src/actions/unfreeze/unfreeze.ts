@@ -46,7 +46,7 @@ export const unfreeze: ActionDefinition<UnfreezeStep, typeof unfreezeSchema> = {
           before: null,
           after: found,
           describe: `put back the change freeze (${found.reason})`,
-          apply: () => control.freeze.set(found),
+          apply: () => control.freeze.set(found, control.runId),
         }
       },
       // A freeze set since the run lifted its own is whoever set it's, for them to lift: never drift.
@@ -62,7 +62,7 @@ export const unfreeze: ActionDefinition<UnfreezeStep, typeof unfreezeSchema> = {
       if (!step.force) throw error
       const damaged = (error as Error).message
       ctx.warn(`clearing a damaged freeze record by force: ${damaged}`)
-      await ctx.change('unfreeze', 'change freeze', {damaged}, null, () => ctx.control.freeze.clear())
+      await ctx.change('unfreeze', 'change freeze', {damaged}, null, () => ctx.control.freeze.clear(ctx.control.runId))
       return {status: 'done', message: 'cleared a damaged freeze record, by force'}
     }
     if (!current) return {status: 'done', message: 'nothing to unfreeze: no freeze in place'}
@@ -77,7 +77,7 @@ export const unfreeze: ActionDefinition<UnfreezeStep, typeof unfreezeSchema> = {
       return {status: 'done', message: `left the freeze in place: ${describeFreeze(current)}`}
     }
     if (!ours) ctx.warn(`lifting a freeze this run did not set, by force: ${describeFreeze(current)}`)
-    await ctx.change('unfreeze', 'change freeze', current, null, () => ctx.control.freeze.clear())
+    await ctx.change('unfreeze', 'change freeze', current, null, () => ctx.control.freeze.clear(ctx.control.runId))
     return {status: 'done', message: `unfrozen (was ${describeFreeze(current)})${ours ? '' : ', by force'}`}
   },
 }

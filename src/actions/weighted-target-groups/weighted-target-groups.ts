@@ -7,7 +7,7 @@ import type {PoolSplit} from '../../ports/backend.js'
 import type {ControlPlane, WeightsPort} from '../../ports/control-plane.js'
 import type {TargetsData} from '../../runbook/schema.js'
 import {gatePlan, type ActionDefinition} from '../action.js'
-import {runWeightsRamp, wayBackPlan, weightsRules} from '../weights-ramp.js'
+import {countsAtFull, runWeightsRamp, wayBackPlan, weightsRules} from '../weights-ramp.js'
 import {weightedTargetGroupsSchema, type WeightedTargetGroupsStep} from './schema.js'
 
 const kind = 'pool-weights'
@@ -59,6 +59,13 @@ export const weightedTargetGroups: ActionDefinition<WeightedTargetGroupsStep, ty
     const schedule = pace ? [pace.to] : expandSchedule(raw.schedule as ScheduleData, [...path, 'schedule'], fail)
     const bake = raw.bake ?? defaults.bake ?? defaultBake
     const gate = raw.gate ? resolveGate(raw.gate, [...path, 'gate']) : undefined
+    const atFull = countsAtFull(
+      gate,
+      schedule.at(-1) ?? 0,
+      raw.pool,
+      pools.filter((p) => p !== raw.pool),
+    )
+    if (atFull) fail([...path, 'schedule'], atFull)
     const measured = planSplit(targets, Object.fromEntries(pools.map((p) => [p, p])), raw.split)
     return {...raw, ...common, schedule, bake, gate, at, pace, split: measured}
   },

@@ -272,6 +272,19 @@ const faultSchema = z.discriminatedUnion('kind', [
     from: time,
     to: time,
   }),
+  /**
+   * A bad build or a failing dependency that answers a share of a pool's requests with an error:
+   * from `from` to `to`, each request its servers serve is answered 500 with chance `percent` /
+   * 100, after its full service time (the work was done; only the answer is an error). The servers
+   * stay up and pass their checks, as a pool with a small regression does.
+   */
+  z.strictObject({
+    kind: z.literal('errors'),
+    pool: z.string().optional(),
+    percent: z.number().gt(0).max(100),
+    from: time,
+    to: time,
+  }),
   z.strictObject({
     kind: z.literal('metadata-outage'),
     pool: z.string().optional(),

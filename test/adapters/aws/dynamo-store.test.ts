@@ -68,8 +68,30 @@ function table(exists = true, retried: Record<string, {attempts: number; totalRe
     },
     query: async (input) => {
       const pk = input.ExpressionAttributeValues![':pk'].S
-      const found = [...items.values()].filter((i) => i.pk.S === pk).sort((a, b) => Number(a.sk.N) - Number(b.sk.N))
+      const from = input.KeyConditionExpression === 'pk = :pk AND sk >= :from' ? Number(input.ExpressionAttributeValues![':from'].N) : -Infinity
+      if (input.KeyConditionExpression !== 'pk = :pk' && from === -Infinity)
+        throw new Error(`the fake table knows no key condition ${input.KeyConditionExpression}`)
+      const found = [...items.values()].filter((i) => i.pk.S === pk && Number(i.sk.N) >= from).sort((a, b) => Number(a.sk.N) - Number(b.sk.N))
       return page(found, input.ExclusiveStartKey)
+    },
+    transactWriteItems: async (input) => {
+      // All or nothing: every condition is checked before anything is written.
+      const items_ = input.TransactItems!
+      const reasons = items_.map((t) => {
+        if (t.ConditionCheck) {
+          const c = t.ConditionCheck
+          if (c.ConditionExpression !== 'lockId = :id AND fence = :fence') throw new Error(`the fake table knows no condition ${c.ConditionExpression}`)
+          const current = items.get(key(c.Key!))
+          const v = c.ExpressionAttributeValues!
+          return current?.lockId?.S === v[':id'].S && current?.fence?.N === v[':fence'].N ? 'None' : 'ConditionalCheckFailed'
+        }
+        const put = t.Put!
+        return passes(items.get(key(put.Item!)), put.ConditionExpression, put.ExpressionAttributeValues) ? 'None' : 'ConditionalCheckFailed'
+      })
+      if (reasons.some((r) => r !== 'None'))
+        throw awsError('TransactionCanceledException', `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.join(', ')}]`)
+      for (const t of items_) if (t.Put) items.set(key(t.Put.Item!), t.Put.Item!)
+      return {}
     },
     scan: async (input) => {
       const prefix = input.ExpressionAttributeValues![':lock'].S!
@@ -126,6 +148,29 @@ describe('the DynamoDB state store over a fake of its narrow interface', () => {
     await store.release([], RUN)
   })
 
+  it('readAfter queries from the entry a follower has on, one query a page, and tells an unknown run from one with nothing new', async () => {
+    const t = table()
+    const store = new DynamoStore('sluice-state', {}, t.calls)
+    await store.append(RUN, entry(1, 'run-start', runStartFields(RUN)))
+    await store.acquire([], who)
+    for (const seq of [2, 3, 4, 5]) await store.append(RUN, entry(seq, 'note'))
+    const before = t.made.length
+    // The fake answers two items a page: from entry 4, one page.
+    expect((await store.readAfter(RUN, 4)).entries.map((e) => e.seq)).toEqual([5])
+    expect(t.made.slice(before).map((m) => [m.call, (m.input as {KeyConditionExpression?: string}).KeyConditionExpression])).toEqual([
+      ['query', 'pk = :pk AND sk >= :from'],
+    ])
+    expect((await store.readAfter(RUN, 2)).entries.map((e) => e.seq)).toEqual([3, 4, 5])
+    expect(await store.readAfter(RUN, 5)).toEqual({entries: [], torn: null})
+    await expect(store.readAfter('20261104-100000-ffff', 5)).rejects.toThrow(
+      new InputError('no run 20261104-100000-ffff in dynamodb://sluice-state; `sluice journal` lists the runs'),
+    )
+    // Damage after the entry asked from is named by its item.
+    t.items.set(`run#${RUN}|6`, {pk: {S: `run#${RUN}`}, sk: {N: '6'}, entry: {S: '{"seq":8,"at":"2026-11-04T10:00:06.000Z","type":"note"}'}})
+    await expect(store.readAfter(RUN, 5)).rejects.toThrow(`dynamodb://sluice-state run#${RUN}:6: entry number 8 where 6 was expected`)
+    await store.release([], RUN)
+  })
+
   it('an entry that is not JSON is damage, named by its item', async () => {
     const t = table()
     const store = new DynamoStore('sluice-state', {}, t.calls)
@@ -164,6 +209,7 @@ describe('the DynamoDB state store over a fake of its narrow interface', () => {
       leaseSeconds: 1,
       lockId: '0123456789abcdef',
       version: 'v-dead',
+      fence: 7,
       ...(thisPlace === undefined ? {} : {place: thisPlace}),
     }
     t.items.set('lock#route53:Z1|0', {

@@ -12,7 +12,7 @@ function recordingClients() {
       return {answered: command.constructor.name}
     },
   })
-  const services = ['route53', 'elbv2', 'cloudwatch', 'dynamodb', 'sts', 'ec2'] as const
+  const services = ['route53', 'elbv2', 'cloudwatch', 'dynamodb', 's3', 'sts', 'ec2', 'ssm', 'ecs'] as const
   return {clients: Object.fromEntries(services.map((s) => [s, client(s)])) as unknown as AwsClients, sent}
 }
 
@@ -32,7 +32,7 @@ describe('the narrow interfaces over the SDK (src/aws/sdk.ts)', () => {
       }
     }
     // Every call sluice makes, by service: what `sluice iam-policy` must grant and the fakes must answer.
-    expect(expected).toHaveLength(26)
+    expect(expected).toHaveLength(41)
     expect(new Set(sent.map((s) => `${s.service} ${s.command}`))).toEqual(new Set(expected))
   })
 

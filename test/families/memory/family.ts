@@ -105,7 +105,7 @@ function memoryBackend(targets: MemoryTargets): Backend {
     actsThroughAws: false,
     reachedWithoutIam: 'in memory',
     locks: {weights: () => lock('split'), pool: (pool) => lock(`pool/${pool}`), restrictions: () => lock('gate')},
-    iam: {weights: () => [], pool: () => [], restrict: () => [], lift: () => [], read: () => []},
+    iam: {weights: () => [], pool: () => [], restart: () => [], restrict: () => [], lift: () => [], read: () => []},
     poolSplit: (_rule, _path) => ({at: `memory:${m.name}`, label: `memory ${m.name} split`, pools, locks: lock('split'), iam: []}),
     problems(): BackendProblem[] {
       const others = (['dns', 'targetGroups', 'listener', 'haproxy'] as const).filter((key) => targets[key] !== undefined)
