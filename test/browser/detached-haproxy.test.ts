@@ -59,7 +59,7 @@ steps:
   - action: ramp
     set: green
     schedule: [10, 25, 50, 75, 100]
-    bake: 4
+    bake: 8
     split: 'off'
     gate: {metric: error-rate, threshold: 20, window: 2, interval: 1, successes: 2, pool: green}
 `,
@@ -120,8 +120,15 @@ describe('a detached run on HAProxy, on the bridge page', () => {
       // Each new journal entry, seen by polling the file, is on the page within a second.
       const lags: number[] = []
       let seen = journal(runId).length
+      // Bounded, so that a run that ends or stalls first fails here, saying so, not at the test's timeout.
+      const lookUntil = performance.now() + 60_000
       while (lags.length < 6) {
         const entries = journal(runId)
+        const ended = entries.find((e) => e.type === 'run-end')
+        if (ended || performance.now() > lookUntil)
+          throw new Error(
+            `${ended ? 'the run ended' : 'no new entries for 60 s'} after ${lags.length} of 6 entries were seen on the page; journal: ${entries.map((e) => e.type).join(', ')}`,
+          )
         if (entries.length > seen) {
           const written = performance.now()
           const last = entries.at(-1)!.seq
@@ -163,5 +170,6 @@ describe('a detached run on HAProxy, on the bridge page', () => {
     } finally {
       server.kill('SIGTERM')
     }
-  })
+    // Its longest waits are bounded on their own (60 s, 20 s, 90 s); on a loaded machine they add up past the project's 120 s.
+  }, 240_000)
 })
