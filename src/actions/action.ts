@@ -253,18 +253,26 @@ export function gatePlan(step: AnyStep & {gate?: Gate}): string[] {
   const gate = step.gate
   if (!gate) return []
   if (gate.judge === 'counts') {
-    const needed = (baselineRate: number, share: number) =>
-      requestsNeeded({
-        baselineRate,
-        marginPoints: gate.threshold,
-        share,
-        confidence: gate.confidence / 100,
-        looks: countsLooks(gate, 'bake' in step ? Number(step.bake) : 0),
-      })
+    const bake = 'bake' in step ? Number(step.bake) : 0
+    const question = {marginPoints: gate.threshold, confidence: gate.confidence / 100, looks: countsLooks(gate, bake)}
+    const needed = (baselineRate: number, share: number) => requestsNeeded({baselineRate, share, ...question})
     const n = (x: number) => x.toLocaleString('en-US')
+    const pool = gate.pool ?? 'the pool'
+    const apart = `to tell ${gate.threshold} point${gate.threshold === 1 ? '' : 's'} apart it needs about`
+    const judged = `gate: ${describeGate(gate)}, on every ${gate.interval} s interval of the bake together; holds if it cannot tell by ${gate.inconclusiveLimit} intervals after the bake; on failure: ${step.onFailure}`
+    if (gate.baseline === 'before') {
+      // The pool's own traffic before and after: the baseline holds window / bake of the bake's requests.
+      const ratio = gate.window / Math.max(bake, gate.interval)
+      const before = (baselineRate: number) =>
+        requestsNeeded({baselineRate, baselineRatio: ratio, baselineIntervals: Math.floor(gate.window / gate.interval), ...question})
+      return [
+        `${judged}; first watches ${pool} for ${gate.window} s before the change (${Math.floor(gate.window / gate.interval)} intervals), its baseline`,
+        `${apart} ${n(before(1))} requests on ${pool} over the bake at a 1% baseline, at the same rate before the change as after (${n(before(0.1))} at 0.1%)`,
+      ]
+    }
     return [
-      `gate: ${describeGate(gate)}, on every ${gate.interval} s interval of the bake together; holds if it cannot tell by ${gate.inconclusiveLimit} intervals after the bake; on failure: ${step.onFailure}`,
-      `to tell ${gate.threshold} point${gate.threshold === 1 ? '' : 's'} apart it needs about ${n(needed(1, 0.1))} requests on ${gate.pool ?? 'the pool'} over the bake at a 1% baseline with a tenth of the traffic (${n(needed(0.1, 0.1))} at 0.1%; ${n(needed(1, 0.5))} with half)`,
+      judged,
+      `${apart} ${n(needed(1, 0.1))} requests on ${pool} over the bake at a 1% baseline with a tenth of the traffic (${n(needed(0.1, 0.1))} at 0.1%; ${n(needed(1, 0.5))} with half)`,
     ]
   }
   return [

@@ -8,7 +8,8 @@ import {InputError, RefusedError} from '../errors.js'
 import type {Step} from '../actions/registry.js'
 import type {Runbook} from '../loader/runbook.js'
 import type {EngineIO, GateVerdict, RunEvent, RunOutcome, StepStatus} from '../ports/io.js'
-import {watchGate} from './gate.js'
+import {watchBefore, watchGate} from './gate.js'
+import type {Counts} from '../judge/counts.js'
 import {holdFor} from './hold.js'
 import {stepName} from '../format.js'
 import {planRunbook} from './plan.js'
@@ -254,10 +255,25 @@ function actionContext(
   // A gate relative to `before` is judged against the window before the step's change: read at the
   // first change since the last watch, or as the watch starts when nothing changed (a check).
   const stepGate = 'gate' in step ? step.gate : undefined
-  let baseline: Reading | undefined
-  const readBaseline = async (gate: Gate): Promise<Reading> => {
+  // The threshold judge's is one reading of the window; the counts judge's, the window's intervals, watched.
+  let baseline: {reading: Reading} | {intervals: Counts[]} | undefined
+  const readBaseline = async (gate: Gate): Promise<{reading: Reading} | {intervals: Counts[]}> => {
+    const metrics = need(control.metrics, 'metrics (targets.metrics)')
+    if (gate.judge === 'counts') {
+      const of = gate.pool ?? 'the pool'
+      out.emit({
+        type: 'progress',
+        step: step.index,
+        message: `watching ${of} for ${gate.window} s before the change, a look every ${gate.interval} s: the counts judge's baseline`,
+        at: at(),
+      })
+      const intervals = await watchBefore(metrics, gate, control.clock, signal, (look, looks) =>
+        out.emit({type: 'progress', step: step.index, message: `baseline: ${look} of ${looks} intervals of ${of} before the change`, at: at()}),
+      )
+      return {intervals}
+    }
     out.emit({type: 'progress', step: step.index, message: `measuring the baseline: ${gate.metric} over the ${gate.window} s before the change`, at: at()})
-    return need(control.metrics, 'metrics (targets.metrics)').read(gate.metric, gate.window, gate.pool, signal)
+    return {reading: await metrics.read(gate.metric, gate.window, gate.pool, signal)}
   }
   return {
     control,
@@ -350,8 +366,15 @@ function actionContext(
         )
       const before = baseline
       baseline = undefined
+      // Read when the step changed nothing (a check), or was read for a gate judged the other way.
+      const measured = async () => (before && 'intervals' in before === (gate.judge === 'counts') ? before : await readBaseline(gate))
       return watchGate({
-        ...(gate.baseline === 'before' ? {before: () => (before ? Promise.resolve(before) : readBaseline(gate))} : {}),
+        ...(gate.baseline === 'before'
+          ? {
+              before: async () => (measured as () => Promise<{reading: Reading}>)().then((m) => m.reading),
+              beforeCounts: async () => (measured as () => Promise<{intervals: Counts[]}>)().then((m) => m.intervals),
+            }
+          : {}),
         gate,
         bake,
         context,

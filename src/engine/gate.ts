@@ -3,7 +3,7 @@ import type {RunControls} from '../ports/controls.js'
 import {countsLooks, describeBaseline, describeGate, type Gate} from '../runbook/gate.js'
 import type {GateResult, GateVerdict} from '../ports/io.js'
 import {formatMetric, noDataWhy, stepName, verdictMeasure} from '../format.js'
-import {countsSentence, judgeCounts, type Counts} from '../judge/counts.js'
+import {countsSentence, judgeCounts, leastIntervals, type Counts} from '../judge/counts.js'
 
 type Judged = Pick<GateVerdict, 'outcome' | 'bound' | 'why'>
 
@@ -48,6 +48,44 @@ export interface GateWatch {
   controls?: RunControls
   /** A gate relative to `before`: the reading over the window before the step's change, read once. */
   before?: () => Promise<Reading>
+  /** A counts gate relative to `before`: the intervals watched before the step's change (watchBefore). */
+  beforeCounts?: () => Promise<Counts[]>
+}
+
+/**
+ * The counts judge's baseline for relativeTo: before: the pool watched for the gate's window
+ * before the step's change, one look each interval, each reading the interval since the last, as
+ * the bake's looks will; both sides are then measured alike. The first look reads the interval
+ * just past (HAProxy, whose counters keep no past, waits it out), the rest wait for theirs, so
+ * the change comes a window later than it would. Intervals without counts add nothing; fewer
+ * than the judge needs to tell how much they vary is an error, before anything changes: a pool
+ * that served nothing before the change (a ramp from 0%) has no before to compare with.
+ */
+export async function watchBefore(
+  metrics: MetricsPort,
+  gate: Gate,
+  clock: Clock,
+  signal: AbortSignal,
+  onLook: (look: number, of: number) => void,
+): Promise<Counts[]> {
+  const looks = Math.floor(gate.window / gate.interval)
+  const intervals: Counts[] = []
+  let without = ''
+  for (let look = 1; look <= looks; look++) {
+    if (look > 1) await clock.sleep(gate.interval, signal)
+    if (signal.aborted) throw new Error('interrupted while watching the baseline before the change')
+    const reading = await metrics.read(gate.metric, gate.interval, gate.pool, signal)
+    const counts = countsOf(reading)
+    if (counts && counts.requests > 0) intervals.push(counts)
+    else without = reading.value !== null && reading.requests === null ? 'the source gives no request counts' : 'no requests'
+    onLook(look, looks)
+  }
+  if (intervals.length < leastIntervals)
+    throw new Error(
+      `gate ${describeGate(gate)}: ${gate.pool ?? 'the pool'} had requests in ${intervals.length} of the ${looks} intervals of ${gate.interval} s before the change (${without}), and the counts judge needs ${leastIntervals}: ` +
+        'nothing to compare the bake with, and nothing was changed (a pool that takes no traffic before the step, as in a ramp from 0%, is judged against another: relativeTo: stable or {pool: NAME})',
+    )
+  return intervals
 }
 
 /**
@@ -197,7 +235,11 @@ async function watchCounts(w: GateWatch): Promise<GateResult> {
   const looks = countsLooks(gate, w.bake)
   const verdicts: GateVerdict[] = []
   const receiving: Counts[] = []
-  const baseline: Counts[] = []
+  // Before the change: watched already, the same at every look. A baseline pool: an interval a look beside the receiving pool's.
+  if (gate.baseline === 'before' && !w.beforeCounts)
+    throw new Error(`gate ${describeGate(gate)} is relative to before, and nothing watched the pool before the change`)
+  const before = gate.baseline === 'before' ? await w.beforeCounts!() : null
+  const baseline: Counts[] = before ? [...before] : []
   let counted = 0
   let last = clock.now()
   const promote = w.controls?.listenForPromote(
@@ -214,19 +256,25 @@ async function watchCounts(w: GateWatch): Promise<GateResult> {
       if (!w.controls?.pausedBy) counted += woke - last
       last = woke
       const read = await readLook(w, verdicts, () =>
-        Promise.all([w.metrics.read(gate.metric, gate.interval, gate.pool, w.signal), w.metrics.read(gate.metric, gate.interval, basePool, w.signal)]),
+        Promise.all([
+          w.metrics.read(gate.metric, gate.interval, gate.pool, w.signal),
+          before ? null : w.metrics.read(gate.metric, gate.interval, basePool, w.signal),
+        ]),
       )
       if ('ended' in read) return read.ended
       const [reading, other] = read.readings
       const r = countsOf(reading)
-      const b = countsOf(other)
-      if (r && b) {
+      const b = other ? countsOf(other) : null
+      if (r && (b || before)) {
         receiving.push(r)
-        baseline.push(b)
+        if (b) baseline.push(b)
       }
       const judged = judgeCounts(receiving, baseline, {marginPoints: gate.threshold, confidence: gate.confidence / 100, looks})
-      const names = {receiving: gate.pool ?? 'the pool', baseline: describeBaseline(gate.baseline!).replace(/^pool /, '')}
-      const missing = r && b ? undefined : reading.requests === null || other.requests === null ? 'the source gives no request counts' : noDataWhy
+      const names = {
+        receiving: gate.pool ?? 'the pool',
+        baseline: before ? `${gate.pool ?? 'the pool'} before the step` : describeBaseline(gate.baseline!).replace(/^pool /, ''),
+      }
+      const missing = r && (b || before) ? undefined : reading.requests === null || other?.requests === null ? 'the source gives no request counts' : noDataWhy
       const verdict: GateVerdict = {
         step: w.step,
         gate: describeGate(gate),

@@ -54,6 +54,8 @@ export const leastIntervals = 3
  *   once). The excess is measured per pool from its intervals (Pearson's χ² over k − 1, at least 1)
  *   and widens that pool's variance; the limits are Student's t with the Welch-Satterthwaite
  *   degrees of freedom, since the dispersion is estimated from a few intervals, not known.
+ * - A baseline from before the change (relativeTo: before) is the intervals watched before it,
+ *   the same throughout the bake; the degrees of freedom then take each side's own count.
  * - A gate looks again and again. The confidence asked is spent evenly over the bake's looks, so
  *   the chance of any wrong verdict over the whole bake stays within it.
  */
@@ -68,7 +70,11 @@ export function judgeCounts(receiving: Counts[], baseline: Counts[], question: C
   }
   const alpha = (1 - question.confidence) / Math.max(1, question.looks)
   const needs = 100 * (1 - alpha)
-  const intervals = Math.min(receiving.length, baseline.length)
+  // A baseline from before the change (relativeTo: before) is a fixed set of intervals; a baseline
+  // pool's grows beside the receiving pool's, one interval a look.
+  const kr = receiving.length
+  const kb = baseline.length
+  const intervals = Math.min(kr, kb)
   if (intervals < leastIntervals)
     return {
       ...base,
@@ -77,7 +83,10 @@ export function judgeCounts(receiving: Counts[], baseline: Counts[], question: C
       needs,
       dispersion: 1,
       baselineDispersion: 1,
-      why: `${intervals} interval${intervals === 1 ? '' : 's'} so far; how much the windows vary needs ${leastIntervals}`,
+      why:
+        kb < leastIntervals && kb < kr
+          ? `${kb} interval${kb === 1 ? '' : 's'} of the baseline; how much the windows vary needs ${leastIntervals}`
+          : `${intervals} interval${intervals === 1 ? '' : 's'} so far; how much the windows vary needs ${leastIntervals}`,
     }
   const pr = (r.errors + 1) / (r.requests + 2)
   const pb = (b.errors + 1) / (b.requests + 2)
@@ -86,12 +95,13 @@ export function judgeCounts(receiving: Counts[], baseline: Counts[], question: C
   // Were the pool no worse, it would vary as the baseline does: the baseline's excess, as a
   // correlation within a window, carried over to the pool's window size. Only that counts
   // against failing it; its own excess (seven bad windows and three good) is evidence, not noise.
-  const rho = (phiB - 1) / Math.max(1, b.requests / intervals - 1)
-  const phiNull = Math.max(1, 1 + (r.requests / intervals - 1) * rho)
+  const rho = (phiB - 1) / Math.max(1, b.requests / kb - 1)
+  const phiNull = Math.max(1, 1 + (r.requests / kr - 1) * rho)
   const limits = (phiR: number) => {
     const vr = (phiR * pr * (1 - pr)) / (r.requests + 2)
     const vb = (phiB * pb * (1 - pb)) / (b.requests + 2)
-    const df = ((intervals - 1) * (vr + vb) ** 2) / (vr ** 2 + vb ** 2)
+    // Welch-Satterthwaite, each side's variance estimated from its own intervals.
+    const df = kr === kb ? ((kr - 1) * (vr + vb) ** 2) / (vr ** 2 + vb ** 2) : (vr + vb) ** 2 / (vr ** 2 / (kr - 1) + vb ** 2 / (kb - 1))
     return {se: Math.sqrt(vr + vb), df, q: tQuantile(1 - alpha, df)}
   }
   const margin = question.marginPoints / 100
@@ -149,16 +159,20 @@ export function dispersion(intervals: Counts[]): number {
  * Requests the receiving pool needs over the whole bake for the judge to tell its margin apart:
  * a regression of twice the margin fails, and pools that err alike pass, each at least `power`
  * of the time at the last look, assuming windows no more varied than a binomial. `share` is the
- * receiving pool's share of all requests (the baseline has the rest).
+ * receiving pool's share of all requests (the baseline has the rest); `baselineRatio`, for a
+ * baseline from before the change, its requests for each of the bake's, over `baselineIntervals`.
  */
-export function requestsNeeded(o: {baselineRate: number; marginPoints: number; share: number; power?: number} & CountsQuestion): number {
+export function requestsNeeded(
+  o: {baselineRate: number; marginPoints: number; power?: number} & ({share: number} | {baselineRatio: number; baselineIntervals: number}) & CountsQuestion,
+): number {
   const power = o.power ?? 0.95
   const p0 = o.baselineRate / 100
   const m = o.marginPoints / 100
   const alpha = (1 - o.confidence) / Math.max(1, o.looks)
-  const df = Math.max(1, o.looks - 1)
+  // A baseline from before has its own few intervals: its variance is known on no more degrees of freedom than they give.
+  const df = Math.max(1, ('baselineIntervals' in o ? Math.min(o.looks, o.baselineIntervals) : o.looks) - 1)
   const q = tQuantile(1 - alpha, df) + normalQuantile(power)
-  const ratio = (1 - o.share) / o.share
+  const ratio = 'share' in o ? (1 - o.share) / o.share : o.baselineRatio
   // Even binomial windows are judged as varying at least as a binomial does, and more by chance.
   const f = dispersionAllowance(df)
   const se = (n: number, p1: number) => Math.sqrt(f * ((p1 * (1 - p1)) / n + (p0 * (1 - p0)) / (n * ratio)))

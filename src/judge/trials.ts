@@ -27,18 +27,30 @@ export interface TrialCase {
   intervals: number
   receiving: PoolModel
   baseline: PoolModel
+  /**
+   * A baseline from before the change (relativeTo: before): this many windows, all read before
+   * the bake and judged whole at every look. Without it, the baseline is a pool beside the
+   * receiving one, a window a look.
+   */
+  baselineBefore?: number
 }
 
 export type JudgeOutcome = 'pass' | 'fail' | 'inconclusive'
 
-/** A judge over a whole bake: it sees the windows one at a time and ends at its first pass or fail, or is inconclusive at the end. */
-export type Judge = (receiving: Counts[], baseline: Counts[]) => JudgeOutcome
+/**
+ * A judge over a whole bake: it sees the receiving pool's windows one at a time and ends at its
+ * first pass or fail, or is inconclusive at the end. `before`: the baseline's windows were all read
+ * before the bake (relativeTo: before), not one beside each of the pool's.
+ */
+export type Judge = (receiving: Counts[], baseline: Counts[], before: boolean) => JudgeOutcome
+
+const baselineAt = (baseline: Counts[], k: number, before: boolean) => (before ? baseline : baseline.slice(0, k))
 
 /** The counts judge looking after every window. */
 export function countsJudge(question: Omit<CountsQuestion, 'looks'>): Judge {
-  return (receiving, baseline) => {
+  return (receiving, baseline, before) => {
     for (let k = 1; k <= receiving.length; k++) {
-      const verdict = judgeCounts(receiving.slice(0, k), baseline.slice(0, k), {...question, looks: receiving.length})
+      const verdict = judgeCounts(receiving.slice(0, k), baselineAt(baseline, k, before), {...question, looks: receiving.length})
       if (verdict.outcome !== 'inconclusive') return verdict.outcome
     }
     return 'inconclusive'
@@ -52,11 +64,13 @@ export function countsJudge(question: Omit<CountsQuestion, 'looks'>): Judge {
  * data is never a pass); otherwise it passes once the bake is over with its last three windows passed.
  */
 export function thresholdJudge(thresholdPoints: number, minRequests = 100): Judge {
-  return (receiving, baseline) => {
+  return (receiving, baseline, before) => {
+    // Before the change: one reading over the whole window, as the threshold gate reads it.
+    const whole = before ? baseline.reduce((a, c) => ({requests: a.requests + c.requests, errors: a.errors + c.errors}), {requests: 0, errors: 0}) : null
     let inconclusive = 0
     for (let k = 0; k < receiving.length; k++) {
       const r = receiving[k]
-      const b = baseline[k]
+      const b = whole ?? baseline[k]
       if (r.requests < minRequests || b.requests < minRequests) {
         if (++inconclusive >= 3) return 'fail'
         continue
@@ -114,8 +128,8 @@ export function runTrials(c: TrialCase, judges: Record<string, Judge>, gates: nu
   const counts = Object.fromEntries(Object.keys(judges).map((name) => [name, {pass: 0, fail: 0, inconclusive: 0}]))
   for (let g = 0; g < gates; g++) {
     const receiving = windows(c.receiving, c.intervals, random)
-    const baseline = windows(c.baseline, c.intervals, random)
-    for (const [name, judge] of Object.entries(judges)) counts[name][judge(receiving, baseline)]++
+    const baseline = windows(c.baseline, c.baselineBefore ?? c.intervals, random)
+    for (const [name, judge] of Object.entries(judges)) counts[name][judge(receiving, baseline, c.baselineBefore !== undefined)]++
   }
   return Object.fromEntries(
     Object.entries(counts).map(([name, t]) => [

@@ -13,7 +13,8 @@ import {countsLooks, type Gate} from '../runbook/gate.js'
  * The need is the judge's own sum (requestsNeeded): requests on the pool for a regression of twice
  * the margin to fail and pools alike to pass, each 95% of the time, at the baseline's rate now. A
  * baseline with no errors now is taken at 0.1%, where the sum is near its least: no errors in ten
- * seconds is not a rate.
+ * seconds is not a rate. Relative to before, the baseline is the pool itself over the gate's window
+ * before each change, at the share it has then: where it has none, the step would refuse to start.
  */
 export async function countsNow(
   runbook: Runbook,
@@ -27,7 +28,8 @@ export async function countsNow(
   if (!metrics) return found
   for (const step of runbook.steps.slice(fromStep)) {
     const gate: Gate | undefined = 'gate' in step ? step.gate : undefined
-    if (gate?.judge !== 'counts' || !gate.pool || !gate.baseline || gate.baseline === 'before') continue
+    if (gate?.judge !== 'counts' || !gate.pool || !gate.baseline) continue
+    const before = gate.baseline === 'before'
     const shares = step.action === 'ramp' || step.action === 'weighted-target-groups' ? (step.pace ? [] : step.schedule) : null
     if (shares !== null && shares.length === 0) continue
     const bake = 'bake' in step && typeof step.bake === 'number' ? step.bake : gate.window
@@ -36,26 +38,30 @@ export async function countsNow(
       // A check judges the pool as it is: its own share of the demand now.
       const [all, pool, base] = await Promise.all([
         metrics.read('request-rate', seconds, undefined, signal),
-        shares === null ? metrics.read('request-rate', seconds, gate.pool, signal) : Promise.resolve(null),
+        shares === null || before ? metrics.read('request-rate', seconds, gate.pool, signal) : Promise.resolve(null),
         metrics.read('error-rate', seconds, baselinePool, signal),
       ])
       if (all.value === null || all.value <= 0) return `now: no requests in the last ${seconds} s, so no telling how many the bake will hold`
       const rate = base.value ?? 0
-      const at = (share: number) => {
-        const held = Math.round(all.value! * share * bake)
-        const needs = requestsNeeded({
-          baselineRate: Math.max(0.1, rate),
-          marginPoints: gate.threshold,
-          share: Math.min(0.99, Math.max(0.01, share)),
-          confidence: gate.confidence / 100,
-          looks: countsLooks(gate, bake),
-        })
-        return {held, needs}
-      }
+      const poolNow = Math.min(100, (100 * (pool?.value ?? 0)) / all.value)
+      const question = {baselineRate: Math.max(0.1, rate), marginPoints: gate.threshold, confidence: gate.confidence / 100, looks: countsLooks(gate, bake)}
       const n = (x: number) => x.toLocaleString('en-US')
-      const parts = (shares ?? [Math.min(100, (100 * (pool?.value ?? 0)) / all.value)]).map((percent) => {
-        const {held, needs} = at(percent / 100)
+      const points = shares ?? [poolNow]
+      const parts = points.map((percent, i) => {
+        const share = percent / 100
+        const held = Math.round(all.value! * share * bake)
         const where = shares === null ? `at ${gate.pool}'s ${Math.round(percent)}% now` : `at ${gate.pool} ${percent}%`
+        // Before the change, the pool is at the point before this one: for the first, where it is now.
+        const beforeShare = (shares === null || i === 0 ? poolNow : points[i - 1]) / 100
+        if (before && beforeShare <= 0)
+          return `${where} no requests on ${gate.pool} before the change to judge against: the step would stop before changing anything`
+        const needs = before
+          ? requestsNeeded({
+              ...question,
+              baselineRatio: (beforeShare * gate.window) / Math.max(1e-9, share * bake),
+              baselineIntervals: Math.floor(gate.window / gate.interval),
+            })
+          : requestsNeeded({...question, share: Math.min(0.99, Math.max(0.01, share))})
         return `${where} about ${n(held)} of the ${n(needs)} it needs${held < needs ? ' (short: a verdict may take the inconclusive intervals after the bake, or hold)' : ''}`
       })
       return (

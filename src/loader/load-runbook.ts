@@ -8,6 +8,7 @@ import type {GateData} from '../runbook/schema.js'
 import {limits, maxSecondsText} from '../runbook/limits.js'
 import type {Runbook} from './runbook.js'
 import {gateDefaults, type Baseline, type Gate} from '../runbook/gate.js'
+import {leastIntervals} from '../judge/counts.js'
 import type {StepCommon} from '../runbook/step-common.js'
 import {backendOf} from '../runbook/targets.js'
 
@@ -111,14 +112,25 @@ export function checkRunbook(data: RunbookData, file: string, site: ProblemSite)
     if (judge === 'counts') {
       // The counts judge weighs a pool's requests against another's over the same intervals.
       if (gate.metric !== 'error-rate') fail([...path, 'judge'], `judge: counts weighs requests and errors: it judges error-rate, not ${gate.metric}`)
-      else if (baseline === undefined || baseline === 'before')
+      else if (baseline === undefined)
         fail(
-          [...path, baseline === undefined ? 'judge' : 'relativeTo'],
-          'judge: counts compares the pool with a baseline pool over the same intervals: give relativeTo: stable or {pool: NAME} (before is one window from before the change; the threshold judge takes it)',
+          [...path, 'judge'],
+          'judge: counts compares the pool with a baseline: give relativeTo: stable or {pool: NAME} (another pool over the same intervals), or before (the pool over its window before the change)',
         )
       if (compare === 'ratio') fail([...path, 'compare'], 'judge: counts reads its threshold as a margin in points: leave compare out, or points')
       if (minRequests !== undefined) fail([...path, 'minRequests'], 'judge: counts weighs every request, however few: minRequests is for the threshold judge')
-      if (gate.window !== undefined) fail([...path, 'window'], 'judge: counts reads each interval once, from the last look to this one: leave window out')
+      if (gate.window !== undefined && baseline !== 'before')
+        fail(
+          [...path, 'window'],
+          'judge: counts reads each interval once, from the last look to this one: leave window out (with relativeTo: before it is how long the pool is watched before the change)',
+        )
+      const watched = gate.window ?? d.window ?? gateDefaults.window
+      const every = gate.interval ?? d.interval ?? gateDefaults.interval
+      if (baseline === 'before' && watched < leastIntervals * every)
+        fail(
+          [...path, gate.window === undefined ? 'interval' : 'window'],
+          `judge: counts relative to before watches the pool for its window before the change, one look each interval, and needs ${leastIntervals} looks to tell how much they vary: expected a window of at least ${leastIntervals} × ${every} s = ${leastIntervals * every} s, got ${watched} s`,
+        )
     } else if (gate.confidence !== undefined)
       fail([...path, 'confidence'], 'confidence is how sure the counts judge must be: give judge: counts, or leave it out')
     const resolved: Gate = {

@@ -60,7 +60,7 @@ export const gateSchema = z.strictObject({
     .enum(['threshold', 'counts'])
     .optional()
     .describe(
-      "How verdicts are reached. threshold: each window's value against the threshold (default). counts: an error-rate gate relative to a pool (relativeTo: stable or {pool}) judged on the requests and errors of every interval of the bake together: it fails when the pool is worse than the baseline by more than the threshold (in points) with the confidence asked, passes when the data rule that out, and is otherwise inconclusive and bakes on, up to inconclusiveLimit more intervals, then holds.",
+      "How verdicts are reached. threshold: each window's value against the threshold (default). counts: an error-rate gate relative to a pool (relativeTo: stable or {pool}: its same intervals) or to before (the pool watched for the gate's window before the change, a look every interval) judged on the requests and errors of every interval of the bake together: it fails when the pool is worse than the baseline by more than the threshold (in points) with the confidence asked, passes when the data rule that out, and is otherwise inconclusive and bakes on, up to inconclusiveLimit more intervals, then holds.",
     ),
   confidence: z
     .number()

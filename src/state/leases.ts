@@ -394,6 +394,21 @@ export abstract class LeasingStore implements StateStore {
         ),
       )
     } catch (error) {
+      // A renewal in flight when the process was stopped fails on waking (its deadline passed
+      // while it slept), before it can find the lock taken. If another holds it now, that is what
+      // happened, and what the operator must be told (exit 4, naming the holder), not a timeout.
+      const current = await this.readLock(record.resource).catch(() => undefined)
+      if (current && current.lockId !== record.lockId) {
+        this.lose(
+          record,
+          new LostLockError(
+            record.resource,
+            current,
+            `its lease was not renewed for ${record.leaseSeconds} s (this process was stopped, suspended or cut off), and another took the lock`,
+          ),
+        )
+        return
+      }
       if (!this.troubles.has(record.runId))
         this.troubles.set(
           record.runId,

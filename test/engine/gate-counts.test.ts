@@ -95,11 +95,15 @@ describe('judge: counts in a run', () => {
       ],
       [
         '{metric: error-rate, threshold: 1, pool: green, judge: counts}',
-        /gate\.judge: judge: counts compares the pool with a baseline pool over the same intervals: give relativeTo: stable or \{pool: NAME\}/,
+        /gate\.judge: judge: counts compares the pool with a baseline: give relativeTo: stable or \{pool: NAME\} \(another pool over the same intervals\), or before/,
       ],
       [
-        '{metric: error-rate, threshold: 1, pool: green, relativeTo: before, judge: counts}',
-        /gate\.relativeTo: judge: counts compares the pool with a baseline pool/,
+        '{metric: error-rate, threshold: 1, pool: green, relativeTo: before, window: 50, interval: 20, judge: counts}',
+        /gate\.window: judge: counts relative to before watches the pool for its window before the change, one look each interval, and needs 3 looks to tell how much they vary: expected a window of at least 3 × 20 s = 60 s, got 50 s/,
+      ],
+      [
+        '{metric: error-rate, threshold: 1, pool: green, relativeTo: before, interval: 30, judge: counts}',
+        /gate\.interval: judge: counts relative to before .*: expected a window of at least 3 × 30 s = 90 s, got 60 s/,
       ],
       [
         '{metric: error-rate, threshold: 1.5, pool: green, relativeTo: stable, compare: ratio, judge: counts}',
@@ -116,6 +120,64 @@ describe('judge: counts in a run', () => {
       ['{metric: error-rate, threshold: 1, pool: green, confidence: 95}', /gate\.confidence: confidence is how sure the counts judge must be/],
     ]
     for (const [gate, message] of cases) expect(inputErrorOf(() => twoPools(gate)).problems.join('\n')).toMatch(message)
+  })
+
+  it('relative to before: watches the pool for its window before the change, then fails a bake worse by more than the margin against it', async () => {
+    const split = new FakeDns({blue: 50, green: 50}, 0)
+    // Green erred on 0.5% before the change; at 75% it errs on 3%.
+    const metrics = new FakeMetrics((kind, pool): Reading | number => {
+      if (kind === 'request-rate') return servedAsSet(split.weights, pool, 100)
+      return {value: split.weights.green > 50 ? 3 : 0.5, requests: 2_000}
+    })
+    const io = new RecordingIO()
+    const gate = '{metric: error-rate, threshold: 1, window: 180, interval: 60, pool: green, relativeTo: before, judge: counts}'
+    const result = await runRunbook(twoPools(gate, '[75]'), {control: control({poolWeights: () => split, metrics}), io, signal: noAbort()})
+    expect(result.outcome, result.message).toBe('gate-failed')
+    // Three looks at green before anything changed, then one a look: no baseline pool is read.
+    const greenReads = metrics.reads.filter((r) => r.kind === 'error-rate')
+    expect(greenReads.every((r) => r.pool === 'green')).toBe(true)
+    const types = io.events.map((e) => (e.type === 'progress' ? `progress: ${e.message}` : e.type === 'mutation' ? `mutation ${e.mutation.phase}` : e.type))
+    const intent = types.indexOf('mutation intent')
+    expect(types.slice(0, intent).filter((t) => t.startsWith('progress: '))).toEqual(
+      expect.arrayContaining([
+        "progress: watching green for 180 s before the change, a look every 60 s: the counts judge's baseline",
+        'progress: baseline: 1 of 3 intervals of green before the change',
+        'progress: baseline: 3 of 3 intervals of green before the change',
+      ]),
+    )
+    expect(result.steps[0].verdicts.at(-1)).toMatchObject({outcome: 'fail', baseline: {of: 'before the step', requests: 6_000}})
+    expect(result.message).toMatch(/green 3\.0% of [\d,]+ against green before the step 0\.5% of 6,000: worse by 2\.5 points, margin 1, [>\d.]+% sure → fail/)
+    expect(split.weights).toEqual({blue: 50, green: 50})
+  })
+
+  it('relative to before: passes a pool that errs as it did before the change, once the bake is over', async () => {
+    const split = new FakeDns({blue: 50, green: 50}, 0)
+    const metrics = new FakeMetrics((kind, pool): Reading | number =>
+      kind === 'request-rate' ? servedAsSet(split.weights, pool, 100) : {value: 0.5, requests: 2_000},
+    )
+    const gate = '{metric: error-rate, threshold: 1, window: 180, interval: 60, pool: green, relativeTo: before, judge: counts}'
+    const result = await runRunbook(twoPools(gate, '[75]'), {control: control({poolWeights: () => split, metrics}), io: new RecordingIO(), signal: noAbort()})
+    expect(result.outcome, result.message).toBe('completed')
+    expect(verdictText(result.steps[0].verdicts.at(-1)!)).toMatch(
+      /green 0\.5% of 10,000 against green before the step 0\.5% of 6,000: (worse|better) by 0\.0 points, margin 1, [>\d.]+% sure → pass/,
+    )
+    expect(split.weights).toEqual({blue: 25, green: 75})
+  })
+
+  it('relative to before: a pool that served nothing before the change stops the step before it changes anything, saying why', async () => {
+    const split = new FakeDns({blue: 100, green: 0}, 0)
+    const metrics = new FakeMetrics((kind, pool): Reading | number =>
+      kind === 'request-rate' ? servedAsSet(split.weights, pool, 100) : split.weights.green > 0 ? {value: 0.5, requests: 2_000} : {value: null, requests: 0},
+    )
+    const io = new RecordingIO()
+    const gate = '{metric: error-rate, threshold: 1, window: 180, interval: 60, pool: green, relativeTo: before, judge: counts}'
+    const result = await runRunbook(twoPools(gate, '[10]'), {control: control({poolWeights: () => split, metrics}), io, signal: noAbort()})
+    expect(result.outcome).toBe('failed')
+    expect(result.message).toMatch(
+      /green had requests in 0 of the 3 intervals of 60 s before the change \(no requests\), and the counts judge needs 3: nothing to compare the bake with, and nothing was changed/,
+    )
+    expect(io.events.some((e) => e.type === 'mutation')).toBe(false)
+    expect(split.weights).toEqual({blue: 100, green: 0})
   })
 
   it('is refused on a schedule that ends at 100%, where the baseline in the same split takes no traffic; a schedule short of it, or a threshold gate, is not', () => {

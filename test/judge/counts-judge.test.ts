@@ -2,7 +2,7 @@ import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 import {countsSentence, judgeCounts, requestsNeeded, type Counts} from '../../src/judge/counts.js'
-import {countsJudge, mannWhitneyJudge, runTrials, thresholdJudge, type TrialCase, type TrialTally} from '../../src/judge/trials.js'
+import {countsJudge, mannWhitneyJudge, runTrials, thresholdJudge, type PoolModel, type TrialCase, type TrialTally} from '../../src/judge/trials.js'
 
 // The counts judge over 10,000 simulated gates a case (seeded), beside today's threshold gate set
 // to the same margin and a Mann–Whitney judge on the windows' rates, all on the same windows. A
@@ -147,6 +147,67 @@ describe('the counts judge over 10,000 simulated gates a case', () => {
   })
 })
 
+describe('relative to before: the pool over six intervals before the change, against its own bake of ten, 10,000 gates a case', () => {
+  // The pool's traffic is the same before and after: the baseline holds six tenths of the bake's requests.
+  const before = 6
+  const margin = 1
+  const base = 0.5
+  const needed = requestsNeeded({
+    baselineRate: base,
+    marginPoints: margin,
+    baselineRatio: before / intervals,
+    baselineIntervals: before,
+    confidence,
+    looks: intervals,
+  })
+  const perWindow = Math.ceil(needed / intervals)
+  const at = (rate: number, extra: Partial<PoolModel> = {}) => ({requests: perWindow, rate, ...extra})
+  const beforeTrial = (name: string, receiving: PoolModel, baseline: PoolModel) =>
+    trial(`before: ${name}`, {intervals, receiving, baseline, baselineBefore: before}, margin)
+
+  it('needs more of the pool’s requests than against a pool nine times its size, since its baseline is smaller', () => {
+    expect(needed).toBeGreaterThan(planned(base, margin).needed)
+    expect(needed).toBeLessThan(4 * planned(base, margin).needed)
+  })
+
+  it('equal, binomial windows: no more than 1% fail', () => {
+    const t = beforeTrial('equal, binomial', at(base), at(base))
+    expect(t.counts.fail).toBeLessThanOrEqual(1)
+    expect(t.counts.pass).toBeGreaterThanOrEqual(95)
+  })
+
+  it('equal, windows far more varied than a binomial on both sides: no more than 1% fail', () => {
+    const t = beforeTrial('equal, overdispersed', at(base, {concentration: 200}), at(base, {concentration: 200}))
+    expect(t.counts.fail).toBeLessThanOrEqual(1)
+  })
+
+  it('a regression of twice the margin at the sample the plan needs: missed no more than 5% of the time, passed no more than 1%', () => {
+    const t = beforeTrial('worse by twice the margin', at(base + 2 * margin), at(base))
+    expect(100 - t.counts.fail).toBeLessThanOrEqual(5)
+    expect(t.counts.pass).toBeLessThanOrEqual(1)
+  })
+
+  it('a regression of exactly the margin: passed no more than 1% of the time', () => {
+    const t = beforeTrial('worse by the margin', at(base + margin), at(base))
+    expect(t.counts.pass).toBeLessThanOrEqual(1)
+  })
+
+  it('tiny samples never pass', () => {
+    const t = beforeTrial('tiny, equal', {requests: 3, rate: base}, {requests: 3, rate: base})
+    expect(t.counts.pass).toBe(0)
+  })
+
+  it('judges a fixed baseline at every look: its dispersion and degrees of freedom are its own six intervals’', () => {
+    const baseline: Counts[] = [5, 3, 6, 4, 5, 7].map((e) => ({requests: 1_000, errors: e}))
+    const three = judgeCounts(baseline.slice(0, 3), baseline, {marginPoints: margin, confidence, looks: intervals})
+    expect(three.baseline).toEqual({rate: 0.5, requests: 6_000})
+    expect(three.receiving.requests).toBe(3_000)
+    expect(three.why).toBeUndefined()
+    const two = judgeCounts(baseline.slice(0, 2), baseline, {marginPoints: margin, confidence, looks: intervals})
+    expect(two.why).toBe('2 intervals so far; how much the windows vary needs 3')
+  })
+})
+
 describe('Kayenta’s hole (spinnaker 6278, kayenta 780): a canary of [100×7, 1×3] errors against a control of [1×10]', () => {
   const windows = (errors: number[]): Counts[] => errors.map((e) => ({requests: 1_000, errors: e}))
   const canary = windows([100, 100, 100, 100, 100, 100, 100, 1, 1, 1])
@@ -162,7 +223,7 @@ describe('Kayenta’s hole (spinnaker 6278, kayenta 780): a canary of [100×7, 1
     // fails it, since a pool no worse than its control would vary as the control does.
     expect(verdict.dispersion).toBeGreaterThan(20)
     expect(verdict.baselineDispersion).toBe(1)
-    expect(countsJudge({marginPoints: 1, confidence})(canary, control)).toBe('fail')
+    expect(countsJudge({marginPoints: 1, confidence})(canary, control, false)).toBe('fail')
     expect(countsSentence(verdict, {receiving: 'canary', baseline: 'control'}, 1)).toMatch(
       /^canary 7\.0% of 10,000 against control 0\.1% of 10,000: worse by 6\.9 points, margin 1; windows vary \d+\.\d× and 1\.0× a binomial, >99\.9% sure → fail$/,
     )

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {InputError, RefusedError} from '../../src/errors.js'
 import {LocalStore} from '../../src/local/local-store.js'
-import {LockedError, type JournalEntry, type LockRecord} from '../../src/ports/state-store.js'
+import {LockedError, LostLockError, type JournalEntry, type LockRecord} from '../../src/ports/state-store.js'
 import {DamagedStateError} from '../../src/state/records.js'
 import {runStartFields} from '../helpers/journal-entries.js'
 
@@ -206,6 +206,29 @@ describe('the local state store: locks are leases', () => {
     expect((await store.locks()).find((l) => l.resource === 'route53:Z1')).toMatchObject({runId: RUN, pid: process.pid})
     await store.release(['route53:Z1', 'x'], RUN)
     await store.release(['x'], RUN2)
+  })
+
+  it('a renewal that fails on waking (its deadline passed while the process was stopped) and finds the lock taken: lost, naming the holder, not a failed renewal', async () => {
+    // As the S3 store's PutObject did in CI: in flight at SIGSTOP, timed out at SIGCONT, while bob held the lock.
+    class Waking extends LocalStore {
+      asleep = false
+      protected override async replaceLock(record: LockRecord, version: string): Promise<boolean> {
+        if (this.asleep) throw new Error('Timeout: no answer within 30 s')
+        return super.replaceLock(record, version)
+      }
+    }
+    const store = new Waking(base())
+    await store.append(RUN, entry(1, 'run-start', runStartFields(RUN)))
+    await store.append(RUN, entry(2, 'note'))
+    const mine = (await store.locks()).find((l) => l.resource === `journal:${RUN}`)!
+    store.asleep = true
+    const taken = {...mine, lockId: 'feedfacefeedface', version: 'taken', fence: mine.fence + 1, operator: 'bob', host: 'far-away', pid: 4242}
+    writeFileSync(join(store.dir, 'locks', `journal_${RUN}.json`), JSON.stringify(taken))
+    // A heartbeat (a third of the 1 s lease) tries and fails.
+    await new Promise((resolve) => setTimeout(resolve, 700))
+    const lost = await store.stillHolds(RUN)
+    expect(lost).toBeInstanceOf(LostLockError)
+    expect(lost!.message).toMatch(/another took the lock.*held by run .* of bob on far-away \(pid 4242\)/)
   })
 
   it("a lock record claiming a lease past what sluice writes (1e12 s) is damaged: said so, and judged by the taker's own lease", async () => {
