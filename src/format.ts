@@ -1,5 +1,5 @@
 import type {ControlIntent} from './ports/controls.js'
-import type {GateVerdict, Mutation, PlannedStep, RunEvent, StepStatus} from './ports/io.js'
+import type {BaselineTaken, GateVerdict, Mutation, PlannedStep, RunEvent, StepStatus} from './ports/io.js'
 import type {PoolPlace} from './ports/pool-readings.js'
 
 // The run's vocabulary as text, in one place, so that the terminal, the journal and the reports
@@ -49,6 +49,15 @@ export function statusWithMessage(word: string, status: StepStatus, message: str
   const repeated = new RegExp(`^${status}\\b\\s*`, 'i')
   if (repeated.test(message)) return `${word} ${message.replace(repeated, '')}`.trimEnd()
   return message ? `${word}${separator}${message}` : word
+}
+
+/** A baseline taken before a change, as the journal says it: `12 intervals before the change: 2.3% of 9,012 requests`. */
+export function baselineText(b: BaselineTaken): string {
+  if ('reading' in b)
+    return `the window before the change: ${b.reading.value === null ? 'no data' : `${b.reading.value}`}${b.reading.requests == null ? '' : ` of ${Math.round(b.reading.requests).toLocaleString('en-US')} requests`}`
+  const requests = b.intervals.reduce((a, c) => a + c.requests, 0)
+  const errors = b.intervals.reduce((a, c) => a + c.errors, 0)
+  return `${b.intervals.length} intervals before the change: ${requests > 0 ? ((100 * errors) / requests).toFixed(2) : '0'}% of ${requests.toLocaleString('en-US')} requests`
 }
 
 /** `gate error-rate ≤ 1% over 60 s: 0.40% pass (ramp 5%)`; a verdict taken outside any phase has no parentheses. */
@@ -248,6 +257,9 @@ export function formatEvent(event: RunEvent): string[] {
       return []
     case 'placement':
       // The numbers behind the step's sentences, for the page's map: the sentences say it in words.
+      return []
+    case 'baseline':
+      // For a resume to judge against; the progress lines before it and the verdicts say it in words.
       return []
     case 'verdict':
       return [`${label(event.verdict.step)} ${verdictText(event.verdict)}`]

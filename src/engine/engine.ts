@@ -7,9 +7,8 @@ import type {RunControls} from '../ports/controls.js'
 import {InputError, RefusedError} from '../errors.js'
 import type {Step} from '../actions/registry.js'
 import type {Runbook} from '../loader/runbook.js'
-import type {EngineIO, GateVerdict, RunEvent, RunOutcome, StepStatus} from '../ports/io.js'
+import type {BaselineTaken, EngineIO, GateVerdict, RunEvent, RunOutcome, StepStatus} from '../ports/io.js'
 import {watchBefore, watchGate} from './gate.js'
-import type {Counts} from '../judge/counts.js'
 import {holdFor} from './hold.js'
 import {stepName} from '../format.js'
 import {planRunbook} from './plan.js'
@@ -44,8 +43,11 @@ export interface RunOptions {
    * and its outcome is recorded before the run goes on.
    */
   journal?: (event: RunEvent) => Promise<void>
-  /** Continue an earlier run: steps before `fromStep` are done; `mutations` are what that step already changed. */
-  resume?: {fromStep: number; mutations: ResumedMutation[]}
+  /**
+   * Continue an earlier run: steps before `fromStep` are done; `mutations` are what that step
+   * already changed; `baseline`, what its gate relative to before measured before the last of them.
+   */
+  resume?: {fromStep: number; mutations: ResumedMutation[]; baseline?: BaselineTaken}
   /** A live run's controls (`sluice pause`, `promote`, `abort`): each one received is recorded as a `control` event. */
   controls?: RunControls
   /** Indexes of the approve steps approved in advance (`--approve STEP`). */
@@ -256,8 +258,16 @@ function actionContext(
   // first change since the last watch, or as the watch starts when nothing changed (a check).
   const stepGate = 'gate' in step ? step.gate : undefined
   // The threshold judge's is one reading of the window; the counts judge's, the window's intervals, watched.
-  let baseline: {reading: Reading} | {intervals: Counts[]} | undefined
-  const readBaseline = async (gate: Gate): Promise<{reading: Reading} | {intervals: Counts[]}> => {
+  // Resumed with the step's change already made, the one journalled before it: the pool now is the pool after it.
+  let baseline: BaselineTaken | undefined = previous ? options.resume?.baseline : undefined
+  let resumedBaseline = baseline !== undefined
+  let reverting = false
+  const readBaseline = async (gate: Gate): Promise<BaselineTaken> => {
+    const taken = await measureBaseline(gate)
+    out.emit({type: 'baseline', step: step.index, baseline: taken, at: at()})
+    return taken
+  }
+  const measureBaseline = async (gate: Gate): Promise<BaselineTaken> => {
     const metrics = need(control.metrics, 'metrics (targets.metrics)')
     if (gate.judge === 'counts') {
       const of = gate.pool ?? 'the pool'
@@ -319,7 +329,11 @@ function actionContext(
     warn: (message) => out.emit({type: 'warning', step: step.index, message}),
     verdict: (verdict) => out.emit({type: 'verdict', verdict}),
     async change(kind, resource, before, after, apply, report) {
-      if (stepGate?.baseline === 'before' && baseline === undefined) baseline = await readBaseline(stepGate)
+      // A change of its own: the window before it, not one a killed run took before its last.
+      if (stepGate?.baseline === 'before' && !reverting && (baseline === undefined || resumedBaseline)) {
+        baseline = await readBaseline(stepGate)
+        resumedBaseline = false
+      }
       out.emit({type: 'mutation', at: at(), mutation: {step: step.index, phase: 'intent', kind, resource, before, after}})
       // Nothing changes before its intent is on record: that is what makes a resume possible.
       await out.flush()
@@ -366,13 +380,14 @@ function actionContext(
         )
       const before = baseline
       baseline = undefined
+      resumedBaseline = false
       // Read when the step changed nothing (a check), or was read for a gate judged the other way.
       const measured = async () => (before && 'intervals' in before === (gate.judge === 'counts') ? before : await readBaseline(gate))
       return watchGate({
         ...(gate.baseline === 'before'
           ? {
               before: async () => (measured as () => Promise<{reading: Reading}>)().then((m) => m.reading),
-              beforeCounts: async () => (measured as () => Promise<{intervals: Counts[]}>)().then((m) => m.intervals),
+              beforeCounts: async () => (measured as () => Promise<{intervals: Array<{requests: number; errors: number}>}>)().then((m) => m.intervals),
             }
           : {}),
         gate,
@@ -384,6 +399,10 @@ function actionContext(
         controls,
         metrics: need(control.metrics, 'metrics (targets.metrics)'),
         onVerdict: (verdict) => out.emit({type: 'verdict', verdict}),
+      }).then((result) => {
+        // After a gate that did not pass, the step's next change puts something back: made at once, judged by nothing.
+        reverting = result.outcome !== 'pass'
+        return result
       })
     },
     weights: () => need(control.weights, 'a weighted DNS record (targets.dns) or a HAProxy ramp map (targets.haproxy.rampMap)'),

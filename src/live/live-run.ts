@@ -5,7 +5,7 @@ import type {AwsOptions} from '../aws/clients.js'
 import {runRunbook} from '../engine/engine.js'
 import type {Drift} from '../actions/action.js'
 import {FailedError, InterruptedError, RefusedError} from '../errors.js'
-import type {RecordedMutation} from '../ports/io.js'
+import type {BaselineTaken, RecordedMutation} from '../ports/io.js'
 import type {ControlPlane} from '../ports/control-plane.js'
 import type {ControlSender} from '../ports/controls.js'
 import {journalLock, LostLockError, newRunId, type StateStore} from '../ports/state-store.js'
@@ -28,6 +28,8 @@ export interface ResumeSettings {
   fromStep: number
   /** What the step it resumes at had already changed. */
   mutations: ResumedMutation[]
+  /** What that step's gate relative to before measured before its last change, if it did. */
+  baseline?: BaselineTaken
   /** Every change the run recorded: what it left, for the drift check. */
   done: RecordedMutation[]
   /** The pause it stopped under, if any: it resumes paused. */
@@ -217,7 +219,15 @@ export async function runLive(runbook: Runbook, inputs: RunInputs, settings: Liv
           stopped = error as Error
         }
       },
-      ...(options.resume ? {resume: {fromStep: options.resume.fromStep, mutations: options.resume.mutations}} : {}),
+      ...(options.resume
+        ? {
+            resume: {
+              fromStep: options.resume.fromStep,
+              mutations: options.resume.mutations,
+              ...(options.resume.baseline ? {baseline: options.resume.baseline} : {}),
+            },
+          }
+        : {}),
     })
     const why = stoppedBy()
     if (why) {

@@ -1,6 +1,16 @@
 import type {AwsOptions} from '../aws/clients.js'
 import type {Runbook} from '../loader/runbook.js'
-import {firstUnfinishedStep, isOnWayBack, JournalWriter, mutations, pauseInForce, runStart, runStatus, thisHost} from '../state/journal.js'
+import {
+  baselineBeforeLastChange,
+  firstUnfinishedStep,
+  isOnWayBack,
+  JournalWriter,
+  mutations,
+  pauseInForce,
+  runStart,
+  runStatus,
+  thisHost,
+} from '../state/journal.js'
 import {journalLock, type StateStore} from '../ports/state-store.js'
 import type {ResumeSettings} from './live-run.js'
 import {liveControlPlane, lockedResources} from '../wiring/live.js'
@@ -64,6 +74,7 @@ export async function planResume(
     throw error
   }
   const fromStep = firstUnfinishedStep(read, runbook.steps.length)
+  const baseline = baselineBeforeLastChange(read, fromStep)
   return {
     runbook,
     settled,
@@ -72,6 +83,7 @@ export async function planResume(
       nextSeq: journal.nextSeq,
       fromStep,
       mutations: recorded.filter((m) => m.step === fromStep),
+      ...(baseline ? {baseline} : {}),
       done: recorded,
       paused: pauseInForce(read),
       reapply,

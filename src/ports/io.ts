@@ -1,5 +1,5 @@
 import type {Outcome} from '../errors.js'
-import type {MetricKind} from './control-plane.js'
+import type {MetricKind, Reading} from './control-plane.js'
 import type {ControlEffect, ControlIntent} from './controls.js'
 import type {PoolPlace} from './pool-readings.js'
 
@@ -108,6 +108,15 @@ export type RunEvent =
   | {type: 'control'; control: ControlIntent; effect: ControlEffect; did?: string}
   /** An assess step placed a pool on its map: the numbers behind its sentences. */
   | {type: 'placement'; step: number; pool: string; place: PoolPlace; at: number}
+  /**
+   * A gate relative to before measured its baseline, before the change it judges: journalled, so
+   * that a resume that finds the change made judges the bake against it, not against the pool as
+   * it is after the change.
+   */
+  | {type: 'baseline'; step: number; baseline: BaselineTaken; at: number}
+
+/** A before-the-change baseline: the threshold judge's one reading of the window, or the counts judge's intervals. */
+export type BaselineTaken = {reading: Reading} | {intervals: Array<{requests: number; errors: number}>}
 
 /** How a run ended; every outcome but bad input, which stops a run before it starts. */
 export type RunOutcome = Exclude<Outcome, 'bad-input'>

@@ -1,5 +1,5 @@
-import type {GateVerdict, Mutation} from '../ports/io.js'
-import {controlName, mutationText, stepName, verdictText} from '../format.js'
+import type {BaselineTaken, GateVerdict, Mutation} from '../ports/io.js'
+import {baselineText, controlName, mutationText, stepName, verdictText} from '../format.js'
 import {formatTable} from './table.js'
 import {runStatus} from '../state/journal.js'
 import type {RunListing} from '../state/run-life.js'
@@ -65,6 +65,8 @@ export function entryText(runId: string, e: JournalEntry): {text: string; detail
       return {text: verdictText(e.verdict as GateVerdict), detail: true}
     case 'warning':
       return {text: `warning: ${said(e.message)}`, detail: true}
+    case 'baseline':
+      return {text: `baseline: ${baselineText(e.baseline as BaselineTaken)}`, detail: true}
     case 'run-end':
       return {text: `run ${said(e.outcome)}: ${said(e.message)}`, detail: false}
     case 'rollback-start':

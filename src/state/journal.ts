@@ -2,7 +2,7 @@ import {createHash} from 'node:crypto'
 import {hostname, userInfo} from 'node:os'
 import {escapeControls} from '../input/terminal-safe.js'
 import type {ControlIntent, ControlSender} from '../ports/controls.js'
-import type {Mutation, RecordedMutation, RunEvent, StepStatus} from '../ports/io.js'
+import type {BaselineTaken, Mutation, RecordedMutation, RunEvent, StepStatus} from '../ports/io.js'
 import type {JournalEntry, JournalRead, StateStore} from '../ports/state-store.js'
 
 /** What the first entry of a journal says about the run. */
@@ -81,6 +81,7 @@ export class JournalWriter {
 const eventTypes: ReadonlySet<string> = new Set<RunEvent['type']>([
   'plan',
   'placement',
+  'baseline',
   'step-start',
   'progress',
   'bake',
@@ -172,6 +173,24 @@ export function isOnWayBack(read: JournalRead): boolean {
   return read.entries.some(
     (e) => e.type === 'rollback-start' || (e.type === 'control' && e.effect === 'aborting' && (e.control as ControlIntent | undefined)?.rollback === true),
   )
+}
+
+/**
+ * The baseline a step's gate relative to before measured before the last change the step made,
+ * if the journal has one: a resume that finds that change made judges its bake against it. A
+ * baseline with no change after it (the run died while watching) is not: the resume watches again.
+ */
+export function baselineBeforeLastChange(read: JournalRead, step: number): BaselineTaken | undefined {
+  let taken: BaselineTaken | undefined
+  let pending: BaselineTaken | undefined
+  for (const e of read.entries) {
+    if (e.type === 'baseline' && e.step === step) pending = e.baseline as BaselineTaken
+    else if (e.type === 'mutation' && pending && (e.mutation as Mutation).step === step && (e.mutation as Mutation).phase === 'intent') {
+      taken = pending
+      pending = undefined
+    }
+  }
+  return taken
 }
 
 /**

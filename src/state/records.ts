@@ -89,6 +89,7 @@ const bodies: Record<string, z.ZodType> = {
   resume: z.looseObject({operator: z.string(), host: z.string(), fromStep: int}),
   plan: z.looseObject({runbook: z.string(), steps: z.array(z.unknown())}),
   'step-start': z.looseObject({step: int, title: z.string()}),
+  baseline: z.looseObject({step: int, baseline: z.looseObject({})}),
   'step-end': z.looseObject({step: int, status: z.string(), message: z.string()}),
   mutation: z.looseObject({mutation}),
   verdict: z.looseObject({verdict: z.looseObject({})}),

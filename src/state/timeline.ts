@@ -1,4 +1,5 @@
 import {
+  baselineText,
   controlName,
   formatMetric,
   mutationText,
@@ -12,7 +13,7 @@ import {
 } from '../format.js'
 import type {ControlIntent} from '../ports/controls.js'
 import type {PoolPlace} from '../ports/pool-readings.js'
-import type {GateVerdict, Mutation, PlannedStep, RecordedMutation, StepStatus} from '../ports/io.js'
+import type {BaselineTaken, GateVerdict, Mutation, PlannedStep, RecordedMutation, StepStatus} from '../ports/io.js'
 import type {JournalEntry, JournalRead} from '../ports/state-store.js'
 import {mutations, runStatus, type RunStatus} from './journal.js'
 
@@ -257,6 +258,9 @@ export function timelineMarkdown(runId: string, read: JournalRead): string {
       }
       case 'placement':
         add(e, md(`${placeOf(e.step as number, phase)}: ${placeText(said(e.pool), e.place as PoolPlace)}`))
+        return
+      case 'baseline':
+        add(e, md(`${placeOf(e.step as number, phase)}: baseline, ${baselineText(e.baseline as BaselineTaken)}`))
         return
       case 'warning':
         add(e, led('Warning', `${typeof e.step === 'number' ? `${placeOf(e.step, phase)}: ` : ''}${said(e.message)}`))

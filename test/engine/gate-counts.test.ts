@@ -148,6 +148,8 @@ describe('judge: counts in a run', () => {
     expect(result.steps[0].verdicts.at(-1)).toMatchObject({outcome: 'fail', baseline: {of: 'before the step', requests: 6_000}})
     expect(result.message).toMatch(/green 3\.0% of [\d,]+ against green before the step 0\.5% of 6,000: worse by 2\.5 points, margin 1, [>\d.]+% sure → fail/)
     expect(split.weights).toEqual({blue: 50, green: 50})
+    // Put back at once: the revert watches nothing before it.
+    expect(io.events.filter((e) => e.type === 'baseline')).toHaveLength(1)
   })
 
   it('relative to before: passes a pool that errs as it did before the change, once the bake is over', async () => {
@@ -162,6 +164,43 @@ describe('judge: counts in a run', () => {
       /green 0\.5% of 10,000 against green before the step 0\.5% of 6,000: (worse|better) by 0\.0 points, margin 1, [>\d.]+% sure → pass/,
     )
     expect(split.weights).toEqual({blue: 25, green: 75})
+  })
+
+  it('relative to before: the baseline is journalled before the change, and a resume that finds the change made judges against it, not the pool after it', async () => {
+    const gate = '{metric: error-rate, threshold: 1, window: 180, interval: 60, pool: green, relativeTo: before, judge: counts}'
+    let rate = 0.5
+    const split = new FakeDns({blue: 50, green: 50}, 0)
+    const metrics = new FakeMetrics((kind, pool): Reading | number =>
+      kind === 'request-rate' ? servedAsSet(split.weights, pool, 100) : {value: rate, requests: 2_000},
+    )
+    const first = new RecordingIO()
+    await runRunbook(twoPools(gate, '[75]'), {control: control({poolWeights: () => split, metrics}), io: first, signal: noAbort()})
+    const baseline = first.events.find((e) => e.type === 'baseline')
+    const intent = first.events.find((e) => e.type === 'mutation' && e.mutation.phase === 'intent')
+    expect(baseline).toMatchObject({
+      step: 0,
+      baseline: {
+        intervals: [
+          {requests: 2_000, errors: 10},
+          {requests: 2_000, errors: 10},
+          {requests: 2_000, errors: 10},
+        ],
+      },
+    })
+    expect(first.events.indexOf(baseline!)).toBeLessThan(first.events.indexOf(intent!))
+    // Killed in the bake, green now at 3%: the resume finds green at 75% and judges it against the 0.5% from before.
+    rate = 3
+    const resumed = new RecordingIO()
+    const mutation = intent!.type === 'mutation' ? intent!.mutation : null
+    const result = await runRunbook(twoPools(gate, '[75]'), {
+      control: control({poolWeights: () => split, metrics}),
+      io: resumed,
+      signal: noAbort(),
+      resume: {fromStep: 0, mutations: [{...mutation!, outcome: {ok: true}}], baseline: baseline!.type === 'baseline' ? baseline!.baseline : undefined},
+    })
+    expect(result.outcome, result.message).toBe('gate-failed')
+    expect(result.message).toMatch(/green 3\.0% of [\d,]+ against green before the step 0\.5% of 6,000/)
+    expect(resumed.events.some((e) => e.type === 'baseline')).toBe(false)
   })
 
   it('relative to before: a pool that served nothing before the change stops the step before it changes anything, saying why', async () => {

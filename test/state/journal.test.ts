@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import type {Mutation} from '../../src/ports/io.js'
 import type {JournalEntry, JournalRead} from '../../src/ports/state-store.js'
 import {parseJournal} from '../../src/state/records.js'
-import {firstUnfinishedStep, isOnWayBack, lastAttempt, mutations, pauseInForce, runStart, runStatus} from '../../src/state/journal.js'
+import {baselineBeforeLastChange, firstUnfinishedStep, isOnWayBack, lastAttempt, mutations, pauseInForce, runStart, runStatus} from '../../src/state/journal.js'
 
 let seq = 0
 const e = (type: string, extra: Record<string, unknown> = {}): JournalEntry => ({
@@ -16,6 +16,17 @@ const m = (phase: Mutation['phase'], kind: Mutation['kind'], step: number, extra
   e('mutation', {mutation: {step, phase, kind, resource: 'r', ...extra}})
 
 describe('journal helpers', () => {
+  it('baselineBeforeLastChange: the baseline a change of the step followed; not one the run died watching, nor another step’s', () => {
+    const b = (step: number, errors: number) => e('baseline', {step, baseline: {intervals: [{requests: 100, errors}]}})
+    expect(baselineBeforeLastChange(read(e('run-start'), b(1, 1), m('intent', 'weights', 1), b(1, 2), m('intent', 'weights', 1)), 1)).toEqual({
+      intervals: [{requests: 100, errors: 2}],
+    })
+    // Killed while watching before the second change: the first change's baseline, which its bake was judged against.
+    expect(baselineBeforeLastChange(read(e('run-start'), b(1, 1), m('intent', 'weights', 1), b(1, 2)), 1)).toEqual({intervals: [{requests: 100, errors: 1}]})
+    expect(baselineBeforeLastChange(read(e('run-start'), b(1, 1)), 1)).toBeUndefined()
+    expect(baselineBeforeLastChange(read(e('run-start'), b(0, 1), m('intent', 'weights', 1)), 1)).toBeUndefined()
+  })
+
   it('runStatus: the last end decides; a journal with no end is unfinished; a rollback makes it rolled-back', () => {
     expect(runStatus(read(e('run-start'), e('step-start')))).toBe('unfinished')
     expect(runStatus(read(e('run-start'), e('run-end', {outcome: 'completed'})))).toBe('completed')

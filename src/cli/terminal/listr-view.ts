@@ -194,6 +194,9 @@ export class ListrView {
         return this.end(event.step, {status: event.status, message: event.message}, event)
       case 'run-end':
         return this.runEnd(formatEvent(event))
+      case 'placement':
+      case 'baseline':
+        return
     }
   }
 
