@@ -191,7 +191,7 @@ describe('judge: counts in a run', () => {
     // Killed in the bake, green now at 3%: the resume finds green at 75% and judges it against the 0.5% from before.
     rate = 3
     const resumed = new RecordingIO()
-    const mutation = intent!.type === 'mutation' ? intent!.mutation : null
+    const mutation = intent!.type === 'mutation' ? intent.mutation : null
     const result = await runRunbook(twoPools(gate, '[75]'), {
       control: control({poolWeights: () => split, metrics}),
       io: resumed,
