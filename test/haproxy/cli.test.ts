@@ -569,6 +569,60 @@ describe('sluice run on a HAProxy runbook', () => {
     }
   }, 60_000)
 
+  it("m2. judge: counts relative to before on HAProxy's counters: green watched before the change, then failed for erring after it alone, and put back", async () => {
+    const ramp = `  - action: ramp
+    set: green
+    schedule: [80]
+    bake: 6
+    gate: {metric: error-rate, threshold: 5, window: 3, interval: 1, pool: green, relativeTo: before, judge: counts}
+`
+    let loading = true
+    const load = (async () => {
+      while (loading) await get(port, '/').catch(() => undefined)
+    })()
+    const green = servers.get('g1')!
+    try {
+      await rampMap.replace([
+        {key: 'blue', value: '50'},
+        {key: 'green', value: '50'},
+      ])
+      const {file, state} = runbook('counts-before', ramp)
+      const running = sluice(['run', file, '--yes', '--json', '--state', state])
+      // Green breaks the moment the change lands: everything it serves after it fails, nothing before.
+      const changedAt = performance.now()
+      while ((await weights()).green !== 80) {
+        if (performance.now() - changedAt > 30_000) throw new Error('the ramp never reached green 80%')
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      green.broken = true
+      const failed = await running
+      expect(failed.code, failed.stderr).toBe(exitCodeOf('gate-failed'))
+      const json = JSON.parse(failed.stdout) as {message: string; steps: Array<{verdicts: GateVerdict[]}>}
+      expect(json.message).toMatch(
+        /green [\d.]+% of [\d,]+ against green before the step 0\.0% of [\d,]+: worse by [\d.]+ points, margin 5(; [^,]+)?, [>\d.]+% sure → fail/,
+      )
+      // Three looks of 1 s before the change, each with its requests from HAProxy's counters, journalled before its intent.
+      const {runId, entries} = onlyRun(state)
+      const taken = entries.findIndex((e) => e.type === 'baseline')
+      expect(taken).toBeGreaterThan(-1)
+      expect(entries[taken].baseline.intervals).toHaveLength(3)
+      expect(entries[taken].baseline.intervals.every((c: {requests: number; errors: number}) => c.requests > 0 && c.errors === 0)).toBe(true)
+      expect(entries.findIndex((e) => e.type === 'mutation' && e.mutation.phase === 'intent')).toBeGreaterThan(taken)
+      const journal = await sluice(['journal', runId, '--state', state])
+      expect(journal.stdout).toMatch(/baseline: 3 intervals before the change: 0\.00% of [\d,]+ requests/)
+      expect(json.steps[0].verdicts.at(-1)).toMatchObject({outcome: 'fail', baseline: {of: 'before the step', value: 0}})
+      expect(await weights()).toEqual({blue: 50, green: 50})
+    } finally {
+      loading = false
+      await load
+      green.broken = false
+      await rampMap.replace([
+        {key: 'blue', value: '100'},
+        {key: 'green', value: '0'},
+      ])
+    }
+  }, 60_000)
+
   it('n. restrict --share turns away that share of a type at runtime; a lift by degrees lets it back step by step; rollback puts the share back', async () => {
     const turnedAway = async (n: number) => {
       let away = 0
