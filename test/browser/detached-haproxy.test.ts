@@ -28,7 +28,7 @@ let load: Promise<unknown>
 beforeAll(async () => {
   fleet = await startBlueGreen({blue: ['b1', 'b2'], green: 'g1', slowstartSeconds: 0})
   await until('servers up', async () => (await get(fleet.port, '/')).status === 200)
-  // Steady traffic through HAProxy, so every gate has requests to judge.
+  // Steady traffic through HAProxy, as a live ramp has.
   load = Promise.all(
     [0, 1, 2].map(async () => {
       while (loading) await get(fleet.port, '/').catch(() => undefined)
@@ -44,6 +44,12 @@ afterAll(async () => {
   await fleet?.stop()
 })
 
+/**
+ * A ramp of five 8 s bakes and no gate: what is tested here is the run outliving its session and
+ * the page following it. With a gate on 2 s windows, a loaded CI machine saw the gate fail the ramp
+ * at green 10% and the run end before the page looked (its verdict was not kept; most likely the
+ * test's own servers, starved of CPU, answered late). Gates on HAProxy are test/haproxy's.
+ */
 function rampRunbook(): string {
   const file = join(dir, 'ramp.yaml')
   writeFileSync(
@@ -61,7 +67,6 @@ steps:
     schedule: [10, 25, 50, 75, 100]
     bake: 8
     split: 'off'
-    gate: {metric: error-rate, threshold: 20, window: 2, interval: 1, successes: 2, pool: green}
 `,
   )
   return file
@@ -127,7 +132,7 @@ describe('a detached run on HAProxy, on the bridge page', () => {
         const ended = entries.find((e) => e.type === 'run-end')
         if (ended || performance.now() > lookUntil)
           throw new Error(
-            `${ended ? 'the run ended' : 'no new entries for 60 s'} after ${lags.length} of 6 entries were seen on the page; journal: ${entries.map((e) => e.type).join(', ')}`,
+            `${ended ? `the run ended (${String(ended.outcome)}: ${String(ended.message)})` : 'no new entries for 60 s'} after ${lags.length} of 6 entries were seen on the page; journal: ${entries.map((e) => e.type).join(', ')}`,
           )
         if (entries.length > seen) {
           const written = performance.now()
