@@ -45,10 +45,12 @@ afterAll(async () => {
 })
 
 /**
- * A ramp of five 8 s bakes and no gate: what is tested here is the run outliving its session and
- * the page following it. With a gate on 2 s windows, a loaded CI machine saw the gate fail the ramp
- * at green 10% and the run end before the page looked (its verdict was not kept; most likely the
- * test's own servers, starved of CPU, answered late). Gates on HAProxy are test/haproxy's.
+ * A ramp of ten 8 s bakes and no gate: what is tested here is the run outliving its session and
+ * the page following it. Ten, so that the page's pause lands before green 100% on a loaded machine
+ * (with five, a loaded CI's pause came during the last bake). With a gate on 2 s windows, a loaded
+ * CI saw the gate fail the ramp at green 10% and the run end before the page looked (its verdict
+ * was not kept; most likely the test's own servers, starved of CPU, answered late). Gates on
+ * HAProxy are test/haproxy's.
  */
 function rampRunbook(): string {
   const file = join(dir, 'ramp.yaml')
@@ -64,7 +66,7 @@ targets:
 steps:
   - action: ramp
     set: green
-    schedule: [10, 25, 50, 75, 100]
+    schedule: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
     bake: 8
     split: 'off'
 `,
@@ -168,13 +170,13 @@ describe('a detached run on HAProxy, on the bridge page', () => {
       // Another terminal lets it go on; it completes, and the page says so.
       const promote = await sluice(['promote', runId], {env})
       expect(promote.code, promote.stderr).toBe(0)
-      await page.locator('#run-status', {hasText: '✓ completed'}).waitFor({timeout: 90_000})
+      await page.locator('#run-status', {hasText: '✓ completed'}).waitFor({timeout: 150_000})
       expect(await weights()).toEqual({blue: '0', green: '100'})
       await screenshot(page, 'detached-completed')
       await page.close()
     } finally {
       server.kill('SIGTERM')
     }
-    // Its longest waits are bounded on their own (60 s, 20 s, 90 s); on a loaded machine they add up past the project's 120 s.
-  }, 240_000)
+    // Its longest waits are bounded on their own (60 s, 20 s, 150 s); on a loaded machine they add up past the project's 120 s.
+  }, 300_000)
 })
