@@ -6,7 +6,7 @@ import type {PoolPlace} from '../ports/pool-readings.js'
 import type {Backend} from '../ports/backend.js'
 import type {Path, Problem} from '../input/problems.js'
 import type {z} from 'zod'
-import {countsLooks, describeGate, type Gate} from '../runbook/gate.js'
+import {beforeLooks, countsLooks, describeGate, type Gate} from '../runbook/gate.js'
 import {requestsNeeded} from '../judge/counts.js'
 import type {DefaultsData, GateData, OnFailure, TargetsData} from '../runbook/schema.js'
 import type {StepCommon} from '../runbook/step-common.js'
@@ -263,10 +263,9 @@ export function gatePlan(step: AnyStep & {gate?: Gate}): string[] {
     if (gate.baseline === 'before') {
       // The pool's own traffic before and after: the baseline holds window / bake of the bake's requests.
       const ratio = gate.window / Math.max(bake, gate.interval)
-      const before = (baselineRate: number) =>
-        requestsNeeded({baselineRate, baselineRatio: ratio, baselineIntervals: Math.floor(gate.window / gate.interval), ...question})
+      const before = (baselineRate: number) => requestsNeeded({baselineRate, baselineRatio: ratio, baselineIntervals: beforeLooks(gate), ...question})
       return [
-        `${judged}; first watches ${pool} for ${gate.window} s before the change (${Math.floor(gate.window / gate.interval)} intervals), its baseline`,
+        `${judged}; first watches ${pool} for ${gate.window} s before the change (${beforeLooks(gate)} intervals), its baseline`,
         `${apart} ${n(before(1))} requests on ${pool} over the bake at a 1% baseline, at the same rate before the change as after (${n(before(0.1))} at 0.1%)`,
       ]
     }

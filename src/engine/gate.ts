@@ -1,6 +1,6 @@
 import {metricUnits, type Clock, type MetricsPort, type Reading} from '../ports/control-plane.js'
 import type {RunControls} from '../ports/controls.js'
-import {countsLooks, describeBaseline, describeGate, type Gate} from '../runbook/gate.js'
+import {beforeLooks, countsLooks, describeBaseline, describeGate, type Gate} from '../runbook/gate.js'
 import type {GateResult, GateVerdict} from '../ports/io.js'
 import {formatMetric, noDataWhy, stepName, verdictMeasure} from '../format.js'
 import {countsSentence, judgeCounts, leastIntervals, type Counts} from '../judge/counts.js'
@@ -68,7 +68,7 @@ export async function watchBefore(
   signal: AbortSignal,
   onLook: (look: number, of: number) => void,
 ): Promise<Counts[]> {
-  const looks = Math.floor(gate.window / gate.interval)
+  const looks = beforeLooks(gate)
   const intervals: Counts[] = []
   let without = ''
   for (let look = 1; look <= looks; look++) {

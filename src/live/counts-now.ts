@@ -1,7 +1,7 @@
 import type {Runbook} from '../loader/runbook.js'
 import {requestsNeeded} from '../judge/counts.js'
 import type {ControlPlane} from '../ports/control-plane.js'
-import {countsLooks, type Gate} from '../runbook/gate.js'
+import {beforeLooks, countsLooks, type Gate} from '../runbook/gate.js'
 
 /**
  * What each counts-judged step's bake would hold at the demand there is now, beside what the judge
@@ -59,7 +59,7 @@ export async function countsNow(
           ? requestsNeeded({
               ...question,
               baselineRatio: (beforeShare * gate.window) / Math.max(1e-9, share * bake),
-              baselineIntervals: Math.floor(gate.window / gate.interval),
+              baselineIntervals: beforeLooks(gate),
             })
           : requestsNeeded({...question, share: Math.min(0.99, Math.max(0.01, share))})
         return `${where} about ${n(held)} of the ${n(needs)} it needs${held < needs ? ' (short: a verdict may take the inconclusive intervals after the bake, or hold)' : ''}`

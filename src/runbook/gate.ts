@@ -49,5 +49,8 @@ export function describeGate(gate: Gate): string {
 
 export const gateDefaults = {window: 60, interval: 10, failureLimit: 1, inconclusiveLimit: 3, successes: 3, confidence: 99, judge: 'threshold' as const}
 
+/** The looks a counts gate relative to before takes of the pool before the change: one each interval of its window. */
+export const beforeLooks = (gate: Gate): number => Math.floor(gate.window / gate.interval)
+
 /** The most looks a counts gate takes over a bake: its intervals, and inconclusiveLimit more. Its confidence is spent over all of them. */
 export const countsLooks = (gate: Gate, bake: number): number => Math.ceil(Math.max(bake, gate.interval) / gate.interval) + gate.inconclusiveLimit
