@@ -3,6 +3,7 @@ import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {programFile} from '../program-file.js'
 import {parseRunbook} from '../loader/load-runbook.js'
+import type {Runbook} from '../loader/runbook.js'
 import type {EngineIO} from '../ports/io.js'
 import type {JournalRead} from '../ports/state-store.js'
 import {rehearsalFigures} from '../report/rehearsal.js'
@@ -31,8 +32,11 @@ const shares = (weights: Record<string, number>): Record<string, number> => {
   return Object.fromEntries(Object.entries(weights).map(([k, w]) => [k, total > 0 ? Math.round((w / total) * 1000) / 10 : 0]))
 }
 
-/** The rehearsal of the run's runbook from its start, or why there is none. */
-export async function predict(read: JournalRead): Promise<Prediction> {
+/**
+ * The run's runbook, as it started, with a scenario to rehearse it against; or why there is none.
+ * Cheap (a file read and a parse), so it is decided before any thread starts.
+ */
+function runbookToRehearse(read: JournalRead): {runbook: Runbook} | {none: string} {
   const start = runStart(read)
   if (!start.runbookFile) return {none: 'the run was started from flags, not a runbook file: there is no runbook to rehearse'}
   let text: string
@@ -45,6 +49,14 @@ export async function predict(read: JournalRead): Promise<Prediction> {
     return {none: `its runbook ${start.runbookFile} has changed since the run started: a rehearsal of it would not be this run's`}
   const runbook = parseRunbook(start.runbookFile, text)
   if (!runbook.rehearsal?.scenario) return {none: `${runbook.name} names no rehearsal scenario to rehearse it against`}
+  return {runbook}
+}
+
+/** The rehearsal of the run's runbook from its start, or why there is none. */
+export async function predict(read: JournalRead): Promise<Prediction> {
+  const found = runbookToRehearse(read)
+  if ('none' in found) return found
+  const {runbook} = found
   // Every weights change the rehearsal makes, as a run journals them: DNS weights and a load
   // balancer's own split alike (the rehearsal's report keeps only the first).
   const changes: Array<{at: number; after: Record<string, number>}> = []
@@ -92,6 +104,10 @@ export async function predict(read: JournalRead): Promise<Prediction> {
 export function predictApart(read: JournalRead, program = programFile('serve/prediction-worker.js')): Promise<Prediction> {
   // Only the run's start is needed, and only it crosses to the thread.
   const start: JournalRead = {entries: read.entries.slice(0, 1), torn: null}
+  // A run with nothing to rehearse is answered here: a thread loads all of sluice first, a second
+  // of CPU on a busy bastion, as the page opens.
+  const found = runbookToRehearse(start)
+  if ('none' in found) return Promise.resolve(found)
   if (!existsSync(fileURLToPath(program))) return predict(start)
   return new Promise((resolve) => {
     const worker = new Worker(program, {workerData: start})

@@ -1,9 +1,11 @@
-import {readFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {pathToFileURL} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {packageRoot} from '../../src/package-root.js'
 import {sha256} from '../../src/state/journal.js'
-import {predict} from '../../src/serve/prediction.js'
+import {predict, predictApart} from '../../src/serve/prediction.js'
 import {runStartFields} from '../helpers/journal-entries.js'
 
 const file = join(packageRoot, 'runbooks', 'drill-cold-return.yaml')
@@ -35,5 +37,16 @@ describe('the prediction beside a run', () => {
     expect(await predict(journal({runbookFile: undefined, runbookInput: {}}))).toEqual({
       none: 'the run was started from flags, not a runbook file: there is no runbook to rehearse',
     })
+  })
+
+  it('starts no thread for a run with nothing to rehearse: the reason is answered at once', async () => {
+    // A thread that would answer otherwise, so that its starting shows.
+    const program = join(mkdtempSync(join(tmpdir(), 'sluice-prediction-')), 'worker.mjs')
+    writeFileSync(program, "import {parentPort} from 'node:worker_threads'\nparentPort.postMessage({none: 'the thread ran'})\n")
+    const url = pathToFileURL(program)
+    expect(await predictApart(journal({runbookFile: '/nowhere/x.yaml'}), url)).toEqual({
+      none: 'its runbook /nowhere/x.yaml cannot be read here (serve rehearses it from this machine)',
+    })
+    expect(await predictApart(journal({runbookFile: file, runbookSha256: sha256(readFileSync(file, 'utf8'))}), url)).toEqual({none: 'the thread ran'})
   })
 })
