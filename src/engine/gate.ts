@@ -105,33 +105,20 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
   const {gate, clock} = w
   const verdicts: GateVerdict[] = []
   const span = Math.max(w.bake, gate.interval) + gate.successes * gate.interval
-  // Seconds of bake counted so far: those spent paused are not.
-  let counted = 0
-  let last = clock.now()
   let failures = 0
   let failingInARow = 0
   let inconclusive = 0
   let streak = 0
   let before: Reading | undefined
-  // Listening from the first instant: a promote sent as the bake begins is this bake's.
-  const promote = w.controls?.listenForPromote(
-    () =>
-      `ended the bake of ${stepName(w.step)} at ${w.context} early, ${Math.max(0, Math.ceil(w.bake - counted))} s before its end: ` +
-      `it passes as soon as its gate has passed ${gate.successes} time${gate.successes === 1 ? '' : 's'} in a row`,
-    w.signal,
-  )
+  const bake = bakeLooks(w, `it passes as soon as its gate has passed ${gate.successes} time${gate.successes === 1 ? '' : 's'} in a row`)
   try {
     return await judgeThrough()
   } finally {
-    promote?.release()
+    bake.release()
   }
   async function judgeThrough(): Promise<GateResult> {
     for (;;) {
-      await clock.sleep(gate.interval, w.signal)
-      if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
-      const woke = clock.now()
-      if (!w.controls?.pausedBy) counted += woke - last
-      last = woke
+      if (!(await bake.next())) return {outcome: 'interrupted', verdicts}
       const other = baselinePool(gate)
       const read = await readLook(w, verdicts, async () =>
         Promise.all([
@@ -182,9 +169,8 @@ export async function watchGate(w: GateWatch): Promise<GateResult> {
               : `gate ${verdict.gate} was inconclusive ${inconclusive} times at ${w.context} (last: ${verdict.why}); missing data is never a pass`,
         }
       }
-      const promoted = promote?.taken() ?? false
-      if ((counted >= w.bake - 1e-9 || promoted) && streak >= gate.successes) return {outcome: 'pass', verdicts}
-      if (counted >= span - 1e-9) {
+      if (bake.over() && streak >= gate.successes) return {outcome: 'pass', verdicts}
+      if (bake.counted() >= span - 1e-9) {
         return {
           outcome: 'fail',
           verdicts,
@@ -240,21 +226,10 @@ async function watchCounts(w: GateWatch): Promise<GateResult> {
     throw new Error(`gate ${describeGate(gate)} is relative to before, and nothing watched the pool before the change`)
   const before = gate.baseline === 'before' ? await w.beforeCounts!() : null
   const baseline: Counts[] = before ? [...before] : []
-  let counted = 0
-  let last = clock.now()
-  const promote = w.controls?.listenForPromote(
-    () =>
-      `ended the bake of ${stepName(w.step)} at ${w.context} early, ${Math.max(0, Math.ceil(w.bake - counted))} s before its end: ` +
-      'it passes as soon as its judge can rule out the margin',
-    w.signal,
-  )
+  const bake = bakeLooks(w, 'it passes as soon as its judge can rule out the margin')
   try {
     for (let look = 1; look <= looks; look++) {
-      await clock.sleep(gate.interval, w.signal)
-      if (w.signal.aborted) return {outcome: 'interrupted', verdicts}
-      const woke = clock.now()
-      if (!w.controls?.pausedBy) counted += woke - last
-      last = woke
+      if (!(await bake.next())) return {outcome: 'interrupted', verdicts}
       const read = await readLook(w, verdicts, () =>
         Promise.all([
           w.metrics.read(gate.metric, gate.interval, gate.pool, w.signal),
@@ -296,8 +271,7 @@ async function watchCounts(w: GateWatch): Promise<GateResult> {
       w.onVerdict(verdict)
       if (verdict.outcome === 'fail')
         return {outcome: 'fail', verdicts, failing: verdict, reason: `gate ${verdict.gate} failed at ${w.context}: ${verdict.said}`}
-      const promoted = promote?.taken() ?? false
-      if (verdict.outcome === 'pass' && (counted >= w.bake - 1e-9 || promoted)) return {outcome: 'pass', verdicts}
+      if (verdict.outcome === 'pass' && bake.over()) return {outcome: 'pass', verdicts}
     }
     const final = verdicts.at(-1)!
     return {
@@ -307,6 +281,36 @@ async function watchCounts(w: GateWatch): Promise<GateResult> {
       reason: `gate ${final.gate} could not tell in ${looks} looks at ${w.context} (last: ${final.said}); holding where it is for a person to decide`,
     }
   } finally {
-    promote?.release()
+    bake.release()
+  }
+}
+
+/**
+ * A bake's looks, one each interval, for both judges. The seconds counted towards the bake leave
+ * out those spent paused (the gate is still measured then, and still fails on bad verdicts). A
+ * promote is listened for from the first instant, so one sent as the bake begins is this bake's;
+ * it ends the bake early, once the judge allows (`passesEarly` says when).
+ */
+function bakeLooks(w: GateWatch, passesEarly: string) {
+  let counted = 0
+  let last = w.clock.now()
+  const promote = w.controls?.listenForPromote(
+    () => `ended the bake of ${stepName(w.step)} at ${w.context} early, ${Math.max(0, Math.ceil(w.bake - counted))} s before its end: ${passesEarly}`,
+    w.signal,
+  )
+  return {
+    /** Waits an interval for the next look; false once the run is interrupted. */
+    async next(): Promise<boolean> {
+      await w.clock.sleep(w.gate.interval, w.signal)
+      if (w.signal.aborted) return false
+      const woke = w.clock.now()
+      if (!w.controls?.pausedBy) counted += woke - last
+      last = woke
+      return true
+    },
+    counted: () => counted,
+    /** The bake is over, or a promote ended it. */
+    over: () => counted >= w.bake - 1e-9 || (promote?.taken() ?? false),
+    release: () => promote?.release(),
   }
 }
