@@ -265,7 +265,7 @@ export function gatePlan(step: AnyStep & {gate?: Gate}): string[] {
       const ratio = gate.window / Math.max(bake, gate.interval)
       const before = (baselineRate: number) => requestsNeeded({baselineRate, baselineRatio: ratio, baselineIntervals: beforeLooks(gate), ...question})
       return [
-        `${judged}; first watches ${pool} for ${gate.window} s before the change (${beforeLooks(gate)} intervals), its baseline`,
+        `${judged}; first watches ${pool} for ${gate.window} s ${beforeEach(step, gate)}, its baseline`,
         `${apart} ${n(before(1))} requests on ${pool} over the bake at a 1% baseline, at the same rate before the change as after (${n(before(0.1))} at 0.1%)`,
       ]
     }
@@ -277,6 +277,19 @@ export function gatePlan(step: AnyStep & {gate?: Gate}): string[] {
   return [
     `gate: ${describeGate(gate)}, every ${gate.interval} s, ${gate.successes} passes in a row${gate.consecutiveFailures ? `; fails at ${gate.consecutiveFailures} failed verdicts in a row` : ''}; on failure: ${step.onFailure}`,
   ]
+}
+
+/**
+ * Which changes a gate relative to before watches ahead of, with the time that adds where the
+ * plan can know it: a ramp watches before each of its shares, a cycle before each batch.
+ */
+function beforeEach(step: AnyStep, gate: Gate): string {
+  const looks = beforeLooks(gate)
+  if ('pace' in step && step.pace) return `before each of its changes (${looks} intervals each, ${gate.window} s more for each; the pace decides how many)`
+  const points = 'schedule' in step && Array.isArray(step.schedule) ? step.schedule.length : 1
+  if (points > 1) return `before each of its ${points} changes (${looks} intervals each; ${points * gate.window} s in all)`
+  if (step.action === 'cycle') return `before each batch (${looks} intervals each, ${gate.window} s more for each batch)`
+  return `before the change (${looks} intervals)`
 }
 
 /** Whether two recorded states are the same, whatever the order of their keys and lists. */

@@ -1,10 +1,11 @@
 import {describe, expect, it} from 'vitest'
 import {exitCodeOf} from '../../src/cli/exit-codes.js'
 import {runRunbook} from '../../src/engine/engine.js'
+import {planRunbook} from '../../src/engine/plan.js'
 import {verdictText} from '../../src/format.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
 import type {Reading} from '../../src/ports/control-plane.js'
-import {control, FakeDns, FakeMetrics, RecordingIO, servedAsSet} from '../helpers/fakes.js'
+import {control, FakeDns, FakeMetrics, RecordingIO, runbook, servedAsSet} from '../helpers/fakes.js'
 import {inputErrorOf} from '../helpers/scenario-files.js'
 
 // judge: counts as a gate in a run, with fake metrics: what it reads (each interval, both pools),
@@ -50,7 +51,6 @@ describe('judge: counts in a run', () => {
     const result = await runRunbook(twoPools(counts), {control: control({poolWeights: () => split, metrics}), io, signal: noAbort()})
     expect(result.outcome, result.message).toBe('completed')
     const verdicts = result.steps[0].verdicts
-    // Five intervals a bake; the first two too few to tell how much the windows vary.
     // Five intervals a bake: too few at first to tell how much the windows vary, or to be 99% sure over
     // eight looks; then sure, and the gate passes once the bake is over.
     expect(verdicts.filter((v) => v.context === 'green 10%').map((v) => v.outcome)).toEqual(['inconclusive', 'inconclusive', 'inconclusive', 'pass', 'pass'])
@@ -201,6 +201,20 @@ describe('judge: counts in a run', () => {
     expect(result.outcome, result.message).toBe('gate-failed')
     expect(result.message).toMatch(/green 3\.0% of [\d,]+ against green before the step 0\.5% of 6,000/)
     expect(resumed.events.some((e) => e.type === 'baseline')).toBe(false)
+  })
+
+  it("relative to before: the plan says which changes the watch comes before and the time it adds: a ramp's every share", () => {
+    const before = '{metric: error-rate, threshold: 1, interval: 60, window: 180, pool: green, relativeTo: before, judge: counts}'
+    const watch = (schedule: string) => planRunbook(twoPools(before, schedule))[0].details.find((l) => l.startsWith('gate:'))
+    expect(watch('[10, 25, 50, 100]')).toContain('first watches green for 180 s before each of its 4 changes (3 intervals each; 720 s in all), its baseline')
+    expect(watch('[50]')).toContain('first watches green for 180 s before the change (3 intervals), its baseline')
+    const gateLine = (step: string) => planRunbook(runbook(step))[0].details.find((l) => l.startsWith('gate:'))
+    expect(gateLine(`  - action: ramp\n    set: green\n    schedule: auto\n    bake: 300\n    gate: ${before}\n`)).toContain(
+      'first watches green for 180 s before each of its changes (3 intervals each, 180 s more for each; the pace decides how many), its baseline',
+    )
+    expect(
+      gateLine(`  - action: cycle\n    pool: blue\n    batch: 2\n    restart: {command: [restart, '{id}']}\n    bake: 300\n    gate: ${before}\n`),
+    ).toContain('first watches green for 180 s before each batch (3 intervals each, 180 s more for each batch), its baseline')
   })
 
   it('relative to before: a pool that served nothing before the change stops the step before it changes anything, saying why', async () => {

@@ -81,7 +81,7 @@ steps:
     )
     const plan = await alice.run(['plan', file])
     expect(plan.code, plan.stderr).toBe(0)
-    expect(plan.stdout).toContain('first watches green for 6 s before the change (6 intervals), its baseline')
+    expect(plan.stdout).toContain('first watches green for 6 s before each of its 3 changes (6 intervals each; 18 s in all), its baseline')
     const maps = sampler(() => bench.map(bench.rampMap), 50)
 
     // alice starts; the step watches green at 10% for 6 s, journals that, moves green to 25% and bakes.
@@ -154,8 +154,9 @@ steps:
     expect(shown.verdicts.at(-1)).toMatchObject({context: 'green 25%', outcome: 'fail', why: failed.said})
     mark('carol reads the verdict on the bridge page')
 
-    // Held at 10%: the clients see green's 5% on a tenth of the traffic, about 0.5%, where at 25% they saw 1.25%.
-    await sleep(3000)
+    // Held at 10%: the clients see green's 5% on a tenth of the traffic, about 0.5%, where at 25% they
+    // saw 1.25%. Over 8 s, some 16 failures are expected, and 32 (1%) would be far out.
+    await sleep(9000)
     const whileHeld = (await bench.load.between(held.endedAt + 500, Date.now())).all
     const share = whileHeld.failed / (whileHeld.served + whileHeld.failed)
     expect(share, JSON.stringify(whileHeld)).toBeGreaterThan(0)
