@@ -127,16 +127,18 @@ export async function runDrill(given: DrillTarget, options: DrillOptions): Promi
     )
   const scales = {...chooseScales(sizing.seconds, peak, drillBudget, floor), ...options.scales}
   const drilled = servedAsDrilled(forecast, scales.timeScale)
-  const predicted = await predict(drilled)
+  // The gates on the real side count the requests the scaled fleet serves; so do the prediction's.
+  const counted = scales.rateScale * scales.timeScale
+  const predicted = await predict(drilled, counted)
   const seconds = predicted.seconds
   const finerTick = finerTickOf(scenario.tick)
-  const finer = finerTick === null ? null : await predict({...drilled, scenario: {...drilled.scenario, tick: finerTick}})
+  const finer = finerTick === null ? null : await predict({...drilled, scenario: {...drilled.scenario, tick: finerTick}}, counted)
   const seeds = options.seeds ?? spreadSeeds
   if (seeds > 0) progress(`predicting over ${seeds} seeds, arrivals drawn as the drill draws them`)
   const spread: Prediction[] = []
   for (const drawn of drawnAsDrilled(drilled, scales, seeds)) {
     if (signal.aborted) break
-    spread.push(await predict(drawn))
+    spread.push(await predict(drawn, counted))
   }
   const queueSeconds = drillQueueSeconds(scenario)
   options.say(
@@ -371,7 +373,7 @@ export interface Prediction {
  * The simulator's run of the same scenario and setup: a simulation, or the runbook's rehearsal
  * from the runbook's own start (rehearsal.startAt), which the real run then starts at too.
  */
-export async function predict(target: DrillTarget): Promise<Prediction> {
+export async function predict(target: DrillTarget, countScale = 1): Promise<Prediction> {
   if (target.kind === 'scenario') {
     const {record} = simulateSetups(target.scenario, [target.setup]).setups[0]
     return {record, seconds: endOf(record.t[record.ticks - 1], target.scenario.tick), timeline: perSecond(simTimeline(record))}
@@ -389,6 +391,7 @@ export async function predict(target: DrillTarget): Promise<Prediction> {
       pace: null,
       // The drill's own --seeds draws the others.
       seeds: 1,
+      countScale,
       ...(target.rollback ? {rollback: target.rollback} : {}),
     },
   )

@@ -43,6 +43,11 @@ export interface RehearsalSettings {
    * as `sluice rollback` would: in steps onto the receiving pool behind the gates, or at once.
    */
   rollback?: 'ramped' | 'now'
+  /**
+   * Requests a gate counts for each of the scenario's (default 1): a drill's prediction passes its
+   * rate scale × time scale, the share of them its real fleet serves.
+   */
+  countScale?: number
   /** Overrides the scenario's randomness (--randomness). */
   randomness?: 'drawn' | 'none'
   /**
@@ -120,7 +125,12 @@ export async function rehearse(runbook: Runbook, inputs: RunInputs, settings: Re
   fleet.record.markFrom(startAt)
   const {targets} = runbook
   const control = {
-    ...simulatedControlPlane(fleet, backendOf(targets), {pace: settings.pace, operator: inputs.operator, metrics: targets.metrics !== undefined}),
+    ...simulatedControlPlane(fleet, backendOf(targets), {
+      pace: settings.pace,
+      operator: inputs.operator,
+      metrics: targets.metrics !== undefined,
+      countScale: settings.countScale,
+    }),
     assessor: scenarioAssessor(runbook),
   }
   const weights: WeightChange[] = []

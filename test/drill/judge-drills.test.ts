@@ -15,8 +15,9 @@ import {runJs} from '../helpers/cli.js'
 // - green a little worse than blue (2% errors against none): the judge fails it, the threshold passes it;
 // - both erring alike under load (6% each, a dependency they share): the judge passes, the threshold fails.
 // The runbooks are the shipped ones (runbooks/drill-judge-*.yaml); the threshold variants differ
-// only in the gate. Each drill runs at full rate and time: the judge weighs requests, and a scaled
-// drill would give it a fraction of the rehearsal's. Both sides' outcomes and last verdicts go to
+// only in the gate. Each drill runs at full rate and time: the judge weighs requests, and at a
+// quarter it needs most of its bake to decide (both sides count what the scaled fleet serves,
+// test/drill-unit/counted-as-drilled.test.ts). Both sides' outcomes and last verdicts go to
 // .artifacts/judge-drills.json for the note; the test asserts the real runs' outcomes, and that the
 // rehearsal predicted the same (a model that disagrees is a finding to report, and fails here).
 

@@ -15,7 +15,11 @@ import {SimTargetGroup} from './target-group.js'
  * from any family's face (src/ports/backend.ts): its weighted sets, the pools it cycles, whether it
  * has somewhere for restrictions. The runbook's pools are the scenario's, by name.
  */
-export function simulatedControlPlane(fleet: Fleet, backend: Backend, options: {pace?: number | null; operator: string; metrics: boolean}): ControlPlane {
+export function simulatedControlPlane(
+  fleet: Fleet,
+  backend: Backend,
+  options: {pace?: number | null; operator: string; metrics: boolean; countScale?: number},
+): ControlPlane {
   const clock = new VirtualClock(fleet, options.pace ?? null)
   // A pool that answers by itself (a sorry backend a ramp parks traffic on) has no servers to be a target group of.
   const targetGroups = backend.targetPools.filter((pool) => fleet.pools[fleet.poolIndex(pool)].config.kind !== 'sorry')
@@ -28,7 +32,7 @@ export function simulatedControlPlane(fleet: Fleet, backend: Backend, options: {
     poolWeights: (at) => new SimSplit(fleet, targetGroups, at),
     pools: groups,
     restrictions: backend.restrictionsLabel !== undefined ? new SimRules(fleet) : undefined,
-    metrics: options.metrics ? new SimMetrics(fleet) : undefined,
+    metrics: options.metrics ? new SimMetrics(fleet, options.countScale) : undefined,
     freeze: new MemoryFreeze(),
     hooks: new SimHooks(fleet, clock),
     operator: options.operator,

@@ -1,10 +1,18 @@
 import type {MetricKind, MetricsPort, Reading} from '../../ports/control-plane.js'
 import type {Fleet} from '../fleet.js'
 
-/** Metrics read back from the simulation record, like CloudWatch from the load balancer. */
+/**
+ * Metrics read back from the simulation record, like CloudWatch from the load balancer.
+ * `countScale` is how many requests a gate counts for each of the scenario's: a drill's real
+ * fleet serves rate scale × time scale of them, and a judge that weighs requests (judge: counts,
+ * minRequests) is given as many in its rehearsal as the real run's gate will have.
+ */
 export class SimMetrics implements MetricsPort {
   readonly label = 'simulated load balancer metrics'
-  constructor(private readonly fleet: Fleet) {}
+  constructor(
+    private readonly fleet: Fleet,
+    private readonly countScale = 1,
+  ) {}
 
   async read(kind: MetricKind, windowSeconds: number, pool?: string): Promise<Reading> {
     const {fleet} = this
@@ -41,7 +49,7 @@ export class SimMetrics implements MetricsPort {
       }
     }
     // The record holds each tick's rate (per second): the window's requests are their sum times a tick.
-    const requests = offered * fleet.dt
+    const requests = offered * fleet.dt * this.countScale
     // No requests in the window is no data, not zero errors.
     if (offered <= 0) return {value: null, requests: 0}
     if (kind === 'error-rate') return {value: (failed / offered) * 100, requests}
