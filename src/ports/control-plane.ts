@@ -209,6 +209,8 @@ export interface RestartAdapter<S extends HookSpec> {
   /** See HookPort.finish. */
   finish(spec: S, target: Target, since: Date, signal?: AbortSignal): Promise<HookResult>
   refusals?(spec: S, targets: Target[], signal?: AbortSignal): Promise<string[]>
+  /** See HookPort.begun. */
+  begun?(spec: S, target: Target, signal?: AbortSignal): Promise<boolean>
 }
 
 /** The restart adapters a family has, by the name a runbook gives them. */
@@ -237,6 +239,12 @@ export interface HookPort {
   unfilled?(hook: HookSpec, targets: Target[], signal?: AbortSignal): Promise<Unfilled[]>
   /** Why the hook cannot act on these targets at all (an SSM command on IP targets, a service that is not there), read before a run changes anything. */
   refusals?(hook: HookSpec, targets: Target[], signal?: AbortSignal): Promise<string[]>
+  /**
+   * Whether the hook's change to the target was begun, read from its platform (an ECS task no
+   * longer meant to run was stopped); undefined where the port cannot tell. Read on resume, for a
+   * change journalled without its outcome.
+   */
+  begun?(hook: HookSpec, target: Target, signal?: AbortSignal): Promise<boolean | undefined>
 }
 
 /** A value a hook names that a target cannot give: the placeholder, and why not in words naming what the target is. */

@@ -34,6 +34,11 @@ export class Restarts implements HookPort {
     return (await this.adapter(hook).refusals?.(hook, targets, signal)) ?? []
   }
 
+  async begun(hook: HookSpec, target: Target, signal?: AbortSignal): Promise<boolean | undefined> {
+    if (hook.with === 'command' || !this.adapters[hook.with]) return undefined
+    return this.adapter(hook).begun?.(hook, target, signal)
+  }
+
   private adapter<S extends Exclude<HookSpec, {with: 'command'}>>(hook: S): RestartAdapter<S> {
     const adapter = this.adapters[hook.with] as RestartAdapter<S> | undefined
     if (!adapter) throw new FailedError(noAdapter(hook))

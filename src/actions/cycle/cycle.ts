@@ -588,9 +588,8 @@ const replaced: MutationRules = {
     const {cluster, service} = m.after as {cluster: string; service: string}
     const id = (m.before as string[])[0]
     const spec: HookSpec = {with: 'ecs-replace', cluster, service, timeoutSeconds: 0, reason: ''}
-    // The target is no task the service means to run: its stop was sent.
-    const refused = await control.hooks.refusals?.(spec, [targetFromId(id)])
-    return refused === undefined || refused.length > 0 ? 'applied' : 'not applied'
+    // Where the port cannot tell (a rehearsal's), the replacement counts as begun: a task is never stopped twice.
+    return (await control.hooks.begun?.(spec, targetFromId(id))) === false ? 'not applied' : 'applied'
   },
 }
 

@@ -42,6 +42,7 @@ export function awsRestarts(calls: AwsCalls, clock: Clock): RestartAdapters {
       run: (spec, target, signal) => ecs.run(spec, target, signal),
       finish: (spec, target, since, signal) => ecs.finish(spec, target, since, signal),
       refusals: (spec, targets, signal) => ecs.refusals(spec, targets, signal),
+      begun: (spec, target, signal) => ecs.begun(spec, target, signal),
     },
   }
 }

@@ -67,6 +67,16 @@ export class EcsReplace {
     ]
   }
 
+  /**
+   * Whether a replacement of this target was begun: no task of the service at its address is
+   * still meant to run (its stop was sent). Read on resume, for a replacement journalled without
+   * its outcome.
+   */
+  async begun(spec: EcsReplaceSpec, target: Target, signal?: AbortSignal): Promise<boolean> {
+    const ip = target.ip ?? target.targetId
+    return !(await this.tasks(spec, signal)).some((t) => t.ip === ip)
+  }
+
   /** `resumedSince`: finishing a replacement a killed run began then (its intent's time). */
   private async replace(spec: EcsReplaceSpec, target: Target, resumedSince: Date | undefined, signal?: AbortSignal): Promise<HookResult> {
     const resumed = resumedSince !== undefined

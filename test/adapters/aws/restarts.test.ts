@@ -243,6 +243,15 @@ describe('ecs-replace: the task stopped, the service replaces it', () => {
     )
   })
 
+  it('tells a resume whether a replacement was begun: the task at the address is no longer meant to run', async () => {
+    const clock = steppedClock()
+    const {ecs, elbv2} = world(clock, {stopped: ['10.0.0.1']})
+    const replace = new EcsReplace(ecs.calls, elbv2.calls, clock)
+    expect(await replace.begun(spec, target('10.0.0.1'))).toBe(true)
+    expect(await replace.begun(spec, target('10.0.0.2'))).toBe(false)
+    expect(names(ecs.made)).not.toContain('stopTask')
+  })
+
   it('refuses, before any change, targets that are no running task of the service', async () => {
     const clock = steppedClock()
     const {ecs, elbv2} = world(clock)
