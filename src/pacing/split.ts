@@ -150,6 +150,7 @@ export async function waitForSplit(
     // Read at once, then every window: a source that averages the window just gone (the
     // simulator, CloudWatch) shows the old split at first, never within half the step of the new
     // one; one that samples from now (HAProxy's counters, on a first read) shows the change itself.
+    const readAt = ctx.now()
     const served = await readServed(ctx.metrics(), pool, plan.pools, window, ctx.signal)
     const seconds = ctx.now() - started
     // Not one request counted on any pool of the split: there is nothing to see the split in
@@ -164,7 +165,11 @@ export async function waitForSplit(
     }
     if (seconds >= plan.rule.deadline)
       return {kind: 'late', why: `the split set did not reach the data plane within ${plan.rule.deadline} s: ${last} (±${round(tolerance)} points)`}
-    const waited = await ctx.hold(window, `waiting for ${pool}'s share to reach ${pct(set)}`)
+    // A window from the last read's start, not its end: a read that waited out its window (HAProxy's
+    // counters, for a pool with no sample a window old) already took that much of it, and the next
+    // then finds the samples it took a window before, rather than waiting again. At least a second,
+    // in which a pause or a promote is taken up.
+    const waited = await ctx.hold(Math.max(Math.min(1, window), window - (ctx.now() - readAt)), `waiting for ${pool}'s share to reach ${pct(set)}`)
     if (waited === 'interrupted') return {kind: 'interrupted'}
     if (waited === 'promoted') return {kind: 'promoted', why: `promoted before the split was seen served (${last})`}
   }

@@ -59,6 +59,7 @@ describe('oclif conventions', () => {
     expect(runbooks.map((r) => [r.name, r.scenario])).toEqual([
       ['drill-cold-return', 'drill-cold-return'],
       ['drill-cold-storm', 'drill-cold-storm'],
+      ['drill-judge-before', 'drill-judge-before'],
       ['drill-judge-regression', 'drill-judge-regression'],
       ['drill-judge-shared-errors', 'drill-judge-shared-errors'],
       ['drill-lift-at-once', 'drill-thread-hold-lingering'],
@@ -85,7 +86,7 @@ describe('oclif conventions', () => {
     expect(code).toBe(2)
     expect(stdout).toBe('')
     expect(stderr).toBe(
-      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are drill-cold-return, drill-cold-storm, drill-judge-regression, drill-judge-shared-errors, drill-lift-at-once, drill-lift-by-degrees, drill-thread-hold-recovery, naive-full-return, outlook-paced-return, outlook-staged-return, outlook-staged-return-haproxy, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
+      'Error: RUNBOOK: unknown runbook "outlook-staged"; built-in runbooks are drill-cold-return, drill-cold-storm, drill-judge-before, drill-judge-regression, drill-judge-shared-errors, drill-lift-at-once, drill-lift-by-degrees, drill-thread-hold-recovery, naive-full-return, outlook-paced-return, outlook-staged-return, outlook-staged-return-haproxy, regional-dns-ramp, thread-hold-recovery, or give a path to a YAML file\n',
     )
   })
 })

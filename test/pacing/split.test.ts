@@ -3,7 +3,7 @@ import {runRunbook} from '../../src/engine/engine.js'
 import {parseRunbook} from '../../src/loader/load-runbook.js'
 import {planSplit, splitUnseen} from '../../src/pacing/split.js'
 import {rehearse} from '../../src/wiring/rehearsal.js'
-import type {MetricKind} from '../../src/ports/control-plane.js'
+import type {MetricKind, MetricsPort} from '../../src/ports/control-plane.js'
 import {control, FakeClock, FakeDns, FakeMetrics, RecordingIO} from '../helpers/fakes.js'
 
 const noAbort = () => new AbortController().signal
@@ -71,6 +71,76 @@ describe('the split served', () => {
       .map((e) => e.at)
     const first = result.steps[0].verdicts.find((v) => v.context === 'green 50%')!
     expect(first.at - changes[1]).toBe(70)
+  })
+
+  it('a read that waits out its window (HAProxy’s counters, a pool with no sample a window old) counts towards the next look', async () => {
+    // Counters as HAProxy keeps them: totals, each pool served its share of 1,000 rps from the
+    // change on. A read is the difference from a sample about a window old, or, with none, from
+    // one taken now to another a window later (src/haproxy/metrics.ts). The gate reads only green,
+    // so at each change green has a sample a window old (before the change) and blue has none.
+    const dns = new FakeDns({blue: 100, green: 0}, 0)
+    const totals: Record<string, number> = {blue: 0, green: 0}
+    // Sleeps at once, as the reads of both pools wait together: each wakes in turn at its time,
+    // the counters running on meanwhile.
+    const sleeping: Array<{at: number; wake: () => void}> = []
+    const clock = {
+      t: 0,
+      now: () => clock.t,
+      sleep: (seconds: number) =>
+        new Promise<void>((wake) => {
+          sleeping.push({at: clock.t + seconds, wake})
+          setImmediate(() => {
+            sleeping.sort((a, b) => a.at - b.at)
+            const next = sleeping.shift()
+            if (!next) return
+            const sum = Object.values(dns.weights).reduce((a, b) => a + b, 0)
+            for (const pool of Object.keys(totals)) totals[pool] += ((dns.weights[pool] ?? 0) / sum) * 1000 * Math.max(0, next.at - clock.t)
+            clock.t = Math.max(clock.t, next.at)
+            next.wake()
+          })
+        }),
+    }
+    const samples = new Map<string, Array<{at: number; requests: number}>>()
+    const sample = (key: string) => {
+      const s = {at: clock.t, requests: key === 'all' ? totals.blue + totals.green : totals[key]}
+      samples.set(key, [...(samples.get(key) ?? []), s])
+      return s
+    }
+    const metrics: MetricsPort = {
+      label: 'counters',
+      async read(kind: MetricKind, w: number, pool?: string) {
+        // Every kind from the same counters, as HAProxy's backend row: a gate's read of green samples green.
+        const key = pool ?? 'all'
+        const start = clock.t - w
+        const fits = (samples.get(key) ?? []).filter((x) => x.at >= start - w / 4 && x.at <= start + w / 2)
+        let then = fits.sort((a, b) => Math.abs(a.at - start) - Math.abs(b.at - start))[0]
+        let now = sample(key)
+        if (!then) {
+          then = now
+          for (let k = 0; k < 4; k++) {
+            await clock.sleep(w / 4)
+            now = sample(key)
+          }
+        }
+        const requests = now.requests - then.requests
+        return {value: kind === 'request-rate' ? requests / (now.at - then.at) : 0.1, requests}
+      },
+    }
+    const io = new RecordingIO()
+    const result = await runRunbook(book(dnsTargets), {control: control({weights: dns, metrics, clock}), io, signal: noAbort()})
+    expect(result.outcome, result.message).toBe('completed')
+    const seen = io
+      .of('progress')
+      .map((e) => /, (\d+) s after the change, baking/.exec(e.message)?.[1])
+      .filter((s) => s !== undefined)
+      .map(Number)
+    // 0 → 10%: nothing sampled yet, both pools' reads wait out the window together: seen at 10 s.
+    // 10 → 50%: the first look straddles the change (green's sample from before it) while blue's
+    // waits out its window; the next comes a second later, on the samples the first took, all after
+    // the change: 11 s. (Waiting a whole window after the first look instead, it found no sample a
+    // window old, waited out another, and saw the split 30 s after the change.)
+    // 50 → 100%: blue, waited out, serves nothing, so the first look sees all of it on green: 10 s.
+    expect(seen).toEqual([10, 11, 10])
   })
 
   it('a change the data plane never serves holds the ramp, back on the last weights that passed', async () => {
