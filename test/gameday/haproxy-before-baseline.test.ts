@@ -1,5 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Bench, incidentLog, loadTable, sampler, sleep, startBench, writeTimeline} from './haproxy-bench.js'
+import {type Bench, greenShare, incidentLog, loadTable, runIdIn, sampler, sleep, startCanaryBench, writeTimeline} from './haproxy-bench.js'
 
 // Game day: a pool back from its restart, judged against itself before each change (issue 52's
 // `relativeTo: before`), on a real HAProxy 2.6 with open-loop load throughout. green was restarted
@@ -12,31 +12,12 @@ import {type Bench, incidentLog, loadTable, sampler, sleep, startBench, writeTim
 // would compare the failure with itself and pass it. The judge fails green 25%; the ramp goes
 // back to 10% and the run holds there. carol reads the verdict on the bridge's page.
 
-const pool = {servers: 4, capacity: 150, serviceTime: 0.01, threads: 20, queueLimit: 50, restartSeconds: 1}
-const check = {interMs: 2000, fall: 3, rise: 2}
-const load = {rps: 400, types: {web: 1}, timeout: 2}
 const start = {blue: '90', green: '10'}
-const runIdIn = (text: string) => {
-  const m = /live run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(text)
-  if (!m) throw new Error(`no run id in:\n${text}`)
-  return m[1]
-}
-const greenShare = (m: Record<string, string>) => (100 * Number(m.green)) / (Number(m.blue) + Number(m.green))
 type Entry = Record<string, any>
 
 let bench: Bench
 beforeAll(async () => {
-  bench = await startBench({
-    name: 'before-baseline',
-    pools: [
-      {name: 'blue', ...pool},
-      {name: 'green', ...pool},
-    ],
-    check,
-    timeoutServerMs: 3000,
-    ramp: {ramped: 'green', other: 'blue', weights: {blue: 90, green: 10}},
-    load,
-  })
+  bench = await startCanaryBench('before-baseline', {blue: 90, green: 10})
 }, 60_000)
 
 let left: string[] | undefined

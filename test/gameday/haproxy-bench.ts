@@ -51,6 +51,35 @@ export async function until(what: string, check: () => Promise<boolean> | boolea
   return Date.now()
 }
 
+/** The run id a live run prints (`live run 20261207-181216-e820`); throws with the text when there is none. */
+export function runIdIn(text: string): string {
+  const m = /live run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(text)
+  if (!m) throw new Error(`no run id in:\n${text}`)
+  return m[1]
+}
+
+/** Green's share of a blue/green ramp map's weights, in %. */
+export const greenShare = (m: Record<string, string>) => (100 * Number(m.green)) / (Number(m.blue) + Number(m.green))
+
+/**
+ * The two-pool bench of the canary game days: blue and green alike (four servers of 150 rps each),
+ * HAProxy's checks every 2 s, 400 rps of web traffic, the ramp map at `weights`.
+ */
+export function startCanaryBench(name: string, weights: {blue: number; green: number}): Promise<Bench> {
+  const pool = {servers: 4, capacity: 150, serviceTime: 0.01, threads: 20, queueLimit: 50, restartSeconds: 1}
+  return startBench({
+    name,
+    pools: [
+      {name: 'blue', ...pool},
+      {name: 'green', ...pool},
+    ],
+    check: {interMs: 2000, fall: 3, rise: 2},
+    timeoutServerMs: 3000,
+    ramp: {ramped: 'green', other: 'blue', weights},
+    load: {rps: 400, types: {web: 1}, timeout: 2},
+  })
+}
+
 /** Where game days write their timelines. */
 export const gamedayDir = () => process.env.SLUICE_GAMEDAY_DIR ?? join(repo, '.gameday')
 

@@ -1,7 +1,19 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Bench, incidentLog, loadTable, type Outcomes, sampler, type ServerState, sleep, startBench, until, writeTimeline} from './haproxy-bench.js'
+import {
+  type Bench,
+  incidentLog,
+  loadTable,
+  type Outcomes,
+  runIdIn,
+  sampler,
+  type ServerState,
+  sleep,
+  startBench,
+  until,
+  writeTimeline,
+} from './haproxy-bench.js'
 
 // Game day: a cold return, rolled back. The green pool was just rebuilt (its servers restarted:
 // cold, a fifth of their capacity until they have served for minutes), and alice's change moves
@@ -19,11 +31,6 @@ const warm = {capacity: 50, serviceTime: 0.02, threads: 20, queueLimit: 20, rest
 const check = {interMs: 2000, fall: 3, rise: 2}
 const load = {rps: 100, types: {web: 1}, timeout: 1}
 const before = {blue: '100', green: '0'}
-const runIdIn = (text: string) => {
-  const m = /live run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(text)
-  if (!m) throw new Error(`no run id in:\n${text}`)
-  return m[1]
-}
 /** The share of the requests that ended in the window that were served. */
 const share = (o: Outcomes) => (o.served + o.failed === 0 ? NaN : o.served / (o.served + o.failed))
 const allUp = (s: Record<string, ServerState>) => Object.values(s).every((x) => x.up && !x.drain && !x.maint)

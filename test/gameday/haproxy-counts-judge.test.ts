@@ -1,5 +1,17 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Bench, incidentLog, loadTable, type Outcomes, sampler, sleep, startBench, until, writeTimeline} from './haproxy-bench.js'
+import {
+  type Bench,
+  greenShare,
+  incidentLog,
+  loadTable,
+  type Outcomes,
+  runIdIn,
+  sampler,
+  sleep,
+  startCanaryBench,
+  until,
+  writeTimeline,
+} from './haproxy-bench.js'
 
 // Game day: a canary judged on counts (issue 52), on a real HAProxy 2.6 in front of sluice's
 // loopback fleet, with open-loop load throughout. alice moves traffic onto green, a new build,
@@ -12,17 +24,8 @@ import {type Bench, incidentLog, loadTable, type Outcomes, sampler, sleep, start
 // commander, reads the judge's sentence on the bridge's page; alice rolls the run back onto blue,
 // each step judged (blue against the failing green). HAProxy's ramp map ends as it began.
 
-const pool = {servers: 4, capacity: 150, serviceTime: 0.01, threads: 20, queueLimit: 50, restartSeconds: 1}
-const check = {interMs: 2000, fall: 3, rise: 2}
-const load = {rps: 400, types: {web: 1}, timeout: 2}
 const before = {blue: '100', green: '0'}
-const runIdIn = (text: string) => {
-  const m = /live run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(text)
-  if (!m) throw new Error(`no run id in:\n${text}`)
-  return m[1]
-}
 const errorShare = (o: Outcomes) => (o.served + o.failed === 0 ? NaN : o.failed / (o.served + o.failed))
-const greenShare = (m: Record<string, string>) => (100 * Number(m.green)) / (Number(m.blue) + Number(m.green))
 /** The counts judge's sentence, with its counts: `green 0.0% of 1,012 against blue 0.0% of 2,987: … → pass`. */
 const sentence =
   /green (\d+\.\d+|\d+\.\d|\d+)% of ([\d,]+) against blue (\d+\.\d+|\d+\.\d|\d+)% of ([\d,]+): (worse|better) by [\d.]+ points?, margin 1[^→]*→ (pass|fail|inconclusive)/
@@ -39,17 +42,7 @@ type Entry = Record<string, any>
 
 let bench: Bench
 beforeAll(async () => {
-  bench = await startBench({
-    name: 'counts-judge',
-    pools: [
-      {name: 'blue', ...pool},
-      {name: 'green', ...pool},
-    ],
-    check,
-    timeoutServerMs: 3000,
-    ramp: {ramped: 'green', other: 'blue', weights: {blue: 100, green: 0}},
-    load,
-  })
+  bench = await startCanaryBench('counts-judge', {blue: 100, green: 0})
 }, 60_000)
 
 let left: string[] | undefined

@@ -1,5 +1,17 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Bench, incidentLog, loadTable, type Outcomes, sampler, type ServerState, sleep, startBench, until, writeTimeline} from './haproxy-bench.js'
+import {
+  type Bench,
+  incidentLog,
+  loadTable,
+  type Outcomes,
+  runIdIn,
+  sampler,
+  type ServerState,
+  sleep,
+  startBench,
+  until,
+  writeTimeline,
+} from './haproxy-bench.js'
 
 // Game day: the Azure SQL West Europe incident of July 2022 (shared/seeds), on a real HAProxy 2.6 in
 // front of sluice's loopback fleet, with open-loop load throughout. The gateways lost their routing
@@ -14,11 +26,6 @@ const gateways = ['gateway-0', 'gateway-1', 'gateway-2', 'gateway-3', 'gateway-4
 const pool = {name: 'gateway', servers: 6, capacity: 40, serviceTime: 0.025, threads: 20, queueLimit: 80, restartSeconds: 1.5}
 // 100 requests a second, half of them new connections: 240 rps of gateways, 160 with two out.
 const load = {rps: 100, types: {query: 0.5, connect: 0.5}, timeout: 2}
-const runIdIn = (text: string) => {
-  const m = /live run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(text)
-  if (!m) throw new Error(`no run id in:\n${text}`)
-  return m[1]
-}
 /** The share of the requests that ended in the window that were served. */
 const share = (o: Outcomes) => (o.served + o.failed === 0 ? NaN : o.served / (o.served + o.failed))
 const drained = (s: Record<string, ServerState>) => Object.entries(s).filter(([, x]) => x.drain || x.maint)

@@ -6,6 +6,7 @@ import {
   loadTable,
   type Outcomes,
   type Ran,
+  runIdIn,
   sampler,
   type ServerState,
   sleep,
@@ -26,11 +27,6 @@ const pool = {name: 'cafe', servers: 4, capacity: 50, serviceTime: 0.02, threads
 // times what the pool's 48 threads can hold.
 const load = {rps: 100, types: {interactive: 0.75, lookup: 0.25}, timeout: 2}
 const reason = 'INC-2411 CAFE routing threads held by lookups for a removed backend: no deploys'
-const runIdIn = (text: string) => {
-  const m = /live run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(text)
-  if (!m) throw new Error(`no run id in:\n${text}`)
-  return m[1]
-}
 /** The share of the requests that ended in the window that were served. */
 const share = (o: Outcomes) => (o.served + o.failed === 0 ? NaN : o.served / (o.served + o.failed))
 const epoch = (iso: string) => new Date(iso).getTime()
