@@ -31,7 +31,6 @@ export function scaleRunbookTimes(runbook: Runbook, timeScale: number): Runbook 
  */
 export function scaleRunbookRates(runbook: Runbook, scales: {rateScale: number; timeScale: number}): Runbook {
   const {rateScale, timeScale} = scales
-  const gate = (g: Gate): Gate => (g.minRequests === undefined ? g : {...g, minRequests: Math.max(1, Math.ceil(g.minRequests * rateScale * timeScale))})
   const capacity = runbook.targets.capacityPerTarget
   const targets = capacity
     ? {...runbook.targets, capacityPerTarget: Object.fromEntries(Object.entries(capacity).map(([p, c]) => [p, c * rateScale]))}
@@ -43,8 +42,19 @@ export function scaleRunbookRates(runbook: Runbook, scales: {rateScale: number; 
     // A paced ramp took its pool's capacity from targets.capacityPerTarget when it was resolved.
     if ('pace' in scaled && scaled.pace && scaled.pace.perTarget !== null)
       scaled = {...scaled, pace: {...scaled.pace, perTarget: scaled.pace.perTarget * rateScale}}
-    if ('gate' in scaled && scaled.gate) scaled = {...scaled, gate: gate(scaled.gate)}
     return scaled
   })
-  return {...runbook, targets, steps}
+  return scaleGateCounts({...runbook, targets, steps}, rateScale * timeScale)
+}
+
+/**
+ * The runbook with each gate's minRequests times `countScale`, the requests its gates count for
+ * each of the scenario's (a drill's rate scale × time scale): the real side's gates read the scaled
+ * fleet, and the prediction's count as many (predict's countScale), so both ask for as many.
+ */
+export function scaleGateCounts(runbook: Runbook, countScale: number): Runbook {
+  if (countScale === 1) return runbook
+  const gate = (g: Gate): Gate => (g.minRequests === undefined ? g : {...g, minRequests: Math.max(1, Math.ceil(g.minRequests * countScale))})
+  const steps = runbook.steps.map((step): Step => ('gate' in step && step.gate ? {...step, gate: gate(step.gate)} : step))
+  return {...runbook, steps}
 }

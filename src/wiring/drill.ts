@@ -27,7 +27,7 @@ import {sampleRotation, serversUp} from '../drill/rotation.js'
 import {between, cutAt, failuresOf, lastSecond, perSecond, realTimeline, simTimeline} from '../drill/timeline.js'
 import {stepTimes, type DrillReport, type DrillTarget, type StepTimes} from '../drill/report.js'
 import {drillRestrictions, onDrillHaproxy} from '../drill/runbook-times.js'
-import {scaleRunbookRates, scaleRunbookTimes} from '../loader/scale-times.js'
+import {scaleGateCounts, scaleRunbookRates, scaleRunbookTimes} from '../loader/scale-times.js'
 import type {Runbook} from '../loader/runbook.js'
 import {rollBackAfterRun, type RollbackAfterRun} from '../way-back/undo-run.js'
 import {rollbackFigures} from '../drill/rollback-figures.js'
@@ -381,7 +381,7 @@ export async function predict(target: DrillTarget, countScale = 1): Promise<Pred
   const quiet: EngineIO = {notify: () => undefined, confirm: async () => true}
   const signal = new AbortController().signal
   const report = await rehearse(
-    target.runbook,
+    scaleGateCounts(target.runbook, countScale),
     {io: quiet, signal, operator: 'drill', approved: target.runbook.steps.map((s) => s.index)},
     {
       scenario: target.scenario,

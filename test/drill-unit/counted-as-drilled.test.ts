@@ -1,4 +1,5 @@
 import {describe, expect, it} from 'vitest'
+import type {Gate} from '../../src/runbook/gate.js'
 import {SimMetrics} from '../../src/sim/adapters/metrics.js'
 import {ScenarioRun} from '../../src/sim/scenario-run.js'
 import {predict} from '../../src/wiring/drill.js'
@@ -31,5 +32,21 @@ describe("a drill's prediction counts the requests its real fleet serves", () =>
     expect(step(quarter).endedAt!).toBeGreaterThan(step(full).endedAt!)
     expect(sixteenth.runbook!.outcome).toBe('held')
     expect(step(sixteenth).lastVerdict).toMatch(/green [\d.]+% of [\d,]+ against blue .*→ inconclusive/)
+  })
+
+  it("a gate's minRequests is asked of the prediction at the drill's count, as of the real side", async () => {
+    // A threshold gate a user would set, asking 600 requests a window: green's 10 s windows hold
+    // 1,500 at the full count, 375 at a quarter, where the drill asks 150 of the real side.
+    const target = loadDrillTarget('drill-judge-regression', undefined)
+    if (target.kind !== 'runbook') throw new Error('drill-judge-regression is a runbook')
+    const step = target.runbook.steps[0]
+    if (!('gate' in step) || !step.gate) throw new Error('its step has a gate')
+    const gate: Gate = {...step.gate, judge: 'threshold', baseline: undefined, threshold: 5, window: 10, interval: 5, minRequests: 600}
+    const thresholded = {...target, runbook: {...target.runbook, steps: [{...step, gate}]}}
+    const [full, quarter] = await Promise.all([predict(thresholded, 1), predict(thresholded, 0.25)])
+    expect(full.runbook!.outcome, full.runbook!.message).toBe('completed')
+    // Asked 600 of 375, every verdict would be inconclusive and the gate would fail on missing data.
+    expect(quarter.runbook!.outcome, quarter.runbook!.message).toBe('completed')
+    expect(quarter.runbook!.steps[0].lastVerdict).not.toMatch(/fewer than minRequests/)
   })
 })
